@@ -1,0 +1,206 @@
+"""Database tier of the app: one async pool per node, read routing over the replicas, health probing.
+
+Routing: reads go to the healthy replica with the fewest queries in flight (ties broken round-robin).
+Least-in-flight rather than plain round-robin because a replica that is busy applying the binlog answers
+slower, and should then get less of the read load instead of a fixed half of it. A replica that fails (connection
+error, or its replication stopped) leaves the rotation until the background probe finds it healthy again; when no
+replica is healthy, reads fall back to the master (unless REPLBENCH_READ_FALLBACK=0). Writes go to the master only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import itertools
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from replbench.config import Settings
+
+PROBE_INTERVAL = 1.0  # seconds between health probes of each node
+CLIENT_FOUND_ROWS = 2  # MySQL protocol flag: UPDATE reports matched rows, not changed rows
+MAX_STATEMENT_TIME_ERRORS = {1969, 3024}  # MariaDB max_statement_time / MySQL max_execution_time exceeded
+CONNECTION_ERRORS = {2002, 2003, 2006, 2013, 2055, 1040, 1053}
+
+
+class NoNodeAvailable(Exception):
+    """No node can serve this request now (master down for a write, or no replica and no fallback)."""
+
+
+class QueryTimeout(Exception):
+    """The query ran past the statement time limit or the client-side timeout."""
+
+
+def load_driver(name: str) -> Any:
+    return importlib.import_module(name)
+
+
+@dataclass
+class NodePool:
+    """One node as the app sees it: its pool, health, queries in flight and counters."""
+
+    name: str
+    role: str
+    port: int
+    user: str
+    pool: Any = None
+    healthy: bool = True
+    in_flight: int = 0
+    served: int = 0
+    last_error: str = ""
+    last_change: float = field(default_factory=time.time)
+
+    def mark(self, healthy: bool, error: str = "") -> None:
+        if healthy != self.healthy:
+            self.last_change = time.time()
+        self.healthy = healthy
+        if error:
+            self.last_error = error
+
+    def as_dict(self) -> dict[str, Any]:
+        pool = self.pool
+        return {"role": self.role, "port": self.port, "healthy": self.healthy, "in_flight": self.in_flight,
+                "served": self.served, "last_error": self.last_error,
+                "pool": None if pool is None else {"size": pool.size, "free": pool.freesize,
+                                                   "max": pool.maxsize}}
+
+
+class Database:
+    """All nodes of the topology, with read/write routing and a health probe task."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.driver = load_driver(settings.driver)
+        self.master = NodePool("master", "master", settings.master.port, "app_rw")
+        self.replicas = [NodePool(n.name, "replica", n.port, "app_ro") for n in settings.replicas]
+        self._rr = itertools.count()
+        self._probe_task: asyncio.Task[None] | None = None
+
+    @property
+    def nodes(self) -> list[NodePool]:
+        return [self.master, *self.replicas]
+
+    def _init_command(self) -> str:
+        seconds = self.settings.statement_timeout
+        if self.settings.flavour == "mariadb":
+            return f"SET SESSION max_statement_time = {seconds:g}"
+        return f"SET SESSION max_execution_time = {int(seconds * 1000)}"
+
+    async def start(self) -> None:
+        for node in self.nodes:
+            node.pool = await self.driver.create_pool(
+                host="127.0.0.1", port=node.port, user=node.user, password=self.settings.app_password,
+                minsize=0, maxsize=self.settings.pool_size, autocommit=True, charset="utf8mb4",
+                connect_timeout=self.settings.db_timeout, init_command=self._init_command(),
+                client_flag=CLIENT_FOUND_ROWS)
+        await asyncio.gather(*(self.probe(node) for node in self.nodes))
+        self._probe_task = asyncio.create_task(self._probe_loop())
+
+    async def close(self) -> None:
+        if self._probe_task:
+            self._probe_task.cancel()
+        for node in self.nodes:
+            if node.pool is not None:
+                node.pool.close()
+                await node.pool.wait_closed()
+
+    # ---- routing ----
+
+    def pick_reader(self, exclude: set[str] = frozenset()) -> NodePool:  # type: ignore[assignment]
+        candidates = [r for r in self.replicas if r.healthy and r.name not in exclude]
+        if candidates:
+            turn = next(self._rr)
+            return min(candidates, key=lambda r: (r.in_flight, (self.replicas.index(r) - turn) % len(self.replicas)))
+        if self.settings.read_fallback and self.master.name not in exclude:
+            return self.master
+        raise NoNodeAvailable("no healthy replica" + ("" if self.settings.read_fallback else
+                                                      " and read fallback to the master is off"))
+
+    async def read(self, work: Any) -> tuple[Any, str]:
+        """Run work(cursor) on a replica (another one, then the master, if a node fails); (result, node name)."""
+        tried: set[str] = set()
+        while True:
+            node = self.pick_reader(tried)
+            try:
+                return await self._run(node, work), node.name
+            except NoNodeAvailable:
+                tried.add(node.name)
+
+    async def write(self, work: Any) -> tuple[Any, str]:
+        if not self.master.healthy and time.time() - self.master.last_change < PROBE_INTERVAL:
+            raise NoNodeAvailable(f"master unavailable: {self.master.last_error}")
+        return await self._run(self.master, work), self.master.name
+
+    async def _run(self, node: NodePool, work: Any) -> Any:
+        """Run work on one node within the timeouts; connection failures mark the node and raise NoNodeAvailable."""
+        node.in_flight += 1
+        try:
+            return await asyncio.wait_for(self._run_unbounded(node, work), self.settings.db_timeout + 1)
+        except asyncio.TimeoutError:
+            raise QueryTimeout(f"{node.name} did not answer within {self.settings.db_timeout + 1:g} s") from None
+        finally:
+            node.in_flight -= 1
+
+    async def _run_unbounded(self, node: NodePool, work: Any) -> Any:
+        try:
+            conn = await node.pool.acquire()
+        except (self.driver.Error, OSError, asyncio.TimeoutError) as exc:
+            node.mark(False, f"connect: {exc}")
+            raise NoNodeAvailable(f"{node.name} unavailable") from exc
+        try:
+            async with conn.cursor() as cur:
+                result = await work(cur)
+            node.served += 1
+            return result
+        except self.driver.OperationalError as exc:
+            code = exc.args[0] if exc.args else 0
+            if code in MAX_STATEMENT_TIME_ERRORS:
+                raise QueryTimeout(f"{node.name}: statement time limit") from exc
+            if code in CONNECTION_ERRORS or code >= 2000:
+                conn.close()
+                node.mark(False, f"query: {exc}")
+                raise NoNodeAvailable(f"{node.name} unavailable") from exc
+            raise
+        except (OSError, asyncio.CancelledError, asyncio.TimeoutError):
+            conn.close()
+            raise
+        finally:
+            node.pool.release(conn)
+
+    # ---- health ----
+
+    async def _probe_loop(self) -> None:
+        while True:
+            await asyncio.sleep(PROBE_INTERVAL)
+            await asyncio.gather(*(self.probe(node) for node in self.nodes), return_exceptions=True)
+
+    async def probe(self, node: NodePool) -> None:
+        """Connect with a fresh connection (not from the pool) and check the node can serve its role."""
+        try:
+            conn = await asyncio.wait_for(self.driver.connect(
+                host="127.0.0.1", port=node.port, user=node.user, password=self.settings.app_password,
+                connect_timeout=self.settings.db_timeout), self.settings.db_timeout + 1)
+        except (self.driver.Error, OSError, asyncio.TimeoutError) as exc:
+            node.mark(False, f"probe: {exc or type(exc).__name__}")
+            return
+        try:
+            async with conn.cursor() as cur:
+                if node.role == "replica":
+                    await cur.execute(self._replication_probe_sql())
+                    row = await cur.fetchone()
+                    running = bool(row) and str(row[-1]).upper() in ("ON", "YES")
+                    node.mark(running, "" if running else "replication stopped")
+                else:
+                    await cur.execute("SELECT 1")
+                    await cur.fetchone()
+                    node.mark(True)
+        except (self.driver.Error, OSError) as exc:
+            node.mark(False, f"probe: {exc}")
+        finally:
+            conn.close()
+
+    def _replication_probe_sql(self) -> str:
+        if self.settings.flavour == "mariadb":
+            return "SHOW GLOBAL STATUS LIKE 'Slave_running'"  # needs no privilege; ON when IO and SQL run
+        return "SELECT SERVICE_STATE FROM performance_schema.replication_applier_status"

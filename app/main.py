@@ -1,0 +1,77 @@
+"""The replbench service: an aiohttp application (served by gunicorn) that reads from the replicas and writes
+to the master. Configuration comes from the REPLBENCH_* environment (replbench.config), errors are JSON."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+from replbench.config import Settings
+
+from . import handlers
+from .db import Database, NoNodeAvailable, QueryTimeout
+from .validation import ClientError
+
+log = logging.getLogger("replbench.app")
+DUPLICATE_KEY = 1062
+READ_ONLY = 1290
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def error(message: str, status: int, headers: dict[str, str] | None = None) -> web.Response:
+    response = handlers.json_response({"error": message}, status=status)
+    if headers:
+        response.headers.update(headers)
+    return response
+
+
+@web.middleware
+async def json_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Every failure becomes a JSON error; client mistakes are 4xx, and no SQL text ever reaches the client."""
+    driver = request.app[handlers.DB_KEY].driver
+    try:
+        return await handler(request)
+    except ClientError as exc:
+        return error(str(exc), exc.status)
+    except web.HTTPException as exc:  # unknown route (404), wrong method (405), body too large (413)
+        if exc.status < 400:
+            raise
+        allow = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else None
+        return error(exc.reason.lower(), exc.status, allow)
+    except NoNodeAvailable as exc:
+        return error(str(exc), 503)
+    except QueryTimeout as exc:
+        return error(f"query timed out ({exc})", 504)
+    except driver.IntegrityError as exc:
+        if exc.args and exc.args[0] == DUPLICATE_KEY:
+            return error("an account with this email already exists", 409)
+        log.exception("integrity error")
+        return error("the database refused the change", 409)
+    except driver.Error as exc:
+        if exc.args and exc.args[0] == READ_ONLY:
+            return error("the master is read-only", 503)
+        log.exception("database error on %s %s", request.method, request.path)
+        return error("database error", 500)
+
+
+async def create_app() -> web.Application:
+    """App factory for gunicorn's aiohttp workers (app.main:create_app)."""
+    settings = Settings.from_env()
+    db = Database(settings)
+    await db.start()
+    app = web.Application(client_max_size=settings.max_body, middlewares=[json_errors])
+    app[handlers.DB_KEY] = db
+    app.router.add_get("/find_users", handlers.find_users)
+    app.router.add_get("/users/{id}", handlers.get_user)
+    app.router.add_post("/users", handlers.create_user)
+    app.router.add_post("/update_user", handlers.update_user)
+    app.router.add_get("/health", handlers.health)
+
+    async def close_db(_: web.Application) -> None:
+        await db.close()
+
+    app.on_cleanup.append(close_db)
+    return app

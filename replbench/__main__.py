@@ -1,0 +1,7 @@
+"""Entry point: python -m replbench (what ./run.sh execs)."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,106 @@
+"""The app tier as a process: gunicorn serving app/ with aiohttp workers, started and stopped by pid, its log in
+the state folder. The app reads its configuration from the REPLBENCH_* environment given here."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import psutil
+
+from .config import APP_START_TIMEOUT, ROOT, Settings
+
+WORKER_CLASSES = {"aiohttp": "aiohttp.GunicornWebWorker", "uvloop": "aiohttp.GunicornUVLoopWebWorker"}
+
+
+class AppError(Exception):
+    """The app could not be started or stopped; the message says why."""
+
+
+def pid_file(settings: Settings):
+    return settings.app_dir / "gunicorn.pid"
+
+
+def app_pid(settings: Settings) -> int | None:
+    """The gunicorn master's pid, if its pid file names a live gunicorn of ours."""
+    try:
+        pid = int(pid_file(settings).read_text().strip())
+        proc = psutil.Process(pid)
+        if proc.status() != psutil.STATUS_ZOMBIE and "gunicorn" in " ".join(proc.cmdline()) \
+                and f"127.0.0.1:{settings.app_port}" in " ".join(proc.cmdline()):
+            return pid
+    except (OSError, ValueError, psutil.NoSuchProcess, psutil.AccessDenied):
+        pass
+    return None
+
+
+def app_processes(settings: Settings) -> list[psutil.Process]:
+    """The gunicorn master and all its workers (for CPU accounting)."""
+    pid = app_pid(settings)
+    if not pid:
+        return []
+    master = psutil.Process(pid)
+    return [master, *master.children(recursive=True)]
+
+
+def base_url(settings: Settings) -> str:
+    return f"http://127.0.0.1:{settings.app_port}"
+
+
+def start(settings: Settings) -> int:
+    """Start gunicorn unless it runs already; waits until /health answers."""
+    pid = app_pid(settings)
+    if pid:
+        return pid
+    from .topology import port_owner
+
+    owner = port_owner(settings.app_port)
+    if owner:
+        raise AppError(f"app port {settings.app_port} is already in use by {owner}; set REPLBENCH_APP_PORT")
+    settings.app_dir.mkdir(parents=True, exist_ok=True)
+    pid_file(settings).unlink(missing_ok=True)
+    cmd = [sys.executable, "-m", "gunicorn", "app.main:create_app",
+           "--bind", f"127.0.0.1:{settings.app_port}",
+           "--workers", str(settings.app_workers),
+           "--worker-class", WORKER_CLASSES[settings.worker_class],
+           "--pid", str(pid_file(settings)),
+           "--graceful-timeout", "5",
+           "--keep-alive", "75",
+           "--backlog", "4096"]
+    env = dict(os.environ, **settings.as_env(), PYTHONPATH=str(ROOT))
+    with open(settings.app_dir / "gunicorn.log", "ab") as log:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + APP_START_TIMEOUT
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AppError(f"gunicorn exited (code {proc.returncode}); see {settings.app_dir / 'gunicorn.log'}")
+        try:
+            with urllib.request.urlopen(base_url(settings) + "/health", timeout=2) as resp:
+                if resp.status == 200 and app_pid(settings):
+                    return proc.pid
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(0.2)
+    stop(settings)
+    raise AppError(f"the app did not answer /health within {APP_START_TIMEOUT:.0f} s; "
+                   f"see {settings.app_dir / 'gunicorn.log'}")
+
+
+def stop(settings: Settings, timeout: float = 15.0) -> bool:
+    """Stop gunicorn (SIGTERM to the master by pid, workers follow); True if it was running."""
+    pid = app_pid(settings)
+    if not pid:
+        return False
+    procs = app_processes(settings)
+    os.kill(pid, signal.SIGTERM)
+    _, alive = psutil.wait_procs(procs, timeout=timeout)
+    for proc in alive:
+        proc.kill()
+    pid_file(settings).unlink(missing_ok=True)
+    return True

@@ -1,0 +1,170 @@
+"""The subcommands of ./run.sh: each turns parsed arguments into calls on the harness modules and prints the
+outcome. Failures the user can act on are printed as one clear message with exit 1."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+from collections.abc import Callable
+
+from . import appserver, dataset, topology
+from .cli import EXIT_FAILURE, add_app_flags, add_topology_flags, run_tests, settings_from
+from .config import SCHEMAS, Settings
+from .install import InstallError
+from .progress import Progress
+
+Handler = Callable[[argparse.Namespace], int]
+KNOWN_ERRORS = (topology.TopologyError, dataset.DatasetError, InstallError, appserver.AppError)
+
+
+def reports_errors(handler: Handler) -> Handler:
+    @functools.wraps(handler)
+    def wrapper(args: argparse.Namespace) -> int:
+        try:
+            return handler(args)
+        except KNOWN_ERRORS as exc:
+            print(f"replbench: {exc}", file=sys.stderr)
+            return EXIT_FAILURE
+    return wrapper
+
+
+def ensure_topology(settings: Settings, *, with_app: bool = True) -> None:
+    """Everything a run needs: MariaDB installed, dataset built (first use), nodes replicating, app serving."""
+    if dataset.dataset_info(settings) is None:
+        print(f"replbench: no dataset in {settings.state}: building {settings.accounts:,} accounts "
+              "(first use)", file=sys.stderr)
+        progress = Progress("dataset")
+        dataset.build(settings, progress)
+        print("dataset phases:\n" + progress.summary(), file=sys.stderr)
+    dataset.check_matches(settings)
+    started = topology.start_all(settings)
+    if started:
+        print(f"replbench: started {', '.join(started)}", file=sys.stderr)
+    if with_app:
+        appserver.start(settings)
+
+
+@reports_errors
+def cmd_up(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
+    already = all(topology.node_pid(n) for n in settings.nodes) and appserver.app_pid(settings)
+    ensure_topology(settings)
+    counts = dataset.row_counts(settings)
+    for schema in SCHEMAS:
+        per_node = {name: c[schema] for name, c in counts.items()}
+        if len(set(per_node.values())) != 1:
+            raise topology.TopologyError(f"row counts of {schema}.accounts differ between nodes: {per_node}")
+    print("replbench: already running" if already else "replbench: up")
+    print_status(settings, count_rows=False)
+    print("row counts: " + ", ".join(f"{s} {counts['master'][s]:,} on all three nodes" for s in SCHEMAS))
+    return 0
+
+
+@reports_errors
+def cmd_down(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
+    app = appserver.stop(settings)
+    stopped = topology.stop_all(settings)
+    if not stopped and not app:
+        print("replbench: nothing was running")
+    else:
+        print(f"replbench: stopped {', '.join(([] if not app else ['app']) + stopped)}")
+    return 0
+
+
+@reports_errors
+def cmd_status(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
+    return print_status(settings, count_rows=True)
+
+
+def print_status(settings: Settings, count_rows: bool) -> int:
+    info = dataset.dataset_info(settings)
+    print(f"state: {settings.state}")
+    print("dataset: " + ("not built" if info is None else
+                         f"{info['accounts']:,} accounts, seed {info['seed']}, built {info['built_at']}"))
+    header = f"{'node':<9} {'role':<8} {'port':>5} {'pid':>8} {'state':<5} {'replication':<26} {'lag':>6}"
+    if count_rows:
+        header += "".join(f" {s:>12}" for s in SCHEMAS)
+    print(header)
+    healthy = True
+    for node in settings.nodes:
+        st = topology.node_status(node, settings, count_rows=count_rows)
+        up = "up" if st.pid else "down"
+        healthy &= bool(st.pid) and (node.role == "master" or st.replication == "IO=Yes SQL=Yes")
+        line = f"{st.name:<9} {st.role:<8} {st.port:>5} {st.pid or '-':>8} {up:<5} {st.replication:<26} {st.lag:>6}"
+        if count_rows:
+            rows = st.rows or {}
+            line += "".join(f" {('-' if rows.get(s) is None else format(rows[s], ',')):>12}" for s in SCHEMAS)
+        print(line)
+        if st.error:
+            print(f"          last error: {st.error}")
+    app_pid = appserver.app_pid(settings)
+    print(f"app       gunicorn {settings.app_port:>5} {app_pid or '-':>8} {'up' if app_pid else 'down'}"
+          f"  workers={settings.app_workers} driver={settings.driver} worker={settings.worker_class}")
+    return 0 if healthy else 1
+
+
+@reports_errors
+def cmd_dataset(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
+    info = dataset.dataset_info(settings)
+    if info is not None and not args.rebuild:
+        dataset.check_matches(settings)
+        print(f"replbench: dataset already built ({info['accounts']:,} accounts, seed {info['seed']}); "
+              "use --rebuild to rebuild")
+        return 0
+    appserver.stop(settings)
+    progress = Progress("dataset")
+    info = dataset.build(settings, progress)
+    print(f"dataset built: {settings.accounts:,} accounts in both schemas on all three nodes")
+    print("phase timings:\n" + progress.summary())
+    print_checksums(info["checksums"])
+    return 0
+
+
+def print_checksums(sums: dict[str, dict[str, int | None]]) -> None:
+    print("CHECKSUM TABLE:")
+    for node, per_schema in sums.items():
+        print(f"  {node:<9} " + "  ".join(f"{schema}.accounts={value}" for schema, value in per_schema.items()))
+
+
+@reports_errors
+def cmd_reset(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
+    app_was_running = appserver.stop(settings)
+    progress = Progress("reset")
+    dataset.reset(settings, progress)
+    if app_was_running:
+        appserver.start(settings)
+    print("replbench: all nodes restored to the pristine dataset\n" + progress.summary())
+    return 0
+
+
+def cmd_test(args: argparse.Namespace) -> int:
+    extra = [a for a in args.pytest_args if a != "--"]
+    return run_tests(extra)
+
+
+# ---- benchmark commands (run, sweep, report, compare, bench-app) ---------------------------------------------
+
+def add_benchmark_commands(sub: argparse._SubParsersAction) -> None:
+    from . import benchcommands
+
+    benchcommands.add_parsers(sub, add_topology_flags, add_app_flags)
+
+
+def run_scenario_command(argv: list[str]) -> int:
+    from . import benchcommands
+
+    return benchcommands.run_scenario(argv)
+
+
+def __getattr__(name: str) -> Handler:
+    """cmd_<benchmark command> handlers live in benchcommands."""
+    from . import benchcommands
+
+    if name.startswith("cmd_") and hasattr(benchcommands, name):
+        return reports_errors(getattr(benchcommands, name))
+    raise AttributeError(name)

@@ -1,0 +1,230 @@
+"""Configuration: every default of replbench in one place, overridable by environment and CLI.
+
+The environment names are a contract (README, tests and scripts rely on them):
+REPLBENCH_STATE, REPLBENCH_PORT_BASE, REPLBENCH_APP_PORT, REPLBENCH_ACCOUNTS, REPLBENCH_SEED, and the others
+listed in ``ENV_DEFAULTS``. CLI flags override the environment through ``Settings.with_overrides``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MYSQL_DIR = ROOT / "mysql"
+SCENARIO_DIR = ROOT / "scenarios"
+TOOLS_DIR = ROOT / "tools"
+
+# name -> (environment variable, default)
+ENV_DEFAULTS: dict[str, tuple[str, str]] = {
+    "state": ("REPLBENCH_STATE", ".state"),
+    "results": ("REPLBENCH_RESULTS", "results"),
+    "port_base": ("REPLBENCH_PORT_BASE", "3306"),
+    "app_port": ("REPLBENCH_APP_PORT", "8080"),
+    "accounts": ("REPLBENCH_ACCOUNTS", "8000000"),
+    "seed": ("REPLBENCH_SEED", "42"),
+    "buffer_pool": ("REPLBENCH_BUFFER_POOL", "3G"),
+    "app_workers": ("REPLBENCH_APP_WORKERS", str(os.cpu_count() or 2)),
+    "driver": ("REPLBENCH_DRIVER", "aiomysql"),
+    "worker_class": ("REPLBENCH_WORKER_CLASS", "uvloop"),
+    "pool_size": ("REPLBENCH_POOL_SIZE", "16"),
+    "statement_timeout": ("REPLBENCH_STATEMENT_TIMEOUT", "2"),
+    "flavour": ("REPLBENCH_FLAVOUR", "mariadb"),
+    "app_password": ("REPLBENCH_APP_PASSWORD", "replbench-app"),
+    "repl_password": ("REPLBENCH_REPL_PASSWORD", "replbench-repl"),
+    "admin_password": ("REPLBENCH_ADMIN_PASSWORD", "replbench-admin"),
+    "read_fallback": ("REPLBENCH_READ_FALLBACK", "1"),
+    "db_timeout": ("REPLBENCH_DB_TIMEOUT", "3"),
+    "max_body": ("REPLBENCH_MAX_BODY", "16384"),
+}
+
+NODE_NAMES = ("master", "replica1", "replica2")
+SERVER_IDS = {"master": 1, "replica1": 2, "replica2": 3}
+SCHEMAS = ("bench_idx", "bench_noidx")
+META_SCHEMA = "replbench_meta"
+HEARTBEAT_DOMAIN_ID = 99  # heartbeat writes get their own GTID domain, kept out of per-write figures
+
+# timeouts and intervals (seconds)
+NODE_START_TIMEOUT = 120.0
+NODE_STOP_TIMEOUT = 300.0
+REPLICATION_START_TIMEOUT = 60.0
+CATCH_UP_TIMEOUT = 300.0
+APP_START_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class Node:
+    """One mariadbd of the topology: its role, port and files under the state folder."""
+
+    name: str
+    port: int
+    server_id: int
+    state: Path
+
+    @property
+    def role(self) -> str:
+        return "master" if self.name == "master" else "replica"
+
+    @property
+    def home(self) -> Path:
+        return self.state / self.name
+
+    @property
+    def datadir(self) -> Path:
+        return self.home / "data"
+
+    @property
+    def socket(self) -> Path:
+        return self.home / "mariadbd.sock"
+
+    @property
+    def pid_file(self) -> Path:
+        return self.home / "mariadbd.pid"
+
+    @property
+    def log_file(self) -> Path:
+        return self.home / "error.log"
+
+    @property
+    def cnf(self) -> Path:
+        return self.home / "my.cnf"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved configuration of one replbench topology (state folder, ports, dataset, app)."""
+
+    state: Path
+    results: Path
+    port_base: int
+    app_port: int
+    accounts: int
+    seed: int
+    buffer_pool: str
+    app_workers: int
+    driver: str
+    worker_class: str
+    pool_size: int
+    statement_timeout: float
+    flavour: str
+    app_password: str
+    repl_password: str
+    admin_password: str
+    read_fallback: bool
+    db_timeout: float
+    max_body: int
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
+        env = dict(os.environ if env is None else env)
+        raw = {name: env.get(var, default) for name, (var, default) in ENV_DEFAULTS.items()}
+        return cls._parse(raw)
+
+    @classmethod
+    def _parse(cls, raw: dict[str, str]) -> Settings:
+        def path(value: str) -> Path:
+            p = Path(value)
+            return p if p.is_absolute() else ROOT / p
+
+        try:
+            return cls(
+                state=path(raw["state"]),
+                results=path(raw["results"]),
+                port_base=_positive_int(raw["port_base"], "port base"),
+                app_port=_positive_int(raw["app_port"], "app port"),
+                accounts=_positive_int(raw["accounts"], "accounts"),
+                seed=int(raw["seed"]),
+                buffer_pool=raw["buffer_pool"],
+                app_workers=_positive_int(raw["app_workers"], "app workers"),
+                driver=_choice(raw["driver"], ("aiomysql", "asyncmy"), "driver"),
+                worker_class=_choice(raw["worker_class"], ("aiohttp", "uvloop"), "worker class"),
+                pool_size=_positive_int(raw["pool_size"], "pool size"),
+                statement_timeout=_positive_float(raw["statement_timeout"], "statement timeout"),
+                flavour=_choice(raw["flavour"], ("mariadb", "mysql"), "flavour"),
+                app_password=raw["app_password"],
+                repl_password=raw["repl_password"],
+                admin_password=raw["admin_password"],
+                read_fallback=raw["read_fallback"].lower() in ("1", "true", "yes", "on"),
+                db_timeout=_positive_float(raw["db_timeout"], "db timeout"),
+                max_body=_positive_int(raw["max_body"], "max body"),
+            )
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from exc
+
+    def with_overrides(self, **values: object) -> Settings:
+        """Return a copy with the non-None values replaced (CLI flags win over the environment)."""
+        given = {k: v for k, v in values.items() if v is not None}
+        if not given:
+            return self
+        raw = {f.name: str(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        raw.update({k: str(v) for k, v in given.items()})
+        return Settings._parse(raw)
+
+    def as_env(self) -> dict[str, str]:
+        """The environment that reproduces these settings in a child process (app, tests)."""
+        return {var: str(getattr(self, name)) for name, (var, _) in ENV_DEFAULTS.items()}
+
+    @property
+    def nodes(self) -> tuple[Node, ...]:
+        return tuple(
+            Node(name, self.port_base + i, SERVER_IDS[name], self.state) for i, name in enumerate(NODE_NAMES)
+        )
+
+    def node(self, name: str) -> Node:
+        return next(n for n in self.nodes if n.name == name)
+
+    @property
+    def master(self) -> Node:
+        return self.node("master")
+
+    @property
+    def replicas(self) -> tuple[Node, ...]:
+        return tuple(n for n in self.nodes if n.role == "replica")
+
+    @property
+    def bin_dir(self) -> Path:
+        return self.state / "bin"
+
+    @property
+    def dataset_dir(self) -> Path:
+        return self.state / "dataset"
+
+    @property
+    def pristine_dir(self) -> Path:
+        return self.state / "pristine"
+
+    @property
+    def app_dir(self) -> Path:
+        return self.state / "app"
+
+
+class ConfigError(Exception):
+    """A configuration value is invalid; the message says which and why."""
+
+
+def _positive_int(value: str, what: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise ValueError(f"{what} must be a whole number, got {value!r}") from None
+    if number <= 0:
+        raise ValueError(f"{what} must be positive, got {number}")
+    return number
+
+
+def _positive_float(value: str, what: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError(f"{what} must be a number, got {value!r}") from None
+    if number <= 0:
+        raise ValueError(f"{what} must be positive, got {number}")
+    return number
+
+
+def _choice(value: str, allowed: tuple[str, ...], what: str) -> str:
+    if value not in allowed:
+        raise ValueError(f"{what} must be one of {', '.join(allowed)}; got {value!r}")
+    return value

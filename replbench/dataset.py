@@ -1,0 +1,261 @@
+"""The accounts dataset: generate, load, index, clone to the replicas, verify, and reset to pristine.
+
+Fast path (no 8M rows through the binlog): datagen writes a TSV; LOAD DATA fills bench_idx.accounts on the
+master with sql_log_bin=0; then bench_idx's four indexes are built in one ALTER while bench_noidx is loaded in
+parallel (two cores, two jobs); the master is shut down cleanly and its datadir copied to both replicas and to a
+pristine snapshot; the replicas start GTID replication from the master's position at the copy.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pymysql
+
+from . import sql, topology
+from .config import META_SCHEMA, SCHEMAS, Node, Settings
+from .install import ensure_datagen
+from .progress import Progress
+
+COLUMNS = "id, email, first_name, last_name, birth_date, gender, city, interests, created_at, updated_at"
+PROGRESS_POLL = 1.0  # seconds between progress polls of long statements
+
+
+class DatasetError(Exception):
+    """The dataset is missing, of another size than asked, or could not be built; the message says what to do."""
+
+
+def marker(settings: Settings) -> Path:
+    return settings.dataset_dir / "built.json"
+
+
+def dataset_info(settings: Settings) -> dict[str, Any] | None:
+    try:
+        return json.loads(marker(settings).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def check_matches(settings: Settings) -> dict[str, Any]:
+    """The built dataset's description, or a clear error if none is built or it differs from what is asked."""
+    info = dataset_info(settings)
+    if info is None:
+        raise DatasetError(f"no dataset is built in {settings.state}: run ./run.sh dataset")
+    if info["accounts"] != settings.accounts or info["seed"] != settings.seed:
+        raise DatasetError(
+            f"the dataset in {settings.state} has {info['accounts']:,} accounts (seed {info['seed']}), but "
+            f"{settings.accounts:,} (seed {settings.seed}) were asked: run ./run.sh dataset --rebuild "
+            f"--accounts {settings.accounts}, or ask for --accounts {info['accounts']}")
+    return info
+
+
+# ---- build ------------------------------------------------------------------------------------------------------
+
+def build(settings: Settings, progress: Progress) -> dict[str, Any]:
+    """Build the dataset from scratch on all three nodes; returns the marker written (with phase timings)."""
+    with progress.phase("stop nodes, wipe state"):
+        topology.stop_all(settings)
+        marker(settings).unlink(missing_ok=True)
+        for folder in [n.home for n in settings.nodes] + [settings.pristine_dir]:
+            shutil.rmtree(folder, ignore_errors=True)
+        settings.dataset_dir.mkdir(parents=True, exist_ok=True)
+    master = settings.master
+    with progress.phase("init master datadir, start, schema and users"):
+        topology.init_datadir(master, settings)
+        topology.start_node(master, settings)
+        statements = sql.render_sql_file("schema.sql") + sql.render_sql_file("users.sql", {
+            "admin_password": settings.admin_password, "repl_password": settings.repl_password,
+            "app_password": settings.app_password})
+        topology.bootstrap_sql(master, statements)
+    tsv = settings.dataset_dir / f"accounts-{settings.accounts}-{settings.seed}.tsv"
+    with progress.phase(f"generate {settings.accounts:,} accounts (TSV)"):
+        generate_tsv(settings, tsv, progress)
+    try:
+        with progress.phase("load bench_idx (LOAD DATA, binlog off)"):
+            load_tsv(settings, tsv, "bench_idx", progress)
+        with progress.phase("build bench_idx indexes ‖ load bench_noidx"):
+            with ThreadPoolExecutor(2) as pool:
+                alter = pool.submit(build_indexes, settings, progress)
+                load = pool.submit(load_tsv, settings, tsv, "bench_noidx", None)
+                alter.result()
+                load.result()
+    finally:
+        tsv.unlink(missing_ok=True)
+    with sql.admin(master, settings) as cur:
+        cur.execute(f"REPLACE INTO {META_SCHEMA}.dataset VALUES (1, %s, %s, NOW())",
+                    (settings.accounts, settings.seed))
+        cur.execute(f"REPLACE INTO {META_SCHEMA}.heartbeat VALUES (1, NOW(6))")
+    gtid = topology.master_gtid(settings)
+    if not gtid:
+        raise DatasetError("the master's GTID position is empty after the load; refusing to clone")
+    with progress.phase("clone master to replicas and pristine snapshot"):
+        topology.stop_node(master)
+        clone_datadir(master, settings)
+    with progress.phase("start nodes, GTID replication"):
+        start_from_clone(settings, gtid)
+    info = {"accounts": settings.accounts, "seed": settings.seed, "gtid": gtid,
+            "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "phases": {name: round(took, 1) for name, took in progress.phases}}
+    with progress.phase("verify CHECKSUM TABLE on all nodes"):
+        info["checksums"] = verify_checksums(settings)
+    marker(settings).write_text(json.dumps(info, indent=2) + "\n")
+    return info
+
+
+def generate_tsv(settings: Settings, tsv: Path, progress: Progress) -> None:
+    datagen = ensure_datagen(settings)
+    proc = subprocess.Popen([str(datagen), "-rows", str(settings.accounts), "-seed", str(settings.seed),
+                             "-out", str(tsv), "-progress"], stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    errors = []
+    for line in proc.stderr:
+        if line.startswith("rows "):
+            progress.say(f"generated {int(line.split()[1]):,} / {settings.accounts:,} rows")
+        else:
+            errors.append(line)
+    if proc.wait() != 0:
+        raise DatasetError(f"datagen failed: {''.join(errors).strip()}")
+
+
+def load_tsv(settings: Settings, tsv: Path, schema: str, progress: Progress | None) -> None:
+    """LOAD DATA the TSV into schema.accounts on the master, with the binlog off for this session."""
+    statement = (f"LOAD DATA INFILE %s INTO TABLE {schema}.accounts FIELDS TERMINATED BY '\\t' "
+                 f"LINES TERMINATED BY '\\n' ({COLUMNS})")
+    _run_long(settings, ["SET SESSION sql_log_bin = 0", "SET SESSION unique_checks = 0"],
+              statement, (str(tsv),), progress, f"loading {schema}")
+
+
+def build_indexes(settings: Settings, progress: Progress | None) -> None:
+    statements = sql.render_sql_file("indexes.sql")
+    _run_long(settings, ["SET SESSION sql_log_bin = 0"], statements[0], None, progress, "indexing bench_idx")
+
+
+def _run_long(settings: Settings, setup: list[str], statement: str, args: Any, progress: Progress | None,
+              label: str) -> None:
+    """Run one long statement on the master, showing MariaDB's own PROGRESS column while it runs."""
+    conn = sql.connect(settings.master, settings)
+    try:
+        with conn.cursor() as cur:
+            for s in setup:
+                cur.execute(s)
+            cur.execute("SELECT CONNECTION_ID()")
+            conn_id = cur.fetchone()[0]
+            done = threading.Event()
+            if progress is not None:
+                threading.Thread(target=_watch_progress, args=(settings, conn_id, done, progress, label),
+                                 daemon=True).start()
+            try:
+                cur.execute(statement, args)
+            finally:
+                done.set()
+    finally:
+        conn.close()
+
+
+def _watch_progress(settings: Settings, conn_id: int, done: threading.Event, progress: Progress,
+                    label: str) -> None:
+    try:
+        conn = sql.connect(settings.master, settings)
+    except pymysql.err.MySQLError:
+        return
+    try:
+        with conn.cursor() as cur:
+            while not done.wait(PROGRESS_POLL):
+                cur.execute("SELECT STAGE, MAX_STAGE, PROGRESS FROM information_schema.PROCESSLIST WHERE ID = %s",
+                            (conn_id,))
+                row = cur.fetchone()
+                if row and row[2] is not None:
+                    stage = f" stage {row[0]}/{row[1]}" if row[1] and row[1] > 1 else ""
+                    progress.say(f"{label}:{stage} {float(row[2]):5.1f} %")
+    except pymysql.err.MySQLError:
+        pass
+    finally:
+        conn.close()
+
+
+def clone_datadir(master: Node, settings: Settings) -> None:
+    """Copy the stopped master's datadir to the pristine snapshot and to each replica (binlogs stripped)."""
+    targets = [settings.pristine_dir / "data"] + [r.datadir for r in settings.replicas]
+
+    def copy(target: Path) -> None:
+        shutil.rmtree(target, ignore_errors=True)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["cp", "-a", str(master.datadir), str(target)], check=True)
+
+    with ThreadPoolExecutor(len(targets)) as pool:
+        list(pool.map(copy, targets))
+    for replica in settings.replicas:
+        strip_binlogs(replica.datadir)
+
+
+def strip_binlogs(datadir: Path) -> None:
+    """A replica starts with no binlog of its own: the master's history stays on the master."""
+    for path in datadir.glob("binlog.*"):
+        path.unlink()
+
+
+def start_from_clone(settings: Settings, gtid: str) -> None:
+    for node in settings.nodes:
+        topology.start_node(node, settings)
+    for replica in settings.replicas:
+        topology.configure_replica(replica, settings, gtid)
+
+
+def verify_checksums(settings: Settings) -> dict[str, dict[str, int | None]]:
+    """CHECKSUM TABLE of both schemas on every node (one thread per node); raises if any differ."""
+    def node_sums(node: Node) -> dict[str, int | None]:
+        return {schema: sql.checksum(node, settings, f"{schema}.accounts") for schema in SCHEMAS}
+
+    with ThreadPoolExecutor(len(settings.nodes)) as pool:
+        sums = dict(zip([n.name for n in settings.nodes], pool.map(node_sums, settings.nodes)))
+    for schema in SCHEMAS:
+        values = {name: s[schema] for name, s in sums.items()}
+        if len(set(values.values())) != 1:
+            raise DatasetError(f"CHECKSUM TABLE {schema}.accounts differs between nodes: {values}")
+    return sums
+
+
+# ---- reset ------------------------------------------------------------------------------------------------------
+
+def reset(settings: Settings, progress: Progress) -> dict[str, Any]:
+    """Restore every node to the pristine post-load state and restart replication from its GTID."""
+    info = check_matches(settings)
+    snapshot = settings.pristine_dir / "data"
+    if not snapshot.is_dir():
+        raise DatasetError(f"no pristine snapshot at {snapshot}: run ./run.sh dataset --rebuild")
+    with progress.phase("stop nodes"):
+        topology.stop_all(settings)
+    with progress.phase("restore datadirs from the pristine snapshot"):
+        def restore(node: Node) -> None:
+            shutil.rmtree(node.datadir, ignore_errors=True)
+            subprocess.run(["cp", "-a", str(snapshot), str(node.datadir)], check=True)
+            if node.role == "replica":
+                strip_binlogs(node.datadir)
+                for stale in ("master.info", "relay-log.info"):
+                    (node.datadir / stale).unlink(missing_ok=True)
+                for relay in node.datadir.glob("relay-bin.*"):
+                    relay.unlink()
+
+        with ThreadPoolExecutor(len(settings.nodes)) as pool:
+            list(pool.map(restore, settings.nodes))
+    with progress.phase("start nodes, GTID replication"):
+        start_from_clone(settings, info["gtid"])
+    return info
+
+
+def row_counts(settings: Settings) -> dict[str, dict[str, int]]:
+    counts: dict[str, dict[str, int]] = {}
+    for node in settings.nodes:
+        with sql.admin(node, settings) as cur:
+            counts[node.name] = {}
+            for schema in SCHEMAS:
+                cur.execute(f"SELECT COUNT(*) FROM {schema}.accounts")
+                counts[node.name][schema] = int(cur.fetchone()[0])
+    return counts

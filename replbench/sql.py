@@ -1,0 +1,146 @@
+"""Database access for the harness: admin connections to a node, SQL files from mysql/, and the few
+statements whose spelling differs between MariaDB and MySQL 8 (the flavour)."""
+
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pymysql
+import pymysql.cursors
+
+from .config import MYSQL_DIR, Node, Settings
+
+ADMIN_USER = "replbench_admin"
+
+
+def connect(node: Node, settings: Settings, *, user: str = ADMIN_USER, password: str | None = None,
+            database: str | None = None, autocommit: bool = True, timeout: float = 10.0,
+            tcp: bool = False) -> pymysql.connections.Connection:
+    """Open a connection to a node: over its socket as the admin user, or over TCP (tcp=True)."""
+    if password is None:
+        password = settings.admin_password
+    where: dict[str, Any] = {"host": "127.0.0.1", "port": node.port} if tcp else {"unix_socket": str(node.socket)}
+    return pymysql.connect(user=user, password=password, database=database, autocommit=autocommit,
+                           connect_timeout=timeout, read_timeout=None, charset="utf8mb4",
+                           local_infile=False, **where)
+
+
+@contextmanager
+def admin(node: Node, settings: Settings, **kwargs: Any) -> Iterator[pymysql.cursors.Cursor]:
+    """A cursor on the node as the admin user, closed afterwards."""
+    conn = connect(node, settings, **kwargs)
+    try:
+        with conn.cursor() as cur:
+            yield cur
+    finally:
+        conn.close()
+
+
+def query_one(node: Node, settings: Settings, sql: str, args: Any = None) -> Any:
+    with admin(node, settings) as cur:
+        cur.execute(sql, args)
+        row = cur.fetchone()
+    return None if row is None else row[0]
+
+
+def dict_rows(cur: pymysql.cursors.Cursor) -> list[dict[str, Any]]:
+    names = [d[0] for d in cur.description or ()]
+    return [dict(zip(names, row)) for row in cur.fetchall()]
+
+
+def split_statements(text: str) -> list[str]:
+    """Split a SQL file into statements (no procedures here, so ';' at end of line is enough)."""
+    lines = [line for line in text.splitlines() if not line.lstrip().startswith("--")]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+
+
+def render_sql_file(name: str, values: dict[str, str] | None = None) -> list[str]:
+    """Read mysql/<name>, replace :placeholders by quoted literals, and split it into statements."""
+    text = (MYSQL_DIR / name).read_text()
+    values = values or {}
+
+    def literal(match: re.Match[str]) -> str:
+        key = match.group(1)
+        if key not in values:
+            raise KeyError(f"{name}: no value for placeholder :{key}")
+        return "'" + pymysql.converters.escape_string(values[key]) + "'"
+
+    return [re.sub(r":([a-z_]+)\b", literal, s) for s in split_statements(text)]
+
+
+def run_statements(cur: pymysql.cursors.Cursor, statements: list[str]) -> None:
+    for statement in statements:
+        cur.execute(statement)
+
+
+# ---- flavour: the statements MariaDB and MySQL 8 spell differently ------------------------------------------
+
+def change_master_sql(flavour: str, master_port: int, user: str, password: str) -> tuple[str, tuple[Any, ...]]:
+    if flavour == "mariadb":
+        return ("CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=%s, MASTER_USER=%s, MASTER_PASSWORD=%s, "
+                "MASTER_USE_GTID=slave_pos, MASTER_CONNECT_RETRY=1", (master_port, user, password))
+    return ("CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT=%s, SOURCE_USER=%s, "
+            "SOURCE_PASSWORD=%s, SOURCE_AUTO_POSITION=1, GET_SOURCE_PUBLIC_KEY=1, SOURCE_CONNECT_RETRY=1",
+            (master_port, user, password))
+
+
+def start_replica_sql(flavour: str) -> str:
+    return "START SLAVE" if flavour == "mariadb" else "START REPLICA"
+
+
+def stop_replica_sql(flavour: str) -> str:
+    return "STOP SLAVE" if flavour == "mariadb" else "STOP REPLICA"
+
+
+def replica_status_sql(flavour: str) -> str:
+    return "SHOW SLAVE STATUS" if flavour == "mariadb" else "SHOW REPLICA STATUS"
+
+
+def master_gtid_sql(flavour: str) -> str:
+    return "SELECT @@gtid_binlog_pos" if flavour == "mariadb" else "SELECT @@gtid_executed"
+
+
+def set_replica_gtid_sql(flavour: str) -> str:
+    return "SET GLOBAL gtid_slave_pos = %s" if flavour == "mariadb" else "SET GLOBAL gtid_purged = %s"
+
+
+def wait_gtid_sql(flavour: str) -> str:
+    """Block on a replica until it has applied the given GTID set, or the timeout (seconds) passes."""
+    if flavour == "mariadb":
+        return "SELECT MASTER_GTID_WAIT(%s, %s)"  # 0 = reached, -1 = timeout
+    return "SELECT WAIT_FOR_EXECUTED_GTID_SET(%s, %s)"
+
+
+def replica_threads(cur: pymysql.cursors.Cursor, flavour: str) -> dict[str, Any]:
+    """IO/SQL thread state, lag and last error of a replica, with flavour-neutral keys ({} if not a replica)."""
+    cur.execute(replica_status_sql(flavour))
+    rows = dict_rows(cur)
+    if not rows:
+        return {}
+    row = rows[0]
+
+    def pick(*names: str) -> Any:
+        return next((row[n] for n in names if n in row), None)
+
+    return {
+        "io": pick("Slave_IO_Running", "Replica_IO_Running"),
+        "sql": pick("Slave_SQL_Running", "Replica_SQL_Running"),
+        "lag": pick("Seconds_Behind_Master", "Seconds_Behind_Source"),
+        "error": pick("Last_Error", "Last_SQL_Error") or pick("Last_IO_Error") or "",
+        "relay_log_space": pick("Relay_Log_Space"),
+    }
+
+
+def checksum(node: Node, settings: Settings, table: str) -> int | None:
+    with admin(node, settings) as cur:
+        cur.execute(f"CHECKSUM TABLE {table}")
+        row = cur.fetchone()
+    return None if row is None else row[1]
+
+
+def sql_path(name: str) -> Path:
+    return MYSQL_DIR / name
