@@ -20,7 +20,9 @@ from aiohttp import web
 from . import validation as v
 from .db import Database
 
-MAX_PREFIX_NAMES = 100  # more distinct first names than this under a prefix: use the one-step query
+# More distinct first names under a prefix than this: the one-step query. On the 8M set no 3-letter prefix has
+# more than 274 names (row-weighted mean 129); a 4-letter prefix has 20 on average.
+MAX_PREFIX_NAMES = 300
 USER_COLUMNS = "id, email, first_name, last_name, birth_date, gender, city, interests, created_at, updated_at"
 FIND_COLUMNS = "id, first_name, last_name, city, birth_date"
 

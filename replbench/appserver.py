@@ -69,6 +69,7 @@ def start(settings: Settings) -> int:
            "--workers", str(settings.app_workers),
            "--worker-class", WORKER_CLASSES[settings.worker_class],
            "--pid", str(pid_file(settings)),
+           "--control-socket", str(settings.app_dir / "gunicorn.ctl"),
            "--graceful-timeout", "5",
            "--keep-alive", "75",
            "--backlog", "4096"]

@@ -1,0 +1,104 @@
+"""Test fixtures: one small real topology (3 mariadbd + gunicorn) for the whole session, on its own ports and
+state folder so it never touches the user's dataset. Built once, torn down at the end."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from replbench import appserver, dataset, topology
+from replbench.config import ROOT, Settings
+from replbench.progress import Progress
+
+TEST_ACCOUNTS = int(os.environ.get("REPLBENCH_TEST_ACCOUNTS", "20000"))
+TEST_PORT_BASE = int(os.environ.get("REPLBENCH_TEST_PORT_BASE", "3406"))
+TEST_APP_PORT = int(os.environ.get("REPLBENCH_TEST_APP_PORT", "8180"))
+FIXTURES = ROOT.parent / "shared" / "fixtures" / "vegeta"
+
+
+def env_for(state: Path, **extra: str) -> dict[str, str]:
+    env = {
+        "REPLBENCH_STATE": str(state),
+        "REPLBENCH_RESULTS": str(state / "results"),
+        "REPLBENCH_PORT_BASE": str(TEST_PORT_BASE),
+        "REPLBENCH_APP_PORT": str(TEST_APP_PORT),
+        "REPLBENCH_ACCOUNTS": str(TEST_ACCOUNTS),
+        "REPLBENCH_SEED": "42",
+        "REPLBENCH_BUFFER_POOL": "256M",
+        "REPLBENCH_APP_WORKERS": "2",
+        "REPLBENCH_DB_TIMEOUT": "2",
+    }
+    env.update(extra)
+    return env
+
+
+@pytest.fixture(scope="session")
+def state_dir() -> Iterator[Path]:
+    folder = Path(tempfile.mkdtemp(prefix="replbench-test-"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def settings(state_dir: Path) -> Settings:
+    return Settings.from_env(env_for(state_dir))
+
+
+@pytest.fixture(scope="session")
+def topo(settings: Settings) -> Iterator[Settings]:
+    """The running test topology with its dataset and app; stopped (no stray processes) at the end."""
+    try:
+        dataset.build(settings, Progress("test-dataset"))
+        topology.start_all(settings)
+        appserver.start(settings)
+        yield settings
+    finally:
+        appserver.stop(settings)
+        topology.stop_all(settings)
+
+
+def run_cli(args: list[str], env: dict[str, str], timeout: float = 600, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    """./run.sh's Python side (python -m replbench) with the given environment."""
+    full_env = dict(os.environ, **env)
+    return subprocess.run([sys.executable, "-m", "replbench", *args], cwd=ROOT, env=full_env, text=True,
+                          capture_output=True, timeout=timeout, **kwargs)
+
+
+def http(settings: Settings, method: str, path: str, body: Any = None, *, raw: bytes | None = None,
+         content_type: str = "application/json", timeout: float = 10) -> tuple[int, dict[str, str], Any]:
+    """One HTTP request to the app; returns (status, headers, decoded JSON body)."""
+    data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+    request = urllib.request.Request(appserver.base_url(settings) + path, data=data, method=method)
+    if data is not None:
+        request.add_header("Content-Type", content_type)
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as resp:
+            return resp.status, dict(resp.headers), json.loads(resp.read() or b"null")
+    except urllib.error.HTTPError as err:
+        payload = err.read()
+        try:
+            decoded = json.loads(payload)
+        except ValueError:
+            decoded = {"_raw": payload.decode(errors="replace")}
+        return err.code, dict(err.headers), decoded
+
+
+def wait_until(predicate, timeout: float = 20, interval: float = 0.2) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return False

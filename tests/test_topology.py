@@ -1,0 +1,146 @@
+"""The native topology: lifecycle, replication, privileges, dataset determinism and index sets."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+
+import psutil
+import pymysql
+import pytest
+
+from replbench import dataset, sql, topology
+from replbench.config import Settings
+from replbench.progress import Progress
+
+from .conftest import TEST_ACCOUNTS, env_for, run_cli, wait_until
+
+
+def test_help_and_bad_arguments_exit_2() -> None:
+    assert run_cli(["--help"], {}).returncode == 0
+    for args in (["frobnicate"], ["up", "--port-base", "x"], ["dataset", "--nope"], []):
+        proc = run_cli(args, {})
+        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+        assert "usage" in proc.stderr.lower()
+
+
+def test_up_is_idempotent_and_status_shows_three_healthy_nodes(topo: Settings) -> None:
+    env = env_for(topo.state)
+    proc = run_cli(["up"], env)
+    assert proc.returncode == 0, proc.stderr
+    assert "already running" in proc.stdout
+    status = run_cli(["status"], env)
+    assert status.returncode == 0, status.stdout + status.stderr
+    for name in ("master", "replica1", "replica2"):
+        assert name in status.stdout
+    assert status.stdout.count("IO=Yes SQL=Yes") == 2
+    node_lines = [line for line in status.stdout.splitlines() if line.startswith(("master", "replica"))]
+    assert all(line.split()[-2:] == [f"{TEST_ACCOUNTS:,}"] * 2 for line in node_lines)  # both schemas
+
+
+def test_write_on_master_appears_on_both_replicas(topo: Settings) -> None:
+    with sql.admin(topo.master, topo) as cur:
+        cur.execute("UPDATE bench_idx.accounts SET city = 'Replicaville' WHERE id = 7")
+    topology.wait_caught_up(topo, 30)
+    for replica in topo.replicas:
+        assert sql.query_one(replica, topo, "SELECT city FROM bench_idx.accounts WHERE id = 7") == "Replicaville"
+
+
+def test_replicas_refuse_writes_from_the_app_user(topo: Settings) -> None:
+    for replica in topo.replicas:
+        conn = sql.connect(replica, topo, user="app_rw", password=topo.app_password, tcp=True)
+        with pytest.raises(pymysql.err.OperationalError) as err, conn.cursor() as cur:
+            cur.execute("UPDATE bench_idx.accounts SET city = 'Nope' WHERE id = 1")
+        assert err.value.args[0] == 1290  # read-only
+        conn.close()
+
+
+def test_user_privileges(topo: Settings) -> None:
+    ro = sql.connect(topo.master, topo, user="app_ro", password=topo.app_password, tcp=True)
+    with pytest.raises(pymysql.err.OperationalError) as err, ro.cursor() as cur:
+        cur.execute("UPDATE bench_idx.accounts SET city = 'Nope' WHERE id = 1")
+    assert err.value.args[0] == 1142  # command denied
+    ro.close()
+    rw = sql.connect(topo.master, topo, user="app_rw", password=topo.app_password, tcp=True)
+    with pytest.raises(pymysql.err.OperationalError) as err, rw.cursor() as cur:
+        cur.execute("DELETE FROM bench_idx.accounts WHERE id = 1")
+    assert err.value.args[0] == 1142
+    rw.close()
+    repl = sql.connect(topo.master, topo, user="repl", password=topo.repl_password, tcp=True)
+    with pytest.raises(pymysql.err.OperationalError), repl.cursor() as cur:
+        cur.execute("SELECT * FROM bench_idx.accounts LIMIT 1")
+    repl.close()
+    for password in ("", "root"):
+        with pytest.raises(pymysql.err.OperationalError):
+            pymysql.connect(host="127.0.0.1", port=topo.master.port, user="root", password=password,
+                            connect_timeout=3)
+
+
+def test_index_sets_of_both_schemas(topo: Settings) -> None:
+    def index_names(node, schema: str) -> set[str]:
+        with sql.admin(node, topo) as cur:
+            cur.execute(f"SHOW INDEX FROM {schema}.accounts")
+            return {row[2] for row in cur.fetchall()}
+
+    for node in topo.nodes:
+        assert index_names(node, "bench_idx") == {"PRIMARY", "uq_email", "idx_first_last", "idx_last",
+                                                  "idx_city_birth"}
+        assert index_names(node, "bench_noidx") == {"PRIMARY"}
+
+
+def test_crashed_node_with_stale_pid_file_comes_back_with_up(topo: Settings) -> None:
+    replica = topo.node("replica2")
+    pid = topology.node_pid(replica)
+    assert pid
+    os.kill(pid, signal.SIGKILL)
+    assert wait_until(lambda: not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE)
+    assert replica.pid_file.exists()  # stale
+    proc = run_cli(["up"], env_for(topo.state))
+    assert proc.returncode == 0, proc.stderr
+    assert "started replica2" in proc.stderr
+    topology.wait_replicating(replica, topo)
+
+
+def test_port_in_use_gives_a_clear_error(topo: Settings) -> None:
+    replica = topo.node("replica2")
+    topology.stop_node(replica)
+    blocker = socket.socket()
+    blocker.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    blocker.bind(("127.0.0.1", replica.port))
+    blocker.listen()
+    try:
+        with pytest.raises(topology.TopologyError) as err:
+            topology.start_node(replica, topo)
+        assert f"port {replica.port}" in str(err.value)
+        assert "python" in str(err.value).lower()
+    finally:
+        blocker.close()
+    topology.start_all(topo)
+
+
+def test_dataset_of_another_size_is_reported_not_used(topo: Settings) -> None:
+    other = topo.with_overrides(accounts=TEST_ACCOUNTS + 1)
+    with pytest.raises(dataset.DatasetError) as err:
+        dataset.check_matches(other)
+    assert "--rebuild" in str(err.value)
+
+
+def test_same_seed_gives_the_same_checksum(tmp_path, topo: Settings) -> None:
+    """A second, tiny topology (own ports and state) built twice from one seed gives equal checksums."""
+    small = Settings.from_env(env_for(tmp_path, REPLBENCH_PORT_BASE=str(topo.port_base + 10),
+                                      REPLBENCH_ACCOUNTS="3000"))
+    sums = []
+    try:
+        for _ in range(2):
+            info = dataset.build(small, Progress("determinism"))
+            sums.append(info["checksums"]["master"])
+    finally:
+        topology.stop_all(small)
+    assert sums[0] == sums[1]
+    other_seed = small.with_overrides(seed=7)
+    try:
+        changed = dataset.build(other_seed, Progress("determinism"))["checksums"]["master"]
+    finally:
+        topology.stop_all(other_seed)
+    assert changed != sums[0]
