@@ -52,6 +52,13 @@ NODE_STOP_TIMEOUT = 300.0
 REPLICATION_START_TIMEOUT = 60.0
 CATCH_UP_TIMEOUT = 300.0
 APP_START_TIMEOUT = 30.0
+HEARTBEAT_CALIBRATION = 2.0  # seconds of heartbeat-only binlog measured before each attack
+PROGRESS_INTERVAL = 1.0
+
+# honesty guards of a run
+MIN_RATE_RATIO = 0.99  # achieved rate below this share of the asked rate: flagged
+HOST_SATURATED = 0.95  # host CPU above this share of all cores (steady part): flagged
+VEGETA_SATURATED = 90.0  # vegeta above this % of one core (steady part): flagged as load-generator bound
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,148 @@
+"""The load: real vegeta (pinned) attacking the app at a constant rate, and vegeta's own reports.
+
+Pipeline during a run:  vegeta attack | tee -i -p results.bin | vegeta report -every=1s -type=json
+results.bin is streamed to disk as vegeta writes it (nothing is held in memory by us); the live report only feeds
+the progress line. Every figure printed afterwards comes from `vegeta report` over results.bin. Each process runs
+in its own session: a Ctrl-C reaches only us, and we stop vegeta with exactly one SIGINT (its graceful stop, which
+flushes every result).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+import signal
+import subprocess
+import threading
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+REPORT_FILES = {"report.txt": [], "report.json": ["-type=json"], "hdrplot.txt": ["-type=hdrplot"]}
+
+
+@dataclass(frozen=True)
+class AttackOptions:
+    """vegeta attack flags we set (everything else is vegeta's default, recorded as such in meta.json)."""
+
+    rate: int
+    duration: float  # seconds
+    timeout: float = 30.0  # per-request timeout, seconds (vegeta's default)
+    workers: int = 10  # initial workers (vegeta's default); -max-workers stays unlimited, as in the reference
+    keepalive: bool = True
+
+    def flags(self) -> list[str]:
+        return [f"-rate={self.rate}/1s", f"-duration={_go_duration(self.duration)}",
+                f"-timeout={_go_duration(self.timeout)}", f"-workers={self.workers}",
+                f"-keepalive={'true' if self.keepalive else 'false'}"]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "max_workers": "unlimited (vegeta default)", "connections": "10000 (vegeta default)"}
+
+
+def _go_duration(seconds: float) -> str:
+    return f"{int(round(seconds * 1000))}ms"
+
+
+class Attack:
+    """A running vegeta attack pipeline writing results.bin into a run folder."""
+
+    def __init__(self, vegeta: Path, folder: Path, targets: Path, options: AttackOptions, name: str) -> None:
+        self.vegeta = str(vegeta)
+        self.folder = folder
+        self.results = folder / "results.bin"
+        self.command = [self.vegeta, "attack", "-format=json", f"-targets={targets}", f"-name={name}",
+                        *options.flags()]
+        self.latest: dict[str, Any] = {}
+        self._procs: list[subprocess.Popen[bytes]] = []
+        self._interrupted = False
+
+    def start(self) -> None:
+        tee = shutil.which("tee") or "tee"
+        attack = subprocess.Popen(self.command, stdout=subprocess.PIPE, stderr=open(self.folder / "attack.log", "wb"),
+                                  stdin=subprocess.DEVNULL, start_new_session=True)
+        splitter = subprocess.Popen([tee, "-i", "-p", str(self.results)], stdin=attack.stdout,
+                                    stdout=subprocess.PIPE, start_new_session=True)
+        live = subprocess.Popen([self.vegeta, "report", "-every=1s", "-type=json"], stdin=splitter.stdout,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+        assert attack.stdout and splitter.stdout
+        attack.stdout.close()
+        splitter.stdout.close()
+        self._procs = [attack, splitter, live]
+        threading.Thread(target=self._read_live, args=(live,), daemon=True).start()
+
+    def _read_live(self, live: subprocess.Popen[bytes]) -> None:
+        assert live.stdout
+        for line in live.stdout:
+            text = line.decode(errors="replace")
+            start = text.find("{")  # -every prefixes each report with a clear-screen escape
+            if start >= 0:
+                try:
+                    self.latest = json.loads(text[start:])
+                except ValueError:
+                    pass
+
+    @property
+    def pids(self) -> list[int]:
+        return [p.pid for p in self._procs if p.poll() is None]
+
+    def running(self) -> bool:
+        return self._procs[0].poll() is None
+
+    def interrupt(self) -> None:
+        """Stop the attack gracefully (one SIGINT: vegeta stops sending and flushes every result)."""
+        if not self._interrupted and self.running():
+            self._interrupted = True
+            self._procs[0].send_signal(signal.SIGINT)
+
+    def wait(self, timeout: float | None = None) -> int:
+        code = self._procs[0].wait(timeout)
+        for proc in self._procs[1:]:
+            proc.wait(timeout=60)
+        return code
+
+
+def write_reports(vegeta: Path, folder: Path) -> None:
+    """vegeta report (text, json, hdrplot) and vegeta plot over results.bin, each into its own file."""
+    results = folder / "results.bin"
+    for name, flags in REPORT_FILES.items():
+        with open(folder / name, "wb") as out:
+            subprocess.run([str(vegeta), "report", *flags, str(results)], stdout=out, check=True)
+    with open(folder / "plot.html", "wb") as out:
+        subprocess.run([str(vegeta), "plot", "-title", folder.name, str(results)], stdout=out, check=True)
+
+
+def read_report(folder: Path) -> dict[str, Any]:
+    return json.loads((folder / "report.json").read_text())
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    timestamp_ns: int
+    code: int
+    latency_ns: int
+    method: str
+    url: str
+    error: str
+
+
+def decode(vegeta: Path, results: Path) -> Iterator[ResultRow]:
+    """Stream results.bin through `vegeta encode --to csv` (12 columns, no header; see the fixtures' README)."""
+    proc = subprocess.Popen([str(vegeta), "encode", "--to", "csv", str(results)], stdout=subprocess.PIPE)
+    assert proc.stdout
+    try:
+        yield from parse_csv(io.TextIOWrapper(proc.stdout, encoding="utf-8", newline=""))
+    finally:
+        proc.stdout.close()
+        proc.wait()
+
+
+def parse_csv(stream: Any) -> Iterator[ResultRow]:
+    for row in csv.reader(stream):
+        if len(row) < 11:
+            continue
+        yield ResultRow(timestamp_ns=int(row[0]), code=int(row[1]), latency_ns=int(row[2]), error=row[5],
+                        method=row[9], url=row[10])

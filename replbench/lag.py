@@ -1,0 +1,131 @@
+"""Replication lag: a heartbeat row written on the master every 100 ms and read on each replica every 100 ms
+(pt-heartbeat's method), plus Seconds_Behind_Master and the replication threads' state every second.
+
+Lag = the replica's clock minus the newest heartbeat timestamp it has applied (one box, one clock), so an idle
+replica reads between 0 and one beat interval. Heartbeat writes run in their own GTID domain (MariaDB) and are
+counted, so binlog figures per application write can leave them out.
+"""
+
+from __future__ import annotations
+
+import csv
+import statistics
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pymysql
+
+from . import sql
+from .config import HEARTBEAT_DOMAIN_ID, META_SCHEMA, Settings
+
+BEAT_INTERVAL = 0.1
+STATUS_INTERVAL = 1.0
+
+
+class LagMonitor:
+    """Heartbeat writer + per-replica readers, recording lag.csv until stopped."""
+
+    def __init__(self, settings: Settings, path: Path, clock_zero: float) -> None:
+        self.settings = settings
+        self.path = path
+        self.zero = clock_zero
+        self.beats = 0
+        self.samples: list[dict[str, Any]] = []
+        self.not_replicating: set[str] = set()
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        targets = [(self._beat_loop, ())] + [(self._read_loop, (r.name,)) for r in self.settings.replicas]
+        for target, args in targets:
+            thread = threading.Thread(target=target, args=args, daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def stop(self) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=5)
+        self._write_csv()
+
+    def _elapsed(self) -> float:
+        return round(time.monotonic() - self.zero, 3)
+
+    def _beat_loop(self) -> None:
+        conn = sql.connect(self.settings.master, self.settings)
+        try:
+            with conn.cursor() as cur:
+                if self.settings.flavour == "mariadb":
+                    cur.execute("SET SESSION gtid_domain_id = %s", (HEARTBEAT_DOMAIN_ID,))
+                while not self._stop.is_set():
+                    try:
+                        cur.execute(f"UPDATE {META_SCHEMA}.heartbeat SET ts = SYSDATE(6) WHERE id = 1")
+                        self.beats += 1
+                    except pymysql.err.MySQLError:
+                        pass
+                    self._stop.wait(BEAT_INTERVAL)
+        finally:
+            conn.close()
+
+    def _read_loop(self, replica_name: str) -> None:
+        node = self.settings.node(replica_name)
+        conn = sql.connect(node, self.settings)
+        next_status = 0.0
+        try:
+            with conn.cursor() as cur:
+                while not self._stop.is_set():
+                    sample: dict[str, Any] = {"elapsed_s": self._elapsed(), "replica": replica_name}
+                    try:
+                        cur.execute(f"SELECT TIMESTAMPDIFF(MICROSECOND, ts, SYSDATE(6)) FROM {META_SCHEMA}.heartbeat "
+                                    "WHERE id = 1")
+                        sample["heartbeat_lag_ms"] = round(cur.fetchone()[0] / 1000.0, 1)
+                        if time.monotonic() >= next_status:
+                            next_status = time.monotonic() + STATUS_INTERVAL
+                            state = sql.replica_threads(cur, self.settings.flavour)
+                            sample["seconds_behind_master"] = state.get("lag")
+                            replicating = state.get("io") == "Yes" and state.get("sql") == "Yes"
+                            sample["replicating"] = int(replicating)
+                            if not replicating:
+                                self.not_replicating.add(replica_name)
+                    except pymysql.err.MySQLError:
+                        sample["replicating"] = 0
+                        self.not_replicating.add(replica_name)
+                    with self._lock:
+                        self.samples.append(sample)
+                    self._stop.wait(BEAT_INTERVAL)
+        finally:
+            conn.close()
+
+    def _write_csv(self) -> None:
+        columns = ["elapsed_s", "replica", "heartbeat_lag_ms", "seconds_behind_master", "replicating"]
+        with open(self.path, "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=columns, restval="")
+            writer.writeheader()
+            for sample in sorted(self.samples, key=lambda s: (s["elapsed_s"], s["replica"])):
+                writer.writerow(sample)
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    """Nearest-rank percentile (q in 0..100) of recorded values; None when there are none."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, min(len(ordered), int(-(-q * len(ordered) // 100))))
+    return ordered[rank - 1]
+
+
+def summarize(samples: list[dict[str, Any]], start: float, end: float) -> dict[str, dict[str, Any]]:
+    """Per replica: heartbeat lag p50/p99/max (ms) and max Seconds_Behind_Master within [start, end]."""
+    out: dict[str, dict[str, Any]] = {}
+    for name in sorted({s["replica"] for s in samples}):
+        mine = [s for s in samples if s["replica"] == name and start <= s["elapsed_s"] <= end]
+        lags = [s["heartbeat_lag_ms"] for s in mine if s.get("heartbeat_lag_ms") is not None]
+        sbm = [s["seconds_behind_master"] for s in mine if s.get("seconds_behind_master") is not None]
+        out[name] = {"samples": len(lags), "p50_ms": percentile(lags, 50), "p99_ms": percentile(lags, 99),
+                     "max_ms": max(lags) if lags else None,
+                     "mean_ms": round(statistics.fmean(lags), 1) if lags else None,
+                     "max_seconds_behind_master": max(sbm) if sbm else None}
+    return out

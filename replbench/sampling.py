@@ -1,0 +1,123 @@
+"""CPU sampling: per-node CPU every second (app, master, replica1, replica2, vegeta, host), as % of one core.
+
+Each group's CPU is the sum over its processes of user+system time, read with psutil. A process seen once keeps
+its last reading after it exits (gunicorn workers, vegeta at the end), so totals never go backwards. Saved as
+cpu.csv; totals between two snapshots give CPU seconds per node, hence CPU-ms per request.
+"""
+
+from __future__ import annotations
+
+import csv
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+SAMPLE_INTERVAL = 1.0
+GROUPS = ("app", "master", "replica1", "replica2", "vegeta")
+HOST_COLUMNS = ("host_busy", "host_steal")
+STEADY_TRIM = 0.1  # fraction of the attack cut at each end for the "steady part" means
+
+
+def host_times() -> dict[str, float]:
+    """Host CPU seconds: busy (all but idle, iowait and steal) and steal, summed over cores."""
+    t = psutil.cpu_times()
+    steal = getattr(t, "steal", 0.0)
+    idle = t.idle + getattr(t, "iowait", 0.0)
+    total = sum(t)
+    return {"host_busy": total - idle - steal, "host_steal": steal}
+
+
+class CpuSampler:
+    """Samples the CPU of process groups; groups map a name to a function returning that group's pids."""
+
+    def __init__(self, groups: dict[str, Callable[[], list[int]]], path: Path) -> None:
+        self.groups = groups
+        self.path = path
+        self._seen: dict[str, dict[int, float]] = {name: {} for name in groups}
+        self._procs: dict[int, psutil.Process] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.rows: list[dict[str, float]] = []
+        self.started = time.monotonic()
+
+    def _proc(self, pid: int) -> psutil.Process | None:
+        proc = self._procs.get(pid)
+        if proc is None:
+            try:
+                proc = psutil.Process(pid)
+            except psutil.NoSuchProcess:
+                return None
+            self._procs[pid] = proc
+        return proc
+
+    def totals(self) -> dict[str, float]:
+        """Cumulative CPU seconds of each group (and of the host) now."""
+        out: dict[str, float] = {}
+        for name, pids_of in self.groups.items():
+            seen = self._seen[name]
+            try:
+                pids = pids_of()
+            except Exception:  # a group's pid lookup must never kill the sampler
+                pids = []
+            for pid in pids:
+                proc = self._proc(pid)
+                if proc is None:
+                    continue
+                try:
+                    t = proc.cpu_times()
+                    seen[pid] = t.user + t.system
+                except (psutil.NoSuchProcess, psutil.AccessDenied):
+                    pass
+            out[name] = sum(seen.values())
+        out.update(host_times())
+        return out
+
+    def start(self) -> None:
+        self.started = time.monotonic()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        with open(self.path, "w", newline="") as f:
+            writer = csv.writer(f)
+            columns = [*self.groups, *HOST_COLUMNS]
+            writer.writerow(["elapsed_s", *columns])
+            previous, previous_t = self.totals(), time.monotonic()
+            while not self._stop.wait(SAMPLE_INTERVAL - ((time.monotonic() - self.started) % SAMPLE_INTERVAL)):
+                now_totals, now = self.totals(), time.monotonic()
+                span = now - previous_t
+                row = {"elapsed_s": round(now - self.started, 3)}
+                row.update({c: round(100.0 * (now_totals[c] - previous[c]) / span, 1) for c in columns})
+                self.rows.append(row)
+                writer.writerow([row["elapsed_s"], *(row[c] for c in columns)])
+                f.flush()
+                previous, previous_t = now_totals, now
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread:
+            self._thread.join(timeout=5)
+
+
+def steady_means(rows: list[dict[str, float]], start: float, end: float) -> dict[str, float]:
+    """Mean % of one core per column over the middle of [start, end] (the attack window, sampler clock)."""
+    trim = (end - start) * STEADY_TRIM
+    window = [r for r in rows if start + trim <= r["elapsed_s"] <= end - trim + 0.5]
+    if not window:
+        window = [r for r in rows if start <= r["elapsed_s"] <= end + 1.0]
+    if not window:
+        return {}
+    columns = [k for k in window[0] if k != "elapsed_s"]
+    return {c: round(sum(r[c] for r in window) / len(window), 1) for c in columns}
+
+
+def cpu_seconds(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    return {k: round(after[k] - before[k], 3) for k in after if k in before}
+
+
+def describe_host() -> dict[str, Any]:
+    return {"cores": psutil.cpu_count(), "memory_gib": round(psutil.virtual_memory().total / 2**30, 1)}

@@ -1,0 +1,113 @@
+"""Latency over time from decoded vegeta results: per-second percentiles, a bounded sample for the scatter, and
+per-endpoint outcome counts, all computed in one streaming pass with bounded memory (long soaks stay flat).
+Drawn as latency.png; the per-second figures are kept as timeline.csv beside it."""
+
+from __future__ import annotations
+
+import csv
+import random
+import urllib.parse
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .attack import ResultRow
+from .lag import percentile
+
+SCATTER_POINTS = 20_000
+OPEN_SECONDS = 120  # a second's bucket is closed once results 120 s newer arrive (longer than any timeout)
+
+
+@dataclass
+class Timeline:
+    seconds: list[dict[str, float]] = field(default_factory=list)
+    scatter: list[tuple[float, float, bool]] = field(default_factory=list)  # (t s, latency ms, ok)
+    outcomes: dict[str, dict[str, int]] = field(default_factory=dict)  # endpoint -> code -> count
+    total: int = 0
+
+    def ok_count(self, endpoint: str) -> int:
+        return sum(n for code, n in self.outcomes.get(endpoint, {}).items() if code.startswith("2"))
+
+
+def endpoint_of(method: str, url: str) -> str:
+    path = urllib.parse.urlsplit(url).path
+    if path.startswith("/users/"):
+        return "get_user"
+    return path.strip("/") or method
+
+
+def build(rows: Iterable[ResultRow]) -> Timeline:
+    timeline = Timeline()
+    rng = random.Random(0)
+    buckets: dict[int, list[float]] = {}
+    errors: dict[int, int] = {}
+    start_ns: int | None = None
+    newest = 0
+
+    def close(second: int) -> None:
+        lat = buckets.pop(second)
+        timeline.seconds.append({"second": second, "requests": len(lat), "errors": errors.pop(second, 0),
+                                 "p50_ms": percentile(lat, 50), "p99_ms": percentile(lat, 99), "max_ms": max(lat)})
+
+    for row in rows:
+        if start_ns is None:
+            start_ns = row.timestamp_ns
+        t = (row.timestamp_ns - start_ns) / 1e9
+        second = int(t)
+        ms = row.latency_ns / 1e6
+        ok = 200 <= row.code < 300
+        buckets.setdefault(second, []).append(ms)
+        if not ok:
+            errors[second] = errors.get(second, 0) + 1
+        endpoint = endpoint_of(row.method, row.url)
+        codes = timeline.outcomes.setdefault(endpoint, {})
+        codes[str(row.code)] = codes.get(str(row.code), 0) + 1
+        timeline.total += 1
+        if len(timeline.scatter) < SCATTER_POINTS:
+            timeline.scatter.append((t, ms, ok))
+        else:
+            slot = rng.randrange(timeline.total)
+            if slot < SCATTER_POINTS:
+                timeline.scatter[slot] = (t, ms, ok)
+        if second > newest:
+            newest = second
+            for old in [s for s in buckets if s < newest - OPEN_SECONDS]:
+                close(old)
+    for second in sorted(buckets):
+        close(second)
+    timeline.seconds.sort(key=lambda s: s["second"])
+    return timeline
+
+
+def write_csv(timeline: Timeline, path: Path) -> None:
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=["second", "requests", "errors", "p50_ms", "p99_ms", "max_ms"])
+        writer.writeheader()
+        writer.writerows(timeline.seconds)
+
+
+def plot(timeline: Timeline, path: Path, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(10, 4.5), dpi=100)
+    ok = [(t, ms) for t, ms, good in timeline.scatter if good]
+    bad = [(t, ms) for t, ms, good in timeline.scatter if not good]
+    if ok:
+        ax.scatter(*zip(*ok), s=2, alpha=0.25, color="tab:blue", label="requests (sample)", rasterized=True)
+    if bad:
+        ax.scatter(*zip(*bad), s=8, marker="x", color="tab:red", label="errors (sample)")
+    secs = [s["second"] + 0.5 for s in timeline.seconds]
+    for key, color in (("p50_ms", "black"), ("p99_ms", "tab:orange"), ("max_ms", "tab:red")):
+        ax.plot(secs, [s[key] for s in timeline.seconds], color=color, linewidth=1.2, label=key.replace("_ms", ""))
+    ax.set_yscale("log")
+    ax.set_xlabel("time since attack start (s)")
+    ax.set_ylabel("latency (ms, log scale)")
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(loc="upper left", fontsize=8, ncol=5)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
