@@ -29,7 +29,11 @@ class NoNodeAvailable(Exception):
 
 
 class QueryTimeout(Exception):
-    """The query ran past the statement time limit or the client-side timeout."""
+    """The query ran past the server-side statement time limit."""
+
+
+class Overloaded(Exception):
+    """Every connection to the node stayed busy for longer than the wait limit (backpressure: 503)."""
 
 
 def load_driver(name: str) -> Any:
@@ -50,6 +54,7 @@ class NodePool:
     served: int = 0
     last_error: str = ""
     last_change: float = field(default_factory=time.time)
+    slots: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(1))
 
     def mark(self, healthy: bool, error: str = "") -> None:
         if healthy != self.healthy:
@@ -89,6 +94,7 @@ class Database:
 
     async def start(self) -> None:
         for node in self.nodes:
+            node.slots = asyncio.Semaphore(self.settings.pool_size)
             node.pool = await self.driver.create_pool(
                 host="127.0.0.1", port=node.port, user=node.user, password=self.settings.app_password,
                 minsize=0, maxsize=self.settings.pool_size, autocommit=True, charset="utf8mb4",
@@ -133,19 +139,26 @@ class Database:
         return await self._run(self.master, work), self.master.name
 
     async def _run(self, node: NodePool, work: Any) -> Any:
-        """Run work on one node within the timeouts; connection failures mark the node and raise NoNodeAvailable."""
+        """Run work on one node. Waiting for a connection is bounded (db_timeout, then 503: backpressure instead
+        of an unbounded queue); the query itself is bounded by the server's statement time limit, so nothing is
+        ever cancelled inside the driver (a cancelled acquire or query can leak pool connections)."""
         node.in_flight += 1
         try:
-            return await asyncio.wait_for(self._run_unbounded(node, work), self.settings.db_timeout + 1)
-        except asyncio.TimeoutError:
-            raise QueryTimeout(f"{node.name} did not answer within {self.settings.db_timeout + 1:g} s") from None
+            try:
+                await asyncio.wait_for(node.slots.acquire(), self.settings.db_timeout)
+            except TimeoutError:
+                raise Overloaded(f"{node.name}: no free connection within {self.settings.db_timeout:g} s") from None
+            try:
+                return await self._run_on_connection(node, work)
+            finally:
+                node.slots.release()
         finally:
             node.in_flight -= 1
 
-    async def _run_unbounded(self, node: NodePool, work: Any) -> Any:
+    async def _run_on_connection(self, node: NodePool, work: Any) -> Any:
         try:
             conn = await node.pool.acquire()
-        except (self.driver.Error, OSError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, self.driver.Error, OSError) as exc:
             node.mark(False, f"connect: {exc}")
             raise NoNodeAvailable(f"{node.name} unavailable") from exc
         try:
@@ -162,8 +175,8 @@ class Database:
                 node.mark(False, f"query: {exc}")
                 raise NoNodeAvailable(f"{node.name} unavailable") from exc
             raise
-        except (OSError, asyncio.CancelledError, asyncio.TimeoutError):
-            conn.close()
+        except BaseException:
+            conn.close()  # unknown state: never hand this connection to another request
             raise
         finally:
             node.pool.release(conn)
@@ -181,7 +194,7 @@ class Database:
             conn = await asyncio.wait_for(self.driver.connect(
                 host="127.0.0.1", port=node.port, user=node.user, password=self.settings.app_password,
                 connect_timeout=self.settings.db_timeout), self.settings.db_timeout + 1)
-        except (self.driver.Error, OSError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, self.driver.Error, OSError) as exc:
             node.mark(False, f"probe: {exc or type(exc).__name__}")
             return
         try:

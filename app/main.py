@@ -11,7 +11,7 @@ from aiohttp import web
 from replbench.config import Settings
 
 from . import handlers
-from .db import Database, NoNodeAvailable, QueryTimeout
+from .db import Database, NoNodeAvailable, Overloaded, QueryTimeout
 from .validation import ClientError
 
 log = logging.getLogger("replbench.app")
@@ -43,6 +43,8 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
         return error(exc.reason.lower(), exc.status, allow)
     except NoNodeAvailable as exc:
         return error(str(exc), 503)
+    except Overloaded as exc:
+        return error(f"overloaded ({exc})", 503)
     except QueryTimeout as exc:
         return error(f"query timed out ({exc})", 504)
     except driver.IntegrityError as exc:

@@ -25,7 +25,7 @@ ENV_DEFAULTS: dict[str, tuple[str, str]] = {
     "app_port": ("REPLBENCH_APP_PORT", "8080"),
     "accounts": ("REPLBENCH_ACCOUNTS", "8000000"),
     "seed": ("REPLBENCH_SEED", "42"),
-    "buffer_pool": ("REPLBENCH_BUFFER_POOL", "3G"),
+    "buffer_pool": ("REPLBENCH_BUFFER_POOL", "4G"),
     "app_workers": ("REPLBENCH_APP_WORKERS", str(os.cpu_count() or 2)),
     "driver": ("REPLBENCH_DRIVER", "aiomysql"),
     "worker_class": ("REPLBENCH_WORKER_CLASS", "uvloop"),
@@ -56,6 +56,7 @@ HEARTBEAT_CALIBRATION = 2.0  # seconds of heartbeat-only binlog measured before 
 PROGRESS_INTERVAL = 1.0
 
 # honesty guards of a run
+MIN_SUCCESS = 0.999  # fewer successful requests than this share: flagged
 MIN_RATE_RATIO = 0.99  # achieved rate below this share of the asked rate: flagged
 HOST_SATURATED = 0.95  # host CPU above this share of all cores (steady part): flagged
 VEGETA_SATURATED = 90.0  # vegeta above this % of one core (steady part): flagged as load-generator bound

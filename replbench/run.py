@@ -24,12 +24,22 @@ from pathlib import Path
 from typing import Any
 
 from . import appserver, attack, binlog, dataset, knobs, lag, sampling, sql, targets, timeline, topology
-from .config import (CATCH_UP_TIMEOUT, HEARTBEAT_CALIBRATION, HOST_SATURATED, MIN_RATE_RATIO, PROGRESS_INTERVAL,
-                     ROOT, VEGETA_SATURATED, Settings)
+from .config import (
+    CATCH_UP_TIMEOUT,
+    HEARTBEAT_CALIBRATION,
+    HOST_SATURATED,
+    MIN_RATE_RATIO,
+    MIN_SUCCESS,
+    PROGRESS_INTERVAL,
+    ROOT,
+    VEGETA_SATURATED,
+    Settings,
+)
 from .install import VEGETA_VERSION, ensure_vegeta
 from .progress import Progress
 from .scenario import Scenario
 
+ERROR_LINES_SHOWN = 8
 STATUS_OK = "ok"
 STATUS_WARNING = "ok-with-warnings"
 STATUS_FAILED = "FAILED"
@@ -114,6 +124,7 @@ class Run:
         self.vegeta = ensure_vegeta(s)
         ensure_topology(s, with_app=False)
         self.meta["knobs_readback"] = knobs.apply(s, self.options.knobs)
+        self.meta["warm_up_s"] = dataset.warm_up(s, self.scenario.schema, self.progress)
         appserver.stop(s)  # restart: fresh connections see the knobs, and the run's app settings apply
         appserver.start(s)
         self.progress.say("waiting for the replicas to be caught up before the attack")
@@ -294,6 +305,9 @@ class Run:
         asked, got = self.rate, self.summary.get("rate_achieved", 0)
         if got < MIN_RATE_RATIO * asked:
             guards.append(f"achieved rate {got:.1f}/s is below {MIN_RATE_RATIO:.0%} of the asked {asked}/s")
+        success = self.summary.get("success", 0)
+        if success < MIN_SUCCESS:
+            guards.append(f"only {success:.2%} of requests succeeded (see the status codes and report.txt)")
         means = self.summary.get("cpu_mean_percent", {})
         cores = os.cpu_count() or 1
         if means.get("host_busy", 0) > HOST_SATURATED * 100 * cores:
@@ -372,16 +386,16 @@ def render_block(summary: dict[str, Any], folder: Path) -> str:
                   f"vegeta cpu: {means.get('vegeta', 0):.0f}",
                   f"Host cpu: {means.get('host_busy', 0):.0f} of {100 * (summary.get('cores') or 1)}"
                   f" (steal {means.get('host_steal', 0):.0f})   [% of one core, mean over the steady part]"]
-    lines.append((folder / "report.txt").read_text().rstrip("\n"))
+    lines.append(vegeta_text(folder / "report.txt"))
     per_req = summary.get("cpu_ms_per_request")
     if per_req:
         lines.append("CPU-ms per request: " + ", ".join(f"{k} {v:.3f}" for k, v in per_req.items()))
-    for name, l in (summary.get("lag") or {}).items():
+    for name, lag_of in (summary.get("lag") or {}).items():
         catch = (summary.get("catch_up_s") or {}).get(name)
         catch_text = "not measured" if catch is None and summary.get("status") == STATUS_INTERRUPTED else (
             "NOT caught up" if catch is None else f"caught up {catch:.2f} s after the attack")
-        lines.append(f"Lag {name}: heartbeat p50 {_ms(l['p50_ms'])}, p99 {_ms(l['p99_ms'])}, max {_ms(l['max_ms'])}; "
-                     f"Seconds_Behind_Master max {l['max_seconds_behind_master']}; {catch_text}")
+        lines.append(f"Lag {name}: heartbeat p50 {_ms(lag_of['p50_ms'])}, p99 {_ms(lag_of['p99_ms'])}, "
+                     f"max {_ms(lag_of['max_ms'])}; Seconds_Behind_Master max {lag_of['max_seconds_behind_master']}; {catch_text}")
     b = summary.get("binlog")
     if b:
         per_write = "n/a (no writes)" if b["bytes_per_write"] is None else f"{b['bytes_per_write']:.1f} bytes per write"
@@ -398,6 +412,18 @@ def render_block(summary: dict[str, Any], folder: Path) -> str:
     lines.append("Guards: " + ("none tripped" if not guards else "; ".join(f"WARNING {g}" for g in guards)))
     lines.append(f"Status: {summary.get('status')}    Results: {folder}")
     return "\n".join(lines) + "\n"
+
+
+def vegeta_text(path: Path, max_errors: int = ERROR_LINES_SHOWN) -> str:
+    """vegeta's text report verbatim, except that a long Error Set is cut (the whole one stays in report.txt)."""
+    lines = path.read_text().rstrip("\n").splitlines()
+    if "Error Set:" not in lines:
+        return "\n".join(lines)
+    head = lines.index("Error Set:") + 1
+    errors = lines[head:]
+    if len(errors) <= max_errors:
+        return "\n".join(lines)
+    return "\n".join(lines[:head + max_errors] + [f"... {len(errors) - max_errors} more distinct errors in {path}"])
 
 
 def _ms(value: float | None) -> str:

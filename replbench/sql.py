@@ -4,8 +4,8 @@ statements whose spelling differs between MariaDB and MySQL 8 (the flavour)."""
 from __future__ import annotations
 
 import re
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 

@@ -19,8 +19,7 @@ import psutil
 import pymysql
 
 from . import sql
-from .config import (MYSQL_DIR, NODE_START_TIMEOUT, NODE_STOP_TIMEOUT, REPLICATION_START_TIMEOUT, Node,
-                     Settings)
+from .config import MYSQL_DIR, NODE_START_TIMEOUT, NODE_STOP_TIMEOUT, REPLICATION_START_TIMEOUT, Node, Settings
 from .install import ensure_mariadb
 
 

@@ -69,7 +69,8 @@ def topo(settings: Settings) -> Iterator[Settings]:
         topology.stop_all(settings)
 
 
-def run_cli(args: list[str], env: dict[str, str], timeout: float = 600, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+def run_cli(args: list[str], env: dict[str, str], timeout: float = 600,
+            **kwargs: Any) -> subprocess.CompletedProcess[str]:
     """./run.sh's Python side (python -m replbench) with the given environment."""
     full_env = dict(os.environ, **env)
     return subprocess.run([sys.executable, "-m", "replbench", *args], cwd=ROOT, env=full_env, text=True,
