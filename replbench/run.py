@@ -395,7 +395,8 @@ def render_block(summary: dict[str, Any], folder: Path) -> str:
         catch_text = "not measured" if catch is None and summary.get("status") == STATUS_INTERRUPTED else (
             "NOT caught up" if catch is None else f"caught up {catch:.2f} s after the attack")
         lines.append(f"Lag {name}: heartbeat p50 {_ms(lag_of['p50_ms'])}, p99 {_ms(lag_of['p99_ms'])}, "
-                     f"max {_ms(lag_of['max_ms'])}; Seconds_Behind_Master max {lag_of['max_seconds_behind_master']}; {catch_text}")
+                     f"max {_ms(lag_of['max_ms'])}; Seconds_Behind_Master max "
+                     f"{lag_of['max_seconds_behind_master']}; {catch_text}")
     b = summary.get("binlog")
     if b:
         per_write = "n/a (no writes)" if b["bytes_per_write"] is None else f"{b['bytes_per_write']:.1f} bytes per write"
