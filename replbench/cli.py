@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -81,9 +82,17 @@ def build_parser() -> ArgumentParser:
     return parser
 
 
+def raise_open_files_limit() -> None:
+    """vegeta and gunicorn hold one descriptor per connection: lift the soft limit to the hard one (inherited)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or hard > soft:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard if hard != resource.RLIM_INFINITY else 1 << 20, hard))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from . import commands, scenario
 
+    raise_open_files_limit()
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     try:

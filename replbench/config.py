@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 MYSQL_DIR = ROOT / "mysql"
 SCENARIO_DIR = ROOT / "scenarios"
 TOOLS_DIR = ROOT / "tools"
+TOOLS_BIN = ROOT / ".tools" / "bin"
 
 # name -> (environment variable, default)
 ENV_DEFAULTS: dict[str, tuple[str, str]] = {
@@ -27,7 +28,7 @@ ENV_DEFAULTS: dict[str, tuple[str, str]] = {
     "seed": ("REPLBENCH_SEED", "42"),
     "buffer_pool": ("REPLBENCH_BUFFER_POOL", "4G"),
     "app_workers": ("REPLBENCH_APP_WORKERS", str(os.cpu_count() or 2)),
-    "driver": ("REPLBENCH_DRIVER", "aiomysql"),
+    "driver": ("REPLBENCH_DRIVER", "asyncmy"),  # chosen by measurement: see README (bench-app)
     "worker_class": ("REPLBENCH_WORKER_CLASS", "uvloop"),
     "pool_size": ("REPLBENCH_POOL_SIZE", "16"),
     "statement_timeout": ("REPLBENCH_STATEMENT_TIMEOUT", "2"),
@@ -193,7 +194,8 @@ class Settings:
 
     @property
     def bin_dir(self) -> Path:
-        return self.state / "bin"
+        """Built tools (pinned vegeta, datagen): shared by every topology, they hold no state."""
+        return TOOLS_BIN
 
     @property
     def dataset_dir(self) -> Path:
