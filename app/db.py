@@ -211,7 +211,10 @@ class Database:
         except (self.driver.Error, OSError) as exc:
             node.mark(False, f"probe: {exc}")
         finally:
-            conn.close()
+            try:
+                await asyncio.wait_for(conn.ensure_closed(), self.settings.db_timeout)  # polite COM_QUIT
+            except (TimeoutError, self.driver.Error, OSError):
+                conn.close()
 
     def _replication_probe_sql(self) -> str:
         if self.settings.flavour == "mariadb":

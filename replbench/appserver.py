@@ -14,6 +14,7 @@ import urllib.request
 import psutil
 
 from .config import APP_START_TIMEOUT, ROOT, Settings
+from .processes import wait_gone
 
 WORKER_CLASSES = {"aiohttp": "aiohttp.GunicornWebWorker", "uvloop": "aiohttp.GunicornUVLoopWebWorker"}
 
@@ -98,10 +99,9 @@ def stop(settings: Settings, timeout: float = 15.0) -> bool:
     pid = app_pid(settings)
     if not pid:
         return False
-    procs = app_processes(settings)
+    pids = [p.pid for p in app_processes(settings)]
     os.kill(pid, signal.SIGTERM)
-    _, alive = psutil.wait_procs(procs, timeout=timeout)
-    for proc in alive:
-        proc.kill()
+    for left in wait_gone(pids, timeout):
+        os.kill(left, signal.SIGKILL)
     pid_file(settings).unlink(missing_ok=True)
     return True

@@ -21,6 +21,7 @@ import pymysql
 from . import sql
 from .config import MYSQL_DIR, NODE_START_TIMEOUT, NODE_STOP_TIMEOUT, REPLICATION_START_TIMEOUT, Node, Settings
 from .install import ensure_mariadb
+from .processes import wait_gone
 
 
 class TopologyError(Exception):
@@ -160,12 +161,8 @@ def stop_node(node: Node, timeout: float = NODE_STOP_TIMEOUT) -> bool:
         node.pid_file.unlink(missing_ok=True)
         return False
     os.kill(pid, signal.SIGTERM)
-    try:
-        psutil.Process(pid).wait(timeout)
-    except psutil.NoSuchProcess:
-        pass
-    except psutil.TimeoutExpired:
-        raise TopologyError(f"{node.name} (pid {pid}) did not stop within {timeout:.0f} s") from None
+    if wait_gone([pid], timeout):
+        raise TopologyError(f"{node.name} (pid {pid}) did not stop within {timeout:.0f} s; see {node.log_file}")
     return True
 
 

@@ -1,0 +1,165 @@
+"""One benchmark run end to end against the small topology: files, formats, consistency, Ctrl-C, bad arguments."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from replbench import sql, topology
+from replbench.config import ROOT, Settings
+from replbench.scenario import available
+
+from .conftest import FIXTURES, env_for, run_cli, wait_until
+
+RUN_FILES = ("meta.json", "targets.json", "results.bin", "report.txt", "report.json", "hdrplot.txt", "plot.html",
+             "latency.png", "cpu.csv", "lag.csv", "timeline.csv", "summary.json", "block.txt")
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def run_folder(output: str) -> Path:
+    line = next(line for line in output.splitlines() if line.startswith("Status:"))
+    return Path(line.split("Results:")[1].strip())
+
+
+def short_run(topo: Settings, scenario: str, rate: int = 40, duration: str = "2s", **env: str):
+    return run_cli([scenario, str(rate), "--duration", duration], env_for(topo.state, **env))
+
+
+@pytest.mark.parametrize("scenario", available())
+def test_a_run_of_each_scenario_leaves_every_file(topo: Settings, scenario: str) -> None:
+    proc = short_run(topo, scenario)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    folder = run_folder(proc.stdout)
+    for name in RUN_FILES:
+        assert (folder / name).is_file() and (folder / name).stat().st_size > 0, name
+    assert (folder / "attack.log").is_file()  # vegeta's stderr, normally empty
+    assert (folder / "latency.png").read_bytes()[:8] == PNG_MAGIC
+    # the printed block: CPU lines in the reference's style, then vegeta's own report verbatim
+    assert proc.stdout.startswith("Gunicorn cpu: ")
+    assert "\nMysql cpu: " in proc.stdout and " + 2 * " in proc.stdout and "\nvegeta cpu: " in proc.stdout
+    assert (folder / "report.txt").read_text().rstrip("\n") in proc.stdout
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["requests"] == 80 and summary["status"] in ("ok", "ok-with-warnings")
+    meta = json.loads((folder / "meta.json").read_text())
+    assert meta["status"] == summary["status"] and meta["exit_code"] == 0
+    assert meta["scenario_file"] == (ROOT / "scenarios" / f"{scenario}.toml").read_text()
+    assert meta["versions"]["vegeta"] == "v12.13.0" and meta["versions"]["mariadb"]
+    assert meta["knobs"] == {"binlog_format": "ROW", "binlog_row_image": "FULL", "sync_binlog": 1,
+                             "flush_log_at_trx_commit": 1}
+
+
+def test_report_txt_has_vegetas_layout(topo: Settings) -> None:
+    proc = short_run(topo, "get")
+    folder = run_folder(proc.stdout)
+    ours = [line.split("  ")[0] for line in (folder / "report.txt").read_text().splitlines()[:7]]
+    theirs = [line.split("  ")[0] for line in (FIXTURES / "report.txt").read_text().splitlines()[:7]]
+    assert ours == theirs
+
+
+def test_cpu_and_lag_csv_cover_every_node(topo: Settings) -> None:
+    proc = short_run(topo, "read", duration="3s")
+    folder = run_folder(proc.stdout)
+    with open(folder / "cpu.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert rows and set(rows[0]) == {"elapsed_s", "app", "master", "replica1", "replica2", "vegeta", "host_busy",
+                                     "host_steal"}
+    assert max(float(r["app"]) for r in rows) > 0
+    with open(folder / "lag.csv") as f:
+        lag_rows = list(csv.DictReader(f))
+    assert {r["replica"] for r in lag_rows} == {"replica1", "replica2"}
+    summary = json.loads((folder / "summary.json").read_text())
+    assert set(summary["cpu_ms_per_request"]) == {"app", "master", "replica1", "replica2", "vegeta"}
+
+
+def test_write_run_binlog_and_checksum(topo: Settings) -> None:
+    proc = short_run(topo, "write", rate=50)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = json.loads((run_folder(proc.stdout) / "summary.json").read_text())
+    assert summary["consistency"]["equal"] is True
+    assert len(set(summary["consistency"]["checksums"].values())) == 1
+    binlog = summary["binlog"]
+    assert binlog["successful_writes"] == 100
+    assert 150 < binlog["bytes_per_write"] < 2000  # a single-row ROW/FULL update: hundreds of bytes
+    assert "Consistency: CHECKSUM TABLE bench_idx.accounts equal on all three nodes" in proc.stdout
+
+
+def test_knobs_are_applied_and_recorded(topo: Settings) -> None:
+    proc = run_cli(["write-noindex", "40", "--duration", "2s", "--binlog-row-image", "MINIMAL",
+                    "--sync-binlog", "0", "--flush-log-at-trx-commit", "2"], env_for(topo.state))
+    assert proc.returncode == 0, proc.stderr
+    folder = run_folder(proc.stdout)
+    meta = json.loads((folder / "meta.json").read_text())
+    assert meta["knobs_readback"]["master"] == {"binlog_format": "ROW", "binlog_row_image": "MINIMAL",
+                                                "sync_binlog": 0, "flush_log_at_trx_commit": 2}
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["binlog"]["bytes_per_write"] is not None
+
+
+def test_a_diverged_replica_fails_the_run_loudly_and_reset_repairs_it(topo: Settings) -> None:
+    with sql.admin(topo.node("replica1"), topo) as cur:
+        cur.execute("SET SESSION sql_log_bin = 0")
+        cur.execute("UPDATE bench_idx.accounts SET city = 'Diverged' WHERE id = 11")
+    proc = short_run(topo, "write", rate=20)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "DIFFERENT" in proc.stdout and "RUN FAILED" in proc.stdout
+    summary = json.loads((run_folder(proc.stdout) / "summary.json").read_text())
+    assert summary["status"] == "FAILED" and summary["consistency"]["equal"] is False
+    reset = run_cli(["reset"], env_for(topo.state))
+    assert reset.returncode == 0, reset.stderr
+    sums = {n.name: sql.checksum(n, topo, "bench_idx.accounts") for n in topo.nodes}
+    assert len(set(sums.values())) == 1
+
+
+def our_vegetas(folder_hint: str) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        cmdline = " ".join(proc.info["cmdline"] or [])
+        if "vegeta" in cmdline and folder_hint in cmdline:
+            found.append(proc)
+    return found
+
+
+def test_ctrl_c_keeps_partial_results_and_leaves_no_stray_process(topo: Settings) -> None:
+    env = dict(os.environ, **env_for(topo.state))
+    proc = subprocess.Popen([sys.executable, "-m", "replbench", "get", "50", "--duration", "60s"], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    results = Path(topo.results)
+    try:
+        assert wait_until(lambda: any(p.stat().st_size > 2000 for p in results.glob("*-get-50*/results.bin")),
+                          timeout=120)
+        time.sleep(2)
+        os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole foreground group
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out + err
+    folder = run_folder(out)
+    meta = json.loads((folder / "meta.json").read_text())
+    assert meta["status"] == "interrupted" and meta["exit_code"] == 130
+    summary = json.loads((folder / "summary.json").read_text())
+    assert 0 < summary["requests"] < 3000
+    assert (folder / "report.txt").is_file() and (folder / "latency.png").is_file()
+    assert "Status: interrupted" in out
+    assert not our_vegetas(str(topo.state))
+    topology.start_all(topo)  # the topology itself keeps running
+
+
+@pytest.mark.parametrize("args", [
+    ["nosuch", "100"], ["read", "0"], ["read", "-5"], ["read", "100001"], ["read", "fast"],
+    ["read", "100", "--duration", "10x"], ["read", "100", "--duration", "0s"], ["read"],
+    ["write", "100", "--binlog-format", "ROWS"], ["read", "100", "--flush-log-at-trx-commit", "7"],
+])
+def test_bad_run_arguments_exit_2_and_list_scenarios(args: list[str]) -> None:
+    proc = run_cli(args, {})
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "read-noindex" in proc.stderr  # the scenarios are listed
