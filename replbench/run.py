@@ -123,6 +123,7 @@ class Run:
         s = self.settings
         self.vegeta = ensure_vegeta(s)
         ensure_topology(s, with_app=False)
+        self.meta["versions"] = versions(s)
         self.meta["knobs_readback"] = knobs.apply(s, self.options.knobs)
         self.meta["warm_up_s"] = dataset.warm_up(s, self.scenario.schema, self.progress)
         appserver.stop(s)  # restart: fresh connections see the knobs, and the run's app settings apply
