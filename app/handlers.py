@@ -7,6 +7,7 @@ first-name prefix, it runs in two steps on one replica connection:
 2. `first_name IN (those names) AND last_name LIKE 'prefix%'`, which the range optimizer turns into one narrow
    range per name on both index columns, read in index order until the LIMIT.
 Without the index (bench_noidx) both steps are full scans: that collapse is the finding, not a bug.
+Measured on the 8M set (replica CPU per find_users, 3000 sampled targets): two steps 0.43 ms, one step 4.4 ms.
 """
 
 from __future__ import annotations
@@ -59,8 +60,8 @@ async def find_users(request: web.Request) -> web.Response:
     schema, first, last, limit = v.find_users_params(v.single_values(request.query))
 
     async def work(cur: Any) -> list[dict[str, Any]]:
-        await cur.execute(f"SELECT DISTINCT first_name FROM {schema}.accounts WHERE first_name LIKE %s LIMIT %s",
-                          (like_prefix(first), MAX_PREFIX_NAMES + 1))
+        await cur.execute(f"SELECT first_name FROM {schema}.accounts WHERE first_name LIKE %s GROUP BY first_name "
+                          "LIMIT %s", (like_prefix(first), MAX_PREFIX_NAMES + 1))
         names = [row[0] for row in await cur.fetchall()]
         if not names:
             return []
