@@ -46,6 +46,7 @@ class NodePool:
 
     name: str
     role: str
+    host: str
     port: int
     user: str
     pool: Any = None
@@ -65,8 +66,8 @@ class NodePool:
 
     def as_dict(self) -> dict[str, Any]:
         pool = self.pool
-        return {"role": self.role, "port": self.port, "healthy": self.healthy, "in_flight": self.in_flight,
-                "served": self.served, "last_error": self.last_error,
+        return {"role": self.role, "host": self.host, "port": self.port, "healthy": self.healthy,
+                "in_flight": self.in_flight, "served": self.served, "last_error": self.last_error,
                 "pool": None if pool is None else {"size": pool.size, "free": pool.freesize,
                                                    "max": pool.maxsize}}
 
@@ -77,8 +78,8 @@ class Database:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.driver = load_driver(settings.driver)
-        self.master = NodePool("master", "master", settings.master.port, "app_rw")
-        self.replicas = [NodePool(n.name, "replica", n.port, "app_ro") for n in settings.replicas]
+        self.master = NodePool("master", "master", *settings.address("master"), "app_rw")
+        self.replicas = [NodePool(n.name, "replica", *settings.address(n.name), "app_ro") for n in settings.replicas]
         self._rr = itertools.count()
         self._probe_task: asyncio.Task[None] | None = None
 
@@ -96,7 +97,7 @@ class Database:
         for node in self.nodes:
             node.slots = asyncio.Semaphore(self.settings.pool_size)
             node.pool = await self.driver.create_pool(
-                host="127.0.0.1", port=node.port, user=node.user, password=self.settings.app_password,
+                host=node.host, port=node.port, user=node.user, password=self.settings.app_password,
                 minsize=0, maxsize=self.settings.pool_size, autocommit=True, charset="utf8mb4",
                 connect_timeout=self.settings.db_timeout, init_command=self._init_command(),
                 client_flag=CLIENT_FOUND_ROWS)
@@ -192,7 +193,7 @@ class Database:
         """Connect with a fresh connection (not from the pool) and check the node can serve its role."""
         try:
             conn = await asyncio.wait_for(self.driver.connect(
-                host="127.0.0.1", port=node.port, user=node.user, password=self.settings.app_password,
+                host=node.host, port=node.port, user=node.user, password=self.settings.app_password,
                 connect_timeout=self.settings.db_timeout), self.settings.db_timeout + 1)
         except (TimeoutError, self.driver.Error, OSError) as exc:
             node.mark(False, f"probe: {exc or type(exc).__name__}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -89,10 +90,21 @@ def raise_open_files_limit() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard if hard != resource.RLIM_INFINITY else 1 << 20, hard))
 
 
+def interrupt_on_signals() -> None:
+    """Ctrl-C and `kill` both end a run the same graceful way (partial results kept, exit 130), even when this
+    process was started in the background, where SIGINT arrives ignored."""
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    signal.signal(signal.SIGINT, interrupt)
+    signal.signal(signal.SIGTERM, interrupt)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from . import commands, scenario
 
     raise_open_files_limit()
+    interrupt_on_signals()
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     try:

@@ -39,6 +39,9 @@ ENV_DEFAULTS: dict[str, tuple[str, str]] = {
     "read_fallback": ("REPLBENCH_READ_FALLBACK", "1"),
     "db_timeout": ("REPLBENCH_DB_TIMEOUT", "3"),
     "max_body": ("REPLBENCH_MAX_BODY", "16384"),
+    # where the app finds the nodes, "host:port" for master,replica1,replica2; empty = 127.0.0.1 and the
+    # native ports (compose sets the service names)
+    "db_hosts": ("REPLBENCH_DB_HOSTS", ""),
 }
 
 NODE_NAMES = ("master", "replica1", "replica2")
@@ -124,6 +127,7 @@ class Settings:
     read_fallback: bool
     db_timeout: float
     max_body: int
+    db_hosts: str
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -158,6 +162,7 @@ class Settings:
                 read_fallback=raw["read_fallback"].lower() in ("1", "true", "yes", "on"),
                 db_timeout=_positive_float(raw["db_timeout"], "db timeout"),
                 max_body=_positive_int(raw["max_body"], "max body"),
+                db_hosts=raw["db_hosts"],
             )
         except ValueError as exc:
             raise ConfigError(str(exc)) from exc
@@ -180,6 +185,16 @@ class Settings:
         return tuple(
             Node(name, self.port_base + i, SERVER_IDS[name], self.state) for i, name in enumerate(NODE_NAMES)
         )
+
+    def address(self, name: str) -> tuple[str, int]:
+        """(host, port) at which the app reaches a node."""
+        if self.db_hosts:
+            entries = [e.strip() for e in self.db_hosts.split(",")]
+            if len(entries) != len(NODE_NAMES):
+                raise ConfigError(f"REPLBENCH_DB_HOSTS needs {len(NODE_NAMES)} host:port entries ({NODE_NAMES})")
+            host, _, port = entries[NODE_NAMES.index(name)].partition(":")
+            return host, int(port or 3306)
+        return "127.0.0.1", self.node(name).port
 
     def node(self, name: str) -> Node:
         return next(n for n in self.nodes if n.name == name)
