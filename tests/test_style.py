@@ -1,0 +1,14 @@
+"""The code stays ruff-clean (configuration in pyproject.toml)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from replbench.config import ROOT
+
+
+def test_ruff_is_clean() -> None:
+    proc = subprocess.run([sys.executable, "-m", "ruff", "check", "replbench", "app", "tests"], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
