@@ -142,7 +142,16 @@ def cmd_reset(args: argparse.Namespace) -> int:
     return 0
 
 
+@reports_errors
 def cmd_test(args: argparse.Namespace) -> int:
+    """Install what the tests need (MariaDB, docker-compose, pinned vegeta), then run pytest."""
+    from .install import ensure_compose_tool, ensure_datagen, ensure_mariadb, ensure_vegeta
+
+    ensure_mariadb()
+    ensure_compose_tool()
+    settings = Settings.from_env()
+    ensure_vegeta(settings)
+    ensure_datagen(settings)
     extra = [a for a in args.pytest_args if a != "--"]
     return run_tests(extra)
 

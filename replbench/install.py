@@ -38,18 +38,38 @@ def ensure_mariadb() -> dict[str, str]:
     found = mariadb_binaries()
     if len(found) == 3:
         return found
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
+    if not can_apt():
         raise InstallError("mariadbd is missing: install MariaDB 10.11+ server, client and backup "
                            f"(Debian/Ubuntu: apt-get install {' '.join(MARIADB_PACKAGES)})")
-    print(f"replbench: installing {' '.join(MARIADB_PACKAGES)} with apt-get...", file=sys.stderr, flush=True)
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    _run(["apt-get", "update", "-q"], env)
-    _run(["apt-get", "install", "-y", "-q", "--no-install-recommends", *MARIADB_PACKAGES], env)
+    apt_install(MARIADB_PACKAGES)
     _stop_distribution_service()
     found = mariadb_binaries()
     if len(found) != 3:
         raise InstallError(f"apt-get finished but MariaDB binaries are still missing: {sorted(found)}")
     return found
+
+
+def can_apt() -> bool:
+    return os.geteuid() == 0 and shutil.which("apt-get") is not None
+
+
+def apt_install(packages: tuple[str, ...]) -> None:
+    print(f"replbench: installing {' '.join(packages)} with apt-get...", file=sys.stderr, flush=True)
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    _run(["apt-get", "update", "-q"], env)
+    _run(["apt-get", "install", "-y", "-q", "--no-install-recommends", *packages], env)
+
+
+def ensure_compose_tool() -> bool:
+    """docker-compose (Debian's package) for the static compose.yaml tests; best effort, False if unavailable."""
+    if shutil.which("docker-compose"):
+        return True
+    if not can_apt():
+        print("replbench: docker-compose is missing (apt-get install docker-compose); its tests will be skipped",
+              file=sys.stderr)
+        return False
+    apt_install(("docker-compose",))
+    return shutil.which("docker-compose") is not None
 
 
 def _stop_distribution_service() -> None:
