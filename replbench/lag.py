@@ -20,6 +20,7 @@ import pymysql
 from . import sql
 from .config import HEARTBEAT_DOMAIN_ID, META_SCHEMA, Settings
 
+CSV_COLUMNS = ["elapsed_s", "replica", "heartbeat_lag_ms", "seconds_behind_master", "replicating"]
 BEAT_INTERVAL = 0.1
 STATUS_INTERVAL = 1.0
 
@@ -32,13 +33,21 @@ class LagMonitor:
         self.path = path
         self.zero = clock_zero
         self.beats = 0
-        self.samples: list[dict[str, Any]] = []
+        # compact per-replica series for the summary; every sample goes to lag.csv as it is taken (a soak of
+        # hours keeps two floats per sample in memory, nothing else)
+        self.lags: dict[str, list[tuple[float, float]]] = {r.name: [] for r in settings.replicas}
+        self.behind: dict[str, list[tuple[float, int]]] = {r.name: [] for r in settings.replicas}
         self.not_replicating: set[str] = set()
+        self._file: Any = None
+        self._writer: Any = None
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
 
     def start(self) -> None:
+        self._file = open(self.path, "w", newline="")
+        self._writer = csv.DictWriter(self._file, fieldnames=CSV_COLUMNS, restval="")
+        self._writer.writeheader()
         targets = [(self._beat_loop, ())] + [(self._read_loop, (r.name,)) for r in self.settings.replicas]
         for target, args in targets:
             thread = threading.Thread(target=target, args=args, daemon=True)
@@ -49,7 +58,8 @@ class LagMonitor:
         self._stop.set()
         for thread in self._threads:
             thread.join(timeout=5)
-        self._write_csv()
+        if self._file is not None:
+            self._file.close()
 
     def _elapsed(self) -> float:
         return round(time.monotonic() - self.zero, 3)
@@ -93,19 +103,31 @@ class LagMonitor:
                     except pymysql.err.MySQLError:
                         sample["replicating"] = 0
                         self.not_replicating.add(replica_name)
-                    with self._lock:
-                        self.samples.append(sample)
+                    self._record(sample)
                     self._stop.wait(BEAT_INTERVAL)
         finally:
             conn.close()
 
-    def _write_csv(self) -> None:
-        columns = ["elapsed_s", "replica", "heartbeat_lag_ms", "seconds_behind_master", "replicating"]
-        with open(self.path, "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=columns, restval="")
-            writer.writeheader()
-            for sample in sorted(self.samples, key=lambda s: (s["elapsed_s"], s["replica"])):
-                writer.writerow(sample)
+    def _record(self, sample: dict[str, Any]) -> None:
+        name, t = sample["replica"], sample["elapsed_s"]
+        with self._lock:
+            self._writer.writerow(sample)
+            if sample.get("heartbeat_lag_ms") is not None:
+                self.lags[name].append((t, sample["heartbeat_lag_ms"]))
+            if sample.get("seconds_behind_master") is not None:
+                self.behind[name].append((t, sample["seconds_behind_master"]))
+
+    def summarize(self, start: float, end: float) -> dict[str, dict[str, Any]]:
+        """Per replica: heartbeat lag p50/p99/max/mean (ms) and max Seconds_Behind_Master within [start, end]."""
+        out: dict[str, dict[str, Any]] = {}
+        for name in sorted(self.lags):
+            lags = [v for t, v in self.lags[name] if start <= t <= end]
+            sbm = [v for t, v in self.behind[name] if start <= t <= end]
+            out[name] = {"samples": len(lags), "p50_ms": percentile(lags, 50), "p99_ms": percentile(lags, 99),
+                         "max_ms": max(lags) if lags else None,
+                         "mean_ms": round(statistics.fmean(lags), 1) if lags else None,
+                         "max_seconds_behind_master": max(sbm) if sbm else None}
+        return out
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -115,17 +137,3 @@ def percentile(values: list[float], q: float) -> float | None:
     ordered = sorted(values)
     rank = max(1, min(len(ordered), int(-(-q * len(ordered) // 100))))
     return ordered[rank - 1]
-
-
-def summarize(samples: list[dict[str, Any]], start: float, end: float) -> dict[str, dict[str, Any]]:
-    """Per replica: heartbeat lag p50/p99/max (ms) and max Seconds_Behind_Master within [start, end]."""
-    out: dict[str, dict[str, Any]] = {}
-    for name in sorted({s["replica"] for s in samples}):
-        mine = [s for s in samples if s["replica"] == name and start <= s["elapsed_s"] <= end]
-        lags = [s["heartbeat_lag_ms"] for s in mine if s.get("heartbeat_lag_ms") is not None]
-        sbm = [s["seconds_behind_master"] for s in mine if s.get("seconds_behind_master") is not None]
-        out[name] = {"samples": len(lags), "p50_ms": percentile(lags, 50), "p99_ms": percentile(lags, 99),
-                     "max_ms": max(lags) if lags else None,
-                     "mean_ms": round(statistics.fmean(lags), 1) if lags else None,
-                     "max_seconds_behind_master": max(sbm) if sbm else None}
-    return out

@@ -55,13 +55,7 @@ def step_row(step: dict[str, Any]) -> str:
     sums = [r["summary"] for r in step["repeats"]]
 
     def get(*path: str) -> list[float | None]:
-        out = []
-        for s in sums:
-            value: Any = s
-            for key in path:
-                value = value.get(key) if isinstance(value, dict) else None
-            out.append(value)
-        return out
+        return [lookup(s, path) for s in sums]
 
     lag_p99 = [max([v.get("p99_ms") or 0 for v in (s.get("lag") or {}).values()] or [0]) for s in sums]
     catch = [max([v if v is not None else float("inf") for v in (s.get("catch_up_s") or {}).values()] or [0])
@@ -97,16 +91,6 @@ def plot_sweep(steps: list[dict[str, Any]], assets: Path, title: str) -> dict[st
 
     rates = [s["rate"] for s in steps]
 
-    def med(path: tuple[str, ...], step: dict[str, Any]) -> float | None:
-        values = []
-        for r in step["repeats"]:
-            value: Any = r["summary"]
-            for key in path:
-                value = value.get(key) if isinstance(value, dict) else None
-            if value is not None:
-                values.append(value)
-        return statistics.median(values) if values else None
-
     files = {}
     specs = [
         ("latency.png", "latency percentiles vs rate", "latency (ms, log scale)", True,
@@ -119,7 +103,7 @@ def plot_sweep(steps: list[dict[str, Any]], assets: Path, title: str) -> dict[st
     for name, what, ylabel, log, series in specs:
         fig_, ax = plt.subplots(figsize=(8, 4), dpi=100)
         for label, path in series:
-            ys = [med(path, s) for s in steps]
+            ys = [_median(s, path) for s in steps]
             points = [(x, y) for x, y in zip(rates, ys) if y is not None and (not log or y > 0)]
             if points:
                 ax.plot(*zip(*points), marker="o", label=label)
@@ -228,14 +212,16 @@ def comparison(latest: dict[str, dict[str, Any]]) -> list[str]:
     return lines
 
 
+def lookup(data: Any, path: tuple[str, ...]) -> Any:
+    """data[path[0]][path[1]]..., or None where a level is missing."""
+    for key in path:
+        data = data.get(key) if isinstance(data, dict) else None
+    return data
+
+
 def _median(step: dict[str, Any], path: tuple[str, ...]) -> float | None:
-    values = []
-    for r in step["repeats"]:
-        value: Any = r["summary"]
-        for key in path:
-            value = value.get(key) if isinstance(value, dict) else None
-        if value is not None:
-            values.append(value)
+    """Median over a step's repeats of one summary figure."""
+    values = [v for v in (lookup(r["summary"], path) for r in step["repeats"]) if v is not None]
     return statistics.median(values) if values else None
 
 

@@ -277,7 +277,7 @@ class Run:
                                 if k in sampling.GROUPS},
             cores=os.cpu_count())
         assert self.monitor is not None
-        self.summary["lag"] = lag.summarize(self.monitor.samples, self.t_start, self.t_end)
+        self.summary["lag"] = self.monitor.summarize(self.t_start, self.t_end)
         self.summary["catch_up_s"] = getattr(self, "catch_up", None)
         self.summary["replicas_not_replicating"] = sorted(self.monitor.not_replicating)
         writes = sum(tl.ok_count(e) for e in ("update_user",))
