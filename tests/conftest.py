@@ -25,7 +25,7 @@ from replbench.progress import Progress
 TEST_ACCOUNTS = int(os.environ.get("REPLBENCH_TEST_ACCOUNTS", "20000"))
 TEST_PORT_BASE = int(os.environ.get("REPLBENCH_TEST_PORT_BASE", "3406"))
 TEST_APP_PORT = int(os.environ.get("REPLBENCH_TEST_APP_PORT", "8180"))
-FIXTURES = ROOT.parent / "shared" / "fixtures" / "vegeta"
+FIXTURES = Path(__file__).parent / "fixtures" / "vegeta"  # a copy of the files used from ../shared/fixtures/vegeta
 
 
 def env_for(state: Path, **extra: str) -> dict[str, str]:

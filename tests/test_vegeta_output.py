@@ -1,11 +1,10 @@
-"""Readers of vegeta output, checked against real vegeta v12.13.0 files in shared/fixtures/vegeta."""
+"""Readers of vegeta output, checked against real vegeta v12.13.0 files (tests/fixtures/vegeta, copied from
+../shared/fixtures/vegeta so a clone anywhere runs them)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-
-import pytest
 
 from replbench import attack, timeline
 from replbench.config import Settings
@@ -13,8 +12,6 @@ from replbench.install import VEGETA_VERSION, ensure_vegeta, vegeta_version
 from replbench.run import vegeta_text
 
 from .conftest import FIXTURES
-
-pytestmark = pytest.mark.skipif(not FIXTURES.is_dir(), reason="shared/fixtures/vegeta is not beside the repo")
 
 
 def read_csv(name: str) -> list[attack.ResultRow]:
