@@ -12,14 +12,17 @@ from __future__ import annotations
 import csv
 import io
 import json
+import resource
 import shutil
 import signal
 import subprocess
 import threading
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from .config import OPEN_FILES_RESERVE, OPEN_FILES_WANTED
 
 REPORT_FILES = {"report.txt": [], "report.json": ["-type=json"], "hdrplot.txt": ["-type=hdrplot"]}
 
@@ -33,14 +36,24 @@ class AttackOptions:
     timeout: float = 30.0  # per-request timeout, seconds (vegeta's default)
     workers: int = 10  # initial workers (vegeta's default); -max-workers stays unlimited, as in the reference
     keepalive: bool = True
+    max_connections: int = field(default_factory=lambda: connection_cap())
 
     def flags(self) -> list[str]:
         return [f"-rate={self.rate}/1s", f"-duration={_go_duration(self.duration)}",
                 f"-timeout={_go_duration(self.timeout)}", f"-workers={self.workers}",
-                f"-keepalive={'true' if self.keepalive else 'false'}"]
+                f"-keepalive={'true' if self.keepalive else 'false'}", f"-max-connections={self.max_connections}"]
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "max_workers": "unlimited (vegeta default)", "connections": "10000 (vegeta default)"}
+
+
+def connection_cap() -> int:
+    """Most connections vegeta may open to the app: its descriptor limit minus a reserve. Beyond it an overloaded
+    run would fail requests with "too many open files" (a load-generator artefact); capped, they wait in vegeta
+    for a connection and show up as latency, which is what the app really does to its clients."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    limit = OPEN_FILES_WANTED if soft == resource.RLIM_INFINITY else soft
+    return max(1, limit - OPEN_FILES_RESERVE)
 
 
 def _go_duration(seconds: float) -> str:

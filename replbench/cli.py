@@ -13,7 +13,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 
-from .config import ROOT, ConfigError, Settings
+from .config import OPEN_FILES_WANTED, ROOT, ConfigError, Settings
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -83,11 +83,19 @@ def build_parser() -> ArgumentParser:
     return parser
 
 
-def raise_open_files_limit() -> None:
-    """vegeta and gunicorn hold one descriptor per connection: lift the soft limit to the hard one (inherited)."""
+def raise_open_files_limit(wanted: int = OPEN_FILES_WANTED) -> int:
+    """vegeta and gunicorn hold one descriptor per connection, and an overloaded run has tens of thousands in
+    flight: lift the limit (inherited by every child) to `wanted`, the hard limit too when allowed (root)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard == resource.RLIM_INFINITY or hard > soft:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard if hard != resource.RLIM_INFINITY else 1 << 20, hard))
+    if hard != resource.RLIM_INFINITY and hard < wanted:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, wanted))
+            return wanted
+        except (ValueError, OSError):  # not privileged: the soft limit can still go up to the hard one
+            pass
+    target = wanted if hard == resource.RLIM_INFINITY else max(soft, min(hard, wanted))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    return target
 
 
 def interrupt_on_signals() -> None:

@@ -49,6 +49,8 @@ SERVER_IDS = {"master": 1, "replica1": 2, "replica2": 3}
 SCHEMAS = ("bench_idx", "bench_noidx")
 META_SCHEMA = "replbench_meta"
 HEARTBEAT_DOMAIN_ID = 99  # heartbeat writes get their own GTID domain, kept out of per-write figures
+OPEN_FILES_WANTED = 262_144  # descriptors for vegeta and gunicorn: an overloaded run holds ~rate × timeout sockets
+OPEN_FILES_RESERVE = 1024  # descriptors vegeta keeps for itself (files, pipes) below its connection cap
 
 # timeouts and intervals (seconds)
 NODE_START_TIMEOUT = 120.0

@@ -168,16 +168,24 @@ def _watch_progress(settings: Settings, conn_id: int, done: threading.Event, pro
     try:
         with conn.cursor() as cur:
             while not done.wait(PROGRESS_POLL):
-                cur.execute("SELECT STAGE, MAX_STAGE, PROGRESS FROM information_schema.PROCESSLIST WHERE ID = %s",
-                            (conn_id,))
+                cur.execute("SELECT STAGE, MAX_STAGE, PROGRESS, STATE, TIME FROM information_schema.PROCESSLIST "
+                            "WHERE ID = %s", (conn_id,))
                 row = cur.fetchone()
-                if row and row[2] is not None:
-                    stage = f" stage {row[0]}/{row[1]}" if row[1] and row[1] > 1 else ""
-                    progress.say(f"{label}:{stage} {float(row[2]):5.1f} %")
+                if row:
+                    progress.say(f"{label}: {_describe_progress(*row)}")
     except pymysql.err.MySQLError:
         pass
     finally:
         conn.close()
+
+
+def _describe_progress(stage: int | None, max_stage: int | None, percent: Any, state: str | None,
+                       seconds: int | None) -> str:
+    """MariaDB's PROGRESS column when it reports one; an in-place index build reports none, so show its state."""
+    if max_stage and percent:  # an in-place ALTER keeps it at 0
+        stage_text = f"stage {stage}/{max_stage} " if max_stage > 1 else ""
+        return f"{stage_text}{float(percent):5.1f} %"
+    return f"{state or 'running'} for {seconds or 0} s (MariaDB reports no percentage for this step)"
 
 
 def clone_datadir(master: Node, settings: Settings) -> None:

@@ -56,6 +56,7 @@ class Progress:
             self.stream.flush()
 
     def summary(self) -> str:
-        rows = [f"  {name:<40} {took:8.1f} s" for name, took in self.phases]
-        rows.append(f"  {'total':<40} {self.elapsed():8.1f} s")
+        width = max([len("total"), *(len(name) for name, _ in self.phases)])
+        rows = [f"  {name:<{width}} {took:8.1f} s" for name, took in self.phases]
+        rows.append(f"  {'total':<{width}} {self.elapsed():8.1f} s")
         return "\n".join(rows)
