@@ -55,6 +55,9 @@ def test_a_run_of_each_scenario_leaves_every_file(topo: Settings, scenario: str)
     assert meta["versions"]["vegeta"] == "v12.13.0" and meta["versions"]["mariadb"]
     assert meta["knobs"] == {"binlog_format": "ROW", "binlog_row_image": "FULL", "sync_binlog": 1,
                              "flush_log_at_trx_commit": 1}
+    cap = meta["attack_options"]["max_connections"]
+    assert 0 < cap < meta["attack_options"]["open_files_limit"]
+    assert f"-max-connections={cap}" in meta["attack_command"]
 
 
 def test_report_txt_has_vegetas_layout(topo: Settings) -> None:

@@ -144,3 +144,9 @@ def test_same_seed_gives_the_same_checksum(tmp_path, topo: Settings) -> None:
     finally:
         topology.stop_all(other_seed)
     assert changed != sums[0]
+
+
+def test_long_statement_progress_uses_mariadbs_percentage_or_its_state() -> None:
+    assert dataset._describe_progress(1, 2, 19.7, "Reading file", 5) == "stage 1/2  19.7 %"
+    in_place_alter = dataset._describe_progress(1, 1, 0.0, "altering table", 42)
+    assert in_place_alter.startswith("altering table for 42 s") and "%" not in in_place_alter
