@@ -95,6 +95,7 @@ class Run:
         self.sampler: sampling.CpuSampler | None = None
         self.attack: attack.Attack | None = None
         self.vegeta: Path | None = None
+        self.timeline: timeline.Timeline | None = None
 
     # ---- phases ----
 
@@ -238,6 +239,9 @@ class Run:
             if self.scenario.writes and self.status != STATUS_INTERRUPTED and not skip_waits:
                 self._check_consistency()
             self._guards()
+            if self.timeline is not None:
+                timeline.plot(self.timeline, self.folder / "latency.png",
+                              f"{self.scenario.name} @ {self.rate} rps — latency over time ({self.status})")
         elif self.status == STATUS_OK:
             self.status = STATUS_FAILED
             self.summary.setdefault("guards", []).append("vegeta produced no results")
@@ -261,8 +265,7 @@ class Run:
                          ("p99", "99th"), ("max", "max"))})
         tl = timeline.build(attack.decode(self.vegeta, self.folder / "results.bin"))
         timeline.write_csv(tl, self.folder / "timeline.csv")
-        timeline.plot(tl, self.folder / "latency.png",
-                      f"{self.scenario.name} @ {self.rate} rps — latency over time ({self.status})")
+        self.timeline = tl  # plotted once the status is final
         self.summary["outcomes"] = tl.outcomes
         if not hasattr(self, "cpu_after"):  # interrupted before the attack's counters were read
             return
