@@ -151,3 +151,13 @@ def test_report_on_empty_results(tmp_path: Path) -> None:
     settings = Settings.from_env(env_for(tmp_path))
     out = report.generate(settings, tmp_path / "r.md")
     assert "No sweep found" in out.read_text()
+
+
+def test_report_shows_the_newest_sweep_of_each_scenario_and_lists_the_rest(tmp_path: Path) -> None:
+    for name, scenario in (("sweep-20260101-000000-read", "read"), ("sweep-20260102-000000-read", "read"),
+                           ("sweep-20260101-000000-write", "write")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "sweep.json").write_text(json.dumps({"scenario": scenario}))
+    newest = report.newest_per_scenario(report.find_sweeps(tmp_path))
+    assert newest == {"read": tmp_path / "sweep-20260102-000000-read",
+                      "write": tmp_path / "sweep-20260101-000000-write"}
