@@ -91,4 +91,11 @@ def describe(before: BinlogSnapshot, after: BinlogSnapshot, heartbeats: int, byt
         "master_com_update": after.com_update - before.com_update,
         "master_com_insert": after.com_insert - before.com_insert,
         "replica_received_bytes": received_bytes(before, after),
+        "files_opened": new_files(before, after),
     }
+
+
+def new_files(before: BinlogSnapshot, after: BinlogSnapshot) -> list[str]:
+    """Binlog files the master opened between the snapshots: a rotation (max_binlog_size) happened in the run."""
+    known = {name for name, _ in before.files}
+    return [name for name, _ in after.files if name not in known]

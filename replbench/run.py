@@ -408,6 +408,8 @@ def render_block(summary: dict[str, Any], folder: Path) -> str:
         lines.append(f"Binlog: {b['master_binlog_bytes']:,} bytes on the master during the attack; {per_write} "
                      f"({b['successful_writes']:,} successful writes; {b['heartbeat_writes']} heartbeats × "
                      f"{b['heartbeat_bytes_per_write']:.0f} B excluded)")
+        if b.get("files_opened"):
+            lines.append(f"Binlog rotated during the attack (max_binlog_size): opened {', '.join(b['files_opened'])}")
         relay = ", ".join(f"{k} {v:,}" for k, v in b["replica_received_bytes"].items())
         lines.append(f"Relay log bytes received: {relay}")
     c = summary.get("consistency")

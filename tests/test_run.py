@@ -166,3 +166,13 @@ def test_bad_run_arguments_exit_2_and_list_scenarios(args: list[str]) -> None:
     proc = run_cli(args, {})
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "read-noindex" in proc.stderr  # the scenarios are listed
+
+
+def test_binlog_counts_bytes_across_a_rotation_and_names_the_new_file() -> None:
+    from replbench import binlog
+
+    before = binlog.BinlogSnapshot([("binlog.000001", 1000), ("binlog.000002", 500)], 0, 0)
+    after = binlog.BinlogSnapshot([("binlog.000001", 1000), ("binlog.000002", 900), ("binlog.000003", 300)], 0, 0)
+    assert binlog.written_bytes(before, after) == 700
+    assert binlog.new_files(before, after) == ["binlog.000003"]
+    assert binlog.new_files(after, after) == []
