@@ -154,7 +154,7 @@ class Run:
             **{n.name: (lambda n=n: [pid] if (pid := topology.node_pid(n)) else []) for n in s.nodes},
             "vegeta": lambda: self.attack.pids if self.attack else [],
         }
-        self.sampler = sampling.CpuSampler(groups, self.folder / "cpu.csv")
+        self.sampler = sampling.CpuSampler(groups, self.folder / "cpu.csv", self.folder / "memory.csv")
         self.sampler.started = self.zero
         self.sampler.start()
         self.binlog_before = binlog.snapshot(s)
@@ -279,6 +279,7 @@ class Run:
             cpu_ms_per_request={k: round(1000 * v / requests, 3) for k, v in cpu_s.items()
                                 if k in sampling.GROUPS},
             cores=os.cpu_count())
+        self.summary["memory_mb"] = sampling.memory_summary(self.sampler.memory_rows)
         assert self.monitor is not None
         self.summary["lag"] = self.monitor.summarize(self.t_start, self.t_end)
         self.summary["catch_up_s"] = getattr(self, "catch_up", None)
@@ -412,6 +413,10 @@ def render_block(summary: dict[str, Any], folder: Path) -> str:
             lines.append(f"Binlog rotated during the attack (max_binlog_size): opened {', '.join(b['files_opened'])}")
         relay = ", ".join(f"{k} {v:,}" for k, v in b["replica_received_bytes"].items())
         lines.append(f"Relay log bytes received: {relay}")
+    memory = summary.get("memory_mb")
+    if memory:
+        lines.append("Memory RSS MiB (first → last sample, max): " + ", ".join(
+            f"{k} {v['first']:.0f} → {v['last']:.0f} ({v['max']:.0f})" for k, v in memory.items()))
     c = summary.get("consistency")
     if c:
         verdict = "equal on all three nodes" if c["equal"] else "DIFFERENT — replicas diverged, RUN FAILED"

@@ -1,8 +1,9 @@
-"""CPU sampling: per-node CPU every second (app, master, replica1, replica2, vegeta, host), as % of one core.
+"""CPU sampling: per-node CPU every second (app, master, replica1, replica2, vegeta, host), as % of one core; and
+each group's resident memory (plus this harness's own) every few seconds, so a long soak shows whether anything grows.
 
 Each group's CPU is the sum over its processes of user+system time, read with psutil. A process seen once keeps
 its last reading after it exits (gunicorn workers, vegeta at the end), so totals never go backwards. Saved as
-cpu.csv; totals between two snapshots give CPU seconds per node, hence CPU-ms per request.
+cpu.csv (and memory.csv); totals between two snapshots give CPU seconds per node, hence CPU-ms per request.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import psutil
 SAMPLE_INTERVAL = 1.0
 GROUPS = ("app", "master", "replica1", "replica2", "vegeta")
 HOST_COLUMNS = ("host_busy", "host_steal")
+MEMORY_EVERY = 10  # samples (seconds) between two rows of memory.csv
 STEADY_TRIM = 0.1  # fraction of the attack cut at each end for the "steady part" means
 
 
@@ -34,9 +36,11 @@ def host_times() -> dict[str, float]:
 class CpuSampler:
     """Samples the CPU of process groups; groups map a name to a function returning that group's pids."""
 
-    def __init__(self, groups: dict[str, Callable[[], list[int]]], path: Path) -> None:
+    def __init__(self, groups: dict[str, Callable[[], list[int]]], path: Path, memory_path: Path | None = None) -> None:
         self.groups = groups
         self.path = path
+        self.memory_path = memory_path
+        self.memory_rows: list[dict[str, float]] = []
         self._seen: dict[str, dict[int, float]] = {name: {} for name in groups}
         self._procs: dict[int, psutil.Process] = {}
         self._stop = threading.Event()
@@ -76,18 +80,57 @@ class CpuSampler:
         out.update(host_times())
         return out
 
+    def memory_mb(self) -> dict[str, float]:
+        """Resident memory of each group (live processes) and of this harness, in MiB."""
+        out: dict[str, float] = {}
+        for name, pids_of in [("harness", lambda: [psutil.Process().pid]), *self.groups.items()]:
+            total = 0
+            try:
+                pids = pids_of()
+            except Exception:
+                pids = []
+            for pid in pids:
+                proc = self._proc(pid)
+                try:
+                    total += proc.memory_info().rss if proc is not None else 0
+                except (psutil.NoSuchProcess, psutil.AccessDenied):
+                    pass
+            out[name] = round(total / 2**20, 1)
+        return out
+
+    def _write_memory(self, writer: Any, elapsed: float) -> None:
+        row = {"elapsed_s": round(elapsed, 3), **self.memory_mb()}
+        self.memory_rows.append(row)
+        writer.writerow(row.values())
+
     def start(self) -> None:
         self.started = time.monotonic()
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._thread.start()
 
     def _loop(self) -> None:
+        memory_file = open(self.memory_path, "w", newline="") if self.memory_path else None
+        try:
+            self._sample(memory_file)
+        finally:
+            if memory_file:
+                memory_file.close()
+
+    def _sample(self, memory_file: Any) -> None:
+        memory = csv.writer(memory_file) if memory_file else None
+        if memory:
+            memory.writerow(["elapsed_s", "harness", *self.groups])
         with open(self.path, "w", newline="") as f:
             writer = csv.writer(f)
             columns = [*self.groups, *HOST_COLUMNS]
             writer.writerow(["elapsed_s", *columns])
             previous, previous_t = self.totals(), time.monotonic()
+            samples = 0
             while not self._stop.wait(SAMPLE_INTERVAL - ((time.monotonic() - self.started) % SAMPLE_INTERVAL)):
+                if memory and samples % MEMORY_EVERY == 0:
+                    self._write_memory(memory, time.monotonic() - self.started)
+                    memory_file.flush()
+                samples += 1
                 now_totals, now = self.totals(), time.monotonic()
                 span = now - previous_t
                 row = {"elapsed_s": round(now - self.started, 3)}
@@ -113,6 +156,14 @@ def steady_means(rows: list[dict[str, float]], start: float, end: float) -> dict
         return {}
     columns = [k for k in window[0] if k != "elapsed_s"]
     return {c: round(sum(r[c] for r in window) / len(window), 1) for c in columns}
+
+
+def memory_summary(rows: list[dict[str, float]]) -> dict[str, dict[str, float]]:
+    """Per group: RSS MiB at the first and last sample of memory.csv, and the maximum."""
+    if not rows:
+        return {}
+    groups = [k for k in rows[0] if k != "elapsed_s"]
+    return {g: {"first": rows[0][g], "last": rows[-1][g], "max": max(r[g] for r in rows)} for g in groups}
 
 
 def cpu_seconds(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
