@@ -11,6 +11,7 @@ from . import scenario as scenarios
 from .cli import EXIT_USAGE, ArgumentParser, UsageError, add_app_flags, add_topology_flags, settings_from
 from .knobs import BINLOG_FORMATS, ROW_IMAGES, Knobs
 from .run import Run, RunOptions, exit_code, new_folder
+from .sweep import Sweep, describe_max
 
 MAX_RATE = 100_000
 
@@ -126,7 +127,6 @@ def add_parsers(sub: Any, add_topology: Callable[..., None], add_app: Callable[.
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from .sweep import Sweep
 
     scenario = load_scenario(args.scenario)
     rates = list(scenario.rates)
@@ -146,10 +146,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     for step in data["steps"]:
         verdict = "PASS" if step["passed"] else "FAIL (" + "; ".join(step["reasons"]) + ")"
         print(f"  {step['rate']:>6} rps{' (refine)' if step['refined'] else '         '}  {verdict}")
-    best = data["max_sustainable_rate"]
-    lowest = min(s["rate"] for s in data["steps"]) if data["steps"] else None
-    print(f"max sustainable rate: {best if best is not None else f'below {lowest}'} rps "
-          f"({scenario.criteria.describe()})")
+    print(f"max sustainable rate: {describe_max(data)} ({scenario.criteria.describe()})")
     return 130 if data["status"] == "interrupted" else 0
 
 

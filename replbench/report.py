@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import ROOT, Settings
+from .sweep import describe_max
 
 PAIRS = (("read", "read-noindex"), ("write", "write-noindex"))
 NODES = ("app", "master", "replica1", "replica2", "vegeta")
@@ -141,7 +142,7 @@ def sweep_section(sweep_dir: Path, assets_root: Path, base: Path) -> tuple[list[
     name = sweep["scenario"]
     lines = [f"## Sweep `{name}` — `{sweep_dir.name}`", ""]
     if not steps:
-        return lines + ["No completed step.", ""], {"scenario": name, "max": None, "steps": []}
+        return lines + ["No completed step.", ""], {"scenario": name, "max": None, "max_text": "–", "steps": []}
     meta = steps[0]["repeats"][0]["meta"]
     host, versions, ds = meta["host"], meta["versions"], meta["dataset"]
     lines += [
@@ -159,9 +160,8 @@ def sweep_section(sweep_dir: Path, assets_root: Path, base: Path) -> tuple[list[
         "",
     ]
     best = sweep["max_sustainable_rate"]
-    lowest = min(s["rate"] for s in sweep["steps"]) if sweep["steps"] else None
-    best_text = f"{best} rps" if best is not None else f"below {lowest} rps (no step passed)"
-    lines += [f"**Max sustainable rate: {best_text}** — the highest step meeting every criterion above.", ""]
+    lines += [f"**Max sustainable rate: {describe_max(sweep)}** — the highest step meeting every criterion above.",
+              ""]
     lines += [TABLE_HEADER] + [step_row(s) for s in steps] + [""]
     lines += ["CPU in % of one core (mean over the steady part of the step); ms/req = the node's CPU milliseconds "
               "per request; lag = heartbeat lag p99 of the worse replica; catch-up = seconds after the step until "
@@ -183,7 +183,8 @@ def sweep_section(sweep_dir: Path, assets_root: Path, base: Path) -> tuple[list[
                       (folder / "block.txt").read_text().rstrip("\n") if (folder / "block.txt").exists() else
                       "(no block)", "```", "", f"![latency over time]({rel(assets / f'{tag}-latency.png')})", ""]
     lines += ["</details>", ""]
-    return lines, {"scenario": name, "max": best, "lowest": lowest, "steps": steps, "folder": sweep_dir.name}
+    return lines, {"scenario": name, "max": best, "max_text": describe_max(sweep), "steps": steps,
+                   "folder": sweep_dir.name}
 
 
 def comparison(latest: dict[str, dict[str, Any]]) -> list[str]:
@@ -195,12 +196,9 @@ def comparison(latest: dict[str, dict[str, Any]]) -> list[str]:
         if not lines:
             lines += ["## What the indexes cost: paired sweeps", ""]
 
-        def best(x: dict[str, Any]) -> str:
-            return f"{x['max']} rps" if x["max"] is not None else f"< {x['lowest']} rps"
-
         lines += [f"### `{indexed}` (4 secondary indexes) vs `{plain}` (primary key only)", "",
                   "| | " + f"`{indexed}` | `{plain}` |", "|---|---|---|",
-                  f"| max sustainable rate | {best(a)} | {best(b)} |",
+                  f"| max sustainable rate | {a['max_text']} | {b['max_text']} |",
                   f"| sweep | `{a['folder']}` | `{b['folder']}` |"]
         common = sorted({s["rate"] for s in a["steps"]} & {s["rate"] for s in b["steps"]})
         if common:
@@ -268,13 +266,11 @@ def generate(settings: Settings, output: Path | None = None) -> Path:
         header += ["| sweep | scenario | steps | max sustainable rate | shown |", "|---|---|---|---|---|"]
         for sweep_dir in sweeps:
             data = json.loads((sweep_dir / "sweep.json").read_text())
-            best = data["max_sustainable_rate"]
             steps = data["steps"]
-            best_text = f"{best} rps" if best is not None else (
-                f"< {min(s['rate'] for s in steps)} rps" if steps else "–")
             newest = shown[data["scenario"]]
             where = "in full below" if newest == sweep_dir else f"superseded by `{newest.name}`"
-            header.append(f"| `{sweep_dir.name}` | {data['scenario']} | {len(steps)} | {best_text} | {where} |")
+            header.append(f"| `{sweep_dir.name}` | {data['scenario']} | {len(steps)} | {describe_max(data)} | "
+                          f"{where} |")
         header.append("")
     text = "\n".join(header + comparison(latest) + sections).rstrip("\n") + "\n"
     output.write_text(text)

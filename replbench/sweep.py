@@ -91,6 +91,20 @@ def max_sustainable(steps: list[StepResult]) -> int | None:
     return max(passing) if passing else None
 
 
+def describe_max(data: dict[str, Any]) -> str:
+    """The max sustainable rate of a sweep.json as a reader should take it: exact, a lower bound when no step
+    failed (the ladder ended first), or an upper bound when no step passed."""
+    steps = data.get("steps") or []
+    if not steps:
+        return "–"
+    best = data.get("max_sustainable_rate")
+    if best is None:
+        return f"below {min(s['rate'] for s in steps)} rps (no step passed)"
+    if all(s["passed"] for s in steps):
+        return f"≥ {best} rps (no step failed: the ladder ended first)"
+    return f"{best} rps"
+
+
 def next_refine_rate(steps: list[StepResult]) -> int | None:
     """The next bisection rate between the highest pass and the lowest fail above it (or below the lowest fail
     when nothing passed), or None when the gap is resolved."""

@@ -21,7 +21,7 @@ from replbench.scenario import available
 from .conftest import FIXTURES, env_for, run_cli, wait_until
 
 RUN_FILES = ("meta.json", "targets.json", "results.bin", "report.txt", "report.json", "hdrplot.txt", "plot.html",
-             "latency.png", "cpu.csv", "lag.csv", "timeline.csv", "summary.json", "block.txt")
+             "latency.png", "cpu.csv", "memory.csv", "lag.csv", "timeline.csv", "summary.json", "block.txt")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
@@ -49,6 +49,7 @@ def test_a_run_of_each_scenario_leaves_every_file(topo: Settings, scenario: str)
     assert (folder / "report.txt").read_text().rstrip("\n") in proc.stdout
     summary = json.loads((folder / "summary.json").read_text())
     assert summary["requests"] == 80 and summary["status"] in ("ok", "ok-with-warnings")
+    assert summary["memory_mb"]["harness"]["max"] > 0 and summary["memory_mb"]["master"]["max"] > 0
     meta = json.loads((folder / "meta.json").read_text())
     assert meta["status"] == summary["status"] and meta["exit_code"] == 0
     assert meta["scenario_file"] == (ROOT / "scenarios" / f"{scenario}.toml").read_text()

@@ -93,7 +93,7 @@ def test_a_small_real_sweep_and_its_report(topo: Settings, tmp_path: Path) -> No
     for name, rates in (("write", "30,60"), ("write-noindex", "30,60")):
         proc = run_cli(["sweep", name, "--rates", rates, "--duration", "2s"], env)
         assert proc.returncode == 0, proc.stdout + proc.stderr
-        assert "max sustainable rate: 60 rps" in proc.stdout
+        assert "max sustainable rate: ≥ 60 rps (no step failed" in proc.stdout
         assert "PASS" in proc.stdout
     output = tmp_path / "report.md"
     proc = run_cli(["report", "--output", str(output)], env)
@@ -101,7 +101,8 @@ def test_a_small_real_sweep_and_its_report(topo: Settings, tmp_path: Path) -> No
     text = output.read_text()
     for section in ("# replbench report", "## What the indexes cost",
                     "`write` (4 secondary indexes) vs `write-noindex`", "## Sweep `write`",
-                    "## Sweep `write-noindex`", "**Max sustainable rate: 60 rps**",
+                    "## Sweep `write-noindex`",
+                    "**Max sustainable rate: ≥ 60 rps (no step failed: the ladder ended first)**",
                     "| rate asked |", "master CPU-ms/req", "binlog bytes/write", "Gunicorn cpu:", "Mysql cpu:"):
         assert section in text, section
     links = [line.split("](")[1].rstrip(")") for line in text.splitlines() if line.startswith("![")]
@@ -161,3 +162,15 @@ def test_report_shows_the_newest_sweep_of_each_scenario_and_lists_the_rest(tmp_p
     newest = report.newest_per_scenario(report.find_sweeps(tmp_path))
     assert newest == {"read": tmp_path / "sweep-20260102-000000-read",
                       "write": tmp_path / "sweep-20260101-000000-write"}
+
+
+def test_max_rate_is_labelled_a_bound_when_the_ladder_did_not_bracket_it() -> None:
+    def data(*verdicts: tuple[int, bool]) -> dict:
+        steps = [{"rate": r, "passed": p} for r, p in verdicts]
+        return {"steps": steps, "max_sustainable_rate": sweep.max_sustainable(
+            [sweep.StepResult(r, [], p, []) for r, p in verdicts])}
+
+    assert sweep.describe_max(data((200, True), (400, False))) == "200 rps"
+    assert sweep.describe_max(data((200, True), (400, True))).startswith("≥ 400 rps")
+    assert sweep.describe_max(data((1, False), (2, False))).startswith("below 1 rps")
+    assert sweep.describe_max({"steps": []}) == "–"
