@@ -145,8 +145,9 @@ def sweep_section(sweep_dir: Path, assets_root: Path, base: Path) -> tuple[list[
         return lines + ["No completed step.", ""], {"scenario": name, "max": None, "max_text": "–", "steps": []}
     meta = steps[0]["repeats"][0]["meta"]
     host, versions, ds = meta["host"], meta["versions"], meta["dataset"]
+    machine = f"{host['cores']} cores, {host['memory_gib']} GiB, {host['platform']}"
     lines += [
-        f"- **Machine**: {host['cores']} cores, {host['memory_gib']} GiB, {host['platform']}",
+        f"- **Machine**: {machine}",
         f"- **Versions**: MariaDB {versions.get('mariadb')}, vegeta {versions.get('vegeta')}, Python "
         f"{versions.get('python')}, app driver {meta['app']['driver']} / worker {meta['app']['worker_class']} × "
         f"{meta['app']['workers']}, commit `{versions.get('git_commit')}`",
@@ -184,7 +185,7 @@ def sweep_section(sweep_dir: Path, assets_root: Path, base: Path) -> tuple[list[
                       "(no block)", "```", "", f"![latency over time]({rel(assets / f'{tag}-latency.png')})", ""]
     lines += ["</details>", ""]
     return lines, {"scenario": name, "max": best, "max_text": describe_max(sweep), "steps": steps,
-                   "folder": sweep_dir.name}
+                   "folder": sweep_dir.name, "machine": f"{machine}, MariaDB {versions.get('mariadb')}"}
 
 
 def comparison(latest: dict[str, dict[str, Any]]) -> list[str]:
@@ -260,6 +261,10 @@ def generate(settings: Settings, output: Path | None = None) -> Path:
         "here are copied to `results/report-assets/`). Every figure below comes from a file in those folders. "
         "The newest sweep of each scenario is shown in full; older ones are listed as superseded.", "",
     ]
+    machines = sorted({info["machine"] for info in latest.values()})
+    if machines:
+        header += ["Measured on: " + "; ".join(f"**{m}**" for m in machines)
+                   + " (the host recorded in the meta.json of the sweeps shown).", ""]
     if not sweeps:
         header += ["No sweep found in results/: run `./run.sh sweep <scenario>` first.", ""]
     else:
