@@ -33,6 +33,13 @@ def host_times() -> dict[str, float]:
     return {"host_busy": total - idle - steal, "host_steal": steal}
 
 
+def _pids(pids_of: Callable[[], list[int]]) -> list[int]:
+    try:
+        return pids_of()
+    except Exception:  # a group's pid lookup must never kill the sampler
+        return []
+
+
 class CpuSampler:
     """Samples the CPU of process groups; groups map a name to a function returning that group's pids."""
 
@@ -63,11 +70,7 @@ class CpuSampler:
         out: dict[str, float] = {}
         for name, pids_of in self.groups.items():
             seen = self._seen[name]
-            try:
-                pids = pids_of()
-            except Exception:  # a group's pid lookup must never kill the sampler
-                pids = []
-            for pid in pids:
+            for pid in _pids(pids_of):
                 proc = self._proc(pid)
                 if proc is None:
                     continue
@@ -85,11 +88,7 @@ class CpuSampler:
         out: dict[str, float] = {}
         for name, pids_of in [("harness", lambda: [psutil.Process().pid]), *self.groups.items()]:
             total = 0
-            try:
-                pids = pids_of()
-            except Exception:
-                pids = []
-            for pid in pids:
+            for pid in _pids(pids_of):
                 proc = self._proc(pid)
                 try:
                     total += proc.memory_info().rss if proc is not None else 0
