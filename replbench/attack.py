@@ -44,7 +44,8 @@ class AttackOptions:
                 f"-keepalive={'true' if self.keepalive else 'false'}", f"-max-connections={self.max_connections}"]
 
     def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "max_workers": "unlimited (vegeta default)", "connections": "10000 (vegeta default)"}
+        return {**asdict(self), "max_workers": "unlimited (vegeta default)", "connections": "10000 (vegeta default)",
+                "open_files_limit": resource.getrlimit(resource.RLIMIT_NOFILE)[0]}
 
 
 def connection_cap() -> int:

@@ -333,8 +333,7 @@ class Run:
         return {
             "scenario": self.scenario.name, "scenario_file": self.scenario.source, "rate": self.rate,
             "duration_s": self.options.duration, "timeout_s": self.options.timeout,
-            "attack_options": {**attack.AttackOptions(self.rate, self.options.duration, self.options.timeout).as_dict(),
-                               "open_files_limit": resource.getrlimit(resource.RLIMIT_NOFILE)[0]},
+            "attack_options": attack.AttackOptions(self.rate, self.options.duration, self.options.timeout).as_dict(),
             "knobs": self.options.knobs.as_dict(),
             "dataset": {"accounts": info.get("accounts"), "seed": info.get("seed"), "built_at": info.get("built_at")},
             "app": {"workers": s.app_workers, "driver": s.driver, "worker_class": s.worker_class,
