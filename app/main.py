@@ -70,6 +70,7 @@ async def create_app() -> web.Application:
     app.router.add_get("/users/{id}", handlers.get_user)
     app.router.add_post("/users", handlers.create_user)
     app.router.add_post("/update_user", handlers.update_user)
+    app.router.add_post("/update_users", handlers.update_users)
     app.router.add_get("/health", handlers.health)
 
     async def close_db(_: web.Application) -> None:

@@ -16,7 +16,7 @@ EMAIL_RE = re.compile(r"^[^@\s]{1,64}@[A-Za-z0-9.-]{1,63}\.[A-Za-z]{2,}$")
 MAX_NAME = 60
 MAX_PREFIX = 30
 MAX_CITY = 60
-MAX_INTERESTS = 255
+MAX_INTERESTS = 4096  # a TEXT column: write-wide stores about 1 KB
 MAX_EMAIL = 120
 MAX_ID = 2**63 - 1
 DEFAULT_LIMIT = 10
@@ -148,6 +148,25 @@ def update_fields(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     if not fields:
         raise ClientError(f"nothing to update: give at least one of {', '.join(UPDATABLE)}")
     return account_id, fields
+
+
+MAX_BULK = 10_000  # rows one update_users request may touch
+BULK_FIELDS = ("city", "interests")
+
+
+def bulk_update(body: dict[str, Any]) -> tuple[int, int, dict[str, Any]]:
+    """POST /update_users: {"from_id": N, "count": K, "interests"/"city": value} -> (first id, count, fields)."""
+    only_known(body.keys(), ("from_id", "count", *BULK_FIELDS), "field")
+    if "from_id" not in body or "count" not in body:
+        raise ClientError("from_id and count are required")
+    first = positive_id(body["from_id"])
+    count = body["count"]
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_BULK:
+        raise ClientError(f"count must be a whole number from 1 to {MAX_BULK}")
+    fields = {name: field_value(name, body[name]) for name in BULK_FIELDS if name in body}
+    if not fields:
+        raise ClientError(f"nothing to update: give at least one of {', '.join(BULK_FIELDS)}")
+    return first, count, fields
 
 
 def create_fields(body: dict[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,9 @@ GRANT REPLICATION SLAVE ON *.* TO 'repl'@'%';
 CREATE USER IF NOT EXISTS 'app_rw'@'%' IDENTIFIED BY :app_password;
 GRANT SELECT, INSERT, UPDATE ON bench_idx.* TO 'app_rw'@'%';
 GRANT SELECT, INSERT, UPDATE ON bench_noidx.* TO 'app_rw'@'%';
+GRANT SELECT, INSERT, UPDATE ON bench_nopk.* TO 'app_rw'@'%';
 
 CREATE USER IF NOT EXISTS 'app_ro'@'%' IDENTIFIED BY :app_password;
 GRANT SELECT ON bench_idx.* TO 'app_ro'@'%';
 GRANT SELECT ON bench_noidx.* TO 'app_ro'@'%';
+GRANT SELECT ON bench_nopk.* TO 'app_ro'@'%';

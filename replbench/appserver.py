@@ -13,13 +13,13 @@ import urllib.request
 
 import psutil
 
-from .config import APP_START_TIMEOUT, ROOT, Settings
+from .config import APP_START_TIMEOUT, ROOT, ReplbenchError, Settings
 from .processes import wait_gone
 
 WORKER_CLASSES = {"aiohttp": "aiohttp.GunicornWebWorker", "uvloop": "aiohttp.GunicornUVLoopWebWorker"}
 
 
-class AppError(Exception):
+class AppError(ReplbenchError):
     """The app could not be started or stopped; the message says why."""
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import resource
 import shutil
 import signal
@@ -22,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config import OPEN_FILES_RESERVE, OPEN_FILES_WANTED
+from .config import OPEN_FILES_RESERVE, OPEN_FILES_WANTED, REQUEST_TIMEOUT
 
 REPORT_FILES = {"report.txt": [], "report.json": ["-type=json"], "hdrplot.txt": ["-type=hdrplot"]}
 
@@ -33,7 +34,7 @@ class AttackOptions:
 
     rate: int
     duration: float  # seconds
-    timeout: float = 30.0  # per-request timeout, seconds (vegeta's default)
+    timeout: float = REQUEST_TIMEOUT  # per-request timeout, seconds (vegeta's default)
     workers: int = 10  # initial workers (vegeta's default); -max-workers stays unlimited, as in the reference
     keepalive: bool = True
     max_connections: int = field(default_factory=lambda: connection_cap())
@@ -73,6 +74,7 @@ class Attack:
         self.latest: dict[str, Any] = {}
         self._procs: list[subprocess.Popen[bytes]] = []
         self._interrupted = False
+        self.cpu_seconds: dict[str, float] = {}  # exact, from the kernel when each process is reaped
 
     def start(self) -> None:
         tee = shutil.which("tee") or "tee"
@@ -101,10 +103,23 @@ class Attack:
 
     @property
     def pids(self) -> list[int]:
-        return [p.pid for p in self._procs if p.poll() is None]
+        """The vegeta attack process (while it runs)."""
+        return [p.pid for p in self._procs[:1] if p.returncode is None]
+
+    @property
+    def helper_pids(self) -> list[int]:
+        """tee and the live vegeta report: the harness's cost, not the load generator's."""
+        return [p.pid for p in self._procs[1:] if p.returncode is None]
 
     def running(self) -> bool:
-        return self._procs[0].poll() is None
+        """Is vegeta still attacking? Checked without reaping it (wait4 reaps it later, for its exact CPU)."""
+        proc = self._procs[0]
+        if proc.returncode is not None:
+            return False
+        try:
+            return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None
+        except ChildProcessError:
+            return False
 
     def interrupt(self) -> None:
         """Stop the attack gracefully (one SIGINT: vegeta stops sending and flushes every result)."""
@@ -112,11 +127,24 @@ class Attack:
             self._interrupted = True
             self._procs[0].send_signal(signal.SIGINT)
 
-    def wait(self, timeout: float | None = None) -> int:
-        code = self._procs[0].wait(timeout)
-        for proc in self._procs[1:]:
-            proc.wait(timeout=60)
-        return code
+    def wait(self) -> int:
+        """Reap the pipeline; the CPU seconds of the attack and of the helpers come from wait4's rusage."""
+        spent = [_reap(p) for p in self._procs]
+        self.cpu_seconds = {"vegeta": round(spent[0], 3), "helpers": round(sum(spent[1:]), 3)}
+        return self._procs[0].returncode or 0
+
+
+def _reap(proc: subprocess.Popen[bytes]) -> float:
+    """Wait for a child with os.wait4 (its exact user+system CPU); 0 if someone else reaped it already."""
+    if proc.returncode is not None:
+        return 0.0
+    try:
+        _, status, usage = os.wait4(proc.pid, 0)
+    except ChildProcessError:
+        proc.wait()
+        return 0.0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return usage.ru_utime + usage.ru_stime
 
 
 def write_reports(vegeta: Path, folder: Path) -> None:

@@ -1,66 +1,82 @@
-"""Benchmark subcommands of ./run.sh: one run (<scenario> <rate>), sweep, report, compare and bench-app."""
+"""The benchmark subcommands of ./run.sh: one run (<scenario> <rate>), sweep, study, apply-capacity, report,
+compare, bench-app and list. Each turns flags into calls on run/sweep/study/applycap/report/compare and prints
+the outcome; errors are raised and the command line reports them."""
 
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
+import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+from . import __version__
 from . import scenario as scenarios
-from .cli import EXIT_USAGE, ArgumentParser, UsageError, add_app_flags, add_topology_flags, settings_from
-from .knobs import BINLOG_FORMATS, ROW_IMAGES, Knobs
-from .run import Run, RunOptions, exit_code, new_folder
-from .sweep import Sweep, describe_max
+from .args import (
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    ArgumentParser,
+    UsageError,
+    add_app_flags,
+    add_topology_flags,
+    help_formatter,
+    parse_rate,
+    parse_seconds,
+    settings_from,
+)
+from .config import CATCH_UP_TIMEOUT, REQUEST_TIMEOUT, STUDY_DIR
+from .knobs import KNOB_LIST, Knobs
+from .run import Run, RunOptions, exit_code, new_folder, shown_path
 
-MAX_RATE = 100_000
+
+def add_knob_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per knob (knobs.KNOB_LIST); a knob not given gets its reference value."""
+    g = parser.add_argument_group("replication settings (a setting not given gets its reference value)")
+    ref = Knobs()
+    for knob in KNOB_LIST:
+        values = f" ({'|'.join(knob.choices)})" if knob.choices else f" ({knob.low}..{knob.high})"
+        g.add_argument("--" + knob.name.replace("_", "-"), dest=knob.name, metavar="V",
+                       help=f"{knob.help}{values}; reference {getattr(ref, knob.name)}")
+
+
+def knobs_from(args: argparse.Namespace) -> Knobs:
+    try:
+        return Knobs.from_values({k.name: getattr(args, k.name, None) for k in KNOB_LIST})
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def add_run_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--duration", help="attack duration, e.g. 60s, 5m, 90m (default: the scenario's)")
-    parser.add_argument("--timeout", default="30s", help="per-request timeout of vegeta (default 30s)")
-    parser.add_argument("--binlog-format", choices=BINLOG_FORMATS, default="ROW")
-    parser.add_argument("--binlog-row-image", choices=ROW_IMAGES, default="FULL")
-    parser.add_argument("--sync-binlog", type=int, default=1)
-    parser.add_argument("--flush-log-at-trx-commit", type=int, choices=(0, 1, 2), default=1)
+    parser.add_argument("--timeout", default=f"{REQUEST_TIMEOUT:g}s", help="per-request timeout of vegeta")
+    parser.add_argument("--strict", action="store_true", default=_env_strict(),
+                        help="exit 1 when a guard trips (env REPLBENCH_STRICT=1)")
+    add_knob_flags(parser)
     add_topology_flags(parser)
     add_app_flags(parser)
 
 
+def _env_strict() -> bool:
+    return os.environ.get("REPLBENCH_STRICT", "").lower() in ("1", "true", "yes", "on")
+
+
 def run_parser() -> ArgumentParser:
     names = ", ".join(scenarios.available())
-    parser = ArgumentParser(prog="./run.sh <scenario> <rate>",
+    parser = ArgumentParser(prog="./run.sh <scenario> <rate>", formatter_class=help_formatter,
                             description=f"One constant-rate benchmark run. Scenarios: {names}")
     parser.add_argument("scenario", help=f"one of: {names}")
-    parser.add_argument("rate", help=f"requests per second (1..{MAX_RATE})")
+    parser.add_argument("rate", help="requests per second (1..100000)")
     add_run_flags(parser)
     return parser
 
 
-def parse_rate(text: str) -> int:
-    try:
-        rate = int(text)
-    except ValueError:
-        raise UsageError(f"rate must be a whole number of requests per second, got {text!r}") from None
-    if not 1 <= rate <= MAX_RATE:
-        raise UsageError(f"rate must be from 1 to {MAX_RATE}, got {rate}")
-    return rate
-
-
-def parse_seconds(text: str, what: str) -> float:
-    try:
-        return scenarios.parse_duration(text)
-    except ValueError as exc:
-        raise UsageError(f"{what}: {exc}") from None
-
-
 def run_options(args: argparse.Namespace, scenario: scenarios.Scenario) -> RunOptions:
     duration = scenario.duration if args.duration is None else parse_seconds(args.duration, "--duration")
-    try:
-        knobs = Knobs(args.binlog_format, args.binlog_row_image, args.sync_binlog, args.flush_log_at_trx_commit)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    return RunOptions(duration=duration, timeout=parse_seconds(args.timeout, "--timeout"), knobs=knobs)
+    return RunOptions(duration=duration, timeout=parse_seconds(args.timeout, "--timeout"), knobs=knobs_from(args),
+                      catch_up_timeout=scenario.catch_up_timeout or CATCH_UP_TIMEOUT, strict=args.strict)
 
 
 def load_scenario(name: str) -> scenarios.Scenario:
@@ -72,8 +88,6 @@ def load_scenario(name: str) -> scenarios.Scenario:
 
 def run_scenario(argv: list[str]) -> int:
     """./run.sh <scenario> <rate> [options]."""
-    from .commands import reports_errors
-
     parser = run_parser()
     try:
         args = parser.parse_args(argv)
@@ -83,50 +97,73 @@ def run_scenario(argv: list[str]) -> int:
         settings = settings_from(args)
     except UsageError as exc:
         parser.print_usage(sys.stderr)
-        print(f"./run.sh: error: {exc}", file=sys.stderr)
         print(f"scenarios: {', '.join(scenarios.available())}", file=sys.stderr)
+        print(f"./run.sh: error: {exc.args[0]}", file=sys.stderr)
         return EXIT_USAGE
-
-    @reports_errors
-    def go(_: argparse.Namespace) -> int:
-        folder = new_folder(settings, scenario, rate)
-        print(f"replbench: {scenario.name} at {rate} rps for {options.duration:g} s → {folder}", file=sys.stderr)
-        summary = Run(settings, scenario, rate, options, folder).execute()
-        block = folder / "block.txt"
-        print(block.read_text() if block.exists() else f"Status: {summary['status']} (no results)    {folder}")
-        return exit_code(summary["status"])
-
-    return go(args)
+    folder = new_folder(settings, scenario, rate)
+    print(f"replbench: {scenario.name} at {rate} rps for {options.duration:g} s ({options.knobs.describe()}) → "
+          f"{shown_path(folder)}", file=sys.stderr)
+    summary = Run(settings, scenario, rate, options, folder).execute()
+    block = folder / "block.txt"
+    print(block.read_text() if block.exists() else
+          f"Status: {summary['status']} (no results: {'; '.join(summary.get('errors') or [])})    "
+          f"Results: {shown_path(folder)}")
+    return exit_code(summary["status"], summary, options.strict)
 
 
-def add_parsers(sub: Any, add_topology: Callable[..., None], add_app: Callable[..., None]) -> None:
-    p = sub.add_parser("sweep", help="a ladder of runs of one scenario: where does it break?")
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser("sweep", help="a ladder of runs of one scenario: where does it break?",
+                       formatter_class=help_formatter)
     p.add_argument("scenario", help=f"one of: {', '.join(scenarios.available())}")
     p.add_argument("--rates", help="comma-separated rates (default: the scenario's ladder)")
     p.add_argument("--repeat", type=int, default=1, help="runs per step; the verdict uses the median")
     p.add_argument("--refine", action="store_true", help="bisect between the last pass and the first fail")
     add_run_flags(p)
 
-    p = sub.add_parser("report", help="regenerate report.md from results/")
+    p = sub.add_parser("study", help="compare replication settings side by side, interleaved, with repeats",
+                       formatter_class=help_formatter)
+    p.add_argument("file", help=f"a study TOML file (or a name in {STUDY_DIR.name}/)")
+    p.add_argument("--repeat", type=int, help="repeats of every cell (default: the study's, else 3)")
+    p.add_argument("--rate", type=int, help="override the study's rate")
+    p.add_argument("--duration", help="override the study's duration per run, e.g. 20s")
+    p.add_argument("--dry-run", action="store_true", help="print the cells, the order and the estimated duration")
+    add_topology_flags(p)
+    add_app_flags(p)
+
+    p = sub.add_parser("apply-capacity", help="how fast can each replica apply a write workload at best?",
+                       formatter_class=help_formatter)
+    p.add_argument("scenario", help="a write scenario")
+    p.add_argument("--writes", type=int, help="writes to queue up (default: 60 s worth at --rate)")
+    p.add_argument("--rate", type=int, default=500, help="rate at which the backlog is written through the app")
+    add_knob_flags(p)
+    add_topology_flags(p)
+    add_app_flags(p)
+
+    p = sub.add_parser("report", help="regenerate report.md from results/", formatter_class=help_formatter)
     p.add_argument("--output", help="where to write the report (default: report.md at the top level)")
     p.add_argument("--results", help="results folder (default: results/, env REPLBENCH_RESULTS)")
 
-    p = sub.add_parser("compare", help="compare two runs or two sweeps (folders or names under results/)")
+    p = sub.add_parser("compare", help="compare two runs or two sweeps (folders or names under results/)",
+                       formatter_class=help_formatter)
     p.add_argument("base")
     p.add_argument("new")
-    p.add_argument("--band", type=float, default=5.0, help="noise band in percent (default 5)")
+    p.add_argument("--band", type=float, default=5.0, help="smallest change in percent ever called a change")
     p.add_argument("--results", help="results folder (default: results/, env REPLBENCH_RESULTS)")
 
-    p = sub.add_parser("bench-app", help="measure the app tier's CPU-ms per request (find_users, update_user)")
-    p.add_argument("--rate", type=int, default=1000, help="constant rate of each measurement (default 1000)")
-    p.add_argument("--duration", default="20s", help="length of each measurement (default 20s)")
+    p = sub.add_parser("bench-app", help="measure the app tier's CPU-ms per request (find_users, update_user)",
+                       formatter_class=help_formatter)
+    p.add_argument("--rate", type=int, default=1000, help="constant rate of each measurement")
+    p.add_argument("--duration", default="20s", help="length of each measurement")
     p.add_argument("--combinations", action="store_true",
                    help="measure every driver × worker class combination, not only the configured one")
-    add_topology(p)
-    add_app(p)
+    add_topology_flags(p)
+    add_app_flags(p)
+
+    sub.add_parser("list", help="the scenarios and studies, with what each one runs")
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from .sweep import Sweep
 
     scenario = load_scenario(args.scenario)
     rates = list(scenario.rates)
@@ -139,38 +176,76 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     options = run_options(args, scenario)
     settings = settings_from(args)
     sweep = Sweep(settings, scenario, rates, options, repeat=args.repeat, refine=args.refine)
-    print(f"replbench: sweep {scenario.name} over {rates} rps, {options.duration:g} s per step → {sweep.folder}",
-          file=sys.stderr)
+    print(f"replbench: sweep {scenario.name} over {rates} rps, {options.duration:g} s per step → "
+          f"{shown_path(sweep.folder)}", file=sys.stderr)
     data = sweep.execute()
-    print(f"\nsweep {scenario.name}: {sweep.folder}")
-    for step in data["steps"]:
-        verdict = "PASS" if step["passed"] else "FAIL (" + "; ".join(step["reasons"]) + ")"
-        print(f"  {step['rate']:>6} rps{' (refine)' if step['refined'] else '         '}  {verdict}")
+    print(f"\nsweep {scenario.name}: {shown_path(sweep.folder)}")
+    for step in sweep.steps:
+        print(f"  {step.rate:>6} rps{' (refine)' if step.refined else '         '}  {step.verdict}")
+    from .stats import describe_max
+
     print(f"max sustainable rate: {describe_max(data)} ({scenario.criteria.describe()})")
-    return 130 if data["status"] == "interrupted" else 0
+    return EXIT_INTERRUPTED if data["status"] == "interrupted" else 0
 
 
-def results_settings(args: argparse.Namespace):
+def cmd_study(args: argparse.Namespace) -> int:
+    from . import study, studyfile
+
+    try:
+        spec = studyfile.load(args.file)
+    except studyfile.StudyError as exc:
+        raise UsageError(str(exc)) from None
+    if args.repeat is not None and args.repeat < 1:
+        raise UsageError("--repeat must be 1 or more")
+    overrides = {"repeat": args.repeat, "rate": None if args.rate is None else parse_rate(str(args.rate)),
+                 "duration": None if args.duration is None else parse_seconds(args.duration, "--duration")}
+    plan = study.Plan.of(spec, **overrides)
+    print(plan.describe())
+    if args.dry_run:
+        return 0
+    runner = study.Study(settings_from(args), plan)
+    data = runner.execute()
+    print(study.render_table(data))
+    print(f"study folder: {shown_path(runner.folder)}")
+    return EXIT_INTERRUPTED if data["status"] == "interrupted" else 0
+
+
+def cmd_apply_capacity(args: argparse.Namespace) -> int:
+    from . import applycap
+
+    scenario = load_scenario(args.scenario)
+    if not scenario.writes:
+        raise UsageError(f"apply-capacity needs a write scenario; {scenario.name!r} only reads")
+    rate = parse_rate(str(args.rate))
+    writes = args.writes if args.writes is not None else 60 * rate
+    if writes < 1:
+        raise UsageError("--writes must be 1 or more")
     settings = settings_from(args)
-    if getattr(args, "results", None):
-        settings = settings.with_overrides(results=args.results)
-    return settings
+    folder = new_folder(settings, scenario, rate, parent=settings.results / "apply-capacity")
+    print(f"replbench: apply capacity of {scenario.name}: {writes:,} writes at {rate}/s with the replicas' SQL "
+          f"threads stopped ({knobs_from(args).describe()}) → {shown_path(folder)}", file=sys.stderr)
+    data = applycap.measure(settings, scenario, knobs_from(args), writes, rate, folder)
+    print(applycap.render(data))
+    return 0 if data.get("status") == "ok" else (EXIT_INTERRUPTED if data.get("status") == "interrupted" else 1)
+
+
+def results_settings(args: argparse.Namespace) -> Any:
+    return settings_from(args)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from .report import generate
 
     settings = results_settings(args)
-    output = generate(settings, Path(args.output).resolve() if args.output else None)
-    print(f"replbench: wrote {output}")
+    output, kept = generate(settings, Path(args.output).resolve() if args.output else None)
+    print(f"replbench: wrote {shown_path(output)}")
+    if kept:
+        print(f"replbench: left alone {len(kept)} committed asset folder(s) whose raw data is not here: "
+              + ", ".join(kept))
     return 0
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    import time
-
     from .compare import CompareError, compare, resolve
 
     settings = results_settings(args)
@@ -183,14 +258,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     out = settings.results / f"compare-{stamp}-{base.name}-vs-{new.name}.md"
     out.write_text(text)
-    print(text + f"\nsaved: {out}")
+    print(text + f"\nsaved: {shown_path(out)}")
     return 0
 
 
 def cmd_bench_app(args: argparse.Namespace) -> int:
     """App CPU-ms per request for find_users (read) and update_user (write), per driver × worker class."""
-    import time
-
     settings = settings_from(args)
     duration = parse_seconds(args.duration, "--duration")
     rate = parse_rate(str(args.rate))
@@ -207,15 +280,55 @@ def cmd_bench_app(args: argparse.Namespace) -> int:
             folder = new_folder(combo_settings, scenario, rate, parent=parent / f"{driver}-{worker}")
             summary = Run(combo_settings, scenario, rate, RunOptions(duration=duration), folder).execute()
             if summary.get("status") == "interrupted":
-                return 130
-            per_req = summary.get("cpu_ms_per_request") or {}
+                return EXIT_INTERRUPTED
+            per_req = summary.get("cpu_ms_per_success") or {}
             db = sum(per_req.get(n, 0) for n in ("master", "replica1", "replica2"))
             rows.append((driver, worker, name, per_req.get("app"), db, summary.get("success"),
                          (summary.get("latency_ms") or {}).get("p99"), folder))
-    print(f"\napp tier cost at {rate} rps, {duration:g} s each (CPU-ms per request = process CPU s ÷ requests)")
+    print(f"\napp tier cost at {rate} rps, {duration:g} s each (CPU-ms per successful request)")
     print(f"{'driver':<9} {'worker':<8} {'scenario':<8} {'app ms/req':>10} {'db ms/req':>10} {'success':>8} "
           f"{'p99 ms':>8}  folder")
     for driver, worker, name, app, db, success, p99, folder in rows:
         print(f"{driver:<9} {worker:<8} {name:<8} {app or 0:>10.3f} {db:>10.3f} {100 * (success or 0):>7.2f}% "
-              f"{p99 or 0:>8.1f}  {folder}")
+              f"{p99 or 0:>8.1f}  {shown_path(folder)}")
     return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from . import studyfile
+
+    print("scenarios (./run.sh <scenario> <rate>):")
+    for name in scenarios.available():
+        try:
+            s = scenarios.load(name)
+        except scenarios.ScenarioError as exc:
+            print(f"  {name:<15} (invalid: {exc})")
+            continue
+        requests = ", ".join(f"{r.endpoint}×{r.weight:g}" for r in s.requests)
+        print(f"  {name:<15} {s.description}  [{requests}; schema {s.schema}]")
+    print("studies (./run.sh study <name>):")
+    for name in studyfile.available():
+        try:
+            spec = studyfile.load(name)
+            print(f"  {name:<15} {spec.description}  [{len(spec.cells)} cells × {', '.join(spec.scenarios)}]")
+        except studyfile.StudyError as exc:
+            print(f"  {name:<15} (invalid: {exc})")
+    return 0
+
+
+def versions_text() -> str:
+    from .install import VEGETA_VERSION, mariadb_binaries
+
+    mariadbd = mariadb_binaries().get("mariadbd")
+    server = "not installed"
+    if mariadbd:
+        out = subprocess.run([mariadbd, "--version"], capture_output=True, text=True, check=False).stdout.strip()
+        server = out.split(" Ver ")[-1] if out else "unknown"
+    return (f"replbench {__version__}\nvegeta {VEGETA_VERSION} (pinned in tools/go.mod)\n"
+            f"MariaDB {server}\nPython {sys.version.split()[0]}")
+
+
+HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "sweep": cmd_sweep, "study": cmd_study, "apply-capacity": cmd_apply_capacity, "report": cmd_report,
+    "compare": cmd_compare, "bench-app": cmd_bench_app, "list": cmd_list,
+}

@@ -78,7 +78,8 @@ def per_write(bytes_written: int, heartbeat_bytes: float, writes: int) -> float 
 
 
 def describe(before: BinlogSnapshot, after: BinlogSnapshot, heartbeats: int, bytes_per_beat: float,
-             successful_writes: int) -> dict[str, Any]:
+             successful_writes: int, rows_changed: int = 0) -> dict[str, Any]:
+    """Master binlog bytes during the attack, per successful write and per row changed (heartbeats excluded)."""
     written = written_bytes(before, after)
     heartbeat_bytes = heartbeats * bytes_per_beat
     return {
@@ -88,6 +89,8 @@ def describe(before: BinlogSnapshot, after: BinlogSnapshot, heartbeats: int, byt
         "heartbeat_bytes_estimated": round(heartbeat_bytes),
         "successful_writes": successful_writes,
         "bytes_per_write": per_write(written, heartbeat_bytes, successful_writes),
+        "rows_changed": rows_changed,
+        "bytes_per_row": per_write(written, heartbeat_bytes, rows_changed),
         "master_com_update": after.com_update - before.com_update,
         "master_com_insert": after.com_insert - before.com_insert,
         "replica_received_bytes": received_bytes(before, after),

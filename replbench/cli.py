@@ -1,54 +1,37 @@
-"""Command line of replbench: parses ./run.sh's arguments and dispatches to the harness modules.
+"""The command line of replbench: builds the parser of every command, dispatches to the command modules, and is
+the one place that turns failures into exit codes.
 
-Exit codes: 0 ok, 1 failure (with a message), 2 bad arguments (usage on stderr), 130 interrupted.
+Exit codes: 0 ok, 1 failure (one line; an unexpected one leaves its trace in harness.log), 2 bad arguments (the
+command's usage, then the error line), 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import signal
-import subprocess
 import sys
 from collections.abc import Callable, Sequence
 
-from .config import OPEN_FILES_WANTED, ROOT, ConfigError, Settings
+from . import __version__, benchcommands, commands, harnesslog
+from .args import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    ArgumentParser,
+    UsageError,
+    add_app_flags,
+    add_topology_flags,
+    help_formatter,
+)
+from .config import OPEN_FILES_WANTED, ConfigError, ReplbenchError, Settings
 
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
-
-
-class UsageError(Exception):
-    """Bad command-line input: printed with the usage, exit 2."""
-
-
-class ArgumentParser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(message)
-
-
-def add_topology_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--state", help="state folder (env REPLBENCH_STATE, default .state)")
-    parser.add_argument("--port-base", type=int, help="master port; replicas +1, +2 (env REPLBENCH_PORT_BASE)")
-    parser.add_argument("--app-port", type=int, help="app port (env REPLBENCH_APP_PORT, default 8080)")
-    parser.add_argument("--accounts", type=int, help="dataset size (env REPLBENCH_ACCOUNTS, default 8000000)")
-    parser.add_argument("--seed", type=int, help="dataset seed (env REPLBENCH_SEED, default 42)")
-    parser.add_argument("--buffer-pool", help="innodb_buffer_pool_size per node (env REPLBENCH_BUFFER_POOL)")
-
-
-def add_app_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--workers", type=int, dest="app_workers", help="gunicorn workers (default: cores)")
-    parser.add_argument("--driver", choices=("aiomysql", "asyncmy"), help="async MySQL driver of the app")
-    parser.add_argument("--worker-class", choices=("aiohttp", "uvloop"), help="gunicorn worker class")
-    parser.add_argument("--pool-size", type=int, help="connections per node per app worker")
-
-
-def settings_from(args: argparse.Namespace) -> Settings:
-    names = ("state", "port_base", "app_port", "accounts", "seed", "buffer_pool", "app_workers", "driver",
-             "worker_class", "pool_size")
-    return Settings.from_env().with_overrides(**{n: getattr(args, n, None) for n in names})
+Handler = Callable[[argparse.Namespace], int]
+HANDLERS: dict[str, Handler] = {
+    "up": commands.cmd_up, "down": commands.cmd_down, "status": commands.cmd_status,
+    "dataset": commands.cmd_dataset, "reset": commands.cmd_reset, "test": commands.cmd_test,
+    **benchcommands.HANDLERS,
+}
 
 
 def build_parser() -> ArgumentParser:
@@ -59,27 +42,28 @@ def build_parser() -> ArgumentParser:
         prog="./run.sh",
         description="replbench: what MySQL-style row-based replication really costs.",
         epilog=f"Run a benchmark: ./run.sh <scenario> <rate> [options]   scenarios: {names}\n"
-               "Example: ./run.sh read 3000",
+               "Example: ./run.sh read 3000      More: ./run.sh list, ./run.sh <command> --help",
         formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="store_true", help="print the versions of replbench, vegeta, MariaDB")
     sub = parser.add_subparsers(dest="command", metavar="command", parser_class=ArgumentParser)
-
     for name, help_text in (("up", "start the topology and the app (builds the dataset on first use)"),
                             ("down", "stop the app and all three nodes"),
-                            ("status", "show each node, replication, lag, row counts and the app")):
-        p = sub.add_parser(name, help=help_text)
+                            ("status", "show each node, replication, lag and the app (--rows: row counts)")):
+        p = sub.add_parser(name, help=help_text, formatter_class=help_formatter)
         add_topology_flags(p)
         add_app_flags(p)
-    p = sub.add_parser("dataset", help="build the accounts dataset (once; --rebuild to rebuild)")
+        if name == "status":
+            p.add_argument("--rows", action="store_true", help="also count the rows of every schema on every node")
+    p = sub.add_parser("dataset", help="build the accounts dataset (once; --rebuild to rebuild)",
+                       formatter_class=help_formatter)
     add_topology_flags(p)
     p.add_argument("--rebuild", action="store_true", help="rebuild even if a dataset exists")
-    p = sub.add_parser("reset", help="restore all nodes to the pristine post-load state")
+    p = sub.add_parser("reset", help="restore all nodes to the pristine post-load state and the reference settings",
+                       formatter_class=help_formatter)
     add_topology_flags(p)
     p = sub.add_parser("test", help="run the test suite against a small separate topology")
-    p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="extra pytest arguments")
-
-    from . import commands
-
-    commands.add_benchmark_commands(sub)
+    p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="extra pytest arguments (after --)")
+    benchcommands.add_parsers(sub)
     return parser
 
 
@@ -109,7 +93,7 @@ def interrupt_on_signals() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from . import commands, scenario
+    from . import scenario
 
     raise_open_files_limit()
     interrupt_on_signals()
@@ -117,19 +101,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         if argv and argv[0] in scenario.available():
-            return commands.run_scenario_command(argv)
-        if argv and not argv[0].startswith("-") and argv[0] not in _subcommands(parser):
+            return benchcommands.run_scenario(argv)
+        if argv and not argv[0].startswith("-") and argv[0] not in HANDLERS:
             raise UsageError(f"unknown command or scenario {argv[0]!r}; scenarios: "
                              f"{', '.join(scenario.available())}")
         args = parser.parse_args(argv)
+        if args.version:
+            print(benchcommands.versions_text())
+            return 0
         if not args.command:
             parser.print_help(sys.stderr)
             return EXIT_USAGE
-        handler: Callable[[argparse.Namespace], int] = getattr(commands, "cmd_" + args.command.replace("-", "_"))
-        return handler(args)
+        return HANDLERS[args.command](args)
     except UsageError as exc:
-        parser.print_usage(sys.stderr)
-        print(f"./run.sh: error: {exc}", file=sys.stderr)
+        (exc.args[1] if len(exc.args) > 1 else parser).print_usage(sys.stderr)
+        print(f"./run.sh: error: {exc.args[0]}", file=sys.stderr)
         return EXIT_USAGE
     except ConfigError as exc:
         print(f"./run.sh: error: {exc}", file=sys.stderr)
@@ -137,17 +123,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except ReplbenchError as exc:
+        print(f"replbench: {exc}", file=sys.stderr)
+        harnesslog.write(f"failed: {exc}", exc, _fallback_log())
+        return EXIT_FAILURE
+    except Exception as exc:  # noqa: BLE001 — the one place where anything unexpected becomes one line
+        where = harnesslog.write(f"unexpected failure: {exc!r}", exc, _fallback_log())
+        print(f"replbench: unexpected failure: {type(exc).__name__}: {exc}"
+              + (f" (trace in {where})" if where else ""), file=sys.stderr)
+        return EXIT_FAILURE
 
 
-def _subcommands(parser: argparse.ArgumentParser) -> set[str]:
-    for action in parser._actions:  # argparse keeps subparsers here
-        if isinstance(action, argparse._SubParsersAction):
-            return set(action.choices)
-    return set()
+def _fallback_log():
+    try:
+        return Settings.from_env().results / "harness.log"
+    except ConfigError:
+        return None
 
 
-def run_tests(extra: list[str]) -> int:
-    """./run.sh test: pytest (tests bring up their own small topology on other ports and state)."""
-    env = dict(os.environ)
-    cmd = [sys.executable, "-m", "pytest", "-ra", str(ROOT / "tests"), *extra]
-    return subprocess.call(cmd, cwd=ROOT, env=env)
+__all__ = ["main", "__version__"]

@@ -1,51 +1,20 @@
-"""The subcommands of ./run.sh: each turns parsed arguments into calls on the harness modules and prints the
-outcome. Failures the user can act on are printed as one clear message with exit 1."""
+"""The topology subcommands of ./run.sh (up, down, status, dataset, reset, test): each turns parsed arguments into
+calls on the harness modules and prints the outcome. Errors are raised; the command line reports them."""
 
 from __future__ import annotations
 
 import argparse
-import functools
+import os
+import subprocess
 import sys
-from collections.abc import Callable
 
 from . import appserver, dataset, topology
-from .cli import EXIT_FAILURE, add_app_flags, add_topology_flags, run_tests, settings_from
-from .config import SCHEMAS, Settings
-from .install import InstallError
+from .args import settings_from
+from .bringup import ensure_topology
+from .config import ROOT, SCHEMAS, Settings
 from .progress import Progress
 
-Handler = Callable[[argparse.Namespace], int]
-KNOWN_ERRORS = (topology.TopologyError, dataset.DatasetError, InstallError, appserver.AppError)
 
-
-def reports_errors(handler: Handler) -> Handler:
-    @functools.wraps(handler)
-    def wrapper(args: argparse.Namespace) -> int:
-        try:
-            return handler(args)
-        except KNOWN_ERRORS as exc:
-            print(f"replbench: {exc}", file=sys.stderr)
-            return EXIT_FAILURE
-    return wrapper
-
-
-def ensure_topology(settings: Settings, *, with_app: bool = True) -> None:
-    """Everything a run needs: MariaDB installed, dataset built (first use), nodes replicating, app serving."""
-    if dataset.dataset_info(settings) is None:
-        print(f"replbench: no dataset in {settings.state}: building {settings.accounts:,} accounts "
-              "(first use)", file=sys.stderr)
-        progress = Progress("dataset")
-        dataset.build(settings, progress)
-        print("dataset phases:\n" + progress.summary(), file=sys.stderr)
-    dataset.check_matches(settings)
-    started = topology.start_all(settings)
-    if started:
-        print(f"replbench: started {', '.join(started)}", file=sys.stderr)
-    if with_app:
-        appserver.start(settings)
-
-
-@reports_errors
 def cmd_up(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     already = all(topology.node_pid(n) for n in settings.nodes) and appserver.app_pid(settings)
@@ -61,7 +30,6 @@ def cmd_up(args: argparse.Namespace) -> int:
     return 0
 
 
-@reports_errors
 def cmd_down(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     app = appserver.stop(settings)
@@ -73,7 +41,6 @@ def cmd_down(args: argparse.Namespace) -> int:
     return 0
 
 
-@reports_errors
 def cmd_status(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     return print_status(settings, count_rows=True)
@@ -106,7 +73,6 @@ def print_status(settings: Settings, count_rows: bool) -> int:
     return 0 if healthy else 1
 
 
-@reports_errors
 def cmd_dataset(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     info = dataset.dataset_info(settings)
@@ -130,7 +96,6 @@ def print_checksums(sums: dict[str, dict[str, int | None]]) -> None:
         print(f"  {node:<9} " + "  ".join(f"{schema}.accounts={value}" for schema, value in per_schema.items()))
 
 
-@reports_errors
 def cmd_reset(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     app_was_running = appserver.stop(settings)
@@ -142,7 +107,6 @@ def cmd_reset(args: argparse.Namespace) -> int:
     return 0
 
 
-@reports_errors
 def cmd_test(args: argparse.Namespace) -> int:
     """Install what the tests need (MariaDB, docker-compose, pinned vegeta), then run pytest."""
     from .install import ensure_compose_tool, ensure_datagen, ensure_mariadb, ensure_vegeta
@@ -156,24 +120,7 @@ def cmd_test(args: argparse.Namespace) -> int:
     return run_tests(extra)
 
 
-# ---- benchmark commands (run, sweep, report, compare, bench-app) ---------------------------------------------
-
-def add_benchmark_commands(sub: argparse._SubParsersAction) -> None:
-    from . import benchcommands
-
-    benchcommands.add_parsers(sub, add_topology_flags, add_app_flags)
-
-
-def run_scenario_command(argv: list[str]) -> int:
-    from . import benchcommands
-
-    return benchcommands.run_scenario(argv)
-
-
-def __getattr__(name: str) -> Handler:
-    """cmd_<benchmark command> handlers live in benchcommands."""
-    from . import benchcommands
-
-    if name.startswith("cmd_") and hasattr(benchcommands, name):
-        return reports_errors(getattr(benchcommands, name))
-    raise AttributeError(name)
+def run_tests(extra: list[str]) -> int:
+    """pytest (the tests bring up their own small topology on other ports and state)."""
+    cmd = [sys.executable, "-m", "pytest", "-ra", str(ROOT / "tests"), *extra]
+    return subprocess.call(cmd, cwd=ROOT, env=dict(os.environ))

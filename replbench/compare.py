@@ -1,16 +1,26 @@
-"""./run.sh compare A B: headline figures of two runs or two sweeps (possibly from different machines or
-configurations) side by side, with delta and delta %, and changes inside the noise band labelled as noise.
-The table is printed and saved under results/."""
+"""./run.sh compare A B: headline figures of two runs or two sweeps side by side, with delta, delta % and a noise
+figure estimated from the data itself: a bootstrap interval of the difference, resampling each run's per-second
+samples (rate, latency quantiles, CPU per group, CPU-ms per request, lag) over the steady part of the attack,
+or the repeats of a sweep step. A metric is called better or worse only when the difference lies outside that
+interval *and* beyond the --band floor; a run compared with itself is all noise. compare also warns when the two
+sides' machine calibrations differ by more than 10 %. The table is printed and saved under results/."""
 
 from __future__ import annotations
 
+import csv
 import json
 import statistics
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-DEFAULT_BAND = 5.0  # percent
-HIGHER_IS_BETTER = ("max sustainable rate", "achieved rate", "success")
+from .stats import bootstrap_interval, lookup, median, percentile
+
+DEFAULT_BAND = 5.0  # percent: the smallest change ever called a change
+CALIBRATION_WARN = 0.10
+HIGHER_IS_BETTER = ("sent/s", "goodput/s", "success", "max sustainable rate")
+NODES = ("app", "master", "replica1", "replica2", "vegeta")
+STEADY_TRIM = 0.1
 
 
 class CompareError(Exception):
@@ -25,75 +35,158 @@ def resolve(name: str, results: Path) -> Path:
                        f"as a path or under {results}")
 
 
-def _get(data: Any, *path: str) -> float | None:
-    for key in path:
-        data = data.get(key) if isinstance(data, dict) else None
-    return data if isinstance(data, (int, float)) else None
+def _read_csv(path: Path) -> list[dict[str, str]]:
+    try:
+        with open(path, newline="") as f:
+            return list(csv.DictReader(f))
+    except OSError:
+        return []
+
+
+def _num(value: Any) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def run_samples(folder: Path, summary: dict[str, Any]) -> dict[str, list[float]]:
+    """Per-second samples of the steady part of one run, per headline metric (what the noise is estimated from)."""
+    out: dict[str, list[float]] = {}
+    seconds = _read_csv(folder / "timeline.csv")
+    if seconds:
+        n = len(seconds)
+        steady = seconds[int(n * STEADY_TRIM):max(int(n * STEADY_TRIM) + 1, int(n * (1 - STEADY_TRIM)))]
+        out["sent/s"] = [v for v in (_num(s["requests"]) for s in steady) if v is not None]
+        for key, name in (("p50_ms", "p50 latency ms"), ("p99_ms", "p99 latency ms")):
+            out[name] = [v for v in (_num(s[key]) for s in steady) if v is not None]
+    start = summary.get("attack_start_s")
+    duration = summary.get("duration_s")
+    cpu = _read_csv(folder / "cpu.csv")
+    if cpu and start is not None and duration:
+        trim = duration * STEADY_TRIM
+        steady_cpu = [r for r in cpu if start + trim <= (_num(r["elapsed_s"]) or 0) <= start + duration - trim]
+        per_second = {int(_num(s["second"]) or 0): _num(s["requests"]) or 0 for s in seconds}
+        for node in NODES:
+            values = [_num(r.get(node)) for r in steady_cpu]
+            out[f"{node} CPU %"] = [v for v in values if v is not None]
+            per_req = []
+            for r in steady_cpu:
+                second = int((_num(r["elapsed_s"]) or 0) - start) - 1
+                requests = per_second.get(second)
+                value = _num(r.get(node))
+                if requests and value is not None:
+                    per_req.append(10.0 * value / requests)  # % of a core over 1 s = 10 ms per %
+            out[f"{node} CPU-ms/req"] = per_req
+    if start is not None and duration:
+        for row_replica in ("replica1", "replica2"):
+            out[f"{row_replica} lag p99 ms"] = [
+                v for v in (_num(r.get("heartbeat_lag_ms")) for r in _read_csv(folder / "lag.csv")
+                            if r.get("replica") == row_replica
+                            and start <= (_num(r["elapsed_s"]) or 0) <= start + duration) if v is not None]
+    return out
 
 
 def run_figures(summary: dict[str, Any], prefix: str = "") -> dict[str, float | None]:
     figures: dict[str, float | None] = {
-        f"{prefix}achieved rate": _get(summary, "rate_achieved"),
-        f"{prefix}success": _get(summary, "success"),
-        f"{prefix}p50 latency ms": _get(summary, "latency_ms", "p50"),
-        f"{prefix}p99 latency ms": _get(summary, "latency_ms", "p99"),
+        f"{prefix}sent/s": summary.get("rate_sent", summary.get("rate_achieved")),
+        f"{prefix}goodput/s": summary.get("goodput", summary.get("throughput")),
+        f"{prefix}success": summary.get("success"),
+        f"{prefix}p50 latency ms": lookup(summary, ("latency_ms", "p50")),
+        f"{prefix}p99 latency ms": lookup(summary, ("latency_ms", "p99")),
     }
-    for node in ("app", "master", "replica1", "replica2"):
-        figures[f"{prefix}{node} CPU %"] = _get(summary, "cpu_mean_percent", node)
-        figures[f"{prefix}{node} CPU-ms/req"] = _get(summary, "cpu_ms_per_request", node)
+    for node in NODES:
+        figures[f"{prefix}{node} CPU %"] = lookup(summary, ("cpu_mean_percent", node))
+        figures[f"{prefix}{node} CPU-ms/req"] = lookup(summary, ("cpu_ms_per_request", node))
     for replica in ("replica1", "replica2"):
-        figures[f"{prefix}{replica} lag p99 ms"] = _get(summary, "lag", replica, "p99_ms")
-    figures[f"{prefix}binlog bytes/write"] = _get(summary, "binlog", "bytes_per_write")
+        figures[f"{prefix}{replica} lag p99 ms"] = lookup(summary, ("lag", replica, "p99_ms"))
+    figures[f"{prefix}binlog bytes/write"] = lookup(summary, ("binlog", "bytes_per_write"))
     return figures
 
 
-def sweep_figures(folder: Path) -> dict[str, float | None]:
-    sweep = json.loads((folder / "sweep.json").read_text())
-    figures: dict[str, float | None] = {"max sustainable rate": sweep.get("max_sustainable_rate")}
-    for step in sorted(sweep["steps"], key=lambda s: s["rate"]):
-        summaries = [json.loads((folder / f / "summary.json").read_text()) for f in step["folders"]
-                     if (folder / f / "summary.json").exists()]
-        if not summaries:
-            continue
-        per_repeat = [run_figures(s, f"@{step['rate']} ") for s in summaries]
-        for key in per_repeat[0]:
-            values = [r[key] for r in per_repeat if r[key] is not None]
-            figures[key] = statistics.median(values) if values else None
-    return figures
+Side = tuple[dict[str, float | None], dict[str, list[float]], dict[str, Any]]
 
 
-def figures_of(folder: Path) -> dict[str, float | None]:
+def _stat_for(metric: str) -> Callable[[Sequence[float]], float]:
+    if "lag p99" in metric:
+        return lambda xs: percentile(list(xs), 99) or 0.0
+    if "p99 latency" in metric or "p50 latency" in metric:
+        return statistics.median
+    return statistics.fmean
+
+
+def side_of(folder: Path) -> Side:
+    """(figures, samples per figure, host) of a run folder or a sweep folder."""
     if (folder / "sweep.json").exists():
-        return sweep_figures(folder)
-    return run_figures(json.loads((folder / "summary.json").read_text()))
+        sweep = json.loads((folder / "sweep.json").read_text())
+        figures: dict[str, float | None] = {"max sustainable rate": sweep.get("max_sustainable_rate")}
+        samples: dict[str, list[float]] = {}
+        host: dict[str, Any] = {}
+        for step in sorted(sweep["steps"], key=lambda s: s["rate"]):
+            summaries = [(folder / f, json.loads((folder / f / "summary.json").read_text()))
+                         for f in step["folders"] if (folder / f / "summary.json").exists()]
+            if not summaries:
+                continue
+            per_repeat = [run_figures(s, f"@{step['rate']} ") for _, s in summaries]
+            for key in per_repeat[0]:
+                figures[key] = median([r[key] for r in per_repeat])
+                samples[key] = [r[key] for r in per_repeat if r[key] is not None]  # repeats are the samples
+            host = host or _host(summaries[0][0])
+        return figures, samples, host
+    summary = json.loads((folder / "summary.json").read_text())
+    return run_figures(summary), run_samples(folder, summary), _host(folder)
 
 
-def verdict(metric: str, base: float | None, new: float | None, band: float) -> tuple[str, str, str]:
-    """(delta, delta %, label) for one metric."""
+def _host(folder: Path) -> dict[str, Any]:
+    try:
+        return json.loads((folder / "meta.json").read_text()).get("host") or {}
+    except (OSError, ValueError):
+        return {}
+
+
+def verdict(metric: str, base: float | None, new: float | None, band: float,
+            noise: tuple[float, float] | None) -> tuple[str, str, str, str]:
+    """(delta, delta %, noise interval text, label) for one metric."""
+    if base is None and new is None:
+        return "–", "–", "–", "missing on both sides"
     if base is None or new is None:
-        return "–", "–", "missing on one side"
+        return "–", "–", "–", "missing on one side"
     delta = new - base
-    if base == 0:
-        return f"{delta:+.3g}", "–", "noise" if delta == 0 else "changed"
-    pct = 100.0 * delta / abs(base)
-    if abs(pct) <= band:
+    pct = None if base == 0 else 100.0 * delta / abs(base)
+    noise_text = "–" if noise is None else f"[{noise[0]:+.3g}, {noise[1]:+.3g}]"
+    inside_noise = noise is not None and noise[0] <= delta <= noise[1]
+    within_band = (abs(pct) <= band) if pct is not None else delta == 0
+    if delta == 0 or inside_noise or within_band:
         label = "noise"
+    elif noise is None:
+        label = "changed? (no noise estimate: one value per side)"
     else:
-        better = (delta > 0) == any(metric.endswith(h) or metric == h for h in HIGHER_IS_BETTER)
+        better = (delta > 0) == any(metric.endswith(h) for h in HIGHER_IS_BETTER)
         label = "better" if better else "worse"
-    return f"{delta:+.4g}", f"{pct:+.1f}%", label
+    return f"{delta:+.4g}", ("–" if pct is None else f"{pct:+.1f}%"), noise_text, label
 
 
 def compare(base: Path, new: Path, band: float = DEFAULT_BAND) -> str:
-    a, b = figures_of(base), figures_of(new)
-    keys = [k for k in a if k in b] + [k for k in b if k not in a]
+    (fa, sa, ha), (fb, sb, hb) = side_of(base), side_of(new)
+    keys = [k for k in fa if k in fb] + [k for k in fb if k not in fa]
     lines = [f"# compare: `{base.name}` (base) vs `{new.name}` (new)", "",
-             f"Noise band: ±{band:g} % — changes inside it are labelled noise.", "",
-             "| metric | base | new | delta | delta % | verdict |", "|---|---|---|---|---|---|"]
+             f"A metric is called better or worse only when the difference is outside the noise interval (95 % "
+             f"bootstrap of the difference, from each side's per-second samples or repeats) and beyond ±{band:g} %.",
+             ""]
+    ca, cb = ha.get("calibration_score"), hb.get("calibration_score")
+    if ca and cb and abs(cb - ca) / ca > CALIBRATION_WARN:
+        lines += [f"**Warning**: the machines' calibration differs by {100 * (cb - ca) / ca:+.0f} % "
+                  f"({ca:g} vs {cb:g}): differences may be the machine, not the change.", ""]
+    lines += ["| metric | base | new | delta | delta % | noise (95 %) | verdict |", "|---|---|---|---|---|---|---|"]
     for key in keys:
-        va, vb = a.get(key), b.get(key)
-        delta, pct, label = verdict(key, va, vb, band)
-        lines.append(f"| {key} | {_fmt(va)} | {_fmt(vb)} | {delta} | {pct} | {label} |")
+        va, vb = fa.get(key), fb.get(key)
+        noise = bootstrap_interval(sa.get(key) or [], sb.get(key) or [], _stat_for(key))
+        if noise is not None and va is not None and vb is not None:
+            # centre the interval of the sample statistic's difference on the headline figures' difference
+            sample_diff = _stat_for(key)(sb[key]) - _stat_for(key)(sa[key])
+            noise = (noise[0] - sample_diff, noise[1] - sample_diff)
+        delta, pct, noise_text, label = verdict(key, va, vb, band, noise)
+        lines.append(f"| {key} | {_fmt(va)} | {_fmt(vb)} | {delta} | {pct} | {noise_text} | {label} |")
     return "\n".join(lines) + "\n"
 
 

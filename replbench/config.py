@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MYSQL_DIR = ROOT / "mysql"
 SCENARIO_DIR = ROOT / "scenarios"
+STUDY_DIR = ROOT / "studies"
 TOOLS_DIR = ROOT / "tools"
 TOOLS_BIN = ROOT / ".tools" / "bin"
 
@@ -46,7 +48,8 @@ ENV_DEFAULTS: dict[str, tuple[str, str]] = {
 
 NODE_NAMES = ("master", "replica1", "replica2")
 SERVER_IDS = {"master": 1, "replica1": 2, "replica2": 3}
-SCHEMAS = ("bench_idx", "bench_noidx")
+SCHEMAS = ("bench_idx", "bench_noidx", "bench_nopk")
+NOPK_ACCOUNTS = 100_000  # rows of bench_nopk (capped by the dataset size): each replica scans it once per row
 META_SCHEMA = "replbench_meta"
 HEARTBEAT_DOMAIN_ID = 99  # heartbeat writes get their own GTID domain, kept out of per-write figures
 OPEN_FILES_WANTED = 262_144  # descriptors for vegeta and gunicorn: an overloaded run holds ~rate × timeout sockets
@@ -61,9 +64,12 @@ APP_START_TIMEOUT = 30.0
 HEARTBEAT_CALIBRATION = 2.0  # seconds of heartbeat-only binlog measured before each attack
 PROGRESS_INTERVAL = 1.0
 
-# honesty guards of a run
+# honesty guards of a run, and the default pass criteria of a scenario (a scenario file may set its own)
 MIN_SUCCESS = 0.999  # fewer successful requests than this share: flagged
-MIN_RATE_RATIO = 0.99  # achieved rate below this share of the asked rate: flagged
+MIN_RATE_RATIO = 0.99  # sent rate below this share of the asked rate: flagged
+MAX_P99 = 1.0  # seconds
+MAX_CATCH_UP = 30.0  # seconds after the last request was sent for the replicas to catch up
+REQUEST_TIMEOUT = 30.0  # vegeta's per-request timeout (its own default), seconds
 HOST_SATURATED = 0.95  # host CPU above this share of all cores (steady part): flagged
 VEGETA_SATURATED = 90.0  # vegeta above this % of one core (steady part): flagged as load-generator bound
 
@@ -227,8 +233,24 @@ class Settings:
         return self.state / "app"
 
 
+DURATION_RE = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)$")
+UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(text: str) -> float:
+    """'60s', '90m', '1h', '500ms' -> seconds (a positive number); ValueError otherwise."""
+    match = DURATION_RE.match(str(text).strip())
+    if not match or float(match.group(1)) <= 0:
+        raise ValueError(f"bad duration {text!r}: use a positive number with ms, s, m or h (e.g. 60s, 90m)")
+    return float(match.group(1)) * UNIT_SECONDS[match.group(2)]
+
+
 class ConfigError(Exception):
     """A configuration value is invalid; the message says which and why."""
+
+
+class ReplbenchError(Exception):
+    """An operational failure the user can act on: printed as one line, exit 1 (every module's error derives)."""
 
 
 def _positive_int(value: str, what: str) -> int:

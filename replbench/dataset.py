@@ -20,7 +20,7 @@ from typing import Any
 import pymysql
 
 from . import sql, topology
-from .config import META_SCHEMA, SCHEMAS, Node, Settings
+from .config import META_SCHEMA, NOPK_ACCOUNTS, SCHEMAS, Node, ReplbenchError, Settings
 from .install import ensure_datagen
 from .progress import Progress
 
@@ -28,7 +28,7 @@ COLUMNS = "id, email, first_name, last_name, birth_date, gender, city, interests
 PROGRESS_POLL = 1.0  # seconds between progress polls of long statements
 
 
-class DatasetError(Exception):
+class DatasetError(ReplbenchError):
     """The dataset is missing, of another size than asked, or could not be built; the message says what to do."""
 
 
@@ -88,6 +88,9 @@ def build(settings: Settings, progress: Progress) -> dict[str, Any]:
                 load.result()
     finally:
         tsv.unlink(missing_ok=True)
+    nopk_rows = min(NOPK_ACCOUNTS, settings.accounts)
+    with progress.phase(f"fill bench_nopk ({nopk_rows:,} rows, no primary key)"):
+        fill_nopk(settings, nopk_rows)
     with sql.admin(master, settings) as cur:
         cur.execute(f"REPLACE INTO {META_SCHEMA}.dataset VALUES (1, %s, %s, NOW())",
                     (settings.accounts, settings.seed))
@@ -100,7 +103,7 @@ def build(settings: Settings, progress: Progress) -> dict[str, Any]:
         clone_datadir(master, settings)
     with progress.phase("start nodes, GTID replication"):
         start_from_clone(settings, gtid)
-    info = {"accounts": settings.accounts, "seed": settings.seed, "gtid": gtid,
+    info = {"accounts": settings.accounts, "seed": settings.seed, "gtid": gtid, "nopk_rows": nopk_rows,
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "phases": {name: round(took, 1) for name, took in progress.phases}}
     with progress.phase("verify CHECKSUM TABLE on all nodes"):
@@ -130,6 +133,13 @@ def load_tsv(settings: Settings, tsv: Path, schema: str, progress: Progress | No
                  f"LINES TERMINATED BY '\\n' ({COLUMNS})")
     _run_long(settings, ["SET SESSION sql_log_bin = 0", "SET SESSION unique_checks = 0"],
               statement, (str(tsv),), progress, f"loading {schema}")
+
+
+def fill_nopk(settings: Settings, rows: int) -> None:
+    """bench_nopk.accounts gets the first rows of bench_noidx (binlog off, like the loads)."""
+    _run_long(settings, ["SET SESSION sql_log_bin = 0"],
+              f"INSERT INTO bench_nopk.accounts ({COLUMNS}) SELECT {COLUMNS} FROM bench_noidx.accounts "
+              "WHERE id <= %s", (rows,), None, "filling bench_nopk")
 
 
 def build_indexes(settings: Settings, progress: Progress | None) -> None:
@@ -293,8 +303,10 @@ def warm_up(settings: Settings, schema: str, progress: Progress | None = None) -
         begin = time.monotonic()
         with sql.admin(node, settings) as cur:
             cur.execute(f"SHOW INDEX FROM {schema}.accounts")
-            indexes = sorted({row[2] for row in cur.fetchall()} - {"PRIMARY"})
-            cur.execute(f"SELECT SUM(LENGTH(email)) FROM {schema}.accounts FORCE INDEX (PRIMARY)")
+            names = {row[2] for row in cur.fetchall()}
+            indexes = sorted(names - {"PRIMARY"})
+            force = " FORCE INDEX (PRIMARY)" if "PRIMARY" in names else ""  # bench_nopk has none
+            cur.execute(f"SELECT SUM(LENGTH(email)) FROM {schema}.accounts{force}")
             for index in indexes:
                 cur.execute(f"SELECT COUNT(*) FROM {schema}.accounts FORCE INDEX ({index})")
         return round(time.monotonic() - begin, 1)

@@ -9,14 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .config import TOOLS_DIR, Settings
+from .config import TOOLS_DIR, ReplbenchError, Settings
 
 MARIADB_PACKAGES = ("mariadb-server", "mariadb-client", "mariadb-backup")
 VEGETA_MODULE = "github.com/tsenart/vegeta/v12"
 VEGETA_VERSION = "v12.13.0"
 
 
-class InstallError(Exception):
+class InstallError(ReplbenchError):
     """Something needed is missing and cannot be installed here; the message says what to install."""
 
 

@@ -1,50 +1,256 @@
-"""DBA knobs of a run: binlog format and row image, binlog and redo durability. Applied with SET GLOBAL on every
-node before a run (the app is restarted after, so its connections pick them up), read back and recorded.
-Defaults are the reference setup: ROW, FULL image, durable (sync_binlog=1, innodb_flush_log_at_trx_commit=1)."""
+"""The replication settings a DBA weighs, as knobs of a run: each knob's MariaDB variable, the nodes it is set on,
+its allowed values, its reference default, and whether replication must be stopped while it changes.
+
+Every run applies the whole set (a knob not named gets its reference value, so a run never inherits another
+run's setting), reads every variable back from every node, and records requested and actual values. `reset`
+applies the reference set too. Values are case-insensitive.
+
+| knob | variable | nodes | needs |
+|---|---|---|---|
+| binlog_format | binlog_format | all | – (new sessions: the app is restarted after) |
+| binlog_row_image | binlog_row_image | all | – |
+| binlog_annotate | binlog_annotate_row_events | all | – |
+| binlog_compress / _min_len | log_bin_compress / log_bin_compress_min_len | all | – |
+| sync_binlog | sync_binlog | all | – |
+| flush_log_at_trx_commit | innodb_flush_log_at_trx_commit | all | – |
+| parallel_threads / _mode | slave_parallel_threads / slave_parallel_mode | replicas | STOP SLAVE (all threads) |
+| semi_sync, semi_sync_timeout_ms | rpl_semi_sync_master_enabled/_wait_point/_timeout | master | – |
+|  | rpl_semi_sync_slave_enabled | replicas | IO thread restart |
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import time
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from . import sql
-from .config import Settings
+from .config import ReplbenchError, Settings
 
 BINLOG_FORMATS = ("ROW", "STATEMENT", "MIXED")
 ROW_IMAGES = ("FULL", "MINIMAL", "NOBLOB")
-VARIABLES = {"binlog_format": "binlog_format", "binlog_row_image": "binlog_row_image",
-             "sync_binlog": "sync_binlog", "flush_log_at_trx_commit": "innodb_flush_log_at_trx_commit"}
+ON_OFF = ("on", "off")
+PARALLEL_MODES = ("none", "minimal", "conservative", "optimistic", "aggressive")
+SEMI_SYNC = ("off", "after_sync", "after_commit")
+COMPRESS_MIN_LEN = (10, 1024)
+MAX_PARALLEL_THREADS = 256
+SEMI_SYNC_CLIENTS_WAIT = 10.0  # seconds for both replicas to reconnect as semi-sync clients
+
+
+class KnobError(ReplbenchError):
+    """A node refused a knob, or replication did not come back after a change."""
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One knob: its CLI spelling, what it sets, where, the values it takes and its help."""
+
+    name: str
+    help: str
+    choices: tuple[str, ...] = ()
+    low: int | None = None
+    high: int | None = None
+
+
+KNOB_LIST = (
+    Knob("binlog_format", "binlog_format on every node", BINLOG_FORMATS),
+    Knob("binlog_row_image", "binlog_row_image on every node", ROW_IMAGES),
+    Knob("binlog_annotate", "binlog_annotate_row_events: the statement text in ROW binlogs", ON_OFF),
+    Knob("binlog_compress", "log_bin_compress: zlib per binlog event", ON_OFF),
+    Knob("binlog_compress_min_len", "log_bin_compress_min_len: smallest event compressed (bytes)", (),
+         *COMPRESS_MIN_LEN),
+    Knob("sync_binlog", "sync_binlog: fsync the binlog every N commits (0 = never)", (), 0, 1_000_000),
+    Knob("flush_log_at_trx_commit", "innodb_flush_log_at_trx_commit", ("0", "1", "2")),
+    Knob("parallel_threads", "slave_parallel_threads on the replicas (replication is restarted)", (), 0,
+         MAX_PARALLEL_THREADS),
+    Knob("parallel_mode", "slave_parallel_mode on the replicas (needs --parallel-threads > 0)", PARALLEL_MODES),
+    Knob("semi_sync", "semi-synchronous replication: rpl_semi_sync_master_wait_point, or off", SEMI_SYNC),
+    Knob("semi_sync_timeout_ms", "rpl_semi_sync_master_timeout: ms before falling back to async", (), 0,
+         3_600_000),
+)
+KNOBS = {k.name: k for k in KNOB_LIST}
 
 
 @dataclass(frozen=True)
 class Knobs:
+    """A whole setting of the knobs; the defaults are the reference setup (mysql/*.cnf)."""
+
     binlog_format: str = "ROW"
     binlog_row_image: str = "FULL"
+    binlog_annotate: str = "on"
+    binlog_compress: str = "off"
+    binlog_compress_min_len: int = 256
     sync_binlog: int = 1
     flush_log_at_trx_commit: int = 1
+    parallel_threads: int = 0
+    parallel_mode: str = "optimistic"
+    semi_sync: str = "off"
+    semi_sync_timeout_ms: int = 10_000
 
     def __post_init__(self) -> None:
-        if self.binlog_format not in BINLOG_FORMATS:
-            raise ValueError(f"binlog format must be one of {', '.join(BINLOG_FORMATS)}")
-        if self.binlog_row_image not in ROW_IMAGES:
-            raise ValueError(f"binlog row image must be one of {', '.join(ROW_IMAGES)}")
-        if self.sync_binlog < 0:
-            raise ValueError("sync_binlog must be 0 or more")
-        if self.flush_log_at_trx_commit not in (0, 1, 2):
-            raise ValueError("flush_log_at_trx_commit must be 0, 1 or 2")
+        for f in fields(self):
+            knob, value = KNOBS[f.name], getattr(self, f.name)
+            if knob.choices and str(value) not in knob.choices:
+                raise ValueError(f"--{_flag(f.name)} must be one of {', '.join(knob.choices)}; got {value!r}")
+            if knob.low is not None and not (knob.low <= int(value) <= knob.high):  # type: ignore[operator]
+                raise ValueError(f"--{_flag(f.name)} must be from {knob.low} to {knob.high}; got {value}")
+        if self.parallel_threads == 0 and self.parallel_mode != Knobs.parallel_mode:
+            raise ValueError("--parallel-mode needs --parallel-threads above 0 (with 0 threads there is no "
+                             "parallel apply to configure)")
+        if self.semi_sync == "off" and self.semi_sync_timeout_ms != Knobs.semi_sync_timeout_ms:
+            raise ValueError("--semi-sync-timeout-ms needs --semi-sync after_sync or after_commit")
+
+    @classmethod
+    def from_values(cls, values: dict[str, Any]) -> Knobs:
+        """Knobs from user input (CLI or a study file): names checked, values normalised and typed."""
+        unknown = sorted(set(values) - set(KNOBS))
+        if unknown:
+            raise ValueError(f"unknown knob {', '.join(unknown)}; knobs: {', '.join(KNOBS)}")
+        typed: dict[str, Any] = {}
+        for name, raw in values.items():
+            if raw is None:
+                continue
+            default = getattr(cls, name)
+            if isinstance(default, int):
+                try:
+                    typed[name] = int(raw)
+                except (TypeError, ValueError):
+                    raise ValueError(f"--{_flag(name)} must be a whole number; got {raw!r}") from None
+            else:
+                text = str(raw).strip()
+                typed[name] = text.upper() if name in ("binlog_format", "binlog_row_image") else text.lower()
+        return cls(**typed)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def changed(self) -> dict[str, Any]:
+        """The knobs that differ from the reference setup (for headers and labels)."""
+        ref = Knobs()
+        return {k: v for k, v in self.as_dict().items() if getattr(ref, k) != v}
+
+    def describe(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in self.changed().items()) or "reference settings"
+
+
+def _flag(name: str) -> str:
+    return name.replace("_", "-")
+
+
+def _on(value: str) -> str:
+    return "ON" if value == "on" else "OFF"
+
+
+def all_node_variables(knobs: Knobs) -> dict[str, Any]:
+    return {"binlog_format": knobs.binlog_format, "binlog_row_image": knobs.binlog_row_image,
+            "binlog_annotate_row_events": _on(knobs.binlog_annotate), "log_bin_compress": _on(knobs.binlog_compress),
+            "log_bin_compress_min_len": knobs.binlog_compress_min_len, "sync_binlog": knobs.sync_binlog,
+            "innodb_flush_log_at_trx_commit": knobs.flush_log_at_trx_commit}
+
+
+def master_variables(knobs: Knobs) -> dict[str, Any]:
+    on = knobs.semi_sync != "off"
+    out: dict[str, Any] = {"rpl_semi_sync_master_enabled": "ON" if on else "OFF",
+                           "rpl_semi_sync_master_timeout": knobs.semi_sync_timeout_ms}
+    if on:
+        out["rpl_semi_sync_master_wait_point"] = knobs.semi_sync.upper()
+    return out
+
+
+def replica_variables(knobs: Knobs) -> dict[str, Any]:
+    # the master side of semi-sync stays off on replicas: with it on, their apply would wait for ACKs
+    return {"slave_parallel_threads": knobs.parallel_threads, "slave_parallel_mode": knobs.parallel_mode,
+            "rpl_semi_sync_slave_enabled": "ON" if knobs.semi_sync != "off" else "OFF",
+            "rpl_semi_sync_master_enabled": "OFF"}
+
+
+READ_BACK = ("binlog_format", "binlog_row_image", "binlog_annotate_row_events", "log_bin_compress",
+             "log_bin_compress_min_len", "sync_binlog", "innodb_flush_log_at_trx_commit", "slave_parallel_threads",
+             "slave_parallel_mode", "rpl_semi_sync_master_enabled", "rpl_semi_sync_master_wait_point",
+             "rpl_semi_sync_master_timeout", "rpl_semi_sync_slave_enabled")
+
 
 def apply(settings: Settings, knobs: Knobs) -> dict[str, dict[str, Any]]:
-    """SET GLOBAL the knobs on every node; returns the values each node reports afterwards."""
-    readback: dict[str, dict[str, Any]] = {}
+    """Set every knob on the nodes it belongs to; restart the replica threads a change needs; returns what every
+    node reports afterwards (variable -> value). A refused value raises KnobError naming the node."""
+    from .topology import wait_replicating
+
+    flavour = settings.flavour
     for node in settings.nodes:
+        wanted = dict(all_node_variables(knobs))
+        wanted.update(master_variables(knobs) if node.role == "master" else replica_variables(knobs))
         with sql.admin(node, settings) as cur:
-            for name, variable in VARIABLES.items():
-                cur.execute(f"SET GLOBAL {variable} = %s", (getattr(knobs, name),))
-            names = ", ".join(f"@@GLOBAL.{v}" for v in VARIABLES.values())
-            cur.execute(f"SELECT {names}")
-            readback[node.name] = dict(zip(VARIABLES, cur.fetchone()))
-    return readback
+            current = _read(cur, wanted)
+            restart_all = node.role == "replica" and any(
+                str(current.get(v)).lower() != str(wanted[v]).lower()
+                for v in ("slave_parallel_threads", "slave_parallel_mode"))
+            restart_io = node.role == "replica" and str(current.get("rpl_semi_sync_slave_enabled")) != \
+                str(wanted["rpl_semi_sync_slave_enabled"])
+            if restart_all:
+                cur.execute(sql.stop_replica_sql(flavour))
+            try:
+                for variable, value in wanted.items():
+                    if str(current.get(variable)).lower() == str(value).lower():
+                        continue
+                    try:
+                        cur.execute(f"SET GLOBAL {variable} = %s", (value,))
+                    except sql.MySQLError as exc:
+                        raise KnobError(f"{node.name} refused {variable} = {value}: {exc.args[-1]}") from exc
+                if restart_io and not restart_all:
+                    cur.execute(sql.stop_replica_sql(flavour) + " IO_THREAD")
+                    cur.execute(sql.start_replica_sql(flavour) + " IO_THREAD")
+            finally:
+                if restart_all:
+                    cur.execute(sql.start_replica_sql(flavour))
+        if node.role == "replica" and (restart_all or restart_io):
+            wait_replicating(node, settings)
+    if knobs.semi_sync != "off":
+        wait_semi_sync_clients(settings)
+    return read_back(settings)
+
+
+def _read(cur: Any, variables: Any) -> dict[str, Any]:
+    cur.execute("SHOW GLOBAL VARIABLES WHERE Variable_name IN (" + ",".join(["%s"] * len(variables)) + ")",
+                tuple(variables))
+    return {name: value for name, value in cur.fetchall()}
+
+
+def read_back(settings: Settings) -> dict[str, dict[str, Any]]:
+    """Every knob variable as each node reports it (None for a node that does not answer)."""
+    out: dict[str, dict[str, Any]] = {}
+    for node in settings.nodes:
+        try:
+            with sql.admin(node, settings) as cur:
+                out[node.name] = _read(cur, READ_BACK)
+        except sql.MySQLError:
+            out[node.name] = {}
+    return out
+
+
+def wait_semi_sync_clients(settings: Settings) -> int:
+    """Wait until both replicas are semi-sync clients of the master (their IO threads reconnected)."""
+    deadline = time.monotonic() + SEMI_SYNC_CLIENTS_WAIT
+    clients = 0
+    while time.monotonic() < deadline:
+        with sql.admin(settings.master, settings) as cur:
+            cur.execute("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_clients'")
+            row = cur.fetchone()
+        clients = int(row[1]) if row else 0
+        if clients >= len(settings.replicas):
+            return clients
+        time.sleep(0.2)
+    raise KnobError(f"semi-sync is on but only {clients} of {len(settings.replicas)} replicas connected as "
+                    f"semi-sync clients within {SEMI_SYNC_CLIENTS_WAIT:g} s")
+
+
+def mismatches(knobs: Knobs, readback: dict[str, dict[str, Any]]) -> list[str]:
+    """Variables a node reports with another value than requested (never ignored silently)."""
+    out = []
+    for name, values in readback.items():
+        role = "master" if name == "master" else "replica"
+        wanted = dict(all_node_variables(knobs))
+        wanted.update(master_variables(knobs) if role == "master" else replica_variables(knobs))
+        for variable, value in wanted.items():
+            if variable in values and str(values[variable]).lower() != str(value).lower():
+                out.append(f"{name} {variable}={values[variable]} (requested {value})")
+    return out

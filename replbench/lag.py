@@ -15,10 +15,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pymysql
-
 from . import sql
 from .config import HEARTBEAT_DOMAIN_ID, META_SCHEMA, Settings
+from .stats import percentile
 
 CSV_COLUMNS = ["elapsed_s", "replica", "heartbeat_lag_ms", "seconds_behind_master", "replicating"]
 BEAT_INTERVAL = 0.1
@@ -64,49 +63,61 @@ class LagMonitor:
     def _elapsed(self) -> float:
         return round(time.monotonic() - self.zero, 3)
 
-    def _beat_loop(self) -> None:
-        conn = sql.connect(self.settings.master, self.settings)
+    def _connect(self, name: str) -> Any:
+        """A connection to the node, or None while it does not answer (the loops retry every beat)."""
         try:
+            conn = sql.connect(self.settings.node(name), self.settings, timeout=2.0)
+        except (sql.MySQLError, OSError):
+            return None
+        if name == "master" and self.settings.flavour == "mariadb":
             with conn.cursor() as cur:
-                if self.settings.flavour == "mariadb":
-                    cur.execute("SET SESSION gtid_domain_id = %s", (HEARTBEAT_DOMAIN_ID,))
-                while not self._stop.is_set():
-                    try:
+                cur.execute("SET SESSION gtid_domain_id = %s", (HEARTBEAT_DOMAIN_ID,))
+        return conn
+
+    def _beat_loop(self) -> None:
+        conn = None
+        while not self._stop.is_set():
+            conn = conn or self._connect("master")
+            if conn is not None:
+                try:
+                    with conn.cursor() as cur:
                         cur.execute(f"UPDATE {META_SCHEMA}.heartbeat SET ts = SYSDATE(6) WHERE id = 1")
-                        self.beats += 1
-                    except pymysql.err.MySQLError:
-                        pass
-                    self._stop.wait(BEAT_INTERVAL)
-        finally:
-            conn.close()
+                    self.beats += 1
+                except (sql.MySQLError, OSError):
+                    _close(conn)
+                    conn = None
+            self._stop.wait(BEAT_INTERVAL)
+        _close(conn)
 
     def _read_loop(self, replica_name: str) -> None:
-        node = self.settings.node(replica_name)
-        conn = sql.connect(node, self.settings)
+        conn = None
         next_status = 0.0
-        try:
-            with conn.cursor() as cur:
-                while not self._stop.is_set():
-                    sample: dict[str, Any] = {"elapsed_s": self._elapsed(), "replica": replica_name}
-                    try:
-                        cur.execute(f"SELECT TIMESTAMPDIFF(MICROSECOND, ts, SYSDATE(6)) FROM {META_SCHEMA}.heartbeat "
-                                    "WHERE id = 1")
-                        sample["heartbeat_lag_ms"] = round(cur.fetchone()[0] / 1000.0, 1)
-                        if time.monotonic() >= next_status:
-                            next_status = time.monotonic() + STATUS_INTERVAL
-                            state = sql.replica_threads(cur, self.settings.flavour)
-                            sample["seconds_behind_master"] = state.get("lag")
-                            replicating = state.get("io") == "Yes" and state.get("sql") == "Yes"
-                            sample["replicating"] = int(replicating)
-                            if not replicating:
-                                self.not_replicating.add(replica_name)
-                    except pymysql.err.MySQLError:
-                        sample["replicating"] = 0
-                        self.not_replicating.add(replica_name)
-                    self._record(sample)
-                    self._stop.wait(BEAT_INTERVAL)
-        finally:
-            conn.close()
+        while not self._stop.is_set():
+            sample: dict[str, Any] = {"elapsed_s": self._elapsed(), "replica": replica_name}
+            conn = conn or self._connect(replica_name)
+            try:
+                if conn is None:
+                    raise OSError("not answering")
+                with conn.cursor() as cur:
+                    cur.execute(f"SELECT TIMESTAMPDIFF(MICROSECOND, ts, SYSDATE(6)) FROM {META_SCHEMA}.heartbeat "
+                                "WHERE id = 1")
+                    sample["heartbeat_lag_ms"] = round(cur.fetchone()[0] / 1000.0, 1)
+                    if time.monotonic() >= next_status:
+                        next_status = time.monotonic() + STATUS_INTERVAL
+                        state = sql.replica_threads(cur, self.settings.flavour)
+                        sample["seconds_behind_master"] = state.get("lag")
+                        replicating = state.get("io") == "Yes" and state.get("sql") == "Yes"
+                        sample["replicating"] = int(replicating)
+                        if not replicating:
+                            self.not_replicating.add(replica_name)
+            except (sql.MySQLError, OSError):
+                sample["replicating"] = 0
+                self.not_replicating.add(replica_name)
+                _close(conn)
+                conn = None
+            self._record(sample)
+            self._stop.wait(BEAT_INTERVAL)
+        _close(conn)
 
     def _record(self, sample: dict[str, Any]) -> None:
         name, t = sample["replica"], sample["elapsed_s"]
@@ -123,17 +134,41 @@ class LagMonitor:
         for name in sorted(self.lags):
             lags = [v for t, v in self.lags[name] if start <= t <= end]
             sbm = [v for t, v in self.behind[name] if start <= t <= end]
+            points = [(t, v) for t, v in self.lags[name] if start <= t <= end]
             out[name] = {"samples": len(lags), "p50_ms": percentile(lags, 50), "p99_ms": percentile(lags, 99),
                          "max_ms": max(lags) if lags else None,
                          "mean_ms": round(statistics.fmean(lags), 1) if lags else None,
-                         "max_seconds_behind_master": max(sbm) if sbm else None}
+                         "max_seconds_behind_master": max(sbm) if sbm else None,
+                         "growth_s_per_s": growth(points)}
+        return out
+
+    def settled_after(self, t0: float, threshold_ms: float | None = None) -> dict[str, float | None]:
+        """Per replica: seconds after t0 until the heartbeat lag was first back under the threshold (twice the
+        beat interval by default); None if it never was while the monitor ran."""
+        threshold_ms = 2000 * BEAT_INTERVAL if threshold_ms is None else threshold_ms
+        out: dict[str, float | None] = {}
+        for name, series in sorted(self.lags.items()):
+            hit = next((t for t, v in series if t >= t0 and v <= threshold_ms), None)
+            out[name] = None if hit is None else round(hit - t0, 3)
         return out
 
 
-def percentile(values: list[float], q: float) -> float | None:
-    """Nearest-rank percentile (q in 0..100) of recorded values; None when there are none."""
-    if not values:
+def growth(points: list[tuple[float, float]]) -> float | None:
+    """Least-squares slope of lag (ms) over time (s), in seconds of lag per second: > 0 means falling behind."""
+    if len(points) < 3:
         return None
-    ordered = sorted(values)
-    rank = max(1, min(len(ordered), int(-(-q * len(ordered) // 100))))
-    return ordered[rank - 1]
+    n = len(points)
+    mt = sum(t for t, _ in points) / n
+    mv = sum(v for _, v in points) / n
+    var = sum((t - mt) ** 2 for t, _ in points)
+    if var == 0:
+        return None
+    return round(sum((t - mt) * (v - mv) for t, v in points) / var / 1000.0, 3)
+
+
+def _close(conn: Any) -> None:
+    if conn is not None:
+        try:
+            conn.close()
+        except Exception:  # noqa: BLE001 — a dead connection
+            pass

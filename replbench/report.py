@@ -1,10 +1,12 @@
 """report.md: regenerated from everything in results/ — deterministic (the same results give the same file).
 
-For the newest sweep of each scenario (older ones are listed as superseded): its setup, a table per step, the max
-sustainable rate and the criteria that decided it, plots of latency / CPU / lag against rate, and per step the
-printed block and its latency-over-time plot. A comparison section pairs scenarios with and without indexes. Plots
-and the small per-step files the report links are copied into results/report-assets/ (committed); raw data stays in
-the step folders (ignored).
+It opens with one page: what was measured (the SQL each endpoint runs, the statement limit), on what (machine,
+versions, dataset, reference settings), the findings in a few generated sentences (only differences the repeats
+separate), and how to read the columns. Then every study (one table per scenario: per cell the median and
+min–max over repeats, the ratio to the baseline and whether it is a difference or within noise; a bar chart),
+then the newest sweep of each scenario (table, plots; the per-step blocks in a linked file of their own), then
+the index-cost comparison. Assets go to results/report-assets/<folder>/ (committed); a committed asset folder
+whose raw data is not in results/ is left alone and listed, never deleted. No absolute path is written.
 """
 
 from __future__ import annotations
@@ -12,19 +14,51 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import statistics
 from pathlib import Path
 from typing import Any
 
 from .config import ROOT, Settings
-from .sweep import describe_max
+from .stats import describe_max, lookup, median
+from .studymetrics import BY_KEY, cell_text, extremes
 
-PAIRS = (("read", "read-noindex"), ("write", "write-noindex"))
+PAIRS = (("read", "read-noindex"), ("write", "write-noindex"), ("write-nopk", "write-nopk-keyed"))
 NODES = ("app", "master", "replica1", "replica2", "vegeta")
+# the statements behind each endpoint (tests check every fragment still stands in app/handlers.py)
+ENDPOINT_SQL = {
+    "find_users": ("SELECT first_name FROM accounts WHERE first_name LIKE 'abc%' GROUP BY first_name LIMIT 301; "
+                   "then SELECT id, first_name, last_name, city, birth_date FROM accounts WHERE first_name IN (…) "
+                   "AND last_name LIKE 'xy%' ORDER BY first_name, last_name, id LIMIT 10",
+                   "a replica (least in flight)", "idx_first_last (bench_idx); full scans without it"),
+    "get_user": ("SELECT … FROM accounts WHERE id = ?", "a replica", "PRIMARY"),
+    "update_user": ("UPDATE accounts SET first_name = ?, last_name = ?, city = ?, updated_at = NOW() WHERE id = ?",
+                    "the master", "PRIMARY; changes 3 indexed columns on bench_idx"),
+    "update_users": ("UPDATE accounts SET interests = ?, updated_at = NOW() WHERE id BETWEEN ? AND ?",
+                     "the master", "PRIMARY (bench_idx, bench_noidx); a scan on bench_nopk"),
+}
+SQL_FRAGMENTS = ("GROUP BY first_name", "first_name IN (", "ORDER BY first_name, last_name, id LIMIT",
+                 "WHERE id BETWEEN %s AND %s", "updated_at = NOW() WHERE id = %s")
+COLUMN_GUIDE = (
+    "**sent/s**: the rate vegeta sent requests at; **goodput/s**: successful responses per second (vegeta's "
+    "throughput). A step can send 1750/s and get 830/s back.",
+    "**CPU-ms/ok**: a process group's CPU milliseconds per *successful* request (failed ones cost CPU but are "
+    "not the work asked for); per request, failures included, is in each run's summary.json.",
+    "**CPU %**: % of one core, mean over the middle 80 % of the attack, every sampler on one clock.",
+    "**lag**: heartbeat lag (pt-heartbeat's method, written every 100 ms): an idle replica reads 0–100 ms, so "
+    "nothing below ~100 ms is a difference.",
+    "**catch-up**: seconds from the moment the last request was *sent* until each replica applied the master's "
+    "position at that moment (timed in parallel).",
+    "**PASS\\***: the step met every criterion but the host or the load generator was saturated (the reason is "
+    "given): the figure describes this box, not only the databases.",
+    "**ratio**: a cell's median ÷ the baseline cell's; *noise* when the repeats' ranges overlap.",
+)
 
 
 def find_sweeps(results: Path) -> list[Path]:
     return sorted(p.parent for p in results.glob("*/sweep.json"))
+
+
+def find_studies(results: Path) -> list[Path]:
+    return sorted(p.parent for p in results.glob("study-*/study.json"))
 
 
 def newest_per_scenario(sweeps: list[Path]) -> dict[str, Path]:
@@ -32,6 +66,13 @@ def newest_per_scenario(sweeps: list[Path]) -> dict[str, Path]:
     newest: dict[str, Path] = {}
     for sweep_dir in sorted(sweeps):
         newest[json.loads((sweep_dir / "sweep.json").read_text())["scenario"]] = sweep_dir
+    return newest
+
+
+def newest_per_name(studies: list[Path]) -> dict[str, Path]:
+    newest: dict[str, Path] = {}
+    for folder in sorted(studies):
+        newest[json.loads((folder / "study.json").read_text())["name"]] = folder
     return newest
 
 
@@ -55,10 +96,26 @@ def fig(values: list[float | None], fmt: str = "{:.0f}") -> str:
     present = [v for v in values if v is not None]
     if not present:
         return "–"
-    med = statistics.median(present)
+    med = median(present)
     if len(present) == 1 or min(present) == max(present):
         return fmt.format(med)
     return f"{fmt.format(med)} [{fmt.format(min(present))}–{fmt.format(max(present))}]"
+
+
+def _median(step: dict[str, Any], path: tuple[str, ...]) -> float | None:
+    return median([lookup(r["summary"], path) for r in step["repeats"]])
+
+
+def verdict_of(step: dict[str, Any]) -> str:
+    if not step["passed"]:
+        return "FAIL: " + "; ".join(step["reasons"])
+    notes = step.get("notes") or []
+    return "PASS* (" + "; ".join(notes) + ")" if notes else "PASS"
+
+
+TABLE_HEADER = ("| rate asked | sent/s | goodput/s | p50 ms | p99 ms | max ms | success | app % | master % | "
+                "replica1 % | replica2 % | app CPU-ms/ok | master CPU-ms/ok | replicas CPU-ms/ok | db share | "
+                "lag p99 ms | catch-up s | binlog B/write | verdict |\n" + "|" + "---|" * 19)
 
 
 def step_row(step: dict[str, Any]) -> str:
@@ -67,54 +124,83 @@ def step_row(step: dict[str, Any]) -> str:
     def get(*path: str) -> list[float | None]:
         return [lookup(s, path) for s in sums]
 
+    def either(new: str, old: str) -> list[float | None]:
+        return [s.get(new, s.get(old)) for s in sums]
+
+    per_ok = [s.get("cpu_ms_per_success") or s.get("cpu_ms_per_request") or {} for s in sums]
     lag_p99 = [max([v.get("p99_ms") or 0 for v in (s.get("lag") or {}).values()] or [0]) for s in sums]
     catch = [max([v if v is not None else float("inf") for v in (s.get("catch_up_s") or {}).values()] or [0])
              for s in sums]
-    verdict = "PASS" if step["passed"] else "FAIL: " + "; ".join(step["reasons"])
     cells = [
         f"{step['rate']}{' (refine)' if step.get('refined') else ''}",
-        fig(get("rate_achieved"), "{:.1f}"),
-        fig(get("latency_ms", "p50"), "{:.1f}"), fig(get("latency_ms", "p95"), "{:.1f}"),
-        fig(get("latency_ms", "p99"), "{:.1f}"), fig(get("latency_ms", "max"), "{:.0f}"),
+        fig(either("rate_sent", "rate_achieved"), "{:.1f}"), fig(either("goodput", "throughput"), "{:.1f}"),
+        fig(get("latency_ms", "p50"), "{:.1f}"), fig(get("latency_ms", "p99"), "{:.1f}"),
+        fig(get("latency_ms", "max"), "{:.0f}"),
         fig([None if v is None else 100 * v for v in get("success")], "{:.2f}%"),
         *(fig(get("cpu_mean_percent", n)) for n in ("app", "master", "replica1", "replica2")),
-        *(fig(get("cpu_ms_per_request", n), "{:.3f}") for n in ("app", "master", "replica1", "replica2")),
+        fig([p.get("app") for p in per_ok], "{:.3f}"), fig([p.get("master") for p in per_ok], "{:.3f}"),
+        fig([(p.get("replica1") or 0) + (p.get("replica2") or 0) or None for p in per_ok], "{:.3f}"),
+        fig([None if s.get("db_share_of_host") is None else 100 * s["db_share_of_host"] for s in sums], "{:.0f}%"),
         fig(lag_p99), fig([None if c == float("inf") else c for c in catch], "{:.1f}"),
         fig(get("binlog", "bytes_per_write"), "{:.0f}"),
-        verdict,
-        ", ".join(f"`{r['folder'].name}`" for r in step["repeats"]),
+        verdict_of(step),
     ]
     return "| " + " | ".join(cells) + " |"
 
 
-TABLE_HEADER = ("| rate asked | achieved | p50 ms | p95 ms | p99 ms | max ms | success | app % | master % | "
-                "replica1 % | replica2 % | app ms/req | master ms/req | replica1 ms/req | replica2 ms/req | "
-                "lag p99 ms | catch-up s | binlog B/write | verdict | folder |\n"
-                "|" + "---|" * 20)
+class Writer:
+    """Writes the assets of one report: every path it gives out is relative to the report's folder."""
+
+    def __init__(self, results: Path, output: Path) -> None:
+        self.root = results / "report-assets"
+        self.base = output.parent
+        self.written: set[str] = set()
+
+    def folder(self, name: str) -> Path:
+        path = self.root / name
+        if name not in self.written:
+            shutil.rmtree(path, ignore_errors=True)  # only what this report regenerates
+            path.mkdir(parents=True, exist_ok=True)
+            self.written.add(name)
+        return path
+
+    def rel(self, path: Path) -> str:
+        return os.path.relpath(path, self.base)
+
+    def kept(self) -> list[str]:
+        if not self.root.is_dir():
+            return []
+        return sorted(p.name for p in self.root.iterdir() if p.is_dir() and p.name not in self.written)
 
 
-def plot_sweep(steps: list[dict[str, Any]], assets: Path, title: str) -> dict[str, str]:
+def _plt() -> Any:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rates = [s["rate"] for s in steps]
+    return plt
 
-    files = {}
+
+def plot_sweep(steps: list[dict[str, Any]], assets: Path, title: str) -> list[str]:
+    plt = _plt()
+    rates = [s["rate"] for s in steps]
+    files = []
     specs = [
         ("latency.png", "latency percentiles vs rate", "latency (ms, log scale)", True,
          [(k, ("latency_ms", k)) for k in ("p50", "p95", "p99", "max")]),
-        ("cpu.png", "CPU per node vs rate", "CPU (% of one core, steady mean)", False,
-         [(n, ("cpu_mean_percent", n)) for n in (*NODES, "host_busy")]),
+        ("throughput.png", "sent rate and goodput vs asked rate", "requests/s", False,
+         [("sent", ("rate_sent",)), ("goodput", ("goodput",))]),
+        ("cpu.png", "CPU per process group vs rate", "CPU (% of one core, steady mean)", False,
+         [(n, ("cpu_mean_percent", n)) for n in (*NODES, "harness", "host_busy")]),
         ("lag.png", "replication lag vs rate", "heartbeat lag p99 (ms, log scale)", True,
          [(r, ("lag", r, "p99_ms")) for r in ("replica1", "replica2")]),
     ]
     for name, what, ylabel, log, series in specs:
         fig_, ax = plt.subplots(figsize=(8, 4), dpi=100)
         for label, path in series:
-            ys = [_median(s, path) for s in steps]
-            points = [(x, y) for x, y in zip(rates, ys) if y is not None and (not log or y > 0)]
+            points = [(x, y) for x, y in zip(rates, (_median(s, path) for s in steps))
+                      if y is not None and (not log or y > 0)]
             if points:
                 ax.plot(*zip(*points), marker="o", label=label)
         if log:
@@ -127,65 +213,112 @@ def plot_sweep(steps: list[dict[str, Any]], assets: Path, title: str) -> dict[st
         fig_.tight_layout()
         fig_.savefig(assets / name, metadata={"Software": None})
         plt.close(fig_)
-        files[name] = name
+        files.append(name)
     return files
 
 
-def sweep_section(sweep_dir: Path, assets_root: Path, base: Path) -> tuple[list[str], dict[str, Any]]:
-    def rel(path: Path) -> str:
-        return os.path.relpath(path, base)
-
+def sweep_section(sweep_dir: Path, writer: Writer) -> tuple[list[str], dict[str, Any]]:
     sweep = json.loads((sweep_dir / "sweep.json").read_text())
     steps = load_steps(sweep_dir, sweep)
-    assets = assets_root / sweep_dir.name
-    assets.mkdir(parents=True, exist_ok=True)
     name = sweep["scenario"]
-    lines = [f"## Sweep `{name}` — `{sweep_dir.name}`", ""]
+    lines = [f"### Sweep `{name}` — `{sweep_dir.name}`", ""]
     if not steps:
         return lines + ["No completed step.", ""], {"scenario": name, "max": None, "max_text": "–", "steps": []}
+    assets = writer.folder(sweep_dir.name)
+    (assets / "sweep.json").write_text(json.dumps(sweep, indent=2, sort_keys=True) + "\n")
     meta = steps[0]["repeats"][0]["meta"]
-    host, versions, ds = meta["host"], meta["versions"], meta["dataset"]
-    machine = f"{host['cores']} cores, {host['memory_gib']} GiB, {host['platform']}"
+    knobs = meta.get("knobs_changed", {k: v for k, v in sweep["knobs"].items()})
     lines += [
-        f"- **Machine**: {machine}",
-        f"- **Versions**: MariaDB {versions.get('mariadb')}, vegeta {versions.get('vegeta')}, Python "
-        f"{versions.get('python')}, app driver {meta['app']['driver']} / worker {meta['app']['worker_class']} × "
-        f"{meta['app']['workers']}, commit `{versions.get('git_commit')}`",
-        f"- **Dataset**: {ds.get('accounts'):,} accounts (seed {ds.get('seed')}), "
-        f"schema `{steps[0]['repeats'][0]['summary'].get('schema')}`",
-        "- **Knobs**: " + ", ".join(f"{k}={v}" for k, v in sweep["knobs"].items())
-        + f"; buffer pool {meta['buffer_pool']} per node; {sweep['duration_s']:g} s per step"
-        + (f", {sweep['repeat']} repeats per step (median [range])" if sweep["repeat"] > 1 else ""),
+        f"- **Settings**: {', '.join(f'{k}={v}' for k, v in knobs.items()) or 'reference'}; "
+        f"{sweep['duration_s']:g} s per step" + (f", {sweep['repeat']} repeats per step (median [range])"
+                                                 if sweep["repeat"] > 1 else ""),
         f"- **Pass criteria**: {sweep['criteria_text']}",
-        f"- **Status**: {sweep['status']}",
+        f"- **Status**: {sweep['status']}; **max sustainable rate: {describe_max(sweep)}**",
         "",
+        TABLE_HEADER, *(step_row(s) for s in steps), "",
     ]
-    best = sweep["max_sustainable_rate"]
-    lines += [f"**Max sustainable rate: {describe_max(sweep)}** — the highest step meeting every criterion above.",
-              ""]
-    lines += [TABLE_HEADER] + [step_row(s) for s in steps] + [""]
-    lines += ["CPU in % of one core (mean over the steady part of the step); ms/req = the node's CPU milliseconds "
-              "per request; lag = heartbeat lag p99 of the worse replica; catch-up = seconds after the step until "
-              "both replicas applied everything; binlog B/write = master binlog bytes per successful write, "
-              "heartbeats excluded.", ""]
-    plots = plot_sweep(steps, assets, name)
-    for file in plots.values():
-        lines.append(f"![{name} {file[:-4]}]({rel(assets / file)})")
-    lines += ["", "<details><summary>Per-step blocks and latency over time</summary>", ""]
+    for file in plot_sweep(steps, assets, name):
+        lines.append(f"![{name} {file[:-4]}]({writer.rel(assets / file)})")
+    blocks = [f"# Per-step blocks of `{sweep_dir.name}`", ""]
     for step in steps:
         for r in step["repeats"]:
-            folder = r["folder"]
-            tag = folder.name
-            for src, dst in (("latency.png", f"{tag}-latency.png"), ("summary.json", f"{tag}-summary.json"),
-                             ("block.txt", f"{tag}-block.txt")):
+            folder, tag = r["folder"], r["folder"].name
+            for src in ("latency.png", "summary.json", "block.txt"):
                 if (folder / src).exists():
-                    shutil.copyfile(folder / src, assets / dst)
-            lines += [f"### {step['rate']} rps — `{tag}`", "", "```",
-                      (folder / "block.txt").read_text().rstrip("\n") if (folder / "block.txt").exists() else
-                      "(no block)", "```", "", f"![latency over time]({rel(assets / f'{tag}-latency.png')})", ""]
-    lines += ["</details>", ""]
-    return lines, {"scenario": name, "max": best, "max_text": describe_max(sweep), "steps": steps,
-                   "folder": sweep_dir.name, "machine": f"{machine}, MariaDB {versions.get('mariadb')}"}
+                    shutil.copyfile(folder / src, assets / f"{tag}-{src}")
+            block = (folder / "block.txt").read_text().rstrip("\n") if (folder / "block.txt").exists() else "(none)"
+            blocks += [f"## {step['rate']} rps — `{tag}`", "", "```", block, "```", "",
+                       f"![latency over time]({tag}-latency.png)", ""]
+    (assets / "blocks.md").write_text("\n".join(blocks))
+    lines += ["", f"Per-step blocks and latency over time: [{sweep_dir.name}/blocks.md]"
+                  f"({writer.rel(assets / 'blocks.md')})", ""]
+    return lines, {"scenario": name, "max": sweep["max_sustainable_rate"], "max_text": describe_max(sweep),
+                   "steps": steps, "folder": sweep_dir.name, "meta": meta}
+
+
+def study_section(folder: Path, writer: Writer) -> tuple[list[str], dict[str, Any]]:
+    data = json.loads((folder / "study.json").read_text())
+    cells = [c["name"] for c in data["cells"]]
+    assets = writer.folder(folder.name)
+    (assets / "study.json").write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    units_ok = sum(1 for u in data["units"] if u.get("metrics"))
+    lines = [f"### Study `{data['name']}` — `{folder.name}`", "", data.get("description", ""), "",
+             "- **Cells** (the first is the baseline): " + "; ".join(
+                 f"{c['name']} ({', '.join(f'{k}={v}' for k, v in c['changed'].items()) or 'reference'})"
+                 for c in data["cells"]),
+             f"- **How**: {', '.join(f'{s} at {r}/s' for s, r in data['rates'].items())}; "
+             f"{', '.join(data['measures'])}; {data['duration_s']:g} s per run; {data['repeat']} repeats, cells "
+             f"interleaved; {units_ok} of {len(data['units'])} units measured; status {data['status']}",
+             "- **Data state**: " + ("reset to the pristine dataset before every cell" if data["reset"] == "each-cell"
+                                      else data.get("data_state") or "not reset between cells"),
+             f"- **Command**: `{data.get('command', '')}`", ""]
+    for scenario_name, per_metric in data["comparison"].items():
+        lines += [f"`{scenario_name}` — median [min–max] over repeats (ratio to `{cells[0]}`; *noise* when the "
+                  "ranges overlap):", "", "| metric | " + " | ".join(f"`{c}`" for c in cells) + " |",
+                  "|---|" + "---|" * len(cells)]
+        for key, rows in per_metric.items():
+            lines.append(f"| {BY_KEY[key].label} | " + " | ".join(cell_text(rows[c]) for c in cells) + " |")
+        lines.append("")
+    first = next((u for u in data["units"] if u.get("folder") and (folder / u["folder"] / "meta.json").exists()),
+                 None)
+    if first:
+        data["meta"] = json.loads((folder / first["folder"] / "meta.json").read_text())
+    chart = plot_study(data, assets)
+    if chart:
+        lines += [f"![{data['name']} study]({writer.rel(assets / chart)})", ""]
+    return lines, data
+
+
+STUDY_CHART = ("bytes_per_write", "master_ms_per_write", "replica_ms_per_write", "lag_p99_ms", "p99_ms",
+               "apply_trx_per_s", "semi_sync_wait_us")
+
+
+def plot_study(data: dict[str, Any], assets: Path) -> str | None:
+    """One bar chart per study: key metrics per cell (median, error bars min–max), one panel per metric."""
+    panels = [(scenario, key, rows) for scenario, per_metric in data["comparison"].items()
+              for key, rows in per_metric.items() if key in STUDY_CHART]
+    if not panels:
+        return None
+    plt = _plt()
+    cells = [c["name"] for c in data["cells"]]
+    cols = min(3, len(panels))
+    nrows = -(-len(panels) // cols)
+    fig_, axes = plt.subplots(nrows, cols, figsize=(4.2 * cols, 3.2 * nrows), dpi=90, squeeze=False)
+    for ax, (scenario, key, rows) in zip(axes.flat, panels):
+        meds = [rows[c]["median"] or 0 for c in cells]
+        low = [m - (rows[c]["min"] if rows[c]["min"] is not None else m) for m, c in zip(meds, cells)]
+        high = [(rows[c]["max"] if rows[c]["max"] is not None else m) - m for m, c in zip(meds, cells)]
+        ax.bar(range(len(cells)), meds, yerr=[low, high], capsize=3, color="tab:blue", alpha=0.8)
+        ax.set_xticks(range(len(cells)))
+        ax.set_xticklabels(cells, rotation=30, ha="right", fontsize=7)
+        ax.set_title(f"{scenario}: {BY_KEY[key].label}", fontsize=9)
+        ax.grid(True, axis="y", alpha=0.3)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    fig_.tight_layout()
+    fig_.savefig(assets / "study.png", metadata={"Software": None})
+    plt.close(fig_)
+    return "study.png"
 
 
 def comparison(latest: dict[str, dict[str, Any]]) -> list[str]:
@@ -195,88 +328,111 @@ def comparison(latest: dict[str, dict[str, Any]]) -> list[str]:
             continue
         a, b = latest[indexed], latest[plain]
         if not lines:
-            lines += ["## What the indexes cost: paired sweeps", ""]
-
-        lines += [f"### `{indexed}` (4 secondary indexes) vs `{plain}` (primary key only)", "",
-                  "| | " + f"`{indexed}` | `{plain}` |", "|---|---|---|",
-                  f"| max sustainable rate | {a['max_text']} | {b['max_text']} |",
-                  f"| sweep | `{a['folder']}` | `{b['folder']}` |"]
+            lines += ["## Paired sweeps: what the indexes (and the primary key) cost", ""]
+        lines += [f"### `{indexed}` vs `{plain}`", "", "| | " + f"`{indexed}` | `{plain}` |", "|---|---|---|",
+                  f"| max sustainable rate | {a['max_text']} | {b['max_text']} |"]
         common = sorted({s["rate"] for s in a["steps"]} & {s["rate"] for s in b["steps"]})
         if common:
-            lines += ["", "Per request at the rates both sweeps ran (median of repeats):", "",
+            lines += ["", "Per successful request at the rates both sweeps ran (median of repeats):", "",
                       "| rate | metric | " + f"`{indexed}` | `{plain}` | ratio |", "|---|---|---|---|---|"]
-            by_rate_a = {s["rate"]: s for s in a["steps"]}
-            by_rate_b = {s["rate"]: s for s in b["steps"]}
+            by_a = {s["rate"]: s for s in a["steps"]}
+            by_b = {s["rate"]: s for s in b["steps"]}
             for rate in common:
-                for label, path in (("master CPU-ms/req", ("cpu_ms_per_request", "master")),
-                                    ("replica1 CPU-ms/req", ("cpu_ms_per_request", "replica1")),
-                                    ("replica2 CPU-ms/req", ("cpu_ms_per_request", "replica2")),
+                for label, path in (("master CPU-ms/ok", ("cpu_ms_per_success", "master")),
+                                    ("replica1 CPU-ms/ok", ("cpu_ms_per_success", "replica1")),
                                     ("binlog bytes/write", ("binlog", "bytes_per_write")),
                                     ("p99 latency ms", ("latency_ms", "p99"))):
-                    va, vb = _median(by_rate_a[rate], path), _median(by_rate_b[rate], path)
+                    va, vb = _median(by_a[rate], path), _median(by_b[rate], path)
                     ratio = f"{va / vb:.2f}×" if va and vb else "–"
                     lines.append(f"| {rate} | {label} | {_num(va)} | {_num(vb)} | {ratio} |")
         lines.append("")
     return lines
 
 
-def lookup(data: Any, path: tuple[str, ...]) -> Any:
-    """data[path[0]][path[1]]..., or None where a level is missing."""
-    for key in path:
-        data = data.get(key) if isinstance(data, dict) else None
-    return data
-
-
-def _median(step: dict[str, Any], path: tuple[str, ...]) -> float | None:
-    """Median over a step's repeats of one summary figure."""
-    values = [v for v in (lookup(r["summary"], path) for r in step["repeats"]) if v is not None]
-    return statistics.median(values) if values else None
-
-
 def _num(value: float | None) -> str:
     return "–" if value is None else (f"{value:.3f}" if value < 10 else f"{value:.1f}")
 
 
-def generate(settings: Settings, output: Path | None = None) -> Path:
+def one_page(latest: dict[str, dict[str, Any]], studies: list[dict[str, Any]], kept: list[str]) -> list[str]:
+    metas = [info["meta"] for info in latest.values() if info.get("meta")]
+    metas += [data["meta"] for data in studies if data.get("meta")]
+    lines = ["# replbench report", "",
+             "What MySQL-style row-based replication costs, measured on a master and two replicas (MariaDB, GTID "
+             "replication) behind an aiohttp service driven by vegeta at constant rates. Generated by "
+             "`./run.sh report` from `results/`; every figure comes from a file kept beside it.", "",
+             "## What was measured", "",
+             "| endpoint | SQL (per request) | served by | index used |", "|---|---|---|---|"]
+    for name, (statement, where, index) in ENDPOINT_SQL.items():
+        lines.append(f"| `{name}` | `{statement}` | {where} | {index} |")
+    lines += ["", "Every app statement carries a 2 s server-side limit (`max_statement_time`): a query that needs "
+              "longer is cut and answered 504. Without the name index a search is two full scans of 8M rows "
+              "(about 4 s), so `read-noindex` fails at any rate — that is the finding, not a bug.", ""]
+    host = next((m.get("host") for m in metas if m.get("host")), None)
+    version = next(((m.get("versions") or {}).get("mariadb") for m in metas if m.get("versions")), None)
+    dataset = next((m.get("dataset") for m in metas if m.get("dataset")), None)
+    lines += ["## On what", ""]
+    if host:
+        lines.append(f"- **Machine**: {host.get('cores')} cores ({host.get('cpu_model', 'CPU model not recorded')}), "
+                     f"{host.get('memory_gib')} GiB; calibration {host.get('calibration', 'not recorded')}; "
+                     f"every process (3 nodes, app, vegeta) on the same cores")
+    if version:
+        lines.append(f"- **MariaDB** {version}; reference settings: ROW, FULL row image, annotate on, "
+                     "sync_binlog=1, innodb_flush_log_at_trx_commit=1, one SQL thread, semi-sync off")
+    if dataset:
+        lines.append(f"- **Dataset**: {dataset.get('accounts') or 0:,} accounts (seed {dataset.get('seed')}); "
+                     f"bench_nopk {dataset.get('nopk_rows') or '–'} rows")
+    if not host:
+        lines.append("- (no sweep with run metadata in results/)")
+    lines += ["", "## Findings", ""]
+    findings = []
+    for data in studies:
+        for scenario_name, per_metric in data["comparison"].items():
+            for key in ("bytes_per_write", "replica_ms_per_write", "apply_trx_per_s", "p99_ms", "semi_sync_wait_us"):
+                found = extremes(per_metric, key)
+                if found:
+                    best, worst, factor = found
+                    findings.append(f"- `{data['name']}` on `{scenario_name}`, {BY_KEY[key].label}: `{best}` is "
+                                    f"the cheapest, `{worst}` costs {factor:.2f}× as much (repeats do not overlap).")
+    for info in latest.values():
+        findings.append(f"- `{info['scenario']}`: max sustainable rate {info['max_text']} on this machine.")
+    lines += findings or ["- No study or sweep in results/ yet."]
+    lines += ["", "## How to read the columns", "", *(f"- {g}" for g in COLUMN_GUIDE), ""]
+    if kept:
+        lines += ["Earlier committed assets whose raw data is not in this checkout are kept, not regenerated: "
+                  + ", ".join(f"`results/report-assets/{k}`" for k in kept) + ".", ""]
+    return lines
+
+
+def generate(settings: Settings, output: Path | None = None) -> tuple[Path, list[str]]:
+    """Write report.md; returns its path and the committed asset folders it left alone."""
     results = settings.results
     output = output or ROOT / "report.md"
-    assets_root = results / "report-assets"
-    if assets_root.exists():
-        shutil.rmtree(assets_root)
-    assets_root.mkdir(parents=True)
+    writer = Writer(results, output)
+    studies_text: list[str] = []
+    studies: list[dict[str, Any]] = []
+    for folder in sorted(newest_per_name(find_studies(results)).values()):
+        lines, data = study_section(folder, writer)
+        studies_text += lines
+        studies.append(data)
     sweeps = find_sweeps(results)
     shown = newest_per_scenario(sweeps)
-    sections: list[str] = []
+    sweeps_text: list[str] = []
     latest: dict[str, dict[str, Any]] = {}
-    for sweep_dir in sweeps:
-        if sweep_dir in shown.values():
-            lines, info = sweep_section(sweep_dir, assets_root, output.parent)
-            sections += lines
-            if info["steps"]:
-                latest[info["scenario"]] = info
-    header = [
-        "# replbench report", "",
-        "Generated by `./run.sh report` from the sweeps under `results/` (each step's raw data — vegeta "
-        "`results.bin`, `cpu.csv`, `lag.csv` — stays in its step folder; the plots, blocks and summaries linked "
-        "here are copied to `results/report-assets/`). Every figure below comes from a file in those folders. "
-        "The newest sweep of each scenario is shown in full; older ones are listed as superseded.", "",
-    ]
-    machines = sorted({info["machine"] for info in latest.values()})
-    if machines:
-        header += ["Measured on: " + "; ".join(f"**{m}**" for m in machines)
-                   + " (the host recorded in the meta.json of the sweeps shown).", ""]
-    if not sweeps:
-        header += ["No sweep found in results/: run `./run.sh sweep <scenario>` first.", ""]
-    else:
-        header += ["| sweep | scenario | steps | max sustainable rate | shown |", "|---|---|---|---|---|"]
-        for sweep_dir in sweeps:
-            data = json.loads((sweep_dir / "sweep.json").read_text())
-            steps = data["steps"]
-            newest = shown[data["scenario"]]
-            where = "in full below" if newest == sweep_dir else f"superseded by `{newest.name}`"
-            header.append(f"| `{sweep_dir.name}` | {data['scenario']} | {len(steps)} | {describe_max(data)} | "
-                          f"{where} |")
-        header.append("")
-    text = "\n".join(header + comparison(latest) + sections).rstrip("\n") + "\n"
-    output.write_text(text)
-    return output
+    for sweep_dir in sorted(shown.values()):
+        lines, info = sweep_section(sweep_dir, writer)
+        sweeps_text += lines
+        if info["steps"]:
+            latest[info["scenario"]] = info
+    kept = writer.kept()
+    text = one_page(latest, studies, kept)
+    text += ["## Studies: what each replication setting costs", ""] + (studies_text or ["No study in results/ yet: "
+                                                                                       "`./run.sh study <name>`.", ""])
+    text += ["## Sweeps: where each setup breaks", ""] + (sweeps_text or ["No sweep found in results/: run "
+                                                                         "`./run.sh sweep <scenario>` first.", ""])
+    superseded = [p for p in sweeps if p not in shown.values()]
+    if superseded:
+        text += ["Older sweeps (superseded by the newest of their scenario): "
+                 + ", ".join(f"`{p.name}`" for p in superseded), ""]
+    text += comparison(latest)
+    output.write_text("\n".join(text).rstrip("\n") + "\n")
+    return output, kept

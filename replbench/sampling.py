@@ -1,5 +1,6 @@
-"""CPU sampling: per-node CPU every second (app, master, replica1, replica2, vegeta, host), as % of one core; and
-each group's resident memory (plus this harness's own) every few seconds, so a long soak shows whether anything grows.
+"""CPU sampling: per-group CPU every second (app, master, replica1, replica2, the vegeta attack process, the harness
+— this process and the helpers it starts — and the host), as % of one core; and each group's resident memory every
+few seconds, so a long soak shows whether anything grows. Every row is on the run's clock (the zero it is given).
 
 Each group's CPU is the sum over its processes of user+system time, read with psutil. A process seen once keeps
 its last reading after it exits (gunicorn workers, vegeta at the end), so totals never go backwards. Saved as
@@ -18,7 +19,7 @@ from typing import Any
 import psutil
 
 SAMPLE_INTERVAL = 1.0
-GROUPS = ("app", "master", "replica1", "replica2", "vegeta")
+GROUPS = ("app", "master", "replica1", "replica2", "vegeta", "harness")
 HOST_COLUMNS = ("host_busy", "host_steal")
 MEMORY_EVERY = 10  # samples (seconds) between two rows of memory.csv
 STEADY_TRIM = 0.1  # fraction of the attack cut at each end for the "steady part" means
@@ -43,7 +44,8 @@ def _pids(pids_of: Callable[[], list[int]]) -> list[int]:
 class CpuSampler:
     """Samples the CPU of process groups; groups map a name to a function returning that group's pids."""
 
-    def __init__(self, groups: dict[str, Callable[[], list[int]]], path: Path, memory_path: Path | None = None) -> None:
+    def __init__(self, groups: dict[str, Callable[[], list[int]]], path: Path, memory_path: Path | None = None,
+                 clock_zero: float | None = None) -> None:
         self.groups = groups
         self.path = path
         self.memory_path = memory_path
@@ -53,7 +55,7 @@ class CpuSampler:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.rows: list[dict[str, float]] = []
-        self.started = time.monotonic()
+        self.started = time.monotonic() if clock_zero is None else clock_zero  # the run's clock: never reset
 
     def _proc(self, pid: int) -> psutil.Process | None:
         proc = self._procs.get(pid)
@@ -86,7 +88,7 @@ class CpuSampler:
     def memory_mb(self) -> dict[str, float]:
         """Resident memory of each group (live processes) and of this harness, in MiB."""
         out: dict[str, float] = {}
-        for name, pids_of in [("harness", lambda: [psutil.Process().pid]), *self.groups.items()]:
+        for name, pids_of in self.groups.items():
             total = 0
             for pid in _pids(pids_of):
                 proc = self._proc(pid)
@@ -103,7 +105,6 @@ class CpuSampler:
         writer.writerow(row.values())
 
     def start(self) -> None:
-        self.started = time.monotonic()
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._thread.start()
 
@@ -118,7 +119,7 @@ class CpuSampler:
     def _sample(self, memory_file: Any) -> None:
         memory = csv.writer(memory_file) if memory_file else None
         if memory:
-            memory.writerow(["elapsed_s", "harness", *self.groups])
+            memory.writerow(["elapsed_s", *self.groups])
         with open(self.path, "w", newline="") as f:
             writer = csv.writer(f)
             columns = [*self.groups, *HOST_COLUMNS]
@@ -169,5 +170,39 @@ def cpu_seconds(before: dict[str, float], after: dict[str, float]) -> dict[str, 
     return {k: round(after[k] - before[k], 3) for k in after if k in before}
 
 
+CALIBRATION_SECONDS = 0.5
+
+
+def cpu_model() -> tuple[str | None, float | None]:
+    """The CPU's model name and current MHz from /proc/cpuinfo (None where it does not say)."""
+    model, mhz = None, None
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and model is None:
+                model = value.strip()
+            elif key.strip() == "cpu MHz" and mhz is None:
+                mhz = float(value)
+    except (OSError, ValueError):
+        pass
+    return model, mhz
+
+
+def calibrate(seconds: float = CALIBRATION_SECONDS) -> float:
+    """A fixed single-thread integer loop: millions of iterations per second (higher = faster core right now).
+    Recorded with every run so figures from two machines of "the same description" can be told apart."""
+    end = time.perf_counter() + seconds
+    loops = 0
+    while time.perf_counter() < end:
+        acc = 0
+        for i in range(10_000):
+            acc ^= i * 2654435761 & 0xFFFFFFFF
+        loops += 10_000
+    return round(loops / seconds / 1e6, 2)
+
+
 def describe_host() -> dict[str, Any]:
-    return {"cores": psutil.cpu_count(), "memory_gib": round(psutil.virtual_memory().total / 2**30, 1)}
+    model, mhz = cpu_model()
+    return {"cores": psutil.cpu_count(), "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),
+            "cpu_model": model, "cpu_mhz": mhz, "calibration_score": calibrate(),
+            "calibration": "fixed integer loop, M iterations/s on one core"}

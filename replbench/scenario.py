@@ -6,31 +6,20 @@ sweep ladder, and the pass criteria of a sweep step. Adding a scenario is adding
 
 from __future__ import annotations
 
-import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config import SCENARIO_DIR, SCHEMAS
+from .config import MAX_CATCH_UP, MAX_P99, MIN_RATE_RATIO, MIN_SUCCESS, SCENARIO_DIR, SCHEMAS, parse_duration
 
-ENDPOINTS = ("find_users", "get_user", "update_user")
-WRITE_ENDPOINTS = ("update_user",)
+ENDPOINTS = ("find_users", "get_user", "update_user", "update_users")
+WRITE_ENDPOINTS = ("update_user", "update_users", "users")  # users: POST /users (create)
 UPDATABLE = ("first_name", "last_name", "city", "interests")
-DURATION_RE = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)$")
-UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
 class ScenarioError(Exception):
     """A scenario file is missing or invalid; the message names the file and the problem."""
-
-
-def parse_duration(text: str) -> float:
-    """'60s', '90m', '1h', '500ms' -> seconds (a positive number)."""
-    match = DURATION_RE.match(str(text).strip())
-    if not match or float(match.group(1)) <= 0:
-        raise ValueError(f"bad duration {text!r}: use a positive number with ms, s, m or h (e.g. 60s, 90m)")
-    return float(match.group(1)) * UNIT_SECONDS[match.group(2)]
 
 
 @dataclass(frozen=True)
@@ -43,10 +32,10 @@ class Request:
 class PassCriteria:
     """What a sweep step must meet to pass."""
 
-    min_success: float = 0.999
-    min_rate_ratio: float = 0.99
-    max_p99: float = 1.0  # seconds
-    max_catch_up: float = 30.0  # seconds after the step for the replicas to catch up
+    min_success: float = MIN_SUCCESS
+    min_rate_ratio: float = MIN_RATE_RATIO
+    max_p99: float = MAX_P99  # seconds
+    max_catch_up: float = MAX_CATCH_UP  # seconds after the last request was sent
 
     def describe(self) -> str:
         return (f"success ≥ {self.min_success:.1%}, achieved rate ≥ {self.min_rate_ratio:.0%} of asked, "
@@ -66,6 +55,9 @@ class Scenario:
     last_prefix: int
     update_fields: tuple[str, ...]
     criteria: PassCriteria
+    bulk_rows: int = 100  # rows one update_users request changes
+    wide_bytes: int = 0  # length of the interests value an update writes (0: a short list)
+    catch_up_timeout: float | None = None  # cap on the catch-up wait (None: the default)
     source: str = field(repr=False, default="")
 
     @property
@@ -110,10 +102,20 @@ def _build(name: str, data: dict[str, Any], source: str) -> Scenario:
     criteria = PassCriteria(
         min_success=float(crit.get("min_success", PassCriteria.min_success)),
         min_rate_ratio=float(crit.get("min_rate_ratio", PassCriteria.min_rate_ratio)),
-        max_p99=parse_duration(crit.get("max_p99", "1s")),
-        max_catch_up=parse_duration(crit.get("max_catch_up", "30s")))
+        max_p99=parse_duration(crit["max_p99"]) if "max_p99" in crit else MAX_P99,
+        max_catch_up=parse_duration(crit["max_catch_up"]) if "max_catch_up" in crit else MAX_CATCH_UP)
     return Scenario(
         name=name, description=str(data.get("description", "")), schema=schema, requests=requests,
         duration=parse_duration(data.get("duration", "60s")), rates=tuple(sorted(set(rates))),
         target_count=int(targets.get("count", 100_000)), first_prefix=int(targets.get("first_prefix", 4)),
-        last_prefix=int(targets.get("last_prefix", 3)), update_fields=fields, criteria=criteria, source=source)
+        last_prefix=int(targets.get("last_prefix", 3)), update_fields=fields, criteria=criteria, source=source,
+        bulk_rows=_bounded(targets.get("bulk_rows", 100), 1, 10_000, "targets.bulk_rows"),
+        wide_bytes=_bounded(targets.get("wide_bytes", 0), 0, 4000, "targets.wide_bytes"),
+        catch_up_timeout=parse_duration(data["catch_up_timeout"]) if "catch_up_timeout" in data else None)
+
+
+def _bounded(value: Any, low: int, high: int, what: str) -> int:
+    number = int(value)
+    if not low <= number <= high:
+        raise ValueError(f"{what} must be from {low} to {high}")
+    return number

@@ -15,6 +15,7 @@ import pymysql.cursors
 from .config import MYSQL_DIR, Node, Settings
 
 ADMIN_USER = "replbench_admin"
+MySQLError = pymysql.err.MySQLError  # every error a node can answer with (or a lost connection)
 
 
 def connect(node: Node, settings: Settings, *, user: str = ADMIN_USER, password: str | None = None,

@@ -8,7 +8,6 @@ sweep.json in the sweep folder is rewritten after every step, so an interrupted 
 from __future__ import annotations
 
 import json
-import statistics
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,59 +17,14 @@ import psutil
 
 from .config import Settings
 from .progress import Progress
-from .run import STATUS_FAILED, STATUS_INTERRUPTED, Run, RunOptions, new_folder, write_json
-from .scenario import PassCriteria, Scenario
+from .run import STATUS_INTERRUPTED, Run, RunOptions, new_folder, write_json
+from .scenario import Scenario
+from .stats import evaluate, median_summary
 
 SETTLE_TIMEOUT = 30.0  # seconds to wait for the host CPU to settle between steps
 SETTLE_BUSY = 0.25  # settled: host busy below this share of all cores
 REFINE_STEPS = 6  # extra steps --refine may add (bisection, or halving when even the first step failed)
 REFINE_RESOLUTION = 0.05  # stop refining when the gap is below this share of the passing rate
-
-
-def evaluate(summary: dict[str, Any], criteria: PassCriteria, rate: int) -> tuple[bool, list[str]]:
-    """Verdict of one step from its (median) summary: passed?, and the reasons it failed."""
-    reasons: list[str] = []
-    if summary.get("status") == STATUS_FAILED:
-        reasons.append("run failed (see its guards)")
-    success = summary.get("success")
-    if success is None or success < criteria.min_success:
-        reasons.append(f"success {_pct(success)} < {criteria.min_success:.1%}")
-    achieved = summary.get("rate_achieved") or 0.0
-    if achieved < criteria.min_rate_ratio * rate:
-        reasons.append(f"achieved {achieved:.1f}/s < {criteria.min_rate_ratio:.0%} of {rate}/s")
-    p99 = (summary.get("latency_ms") or {}).get("p99")
-    if p99 is None or p99 > criteria.max_p99 * 1000:
-        reasons.append(f"p99 {p99} ms > {criteria.max_p99 * 1000:g} ms")
-    catch = summary.get("catch_up_s") or {}
-    if not catch or any(v is None or v > criteria.max_catch_up for v in catch.values()):
-        reasons.append(f"replicas caught up {catch or 'never measured'} (limit {criteria.max_catch_up:g} s)")
-    return not reasons, reasons
-
-
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.2%}"
-
-
-def median_summary(summaries: list[dict[str, Any]]) -> dict[str, Any]:
-    """The median of repeats for the figures a verdict uses (a failed repeat keeps the step failed)."""
-    if len(summaries) == 1:
-        return summaries[0]
-    med = dict(summaries[len(summaries) // 2])
-
-    def median_of(get) -> Any:
-        values = [v for v in (get(s) for s in summaries) if v is not None]
-        return statistics.median(values) if values else None
-
-    med["success"] = median_of(lambda s: s.get("success"))
-    med["rate_achieved"] = median_of(lambda s: s.get("rate_achieved"))
-    med["latency_ms"] = {k: median_of(lambda s, k=k: (s.get("latency_ms") or {}).get(k))
-                         for k in ("min", "mean", "p50", "p90", "p95", "p99", "max")}
-    replicas = {r for s in summaries for r in (s.get("catch_up_s") or {})}
-    med["catch_up_s"] = {r: (None if any((s.get("catch_up_s") or {}).get(r) is None for s in summaries)
-                             else median_of(lambda s, r=r: s["catch_up_s"][r])) for r in replicas}
-    if any(s.get("status") == STATUS_FAILED for s in summaries):
-        med["status"] = STATUS_FAILED
-    return med
 
 
 @dataclass
@@ -80,29 +34,22 @@ class StepResult:
     passed: bool
     reasons: list[str]
     refined: bool = False
+    notes: list[str] | None = None  # what qualifies a pass (PASS*): saturation, client-side errors
 
     def as_dict(self) -> dict[str, Any]:
         return {"rate": self.rate, "folders": self.folders, "passed": self.passed, "reasons": self.reasons,
-                "refined": self.refined}
+                "refined": self.refined, "notes": self.notes or []}
+
+    @property
+    def verdict(self) -> str:
+        if not self.passed:
+            return "FAIL (" + "; ".join(self.reasons) + ")"
+        return "PASS* (" + "; ".join(self.notes) + ")" if self.notes else "PASS"
 
 
 def max_sustainable(steps: list[StepResult]) -> int | None:
     passing = [s.rate for s in steps if s.passed]
     return max(passing) if passing else None
-
-
-def describe_max(data: dict[str, Any]) -> str:
-    """The max sustainable rate of a sweep.json as a reader should take it: exact, a lower bound when no step
-    failed (the ladder ended first), or an upper bound when no step passed."""
-    steps = data.get("steps") or []
-    if not steps:
-        return "–"
-    best = data.get("max_sustainable_rate")
-    if best is None:
-        return f"below {min(s['rate'] for s in steps)} rps (no step passed)"
-    if all(s["passed"] for s in steps):
-        return f"≥ {best} rps (no step failed: the ladder ended first)"
-    return f"{best} rps"
 
 
 def next_refine_rate(steps: list[StepResult]) -> int | None:
@@ -192,11 +139,10 @@ class Sweep:
         if self.interrupted:
             self.steps.append(StepResult(rate, folders, False, ["interrupted"], refined))
         else:
-            passed, reasons = evaluate(median_summary(summaries), self.scenario.criteria, rate)
-            self.steps.append(StepResult(rate, folders, passed, reasons, refined))
+            passed, reasons, notes = evaluate(median_summary(summaries), self.scenario.criteria, rate)
+            self.steps.append(StepResult(rate, folders, passed, reasons, refined, notes))
         last = self.steps[-1]
-        self.progress.say(f"step {label}: {rate} rps → {'PASS' if last.passed else 'FAIL'}"
-                          + ("" if last.passed else f" ({'; '.join(last.reasons)})"), final=True)
+        self.progress.say(f"step {label}: {rate} rps → {last.verdict}", final=True)
         self._write()
 
     def _write(self) -> dict[str, Any]:

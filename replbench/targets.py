@@ -53,12 +53,13 @@ def generate(settings: Settings, scenario: Scenario, base_url: str, path: Path) 
     plan = rng.choices(endpoints, weights=weights, k=scenario.target_count)
     ids = [rng.randint(1, max_id) for _ in plan]
     donors = [rng.randint(1, max_id) for _ in plan]  # rows whose values an update copies
-    rows = sample_rows(settings, scenario.schema, ids + donors)
+    needs_rows = any(e in ("find_users", "update_user") for e in endpoints)
+    rows = sample_rows(settings, scenario.schema, ids + donors) if needs_rows else {}
     schema_q = urllib.parse.quote(scenario.schema)
     counts: dict[str, int] = {}
     with open(path, "wb") as out:
         for endpoint, account_id, donor in zip(plan, ids, donors):
-            target = _target(endpoint, account_id, donor, rows, scenario, base_url, schema_q, rng)
+            target = _target(endpoint, account_id, donor, rows, scenario, base_url, schema_q, rng, max_id)
             if target is None:
                 continue
             counts[endpoint] = counts.get(endpoint, 0) + 1
@@ -68,7 +69,8 @@ def generate(settings: Settings, scenario: Scenario, base_url: str, path: Path) 
 
 
 def _target(endpoint: str, account_id: int, donor: int, rows: dict[int, tuple[str, str, str]],
-            scenario: Scenario, base_url: str, schema_q: str, rng: random.Random) -> dict[str, Any] | None:
+            scenario: Scenario, base_url: str, schema_q: str, rng: random.Random,
+            max_id: int) -> dict[str, Any] | None:
     if endpoint == "get_user":
         return {"method": "GET", "url": f"{base_url}/users/{account_id}?schema={schema_q}"}
     if endpoint == "find_users":
@@ -83,12 +85,30 @@ def _target(endpoint: str, account_id: int, donor: int, rows: dict[int, tuple[st
         if source is None:
             return None
         fresh = {"first_name": source[0], "last_name": source[1], "city": source[2],
-                 "interests": ",".join(sorted(rng.sample(INTERESTS, 2)))}
+                 "interests": interests_value(rng, scenario.wide_bytes)}
         body = {"id": account_id, **{name: fresh[name] for name in scenario.update_fields}}
         return {"method": "POST", "url": f"{base_url}/update_user?schema={schema_q}",
                 "body": base64.b64encode(orjson.dumps(body)).decode(),
                 "header": {"Content-Type": ["application/json"]}}
+    if endpoint == "update_users":
+        first = max(1, min(account_id, max_id - scenario.bulk_rows + 1))
+        body = {"from_id": first, "count": scenario.bulk_rows,
+                "interests": interests_value(rng, scenario.wide_bytes)}
+        return {"method": "POST", "url": f"{base_url}/update_users?schema={schema_q}",
+                "body": base64.b64encode(orjson.dumps(body)).decode(),
+                "header": {"Content-Type": ["application/json"]}}
     raise ValueError(f"unknown endpoint {endpoint}")
+
+
+def interests_value(rng: random.Random, wide_bytes: int) -> str:
+    """A fresh interests value: two of the list, or about wide_bytes of them for a wide-row write (always new,
+    so the row really changes and ROW logs it)."""
+    if not wide_bytes:
+        return ",".join(sorted(rng.sample(INTERESTS, 2)))
+    words: list[str] = []
+    while sum(len(w) + 1 for w in words) < wide_bytes:
+        words.append(f"{rng.choice(INTERESTS)}{rng.randrange(10_000)}")
+    return ",".join(words)[:wide_bytes]
 
 
 INTERESTS = ("music", "movies", "books", "travel", "cooking", "hiking", "running", "chess", "yoga", "tennis")

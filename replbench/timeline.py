@@ -12,9 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .attack import ResultRow
-from .lag import percentile
+from .stats import percentile
 
 SCATTER_POINTS = 20_000
+# errors the load generator made itself (out of ports, files or buffers): no request reached the server, so they
+# say nothing about it; a timeout awaiting the response, a refused connection or an HTTP error are the server's
+CLIENT_ERROR_MARKERS = ("bind: address already in use", "too many open files", "cannot assign requested address",
+                        "no buffer space available")
 OPEN_SECONDS = 120  # a second's bucket is closed once results 120 s newer arrive (longer than any timeout)
 
 
@@ -24,9 +28,16 @@ class Timeline:
     scatter: list[tuple[float, float, bool]] = field(default_factory=list)  # (t s, latency ms, ok)
     outcomes: dict[str, dict[str, int]] = field(default_factory=dict)  # endpoint -> code -> count
     total: int = 0
+    client_errors: int = 0  # failures of the load generator itself (see CLIENT_ERROR_MARKERS)
+    last_sent_s: float = 0.0  # when the last request was sent, seconds after the first
 
     def ok_count(self, endpoint: str) -> int:
         return sum(n for code, n in self.outcomes.get(endpoint, {}).items() if code.startswith("2"))
+
+
+def is_client_error(error: str) -> bool:
+    text = error.lower()
+    return any(marker in text for marker in CLIENT_ERROR_MARKERS)
 
 
 def endpoint_of(method: str, url: str) -> str:
@@ -59,6 +70,9 @@ def build(rows: Iterable[ResultRow]) -> Timeline:
         buckets.setdefault(second, []).append(ms)
         if not ok:
             errors[second] = errors.get(second, 0) + 1
+            if row.code == 0 and is_client_error(row.error):
+                timeline.client_errors += 1
+        timeline.last_sent_s = max(timeline.last_sent_s, t)
         endpoint = endpoint_of(row.method, row.url)
         codes = timeline.outcomes.setdefault(endpoint, {})
         codes[str(row.code)] = codes.get(str(row.code), 0) + 1
@@ -86,7 +100,8 @@ def write_csv(timeline: Timeline, path: Path) -> None:
         writer.writerows(timeline.seconds)
 
 
-def plot(timeline: Timeline, path: Path, title: str) -> None:
+def plot(timeline: Timeline, path: Path, title: str, markers: list[tuple[float, str]] | None = None) -> None:
+    """latency.png: sampled points, per-second p50/p99/max, and a vertical line per marker (faults)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -102,6 +117,10 @@ def plot(timeline: Timeline, path: Path, title: str) -> None:
     secs = [s["second"] + 0.5 for s in timeline.seconds]
     for key, color in (("p50_ms", "black"), ("p99_ms", "tab:orange"), ("max_ms", "tab:red")):
         ax.plot(secs, [s[key] for s in timeline.seconds], color=color, linewidth=1.2, label=key.replace("_ms", ""))
+    for x, label in markers or []:
+        ax.axvline(x, color="tab:purple", linestyle="--", linewidth=1)
+        ax.annotate(label, (x, 1), xycoords=("data", "axes fraction"), rotation=90, va="top", ha="right",
+                    fontsize=8, color="tab:purple")
     ax.set_yscale("log")
     ax.set_xlabel("time since attack start (s)")
     ax.set_ylabel("latency (ms, log scale)")

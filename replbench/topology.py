@@ -19,12 +19,20 @@ import psutil
 import pymysql
 
 from . import sql
-from .config import MYSQL_DIR, NODE_START_TIMEOUT, NODE_STOP_TIMEOUT, REPLICATION_START_TIMEOUT, Node, Settings
+from .config import (
+    MYSQL_DIR,
+    NODE_START_TIMEOUT,
+    NODE_STOP_TIMEOUT,
+    REPLICATION_START_TIMEOUT,
+    Node,
+    ReplbenchError,
+    Settings,
+)
 from .install import ensure_mariadb
 from .processes import wait_gone
 
 
-class TopologyError(Exception):
+class TopologyError(ReplbenchError):
     """The topology cannot do what was asked; the message says why and what to do."""
 
 
@@ -221,16 +229,29 @@ def wait_replicating(replica: Node, settings: Settings, timeout: float = REPLICA
                         f"{state.get('error') or 'no error reported'}")
 
 
-def wait_caught_up(settings: Settings, timeout: float) -> dict[str, float | None]:
-    """Wait until every replica has applied the master's current GTID position; seconds taken (None: timeout)."""
-    gtid = master_gtid(settings)
+def wait_caught_up(settings: Settings, timeout: float, gtid: str | None = None,
+                   replicas: tuple[Node, ...] | None = None) -> dict[str, float | None]:
+    """Wait, on every replica at once, until it has applied the master's GTID position (now, or the one given);
+    seconds each took from the call (None: not within the timeout, or the replica did not answer)."""
+    import threading
+
+    gtid = master_gtid(settings) if gtid is None else gtid
     begin = time.monotonic()
     taken: dict[str, float | None] = {}
-    for replica in settings.replicas:
-        left = max(0.001, timeout - (time.monotonic() - begin))
-        result = sql.query_one(replica, settings, sql.wait_gtid_sql(settings.flavour), (gtid, left))
+
+    def wait(replica: Node) -> None:
+        try:
+            result = sql.query_one(replica, settings, sql.wait_gtid_sql(settings.flavour), (gtid, timeout))
+        except sql.MySQLError:
+            result = None
         taken[replica.name] = round(time.monotonic() - begin, 3) if result == 0 else None  # 0 = reached
-    return taken
+
+    threads = [threading.Thread(target=wait, args=(r,), daemon=True) for r in (replicas or settings.replicas)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return {name: taken.get(name) for name in sorted(taken)}
 
 
 # ---- whole topology -------------------------------------------------------------------------------------------

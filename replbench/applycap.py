@@ -1,0 +1,175 @@
+"""Replica apply capacity, the DBA's method (Percona 2008; Zaitsev 2010; K. Nielsen): stop the SQL thread on both
+replicas, write a known backlog through the app with vegeta, note the master's GTID position, start the SQL
+threads and time MASTER_GTID_WAIT on each replica, in parallel. Apply rate = transactions (and rows) applied ÷
+the time it took; the capacity ratio is that rate ÷ the rate the master committed the backlog at (above 1: the
+replica can keep up with that workload). The SQL threads are started again whatever happens."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from . import appserver, attack, counters, dataset, harnesslog, knobs, sql, targets, topology
+from .bringup import ensure_topology
+from .config import Settings
+from .install import ensure_vegeta
+from .progress import Progress
+from .scenario import Scenario
+
+DRAIN_TIMEOUT = 1800.0  # seconds a replica may take to apply the backlog
+
+
+def _sql_thread(settings: Settings, start: bool) -> None:
+    verb = sql.start_replica_sql(settings.flavour) if start else sql.stop_replica_sql(settings.flavour)
+    for replica in settings.replicas:
+        with sql.admin(replica, settings) as cur:
+            cur.execute(verb + " SQL_THREAD")
+
+
+def _cpu(pid: int | None) -> float | None:
+    if not pid:
+        return None
+    try:
+        t = psutil.Process(pid).cpu_times()
+        return t.user + t.system
+    except psutil.Error:
+        return None
+
+
+def measure(settings: Settings, scenario: Scenario, setting: knobs.Knobs, writes: int, rate: int,
+            folder: Path) -> dict[str, Any]:
+    progress = Progress(f"apply-capacity {scenario.name}")
+    log = folder / "harness.log"
+    harnesslog.use(log)
+    data: dict[str, Any] = {"scenario": scenario.name, "schema": scenario.schema, "writes_asked": writes,
+                            "rate": rate, "knobs": setting.as_dict(), "knobs_changed": setting.changed(),
+                            "status": "running"}
+    stopped = False
+    try:
+        vegeta = ensure_vegeta(settings)
+        ensure_topology(settings, with_app=False)
+        data["knobs_readback"] = knobs.apply(settings, setting)
+        data["knob_mismatches"] = knobs.mismatches(setting, data["knobs_readback"])
+        counters.enable(settings)
+        data["warm_up_s"] = dataset.warm_up(settings, scenario.schema, progress)
+        appserver.stop(settings)
+        appserver.start(settings)
+        topology.wait_caught_up(settings, DRAIN_TIMEOUT)
+        targets.generate(settings, scenario, appserver.base_url(settings), folder / "targets.json")
+        progress.say("stopping the replicas' SQL threads")
+        _sql_thread(settings, start=False)
+        stopped = True
+        pids = {n.name: topology.node_pid(n) for n in settings.nodes}
+        before = counters.snapshot(settings, pids)
+        duration = writes / rate
+        run = attack.Attack(vegeta, folder, folder / "targets.json", attack.AttackOptions(rate, duration),
+                            f"apply-{scenario.name}")
+        progress.say(f"writing the backlog: {writes:,} requests at {rate}/s ({duration:g} s)")
+        begin = time.monotonic()
+        run.start()
+        while run.running():
+            time.sleep(1)
+            live = run.latest
+            progress.say(f"{time.monotonic() - begin:5.0f}/{duration:.0f} s, {live.get('requests', 0):,} requests")
+        run.wait()
+        write_seconds = time.monotonic() - begin
+        gtid = topology.master_gtid(settings)
+        queued = counters.snapshot(settings, pids)
+        attack.write_reports(vegeta, folder)
+        report = attack.read_report(folder)
+        master = counters.describe({"master": before["master"]}, {"master": queued["master"]}, write_seconds, 0,
+                                   1)["nodes"]["master"]
+        data.update(requests=report["requests"], success=report["success"], gtid=gtid,
+                    write_seconds=round(write_seconds, 3),
+                    master={"transactions": master["transactions"], "rows_changed": master["rows_changed"],
+                            "commit_rate_trx_per_s": master["transactions_per_s"],
+                            "rows_per_s": master["rows_per_s"]})
+        progress.say(f"backlog queued: {master['transactions']:,} transactions; starting the SQL threads and "
+                     "timing MASTER_GTID_WAIT on each replica")
+        cpu_before = {r.name: _cpu(pids.get(r.name)) for r in settings.replicas}
+        finished: dict[str, tuple[float | None, float | None]] = {}
+
+        def drain(replica: Any) -> None:
+            t0 = time.monotonic()
+            try:
+                result = sql.query_one(replica, settings, sql.wait_gtid_sql(settings.flavour), (gtid, DRAIN_TIMEOUT))
+            except sql.MySQLError:
+                result = None
+            finished[replica.name] = (round(time.monotonic() - t0, 3) if result == 0 else None,
+                                      _cpu(pids.get(replica.name)))
+
+        threads = [threading.Thread(target=drain, args=(r,), daemon=True) for r in settings.replicas]
+        _sql_thread(settings, start=True)
+        stopped = False
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        after = counters.snapshot(settings, pids)
+        data["replicas"] = {}
+        for replica in settings.replicas:
+            took, cpu_after = finished.get(replica.name, (None, None))
+            applied = counters.describe({"r": queued[replica.name]}, {"r": after[replica.name]},
+                                        took or 1.0, 0, 1)["nodes"]["r"] if queued[replica.name] else None
+            entry: dict[str, Any] = {"seconds": took}
+            if took and applied:
+                cpu = None if cpu_after is None or cpu_before[replica.name] is None else \
+                    cpu_after - cpu_before[replica.name]
+                trx_rate = applied["transactions"] / took
+                entry.update(transactions=applied["transactions"], rows=applied["rows_changed"],
+                             apply_rate_trx_per_s=round(trx_rate, 1),
+                             apply_rate_rows_per_s=round(applied["rows_changed"] / took, 1),
+                             cpu_ms_per_trx=round(1000 * cpu / applied["transactions"], 3)
+                             if cpu is not None and applied["transactions"] else None,
+                             capacity_ratio=round(trx_rate / master["transactions_per_s"], 2)
+                             if master["transactions_per_s"] else None)
+            data["replicas"][replica.name] = entry
+        data["status"] = "ok" if all(e.get("seconds") for e in data["replicas"].values()) else "failed"
+    except KeyboardInterrupt:
+        data["status"] = "interrupted"
+    except Exception as exc:  # noqa: BLE001 — recorded, then the SQL threads are restarted
+        data["status"] = "failed"
+        data["error"] = f"{type(exc).__name__}: {exc}"
+        harnesslog.write(f"apply-capacity failed: {exc}", exc)
+    finally:
+        if stopped:
+            try:
+                _sql_thread(settings, start=True)
+            except sql.MySQLError as exc:
+                data.setdefault("error", f"could not restart the SQL threads: {exc}")
+        for replica in settings.replicas:
+            try:
+                topology.wait_replicating(replica, settings)
+            except Exception as exc:  # noqa: BLE001
+                data.setdefault("error", f"{replica.name} not replicating afterwards: {exc}")
+        harnesslog.done(log)
+        data["folder"] = folder.name
+        (folder / "apply.json").write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+    return data
+
+
+def render(data: dict[str, Any]) -> str:
+    setting = ", ".join(f"{k}={v}" for k, v in data["knobs_changed"].items()) or "reference settings"
+    lines = [f"Apply capacity — {data['scenario']} ({setting}); status {data['status']}"]
+    if data.get("error"):
+        lines.append(f"Error: {data['error']}")
+    master = data.get("master")
+    if master:
+        lines.append(f"Master: {master['transactions']:,} transactions ({master['rows_changed']:,} rows) committed "
+                     f"at {master['commit_rate_trx_per_s']:,.1f} trx/s, {master['rows_per_s']:,.1f} rows/s "
+                     f"({data['requests']:,} requests, {data['success']:.2%} succeeded)")
+    for name, e in (data.get("replicas") or {}).items():
+        if not e.get("seconds"):
+            lines.append(f"{name}: did not apply the backlog within {DRAIN_TIMEOUT:g} s")
+            continue
+        cpu = "-" if e.get("cpu_ms_per_trx") is None else f"{e['cpu_ms_per_trx']:.3f}"
+        lines.append(f"{name}: applied {e['transactions']:,} trx in {e['seconds']:.2f} s = "
+                     f"{e['apply_rate_trx_per_s']:,.1f} trx/s, {e['apply_rate_rows_per_s']:,.1f} rows/s; "
+                     f"{cpu} CPU-ms per applied trx; capacity ratio {e.get('capacity_ratio')}")
+    return "\n".join(lines)
+

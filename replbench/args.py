@@ -1,0 +1,73 @@
+"""Command-line vocabulary shared by every command module: exit codes, the usage error, the argument parser that
+raises it, the topology/app flags, and the parsers of rates and durations. A leaf: it imports only config."""
+
+from __future__ import annotations
+
+import argparse
+
+from .config import ConfigError, Settings, parse_duration
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+MAX_RATE = 100_000
+
+
+class UsageError(Exception):
+    """Bad command-line input: printed after the command's usage, exit 2."""
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse that raises UsageError (so the right command's usage is printed) instead of exiting."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(message, self)
+
+
+def help_formatter(prog: str) -> argparse.HelpFormatter:
+    return argparse.ArgumentDefaultsHelpFormatter(prog, max_help_position=36, width=110)
+
+
+def add_topology_flags(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("topology")
+    g.add_argument("--state", help="state folder (env REPLBENCH_STATE, default .state)")
+    g.add_argument("--port-base", type=int, help="master port; replicas +1, +2 (env REPLBENCH_PORT_BASE, 3306)")
+    g.add_argument("--app-port", type=int, help="app port (env REPLBENCH_APP_PORT, default 8080)")
+    g.add_argument("--accounts", type=int, help="dataset size (env REPLBENCH_ACCOUNTS, default 8000000)")
+    g.add_argument("--seed", type=int, help="dataset seed (env REPLBENCH_SEED, default 42)")
+    g.add_argument("--buffer-pool", help="innodb_buffer_pool_size per node (env REPLBENCH_BUFFER_POOL, 4G)")
+
+
+def add_app_flags(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("app")
+    g.add_argument("--workers", type=int, dest="app_workers", help="gunicorn workers (default: cores)")
+    g.add_argument("--driver", choices=("aiomysql", "asyncmy"), help="async MySQL driver (default asyncmy)")
+    g.add_argument("--worker-class", choices=("aiohttp", "uvloop"), help="gunicorn worker class (default uvloop)")
+    g.add_argument("--pool-size", type=int, help="connections per node per app worker (default 16)")
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    names = ("state", "port_base", "app_port", "accounts", "seed", "buffer_pool", "app_workers", "driver",
+             "worker_class", "pool_size", "results")
+    try:
+        return Settings.from_env().with_overrides(**{n: getattr(args, n, None) for n in names})
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def parse_seconds(text: str, what: str) -> float:
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise UsageError(f"{what}: {exc}") from None
+
+
+def parse_rate(text: str) -> int:
+    try:
+        rate = int(text)
+    except ValueError:
+        raise UsageError(f"rate must be a whole number of requests per second, got {text!r}") from None
+    if not 1 <= rate <= MAX_RATE:
+        raise UsageError(f"rate must be from 1 to {MAX_RATE}, got {rate}")
+    return rate

@@ -1,0 +1,27 @@
+"""Bringing the native topology to the state a command needs: MariaDB installed, the dataset built (first use,
+with progress), every node started and replicating, the app serving. Below run/sweep/study and the commands,
+above topology, dataset and appserver."""
+
+from __future__ import annotations
+
+import sys
+
+from . import appserver, dataset, topology
+from .config import Settings
+from .progress import Progress
+
+
+def ensure_topology(settings: Settings, *, with_app: bool = True) -> None:
+    """Everything a run needs: MariaDB installed, dataset built (first use), nodes replicating, app serving."""
+    if dataset.dataset_info(settings) is None:
+        print(f"replbench: no dataset in {settings.state}: building {settings.accounts:,} accounts "
+              "(first use)", file=sys.stderr)
+        progress = Progress("dataset")
+        dataset.build(settings, progress)
+        print("dataset phases:\n" + progress.summary(), file=sys.stderr)
+    dataset.check_matches(settings)
+    started = topology.start_all(settings)
+    if started:
+        print(f"replbench: started {', '.join(started)}", file=sys.stderr)
+    if with_app:
+        appserver.start(settings)
