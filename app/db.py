@@ -55,6 +55,8 @@ class NodePool:
     served: int = 0
     last_error: str = ""
     last_change: float = field(default_factory=time.time)
+    lag_s: float | None = None  # heartbeat lag read by the last probe (replicas)
+    lagging: bool = False  # out of the read rotation for lag above REPLBENCH_MAX_LAG
     slots: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(1))
 
     def mark(self, healthy: bool, error: str = "") -> None:
@@ -68,6 +70,7 @@ class NodePool:
         pool = self.pool
         return {"role": self.role, "host": self.host, "port": self.port, "healthy": self.healthy,
                 "in_flight": self.in_flight, "served": self.served, "last_error": self.last_error,
+                "lag_s": self.lag_s, "lagging": self.lagging,
                 "pool": None if pool is None else {"size": pool.size, "free": pool.freesize,
                                                    "max": pool.maxsize}}
 
@@ -115,7 +118,7 @@ class Database:
     # ---- routing ----
 
     def pick_reader(self, exclude: set[str] = frozenset()) -> NodePool:  # type: ignore[assignment]
-        candidates = [r for r in self.replicas if r.healthy and r.name not in exclude]
+        candidates = [r for r in self.replicas if r.healthy and not r.lagging and r.name not in exclude]
         if candidates:
             turn = next(self._rr)
             return min(candidates, key=lambda r: (r.in_flight, (self.replicas.index(r) - turn) % len(self.replicas)))
@@ -205,6 +208,8 @@ class Database:
                     row = await cur.fetchone()
                     running = bool(row) and str(row[-1]).upper() in ("ON", "YES")
                     node.mark(running, "" if running else "replication stopped")
+                    if self.settings.max_lag:
+                        await self._probe_lag(node, cur)
                 else:
                     await cur.execute("SELECT 1")
                     await cur.fetchone()
@@ -216,6 +221,22 @@ class Database:
                 await asyncio.wait_for(conn.ensure_closed(), self.settings.db_timeout)  # polite COM_QUIT
             except (TimeoutError, self.driver.Error, OSError):
                 conn.close()
+
+    async def _probe_lag(self, node: NodePool, cur: Any) -> None:
+        """Heartbeat lag (pt-heartbeat's row): above max_lag the replica leaves the read rotation until it is
+        back under (a replica whose replication stopped keeps aging, so it stays out)."""
+        try:
+            await cur.execute("SELECT TIMESTAMPDIFF(MICROSECOND, ts, SYSDATE(6)) / 1e6 FROM replbench_meta.heartbeat "
+                              "WHERE id = 1")
+            row = await cur.fetchone()
+        except self.driver.Error:
+            node.lag_s = None  # no heartbeat to read (no grant, no table): routing ignores lag
+            return
+        node.lag_s = None if not row or row[0] is None else float(row[0])
+        lagging = node.lag_s is not None and node.lag_s > self.settings.max_lag
+        if lagging != node.lagging:
+            node.lagging = lagging
+            node.last_change = time.time()
 
     def _replication_probe_sql(self) -> str:
         if self.settings.flavour == "mariadb":

@@ -167,5 +167,7 @@ async def health(request: web.Request) -> web.Response:
     db = db_of(request)
     nodes = {node.name: node.as_dict() for node in db.nodes}
     readable = any(n.healthy for n in db.replicas) or (db.settings.read_fallback and db.master.healthy)
+    admission = next((v for k, v in request.app.items() if getattr(k, "name", "") == "admission"), None)
     return json_response({"ok": readable and db.master.healthy, "reads": readable,
-                          "writes": db.master.healthy, "driver": db.settings.driver, "nodes": nodes})
+                          "writes": db.master.healthy, "driver": db.settings.driver, "nodes": nodes,
+                          "admission": admission})

@@ -59,13 +59,39 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
         return error("database error", 500)
 
 
+ADMISSION_KEY = web.AppKey("admission", dict)
+
+
+def admission(limit: int) -> Callable[..., Awaitable[web.StreamResponse]]:
+    """Bounded requests in flight per worker (REPLBENCH_MAX_INFLIGHT): the excess is answered 503 with
+    Retry-After at once, before any parsing or database work, so an overloaded app keeps the databases busy at
+    their capacity instead of spending the machine on connections it cannot serve. 0 = unbounded."""
+    state = {"in_flight": 0, "shed": 0, "limit": limit}
+
+    @web.middleware
+    async def bound(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if limit and state["in_flight"] >= limit and request.path != "/health":
+            state["shed"] += 1
+            return error("overloaded: too many requests in flight", 503, {"Retry-After": "1"})
+        state["in_flight"] += 1
+        try:
+            return await handler(request)
+        finally:
+            state["in_flight"] -= 1
+
+    bound.state = state  # type: ignore[attr-defined]
+    return bound
+
+
 async def create_app() -> web.Application:
     """App factory for gunicorn's aiohttp workers (app.main:create_app)."""
     settings = Settings.from_env()
     db = Database(settings)
     await db.start()
-    app = web.Application(client_max_size=settings.max_body, middlewares=[json_errors])
+    bound = admission(settings.max_inflight)
+    app = web.Application(client_max_size=settings.max_body, middlewares=[bound, json_errors])
     app[handlers.DB_KEY] = db
+    app[ADMISSION_KEY] = bound.state  # type: ignore[attr-defined]
     app.router.add_get("/find_users", handlers.find_users)
     app.router.add_get("/users/{id}", handlers.get_user)
     app.router.add_post("/users", handlers.create_user)

@@ -18,3 +18,5 @@ CREATE USER IF NOT EXISTS 'app_ro'@'%' IDENTIFIED BY :app_password;
 GRANT SELECT ON bench_idx.* TO 'app_ro'@'%';
 GRANT SELECT ON bench_noidx.* TO 'app_ro'@'%';
 GRANT SELECT ON bench_nopk.* TO 'app_ro'@'%';
+-- the app's probe reads the heartbeat (lag-aware reads, REPLBENCH_MAX_LAG)
+GRANT SELECT ON replbench_meta.heartbeat TO 'app_ro'@'%';

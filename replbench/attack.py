@@ -9,6 +9,7 @@ flushes every result).
 
 from __future__ import annotations
 
+import base64
 import csv
 import io
 import json
@@ -169,6 +170,25 @@ class ResultRow:
     method: str
     url: str
     error: str
+    served_by: str = ""  # the app's X-Served-By header: which node answered
+
+
+SERVED_BY = b"X-Served-By: "
+
+
+def served_by(headers_b64: str) -> str:
+    """The X-Served-By value from the base64 wire-format headers column ('' when absent)."""
+    if not headers_b64:
+        return ""
+    try:
+        raw = base64.b64decode(headers_b64)
+    except ValueError:
+        return ""
+    at = raw.find(SERVED_BY)
+    if at < 0:
+        return ""
+    end = raw.find(b"\r\n", at)
+    return raw[at + len(SERVED_BY):end if end >= 0 else None].decode(errors="replace")
 
 
 def decode(vegeta: Path, results: Path) -> Iterator[ResultRow]:
@@ -187,4 +207,4 @@ def parse_csv(stream: Any) -> Iterator[ResultRow]:
         if len(row) < 11:
             continue
         yield ResultRow(timestamp_ns=int(row[0]), code=int(row[1]), latency_ns=int(row[2]), error=row[5],
-                        method=row[9], url=row[10])
+                        method=row[9], url=row[10], served_by=served_by(row[11]) if len(row) > 11 else "")

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from . import __version__, faults
 from . import scenario as scenarios
 from .args import (
     EXIT_INTERRUPTED,
@@ -54,6 +54,9 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", default=f"{REQUEST_TIMEOUT:g}s", help="per-request timeout of vegeta")
     parser.add_argument("--strict", action="store_true", default=_env_strict(),
                         help="exit 1 when a guard trips (env REPLBENCH_STRICT=1)")
+    parser.add_argument("--fault", action="append", default=[], metavar="ACTION:NODE@TIME",
+                        help="a fault on purpose during the attack, e.g. kill:replica1@20s, start:replica1@40s, "
+                             "stop-replication:replica2@10s (repeatable; default: the scenario's)")
     add_knob_flags(parser)
     add_topology_flags(parser)
     add_app_flags(parser)
@@ -75,8 +78,13 @@ def run_parser() -> ArgumentParser:
 
 def run_options(args: argparse.Namespace, scenario: scenarios.Scenario) -> RunOptions:
     duration = scenario.duration if args.duration is None else parse_seconds(args.duration, "--duration")
+    try:
+        planned = faults.parse_all(list(args.fault or scenario.faults), duration)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     return RunOptions(duration=duration, timeout=parse_seconds(args.timeout, "--timeout"), knobs=knobs_from(args),
-                      catch_up_timeout=scenario.catch_up_timeout or CATCH_UP_TIMEOUT, strict=args.strict)
+                      catch_up_timeout=scenario.catch_up_timeout or CATCH_UP_TIMEOUT, strict=args.strict,
+                      faults=planned)
 
 
 def load_scenario(name: str) -> scenarios.Scenario:

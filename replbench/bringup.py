@@ -23,5 +23,7 @@ def ensure_topology(settings: Settings, *, with_app: bool = True) -> None:
     started = topology.start_all(settings)
     if started:
         print(f"replbench: started {', '.join(started)}", file=sys.stderr)
+    if dataset.ensure_grants(settings):
+        print("replbench: granted the app the privileges users.sql now lists", file=sys.stderr)
     if with_app:
         appserver.start(settings)

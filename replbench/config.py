@@ -41,6 +41,11 @@ ENV_DEFAULTS: dict[str, tuple[str, str]] = {
     "read_fallback": ("REPLBENCH_READ_FALLBACK", "1"),
     "db_timeout": ("REPLBENCH_DB_TIMEOUT", "3"),
     "max_body": ("REPLBENCH_MAX_BODY", "16384"),
+    # seconds of heartbeat lag above which a replica leaves the read rotation (ProxySQL's max_replication_lag);
+    # 0 = off (the reference app's behaviour)
+    "max_lag": ("REPLBENCH_MAX_LAG", "0"),
+    # requests in flight per app worker above which the excess is answered 503 at once (0 = unbounded)
+    "max_inflight": ("REPLBENCH_MAX_INFLIGHT", "0"),
     # where the app finds the nodes, "host:port" for master,replica1,replica2; empty = 127.0.0.1 and the
     # native ports (compose sets the service names)
     "db_hosts": ("REPLBENCH_DB_HOSTS", ""),
@@ -136,6 +141,8 @@ class Settings:
     db_timeout: float
     max_body: int
     db_hosts: str
+    max_lag: float
+    max_inflight: int
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -171,6 +178,8 @@ class Settings:
                 db_timeout=_positive_float(raw["db_timeout"], "db timeout"),
                 max_body=_positive_int(raw["max_body"], "max body"),
                 db_hosts=raw["db_hosts"],
+                max_lag=_non_negative_float(raw["max_lag"], "max lag"),
+                max_inflight=_non_negative_int(raw["max_inflight"], "max in-flight"),
             )
         except ValueError as exc:
             raise ConfigError(str(exc)) from exc
@@ -260,6 +269,21 @@ def _positive_int(value: str, what: str) -> int:
         raise ValueError(f"{what} must be a whole number, got {value!r}") from None
     if number <= 0:
         raise ValueError(f"{what} must be positive, got {number}")
+    return number
+
+
+def _non_negative_int(value: str, what: str) -> int:
+    number = _positive_int(value, what) if value.strip() not in ("0",) else 0
+    return number
+
+
+def _non_negative_float(value: str, what: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError(f"{what} must be a number, got {value!r}") from None
+    if number < 0:
+        raise ValueError(f"{what} must be 0 or more, got {number}")
     return number
 
 

@@ -268,6 +268,20 @@ def reset(settings: Settings, progress: Progress) -> dict[str, Any]:
     return info
 
 
+def ensure_grants(settings: Settings) -> bool:
+    """A dataset built before a grant was added to users.sql gets it now, on the master (the replicas receive it
+    by replication); True if anything was granted."""
+    with sql.admin(settings.master, settings) as cur:
+        cur.execute("SHOW GRANTS FOR 'app_ro'@'%'")
+        grants = " ".join(row[0] for row in cur.fetchall())
+        if "replbench_meta" in grants and "bench_nopk" in grants:
+            return False
+        sql.run_statements(cur, sql.render_sql_file("users.sql", {
+            "admin_password": settings.admin_password, "repl_password": settings.repl_password,
+            "app_password": settings.app_password}))
+    return True
+
+
 def row_counts(settings: Settings) -> dict[str, dict[str, int]]:
     counts: dict[str, dict[str, int]] = {}
     for node in settings.nodes:

@@ -36,6 +36,7 @@ from . import (
     binlog,
     counters,
     dataset,
+    faults,
     harnesslog,
     knobs,
     lag,
@@ -80,6 +81,7 @@ class RunOptions:
     knobs: knobs.Knobs = field(default_factory=knobs.Knobs)
     catch_up_timeout: float = CATCH_UP_TIMEOUT
     strict: bool = False  # a tripped guard makes the run exit 1
+    faults: tuple[faults.Fault, ...] = ()  # carried out on purpose during the attack
 
 
 def new_folder(settings: Settings, scenario: Scenario, rate: int, parent: Path | None = None) -> Path:
@@ -112,7 +114,8 @@ class Run:
 
     def __init__(self, settings: Settings, scenario: Scenario, rate: int, options: RunOptions, folder: Path,
                  progress: Progress | None = None) -> None:
-        self.settings = settings
+        # a scenario may switch lag-aware reads on for the app it runs against
+        self.settings = settings if scenario.max_lag is None else settings.with_overrides(max_lag=scenario.max_lag)
         self.scenario = scenario
         self.rate = rate
         self.options = options
@@ -128,6 +131,7 @@ class Run:
         self.monitor: lag.LagMonitor | None = None
         self.sampler: sampling.CpuSampler | None = None
         self.nodes: nodesampler.NodeSampler | None = None
+        self.fault_runner: faults.FaultRunner | None = None
         self.attack: attack.Attack | None = None
         self.vegeta: Path | None = None
         self.timeline: timeline.Timeline | None = None
@@ -222,6 +226,8 @@ class Run:
         self.zero = time.monotonic()
         self.monitor = lag.LagMonitor(s, self.folder / "lag.csv", self.zero)
         self.nodes = nodesampler.NodeSampler(s, self.folder / "io.csv", self.zero, self._pid_of)
+        self.nodes.planned = {f.node for f in self.options.faults if f.action == "kill"}
+        self.fault_runner = faults.FaultRunner(s, self.options.faults, self.zero)
         groups = {
             "app": lambda: [p.pid for p in appserver.app_processes(s)],
             **{n.name: (lambda n=n: [pid] if (pid := topology.node_pid(n)) else []) for n in s.nodes},
@@ -251,6 +257,7 @@ class Run:
         self.meta["started_at"] = _now()
         self.t_start = time.monotonic() - self.zero
         self.attack.start()
+        self.fault_runner.start(self.t_start)
         self._catch_thread = threading.Thread(target=self._time_catch_up, daemon=True)
         self._catch_thread.start()
         try:
@@ -314,6 +321,8 @@ class Run:
             self.attack.interrupt()
             self.attack.wait()
         self._attack_done.set()
+        if self.fault_runner is not None:
+            self.fault_runner.stop()
         for sampler in (self.sampler, self.nodes, self.monitor):
             if sampler is not None:
                 sampler.stop()
@@ -326,6 +335,10 @@ class Run:
             self._safely("vegeta reports", lambda: attack.write_reports(self.vegeta, self.folder))
             if (self.folder / "report.json").exists():
                 self._safely("summary", self._summarize)
+            if (self.options.faults or (self.nodes and self.nodes.faults)) and not skip_waits:
+                self.progress.say("bringing every node back after the faults")
+                started = self._safely("bringing the topology back", lambda: topology.start_all(self.settings))
+                self.summary["restarted_after_run"] = started or []
             if self.scenario.writes and self.status != STATUS_INTERRUPTED and not skip_waits:
                 self._safely("consistency check", self._check_consistency)
         elif self.status == STATUS_OK:
@@ -333,13 +346,15 @@ class Run:
             self.errors.append("vegeta produced no results")
         self._guards()
         if self.timeline is not None:
-            faults = self.summary.get("faults") or []
+            seen = self.summary.get("faults") or []
+            planned = self.summary.get("planned_faults") or []
             self._safely("latency plot", lambda: timeline.plot(
                 self.timeline, self.folder / "latency.png",
                 f"{self.scenario.name} @ {self.rate} rps — latency over time ({self.status})",
-                [(f["lost_at_s"] - (self.t_start or 0), f"{f['node']} lost") for f in faults]
-                + [(f["back_at_s"] - (self.t_start or 0), f"{f['node']} back") for f in faults
-                   if f["back_at_s"] is not None]))
+                [(f["lost_at_s"] - (self.t_start or 0), f"{f['node']} lost") for f in seen]
+                + [(f["back_at_s"] - (self.t_start or 0), f"{f['node']} back") for f in seen
+                   if f["back_at_s"] is not None]
+                + [(p["at_s"], p["fault"]) for p in planned if p["action"] not in ("kill", "start")]))
         self.summary["status"] = self.status
         self.summary["errors"] = self.errors
         self.meta.update(finished_at=_now(), status=self.status, exit_code=exit_code(self.status, self.summary,
@@ -353,7 +368,12 @@ class Run:
         assert self.vegeta is not None
         report = attack.read_report(self.folder)
         lat = report["latencies"]
-        tl = timeline.build(attack.decode(self.vegeta, self.folder / "results.bin"))
+        done = self.fault_runner.done if self.fault_runner else []
+        tl = timeline.build(attack.decode(self.vegeta, self.folder / "results.bin"),
+                            faults.windows(done, self.options.duration), faults.outages(done))
+        self.summary["served_by"] = tl.served
+        if done:
+            self.summary.update(planned_faults=done, fault_windows=tl.windows, routing=tl.routing)
         timeline.write_csv(tl, self.folder / "timeline.csv")
         self.timeline = tl  # plotted once the status is final
         requests = report["requests"]
@@ -406,7 +426,7 @@ class Run:
         s = self.settings
         table = f"{self.scenario.schema}.accounts"
         behind = [name for name, took in (self.catch_up or {}).items() if took is None]
-        missing = [f["node"] for f in (self.nodes.open_faults() if self.nodes else [])]
+        missing = [n.name for n in s.nodes if not topology.node_pid(n)]
         if behind:
             self.summary["consistency"] = {"table": table, "checked": False, "equal": None,
                                            "reason": f"{', '.join(behind)} did not catch up within "
@@ -460,8 +480,10 @@ class Run:
             text = f"vegeta at {means['vegeta']:.0f} % of a core"
             saturation.append(text)
             guards.append(text + ": the load generator competes for CPU")
+        stopped_on_purpose = {f.node for f in self.options.faults}
         for name in self.summary.get("replicas_not_replicating", []):
-            guards.append(f"{name} was not replicating during the run")
+            guards.append(f"{name} was not replicating during the run"
+                          + (" (a planned fault)" if name in stopped_on_purpose else ""))
         for mismatch in self.meta.get("knob_mismatches") or []:
             guards.append(f"setting not in effect: {mismatch}")
         semi = ((self.summary.get("replication") or {}).get("nodes", {}).get("master") or {}).get("semi_sync")
@@ -472,8 +494,8 @@ class Run:
                 growth = ((self.summary.get("lag") or {}).get(replica) or {}).get("growth_s_per_s")
                 guards.append(f"{replica} did not catch up within {self.options.catch_up_timeout:g} s"
                               + (f"; lag grew {growth:.2f} s per s during the attack" if growth is not None else ""))
-        faults = self.summary.get("faults") or []
-        for text, fault in zip(nodesampler.describe_faults(faults, self.t_start or 0), faults):
+        seen = self.summary.get("faults") or []
+        for text, fault in zip(nodesampler.describe_faults(seen, self.t_start or 0), seen):
             guards.append(f"fault: {text}")
             if not fault.get("planned"):
                 self.status = STATUS_FAILED if self.status != STATUS_INTERRUPTED else self.status
@@ -651,9 +673,29 @@ def render_block(summary: dict[str, Any], folder: Path) -> str:
                 verdict = "equal on all three nodes"
             lines.append(f"Consistency: CHECKSUM TABLE {c['table']} {verdict} {c['checksums']}"
                          + (f"; not checked on {', '.join(c['missing'])}" if c.get("missing") else ""))
-    faults = summary.get("faults") or []
-    if faults:
-        lines.append("Faults: " + "; ".join(nodesampler.describe_faults(faults, summary.get("attack_start_s", 0.0))))
+    planned = summary.get("planned_faults") or []
+    if planned:
+        lines.append("Planned faults: " + "; ".join(
+            f"{p['fault']} done at {p['at_s']:.1f} s" + (f" (FAILED: {p['error']})" if p.get("error") else "")
+            for p in planned))
+        for name, w in (summary.get("fault_windows") or {}).items():
+            lines.append(f"  {name:<34} {w['start_s']:6.1f}–{w['end_s']:<6.1f} s  {w['requests']:>7,} requests, "
+                         f"{_num(w['rate'])}/s, errors {_num(w['error_pct'])} %, p50 {_num(w['p50_ms'])} ms, "
+                         f"p99 {_num(w['p99_ms'])} ms")
+    for r in summary.get("routing") or []:
+        if r["node"] not in (summary.get("served_by") or {}) and r["last_served_s"] is None:
+            continue  # a node that serves no request of this scenario (the master of a read run)
+        stopped = "no request after it went down" if r["last_served_s"] is None else \
+            f"its last request {r['last_served_s'] - r['down_at_s']:.2f} s after it went down"
+        back = "" if r["back_at_s"] is None else ("; not used again before the end" if r["first_served_back_s"] is None
+                                                  else f"; used again {r['first_served_back_s'] - r['back_at_s']:.2f}"
+                                                       " s after it was back")
+        lines.append(f"Routing around {r['node']}: {stopped}{back}")
+    if summary.get("served_by"):
+        lines.append("Served by: " + ", ".join(f"{k} {v:,}" for k, v in sorted(summary["served_by"].items())))
+    lost = summary.get("faults") or []
+    if lost:
+        lines.append("Faults seen: " + "; ".join(nodesampler.describe_faults(lost, summary.get("attack_start_s", 0.0))))
     guards = summary.get("guards") or []
     lines.append("Guards: " + ("none tripped" if not guards else "; ".join(f"WARNING {g}" for g in guards)))
     lines.append(f"Status: {summary.get('status')}    Results: {shown_path(folder)}")
@@ -675,6 +717,10 @@ def vegeta_text(path: Path, max_errors: int = ERROR_LINES_SHOWN) -> str:
 
 def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.0f} ms"
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.1f}"
 
 
 def _us(value: float | None) -> str:

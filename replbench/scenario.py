@@ -58,6 +58,8 @@ class Scenario:
     bulk_rows: int = 100  # rows one update_users request changes
     wide_bytes: int = 0  # length of the interests value an update writes (0: a short list)
     catch_up_timeout: float | None = None  # cap on the catch-up wait (None: the default)
+    faults: tuple[str, ...] = ()  # ACTION:NODE@TIME, carried out during every run of the scenario
+    max_lag: float | None = None  # [app] max_lag: lag-aware reads for this scenario (REPLBENCH_MAX_LAG)
     source: str = field(repr=False, default="")
 
     @property
@@ -111,7 +113,9 @@ def _build(name: str, data: dict[str, Any], source: str) -> Scenario:
         last_prefix=int(targets.get("last_prefix", 3)), update_fields=fields, criteria=criteria, source=source,
         bulk_rows=_bounded(targets.get("bulk_rows", 100), 1, 10_000, "targets.bulk_rows"),
         wide_bytes=_bounded(targets.get("wide_bytes", 0), 0, 4000, "targets.wide_bytes"),
-        catch_up_timeout=parse_duration(data["catch_up_timeout"]) if "catch_up_timeout" in data else None)
+        catch_up_timeout=parse_duration(data["catch_up_timeout"]) if "catch_up_timeout" in data else None,
+        faults=tuple(str(f) for f in data.get("faults", ())),
+        max_lag=parse_duration(data["app"]["max_lag"]) if "max_lag" in data.get("app", {}) else None)
 
 
 def _bounded(value: Any, low: int, high: int, what: str) -> int:

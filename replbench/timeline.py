@@ -29,6 +29,9 @@ class Timeline:
     outcomes: dict[str, dict[str, int]] = field(default_factory=dict)  # endpoint -> code -> count
     total: int = 0
     client_errors: int = 0  # failures of the load generator itself (see CLIENT_ERROR_MARKERS)
+    windows: dict[str, dict[str, float | None]] = field(default_factory=dict)  # before/during/after faults
+    served: dict[str, int] = field(default_factory=dict)  # node -> successful responses it served
+    routing: list[dict[str, float | str | None]] = field(default_factory=list)  # per node outage: last/first use
     last_sent_s: float = 0.0  # when the last request was sent, seconds after the first
 
     def ok_count(self, endpoint: str) -> int:
@@ -47,8 +50,16 @@ def endpoint_of(method: str, url: str) -> str:
     return path.strip("/") or method
 
 
-def build(rows: Iterable[ResultRow]) -> Timeline:
+def build(rows: Iterable[ResultRow], windows: list[tuple[str, float, float]] | None = None,
+          outages: list[tuple[str, float, float | None]] | None = None) -> Timeline:
+    """One pass over the results; windows (name, start s, end s from the first request) get their own figures;
+    for each outage (node, down at, back at) the last request the node served after going down and the first
+    it served once back — how long the app kept sending to it, and how soon it used it again."""
     timeline = Timeline()
+    routing = [{"node": n, "down_at_s": down, "back_at_s": back, "last_served_s": None, "first_served_back_s": None}
+               for n, down, back in outages or []]
+    in_window: dict[str, list[float]] = {name: [] for name, _, _ in windows or []}
+    window_errors: dict[str, int] = {name: 0 for name, _, _ in windows or []}
     rng = random.Random(0)
     buckets: dict[int, list[float]] = {}
     errors: dict[int, int] = {}
@@ -73,6 +84,20 @@ def build(rows: Iterable[ResultRow]) -> Timeline:
             if row.code == 0 and is_client_error(row.error):
                 timeline.client_errors += 1
         timeline.last_sent_s = max(timeline.last_sent_s, t)
+        if ok and row.served_by:
+            timeline.served[row.served_by] = timeline.served.get(row.served_by, 0) + 1
+            for r in routing:
+                if r["node"] != row.served_by:
+                    continue
+                if t >= r["down_at_s"] and (r["back_at_s"] is None or t < r["back_at_s"]):
+                    r["last_served_s"] = t if r["last_served_s"] is None else max(r["last_served_s"], t)
+                elif r["back_at_s"] is not None and t >= r["back_at_s"]:
+                    first = r["first_served_back_s"]
+                    r["first_served_back_s"] = t if first is None else min(first, t)
+        for name, begin, end in windows or []:
+            if begin <= t < end:
+                in_window[name].append(ms)
+                window_errors[name] += 0 if ok else 1
         endpoint = endpoint_of(row.method, row.url)
         codes = timeline.outcomes.setdefault(endpoint, {})
         codes[str(row.code)] = codes.get(str(row.code), 0) + 1
@@ -89,6 +114,14 @@ def build(rows: Iterable[ResultRow]) -> Timeline:
                 close(old)
     for second in sorted(buckets):
         close(second)
+    timeline.routing = routing
+    for name, begin, end in windows or []:
+        lat = in_window[name]
+        timeline.windows[name] = {
+            "start_s": round(begin, 3), "end_s": round(end, 3), "requests": len(lat),
+            "rate": round(len(lat) / (end - begin), 1) if end > begin else None,
+            "error_pct": round(100 * window_errors[name] / len(lat), 2) if lat else None,
+            "p50_ms": percentile(lat, 50), "p99_ms": percentile(lat, 99)}
     timeline.seconds.sort(key=lambda s: s["second"])
     return timeline
 
