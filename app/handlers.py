@@ -29,6 +29,7 @@ FIND_COLUMNS = "id, first_name, last_name, city, birth_date"
 
 
 DB_KEY = web.AppKey("db", Database)
+ADMISSION_KEY = web.AppKey("admission", dict)  # the in-flight bound's counters (main.admission)
 
 
 def db_of(request: web.Request) -> Database:
@@ -167,7 +168,7 @@ async def health(request: web.Request) -> web.Response:
     db = db_of(request)
     nodes = {node.name: node.as_dict() for node in db.nodes}
     readable = any(n.healthy for n in db.replicas) or (db.settings.read_fallback and db.master.healthy)
-    admission = next((v for k, v in request.app.items() if getattr(k, "name", "") == "admission"), None)
+    admission = request.app.get(ADMISSION_KEY)
     return json_response({"ok": readable and db.master.healthy, "reads": readable,
                           "writes": db.master.healthy, "driver": db.settings.driver, "nodes": nodes,
                           "admission": admission})

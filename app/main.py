@@ -59,9 +59,6 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
         return error("database error", 500)
 
 
-ADMISSION_KEY = web.AppKey("admission", dict)
-
-
 def admission(limit: int) -> Callable[..., Awaitable[web.StreamResponse]]:
     """Bounded requests in flight per worker (REPLBENCH_MAX_INFLIGHT): the excess is answered 503 with
     Retry-After at once, before any parsing or database work, so an overloaded app keeps the databases busy at
@@ -91,7 +88,7 @@ async def create_app() -> web.Application:
     bound = admission(settings.max_inflight)
     app = web.Application(client_max_size=settings.max_body, middlewares=[bound, json_errors])
     app[handlers.DB_KEY] = db
-    app[ADMISSION_KEY] = bound.state  # type: ignore[attr-defined]
+    app[handlers.ADMISSION_KEY] = bound.state  # type: ignore[attr-defined]
     app.router.add_get("/find_users", handlers.find_users)
     app.router.add_get("/users/{id}", handlers.get_user)
     app.router.add_post("/users", handlers.create_user)

@@ -25,8 +25,17 @@ class ArgumentParser(argparse.ArgumentParser):
         raise UsageError(message, self)
 
 
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Every flag's help ends with its default, except where there is none to show."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default in (None, False, []) or "(default" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
 def help_formatter(prog: str) -> argparse.HelpFormatter:
-    return argparse.ArgumentDefaultsHelpFormatter(prog, max_help_position=36, width=110)
+    return HelpFormatter(prog, max_help_position=36, width=110)
 
 
 def add_topology_flags(parser: argparse.ArgumentParser) -> None:

@@ -101,6 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         if argv and argv[0] in scenario.available():
+            _mark_incomplete_runs()
             return benchcommands.run_scenario(argv)
         if argv and not argv[0].startswith("-") and argv[0] not in HANDLERS:
             raise UsageError(f"unknown command or scenario {argv[0]!r}; scenarios: "
@@ -112,6 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.command:
             parser.print_help(sys.stderr)
             return EXIT_USAGE
+        _mark_incomplete_runs()
         return HANDLERS[args.command](args)
     except UsageError as exc:
         (exc.args[1] if len(exc.args) > 1 else parser).print_usage(sys.stderr)
@@ -132,6 +134,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"replbench: unexpected failure: {type(exc).__name__}: {exc}"
               + (f" (trace in {where})" if where else ""), file=sys.stderr)
         return EXIT_FAILURE
+
+
+def _mark_incomplete_runs() -> None:
+    from . import records
+
+    try:
+        results = Settings.from_env().results
+    except ConfigError:
+        return
+    for folder in records.mark_incomplete(results) if results.is_dir() else []:
+        print(f"replbench: marked {folder.name} incomplete (its harness stopped before the run finished)",
+              file=sys.stderr)
 
 
 def _fallback_log():

@@ -43,7 +43,7 @@ def cmd_down(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     settings = settings_from(args)
-    return print_status(settings, count_rows=True)
+    return print_status(settings, count_rows=args.rows)
 
 
 def print_status(settings: Settings, count_rows: bool) -> int:

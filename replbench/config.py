@@ -46,6 +46,8 @@ ENV_DEFAULTS: dict[str, tuple[str, str]] = {
     "max_lag": ("REPLBENCH_MAX_LAG", "0"),
     # requests in flight per app worker above which the excess is answered 503 at once (0 = unbounded)
     "max_inflight": ("REPLBENCH_MAX_INFLIGHT", "0"),
+    # heartbeat period in ms (pt-heartbeat allows 10 ms): the floor of every lag figure
+    "heartbeat_ms": ("REPLBENCH_HEARTBEAT_MS", "100"),
     # where the app finds the nodes, "host:port" for master,replica1,replica2; empty = 127.0.0.1 and the
     # native ports (compose sets the service names)
     "db_hosts": ("REPLBENCH_DB_HOSTS", ""),
@@ -143,6 +145,7 @@ class Settings:
     db_hosts: str
     max_lag: float
     max_inflight: int
+    heartbeat_ms: int
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -180,6 +183,7 @@ class Settings:
                 db_hosts=raw["db_hosts"],
                 max_lag=_non_negative_float(raw["max_lag"], "max lag"),
                 max_inflight=_non_negative_int(raw["max_inflight"], "max in-flight"),
+                heartbeat_ms=_bounded_int(raw["heartbeat_ms"], 10, 10_000, "heartbeat interval (ms)"),
             )
         except ValueError as exc:
             raise ConfigError(str(exc)) from exc
@@ -273,7 +277,13 @@ def _positive_int(value: str, what: str) -> int:
 
 
 def _non_negative_int(value: str, what: str) -> int:
-    number = _positive_int(value, what) if value.strip() not in ("0",) else 0
+    return 0 if value.strip() == "0" else _positive_int(value, what)
+
+
+def _bounded_int(value: str, low: int, high: int, what: str) -> int:
+    number = _positive_int(value, what)
+    if not low <= number <= high:
+        raise ValueError(f"{what} must be from {low} to {high}, got {number}")
     return number
 
 

@@ -1,5 +1,6 @@
-"""Replication lag: a heartbeat row written on the master every 100 ms and read on each replica every 100 ms
-(pt-heartbeat's method), plus Seconds_Behind_Master and the replication threads' state every second.
+"""Replication lag: a heartbeat row written on the master every REPLBENCH_HEARTBEAT_MS (100 ms; down to 10 ms,
+as pt-heartbeat allows) and read on each replica as often (pt-heartbeat's method), plus Seconds_Behind_Master
+and the replication threads' state every second.
 
 Lag = the replica's clock minus the newest heartbeat timestamp it has applied (one box, one clock), so an idle
 replica reads between 0 and one beat interval. Heartbeat writes run in their own GTID domain (MariaDB) and are
@@ -20,7 +21,6 @@ from .config import HEARTBEAT_DOMAIN_ID, META_SCHEMA, Settings
 from .stats import percentile
 
 CSV_COLUMNS = ["elapsed_s", "replica", "heartbeat_lag_ms", "seconds_behind_master", "replicating"]
-BEAT_INTERVAL = 0.1
 STATUS_INTERVAL = 1.0
 
 
@@ -31,6 +31,7 @@ class LagMonitor:
         self.settings = settings
         self.path = path
         self.zero = clock_zero
+        self.interval = settings.heartbeat_ms / 1000.0  # beat and read period: the floor of the lag figures
         self.beats = 0
         # compact per-replica series for the summary; every sample goes to lag.csv as it is taken (a soak of
         # hours keeps two floats per sample in memory, nothing else)
@@ -86,7 +87,7 @@ class LagMonitor:
                 except (sql.MySQLError, OSError):
                     _close(conn)
                     conn = None
-            self._stop.wait(BEAT_INTERVAL)
+            self._stop.wait(self.interval)
         _close(conn)
 
     def _read_loop(self, replica_name: str) -> None:
@@ -116,7 +117,7 @@ class LagMonitor:
                 _close(conn)
                 conn = None
             self._record(sample)
-            self._stop.wait(BEAT_INTERVAL)
+            self._stop.wait(self.interval)
         _close(conn)
 
     def _record(self, sample: dict[str, Any]) -> None:
@@ -145,7 +146,7 @@ class LagMonitor:
     def settled_after(self, t0: float, threshold_ms: float | None = None) -> dict[str, float | None]:
         """Per replica: seconds after t0 until the heartbeat lag was first back under the threshold (twice the
         beat interval by default); None if it never was while the monitor ran."""
-        threshold_ms = 2000 * BEAT_INTERVAL if threshold_ms is None else threshold_ms
+        threshold_ms = 2000 * self.interval if threshold_ms is None else threshold_ms
         out: dict[str, float | None] = {}
         for name, series in sorted(self.lags.items()):
             hit = next((t for t, v in series if t >= t0 and v <= threshold_ms), None)

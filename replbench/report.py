@@ -152,6 +152,7 @@ class Writer:
     """Writes the assets of one report: every path it gives out is relative to the report's folder."""
 
     def __init__(self, results: Path, output: Path) -> None:
+        self.results = results
         self.root = results / "report-assets"
         self.base = output.parent
         self.written: set[str] = set()
@@ -166,6 +167,16 @@ class Writer:
 
     def rel(self, path: Path) -> str:
         return os.path.relpath(path, self.base)
+
+    def copy(self, src: Path, dst: Path) -> None:
+        """Copy a run's file into the assets; text loses every machine path (results/… stays)."""
+        if src.suffix not in (".txt", ".json", ".md"):
+            shutil.copyfile(src, dst)
+            return
+        text = src.read_text()
+        for prefix in (str(self.results.resolve()), str(self.results), str(ROOT)):
+            text = text.replace(prefix + "/", "results/" if prefix != str(ROOT) else "")
+        dst.write_text(text)
 
     def kept(self) -> list[str]:
         if not self.root.is_dir():
@@ -245,8 +256,9 @@ def sweep_section(sweep_dir: Path, writer: Writer) -> tuple[list[str], dict[str,
             folder, tag = r["folder"], r["folder"].name
             for src in ("latency.png", "summary.json", "block.txt"):
                 if (folder / src).exists():
-                    shutil.copyfile(folder / src, assets / f"{tag}-{src}")
-            block = (folder / "block.txt").read_text().rstrip("\n") if (folder / "block.txt").exists() else "(none)"
+                    writer.copy(folder / src, assets / f"{tag}-{src}")
+            block = (assets / f"{tag}-block.txt").read_text().rstrip("\n") if (folder / "block.txt").exists() \
+                else "(none)"
             blocks += [f"## {step['rate']} rps — `{tag}`", "", "```", block, "```", "",
                        f"![latency over time]({tag}-latency.png)", ""]
     (assets / "blocks.md").write_text("\n".join(blocks))
@@ -321,6 +333,47 @@ def plot_study(data: dict[str, Any], assets: Path) -> str | None:
     return "study.png"
 
 
+def fault_runs(results: Path) -> dict[str, Path]:
+    """The newest top-level run of each scenario that carried out planned faults."""
+    newest: dict[str, Path] = {}
+    for path in sorted(results.glob("*/summary.json")):
+        try:
+            summary = json.loads(path.read_text())
+        except ValueError:
+            continue
+        if summary.get("planned_faults"):
+            newest[summary.get("scenario", path.parent.name)] = path.parent
+    return newest
+
+
+def fault_section(folder: Path, writer: Writer) -> list[str]:
+    summary = json.loads((folder / "summary.json").read_text())
+    assets = writer.folder(folder.name)
+    lines = [f"### `{summary['scenario']}` at {summary['rate']} rps — `{folder.name}`", "",
+             "Faults: " + "; ".join(f"`{p['fault']}` (done at {p['at_s']:.1f} s)" for p in summary["planned_faults"])
+             + f"; status {summary.get('status')}", "",
+             "| window | seconds | requests | rate/s | errors % | p50 ms | p99 ms |", "|---|---|---|---|---|---|---|"]
+    for name, w in (summary.get("fault_windows") or {}).items():
+        lines.append(f"| {name} | {w['start_s']:.1f}–{w['end_s']:.1f} | {w['requests']:,} | {_num(w['rate'])} | "
+                     f"{_num(w['error_pct'])} | {_num(w['p50_ms'])} | {_num(w['p99_ms'])} |")
+    lines.append("")
+    for r in summary.get("routing") or []:
+        if r["last_served_s"] is None and r["node"] not in (summary.get("served_by") or {}):
+            continue
+        stopped = "served nothing after it went down" if r["last_served_s"] is None else \
+            f"served its last request {r['last_served_s'] - r['down_at_s']:.2f} s after it went down"
+        back = "" if r["back_at_s"] is None else (
+            ", was not used again" if r["first_served_back_s"] is None else
+            f", was used again {r['first_served_back_s'] - r['back_at_s']:.2f} s after it was back")
+        lines.append(f"- `{r['node']}` {stopped}{back}.")
+    for src in ("latency.png", "block.txt", "summary.json"):
+        if (folder / src).exists():
+            writer.copy(folder / src, assets / src)
+    if (assets / "latency.png").exists():
+        lines += ["", f"![{summary['scenario']} latency over time]({writer.rel(assets / 'latency.png')})"]
+    return lines + [""]
+
+
 def comparison(latest: dict[str, dict[str, Any]]) -> list[str]:
     lines: list[str] = []
     for indexed, plain in PAIRS:
@@ -353,7 +406,8 @@ def _num(value: float | None) -> str:
     return "–" if value is None else (f"{value:.3f}" if value < 10 else f"{value:.1f}")
 
 
-def one_page(latest: dict[str, dict[str, Any]], studies: list[dict[str, Any]], kept: list[str]) -> list[str]:
+def one_page(latest: dict[str, dict[str, Any]], studies: list[dict[str, Any]], kept: list[str],
+             writer: Writer) -> list[str]:
     metas = [info["meta"] for info in latest.values() if info.get("meta")]
     metas += [data["meta"] for data in studies if data.get("meta")]
     lines = ["# replbench report", "",
@@ -414,6 +468,9 @@ def generate(settings: Settings, output: Path | None = None) -> tuple[Path, list
         lines, data = study_section(folder, writer)
         studies_text += lines
         studies.append(data)
+    faults_text: list[str] = []
+    for folder in sorted(fault_runs(results).values()):
+        faults_text += fault_section(folder, writer)
     sweeps = find_sweeps(results)
     shown = newest_per_scenario(sweeps)
     sweeps_text: list[str] = []
@@ -424,9 +481,11 @@ def generate(settings: Settings, output: Path | None = None) -> tuple[Path, list
         if info["steps"]:
             latest[info["scenario"]] = info
     kept = writer.kept()
-    text = one_page(latest, studies, kept)
+    text = one_page(latest, studies, kept, writer)
     text += ["## Studies: what each replication setting costs", ""] + (studies_text or ["No study in results/ yet: "
                                                                                        "`./run.sh study <name>`.", ""])
+    if faults_text:
+        text += ["## Faults: before, during and after", ""] + faults_text
     text += ["## Sweeps: where each setup breaks", ""] + (sweeps_text or ["No sweep found in results/: run "
                                                                          "`./run.sh sweep <scenario>` first.", ""])
     superseded = [p for p in sweeps if p not in shown.values()]

@@ -42,6 +42,7 @@ from . import (
     lag,
     nodesampler,
     sampling,
+    servervars,
     sql,
     targets,
     timeline,
@@ -60,7 +61,7 @@ from .config import (
     VEGETA_SATURATED,
     Settings,
 )
-from .install import VEGETA_VERSION, ensure_vegeta
+from .install import VEGETA_VERSION, ensure_vegeta, mariadb_binaries
 from .progress import Progress
 from .scenario import WRITE_ENDPOINTS, Scenario
 
@@ -203,10 +204,13 @@ class Run:
         self.vegeta = ensure_vegeta(s)
         ensure_topology(s, with_app=False)
         self.meta["versions"] = versions(s)
+        self.meta["disk"] = self._safely("disk probe", lambda: servervars.describe_disk(s.state))
         self.progress.say(f"applying settings: {self.options.knobs.describe()}")
         self.meta["knobs_readback"] = knobs.apply(s, self.options.knobs)
         self.meta["knob_mismatches"] = knobs.mismatches(self.options.knobs, self.meta["knobs_readback"])
         counters.enable(s)
+        self.meta["server_variables_not_default"] = self._safely(
+            "server variables", lambda: servervars.non_default(s, mariadb_binaries().get("mariadbd")))
         self.meta["warm_up_s"] = dataset.warm_up(s, self.scenario.schema, self.progress)
         appserver.stop(s)  # restart: fresh connections see the knobs, and the run's app settings apply
         appserver.start(s)
@@ -405,7 +409,7 @@ class Run:
             db_share_of_host=round(db / busy, 3) if busy else None, cores=os.cpu_count(),
             memory_mb=sampling.memory_summary(self.sampler.memory_rows))
         self.summary["lag"] = self.monitor.summarize(self.t_start, self.t_end)
-        self.summary["lag_floor_ms"] = round(lag.BEAT_INTERVAL * 1000)
+        self.summary["lag_floor_ms"] = self.settings.heartbeat_ms
         self.summary["catch_up_s"] = self.catch_up
         self.summary["catch_up_timeout_s"] = self.options.catch_up_timeout
         if self.t_send_end is not None:

@@ -115,7 +115,8 @@ def median_summary(summaries: list[dict[str, Any]]) -> dict[str, Any]:
         return summaries[0]
     med = dict(summaries[len(summaries) // 2])
     for key in MEDIAN_FIGURES:
-        med[key] = median([s.get(key) for s in summaries])
+        if any(key in s for s in summaries):
+            med[key] = median([s.get(key) for s in summaries])
     med["latency_ms"] = {k: median([(s.get("latency_ms") or {}).get(k) for s in summaries])
                          for k in ("min", "mean", "p50", "p90", "p95", "p99", "max")}
     replicas = {r for s in summaries for r in (s.get("catch_up_s") or {})}

@@ -17,7 +17,7 @@ import pytest
 from replbench import sql, topology
 from replbench.config import ROOT, Settings
 from replbench.knobs import Knobs
-from replbench.scenario import available
+from replbench.scenario import available, load
 
 from .conftest import FIXTURES, env_for, run_cli, wait_until
 
@@ -33,7 +33,10 @@ def run_folder(output: str) -> Path:
 
 
 def short_run(topo: Settings, scenario: str, rate: int = 40, duration: str = "2s", **env: str):
-    return run_cli([scenario, str(rate), "--duration", duration], env_for(topo.state, **env))
+    # a scenario's own faults come later than a short run lasts: the same faults, early
+    early = [arg for i, spec in enumerate(load(scenario).faults)
+             for arg in ("--fault", f"{spec.split('@')[0]}@{0.4 + 0.6 * i:g}s")]
+    return run_cli([scenario, str(rate), "--duration", duration, *early], env_for(topo.state, **env))
 
 
 @pytest.mark.parametrize("scenario", available())

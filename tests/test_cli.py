@@ -1,0 +1,113 @@
+"""The command line a DBA meets: help with defaults, --version, list, a subcommand's own usage on its errors,
+--strict, a fast status, what each run records about its servers, and the one-way imports of the package."""
+
+from __future__ import annotations
+
+import ast
+import json
+
+from replbench.config import ROOT, Settings
+
+from .conftest import env_for, run_cli
+from .test_run import run_folder
+
+
+def test_help_shows_every_knob_with_its_reference_value() -> None:
+    proc = run_cli(["read", "--help"], {})
+    assert proc.returncode == 0
+    text = " ".join(proc.stdout.split())
+    for flag in ("--binlog-annotate", "--binlog-compress", "--binlog-compress-min-len", "--parallel-threads",
+                 "--parallel-mode", "--semi-sync", "--semi-sync-timeout-ms", "--sync-binlog", "--fault", "--strict"):
+        assert flag in text, flag
+    assert "reference on" in text and "reference 10000" in text and "(default: 30s)" in text
+
+
+def test_version_and_list() -> None:
+    version = run_cli(["--version"], {})
+    assert version.returncode == 0 and "replbench " in version.stdout and "vegeta v12.13.0" in version.stdout
+    listing = run_cli(["list"], {})
+    assert listing.returncode == 0
+    assert "write-nopk" in listing.stdout and "update_users×1" in listing.stdout
+    assert "binlog-format" in listing.stdout and "5 cells" in listing.stdout
+
+
+def test_a_subcommands_error_prints_its_own_usage_then_the_error() -> None:
+    proc = run_cli(["sweep", "read", "--repeat", "x"], {})
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert lines[0].startswith("usage: ./run.sh sweep") and lines[-1].startswith("./run.sh: error:")
+    proc = run_cli(["apply-capacity", "write", "--sync-binlog", "-1"], {})
+    assert proc.returncode == 2 and "sync-binlog" in proc.stderr.splitlines()[-1]
+
+
+def test_strict_turns_a_tripped_guard_into_exit_1(topo: Settings) -> None:
+    env = env_for(topo.state)
+    args = ["write", "20", "--duration", "2s", "--fault", "stop-replication:replica2@0s", "--fault",
+            "start-replication:replica2@1s"]  # a guard trips (replica2 not replicating), nothing else
+    relaxed = run_cli(args, env)
+    assert relaxed.returncode == 0, relaxed.stdout + relaxed.stderr
+    assert "WARNING" in relaxed.stdout
+    strict = run_cli([*args, "--strict"], env)
+    assert strict.returncode == 1, strict.stdout + strict.stderr
+    run_cli(["up"], env)
+
+
+def test_status_is_fast_by_default_and_counts_rows_when_asked(topo: Settings) -> None:
+    env = env_for(topo.state)
+    quick = run_cli(["status"], env)
+    assert quick.returncode == 0 and "bench_idx" not in quick.stdout
+    rows = run_cli(["status", "--rows"], env)
+    assert rows.returncode == 0 and "bench_nopk" in rows.stdout and "20,000" in rows.stdout
+
+
+def test_a_run_records_its_servers_non_default_variables_and_disk(topo: Settings) -> None:
+    proc = run_cli(["get", "20", "--duration", "1s"], env_for(topo.state))
+    meta = json.loads((run_folder(proc.stdout) / "meta.json").read_text())
+    master = meta["server_variables_not_default"]["master"]
+    assert master["binlog_format"]["value"] == "ROW" and master["binlog_format"]["default"] == "MIXED"
+    assert "sync_binlog" in master and "gtid_strict_mode" in master
+    assert "server_id" not in master  # differs by construction, not a setting
+    assert meta["disk"]["fsync_ms_median"] > 0 and meta["disk"]["filesystem"]
+    assert meta["host"]["cpu_model"] is None or isinstance(meta["host"]["cpu_model"], str)
+
+
+LAYERS = [
+    {"cli"},
+    {"commands", "benchcommands"},
+    {"run", "sweep", "study", "applycap", "report", "compare"},
+    {"bringup", "topology", "dataset", "appserver", "knobs", "attack", "sampling", "lag", "binlog", "counters",
+     "timeline", "targets", "scenario", "studyfile", "studymetrics", "nodesampler", "faults", "servervars",
+     "records", "install"},
+    {"stats", "args", "sql", "processes", "progress", "harnesslog", "config"},
+]
+
+
+def test_imports_run_one_way() -> None:
+    level = {name: i for i, names in enumerate(LAYERS) for name in names}
+    modules = {p.stem for p in (ROOT / "replbench").glob("*.py")} - {"__init__", "__main__"}
+    assert modules <= set(level), modules - set(level)
+    for name in modules:
+        tree = ast.parse((ROOT / "replbench" / f"{name}.py").read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                targets = [node.module.split(".")[0]] if node.module else [a.name for a in node.names]
+                for target in targets:
+                    if target in level and target != name:
+                        assert level[target] >= level[name], f"{name} imports {target}, a layer above it"
+
+
+def test_report_md_holds_no_absolute_path() -> None:
+    text = (ROOT / "report.md").read_text()
+    assert "/work/" not in text and "/tmp/" not in text and "/root/" not in text
+    for asset in (ROOT / "results" / "report-assets").rglob("*"):
+        if asset.suffix in (".md", ".txt"):
+            body = asset.read_text()
+            assert "Results: /" not in body, asset
+
+
+def test_the_sql_described_in_the_report_is_the_apps() -> None:
+    from replbench.report import SQL_FRAGMENTS
+
+    handlers = (ROOT / "app" / "handlers.py").read_text()
+    for fragment in SQL_FRAGMENTS:
+        assert fragment in handlers, fragment

@@ -1,0 +1,197 @@
+"""A run that loses a node still reports; faults on purpose; lag-aware routing; the app's in-flight bound; runs
+killed from outside are marked incomplete; catch-up is timed from the last request sent."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+
+from replbench import sql, topology
+from replbench.config import ROOT, Settings
+
+from .conftest import env_for, http, run_cli, wait_until
+from .test_run import run_folder
+
+
+def start_run(topo: Settings, args: list[str], **env: str) -> subprocess.Popen[str]:
+    full = dict(os.environ, **env_for(topo.state, **env))
+    return subprocess.Popen([sys.executable, "-m", "replbench", *args], cwd=ROOT, env=full, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+
+
+def newest_results(topo: Settings, pattern: str) -> list[Path]:
+    return sorted(topo.results.glob(pattern))
+
+
+def kill_when(topo: Settings, node: str, pattern: str, min_bytes: int = 2000) -> threading.Thread:
+    """SIGKILL the node once the run's results.bin has grown (the attack is under way)."""
+    def go() -> None:
+        if wait_until(lambda: any(p.stat().st_size > min_bytes for p in newest_results(topo, pattern)), 120):
+            pid = topology.node_pid(topo.node(node))
+            if pid:
+                os.kill(pid, signal.SIGKILL)
+
+    thread = threading.Thread(target=go, daemon=True)
+    thread.start()
+    return thread
+
+
+def finish(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    try:
+        return proc.communicate(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_a_replica_killed_mid_run_is_reported_not_a_traceback(topo: Settings) -> None:
+    proc = start_run(topo, ["read", "60", "--duration", "6s"])
+    kill_when(topo, "replica1", "*-read-60*/results.bin")
+    out, err = finish(proc)
+    assert proc.returncode == 1, out + err
+    assert "Traceback" not in out + err
+    folder = run_folder(out)
+    summary = json.loads((folder / "summary.json").read_text())
+    assert (folder / "report.json").is_file() and (folder / "block.txt").is_file()
+    assert summary["status"] == "FAILED"
+    assert any(f["node"] == "replica1" and not f["planned"] for f in summary["faults"])
+    assert "Faults seen: replica1 lost at" in out
+    assert topology.node_pid(topo.node("replica1"))  # brought back after the run
+    assert summary.get("restarted_after_run") == ["replica1"]
+
+
+def test_the_master_killed_mid_write_run_is_reported(topo: Settings) -> None:
+    proc = start_run(topo, ["write", "40", "--duration", "6s"])
+    kill_when(topo, "master", "*-write-40*/results.bin")
+    out, err = finish(proc)
+    assert proc.returncode == 1, out + err
+    assert "Traceback" not in out + err
+    folder = run_folder(out)
+    summary = json.loads((folder / "summary.json").read_text())
+    assert (folder / "report.txt").is_file()
+    assert any(f["node"] == "master" for f in summary["faults"])
+    topology.start_all(topo)
+
+
+def test_the_master_killed_during_warm_up_is_one_line_and_a_record(topo: Settings) -> None:
+    (topo.state / "warm.json").unlink(missing_ok=True)  # forces the buffer-pool warm-up
+    proc = start_run(topo, ["get", "40", "--duration", "2s"])
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:  # the run's first progress line comes as its preparation starts
+        seen.append(line)
+        if "applying settings" in line:
+            os.kill(topology.node_pid(topo.master), signal.SIGKILL)
+            break
+    out, rest = finish(proc)
+    err = "".join(seen) + rest
+    assert proc.returncode == 1, out + err
+    assert "Traceback" not in out + err
+    folder = newest_results(topo, "*-get-40*")[-1]
+    meta = json.loads((folder / "meta.json").read_text())
+    assert meta["status"] == "FAILED"
+    assert (folder / "harness.log").read_text().strip()
+    topology.start_all(topo)
+
+
+def test_planned_faults_give_windows_and_leave_the_topology_healthy(topo: Settings) -> None:
+    proc = run_cli(["read", "40", "--duration", "8s", "--fault", "kill:replica1@2s", "--fault",
+                    "start:replica1@4s"], env_for(topo.state))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = json.loads((run_folder(proc.stdout) / "summary.json").read_text())
+    windows = summary["fault_windows"]
+    assert set(windows) == {"kill replica1: before", "kill replica1: during", "kill replica1: after"}
+    assert all(w["requests"] > 0 for w in windows.values())
+    assert [p["fault"] for p in summary["planned_faults"]] == ["kill:replica1@2s", "start:replica1@4s"]
+    assert all(f["planned"] for f in summary["faults"])
+    assert "Planned faults: kill:replica1@2s done at" in proc.stdout and "Routing around replica1" in proc.stdout
+    assert topology.node_pid(topo.node("replica1"))
+    sums = {n.name: sql.checksum(n, topo, "bench_idx.accounts") for n in topo.nodes}
+    assert len(set(sums.values())) == 1
+
+
+def test_catch_up_is_timed_from_the_last_request_sent(topo: Settings) -> None:
+    # replica2's SQL thread is paused during the attack and resumed 1.5 s after the last request was sent: timed
+    # from the send's end, its catch-up includes those 1.5 s (timed after vegeta's wait it was always ~0)
+    duration = 3.0
+    proc = start_run(topo, ["write", "30", "--duration", f"{duration:g}s"])
+    assert wait_until(lambda: any(p.stat().st_size > 0 for p in newest_results(topo, "*-write-30*/results.bin")),
+                      120, interval=0.02)
+    begin = time.monotonic()
+    replica = topo.node("replica2")
+    with sql.admin(replica, topo) as cur:
+        cur.execute("STOP SLAVE SQL_THREAD")
+    time.sleep(max(0.0, begin + duration + 1.5 - time.monotonic()))
+    with sql.admin(replica, topo) as cur:
+        cur.execute("START SLAVE SQL_THREAD")
+    out, err = finish(proc)
+    summary = json.loads((run_folder(out) / "summary.json").read_text())
+    assert summary["catch_up_s"]["replica2"] >= 1.0, summary["catch_up_s"]
+    assert summary["catch_up_s"]["replica1"] < summary["catch_up_s"]["replica2"]
+    assert "after the last request was sent" in out
+    topology.start_all(topo)
+
+
+def test_lag_aware_routing_takes_a_stopped_replica_out_and_back(topo: Settings) -> None:
+    proc = run_cli(["lag-spike", "30", "--duration", "8s", "--fault", "stop-replication:replica2@2s", "--fault",
+                    "start-replication:replica2@5s"], env_for(topo.state))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = json.loads((run_folder(proc.stdout) / "summary.json").read_text())
+    route = next(r for r in summary["routing"] if r["node"] == "replica2")
+    assert route["last_served_s"] is None or route["last_served_s"] < route["back_at_s"]
+    assert route["first_served_back_s"] is not None and route["first_served_back_s"] >= route["back_at_s"]
+
+
+def test_requests_over_the_in_flight_bound_get_an_immediate_503(topo: Settings, tmp_path: Path) -> None:
+    import socket
+
+    from replbench import appserver
+
+    bounded = topo.with_overrides(max_inflight=1, app_workers=1, app_port=topo.app_port + 7,
+                                  state=str(tmp_path / "st"))  # its own app folder; the same nodes (TCP)
+    appserver.start(bounded)
+    held = socket.create_connection(("127.0.0.1", bounded.app_port))
+    try:
+        # a request whose body never comes stays in flight inside the handler (reading its body)
+        held.sendall(b"POST /update_user HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: 50\r\n\r\n")
+        time.sleep(0.5)
+        status, headers, body = http(bounded, "GET", "/users/1")
+        assert status == 503 and headers.get("Retry-After") == "1" and "in flight" in body["error"]
+        health = http(bounded, "GET", "/health")[2]
+        assert health["admission"]["shed"] >= 1 and health["admission"]["limit"] == 1
+    finally:
+        held.close()
+        appserver.stop(bounded)
+    assert wait_until(lambda: http(topo, "GET", "/users/1")[0] == 200, 10)
+
+
+def test_a_run_killed_from_outside_is_marked_incomplete(topo: Settings) -> None:
+    proc = start_run(topo, ["get", "23", "--duration", "30s"])  # a rate no other test uses
+    assert wait_until(lambda: any(p.stat().st_size > 500 for p in newest_results(topo, "*-get-23*/results.bin")),
+                      120)
+    parent = psutil.Process(proc.pid)
+    children = parent.children(recursive=True)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    for child in children:
+        try:
+            child.kill()
+        except psutil.NoSuchProcess:
+            pass
+    folder = newest_results(topo, "*-get-23*")[-1]
+    assert json.loads((folder / "meta.json").read_text())["status"] == "running"
+    listed = run_cli(["list"], env_for(topo.state))
+    assert f"marked {folder.name} incomplete" in listed.stderr
+    assert json.loads((folder / "meta.json").read_text())["status"] == "incomplete"
+    assert json.loads((folder / "summary.json").read_text())["status"] == "incomplete"
+    appserver_restart = run_cli(["up"], env_for(topo.state))
+    assert appserver_restart.returncode == 0, appserver_restart.stderr

@@ -1,0 +1,178 @@
+"""Replication settings as knobs, the workloads where ROW costs most, disk and commit figures, and replica apply
+capacity — against the real small topology."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from replbench import knobs, sql, topology
+from replbench.config import Settings
+from replbench.knobs import Knobs
+
+from .conftest import env_for, run_cli
+from .test_run import run_folder
+
+
+def replicating(settings: Settings) -> bool:
+    for replica in settings.replicas:
+        with sql.admin(replica, settings) as cur:
+            state = sql.replica_threads(cur, settings.flavour)
+        if (state.get("io"), state.get("sql")) != ("Yes", "Yes"):
+            return False
+    return True
+
+
+def test_knob_values_are_checked_and_case_insensitive() -> None:
+    assert Knobs.from_values({"binlog_format": "row", "binlog_row_image": "minimal"}).binlog_format == "ROW"
+    assert Knobs.from_values({"semi_sync": "AFTER_SYNC"}).semi_sync == "after_sync"
+    for bad in ({"binlog_format": "ROWS"}, {"parallel_mode": "optimistic2"}, {"binlog_compress_min_len": 5},
+                {"parallel_mode": "conservative"}, {"semi_sync_timeout_ms": 50}, {"parallel_threads": "x"},
+                {"nosuch": 1}):
+        with pytest.raises(ValueError):
+            Knobs.from_values(bad)
+    assert Knobs().changed() == {} and Knobs(binlog_annotate="off").describe() == "binlog_annotate=off"
+
+
+def test_every_knob_is_applied_on_its_nodes_read_back_and_restored(topo: Settings) -> None:
+    setting = Knobs(binlog_format="STATEMENT", binlog_row_image="NOBLOB", binlog_annotate="off",
+                    binlog_compress="on", binlog_compress_min_len=64, sync_binlog=0, flush_log_at_trx_commit=2,
+                    parallel_threads=2, parallel_mode="conservative", semi_sync="after_commit",
+                    semi_sync_timeout_ms=500)
+    try:
+        back = knobs.apply(topo, setting)
+        assert knobs.mismatches(setting, back) == []
+        for node in topo.nodes:
+            values = back[node.name]
+            assert (values["binlog_format"], values["binlog_row_image"], values["binlog_annotate_row_events"],
+                    values["log_bin_compress"], values["log_bin_compress_min_len"], values["sync_binlog"],
+                    values["innodb_flush_log_at_trx_commit"]) == ("STATEMENT", "NOBLOB", "OFF", "ON", "64", "0", "2")
+        assert back["master"]["rpl_semi_sync_master_enabled"] == "ON"
+        assert back["master"]["rpl_semi_sync_master_wait_point"] == "AFTER_COMMIT"
+        assert back["master"]["rpl_semi_sync_master_timeout"] == "500"
+        for replica in ("replica1", "replica2"):
+            assert back[replica]["slave_parallel_threads"] == "2"
+            assert back[replica]["slave_parallel_mode"] == "conservative"
+            assert back[replica]["rpl_semi_sync_slave_enabled"] == "ON"
+            assert back[replica]["rpl_semi_sync_master_enabled"] == "OFF"  # never on a replica
+        assert replicating(topo)
+    finally:
+        back = knobs.apply(topo, Knobs())
+    assert knobs.mismatches(Knobs(), back) == []
+    assert back["replica1"]["slave_parallel_threads"] == "0" and back["master"]["sync_binlog"] == "1"
+    assert replicating(topo)
+
+
+def test_a_run_never_inherits_another_runs_setting(topo: Settings) -> None:
+    env = env_for(topo.state)
+    proc = run_cli(["write", "20", "--duration", "1s", "--binlog-annotate", "OFF", "--parallel-threads", "2"], env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    meta = json.loads((run_folder(proc.stdout) / "meta.json").read_text())
+    assert meta["knobs_changed"] == {"binlog_annotate": "off", "parallel_threads": 2}
+    proc = run_cli(["write", "20", "--duration", "1s"], env)
+    meta = json.loads((run_folder(proc.stdout) / "meta.json").read_text())
+    assert meta["knobs_readback"]["master"]["binlog_annotate_row_events"] == "ON"
+    assert meta["knobs_readback"]["replica2"]["slave_parallel_threads"] == "0"
+
+
+def test_semi_sync_counts_acked_transactions_without_fallback(topo: Settings) -> None:
+    proc = run_cli(["write", "30", "--duration", "2s", "--semi-sync", "after_sync"], env_for(topo.state))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = json.loads((run_folder(proc.stdout) / "summary.json").read_text())
+    semi = summary["replication"]["nodes"]["master"]["semi_sync"]
+    assert semi["acked"] >= summary["binlog"]["successful_writes"] and semi["fell_back"] == 0
+    assert semi["avg_tx_wait_us"] is not None and semi["avg_tx_wait_us"] > 0
+    assert "Semi-sync: " in proc.stdout and " acked, 0 fell back to async" in proc.stdout
+
+
+def test_parallel_apply_keeps_replication_running_and_checksums_equal(topo: Settings) -> None:
+    proc = run_cli(["write", "60", "--duration", "2s", "--parallel-threads", "4", "--parallel-mode", "optimistic"],
+                   env_for(topo.state))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = json.loads((run_folder(proc.stdout) / "summary.json").read_text())
+    assert summary["consistency"]["equal"] is True
+    assert replicating(topo)
+
+
+@pytest.mark.parametrize("fmt", ["ROW", "STATEMENT"])
+def test_write_bulk_bytes_per_row_and_per_write(topo: Settings, fmt: str) -> None:
+    proc = run_cli(["write-bulk", "5", "--duration", "2s", "--binlog-format", fmt], env_for(topo.state))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = json.loads((run_folder(proc.stdout) / "summary.json").read_text())
+    b = summary["binlog"]
+    rows_per_write = b["rows_changed"] / b["successful_writes"]
+    assert rows_per_write == 100  # every request changes its 100 rows
+    master = summary["replication"]["nodes"]["master"]
+    assert master["transactions"] == b["successful_writes"]
+    if fmt == "ROW":  # one row image per row: per write ≈ K × per row
+        assert b["bytes_per_write"] == pytest.approx(100 * b["bytes_per_row"], rel=0.01)
+        assert b["bytes_per_row"] > 100
+    else:  # one statement per write, whatever K is
+        assert b["bytes_per_write"] < 1000 and b["bytes_per_row"] < 10
+    assert "bytes per row changed" in proc.stdout
+
+
+def test_io_csv_holds_fsyncs_and_bytes_written_per_node(topo: Settings) -> None:
+    proc = run_cli(["write", "40", "--duration", "3s"], env_for(topo.state))
+    folder = run_folder(proc.stdout)
+    with open(folder / "io.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert {r["node"] for r in rows} == {"master", "replica1", "replica2"}
+    master = [r for r in rows if r["node"] == "master" and r["innodb_fsyncs_per_s"]]
+    assert any(float(r["innodb_fsyncs_per_s"]) > 0 for r in master)
+    assert any(float(r["write_kb_per_s"] or 0) > 0 for r in master)
+    assert any(float(r["binlog_commits_per_s"]) > 0 for r in master)
+    summary = json.loads((folder / "summary.json").read_text())
+    node = summary["replication"]["nodes"]["master"]
+    assert node["fsyncs_per_write"] > 0 and node["kb_written_per_write"] > 0 and node["commits_per_group"] >= 1
+    assert "Disk per successful write: master " in proc.stdout
+
+
+def test_write_nopk_makes_each_replica_scan_per_row(topo: Settings) -> None:
+    proc = run_cli(["write-nopk", "4", "--duration", "2s"], env_for(topo.state))
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    summary = json.loads((run_folder(proc.stdout) / "summary.json").read_text())
+    nodes = summary["replication"]["nodes"]
+    # the master scans the table once per 10-row statement; under ROW a serial replica scans per row
+    master_reads = nodes["master"]["rows_read_per_row_changed"]
+    for replica in ("replica1", "replica2"):
+        assert nodes[replica]["rows_read_per_row_changed"] > 2 * master_reads, nodes
+    assert summary["catch_up_timeout_s"] == 60
+    reset = run_cli(["reset"], env_for(topo.state))
+    assert reset.returncode == 0, reset.stderr
+
+
+def test_apply_capacity_reports_each_replica_and_leaves_replication_running(topo: Settings) -> None:
+    proc = run_cli(["apply-capacity", "write", "--writes", "300", "--rate", "100"], env_for(topo.state))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    line = next(line for line in proc.stderr.splitlines() if "→" in line)
+    folder = topo.results / "apply-capacity" / line.rsplit("/", 1)[-1].strip()
+    data = json.loads((folder / "apply.json").read_text())
+    assert data["master"]["transactions"] == 300
+    for replica in ("replica1", "replica2"):
+        entry = data["replicas"][replica]
+        assert entry["transactions"] == 300 and entry["apply_rate_trx_per_s"] > 0 and entry["capacity_ratio"] > 0
+    assert replicating(topo)
+    assert "replica1: applied 300 trx" in proc.stdout
+
+
+@pytest.mark.parametrize("args", [
+    ["write", "10", "--binlog-annotate", "maybe"], ["write", "10", "--parallel-mode", "optimistic2"],
+    ["write", "10", "--parallel-mode", "conservative"], ["write", "10", "--binlog-compress-min-len", "5"],
+    ["write", "10", "--semi-sync", "always"], ["write", "10", "--semi-sync-timeout-ms", "100"],
+    ["apply-capacity", "read"], ["apply-capacity", "write", "--writes", "0"],
+    ["write", "10", "--fault", "explode:replica1@1s"], ["write", "10", "--fault", "kill:replica9@1s"],
+    ["write", "10", "--duration", "5s", "--fault", "kill:replica1@9s"],
+    ["write", "10", "--fault", "stop-replication:master@1s"],
+])
+def test_bad_knob_and_fault_values_exit_2_with_one_line(args: list[str]) -> None:
+    proc = run_cli(args, {})
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "error:" in proc.stderr.splitlines()[-1] and "Traceback" not in proc.stderr
+
+
+def test_replication_is_running_after_these_commands(topo: Settings) -> None:
+    topology.start_all(topo)
+    assert replicating(topo)

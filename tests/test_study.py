@@ -1,0 +1,116 @@
+"""Studies: parsing and refusing study files, the interleaved order, the statistics of a cell, and a tiny real
+study that ends in study.json and a report section."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from replbench import report, study, studyfile
+from replbench.config import ROOT, STUDY_DIR, Settings
+from replbench.studymetrics import compare_cells
+
+from .conftest import env_for, run_cli
+
+GOOD = """
+description = "two formats"
+scenarios = ["write"]
+rate = 100
+duration = "3s"
+repeat = 2
+[vary]
+binlog_format = ["ROW", "STATEMENT"]
+"""
+
+
+def write_study(tmp_path: Path, text: str, name: str = "s") -> Path:
+    path = tmp_path / f"{name}.toml"
+    path.write_text(text)
+    return path
+
+
+def test_every_shipped_study_parses_and_stays_short() -> None:
+    names = studyfile.available()
+    assert {"binlog-format", "annotate", "compression", "parallel-apply", "semi-sync", "durability", "indexes",
+            "nopk"} <= set(names)
+    for name in names:
+        spec = studyfile.load(name)
+        assert spec.cells and spec.scenarios
+        assert len((STUDY_DIR / f"{name}.toml").read_text().splitlines()) <= 30 or name in ("binlog-format", "nopk",
+                                                                                             "parallel-apply")
+
+
+@pytest.mark.parametrize("text,needle", [
+    (GOOD.replace("binlog_format = [", "binlog_formatt = ["), "binlog_formatt"),
+    (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', ""), "empty"),
+    (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'parallel_mode = ["conservative"]'), "not a valid"),
+    (GOOD.replace('["write"]', '["wrote"]'), "wrote"),
+    (GOOD.replace("rate = 100", ""), "rate"),
+    (GOOD.replace("repeat = 2", 'repeat = 2\nmeasure = ["sometimes"]'), "sometimes"),
+])
+def test_bad_study_files_exit_2_naming_the_problem(tmp_path: Path, text: str, needle: str) -> None:
+    path = write_study(tmp_path, text)
+    with pytest.raises(studyfile.StudyError, match=needle):
+        studyfile.load(str(path))
+    proc = run_cli(["study", str(path), "--dry-run"], {})
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert needle in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_an_unknown_knob_is_reported_with_its_line(tmp_path: Path) -> None:
+    path = write_study(tmp_path, GOOD.replace("binlog_format = [", "binlog_formatt = ["))
+    with pytest.raises(studyfile.StudyError, match=r"s\.toml:8: unknown knob 'binlog_formatt'"):
+        studyfile.load(str(path))
+
+
+def test_cells_run_interleaved_never_one_cells_repeats_in_a_row(tmp_path: Path) -> None:
+    text = GOOD.replace('["ROW", "STATEMENT"]', '["ROW", "STATEMENT", "MIXED"]').replace("repeat = 2", "repeat = 3")
+    plan = study.Plan.of(studyfile.load(str(write_study(tmp_path, text))))
+    order = [u.cell for u in plan.units()]
+    assert order == [0, 1, 2, 0, 1, 2, 0, 1, 2]
+    assert [u.repeat for u in plan.units()] == [0, 0, 0, 1, 1, 1, 2, 2, 2]
+    assert "order of cells: 1 2 3 1 2 3 1 2 3" in plan.describe()
+
+
+def test_cell_statistics_against_hand_computed_values() -> None:
+    def unit(cell: str, value: float) -> dict:
+        return {"cell": cell, "scenario": "write", "metrics": {"bytes_per_write": value, "p99_ms": 10.0}}
+
+    units = [unit("A", 500), unit("A", 520), unit("A", 480), unit("B", 300), unit("B", 310), unit("B", 290),
+             unit("C", 470), unit("C", 530), unit("C", 505)]
+    result = compare_cells(units, ["A", "B", "C"])["write"]["bytes_per_write"]
+    assert result["A"]["median"] == 500 and result["A"]["verdict"] == "baseline"
+    assert (result["B"]["median"], result["B"]["min"], result["B"]["max"]) == (300, 290, 310)
+    assert result["B"]["ratio"] == 0.6 and result["B"]["verdict"] == "different"
+    assert result["C"]["ratio"] == 1.01 and result["C"]["verdict"] == "within noise"
+
+
+def test_a_tiny_real_study_writes_study_json_and_a_report_section(topo: Settings, tmp_path: Path) -> None:
+    path = write_study(tmp_path, GOOD, "tiny")
+    env = env_for(topo.state)
+    proc = run_cli(["study", str(path)], env, timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    folder = Path(next(line for line in proc.stdout.splitlines() if line.startswith("study folder:")).split(": ")[1])
+    folder = folder if folder.is_absolute() else ROOT / folder
+    data = json.loads((folder / "study.json").read_text())
+    assert data["status"] == "complete" and len(data["units"]) == 4
+    assert [u["cell"] for u in data["units"]] == ["binlog_format=ROW", "binlog_format=STATEMENT"] * 2
+    assert all(u["status"] in ("ok", "ok-with-warnings") for u in data["units"])
+    readback = data["units"][1]["knobs_readback"]["master"]["binlog_format"]
+    assert readback == "STATEMENT"
+    rows = data["comparison"]["write"]["bytes_per_write"]
+    assert rows["binlog_format=STATEMENT"]["median"] < rows["binlog_format=ROW"]["median"]
+    assert (folder / "command.txt").read_text().startswith("./run.sh study")
+    output = tmp_path / "report.md"
+    settings = Settings.from_env(env)
+    report.generate(settings, output)
+    text = output.read_text()
+    assert "### Study `tiny`" in text and "| binlog B/write |" in text and "## Findings" in text
+    assert str(topo.state) not in text and str(ROOT) not in text
+    chart = topo.results / "report-assets" / folder.name / "study.png"
+    assert chart.read_bytes()[:4] == b"\x89PNG"
+    for asset in (topo.results / "report-assets").rglob("*"):
+        if asset.suffix in (".md", ".json", ".txt"):
+            assert str(topo.state) not in asset.read_text(), asset
