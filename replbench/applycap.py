@@ -14,7 +14,7 @@ from typing import Any
 
 import psutil
 
-from . import appserver, attack, counters, dataset, harnesslog, knobs, sql, targets, topology
+from . import appserver, attack, counters, dataset, harnesslog, knobs, links, sql, targets, topology
 from .bringup import ensure_topology
 from .config import Settings
 from .install import ensure_vegeta
@@ -42,7 +42,7 @@ def _cpu(pid: int | None) -> float | None:
 
 
 def measure(settings: Settings, scenario: Scenario, setting: knobs.Knobs, writes: int, rate: int,
-            folder: Path) -> dict[str, Any]:
+            folder: Path, link_set: tuple[links.Link, ...] = ()) -> dict[str, Any]:
     progress = Progress(f"apply-capacity {scenario.name}")
     log = folder / "harness.log"
     harnesslog.use(log)
@@ -55,6 +55,7 @@ def measure(settings: Settings, scenario: Scenario, setting: knobs.Knobs, writes
         ensure_topology(settings, with_app=False)
         data["knobs_readback"] = knobs.apply(settings, setting)
         data["knob_mismatches"] = knobs.mismatches(setting, data["knobs_readback"])
+        data["links"] = links.apply(settings, link_set)
         counters.enable(settings)
         data["warm_up_s"] = dataset.warm_up(settings, scenario.schema, progress)
         appserver.stop(settings)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import __version__, faults
+from . import __version__, faults, links
 from . import scenario as scenarios
 from .args import (
     EXIT_INTERRUPTED,
@@ -56,7 +56,10 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
                         help="exit 1 when a guard trips (env REPLBENCH_STRICT=1)")
     parser.add_argument("--fault", action="append", default=[], metavar="ACTION:NODE@TIME",
                         help="a fault on purpose during the attack, e.g. kill:replica1@20s, start:replica1@40s, "
-                             "stop-replication:replica2@10s (repeatable; default: the scenario's)")
+                             "stop-replication:replica2@10s, cut:replica1@5s (repeatable; default: the scenario's)")
+    parser.add_argument("--link", action="append", default=[], metavar="NAME=LATENCY[±JITTER]",
+                        help="a connection through toxiproxy with that round trip, e.g. replica1=5ms, "
+                             "replica2=20ms±2ms, app-master=1ms (repeatable)")
     add_knob_flags(parser)
     add_topology_flags(parser)
     add_app_flags(parser)
@@ -80,11 +83,15 @@ def run_options(args: argparse.Namespace, scenario: scenarios.Scenario) -> RunOp
     duration = scenario.duration if args.duration is None else parse_seconds(args.duration, "--duration")
     try:
         planned = faults.parse_all(list(args.fault or scenario.faults), duration)
+        linked = links.parse_all(args.link or [])
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    cut = {f.node for f in planned if f.action in ("cut", "restore")} - {link.name for link in linked}
+    if cut:
+        raise UsageError(f"a cut or restore fault needs a link: name it with --link {sorted(cut)[0]}=0ms")
     return RunOptions(duration=duration, timeout=parse_seconds(args.timeout, "--timeout"), knobs=knobs_from(args),
                       catch_up_timeout=scenario.catch_up_timeout or CATCH_UP_TIMEOUT, strict=args.strict,
-                      faults=planned)
+                      faults=planned, links=linked)
 
 
 def load_scenario(name: str) -> scenarios.Scenario:

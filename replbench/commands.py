@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from . import appserver, dataset, topology
+from . import appserver, dataset, links, topology
 from .args import settings_from
 from .bringup import ensure_topology
 from .config import ROOT, SCHEMAS, Settings
@@ -33,6 +33,7 @@ def cmd_up(args: argparse.Namespace) -> int:
 def cmd_down(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     app = appserver.stop(settings)
+    links.stop(settings)
     stopped = topology.stop_all(settings)
     if not stopped and not app:
         print("replbench: nothing was running")
@@ -99,6 +100,7 @@ def print_checksums(sums: dict[str, dict[str, int | None]]) -> None:
 def cmd_reset(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     app_was_running = appserver.stop(settings)
+    links.stop(settings)  # the replicas come back on their direct connections
     progress = Progress("reset")
     dataset.reset(settings, progress)
     if app_was_running:
@@ -108,13 +110,14 @@ def cmd_reset(args: argparse.Namespace) -> int:
 
 
 def cmd_test(args: argparse.Namespace) -> int:
-    """Install what the tests need (MariaDB, docker-compose, pinned vegeta), then run pytest."""
-    from .install import ensure_compose_tool, ensure_datagen, ensure_mariadb, ensure_vegeta
+    """Install what the tests need (MariaDB, docker-compose, pinned vegeta and toxiproxy), then run pytest."""
+    from .install import ensure_compose_tool, ensure_datagen, ensure_mariadb, ensure_toxiproxy, ensure_vegeta
 
     ensure_mariadb()
     ensure_compose_tool()
     settings = Settings.from_env()
     ensure_vegeta(settings)
+    ensure_toxiproxy(settings)
     ensure_datagen(settings)
     extra = [a for a in args.pytest_args if a != "--"]
     return run_tests(extra)

@@ -2,9 +2,10 @@
 at TIME after the attack's start by a thread on the run's clock, each recorded with the moment it really happened.
 
 Actions: kill (SIGKILL the node's mariadbd), start (start it again; a replica resumes replicating),
-stop-replication / start-replication (STOP SLAVE / START SLAVE on a replica). The windows before, during and
-after each fault (error %, p50/p99, rate) are cut from the timeline afterwards; the run then brings every node
-back (as `up` does) and checks the replicas' checksums."""
+stop-replication / start-replication (STOP SLAVE / START SLAVE on a replica), cut / restore (disable / enable a
+replica's toxiproxy link, named with --link: its IO thread loses the master and reconnects). The windows
+before, during and after each fault (error %, p50/p99, rate) are cut from the timeline afterwards; the run then
+brings every node back (as `up` does) and checks the replicas' checksums."""
 
 from __future__ import annotations
 
@@ -16,11 +17,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from . import sql, topology
+from . import links, sql, topology
 from .config import NODE_NAMES, Settings, parse_duration
 
-ACTIONS = ("kill", "start", "stop-replication", "start-replication")
-RESTORES = {"kill": "start", "stop-replication": "start-replication"}
+ACTIONS = ("kill", "start", "stop-replication", "start-replication", "cut", "restore")
+RESTORES = {"kill": "start", "stop-replication": "start-replication", "cut": "restore"}
 SPEC_RE = re.compile(r"^([a-z-]+):([a-z0-9]+)@(\S+)$")
 
 
@@ -45,7 +46,7 @@ def parse(spec: str) -> Fault:
         raise ValueError(f"bad fault {spec!r}: action must be one of {', '.join(ACTIONS)}")
     if node not in NODE_NAMES:
         raise ValueError(f"bad fault {spec!r}: node must be one of {', '.join(NODE_NAMES)}")
-    if action.endswith("replication") and node == "master":
+    if (action.endswith("replication") or action in ("cut", "restore")) and node == "master":
         raise ValueError(f"bad fault {spec!r}: {action} applies to a replica")
     at = 0.0 if when in ("0", "0s") else parse_duration(when)
     return Fault(action, node, at)
@@ -65,6 +66,8 @@ def carry_out(fault: Fault, settings: Settings) -> None:
         pid = topology.node_pid(node)
         if pid:
             os.kill(pid, signal.SIGKILL)
+    elif fault.action in ("cut", "restore"):  # the replica's link through toxiproxy (--link)
+        links.set_enabled(settings, fault.node, fault.action == "restore")
     elif fault.action == "start":
         topology.start_node(node, settings)
         if node.role == "replica":

@@ -1,5 +1,5 @@
-"""Installing what is missing: MariaDB server/client/backup through apt-get, and the Go tools of tools/
-(pinned vegeta, the dataset generator) built into the state folder."""
+"""Installing what is missing: MariaDB server/client/backup through apt-get, and the Go tools of tools/ (pinned
+vegeta and toxiproxy, the dataset generator) built into .tools/bin, shared by every state folder."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from .config import TOOLS_DIR, ReplbenchError, Settings
 MARIADB_PACKAGES = ("mariadb-server", "mariadb-client", "mariadb-backup")
 VEGETA_MODULE = "github.com/tsenart/vegeta/v12"
 VEGETA_VERSION = "v12.13.0"
+TOXIPROXY_MODULE = "github.com/Shopify/toxiproxy/v2"
+TOXIPROXY_VERSION = "v2.12.0"  # pinned in tools/go.mod (a tool requirement), like vegeta
 
 
 class InstallError(ReplbenchError):
@@ -107,13 +109,18 @@ def _go_build(settings: Settings, output: Path, package: str, what: str) -> Path
 
 def vegeta_version(binary: str) -> str | None:
     """The module version a vegeta binary was built from (from its Go build info)."""
+    return module_version(binary, VEGETA_MODULE)
+
+
+def module_version(binary: str, module: str) -> str | None:
+    """The version of module a Go binary was built from (its build info)."""
     try:
         proc = subprocess.run([go_binary(), "version", "-m", binary], capture_output=True, text=True, timeout=30)
     except (InstallError, subprocess.TimeoutExpired):
         return None
     for line in proc.stdout.splitlines():
         parts = line.split()
-        if len(parts) >= 3 and parts[0] == "mod" and parts[1] == VEGETA_MODULE:
+        if len(parts) >= 3 and parts[0] in ("mod", "dep") and parts[1] == module:
             return parts[2]
     return None
 
@@ -127,6 +134,14 @@ def ensure_vegeta(settings: Settings) -> Path:
     if on_path and vegeta_version(on_path) == VEGETA_VERSION:
         return Path(on_path)
     return _go_build(settings, built, VEGETA_MODULE, f"vegeta {VEGETA_VERSION}")
+
+
+def ensure_toxiproxy(settings: Settings) -> Path:
+    """The pinned toxiproxy server, built from tools/go.mod into the tools folder on first use."""
+    built = settings.bin_dir / "toxiproxy-server"
+    if built.exists() and module_version(str(built), TOXIPROXY_MODULE) == TOXIPROXY_VERSION:
+        return built
+    return _go_build(settings, built, f"{TOXIPROXY_MODULE}/cmd/server", f"toxiproxy {TOXIPROXY_VERSION}")
 
 
 def ensure_datagen(settings: Settings) -> Path:

@@ -40,6 +40,7 @@ from . import (
     harnesslog,
     knobs,
     lag,
+    links,
     nodesampler,
     sampling,
     servervars,
@@ -83,6 +84,7 @@ class RunOptions:
     catch_up_timeout: float = CATCH_UP_TIMEOUT
     strict: bool = False  # a tripped guard makes the run exit 1
     faults: tuple[faults.Fault, ...] = ()  # carried out on purpose during the attack
+    links: tuple[links.Link, ...] = ()  # replication (or app) connections through a toxiproxy latency
 
 
 def new_folder(settings: Settings, scenario: Scenario, rate: int, parent: Path | None = None) -> Path:
@@ -117,6 +119,8 @@ class Run:
                  progress: Progress | None = None) -> None:
         # a scenario may switch lag-aware reads on for the app it runs against
         self.settings = settings if scenario.max_lag is None else settings.with_overrides(max_lag=scenario.max_lag)
+        if any(link.name.startswith("app-") for link in options.links):  # the app reaches those nodes by proxy
+            self.settings = self.settings.with_overrides(db_hosts=links.app_hosts(self.settings, options.links))
         self.scenario = scenario
         self.rate = rate
         self.options = options
@@ -208,6 +212,7 @@ class Run:
         self.progress.say(f"applying settings: {self.options.knobs.describe()}")
         self.meta["knobs_readback"] = knobs.apply(s, self.options.knobs)
         self.meta["knob_mismatches"] = knobs.mismatches(self.options.knobs, self.meta["knobs_readback"])
+        self.meta["links"] = links.apply(s, self.options.links)
         counters.enable(s)
         self.meta["server_variables_not_default"] = self._safely(
             "server variables", lambda: servervars.non_default(s, mariadb_binaries().get("mariadbd")))
@@ -376,6 +381,7 @@ class Run:
         tl = timeline.build(attack.decode(self.vegeta, self.folder / "results.bin"),
                             faults.windows(done, self.options.duration), faults.outages(done))
         self.summary["served_by"] = tl.served
+        self.summary["links"] = self.meta.get("links") or {}
         if done:
             self.summary.update(planned_faults=done, fault_windows=tl.windows, routing=tl.routing)
         timeline.write_csv(tl, self.folder / "timeline.csv")
@@ -523,6 +529,7 @@ class Run:
             "duration_s": self.options.duration, "timeout_s": self.options.timeout,
             "attack_options": attack.AttackOptions(self.rate, self.options.duration, self.options.timeout).as_dict(),
             "knobs": self.options.knobs.as_dict(), "knobs_changed": self.options.knobs.changed(),
+            "links_requested": [link.spec for link in self.options.links],
             "dataset": {"accounts": info.get("accounts"), "seed": info.get("seed"), "built_at": info.get("built_at"),
                         "nopk_rows": info.get("nopk_rows")},
             "app": {"workers": s.app_workers, "driver": s.driver, "worker_class": s.worker_class,
@@ -588,6 +595,8 @@ def render_block(summary: dict[str, Any], folder: Path) -> str:
                   f"Harness cpu: {means.get('harness', 0):.0f}          (this harness, tee, live report)",
                   f"Host cpu: {means.get('host_busy', 0):.0f} of {100 * (summary.get('cores') or 1)}"
                   f" (steal {means.get('host_steal', 0):.0f})   [% of one core, mean over the steady part]"]
+    if summary.get("links"):
+        lines.append("Links: " + links.describe_text(summary["links"]))
     lines.append(vegeta_text(folder / "report.txt"))
     if "rate_sent" in summary:
         lines.append(f"Sent {summary['rate_sent']:.2f}/s, goodput {summary['goodput']:.2f}/s "

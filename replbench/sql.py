@@ -20,11 +20,13 @@ MySQLError = pymysql.err.MySQLError  # every error a node can answer with (or a 
 
 def connect(node: Node, settings: Settings, *, user: str = ADMIN_USER, password: str | None = None,
             database: str | None = None, autocommit: bool = True, timeout: float = 10.0,
-            tcp: bool = False) -> pymysql.connections.Connection:
-    """Open a connection to a node: over its socket as the admin user, or over TCP (tcp=True)."""
+            tcp: bool = False, port: int | None = None) -> pymysql.connections.Connection:
+    """Open a connection to a node: over its socket as the admin user, or over TCP (tcp=True; port= reaches it
+    through another port, e.g. a toxiproxy link)."""
     if password is None:
         password = settings.admin_password
-    where: dict[str, Any] = {"host": "127.0.0.1", "port": node.port} if tcp else {"unix_socket": str(node.socket)}
+    where: dict[str, Any] = {"host": "127.0.0.1", "port": port or node.port} if tcp else \
+        {"unix_socket": str(node.socket)}
     return pymysql.connect(user=user, password=password, database=database, autocommit=autocommit,
                            connect_timeout=timeout, read_timeout=None, charset="utf8mb4",
                            local_infile=False, **where)
@@ -87,6 +89,13 @@ def change_master_sql(flavour: str, master_port: int, user: str, password: str) 
     return ("CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT=%s, SOURCE_USER=%s, "
             "SOURCE_PASSWORD=%s, SOURCE_AUTO_POSITION=1, GET_SOURCE_PUBLIC_KEY=1, SOURCE_CONNECT_RETRY=1",
             (master_port, user, password))
+
+
+def change_port_sql(flavour: str) -> str:
+    """Point a stopped replica at another port of 127.0.0.1, keeping every other replication setting."""
+    if flavour == "mariadb":
+        return "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=%s"
+    return "CHANGE REPLICATION SOURCE TO SOURCE_HOST='127.0.0.1', SOURCE_PORT=%s"
 
 
 def start_replica_sql(flavour: str) -> str:

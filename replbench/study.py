@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import applycap, dataset, harnesslog, scenario
+from . import applycap, dataset, harnesslog, links, scenario
 from .config import Settings
 from .progress import Progress
 from .run import STATUS_INTERRUPTED, Run, RunOptions, new_folder, write_json
@@ -82,7 +82,9 @@ class Plan:
                  f"{', '.join(spec.measures)}, {self.repeat} repeats, {self.duration:g} s per run",
                  f"  data state: {'reset before every cell' if spec.reset == 'each-cell' else spec.data_state}"]
         for i, cell in enumerate(spec.cells):
-            lines.append(f"  cell {i + 1}{' (baseline)' if i == 0 else ''}: {cell.name} — {cell.knobs.describe()}")
+            where = f"; links {', '.join(cell.links)}" if cell.links else ""
+            base = " (baseline)" if i == 0 else ""
+            lines.append(f"  cell {i + 1}{base}: {cell.name} — {cell.knobs.describe()}{where}")
         order = " ".join(f"{u.cell + 1}" for u in self.units()
                          if u.scenario == self.scenarios_of(u.cell)[0] and u.measure == spec.measures[0])
         lines.append(f"  order of cells: {order}")
@@ -147,13 +149,15 @@ class Study:
             if unit.measure == "apply-capacity":
                 folder = new_folder(self.settings, sc, rate, parent=parent / "apply")
                 writes = self.plan.spec.writes or 60 * rate
-                data = applycap.measure(self.settings, sc, cell.knobs, writes, rate, folder)
+                data = applycap.measure(self.settings, sc, cell.knobs, writes, rate, folder,
+                                        links.parse_all(cell.links))
                 status = data.get("status", "failed")
                 readback = data.get("knobs_readback")
             else:
                 folder = new_folder(self.settings, sc, rate, parent=parent)
                 options = RunOptions(duration=self.plan.duration, knobs=cell.knobs,
-                                     catch_up_timeout=sc.catch_up_timeout or RunOptions.catch_up_timeout)
+                                     catch_up_timeout=sc.catch_up_timeout or RunOptions.catch_up_timeout,
+                                     links=links.parse_all(cell.links))
                 data = Run(self.settings, sc, rate, options, folder, self.progress).execute()
                 status = data.get("status", "FAILED")
                 meta = json.loads((folder / "meta.json").read_text())
@@ -176,7 +180,9 @@ class Study:
             "scenarios": list(spec.scenarios), "rates": self.plan.rates, "duration_s": self.plan.duration,
             "measures": list(spec.measures), "repeat": self.plan.repeat, "reset": spec.reset,
             "data_state": spec.data_state,
-            "cells": [{"name": c.name, "knobs": c.knobs.as_dict(), "changed": c.knobs.changed()} for c in spec.cells],
+            "cells": [{"name": c.name, "knobs": c.knobs.as_dict(),
+                       "changed": {**c.knobs.changed(), **({"link": ",".join(c.links)} if c.links else {})}}
+                      for c in spec.cells],
             "order": [f"{u['cell']} / {u['scenario']} / {u['measure']} / repeat {u['repeat']}" for u in self.units],
             "units": self.units, "comparison": compare_cells(finished, cells),
             "command": " ".join(["./run.sh", *sys.argv[1:]]),

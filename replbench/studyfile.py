@@ -13,7 +13,8 @@ unknown scenario is refused, naming the file and the line).
     [vary]                                  # the product of the lists; the first cell is the baseline
     binlog_format = ["ROW", "STATEMENT"]
     # or explicit cells: [[cells]] name = "ROW FULL"  binlog_format = "ROW" ...
-    # a cell (or [vary] scenario = [...]) may name its own scenario: the cells are then compared across them
+    # a cell (or [vary] scenario = [...]) may name its own scenario: the cells are then compared across them;
+    # link = "replica1=5ms,replica2=5ms" (or "none") puts the cell's replication through toxiproxy links
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import links
 from . import scenario as scenarios
 from .config import STUDY_DIR, parse_duration
 from .knobs import KNOBS, Knobs
@@ -44,6 +46,7 @@ class Cell:
     name: str
     knobs: Knobs
     scenario: str | None = None  # a cell may run its own scenario (e.g. with and without indexes)
+    links: tuple[str, ...] = ()  # link specs (--link), e.g. ("replica1=5ms", "replica2=5ms")
 
 
 @dataclass(frozen=True)
@@ -158,7 +161,7 @@ def _cells(data: dict[str, Any]) -> tuple[Cell, ...]:
     if "vary" in data:
         grid = data["vary"]
         for key, values in grid.items():
-            if key not in KNOBS and key != "scenario":
+            if key not in KNOBS and key not in ("scenario", "link"):
                 raise ValueError(f"unknown knob '{key}' in [vary]; knobs: {', '.join(KNOBS)}")
             if not isinstance(values, list) or not values:
                 raise ValueError(f"'{key}' in [vary] must be a non-empty list")
@@ -175,11 +178,17 @@ def _cells(data: dict[str, Any]) -> tuple[Cell, ...]:
     for combo in combos:
         label = str(combo.pop("name", "")) or " ".join(f"{k}={v}" for k, v in combo.items())
         own = combo.pop("scenario", None)
+        link = str(combo.pop("link", "none"))
+        try:
+            parsed = links.parse_all([link])
+        except ValueError as exc:
+            raise ValueError(f"cell '{label}': {exc}") from None
         for key in combo:
             if key not in KNOBS:
                 raise ValueError(f"unknown knob '{key}' in cell '{label}'; knobs: {', '.join(KNOBS)}")
         try:
-            cells.append(Cell(label, Knobs.from_values(combo), None if own is None else str(own)))
+            cells.append(Cell(label, Knobs.from_values(combo), None if own is None else str(own),
+                              tuple(x.spec for x in parsed)))
         except ValueError as exc:
             raise ValueError(f"cell '{label}' is not a valid combination: {exc}") from None
     if len({c.name for c in cells}) != len(cells):
