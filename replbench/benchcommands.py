@@ -123,7 +123,7 @@ def run_scenario(argv: list[str]) -> int:
     print(block.read_text() if block.exists() else
           f"Status: {summary['status']} (no results: {'; '.join(summary.get('errors') or [])})    "
           f"Results: {shown_path(folder)}")
-    return exit_code(summary["status"], summary, options.strict)
+    return exit_code(summary["status"], options.strict)
 
 
 def add_parsers(sub: Any) -> None:
@@ -244,14 +244,10 @@ def cmd_apply_capacity(args: argparse.Namespace) -> int:
     return 0 if data.get("status") == "ok" else (EXIT_INTERRUPTED if data.get("status") == "interrupted" else 1)
 
 
-def results_settings(args: argparse.Namespace) -> Any:
-    return settings_from(args)
-
-
 def cmd_report(args: argparse.Namespace) -> int:
     from .report import generate
 
-    settings = results_settings(args)
+    settings = settings_from(args)
     output, kept = generate(settings, Path(args.output).resolve() if args.output else None)
     print(f"replbench: wrote {shown_path(output)}")
     if kept:
@@ -263,7 +259,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from .compare import CompareError, compare, resolve
 
-    settings = results_settings(args)
+    settings = settings_from(args)
     try:
         base, new = resolve(args.base, settings.results), resolve(args.new, settings.results)
     except CompareError as exc:

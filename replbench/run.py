@@ -132,6 +132,7 @@ class Run:
         self.summary: dict[str, Any] = {"scenario": scenario.name, "rate": rate, "duration_s": options.duration,
                                         "schema": scenario.schema, "folder": folder.name}
         self.errors: list[str] = []
+        self.attack_options = attack.AttackOptions(rate, options.duration, options.timeout)  # computed once
         self.zero = time.monotonic()  # the one clock of every sampler: set again, once, before they start
         self.monitor: lag.LagMonitor | None = None
         self.sampler: sampling.CpuSampler | None = None
@@ -259,8 +260,7 @@ class Run:
         self.cpu_before = self.sampler.totals()
         self.own_cpu_before = _own_cpu()
         self.beats_before = self.monitor.beats
-        options = attack.AttackOptions(self.rate, self.options.duration, self.options.timeout)
-        self.attack = attack.Attack(self.vegeta, self.folder, self.folder / "targets.json", options,
+        self.attack = attack.Attack(self.vegeta, self.folder, self.folder / "targets.json", self.attack_options,
                                     f"{self.scenario.name}-{self.rate}")
         self.meta["attack_command"] = self.attack.command
         self.meta["started_at"] = _now()
@@ -366,8 +366,7 @@ class Run:
                 + [(p["at_s"], p["fault"]) for p in planned if p["action"] not in ("kill", "start")]))
         self.summary["status"] = self.status
         self.summary["errors"] = self.errors
-        self.meta.update(finished_at=_now(), status=self.status, exit_code=exit_code(self.status, self.summary,
-                                                                                      self.options.strict))
+        self.meta.update(finished_at=_now(), status=self.status, exit_code=exit_code(self.status, self.options.strict))
         write_json(self.folder / "meta.json", self.meta)
         write_json(self.folder / "summary.json", self.summary)
         if (self.folder / "report.txt").exists():
@@ -527,7 +526,7 @@ class Run:
         return {
             "scenario": self.scenario.name, "scenario_file": self.scenario.source, "rate": self.rate,
             "duration_s": self.options.duration, "timeout_s": self.options.timeout,
-            "attack_options": attack.AttackOptions(self.rate, self.options.duration, self.options.timeout).as_dict(),
+            "attack_options": self.attack_options.as_dict(),
             "knobs": self.options.knobs.as_dict(), "knobs_changed": self.options.knobs.changed(),
             "links_requested": [link.spec for link in self.options.links],
             "dataset": {"accounts": info.get("accounts"), "seed": info.get("seed"), "built_at": info.get("built_at"),
@@ -546,7 +545,7 @@ def _own_cpu() -> float:
     return t.user + t.system
 
 
-def exit_code(status: str, summary: dict[str, Any] | None = None, strict: bool = False) -> int:
+def exit_code(status: str, strict: bool = False) -> int:
     if strict and status == STATUS_WARNING:
         return 1
     return {STATUS_OK: 0, STATUS_WARNING: 0, STATUS_FAILED: 1, STATUS_INTERRUPTED: 130}.get(status, 1)

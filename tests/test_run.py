@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import psutil
@@ -154,7 +153,6 @@ def test_ctrl_c_keeps_partial_results_and_leaves_no_stray_process(topo: Settings
     try:
         assert wait_until(lambda: any(p.stat().st_size > 2000 for p in results.glob("*-get-50*/results.bin")),
                           timeout=120)
-        time.sleep(2)
         os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole foreground group
         out, err = proc.communicate(timeout=120)
     finally:
