@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-from . import appserver, dataset, topology
+from . import appserver, dataset, links, topology
 from .config import Settings
 from .progress import Progress
 
@@ -20,7 +20,13 @@ def ensure_topology(settings: Settings, *, with_app: bool = True) -> None:
         dataset.build(settings, progress)
         print("dataset phases:\n" + progress.summary(), file=sys.stderr)
     dataset.check_matches(settings)
-    started = topology.start_all(settings)
+    started = topology.start_all(settings, replicate=False)
+    moved = links.repair(settings)  # never replicate from a dead proxy
+    if moved:
+        print(f"replbench: {', '.join(moved)} replicated through a proxy that is gone: back on the direct "
+              "connection", file=sys.stderr)
+    for replica in settings.replicas:
+        topology.ensure_replicating(replica, settings)
     if started:
         print(f"replbench: started {', '.join(started)}", file=sys.stderr)
     if dataset.ensure_grants(settings):

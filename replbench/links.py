@@ -229,6 +229,23 @@ def measure_rtt(settings: Settings, link: Link) -> float | None:
         conn.close()
 
 
+def repair(settings: Settings) -> list[str]:
+    """Every replica replicates directly or through a live proxy, never from a dead one: a replica left on a
+    proxy port while toxiproxy is gone is put back on its direct connection; returns the replicas moved."""
+    if _pid(settings):
+        return []
+    moved = []
+    for replica in settings.replicas:
+        try:
+            port = _replica_port(settings, replica.name)
+        except sql.MySQLError:
+            continue
+        if port and port != settings.master.port:
+            point_replica(settings, replica.name, settings.master.port)
+            moved.append(replica.name)
+    return moved
+
+
 def set_enabled(settings: Settings, name: str, enabled: bool) -> None:
     """Cut (or restore) a link: toxiproxy closes its connections and refuses new ones while disabled."""
     try:

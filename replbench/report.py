@@ -427,14 +427,15 @@ def one_page(latest: dict[str, dict[str, Any]], studies: list[dict[str, Any]], k
     lines += ["## On what", ""]
     if host:
         lines.append(f"- **Machine**: {host.get('cores')} cores ({host.get('cpu_model', 'CPU model not recorded')}), "
-                     f"{host.get('memory_gib')} GiB; calibration {host.get('calibration', 'not recorded')}; "
+                     f"{host.get('memory_gib')} GiB; calibration score {host.get('calibration_score', '–')} "
+                     "(M iterations/s of a fixed integer loop on one core); "
                      f"every process (3 nodes, app, vegeta) on the same cores")
     if version:
         lines.append(f"- **MariaDB** {version}; reference settings: ROW, FULL row image, annotate on, "
                      "sync_binlog=1, innodb_flush_log_at_trx_commit=1, one SQL thread, semi-sync off")
     if dataset:
         lines.append(f"- **Dataset**: {dataset.get('accounts') or 0:,} accounts (seed {dataset.get('seed')}); "
-                     f"bench_nopk {dataset.get('nopk_rows') or '–'} rows")
+                     f"bench_nopk {dataset.get('nopk_rows') or 0:,} rows (no primary key)")
     if not host:
         lines.append("- (no sweep with run metadata in results/)")
     lines += ["", "## Findings", ""]
@@ -443,16 +444,26 @@ def one_page(latest: dict[str, dict[str, Any]], studies: list[dict[str, Any]], k
         for scenario_name, per_metric in data["comparison"].items():
             for key in ("bytes_per_write", "replica_ms_per_write", "apply_trx_per_s", "p99_ms", "semi_sync_wait_us"):
                 found = extremes(per_metric, key)
-                if found:
-                    best, worst, factor = found
-                    findings.append(f"- `{data['name']}` on `{scenario_name}`, {BY_KEY[key].label}: `{best}` is "
-                                    f"the cheapest, `{worst}` costs {factor:.2f}× as much (repeats do not overlap).")
+                if not found:
+                    continue
+                best, worst, factor = found
+                label = BY_KEY[key].label
+                if BY_KEY[key].lower_is_better:
+                    findings.append(f"- `{data['name']}` on `{scenario_name}`, {label}: `{best}` is the lowest, "
+                                    f"`{worst}` {factor:.2f}× as much (repeats do not overlap).")
+                else:
+                    findings.append(f"- `{data['name']}` on `{scenario_name}`, {label}: `{best}` is the highest, "
+                                    f"{factor:.2f}× `{worst}` (repeats do not overlap).")
     for info in latest.values():
         findings.append(f"- `{info['scenario']}`: max sustainable rate {info['max_text']} on this machine.")
     lines += findings or ["- No study or sweep in results/ yet."]
     lines += ["", "## How to read the columns", "", *(f"- {g}" for g in COLUMN_GUIDE), ""]
     if kept:
-        lines += ["Earlier committed assets whose raw data is not in this checkout are kept, not regenerated: "
+        earlier = writer.root / "earlier-sweeps.md"
+        if earlier.exists():
+            lines += ["Earlier sweeps, published by the previous version and kept unchanged (their raw data is not "
+                      f"in this checkout): [{earlier.name}]({writer.rel(earlier)}).", ""]
+        lines += ["Committed asset folders whose raw data is not in results/ are kept, not regenerated: "
                   + ", ".join(f"`results/report-assets/{k}`" for k in kept) + ".", ""]
     return lines
 

@@ -256,15 +256,17 @@ def wait_caught_up(settings: Settings, timeout: float, gtid: str | None = None,
 
 # ---- whole topology -------------------------------------------------------------------------------------------
 
-def start_all(settings: Settings) -> list[str]:
-    """Start stopped nodes and make sure both replicas replicate; returns the names that were started."""
+def start_all(settings: Settings, replicate: bool = True) -> list[str]:
+    """Start stopped nodes and (unless replicate=False) make sure both replicas replicate; returns the names
+    that were started."""
     started = []
     for node in settings.nodes:
         if not node_pid(node):
             start_node(node, settings)
             started.append(node.name)
-    for replica in settings.replicas:
-        ensure_replicating(replica, settings)
+    if replicate:
+        for replica in settings.replicas:
+            ensure_replicating(replica, settings)
     return started
 
 

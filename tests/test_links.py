@@ -83,3 +83,13 @@ def test_bad_link_specs_exit_2(spec: str) -> None:
 def test_a_cut_without_a_link_exits_2() -> None:
     proc = run_cli(["write", "10", "--fault", "cut:replica1@1s"], {})
     assert proc.returncode == 2 and "needs a link" in proc.stderr
+
+
+def test_up_puts_a_replica_left_on_a_dead_proxy_back_on_its_direct_connection(topo: Settings) -> None:
+    links.apply(topo, links.parse_all(["replica2=1ms"]))
+    links.stop(topo)  # toxiproxy gone, replica2 still pointed at its port
+    assert master_port_of(topo, "replica2") == links.proxy_port(topo, "replica2")
+    proc = run_cli(["up"], env_for(topo.state))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "replica2 replicated through a proxy that is gone" in proc.stderr
+    assert master_port_of(topo, "replica2") == topo.master.port and replicating(topo)
