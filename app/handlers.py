@@ -164,6 +164,16 @@ async def create_user(request: web.Request) -> web.Response:
     return json_response({"id": new_id}, status=201, served_by=node)
 
 
+CONSTANT_BODY = orjson.dumps({"users": [{"id": i, "first_name": "Floor", "last_name": "Stack", "city": "Nowhere",
+                                          "birth_date": "1990-01-01"} for i in range(10)], "count": 10})
+
+
+async def constant(request: web.Request) -> web.Response:
+    """The stack's floor: a constant JSON body of 10 users, no database (bench-app measures find_users and
+    update_user against it in the same run)."""
+    return web.Response(body=CONSTANT_BODY, content_type="application/json")
+
+
 async def health(request: web.Request) -> web.Response:
     db = db_of(request)
     nodes = {node.name: node.as_dict() for node in db.nodes}

@@ -95,6 +95,7 @@ async def create_app() -> web.Application:
     app.router.add_post("/update_user", handlers.update_user)
     app.router.add_post("/update_users", handlers.update_users)
     app.router.add_get("/health", handlers.health)
+    app.router.add_get("/constant", handlers.constant)
 
     async def close_db(_: web.Application) -> None:
         await db.close()

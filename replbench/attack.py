@@ -148,6 +148,15 @@ def _reap(proc: subprocess.Popen[bytes]) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def bare_attack(vegeta: Path, targets: Path, options: AttackOptions, output: Path) -> float:
+    """`vegeta attack -output=FILE` alone (no tee, no live report): the load generator's floor; returns its exact
+    CPU seconds (wait4)."""
+    proc = subprocess.Popen([str(vegeta), "attack", "-format=json", f"-targets={targets}", *options.flags(),
+                             f"-output={output}"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    return _reap(proc)
+
+
 def write_reports(vegeta: Path, folder: Path) -> None:
     """vegeta report (text, json, hdrplot) and vegeta plot over results.bin, each into its own file."""
     results = folder / "results.bin"

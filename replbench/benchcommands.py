@@ -5,6 +5,7 @@ the outcome; errors are raised and the command line reports them."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -171,6 +172,8 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--duration", default="20s", help="length of each measurement")
     p.add_argument("--combinations", action="store_true",
                    help="measure every driver × worker class combination, not only the configured one")
+    p.add_argument("--load", action="store_true",
+                   help="also measure the attack pipeline against a bare `vegeta attack -output=FILE`")
     add_topology_flags(p)
     add_app_flags(p)
 
@@ -274,7 +277,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_app(args: argparse.Namespace) -> int:
-    """App CPU-ms per request for find_users (read) and update_user (write), per driver × worker class."""
+    """App CPU-ms per successful request of find_users (read) and update_user (write) beside the same stack's
+    floor (a constant JSON body, no database), measured in one command; --load adds the load generator's cost
+    against a bare `vegeta attack -output=FILE` at the same rate."""
+    from . import attack
+
     settings = settings_from(args)
     duration = parse_seconds(args.duration, "--duration")
     rate = parse_rate(str(args.rate))
@@ -284,24 +291,46 @@ def cmd_bench_app(args: argparse.Namespace) -> int:
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     parent = settings.results / f"bench-app-{stamp}"
     rows = []
+    floor_folder: Path | None = None
     for driver, worker in combos:
         combo_settings = settings.with_overrides(driver=driver, worker_class=worker)
-        for name in ("read", "write"):
+        floor_app = None
+        for name in ("floor", "read", "write"):
             scenario = load_scenario(name)
             folder = new_folder(combo_settings, scenario, rate, parent=parent / f"{driver}-{worker}")
             summary = Run(combo_settings, scenario, rate, RunOptions(duration=duration), folder).execute()
             if summary.get("status") == "interrupted":
                 return EXIT_INTERRUPTED
-            per_req = summary.get("cpu_ms_per_success") or {}
-            db = sum(per_req.get(n, 0) for n in ("master", "replica1", "replica2"))
-            rows.append((driver, worker, name, per_req.get("app"), db, summary.get("success"),
+            per_ok = summary.get("cpu_ms_per_success") or {}
+            app = per_ok.get("app")
+            if name == "floor":
+                floor_app, floor_folder = app, folder
+            db = sum(per_ok.get(n, 0) for n in ("master", "replica1", "replica2"))
+            ratio = None if not app or not floor_app or name == "floor" else app / floor_app
+            rows.append((driver, worker, name, app, ratio, db, summary.get("success"),
                          (summary.get("latency_ms") or {}).get("p99"), folder))
-    print(f"\napp tier cost at {rate} rps, {duration:g} s each (CPU-ms per successful request)")
-    print(f"{'driver':<9} {'worker':<8} {'scenario':<8} {'app ms/req':>10} {'db ms/req':>10} {'success':>8} "
+    print(f"\napp tier cost at {rate} rps, {duration:g} s each (CPU-ms per successful request; ratio = app ÷ the "
+          "floor's app, a constant JSON body served by the same stack)")
+    print(f"{'driver':<9} {'worker':<8} {'scenario':<8} {'app ms':>8} {'× floor':>8} {'db ms':>8} {'success':>8} "
           f"{'p99 ms':>8}  folder")
-    for driver, worker, name, app, db, success, p99, folder in rows:
-        print(f"{driver:<9} {worker:<8} {name:<8} {app or 0:>10.3f} {db:>10.3f} {100 * (success or 0):>7.2f}% "
-              f"{p99 or 0:>8.1f}  {shown_path(folder)}")
+    for driver, worker, name, app, ratio, db, success, p99, folder in rows:
+        print(f"{driver:<9} {worker:<8} {name:<8} {app or 0:>8.3f} {'' if ratio is None else f'{ratio:.2f}×':>8} "
+              f"{db:>8.3f} {100 * (success or 0):>7.2f}% {p99 or 0:>8.1f}  {shown_path(folder)}")
+    if args.load and floor_folder is not None:
+        summary = json.loads((floor_folder / "summary.json").read_text())
+        pipeline = summary.get("pipeline_cpu_s") or {}
+        requests = max(1, summary.get("requests") or 1)
+        from .install import ensure_vegeta
+
+        options = attack.AttackOptions(rate, duration)
+        bare = attack.bare_attack(ensure_vegeta(settings), floor_folder / "targets.json", options,
+                                  parent / "bare-results.bin")
+        bare_ms = 1000 * bare / max(1, rate * duration)
+        attack_ms = 1000 * pipeline.get("vegeta", 0) / requests
+        total_ms = 1000 * (pipeline.get("vegeta", 0) + pipeline.get("helpers", 0)) / requests
+        print(f"\nload generator at {rate} rps against the floor: bare `vegeta attack -output=FILE` {bare_ms:.3f} "
+              f"CPU-ms/request; the run's attack process {attack_ms:.3f}, attack + tee + live report {total_ms:.3f} "
+              f"({total_ms / bare_ms:.2f}× bare)" if bare_ms else "load generator: no bare measurement")
     return 0
 
 

@@ -401,6 +401,7 @@ class Run:
         assert self.monitor is not None and self.nodes is not None and self.attack is not None
         cpu_s = sampling.cpu_seconds(self.cpu_before, self.cpu_after)
         cpu_s["vegeta"] = self.attack.cpu_seconds.get("vegeta", cpu_s.get("vegeta", 0.0))  # exact: wait4
+        self.summary["pipeline_cpu_s"] = dict(self.attack.cpu_seconds)  # the attack and tee + live report
         cpu_s["harness"] = round(self.own_cpu_after - self.own_cpu_before + self.attack.cpu_seconds.get("helpers", 0),
                                  3)
         groups = [g for g in sampling.GROUPS if g in cpu_s]

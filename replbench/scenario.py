@@ -13,7 +13,7 @@ from typing import Any
 
 from .config import MAX_CATCH_UP, MAX_P99, MIN_RATE_RATIO, MIN_SUCCESS, SCENARIO_DIR, SCHEMAS, parse_duration
 
-ENDPOINTS = ("find_users", "get_user", "update_user", "update_users")
+ENDPOINTS = ("find_users", "get_user", "update_user", "update_users", "constant")
 WRITE_ENDPOINTS = ("update_user", "update_users", "users")  # users: POST /users (create)
 UPDATABLE = ("first_name", "last_name", "city", "interests")
 

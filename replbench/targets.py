@@ -71,6 +71,8 @@ def generate(settings: Settings, scenario: Scenario, base_url: str, path: Path) 
 def _target(endpoint: str, account_id: int, donor: int, rows: dict[int, tuple[str, str, str]],
             scenario: Scenario, base_url: str, schema_q: str, rng: random.Random,
             max_id: int) -> dict[str, Any] | None:
+    if endpoint == "constant":
+        return {"method": "GET", "url": f"{base_url}/constant"}
     if endpoint == "get_user":
         return {"method": "GET", "url": f"{base_url}/users/{account_id}?schema={schema_q}"}
     if endpoint == "find_users":

@@ -111,3 +111,12 @@ def test_the_sql_described_in_the_report_is_the_apps() -> None:
     handlers = (ROOT / "app" / "handlers.py").read_text()
     for fragment in SQL_FRAGMENTS:
         assert fragment in handlers, fragment
+
+
+def test_bench_app_measures_the_floor_beside_the_endpoints_and_the_load_generator(topo: Settings) -> None:
+    proc = run_cli(["bench-app", "--rate", "40", "--duration", "2s", "--load"], env_for(topo.state))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = [line.split() for line in proc.stdout.splitlines() if line.startswith(("asyncmy", "aiomysql"))]
+    assert [r[2] for r in rows] == ["floor", "read", "write"]
+    assert all(r[4].endswith("×") for r in rows[1:])  # each endpoint as a multiple of the floor
+    assert "bare `vegeta attack -output=FILE`" in proc.stdout and "× bare)" in proc.stdout
