@@ -2,8 +2,10 @@
 
 Pipeline during a run:  vegeta attack | tee -i -p results.bin | vegeta report -every=1s -type=json
 results.bin is streamed to disk as vegeta writes it (nothing is held in memory by us); the live report only feeds
-the progress line. Every figure printed afterwards comes from `vegeta report` over results.bin. Each process runs
-in its own session: a Ctrl-C reaches only us, and we stop vegeta with exactly one SIGINT (its graceful stop, which
+the progress line. With several attackers (--attackers N, vegeta's own recipe for more load than one process
+gives) N `vegeta attack -output=results-<i>.bin` processes share the rate, and every report reads all their
+files. Every figure printed afterwards comes from `vegeta report` over the result files. Each process runs in its
+own session: a Ctrl-C reaches only us, and we stop vegeta with exactly one SIGINT (its graceful stop, which
 flushes every result).
 """
 
@@ -20,7 +22,7 @@ import signal
 import subprocess
 import threading
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +41,13 @@ class AttackOptions:
     workers: int = 10  # initial workers (vegeta's default); -max-workers stays unlimited, as in the reference
     keepalive: bool = True
     max_connections: int = field(default_factory=lambda: connection_cap())
+    attackers: int = 1  # vegeta attack processes sharing the rate (and the connection cap)
+
+    def split(self) -> list[AttackOptions]:
+        """One set of options per attacker: the rate shared out (the remainder to the first ones)."""
+        n = self.attackers
+        return [replace(self, rate=self.rate // n + (1 if i < self.rate % n else 0),
+                        max_connections=max(1, self.max_connections // n), attackers=1) for i in range(n)]
 
     def flags(self) -> list[str]:
         return [f"-rate={self.rate}/1s", f"-duration={_go_duration(self.duration)}",
@@ -70,14 +79,24 @@ class Attack:
         self.vegeta = str(vegeta)
         self.folder = folder
         self.results = folder / "results.bin"
-        self.command = [self.vegeta, "attack", "-format=json", f"-targets={targets}", f"-name={name}",
-                        *options.flags()]
+        self.attackers = options.attackers
+        self.commands = [[self.vegeta, "attack", "-format=json", f"-targets={targets}", f"-name={name}",
+                          *part.flags()] for part in options.split()]
+        if self.attackers > 1:
+            self.commands = [[*cmd, f"-output={folder / f'results-{i + 1}.bin'}"]
+                             for i, cmd in enumerate(self.commands)]
+        self.command = self.commands[0]
         self.latest: dict[str, Any] = {}
         self._procs: list[subprocess.Popen[bytes]] = []
         self._interrupted = False
         self.cpu_seconds: dict[str, float] = {}  # exact, from the kernel when each process is reaped
 
     def start(self) -> None:
+        if self.attackers > 1:  # no live report: progress shows CPU and time only
+            log = open(self.folder / "attack.log", "wb")
+            self._procs = [subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log, stdin=subprocess.DEVNULL,
+                                            start_new_session=True) for cmd in self.commands]
+            return
         tee = shutil.which("tee") or "tee"
         attack = subprocess.Popen(self.command, stdout=subprocess.PIPE, stderr=open(self.folder / "attack.log", "wb"),
                                   stdin=subprocess.DEVNULL, start_new_session=True)
@@ -104,34 +123,41 @@ class Attack:
 
     @property
     def pids(self) -> list[int]:
-        """The vegeta attack process (while it runs)."""
-        return [p.pid for p in self._procs[:1] if p.returncode is None]
+        """The vegeta attack process(es) (while they run)."""
+        return [p.pid for p in self._procs[:self.attackers] if p.returncode is None]
 
     @property
     def helper_pids(self) -> list[int]:
         """tee and the live vegeta report: the harness's cost, not the load generator's."""
-        return [p.pid for p in self._procs[1:] if p.returncode is None]
+        return [p.pid for p in self._procs[self.attackers:] if p.returncode is None]
 
     def running(self) -> bool:
-        """Is vegeta still attacking? Checked without reaping it (wait4 reaps it later, for its exact CPU)."""
-        proc = self._procs[0]
-        if proc.returncode is not None:
-            return False
-        try:
-            return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None
-        except ChildProcessError:
-            return False
+        """Is vegeta still attacking? Checked without reaping (wait4 reaps later, for the exact CPU)."""
+        for proc in self._procs[:self.attackers]:
+            if proc.returncode is not None:
+                continue
+            try:
+                if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+                    return True
+            except ChildProcessError:
+                continue
+        return False
 
     def interrupt(self) -> None:
-        """Stop the attack gracefully (one SIGINT: vegeta stops sending and flushes every result)."""
+        """Stop the attack gracefully (one SIGINT each: vegeta stops sending and flushes every result)."""
         if not self._interrupted and self.running():
             self._interrupted = True
-            self._procs[0].send_signal(signal.SIGINT)
+            for proc in self._procs[:self.attackers]:
+                if proc.returncode is None:
+                    proc.send_signal(signal.SIGINT)
 
     def wait(self) -> int:
-        """Reap the pipeline; the CPU seconds of the attack and of the helpers come from wait4's rusage."""
+        """Reap the pipeline; the CPU seconds of the attack(s) and of the helpers come from wait4's rusage."""
         spent = [_reap(p) for p in self._procs]
-        self.cpu_seconds = {"vegeta": round(spent[0], 3), "helpers": round(sum(spent[1:]), 3)}
+        attackers = spent[:self.attackers]
+        self.cpu_seconds = {"vegeta": round(sum(attackers), 3), "helpers": round(sum(spent[self.attackers:]), 3)}
+        if self.attackers > 1:
+            self.cpu_seconds["per_attacker"] = [round(s, 3) for s in attackers]  # type: ignore[assignment]
         return self._procs[0].returncode or 0
 
 
@@ -157,14 +183,20 @@ def bare_attack(vegeta: Path, targets: Path, options: AttackOptions, output: Pat
     return _reap(proc)
 
 
+def result_files(folder: Path) -> list[Path]:
+    """The run's results: results.bin, or results-<i>.bin of each attacker (vegeta's tools read several)."""
+    several = sorted(folder.glob("results-*.bin"))
+    return several or ([folder / "results.bin"] if (folder / "results.bin").exists() else [])
+
+
 def write_reports(vegeta: Path, folder: Path) -> None:
-    """vegeta report (text, json, hdrplot) and vegeta plot over results.bin, each into its own file."""
-    results = folder / "results.bin"
+    """vegeta report (text, json, hdrplot) and vegeta plot over the run's result files, each into its own file."""
+    files = [str(f) for f in result_files(folder)]
     for name, flags in REPORT_FILES.items():
         with open(folder / name, "wb") as out:
-            subprocess.run([str(vegeta), "report", *flags, str(results)], stdout=out, check=True)
+            subprocess.run([str(vegeta), "report", *flags, *files], stdout=out, check=True)
     with open(folder / "plot.html", "wb") as out:
-        subprocess.run([str(vegeta), "plot", "-title", folder.name, str(results)], stdout=out, check=True)
+        subprocess.run([str(vegeta), "plot", "-title", folder.name, *files], stdout=out, check=True)
 
 
 def read_report(folder: Path) -> dict[str, Any]:
@@ -200,9 +232,10 @@ def served_by(headers_b64: str) -> str:
     return raw[at + len(SERVED_BY):end if end >= 0 else None].decode(errors="replace")
 
 
-def decode(vegeta: Path, results: Path) -> Iterator[ResultRow]:
-    """Stream results.bin through `vegeta encode --to csv` (12 columns, no header; see the fixtures' README)."""
-    proc = subprocess.Popen([str(vegeta), "encode", "--to", "csv", str(results)], stdout=subprocess.PIPE)
+def decode(vegeta: Path, results: Path | list[Path]) -> Iterator[ResultRow]:
+    """Stream result files through `vegeta encode --to csv` (12 columns, no header; see the fixtures' README)."""
+    files = [str(f) for f in (results if isinstance(results, list) else [results])]
+    proc = subprocess.Popen([str(vegeta), "encode", "--to", "csv", *files], stdout=subprocess.PIPE)
     assert proc.stdout
     try:
         yield from parse_csv(io.TextIOWrapper(proc.stdout, encoding="utf-8", newline=""))

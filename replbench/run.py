@@ -85,6 +85,7 @@ class RunOptions:
     strict: bool = False  # a tripped guard makes the run exit 1
     faults: tuple[faults.Fault, ...] = ()  # carried out on purpose during the attack
     links: tuple[links.Link, ...] = ()  # replication (or app) connections through a toxiproxy latency
+    attackers: int = 1  # vegeta attack processes sharing the rate
 
 
 def new_folder(settings: Settings, scenario: Scenario, rate: int, parent: Path | None = None) -> Path:
@@ -132,7 +133,8 @@ class Run:
         self.summary: dict[str, Any] = {"scenario": scenario.name, "rate": rate, "duration_s": options.duration,
                                         "schema": scenario.schema, "folder": folder.name}
         self.errors: list[str] = []
-        self.attack_options = attack.AttackOptions(rate, options.duration, options.timeout)  # computed once
+        self.attack_options = attack.AttackOptions(rate, options.duration, options.timeout,
+                                                   attackers=options.attackers)  # computed once
         self.zero = time.monotonic()  # the one clock of every sampler: set again, once, before they start
         self.monitor: lag.LagMonitor | None = None
         self.sampler: sampling.CpuSampler | None = None
@@ -339,8 +341,8 @@ class Run:
     # ---- results ----
 
     def _finish(self, skip_waits: bool = False) -> None:
-        results = self.folder / "results.bin"
-        if self.vegeta is not None and results.exists() and results.stat().st_size > 0:
+        files = attack.result_files(self.folder)
+        if self.vegeta is not None and any(f.stat().st_size > 0 for f in files):
             self._safely("vegeta reports", lambda: attack.write_reports(self.vegeta, self.folder))
             if (self.folder / "report.json").exists():
                 self._safely("summary", self._summarize)
@@ -377,7 +379,7 @@ class Run:
         report = attack.read_report(self.folder)
         lat = report["latencies"]
         done = self.fault_runner.done if self.fault_runner else []
-        tl = timeline.build(attack.decode(self.vegeta, self.folder / "results.bin"),
+        tl = timeline.build(attack.decode(self.vegeta, attack.result_files(self.folder)),
                             faults.windows(done, self.options.duration), faults.outages(done))
         self.summary["served_by"] = tl.served
         self.summary["links"] = self.meta.get("links") or {}
@@ -591,7 +593,11 @@ def render_block(summary: dict[str, Any], folder: Path) -> str:
         lines += [f"Gunicorn cpu: {means.get('app', 0):.0f}",
                   f"Mysql cpu: {means.get('master', 0):.0f} + 2 * {(r1 + r2) / 2:.0f}"
                   f"          (master {means.get('master', 0):.0f}, replica1 {r1:.0f}, replica2 {r2:.0f})",
-                  f"vegeta cpu: {means.get('vegeta', 0):.0f}          (the attack process only)",
+                  f"vegeta cpu: {means.get('vegeta', 0):.0f}          ("
+                  + (f"{len(summary['pipeline_cpu_s']['per_attacker'])} attack processes, CPU s each: "
+                     + ", ".join(f"{s:.1f}" for s in summary["pipeline_cpu_s"]["per_attacker"])
+                     if (summary.get("pipeline_cpu_s") or {}).get("per_attacker") else "the attack process only")
+                  + ")",
                   f"Harness cpu: {means.get('harness', 0):.0f}          (this harness, tee, live report)",
                   f"Host cpu: {means.get('host_busy', 0):.0f} of {100 * (summary.get('cores') or 1)}"
                   f" (steal {means.get('host_steal', 0):.0f})   [% of one core, mean over the steady part]"]

@@ -120,3 +120,17 @@ def test_bench_app_measures_the_floor_beside_the_endpoints_and_the_load_generato
     assert [r[2] for r in rows] == ["floor", "read", "write"]
     assert all(r[4].endswith("×") for r in rows[1:])  # each endpoint as a multiple of the floor
     assert "bare `vegeta attack -output=FILE`" in proc.stdout and "× bare)" in proc.stdout
+
+
+def test_two_attackers_give_one_merged_report(topo: Settings) -> None:
+    proc = run_cli(["get", "41", "--duration", "3s", "--attackers", "2"], env_for(topo.state))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    folder = run_folder(proc.stdout)
+    assert sorted(p.name for p in folder.glob("results-*.bin")) == ["results-1.bin", "results-2.bin"]
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["requests"] == 41 * 3  # rate × duration, shared 21 + 20 per second
+    assert len(summary["pipeline_cpu_s"]["per_attacker"]) == 2
+    assert "2 attack processes" in proc.stdout
+    meta = json.loads((folder / "meta.json").read_text())
+    assert meta["attack_options"]["attackers"] == 2
+    assert run_cli(["get", "41", "--attackers", "0"], {}).returncode == 2
