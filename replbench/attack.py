@@ -75,13 +75,14 @@ def _go_duration(seconds: float) -> str:
 class Attack:
     """A running vegeta attack pipeline writing results.bin into a run folder."""
 
-    def __init__(self, vegeta: Path, folder: Path, targets: Path, options: AttackOptions, name: str) -> None:
+    def __init__(self, vegeta: Path, folder: Path, targets: Path, options: AttackOptions, name: str,
+                 prefix: list[str] | None = None) -> None:
         self.vegeta = str(vegeta)
         self.folder = folder
         self.results = folder / "results.bin"
         self.attackers = options.attackers
-        self.commands = [[self.vegeta, "attack", "-format=json", f"-targets={targets}", f"-name={name}",
-                          *part.flags()] for part in options.split()]
+        self.commands = [[*(prefix or []), self.vegeta, "attack", "-format=json", f"-targets={targets}",
+                          f"-name={name}", *part.flags()] for part in options.split()]
         if self.attackers > 1:
             self.commands = [[*cmd, f"-output={folder / f'results-{i + 1}.bin'}"]
                              for i, cmd in enumerate(self.commands)]

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import __version__, faults, links
+from . import __version__, cpus, faults, links
 from . import scenario as scenarios
 from .args import (
     EXIT_INTERRUPTED,
@@ -58,6 +58,9 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fault", action="append", default=[], metavar="ACTION:NODE@TIME",
                         help="a fault on purpose during the attack, e.g. kill:replica1@20s, start:replica1@40s, "
                              "stop-replication:replica2@10s, cut:replica1@5s (repeatable; default: the scenario's)")
+    parser.add_argument("--cpus", metavar="GROUP=CORES,...",
+                        help="pin each group to its cores, e.g. app=0,master=1,replica1=1,replica2=1,vegeta=0 "
+                             "(groups: app, master, replica1, replica2, vegeta)")
     parser.add_argument("--attackers", type=int, default=1,
                         help="vegeta attack processes sharing the rate (their result files read together)")
     parser.add_argument("--link", action="append", default=[], metavar="NAME=LATENCY[±JITTER]",
@@ -89,6 +92,10 @@ def run_options(args: argparse.Namespace, scenario: scenarios.Scenario) -> RunOp
         linked = links.parse_all(args.link or [])
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    try:
+        cpus.parse(args.cpus)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if not 1 <= args.attackers <= 64:
         raise UsageError("--attackers must be from 1 to 64")
     cut = {f.node for f in planned if f.action in ("cut", "restore")} - {link.name for link in linked}
@@ -96,7 +103,7 @@ def run_options(args: argparse.Namespace, scenario: scenarios.Scenario) -> RunOp
         raise UsageError(f"a cut or restore fault needs a link: name it with --link {sorted(cut)[0]}=0ms")
     return RunOptions(duration=duration, timeout=parse_seconds(args.timeout, "--timeout"), knobs=knobs_from(args),
                       catch_up_timeout=scenario.catch_up_timeout or CATCH_UP_TIMEOUT, strict=args.strict,
-                      faults=planned, links=linked, attackers=args.attackers)
+                      faults=planned, links=linked, attackers=args.attackers, cpus=args.cpus or "")
 
 
 def load_scenario(name: str) -> scenarios.Scenario:

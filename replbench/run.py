@@ -35,6 +35,7 @@ from . import (
     attack,
     binlog,
     counters,
+    cpus,
     dataset,
     faults,
     harnesslog,
@@ -86,6 +87,7 @@ class RunOptions:
     faults: tuple[faults.Fault, ...] = ()  # carried out on purpose during the attack
     links: tuple[links.Link, ...] = ()  # replication (or app) connections through a toxiproxy latency
     attackers: int = 1  # vegeta attack processes sharing the rate
+    cpus: str = ""  # --cpus: each group pinned to its cores ("" = every group on every core)
 
 
 def new_folder(settings: Settings, scenario: Scenario, rate: int, parent: Path | None = None) -> Path:
@@ -222,6 +224,7 @@ class Run:
         self.meta["warm_up_s"] = dataset.warm_up(s, self.scenario.schema, self.progress)
         appserver.stop(s)  # restart: fresh connections see the knobs, and the run's app settings apply
         appserver.start(s)
+        self.meta["cpus"] = self._pin()
         self.progress.say("waiting for the replicas to be caught up before the attack")
         before = topology.wait_caught_up(s, self.options.catch_up_timeout)
         if any(v is None for v in before.values()):
@@ -229,6 +232,17 @@ class Run:
         self.progress.say("generating targets from the dataset")
         self.meta["targets"] = targets.generate(s, self.scenario, appserver.base_url(s), self.folder / "targets.json")
         write_json(self.folder / "meta.json", self.meta)
+
+    def _pin(self) -> dict[str, Any]:
+        """Every group on its cores (--cpus), or on all of them: no run inherits another's pinning."""
+        pinning = cpus.parse(self.options.cpus)
+        everything = cpus.all_cpus()
+        groups = {"app": [p.pid for p in appserver.app_processes(self.settings)],
+                  **{n.name: [pid] if (pid := topology.node_pid(n)) else [] for n in self.settings.nodes}}
+        for group, pids in groups.items():
+            cpus.pin(pids, pinning.get(group, everything))
+        return {"requested": self.options.cpus or None, "pinned": {g: sorted(c) for g, c in pinning.items()},
+                "read_back": {g: cpus.read_back(pids) for g, pids in groups.items()}}
 
     def _pid_of(self, name: str) -> int | None:
         return topology.node_pid(self.settings.node(name))
@@ -263,7 +277,8 @@ class Run:
         self.own_cpu_before = _own_cpu()
         self.beats_before = self.monitor.beats
         self.attack = attack.Attack(self.vegeta, self.folder, self.folder / "targets.json", self.attack_options,
-                                    f"{self.scenario.name}-{self.rate}")
+                                    f"{self.scenario.name}-{self.rate}",
+                                    cpus.taskset_prefix(cpus.parse(self.options.cpus).get("vegeta")))
         self.meta["attack_command"] = self.attack.command
         self.meta["started_at"] = _now()
         self.t_start = time.monotonic() - self.zero
@@ -382,6 +397,7 @@ class Run:
         tl = timeline.build(attack.decode(self.vegeta, attack.result_files(self.folder)),
                             faults.windows(done, self.options.duration), faults.outages(done))
         self.summary["served_by"] = tl.served
+        self.summary["cpus"] = self.meta.get("cpus") or {}
         self.summary["links"] = self.meta.get("links") or {}
         if done:
             self.summary.update(planned_faults=done, fault_windows=tl.windows, routing=tl.routing)
@@ -603,6 +619,11 @@ def render_block(summary: dict[str, Any], folder: Path) -> str:
                   f" (steal {means.get('host_steal', 0):.0f})   [% of one core, mean over the steady part]"]
     if summary.get("links"):
         lines.append("Links: " + links.describe_text(summary["links"]))
+    pinned = (summary.get("cpus") or {}).get("pinned") or {}
+    if pinned and means:
+        lines.append("Pinned cores: " + "; ".join(
+            f"{g} {','.join(map(str, c))} ({means.get(g, 0) / len(c):.0f} % of its {len(c)} core"
+            f"{'s' if len(c) > 1 else ''})" for g, c in pinned.items()))
     lines.append(vegeta_text(folder / "report.txt"))
     if "rate_sent" in summary:
         lines.append(f"Sent {summary['rate_sent']:.2f}/s, goodput {summary['goodput']:.2f}/s "

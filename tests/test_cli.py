@@ -134,3 +134,33 @@ def test_two_attackers_give_one_merged_report(topo: Settings) -> None:
     meta = json.loads((folder / "meta.json").read_text())
     assert meta["attack_options"]["attackers"] == 2
     assert run_cli(["get", "41", "--attackers", "0"], {}).returncode == 2
+
+
+def test_cpus_pins_every_group_and_a_run_without_it_unpins(topo: Settings) -> None:
+    import os
+
+    import psutil
+
+    from replbench import appserver, topology
+
+    env = env_for(topo.state)
+    proc = run_cli(["get", "30", "--duration", "2s", "--cpus", "app=0,master=1,replica1=1,replica2=0,vegeta=1"], env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    meta = json.loads((run_folder(proc.stdout) / "meta.json").read_text())
+    back = meta["cpus"]["read_back"]
+    assert (back["app"], back["master"], back["replica1"], back["replica2"]) == ([0], [1], [1], [0])
+    for thread in psutil.Process(topology.node_pid(topo.master)).threads():
+        assert os.sched_getaffinity(thread.id) == {1}
+    assert "vegeta=1" in " ".join(meta["attack_command"]) or "/usr/bin/taskset" in meta["attack_command"]
+    assert "Pinned cores: app 0 (" in proc.stdout
+    proc = run_cli(["get", "30", "--duration", "1s"], env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    every = sorted(range(os.cpu_count() or 1))
+    assert sorted(os.sched_getaffinity(topology.node_pid(topo.master))) == every
+    assert all(sorted(os.sched_getaffinity(p.pid)) == every for p in appserver.app_processes(topo))
+
+
+def test_bad_cpus_exit_2() -> None:
+    for spec in ("app=9", "db=0", "app=1-0", "app=x", "app=0,app=1"):
+        proc = run_cli(["get", "10", "--cpus", spec], {})
+        assert proc.returncode == 2 and "--cpus" in proc.stderr.splitlines()[-1], spec
