@@ -288,22 +288,20 @@ def _bounded_int(value: str, low: int, high: int, what: str) -> int:
 
 
 def _non_negative_float(value: str, what: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        raise ValueError(f"{what} must be a number, got {value!r}") from None
-    if number < 0:
-        raise ValueError(f"{what} must be 0 or more, got {number}")
-    return number
+    return _float(value, what, zero_allowed=True)
 
 
 def _positive_float(value: str, what: str) -> float:
+    return _float(value, what, zero_allowed=False)
+
+
+def _float(value: str, what: str, zero_allowed: bool) -> float:
     try:
         number = float(value)
     except ValueError:
         raise ValueError(f"{what} must be a number, got {value!r}") from None
-    if number <= 0:
-        raise ValueError(f"{what} must be positive, got {number}")
+    if number < 0 or (number == 0 and not zero_allowed):
+        raise ValueError(f"{what} must be {'0 or more' if zero_allowed else 'positive'}, got {number}")
     return number
 
 

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 
 from replbench import sql, topology
 from replbench.config import ROOT, Settings
@@ -52,9 +53,11 @@ def finish(proc: subprocess.Popen[str]) -> tuple[str, str]:
             proc.kill()
 
 
-def test_a_replica_killed_mid_run_is_reported_not_a_traceback(topo: Settings) -> None:
-    proc = start_run(topo, ["read", "60", "--duration", "6s"])
-    kill_when(topo, "replica1", "*-read-60*/results.bin")
+@pytest.mark.parametrize("scenario,rate,node", [("read", 60, "replica1"), ("write", 40, "master")])
+def test_a_node_killed_mid_run_is_reported_not_a_traceback(topo: Settings, scenario: str, rate: int,
+                                                           node: str) -> None:
+    proc = start_run(topo, [scenario, str(rate), "--duration", "6s"])
+    kill_when(topo, node, f"*-{scenario}-{rate}*/results.bin")
     out, err = finish(proc)
     assert proc.returncode == 1, out + err
     assert "Traceback" not in out + err
@@ -62,23 +65,10 @@ def test_a_replica_killed_mid_run_is_reported_not_a_traceback(topo: Settings) ->
     summary = json.loads((folder / "summary.json").read_text())
     assert (folder / "report.json").is_file() and (folder / "block.txt").is_file()
     assert summary["status"] == "FAILED"
-    assert any(f["node"] == "replica1" and not f["planned"] for f in summary["faults"])
-    assert "Faults seen: replica1 lost at" in out
-    assert topology.node_pid(topo.node("replica1"))  # brought back after the run
-    assert summary.get("restarted_after_run") == ["replica1"]
-
-
-def test_the_master_killed_mid_write_run_is_reported(topo: Settings) -> None:
-    proc = start_run(topo, ["write", "40", "--duration", "6s"])
-    kill_when(topo, "master", "*-write-40*/results.bin")
-    out, err = finish(proc)
-    assert proc.returncode == 1, out + err
-    assert "Traceback" not in out + err
-    folder = run_folder(out)
-    summary = json.loads((folder / "summary.json").read_text())
-    assert (folder / "report.txt").is_file()
-    assert any(f["node"] == "master" for f in summary["faults"])
-    topology.start_all(topo)
+    assert any(f["node"] == node and not f["planned"] for f in summary["faults"])
+    assert f"Faults seen: {node} lost at" in out
+    assert topology.node_pid(topo.node(node))  # brought back after the run
+    assert node in summary.get("restarted_after_run", [])
 
 
 def test_the_master_killed_during_warm_up_is_one_line_and_a_record(topo: Settings) -> None:
