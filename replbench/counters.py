@@ -64,9 +64,12 @@ def gtid_seq(position: str) -> dict[int, int]:
 def node_snapshot(node: Node, settings: Settings, pid: int | None) -> NodeCounters | None:
     try:
         with sql.admin(node, settings, timeout=3.0) as cur:
-            cur.execute("SHOW GLOBAL STATUS WHERE Variable_name IN (" + ",".join(["%s"] * len(STATUS)) + ")", STATUS)
+            spelled = {sql.status_name(settings.flavour, n): n for n in STATUS}  # MySQL: Rpl_semi_sync_source_*
+            cur.execute("SHOW GLOBAL STATUS WHERE Variable_name IN (" + ",".join(["%s"] * len(spelled)) + ")",
+                        tuple(spelled))
             status: dict[str, float] = {}
-            for name, value in cur.fetchall():
+            for spelled_name, value in cur.fetchall():
+                name = spelled.get(spelled_name, spelled_name)
                 try:
                     status[name] = float(value)
                 except (TypeError, ValueError):

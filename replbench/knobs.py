@@ -180,7 +180,7 @@ def apply(settings: Settings, knobs: Knobs) -> dict[str, dict[str, Any]]:
         wanted = dict(all_node_variables(knobs))
         wanted.update(master_variables(knobs) if node.role == "master" else replica_variables(knobs))
         with sql.admin(node, settings) as cur:
-            current = _read(cur, wanted)
+            current = _read(cur, wanted, flavour)
             restart_all = node.role == "replica" and any(
                 str(current.get(v)).lower() != str(wanted[v]).lower()
                 for v in ("slave_parallel_threads", "slave_parallel_mode"))
@@ -192,8 +192,12 @@ def apply(settings: Settings, knobs: Knobs) -> dict[str, dict[str, Any]]:
                 for variable, value in wanted.items():
                     if str(current.get(variable)).lower() == str(value).lower():
                         continue
+                    statement = sql.set_global_sql(flavour, variable)
+                    if statement is None:
+                        raise KnobError(f"{node.name} cannot set {variable} = {value}: no such variable in "
+                                        f"{flavour}")
                     try:
-                        cur.execute(f"SET GLOBAL {variable} = %s", (value,))
+                        cur.execute(statement, (mysql_value(flavour, variable, value),))
                     except sql.MySQLError as exc:
                         raise KnobError(f"{node.name} refused {variable} = {value}: {exc.args[-1]}") from exc
                 if restart_io and not restart_all:
@@ -209,10 +213,19 @@ def apply(settings: Settings, knobs: Knobs) -> dict[str, dict[str, Any]]:
     return read_back(settings)
 
 
-def _read(cur: Any, variables: Any) -> dict[str, Any]:
-    cur.execute("SHOW GLOBAL VARIABLES WHERE Variable_name IN (" + ",".join(["%s"] * len(variables)) + ")",
-                tuple(variables))
-    return {name: value for name, value in cur.fetchall()}
+def mysql_value(flavour: str, variable: str, value: Any) -> Any:
+    """MySQL 8 has no parallel mode: any mode but none keeps the commit order (replica_preserve_commit_order)."""
+    if flavour != "mariadb" and variable == "slave_parallel_mode":
+        return "OFF" if value == "none" else "ON"
+    return value
+
+
+def _read(cur: Any, variables: Any, flavour: str = "mariadb") -> dict[str, Any]:
+    """Variables by their MariaDB names, whatever the flavour spells them."""
+    spelled = {sql.variable(flavour, v): v for v in variables if sql.variable(flavour, v)}
+    cur.execute("SHOW GLOBAL VARIABLES WHERE Variable_name IN (" + ",".join(["%s"] * len(spelled)) + ")",
+                tuple(spelled))
+    return {spelled[name]: value for name, value in cur.fetchall() if name in spelled}
 
 
 def read_back(settings: Settings) -> dict[str, dict[str, Any]]:
@@ -221,7 +234,7 @@ def read_back(settings: Settings) -> dict[str, dict[str, Any]]:
     for node in settings.nodes:
         try:
             with sql.admin(node, settings) as cur:
-                out[node.name] = _read(cur, READ_BACK)
+                out[node.name] = _read(cur, READ_BACK, settings.flavour)
         except sql.MySQLError:
             out[node.name] = {}
     return out
@@ -233,7 +246,8 @@ def wait_semi_sync_clients(settings: Settings) -> int:
     clients = 0
     while time.monotonic() < deadline:
         with sql.admin(settings.master, settings) as cur:
-            cur.execute("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master_clients'")
+            cur.execute("SHOW GLOBAL STATUS LIKE %s",
+                        (sql.status_name(settings.flavour, "Rpl_semi_sync_master_clients"),))
             row = cur.fetchone()
         clients = int(row[1]) if row else 0
         if clients >= len(settings.replicas):

@@ -91,6 +91,40 @@ def change_master_sql(flavour: str, master_port: int, user: str, password: str) 
             (master_port, user, password))
 
 
+# MariaDB variable -> its MySQL 8 spelling (None: MySQL has no such variable; a knob that needs it is refused)
+MYSQL_VARIABLES: dict[str, str | None] = {
+    "binlog_annotate_row_events": "binlog_rows_query_log_events",
+    "log_bin_compress": "binlog_transaction_compression",
+    "log_bin_compress_min_len": None,
+    "slave_parallel_threads": "replica_parallel_workers",
+    "slave_parallel_mode": "replica_preserve_commit_order",
+    "rpl_semi_sync_master_enabled": "rpl_semi_sync_source_enabled",
+    "rpl_semi_sync_master_wait_point": "rpl_semi_sync_source_wait_point",
+    "rpl_semi_sync_master_timeout": "rpl_semi_sync_source_timeout",
+    "rpl_semi_sync_slave_enabled": "rpl_semi_sync_replica_enabled",
+}
+MYSQL_STATUS = {"Rpl_semi_sync_master_": "Rpl_semi_sync_source_"}
+
+
+def variable(flavour: str, name: str) -> str | None:
+    """A server variable's name in this flavour (MariaDB's names are the harness's own)."""
+    return name if flavour == "mariadb" else MYSQL_VARIABLES.get(name, name)
+
+
+def status_name(flavour: str, name: str) -> str:
+    if flavour == "mariadb":
+        return name
+    for old, new in MYSQL_STATUS.items():
+        if name.startswith(old):
+            return new + name[len(old):]
+    return name
+
+
+def set_global_sql(flavour: str, name: str) -> str | None:
+    spelled = variable(flavour, name)
+    return None if spelled is None else f"SET GLOBAL {spelled} = %s"
+
+
 def change_port_sql(flavour: str) -> str:
     """Point a stopped replica at another port of 127.0.0.1, keeping every other replication setting."""
     if flavour == "mariadb":
