@@ -37,6 +37,10 @@ ENDPOINT_SQL = {
 }
 SQL_FRAGMENTS = ("GROUP BY first_name", "first_name IN (", "ORDER BY first_name, last_name, id LIMIT",
                  "WHERE id BETWEEN %s AND %s", "updated_at = NOW() WHERE id = %s")
+SETTINGS_THAT_MATTER = ("binlog_format", "binlog_row_image", "sync_binlog", "innodb_flush_log_at_trx_commit",
+                        "innodb_buffer_pool_size", "innodb_log_file_size", "binlog_annotate_row_events",
+                        "gtid_strict_mode", "max_connections", "max_binlog_size", "userstat", "log_bin",
+                        "slave_parallel_threads", "performance_schema", "max_statement_time")
 COLUMN_GUIDE = (
     "**sent/s**: the rate vegeta sent requests at; **goodput/s**: successful responses per second (vegeta's "
     "throughput). A step can send 1750/s and get 830/s back.",
@@ -430,9 +434,22 @@ def one_page(latest: dict[str, dict[str, Any]], studies: list[dict[str, Any]], k
                      f"{host.get('memory_gib')} GiB; calibration score {host.get('calibration_score', '–')} "
                      "(M iterations/s of a fixed integer loop on one core); "
                      f"every process (3 nodes, app, vegeta) on the same cores")
+    disk = next((m.get("disk") for m in metas if m.get("disk")), None)
+    if disk:
+        lines.append(f"- **Disk** under the datadirs: {disk.get('device')} ({disk.get('filesystem')}), fsync of a "
+                     f"small write {disk.get('fsync_ms_median')} ms median ({disk.get('fsync_ms_max')} ms max of "
+                     f"{disk.get('fsync_samples')}): with sync_binlog=1 and innodb_flush_log_at_trx_commit=1 every "
+                     "commit waits for it")
     if version:
         lines.append(f"- **MariaDB** {version}; reference settings: ROW, FULL row image, annotate on, "
                      "sync_binlog=1, innodb_flush_log_at_trx_commit=1, one SQL thread, semi-sync off")
+    variables = next((m.get("server_variables_not_default") for m in metas
+                      if m.get("server_variables_not_default")), None)
+    if variables and variables.get("master"):
+        shown = {k: v for k, v in variables["master"].items() if k in SETTINGS_THAT_MATTER}
+        lines.append("- **Not at the server's compiled default** (master; every node's full list is in each run's "
+                     "meta.json): " + ", ".join(f"`{k}={v['value']}` (default {v['default']})"
+                                              for k, v in sorted(shown.items())))
     if dataset:
         lines.append(f"- **Dataset**: {dataset.get('accounts') or 0:,} accounts (seed {dataset.get('seed')}); "
                      f"bench_nopk {dataset.get('nopk_rows') or 0:,} rows (no primary key)")
