@@ -3,9 +3,12 @@ to the master. Configuration comes from the REPLBENCH_* environment (replbench.c
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable
 
+import orjson
 from aiohttp import web
 
 from replbench.config import Settings
@@ -15,6 +18,7 @@ from .db import Database, NoNodeAvailable, Overloaded, QueryTimeout
 from .validation import ClientError
 
 log = logging.getLogger("replbench.app")
+ADMISSION_PUBLISH = 1.0  # seconds between two writes of a worker's admission counters
 DUPLICATE_KEY = 1062
 READ_ONLY = 1290
 
@@ -63,14 +67,18 @@ def admission(limit: int) -> Callable[..., Awaitable[web.StreamResponse]]:
     """Bounded requests in flight per worker (REPLBENCH_MAX_INFLIGHT): the excess is answered 503 with
     Retry-After at once, before any parsing or database work, so an overloaded app keeps the databases busy at
     their capacity instead of spending the machine on connections it cannot serve. 0 = unbounded."""
-    state = {"in_flight": 0, "shed": 0, "limit": limit}
+    state = {"in_flight": 0, "shed": 0, "limit": limit, "peak_in_flight": 0, "admitted": 0}
 
     @web.middleware
     async def bound(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if limit and state["in_flight"] >= limit and request.path != "/health":
+        if request.path == "/health":  # probes are not the load
+            return await handler(request)
+        if limit and state["in_flight"] >= limit:
             state["shed"] += 1
             return error("overloaded: too many requests in flight", 503, {"Retry-After": "1"})
         state["in_flight"] += 1
+        state["admitted"] += 1
+        state["peak_in_flight"] = max(state["peak_in_flight"], state["in_flight"])
         try:
             return await handler(request)
         finally:
@@ -97,8 +105,26 @@ async def create_app() -> web.Application:
     app.router.add_get("/health", handlers.health)
     app.router.add_get("/constant", handlers.constant)
 
+    counters = settings.app_dir / f"admission-{os.getpid()}.json"
+
+    async def publish(_: web.Application) -> AsyncIterator[None]:
+        """Each worker's admission counters, rewritten every second for the harness to read (runs record the
+        requests shed and the peak in flight)."""
+        async def loop() -> None:
+            while True:
+                await asyncio.sleep(ADMISSION_PUBLISH)
+                tmp = counters.with_suffix(".tmp")
+                tmp.write_bytes(orjson.dumps(bound.state))  # type: ignore[attr-defined]
+                tmp.replace(counters)
+
+        task = asyncio.create_task(loop())
+        yield
+        task.cancel()
+        counters.unlink(missing_ok=True)
+
     async def close_db(_: web.Application) -> None:
         await db.close()
 
+    app.cleanup_ctx.append(publish)
     app.on_cleanup.append(close_db)
     return app

@@ -3,6 +3,7 @@ the state folder. The app reads its configuration from the REPLBENCH_* environme
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -16,6 +17,7 @@ import psutil
 from .config import APP_START_TIMEOUT, ROOT, ReplbenchError, Settings
 from .processes import wait_gone
 
+ADMISSION_SETTLE = 1.2  # seconds after an attack for every worker to publish its counters once more
 WORKER_CLASSES = {"aiohttp": "aiohttp.GunicornWebWorker", "uvloop": "aiohttp.GunicornUVLoopWebWorker"}
 
 
@@ -47,6 +49,21 @@ def app_processes(settings: Settings) -> list[psutil.Process]:
         return []
     master = psutil.Process(pid)
     return [master, *master.children(recursive=True)]
+
+
+def admission(settings: Settings) -> dict[str, int]:
+    """The app workers' admission counters summed (requests admitted and shed, the sum of their peaks in flight),
+    as each worker last published them (app/main.py, every second)."""
+    total = {"admitted": 0, "shed": 0, "peak_in_flight": 0, "workers": 0}
+    for path in settings.app_dir.glob("admission-*.json"):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        total["workers"] += 1
+        for key in ("admitted", "shed", "peak_in_flight"):
+            total[key] += int(data.get(key, 0))
+    return total
 
 
 def base_url(settings: Settings) -> str:

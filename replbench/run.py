@@ -296,6 +296,8 @@ class Run:
         self._attack_done.set()
         self.t_end = time.monotonic() - self.zero
         self.meta["attack_ended_at"] = _now()
+        time.sleep(appserver.ADMISSION_SETTLE)  # the workers publish their counters every second
+        self.summary["app_admission"] = appserver.admission(s)
         pids = {n.name: topology.node_pid(n) for n in s.nodes}
         self.counters_after = counters.snapshot(s, pids)
         self.binlog_after = self._safely("binlog snapshot after the attack", lambda: binlog.snapshot(s))
@@ -397,6 +399,8 @@ class Run:
         tl = timeline.build(attack.decode(self.vegeta, attack.result_files(self.folder)),
                             faults.windows(done, self.options.duration), faults.outages(done))
         self.summary["served_by"] = tl.served
+        self.summary["app_admission"] = {**(self.summary.get("app_admission") or {}),
+                                         "limit_per_worker": self.settings.max_inflight}
         self.summary["cpus"] = self.meta.get("cpus") or {}
         self.summary["links"] = self.meta.get("links") or {}
         if done:
@@ -699,6 +703,12 @@ def render_block(summary: dict[str, Any], folder: Path) -> str:
             lines.append(f"Binlog rotated during the attack (max_binlog_size): opened {', '.join(b['files_opened'])}")
         relay = ", ".join(f"{k} {v:,}" for k, v in b["replica_received_bytes"].items())
         lines.append(f"Relay log bytes received: {relay}")
+    adm = summary.get("app_admission") or {}
+    if adm.get("workers"):
+        limit = adm.get("limit_per_worker") or 0
+        lines.append(f"App admission: {adm['admitted']:,} admitted, {adm['shed']:,} shed at once with 503 "
+                     f"(bound {limit or 'none'} in flight per worker; peaks in flight summed over "
+                     f"{adm['workers']} workers: {adm['peak_in_flight']:,})")
     memory = summary.get("memory_mb")
     if memory:
         lines.append("Memory RSS MiB (first → last sample, max): " + ", ".join(

@@ -105,6 +105,9 @@ def test_write_run_binlog_and_checksum(topo: Settings) -> None:
     assert binlog["successful_writes"] == 100
     assert 150 < binlog["bytes_per_write"] < 2000  # a single-row ROW/FULL update: hundreds of bytes
     assert "Consistency: CHECKSUM TABLE bench_idx.accounts equal on all three nodes" in proc.stdout
+    admission = summary["app_admission"]
+    assert admission["admitted"] == 100 and admission["shed"] == 0 and admission["workers"] == 2
+    assert "App admission: 100 admitted, 0 shed" in proc.stdout
 
 
 def test_knobs_are_applied_and_recorded(topo: Settings) -> None:
