@@ -82,6 +82,8 @@ def start(settings: Settings) -> int:
         raise AppError(f"app port {settings.app_port} is already in use by {owner}; set REPLBENCH_APP_PORT")
     settings.app_dir.mkdir(parents=True, exist_ok=True)
     pid_file(settings).unlink(missing_ok=True)
+    for stale in settings.app_dir.glob("admission-*.json"):  # counters of workers that are gone
+        stale.unlink(missing_ok=True)
     cmd = [sys.executable, "-m", "gunicorn", "app.main:create_app",
            "--bind", f"127.0.0.1:{settings.app_port}",
            "--workers", str(settings.app_workers),

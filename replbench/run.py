@@ -163,6 +163,7 @@ class Run:
         self.catch_up_gtid: str | None = None
         self._catch_thread: threading.Thread | None = None
         self._attack_done = threading.Event()
+        self.admission_before: dict[str, int] = {}
 
     # ---- phases ----
 
@@ -276,6 +277,7 @@ class Run:
         self.cpu_before = self.sampler.totals()
         self.own_cpu_before = _own_cpu()
         self.beats_before = self.monitor.beats
+        self.admission_before = appserver.admission(s)
         self.attack = attack.Attack(self.vegeta, self.folder, self.folder / "targets.json", self.attack_options,
                                     f"{self.scenario.name}-{self.rate}",
                                     cpus.taskset_prefix(cpus.parse(self.options.cpus).get("vegeta")))
@@ -297,7 +299,9 @@ class Run:
         self.t_end = time.monotonic() - self.zero
         self.meta["attack_ended_at"] = _now()
         time.sleep(appserver.ADMISSION_SETTLE)  # the workers publish their counters every second
-        self.summary["app_admission"] = appserver.admission(s)
+        after = appserver.admission(s)
+        self.summary["app_admission"] = {**after, **{k: after[k] - self.admission_before.get(k, 0)
+                                                    for k in ("admitted", "shed")}}
         pids = {n.name: topology.node_pid(n) for n in s.nodes}
         self.counters_after = counters.snapshot(s, pids)
         self.binlog_after = self._safely("binlog snapshot after the attack", lambda: binlog.snapshot(s))

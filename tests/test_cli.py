@@ -77,7 +77,7 @@ LAYERS = [
     {"run", "sweep", "study", "applycap", "report", "compare"},
     {"bringup", "topology", "dataset", "appserver", "knobs", "attack", "sampling", "lag", "binlog", "counters",
      "timeline", "targets", "scenario", "studyfile", "studymetrics", "nodesampler", "faults", "servervars",
-     "records", "install", "links"},
+     "records", "install", "links", "cpus"},
     {"stats", "args", "sql", "processes", "progress", "harnesslog", "config"},
 ]
 
