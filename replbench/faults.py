@@ -100,13 +100,15 @@ class FaultRunner:
             if self._stop.wait(max(0.0, due - time.monotonic())):
                 return
             record: dict[str, Any] = {"fault": fault.spec, "action": fault.action, "node": fault.node,
-                                      "planned_at_s": fault.at}
+                                      "planned_at_s": fault.at,
+                                      "began_at_s": round(time.monotonic() - self.zero - attack_start, 3)}
             try:
                 carry_out(fault, self.settings)
                 record["error"] = None
             except Exception as exc:  # noqa: BLE001 — a fault that could not be carried out is recorded
                 record["error"] = f"{type(exc).__name__}: {exc}"
-            record["at_s"] = round(time.monotonic() - self.zero - attack_start, 3)
+            record["at_s"] = round(time.monotonic() - self.zero - attack_start, 3)  # done (a start waits for
+            # the node to be ready: crash recovery of a killed 8M node takes seconds)
             self.done.append(record)
 
     def stop(self) -> None:

@@ -730,7 +730,10 @@ def render_block(summary: dict[str, Any], folder: Path) -> str:
     planned = summary.get("planned_faults") or []
     if planned:
         lines.append("Planned faults: " + "; ".join(
-            f"{p['fault']} done at {p['at_s']:.1f} s" + (f" (FAILED: {p['error']})" if p.get("error") else "")
+            f"{p['fault']} done at {p['at_s']:.1f} s"
+            + (f" (began {p['began_at_s']:.1f} s)" if p.get("began_at_s") is not None
+               and p["at_s"] - p["began_at_s"] >= 0.5 else "")
+            + (f" (FAILED: {p['error']})" if p.get("error") else "")
             for p in planned))
         for name, w in (summary.get("fault_windows") or {}).items():
             lines.append(f"  {name:<34} {w['start_s']:6.1f}–{w['end_s']:<6.1f} s  {w['requests']:>7,} requests, "
