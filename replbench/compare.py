@@ -174,9 +174,11 @@ def compare(base: Path, new: Path, band: float = DEFAULT_BAND) -> str:
              f"bootstrap of the difference, from each side's per-second samples or repeats) and beyond ±{band:g} %.",
              ""]
     ca, cb = ha.get("calibration_score"), hb.get("calibration_score")
-    if ca and cb and abs(cb - ca) / ca > CALIBRATION_WARN:
+    machines_differ = bool(ca and cb and abs(cb - ca) / ca > CALIBRATION_WARN)
+    if machines_differ:
         lines += [f"**Warning**: the machines' calibration differs by {100 * (cb - ca) / ca:+.0f} % "
-                  f"({ca:g} vs {cb:g}): differences may be the machine, not the change.", ""]
+                  f"({ca:g} vs {cb:g}): a difference beyond the noise may be the machine, not the change "
+                  "(labelled so below).", ""]
     lines += ["| metric | base | new | delta | delta % | noise (95 %) | verdict |", "|---|---|---|---|---|---|---|"]
     for key in keys:
         va, vb = fa.get(key), fb.get(key)
@@ -186,6 +188,8 @@ def compare(base: Path, new: Path, band: float = DEFAULT_BAND) -> str:
             sample_diff = _stat_for(key)(sb[key]) - _stat_for(key)(sa[key])
             noise = (noise[0] - sample_diff, noise[1] - sample_diff)
         delta, pct, noise_text, label = verdict(key, va, vb, band, noise)
+        if machines_differ and label in ("better", "worse"):
+            label += " (or the machine: calibrations differ)"
         lines.append(f"| {key} | {_fmt(va)} | {_fmt(vb)} | {delta} | {pct} | {noise_text} | {label} |")
     return "\n".join(lines) + "\n"
 
