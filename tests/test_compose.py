@@ -56,4 +56,6 @@ def test_app_and_pinned_vegeta(compose: dict) -> None:
     dockerfile = (ROOT / "tools" / "Dockerfile").read_text()
     assert "github.com/tsenart/vegeta/v12" in dockerfile and "@latest" not in dockerfile
     go_mod = (ROOT / "tools" / "go.mod").read_text()
-    assert "tool github.com/tsenart/vegeta/v12" in go_mod and "github.com/tsenart/vegeta/v12 v12.13.0" in go_mod
+    tools = go_mod.split("tool (", 1)[1].split(")", 1)[0] if "tool (" in go_mod else go_mod
+    assert "github.com/tsenart/vegeta/v12" in tools and "github.com/tsenart/vegeta/v12 v12.13.0" in go_mod
+    assert "github.com/Shopify/toxiproxy/v2/cmd/server" in tools and "github.com/Shopify/toxiproxy/v2 v2.12.0" in go_mod
