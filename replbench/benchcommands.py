@@ -259,14 +259,19 @@ def cmd_apply_capacity(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .report import generate
+    from .report import generate, superseded
 
     settings = settings_from(args)
     output, kept = generate(settings, Path(args.output).resolve() if args.output else None)
     print(f"replbench: wrote {shown_path(output)}")
-    if kept:
-        print(f"replbench: left alone {len(kept)} committed asset folder(s) whose raw data is not here: "
-              + ", ".join(kept))
+    newer = superseded(settings.results, kept)
+    absent = [k for k in kept if k not in newer]
+    if absent:
+        print(f"replbench: left alone {len(absent)} committed asset folder(s) whose raw data is not here: "
+              + ", ".join(absent))
+    if newer:
+        print(f"replbench: left alone {len(newer)} committed asset folder(s) superseded by a newer run "
+              "(delete them with git rm if no longer wanted): " + ", ".join(newer))
     return 0
 
 

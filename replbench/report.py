@@ -183,9 +183,16 @@ class Writer:
         dst.write_text(text)
 
     def kept(self) -> list[str]:
+        """Committed asset folders this report did not regenerate (left on disk, never deleted)."""
         if not self.root.is_dir():
             return []
         return sorted(p.name for p in self.root.iterdir() if p.is_dir() and p.name not in self.written)
+
+
+
+def superseded(results: Path, kept: list[str]) -> list[str]:
+    """Of the kept asset folders, those whose raw data is in results/ (a newer run of their kind is shown)."""
+    return [name for name in kept if (results / name).is_dir()]
 
 
 def _plt() -> Any:
@@ -480,8 +487,14 @@ def one_page(latest: dict[str, dict[str, Any]], studies: list[dict[str, Any]], k
         if earlier.exists():
             lines += ["Earlier sweeps, published by the previous version and kept unchanged (their raw data is not "
                       f"in this checkout): [{earlier.name}]({writer.rel(earlier)}).", ""]
-        lines += ["Committed asset folders whose raw data is not in results/ are kept, not regenerated: "
-                  + ", ".join(f"`results/report-assets/{k}`" for k in kept) + ".", ""]
+        newer = superseded(writer.results, kept)
+        absent = [k for k in kept if k not in newer]
+        if absent:
+            lines += ["Committed asset folders whose raw data is not in results/ are kept, not regenerated: "
+                      + ", ".join(f"`results/report-assets/{k}`" for k in absent) + ".", ""]
+        if newer:
+            lines += ["Committed asset folders of runs superseded by a newer run of their kind are kept, not "
+                      "regenerated: " + ", ".join(f"`results/report-assets/{k}`" for k in newer) + ".", ""]
     return lines
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 BOOTSTRAP_ROUNDS = 2000
 BOOTSTRAP_SEED = 7  # deterministic: the same data give the same interval
+FINDING_MIN_FACTOR = 1.10  # a separated difference smaller than 10 % is real but not worth a headline
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:

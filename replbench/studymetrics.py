@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .stats import lookup, ratio, separated, spread
+from .stats import FINDING_MIN_FACTOR, lookup, ratio, separated, spread
 
 
 @dataclass(frozen=True)
@@ -139,4 +139,5 @@ def extremes(per_metric: dict[str, Any], metric_key: str) -> tuple[str, str, flo
     (best_v, best, best_row), (worst_v, worst, worst_row) = ranked[0], ranked[-1]
     if not separated(best_row["values"], worst_row["values"]) or not best_v:
         return None
-    return best, worst, (worst_v / best_v if metric.lower_is_better else best_v / worst_v)
+    factor = worst_v / best_v if metric.lower_is_better else best_v / worst_v
+    return (best, worst, factor) if factor >= FINDING_MIN_FACTOR else None

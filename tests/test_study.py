@@ -10,7 +10,7 @@ import pytest
 
 from replbench import report, study, studyfile
 from replbench.config import ROOT, STUDY_DIR, Settings
-from replbench.studymetrics import compare_cells
+from replbench.studymetrics import compare_cells, extremes
 
 from .conftest import env_for, run_cli
 
@@ -85,6 +85,18 @@ def test_cell_statistics_against_hand_computed_values() -> None:
     assert (result["B"]["median"], result["B"]["min"], result["B"]["max"]) == (300, 290, 310)
     assert result["B"]["ratio"] == 0.6 and result["B"]["verdict"] == "different"
     assert result["C"]["ratio"] == 1.01 and result["C"]["verdict"] == "within noise"
+
+
+def test_a_finding_needs_separated_repeats_and_a_difference_worth_a_headline() -> None:
+    def unit(cell: str, value: float) -> dict:
+        return {"cell": cell, "scenario": "write", "metrics": {"bytes_per_write": value}}
+
+    big = compare_cells([unit("A", 500), unit("A", 501), unit("B", 250), unit("B", 251)], ["A", "B"])["write"]
+    assert extremes(big, "bytes_per_write") == ("B", "A", pytest.approx(500.5 / 250.5))
+    tiny = compare_cells([unit("A", 500), unit("A", 501), unit("B", 498), unit("B", 499)], ["A", "B"])["write"]
+    assert extremes(tiny, "bytes_per_write") is None  # separated, but 0.4 %
+    overlap = compare_cells([unit("A", 500), unit("A", 100), unit("B", 250), unit("B", 260)], ["A", "B"])["write"]
+    assert extremes(overlap, "bytes_per_write") is None
 
 
 def test_a_tiny_real_study_writes_study_json_and_a_report_section(topo: Settings, tmp_path: Path) -> None:
