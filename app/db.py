@@ -49,6 +49,7 @@ class NodePool:
     host: str
     port: int
     user: str
+    password: str
     pool: Any = None
     healthy: bool = True
     in_flight: int = 0
@@ -81,8 +82,9 @@ class Database:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.driver = load_driver(settings.driver)
-        self.master = NodePool("master", "master", *settings.address("master"), "app_rw")
-        self.replicas = [NodePool(n.name, "replica", *settings.address(n.name), "app_ro") for n in settings.replicas]
+        self.master = NodePool("master", "master", *settings.address("master"), *settings.app_credentials("master"))
+        self.replicas = [NodePool(n.name, "replica", *settings.address(n.name), *settings.app_credentials("replica"))
+                         for n in settings.replicas]
         self._rr = itertools.count()
         self._probe_task: asyncio.Task[None] | None = None
 
@@ -100,7 +102,7 @@ class Database:
         for node in self.nodes:
             node.slots = asyncio.Semaphore(self.settings.pool_size)
             node.pool = await self.driver.create_pool(
-                host=node.host, port=node.port, user=node.user, password=self.settings.app_password,
+                host=node.host, port=node.port, user=node.user, password=node.password,
                 minsize=0, maxsize=self.settings.pool_size, autocommit=True, charset="utf8mb4",
                 connect_timeout=self.settings.db_timeout, init_command=self._init_command(),
                 client_flag=CLIENT_FOUND_ROWS)
@@ -196,7 +198,7 @@ class Database:
         """Connect with a fresh connection (not from the pool) and check the node can serve its role."""
         try:
             conn = await asyncio.wait_for(self.driver.connect(
-                host=node.host, port=node.port, user=node.user, password=self.settings.app_password,
+                host=node.host, port=node.port, user=node.user, password=node.password,
                 connect_timeout=self.settings.db_timeout), self.settings.db_timeout + 1)
         except (TimeoutError, self.driver.Error, OSError) as exc:
             node.mark(False, f"probe: {exc or type(exc).__name__}")

@@ -4,14 +4,17 @@ to the master. Configuration comes from the REPLBENCH_* environment (replbench.c
 from __future__ import annotations
 
 import asyncio
+import bisect
 import logging
 import os
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import orjson
 from aiohttp import web
 
-from replbench.config import Settings
+from replbench.config import APP_LATENCY_BOUNDS_MS, Settings
 
 from . import handlers
 from .db import Database, NoNodeAvailable, Overloaded, QueryTimeout
@@ -67,22 +70,35 @@ def admission(limit: int) -> Callable[..., Awaitable[web.StreamResponse]]:
     """Bounded requests in flight per worker (REPLBENCH_MAX_INFLIGHT): the excess is answered 503 with
     Retry-After at once, before any parsing or database work, so an overloaded app keeps the databases busy at
     their capacity instead of spending the machine on connections it cannot serve. 0 = unbounded."""
-    state = {"in_flight": 0, "shed": 0, "limit": limit, "peak_in_flight": 0, "admitted": 0}
+    state: dict[str, Any] = {"in_flight": 0, "shed": 0, "limit": limit, "peak_in_flight": 0, "admitted": 0,
+                             "answered": 0, "failed": 0, "latency_counts": [0] * (len(APP_LATENCY_BOUNDS_MS) + 1)}
+    counts = state["latency_counts"]
 
     @web.middleware
     async def bound(request: web.Request, handler: Handler) -> web.StreamResponse:
+        """Also counts every answer, its failures (5xx) and its latency in the app (the live progress line)."""
         if request.path == "/health":  # probes are not the load
             return await handler(request)
         if limit and state["in_flight"] >= limit:
             state["shed"] += 1
+            state["answered"] += 1
+            state["failed"] += 1
+            counts[0] += 1  # answered at once
             return error("overloaded: too many requests in flight", 503, {"Retry-After": "1"})
         state["in_flight"] += 1
         state["admitted"] += 1
         state["peak_in_flight"] = max(state["peak_in_flight"], state["in_flight"])
+        began = time.perf_counter()
+        failed = True
         try:
-            return await handler(request)
+            response = await handler(request)
+            failed = response.status >= 500
+            return response
         finally:
             state["in_flight"] -= 1
+            state["answered"] += 1
+            state["failed"] += failed
+            counts[bisect.bisect_left(APP_LATENCY_BOUNDS_MS, 1000 * (time.perf_counter() - began))] += 1
 
     bound.state = state  # type: ignore[attr-defined]
     return bound

@@ -14,9 +14,9 @@ from typing import Any
 
 import psutil
 
-from . import appserver, attack, counters, dataset, harnesslog, knobs, links, sql, targets, topology
+from . import appserver, attack, counters, dataset, harnesslog, knobs, links, nodeexporter, sql, targets, topology
 from .bringup import ensure_topology
-from .config import Settings
+from .config import Node, Settings
 from .install import ensure_vegeta
 from .progress import Progress
 from .scenario import Scenario
@@ -31,7 +31,12 @@ def _sql_thread(settings: Settings, start: bool) -> None:
             cur.execute(verb + " SQL_THREAD")
 
 
-def _cpu(pid: int | None) -> float | None:
+def _cpu(node: Node) -> float | None:
+    """The node's cumulative CPU seconds: its mariadbd process, or (a topology file's server) its host's busy
+    time from node_exporter; None when neither can be read (n/a)."""
+    if node.external:
+        return nodeexporter.host_busy(node.metrics) if node.metrics else None
+    pid = topology.node_pid(node)
     if not pid:
         return None
     try:
@@ -48,7 +53,8 @@ def measure(settings: Settings, scenario: Scenario, setting: knobs.Knobs, writes
     harnesslog.use(log)
     data: dict[str, Any] = {"scenario": scenario.name, "schema": scenario.schema, "writes_asked": writes,
                             "rate": rate, "knobs": setting.as_dict(), "knobs_changed": setting.changed(),
-                            "status": "running"}
+                            "status": "running", "topology": settings.topology_name,
+                            "cpu_sources": {n.name: n.cpu_source for n in settings.nodes}}
     stopped = False
     try:
         vegeta = ensure_vegeta(settings)
@@ -72,11 +78,13 @@ def measure(settings: Settings, scenario: Scenario, setting: knobs.Knobs, writes
                             f"apply-{scenario.name}")
         progress.say(f"writing the backlog: {writes:,} requests at {rate}/s ({duration:g} s)")
         begin = time.monotonic()
+        answered_before = appserver.admission(settings)
         run.start()
         while run.running():
             time.sleep(1)
-            live = run.latest
-            progress.say(f"{time.monotonic() - begin:5.0f}/{duration:.0f} s, {live.get('requests', 0):,} requests")
+            app = appserver.answered_since(answered_before, appserver.admission(settings))
+            progress.say(f"{time.monotonic() - begin:5.0f}/{duration:.0f} s, app answered {app['requests']:,}, "
+                         f"{app['failed']:,} failed")
         run.wait()
         gtid = topology.master_gtid(settings)
         queued = counters.snapshot(settings, pids)
@@ -92,7 +100,7 @@ def measure(settings: Settings, scenario: Scenario, setting: knobs.Knobs, writes
                             "rows_per_s": master["rows_per_s"]})
         progress.say(f"backlog queued: {master['transactions']:,} transactions; starting the SQL threads and "
                      "timing MASTER_GTID_WAIT on each replica")
-        cpu_before = {r.name: _cpu(pids.get(r.name)) for r in settings.replicas}
+        cpu_before = {r.name: _cpu(r) for r in settings.replicas}
         finished: dict[str, tuple[float | None, float | None]] = {}
 
         def drain(replica: Any) -> None:
@@ -101,8 +109,7 @@ def measure(settings: Settings, scenario: Scenario, setting: knobs.Knobs, writes
                 result = sql.query_one(replica, settings, sql.wait_gtid_sql(settings.flavour), (gtid, DRAIN_TIMEOUT))
             except sql.MySQLError:
                 result = None
-            finished[replica.name] = (round(time.monotonic() - t0, 3) if result == 0 else None,
-                                      _cpu(pids.get(replica.name)))
+            finished[replica.name] = (round(time.monotonic() - t0, 3) if result == 0 else None, _cpu(replica))
 
         threads = [threading.Thread(target=drain, args=(r,), daemon=True) for r in settings.replicas]
         _sql_thread(settings, start=True)
@@ -170,9 +177,11 @@ def render(data: dict[str, Any]) -> str:
         if not e.get("seconds"):
             lines.append(f"{name}: did not apply the backlog within {DRAIN_TIMEOUT:g} s")
             continue
-        cpu = "-" if e.get("cpu_ms_per_trx") is None else f"{e['cpu_ms_per_trx']:.3f}"
+        cpu = "n/a" if e.get("cpu_ms_per_trx") is None else f"{e['cpu_ms_per_trx']:.3f}"
+        source = (data.get("cpu_sources") or {}).get(name, "process")
         lines.append(f"{name}: applied {e['transactions']:,} trx in {e['seconds']:.2f} s = "
                      f"{e['apply_rate_trx_per_s']:,.1f} trx/s, {e['apply_rate_rows_per_s']:,.1f} rows/s; "
-                     f"{cpu} CPU-ms per applied trx; capacity ratio {e.get('capacity_ratio')}")
+                     f"{cpu} CPU-ms per applied trx" + ("" if source == "process" else f" ({source})")
+                     + f"; capacity ratio {e.get('capacity_ratio')}")
     return "\n".join(lines)
 

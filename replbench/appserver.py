@@ -11,11 +11,13 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from typing import Any
 
 import psutil
 
-from .config import APP_START_TIMEOUT, ROOT, ReplbenchError, Settings
+from .config import APP_LATENCY_BOUNDS_MS, APP_START_TIMEOUT, ROOT, ReplbenchError, Settings
 from .processes import wait_gone
+from .stats import histogram_percentile
 
 ADMISSION_SETTLE = 1.2  # seconds after an attack for every worker to publish its counters once more
 WORKER_CLASSES = {"aiohttp": "aiohttp.GunicornWebWorker", "uvloop": "aiohttp.GunicornUVLoopWebWorker"}
@@ -51,19 +53,31 @@ def app_processes(settings: Settings) -> list[psutil.Process]:
     return [master, *master.children(recursive=True)]
 
 
-def admission(settings: Settings) -> dict[str, int]:
-    """The app workers' admission counters summed (requests admitted and shed, the sum of their peaks in flight),
-    as each worker last published them (app/main.py, every second)."""
-    total = {"admitted": 0, "shed": 0, "peak_in_flight": 0, "workers": 0}
+def admission(settings: Settings) -> dict[str, Any]:
+    """The app workers' counters summed, as each worker last published them (app/main.py, every second):
+    requests admitted and shed, the sum of their peaks in flight, answers, failed answers (5xx, shed included)
+    and the app's latency histogram (counts per APP_LATENCY_BOUNDS_MS bucket)."""
+    total: dict[str, Any] = {"admitted": 0, "shed": 0, "peak_in_flight": 0, "answered": 0, "failed": 0,
+                             "workers": 0, "latency_counts": [0] * (len(APP_LATENCY_BOUNDS_MS) + 1)}
     for path in settings.app_dir.glob("admission-*.json"):
         try:
             data = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
         total["workers"] += 1
-        for key in ("admitted", "shed", "peak_in_flight"):
+        for key in ("admitted", "shed", "peak_in_flight", "answered", "failed"):
             total[key] += int(data.get(key, 0))
+        for i, count in enumerate(data.get("latency_counts", [])[:len(total["latency_counts"])]):
+            total["latency_counts"][i] += int(count)
     return total
+
+
+def answered_since(before: dict[str, Any], now: dict[str, Any]) -> dict[str, Any]:
+    """What the app answered between two admission() snapshots: requests, failed ones, and the app-side p99 (ms)."""
+    counts = [b - a for a, b in zip(before.get("latency_counts", []), now.get("latency_counts", []))]
+    return {"requests": now.get("answered", 0) - before.get("answered", 0),
+            "failed": now.get("failed", 0) - before.get("failed", 0),
+            "p99_ms": histogram_percentile(counts, APP_LATENCY_BOUNDS_MS, 99)}
 
 
 def base_url(settings: Settings) -> str:

@@ -40,7 +40,11 @@ def help_formatter(prog: str) -> argparse.HelpFormatter:
 
 def add_topology_flags(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("topology")
-    g.add_argument("--state", help="state folder (env REPLBENCH_STATE, default .state)")
+    g.add_argument("--topology", help="a TOML file naming your own master and replicas (env REPLBENCH_TOPOLOGY; "
+                   "default: the native topology this suite starts); credentials from REPLBENCH_DB_USER / "
+                   "REPLBENCH_DB_PASSWORD")
+    g.add_argument("--state", help="state folder (env REPLBENCH_STATE, default .state; .state-<file> with "
+                   "--topology)")
     g.add_argument("--port-base", type=int, help="master port; replicas +1, +2 (env REPLBENCH_PORT_BASE, 3306)")
     g.add_argument("--app-port", type=int, help="app port (env REPLBENCH_APP_PORT, default 8080)")
     g.add_argument("--accounts", type=int, help="dataset size (env REPLBENCH_ACCOUNTS, default 8000000)")
@@ -57,10 +61,12 @@ def add_app_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
-    names = ("state", "port_base", "app_port", "accounts", "seed", "buffer_pool", "app_workers", "driver",
-             "worker_class", "pool_size", "results")
+    names = ("topology", "state", "port_base", "app_port", "accounts", "seed", "buffer_pool", "app_workers",
+             "driver", "worker_class", "pool_size", "results")
     try:
-        return Settings.from_env().with_overrides(**{n: getattr(args, n, None) for n in names})
+        settings = Settings.from_env().with_overrides(**{n: getattr(args, n, None) for n in names})
+        settings.external  # noqa: B018 — a bad topology file is a usage error, found before anything starts
+        return settings
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
 

@@ -1,10 +1,10 @@
 """The load: real vegeta (pinned) attacking the app at a constant rate, and vegeta's own reports.
 
-Pipeline during a run:  vegeta attack | tee -i -p results.bin | vegeta report -every=1s -type=json
-results.bin is streamed to disk as vegeta writes it (nothing is held in memory by us); the live report only feeds
-the progress line. With several attackers (--attackers N, vegeta's own recipe for more load than one process
-gives) N `vegeta attack -output=results-<i>.bin` processes share the rate, and every report reads all their
-files. Every figure printed afterwards comes from `vegeta report` over the result files. Each process runs in its
+During a run only `vegeta attack -output=results.bin` runs: no tee, no live report, so the load generator costs
+what a bare attack costs (the live progress line comes from the app's own counters, see appserver.admission).
+With several attackers (--attackers N, vegeta's own recipe for more load than one process gives) N
+`vegeta attack -output=results-<i>.bin` processes share the rate, and every report reads all their files.
+Every figure printed afterwards comes from `vegeta report` over the result files. Each process runs in its
 own session: a Ctrl-C reaches only us, and we stop vegeta with exactly one SIGINT (its graceful stop, which
 flushes every result).
 """
@@ -17,10 +17,8 @@ import io
 import json
 import os
 import resource
-import shutil
 import signal
 import subprocess
-import threading
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -73,7 +71,7 @@ def _go_duration(seconds: float) -> str:
 
 
 class Attack:
-    """A running vegeta attack pipeline writing results.bin into a run folder."""
+    """A running vegeta attack (one process or several) writing its results file(s) into a run folder."""
 
     def __init__(self, vegeta: Path, folder: Path, targets: Path, options: AttackOptions, name: str,
                  prefix: list[str] | None = None) -> None:
@@ -83,54 +81,25 @@ class Attack:
         self.attackers = options.attackers
         self.commands = [[*(prefix or []), self.vegeta, "attack", "-format=json", f"-targets={targets}",
                           f"-name={name}", *part.flags()] for part in options.split()]
-        if self.attackers > 1:
-            self.commands = [[*cmd, f"-output={folder / f'results-{i + 1}.bin'}"]
-                             for i, cmd in enumerate(self.commands)]
+        outputs = [self.results] if self.attackers == 1 else \
+            [folder / f"results-{i + 1}.bin" for i in range(self.attackers)]
+        self.commands = [[*cmd, f"-output={out}"] for cmd, out in zip(self.commands, outputs)]
         self.command = self.commands[0]
-        self.latest: dict[str, Any] = {}
         self._procs: list[subprocess.Popen[bytes]] = []
         self._interrupted = False
         self.cpu_seconds: dict[str, float] = {}  # exact, from the kernel when each process is reaped
 
     def start(self) -> None:
-        if self.attackers > 1:  # no live report: progress shows CPU and time only
-            log = open(self.folder / "attack.log", "wb")
-            self._procs = [subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log, stdin=subprocess.DEVNULL,
-                                            start_new_session=True) for cmd in self.commands]
-            return
-        tee = shutil.which("tee") or "tee"
-        attack = subprocess.Popen(self.command, stdout=subprocess.PIPE, stderr=open(self.folder / "attack.log", "wb"),
-                                  stdin=subprocess.DEVNULL, start_new_session=True)
-        splitter = subprocess.Popen([tee, "-i", "-p", str(self.results)], stdin=attack.stdout,
-                                    stdout=subprocess.PIPE, start_new_session=True)
-        live = subprocess.Popen([self.vegeta, "report", "-every=1s", "-type=json"], stdin=splitter.stdout,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
-        assert attack.stdout and splitter.stdout
-        attack.stdout.close()
-        splitter.stdout.close()
-        self._procs = [attack, splitter, live]
-        threading.Thread(target=self._read_live, args=(live,), daemon=True).start()
-
-    def _read_live(self, live: subprocess.Popen[bytes]) -> None:
-        assert live.stdout
-        for line in live.stdout:
-            text = line.decode(errors="replace")
-            start = text.find("{")  # -every prefixes each report with a clear-screen escape
-            if start >= 0:
-                try:
-                    self.latest = json.loads(text[start:])
-                except ValueError:
-                    pass
+        """Start the attack process(es), each writing its own results file; nothing else runs beside them."""
+        log = open(self.folder / "attack.log", "wb")
+        self._procs = [subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log, stdin=subprocess.DEVNULL,
+                                        start_new_session=True) for cmd in self.commands]
+        log.close()  # each child holds its own descriptor
 
     @property
     def pids(self) -> list[int]:
         """The vegeta attack process(es) (while they run)."""
         return [p.pid for p in self._procs[:self.attackers] if p.returncode is None]
-
-    @property
-    def helper_pids(self) -> list[int]:
-        """tee and the live vegeta report: the harness's cost, not the load generator's."""
-        return [p.pid for p in self._procs[self.attackers:] if p.returncode is None]
 
     def running(self) -> bool:
         """Is vegeta still attacking? Checked without reaping (wait4 reaps later, for the exact CPU)."""
@@ -153,10 +122,9 @@ class Attack:
                     proc.send_signal(signal.SIGINT)
 
     def wait(self) -> int:
-        """Reap the pipeline; the CPU seconds of the attack(s) and of the helpers come from wait4's rusage."""
-        spent = [_reap(p) for p in self._procs]
-        attackers = spent[:self.attackers]
-        self.cpu_seconds = {"vegeta": round(sum(attackers), 3), "helpers": round(sum(spent[self.attackers:]), 3)}
+        """Reap the attack process(es); their exact CPU seconds come from wait4's rusage."""
+        attackers = [_reap(p) for p in self._procs]
+        self.cpu_seconds = {"vegeta": round(sum(attackers), 3)}
         if self.attackers > 1:
             self.cpu_seconds["per_attacker"] = [round(s, 3) for s in attackers]  # type: ignore[assignment]
         return self._procs[0].returncode or 0

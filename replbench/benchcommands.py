@@ -28,7 +28,7 @@ from .args import (
     parse_seconds,
     settings_from,
 )
-from .config import CATCH_UP_TIMEOUT, REQUEST_TIMEOUT, STUDY_DIR
+from .config import CATCH_UP_TIMEOUT, FIND_USERS_SHAPES, REQUEST_TIMEOUT, STUDY_DIR, Settings
 from .knobs import KNOB_LIST, Knobs
 from .run import Run, RunOptions, exit_code, new_folder, shown_path
 
@@ -85,7 +85,7 @@ def run_parser() -> ArgumentParser:
     return parser
 
 
-def run_options(args: argparse.Namespace, scenario: scenarios.Scenario) -> RunOptions:
+def run_options(args: argparse.Namespace, scenario: scenarios.Scenario, settings: Settings) -> RunOptions:
     duration = scenario.duration if args.duration is None else parse_seconds(args.duration, "--duration")
     try:
         planned = faults.parse_all(list(args.fault or scenario.faults), duration)
@@ -101,9 +101,27 @@ def run_options(args: argparse.Namespace, scenario: scenarios.Scenario) -> RunOp
     cut = {f.node for f in planned if f.action in ("cut", "restore")} - {link.name for link in linked}
     if cut:
         raise UsageError(f"a cut or restore fault needs a link: name it with --link {sorted(cut)[0]}=0ms")
+    if settings.external:
+        refuse_on_external(settings, planned, linked, args.cpus or "")
     return RunOptions(duration=duration, timeout=parse_seconds(args.timeout, "--timeout"), knobs=knobs_from(args),
                       catch_up_timeout=scenario.catch_up_timeout or CATCH_UP_TIMEOUT, strict=args.strict,
                       faults=planned, links=linked, attackers=args.attackers, cpus=args.cpus or "")
+
+
+def refuse_on_external(settings: Settings, planned: list[Any], linked: list[Any], pinning: str) -> None:
+    """What needs the servers' processes or their network cannot be done to a topology file's servers."""
+    where = settings.topology_name
+    touching = sorted({f.action for f in planned if f.action in ("kill", "start")})
+    if touching:
+        raise UsageError(f"a {touching[0]} fault needs the native topology: replbench never kills or starts the "
+                         f"servers of {where} (stop-replication and start-replication faults work there)")
+    if linked:
+        raise UsageError(f"--link needs the native topology: the servers of {where} cannot be moved onto a proxy "
+                         "on this machine")
+    nodes = sorted(set(cpus.parse(pinning)) & {n.name for n in settings.nodes})
+    if nodes:
+        raise UsageError(f"--cpus {nodes[0]}=...: the servers of {where} do not run on this machine (pin app and "
+                         "vegeta only)")
 
 
 def load_scenario(name: str) -> scenarios.Scenario:
@@ -120,8 +138,8 @@ def run_scenario(argv: list[str]) -> int:
         args = parser.parse_args(argv)
         scenario = load_scenario(args.scenario)
         rate = parse_rate(args.rate)
-        options = run_options(args, scenario)
         settings = settings_from(args)
+        options = run_options(args, scenario, settings)
     except UsageError as exc:
         parser.print_usage(sys.stderr)
         print(f"scenarios: {', '.join(scenarios.available())}", file=sys.stderr)
@@ -185,6 +203,9 @@ def add_parsers(sub: Any) -> None:
                    help="measure every driver × worker class combination, not only the configured one")
     p.add_argument("--load", action="store_true",
                    help="also measure the attack pipeline against a bare `vegeta attack -output=FILE`")
+    p.add_argument("--find-users", action="store_true",
+                   help="instead: find_users' two SQL shapes (two-step, one-trip) side by side, interleaved")
+    p.add_argument("--repeat", type=int, default=3, help="repeats of each shape with --find-users")
     add_topology_flags(p)
     add_app_flags(p)
 
@@ -202,8 +223,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             raise UsageError("--rates needs at least one rate")
     if args.repeat < 1:
         raise UsageError("--repeat must be 1 or more")
-    options = run_options(args, scenario)
     settings = settings_from(args)
+    options = run_options(args, scenario, settings)
     sweep = Sweep(settings, scenario, rates, options, repeat=args.repeat, refine=args.refine)
     print(f"replbench: sweep {scenario.name} over {rates} rps, {options.duration:g} s per step → "
           f"{shown_path(sweep.folder)}", file=sys.stderr)
@@ -301,6 +322,10 @@ def cmd_bench_app(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     duration = parse_seconds(args.duration, "--duration")
     rate = parse_rate(str(args.rate))
+    if args.find_users:
+        if args.repeat < 1:
+            raise UsageError("--repeat must be at least 1")
+        return find_users_shapes(settings, rate, duration, args.repeat)
     combos = [(settings.driver, settings.worker_class)]
     if args.combinations:
         combos = [(d, w) for d in ("aiomysql", "asyncmy") for w in ("aiohttp", "uvloop")]
@@ -343,10 +368,56 @@ def cmd_bench_app(args: argparse.Namespace) -> int:
                                   parent / "bare-results.bin")
         bare_ms = 1000 * bare / max(1, rate * duration)
         attack_ms = 1000 * pipeline.get("vegeta", 0) / requests
-        total_ms = 1000 * (pipeline.get("vegeta", 0) + pipeline.get("helpers", 0)) / requests
+        harness_ms = (summary.get("cpu_ms_per_request") or {}).get("harness", 0)
         print(f"\nload generator at {rate} rps against the floor: bare `vegeta attack -output=FILE` {bare_ms:.3f} "
-              f"CPU-ms/request; the run's attack process {attack_ms:.3f}, attack + tee + live report {total_ms:.3f} "
-              f"({total_ms / bare_ms:.2f}× bare)" if bare_ms else "load generator: no bare measurement")
+              f"CPU-ms/request; the run's pipeline (its attack process, nothing beside it) {attack_ms:.3f} "
+              f"({attack_ms / bare_ms:.2f}× bare); the harness process itself {harness_ms:.3f}"
+              if bare_ms else "load generator: no bare measurement")
+    return 0
+
+
+def find_users_shapes(settings: Settings, rate: int, duration: float, repeat: int) -> int:
+    """find_users sent as two statements (two-step) or one (one-trip), `read` runs interleaved shape by shape,
+    each repeat in both orders' turn: app and replica CPU-ms per successful query, median [min–max]."""
+    from .stats import separated, spread
+
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    parent = settings.results / f"bench-find-users-{stamp}"
+    scenario = load_scenario("read")
+    figures: dict[str, dict[str, list[float | None]]] = {s: {"app": [], "replicas": [], "p99": []}
+                                                        for s in FIND_USERS_SHAPES}
+    for index in range(repeat):
+        order = FIND_USERS_SHAPES if index % 2 == 0 else tuple(reversed(FIND_USERS_SHAPES))
+        for shape in order:
+            shaped = settings.with_overrides(find_users=shape)
+            folder = new_folder(shaped, scenario, rate, parent=parent / shape)
+            summary = Run(shaped, scenario, rate, RunOptions(duration=duration), folder).execute()
+            if summary.get("status") == "interrupted":
+                return EXIT_INTERRUPTED
+            per_ok = summary.get("cpu_ms_per_success") or {}
+            replicas = [per_ok.get(n) for n in ("replica1", "replica2")]
+            figures[shape]["app"].append(per_ok.get("app"))
+            figures[shape]["replicas"].append(None if None in replicas else sum(replicas))  # type: ignore[arg-type]
+            figures[shape]["p99"].append((summary.get("latency_ms") or {}).get("p99"))
+    (parent / "find-users.json").write_text(json.dumps(figures, indent=2))
+
+    def cell(values: list[float | None], fmt: str) -> str:
+        got = spread(values)
+        if got["median"] is None:
+            return "n/a"
+        return f"{fmt.format(got['median'])} [{fmt.format(got['min'])}–{fmt.format(got['max'])}]"
+
+    print(f"\nfind_users at {rate} rps, {duration:g} s each, {repeat} interleaved repeats (CPU-ms per successful "
+          "query, median [min–max]; replicas = replica1 + replica2)")
+    print(f"{'shape':<9} {'app ms':>22} {'replicas ms':>22} {'p99 ms':>22}")
+    for shape in FIND_USERS_SHAPES:
+        f = figures[shape]
+        print(f"{shape:<9} {cell(f['app'], '{:.3f}'):>22} {cell(f['replicas'], '{:.3f}'):>22} "
+              f"{cell(f['p99'], '{:.1f}'):>22}")
+    a, b = (figures[s]["replicas"] for s in FIND_USERS_SHAPES)
+    verdict = {True: "the repeats separate them", False: "within noise (the repeats overlap)",
+               None: "not comparable"}[separated(a, b)]
+    print(f"replica CPU per query, two-step vs one-trip: {verdict}; data in {shown_path(parent)}")
     return 0
 
 

@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from . import appserver, dataset, links, topology
+from . import appserver, dataset, knobs, links, topology
 from .args import settings_from
 from .bringup import ensure_topology
 from .config import ROOT, SCHEMAS, Settings
@@ -17,7 +17,7 @@ from .progress import Progress
 
 def cmd_up(args: argparse.Namespace) -> int:
     settings = settings_from(args)
-    already = all(topology.node_pid(n) for n in settings.nodes) and appserver.app_pid(settings)
+    already = all(topology.node_up(n, settings) for n in settings.nodes) and appserver.app_pid(settings)
     ensure_topology(settings)
     counts = dataset.row_counts(settings)
     for schema in SCHEMAS:
@@ -39,6 +39,8 @@ def cmd_down(args: argparse.Namespace) -> int:
         print("replbench: nothing was running")
     else:
         print(f"replbench: stopped {', '.join(([] if not app else ['app']) + stopped)}")
+    if settings.external:
+        print(f"replbench: the servers of {settings.topology_name} are not ours: left running, untouched")
     return 0
 
 
@@ -50,18 +52,26 @@ def cmd_status(args: argparse.Namespace) -> int:
 def print_status(settings: Settings, count_rows: bool) -> int:
     info = dataset.dataset_info(settings)
     print(f"state: {settings.state}")
+    if settings.external:
+        print(f"topology: {settings.topology_name} (your servers, SQL over TCP as {settings.db_user!r}; never "
+              "started, stopped or copied by replbench)")
     print("dataset: " + ("not built" if info is None else
                          f"{info['accounts']:,} accounts, seed {info['seed']}, built {info['built_at']}"))
-    header = f"{'node':<9} {'role':<8} {'port':>5} {'pid':>8} {'state':<5} {'replication':<26} {'lag':>6}"
+    where = "host:port" if settings.external else "port"
+    width = max([5] + [len(f"{n.host}:{n.port}") for n in settings.nodes]) if settings.external else 5
+    header = f"{'node':<9} {'role':<8} {where:>{width}} {'pid':>8} {'state':<5} {'replication':<26} {'lag':>6}"
     if count_rows:
         header += "".join(f" {s:>12}" for s in SCHEMAS)
     print(header)
     healthy = True
     for node in settings.nodes:
         st = topology.node_status(node, settings, count_rows=count_rows)
-        up = "up" if st.pid else "down"
-        healthy &= bool(st.pid) and (node.role == "master" or st.replication == "IO=Yes SQL=Yes")
-        line = f"{st.name:<9} {st.role:<8} {st.port:>5} {st.pid or '-':>8} {up:<5} {st.replication:<26} {st.lag:>6}"
+        alive = bool(st.pid) or (node.external and st.replication != "-")
+        up = "up" if alive else "down"
+        healthy &= alive and (node.role == "master" or st.replication == "IO=Yes SQL=Yes")
+        address = f"{node.host}:{node.port}" if node.external else str(st.port)
+        line = (f"{st.name:<9} {st.role:<8} {address:>{width}} {st.pid or '-':>8} {up:<5} {st.replication:<26} "
+                f"{st.lag:>6}")
         if count_rows:
             rows = st.rows or {}
             line += "".join(f" {('-' if rows.get(s) is None else format(rows[s], ',')):>12}" for s in SCHEMAS)
@@ -103,8 +113,17 @@ def cmd_reset(args: argparse.Namespace) -> int:
     links.stop(settings)  # the replicas come back on their direct connections
     progress = Progress("reset")
     dataset.reset(settings, progress)
+    if settings.external:
+        with progress.phase("replication settings back to the reference"):
+            knobs.apply(settings, knobs.Knobs())
     if app_was_running:
         appserver.start(settings)
+    if settings.external:
+        print(f"replbench: {settings.topology_name}: replication settings restored to the reference and replication "
+              "running on both replicas. The data is NOT restored (your servers are never copied): the accounts "
+              "runs changed stay changed; ./run.sh dataset --rebuild loads them again through SQL\n"
+              + progress.summary())
+        return 0
     print("replbench: all nodes restored to the pristine dataset\n" + progress.summary())
     return 0
 

@@ -8,10 +8,14 @@ listed in ``ENV_DEFAULTS``. CLI flags override the environment through ``Setting
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from .topofile import ROLES, TopologyFile, TopologyFileError
+from .topofile import load as load_topology_file
 
 ROOT = Path(__file__).resolve().parent.parent
 MYSQL_DIR = ROOT / "mysql"
@@ -48,12 +52,23 @@ ENV_DEFAULTS: dict[str, tuple[str, str]] = {
     "max_inflight": ("REPLBENCH_MAX_INFLIGHT", "0"),
     # heartbeat period in ms (pt-heartbeat allows 10 ms): the floor of every lag figure
     "heartbeat_ms": ("REPLBENCH_HEARTBEAT_MS", "100"),
+    # find_users' SQL: two round trips (the distinct first names, then the narrow ranges) or one (a derived
+    # table of the names joined back); two-step measured cheaper on the replicas (README, bench-app --find-users)
+    "find_users": ("REPLBENCH_FIND_USERS", "two-step"),
     # where the app finds the nodes, "host:port" for master,replica1,replica2; empty = 127.0.0.1 and the
     # native ports (compose sets the service names)
     "db_hosts": ("REPLBENCH_DB_HOSTS", ""),
+    # a topology file naming the DBA's own master and replicas (topofile.py); empty = the native topology
+    "topology": ("REPLBENCH_TOPOLOGY", ""),
+    # credentials for a topology file's servers (environment only: never written to a results file)
+    "db_user": ("REPLBENCH_DB_USER", "replbench"),
+    "db_password": ("REPLBENCH_DB_PASSWORD", ""),
+    "app_user": ("REPLBENCH_APP_USER", ""),  # the app's user on such servers; empty = the harness's user
 }
+SECRET_SETTINGS = ("app_password", "repl_password", "admin_password", "db_password")
 
-NODE_NAMES = ("master", "replica1", "replica2")
+FIND_USERS_SHAPES = ("two-step", "one-trip")
+NODE_NAMES = ROLES  # master, replica1, replica2
 SERVER_IDS = {"master": 1, "replica1": 2, "replica2": 3}
 SCHEMAS = ("bench_idx", "bench_noidx", "bench_nopk")
 NOPK_ACCOUNTS = 100_000  # rows of bench_nopk (capped by the dataset size): each replica scans it once per row
@@ -70,6 +85,9 @@ CATCH_UP_TIMEOUT = 300.0
 APP_START_TIMEOUT = 30.0
 HEARTBEAT_CALIBRATION = 2.0  # seconds of heartbeat-only binlog measured before each attack
 PROGRESS_INTERVAL = 1.0
+# the app's own latency histogram (upper bounds, ms; 25 % apart from 0.1 ms to ~80 s): the live progress line's p99
+# comes from it, so the harness never decodes vegeta's results while the attack runs
+APP_LATENCY_BOUNDS_MS = tuple(round(0.1 * 1.25 ** i, 3) for i in range(62))
 
 # honesty guards of a run, and the default pass criteria of a scenario (a scenario file may set its own)
 MIN_SUCCESS = 0.999  # fewer successful requests than this share: flagged
@@ -89,10 +107,20 @@ class Node:
     port: int
     server_id: int
     state: Path
+    host: str = "127.0.0.1"
+    metrics: str = ""  # node_exporter URL (a topology file's node), "" = none
+    external: bool = False  # a topology file's server: SQL over TCP only, no pid, no files
 
     @property
     def role(self) -> str:
         return "master" if self.name == "master" else "replica"
+
+    @property
+    def cpu_source(self) -> str:
+        """Where this node's CPU figures come from (printed beside them)."""
+        if not self.external:
+            return "process"
+        return "host CPU from node_exporter" if self.metrics else "n/a (no metrics URL)"
 
     @property
     def home(self) -> Path:
@@ -146,6 +174,11 @@ class Settings:
     max_lag: float
     max_inflight: int
     heartbeat_ms: int
+    find_users: str
+    topology: str
+    db_user: str
+    db_password: str
+    app_user: str
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -159,9 +192,12 @@ class Settings:
             p = Path(value)
             return p if p.is_absolute() else ROOT / p
 
+        state = raw["state"]
+        if raw["topology"] and path(state) == path(ENV_DEFAULTS["state"][1]):  # never the native topology's state
+            state = f".state-{Path(raw['topology']).stem}"
         try:
             return cls(
-                state=path(raw["state"]),
+                state=path(state),
                 results=path(raw["results"]),
                 port_base=_positive_int(raw["port_base"], "port base"),
                 app_port=_positive_int(raw["app_port"], "app port"),
@@ -184,6 +220,11 @@ class Settings:
                 max_lag=_non_negative_float(raw["max_lag"], "max lag"),
                 max_inflight=_non_negative_int(raw["max_inflight"], "max in-flight"),
                 heartbeat_ms=_bounded_int(raw["heartbeat_ms"], 10, 10_000, "heartbeat interval (ms)"),
+                find_users=_choice(raw["find_users"], FIND_USERS_SHAPES, "find_users shape"),
+                topology=str(path(raw["topology"])) if raw["topology"] else "",
+                db_user=raw["db_user"],
+                db_password=raw["db_password"],
+                app_user=raw["app_user"],
             )
         except ValueError as exc:
             raise ConfigError(str(exc)) from exc
@@ -202,13 +243,39 @@ class Settings:
         return {var: str(getattr(self, name)) for name, (var, _) in ENV_DEFAULTS.items()}
 
     @property
+    def external(self) -> TopologyFile | None:
+        """The topology file's servers (the harness never starts, stops or copies them), or None: native."""
+        return _topology_file(self.topology) if self.topology else None
+
+    @property
+    def topology_name(self) -> str:
+        """The topology file's name (no machine path), or "native"."""
+        return Path(self.topology).name if self.topology else "native"
+
+    def app_credentials(self, role: str) -> tuple[str, str]:
+        """(user, password) the app connects with: native app_rw / app_ro; a topology file's servers:
+        REPLBENCH_APP_USER / REPLBENCH_APP_PASSWORD, or the harness's own user when no app user is named."""
+        if not self.topology:
+            return ("app_rw" if role == "master" else "app_ro"), self.app_password
+        if self.app_user:
+            return self.app_user, self.app_password
+        return self.db_user, self.db_password
+
+    @property
     def nodes(self) -> tuple[Node, ...]:
+        if self.topology:
+            ext = _topology_file(self.topology)
+            return tuple(Node(a.name, a.port, SERVER_IDS[a.name], self.state, host=a.host, metrics=a.metrics,
+                              external=True) for a in ext.nodes)
         return tuple(
             Node(name, self.port_base + i, SERVER_IDS[name], self.state) for i, name in enumerate(NODE_NAMES)
         )
 
     def address(self, name: str) -> tuple[str, int]:
         """(host, port) at which the app reaches a node."""
+        if self.topology:
+            node = self.node(name)
+            return node.host, node.port
         if self.db_hosts:
             entries = [e.strip() for e in self.db_hosts.split(",")]
             if len(entries) != len(NODE_NAMES):
@@ -303,6 +370,14 @@ def _float(value: str, what: str, zero_allowed: bool) -> float:
     if number < 0 or (number == 0 and not zero_allowed):
         raise ValueError(f"{what} must be {'0 or more' if zero_allowed else 'positive'}, got {number}")
     return number
+
+
+@functools.lru_cache(maxsize=8)
+def _topology_file(path: str) -> TopologyFile:
+    try:
+        return load_topology_file(Path(path))
+    except TopologyFileError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _choice(value: str, allowed: tuple[str, ...], what: str) -> str:

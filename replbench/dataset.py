@@ -8,6 +8,7 @@ pristine snapshot; the replicas start GTID replication from the master's positio
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 import subprocess
@@ -26,6 +27,8 @@ from .progress import Progress
 
 COLUMNS = "id, email, first_name, last_name, birth_date, gender, city, interests, created_at, updated_at"
 PROGRESS_POLL = 1.0  # seconds between progress polls of long statements
+EXTERNAL_CHUNK_ROWS = 50_000  # rows per LOAD DATA LOCAL statement on a topology file's master
+EXTERNAL_CATCH_UP_TIMEOUT = 3600.0  # seconds the replicas get to apply the whole load
 
 
 class DatasetError(ReplbenchError):
@@ -60,6 +63,8 @@ def check_matches(settings: Settings) -> dict[str, Any]:
 
 def build(settings: Settings, progress: Progress) -> dict[str, Any]:
     """Build the dataset from scratch on all three nodes; returns the marker written (with phase timings)."""
+    if settings.external:
+        return build_external(settings, progress)
     with progress.phase("stop nodes, wipe state"):
         topology.stop_all(settings)
         marker(settings).unlink(missing_ok=True)
@@ -110,6 +115,79 @@ def build(settings: Settings, progress: Progress) -> dict[str, Any]:
         info["checksums"] = verify_checksums(settings)
     marker(settings).write_text(json.dumps(info, indent=2) + "\n")
     return info
+
+
+def build_external(settings: Settings, progress: Progress) -> dict[str, Any]:
+    """A topology file's servers: everything through SQL on the master, binlogged, so the replicas receive it by
+    their own replication (nothing is stopped, copied or reconfigured): the schemas, the accounts by LOAD DATA
+    LOCAL INFILE in chunks, bench_idx's indexes, bench_nopk; then the replicas' catch-up and CHECKSUM TABLE."""
+    master = settings.master
+    with progress.phase("check the servers (SQL over TCP) and their replication"):
+        topology.start_all(settings)  # checks only: every node answers, both replicas replicate
+        marker(settings).unlink(missing_ok=True)
+        settings.dataset_dir.mkdir(parents=True, exist_ok=True)
+    with progress.phase("schemas on the master (dropped and created again, binlogged)"):
+        with sql.admin(master, settings) as cur:
+            for schema in SCHEMAS:
+                cur.execute(f"DROP TABLE IF EXISTS {schema}.accounts")
+            sql.run_statements(cur, sql.render_sql_file("schema.sql"))
+    tsv = settings.dataset_dir / f"accounts-{settings.accounts}-{settings.seed}.tsv"
+    with progress.phase(f"generate {settings.accounts:,} accounts (TSV)"):
+        generate_tsv(settings, tsv, progress)
+    try:
+        for schema in ("bench_idx", "bench_noidx"):
+            with progress.phase(f"load {schema} (LOAD DATA LOCAL in chunks of {EXTERNAL_CHUNK_ROWS:,}, binlogged)"):
+                load_tsv_in_chunks(settings, tsv, schema, progress)
+    finally:
+        tsv.unlink(missing_ok=True)
+    with progress.phase("build bench_idx indexes (one ALTER, replicated as a statement)"):
+        with sql.admin(master, settings) as cur:
+            cur.execute(sql.render_sql_file("indexes.sql")[0])
+    nopk_rows = min(NOPK_ACCOUNTS, settings.accounts)
+    with progress.phase(f"fill bench_nopk ({nopk_rows:,} rows, no primary key)"):
+        with sql.admin(master, settings) as cur:
+            cur.execute(f"INSERT INTO bench_nopk.accounts ({COLUMNS}) SELECT {COLUMNS} FROM bench_noidx.accounts "
+                        "WHERE id <= %s", (nopk_rows,))
+            cur.execute(f"REPLACE INTO {META_SCHEMA}.dataset VALUES (1, %s, %s, NOW())",
+                        (settings.accounts, settings.seed))
+            cur.execute(f"REPLACE INTO {META_SCHEMA}.heartbeat VALUES (1, NOW(6))")
+    gtid = topology.master_gtid(settings)
+    with progress.phase("replicas apply everything (MASTER_GTID_WAIT)"):
+        waited = topology.wait_caught_up(settings, EXTERNAL_CATCH_UP_TIMEOUT, gtid)
+        late = [name for name, took in waited.items() if took is None]
+        if late:
+            raise DatasetError(f"{', '.join(late)} did not apply the load within {EXTERNAL_CATCH_UP_TIMEOUT:.0f} s; "
+                               "check their replication (./run.sh status)")
+    info = {"accounts": settings.accounts, "seed": settings.seed, "gtid": gtid, "nopk_rows": nopk_rows,
+            "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "external": True,
+            "phases": {name: round(took, 1) for name, took in progress.phases}}
+    with progress.phase("verify CHECKSUM TABLE on all nodes"):
+        info["checksums"] = verify_checksums(settings)
+    marker(settings).write_text(json.dumps(info, indent=2) + "\n")
+    return info
+
+
+def load_tsv_in_chunks(settings: Settings, tsv: Path, schema: str, progress: Progress) -> None:
+    """LOAD DATA LOCAL INFILE on the master, EXTERNAL_CHUNK_ROWS rows per statement (each one transaction in the
+    binlog, so a replica applies the load in pieces, not as one giant event)."""
+    statement = (f"LOAD DATA LOCAL INFILE %s INTO TABLE {schema}.accounts FIELDS TERMINATED BY '\\t' "
+                 f"LINES TERMINATED BY '\\n' ({COLUMNS})")
+    chunk = settings.dataset_dir / f"chunk-{schema}.tsv"
+    conn = sql.connect(settings.master, settings, local_infile=True)
+    loaded = 0
+    try:
+        with conn.cursor() as cur, open(tsv, "rb") as source:
+            while True:
+                lines = list(itertools.islice(source, EXTERNAL_CHUNK_ROWS))
+                if not lines:
+                    break
+                chunk.write_bytes(b"".join(lines))
+                cur.execute(statement, (str(chunk),))
+                loaded += len(lines)
+                progress.say(f"loading {schema}: {loaded:,} / {settings.accounts:,} rows")
+    finally:
+        conn.close()
+        chunk.unlink(missing_ok=True)
 
 
 def generate_tsv(settings: Settings, tsv: Path, progress: Progress) -> None:
@@ -243,8 +321,14 @@ def verify_checksums(settings: Settings) -> dict[str, dict[str, int | None]]:
 # ---- reset ------------------------------------------------------------------------------------------------------
 
 def reset(settings: Settings, progress: Progress) -> dict[str, Any]:
-    """Restore every node to the pristine post-load state and restart replication from its GTID."""
+    """Restore every node to the pristine post-load state and restart replication from its GTID. A topology
+    file's servers are not ours to restore: there only replication is started again (the caller restores the
+    replication settings); the data stays as the runs left it."""
     info = check_matches(settings)
+    if settings.external:
+        with progress.phase("check the servers and start replication where it is stopped"):
+            topology.start_all(settings)
+        return info
     snapshot = settings.pristine_dir / "data"
     if not snapshot.is_dir():
         raise DatasetError(f"no pristine snapshot at {snapshot}: run ./run.sh dataset --rebuild")
@@ -270,7 +354,9 @@ def reset(settings: Settings, progress: Progress) -> dict[str, Any]:
 
 def ensure_grants(settings: Settings) -> bool:
     """A dataset built before a grant was added to users.sql gets it now, on the master (the replicas receive it
-    by replication); True if anything was granted."""
+    by replication); True if anything was granted. A topology file's servers keep the grants their DBA gave."""
+    if settings.external:
+        return False
     with sql.admin(settings.master, settings) as cur:
         cur.execute("SHOW GRANTS FOR 'app_ro'@'%'")
         grants = " ".join(row[0] for row in cur.fetchall())
@@ -306,8 +392,8 @@ def warm_up(settings: Settings, schema: str, progress: Progress | None = None) -
         warmed = json.loads(warm_marker(settings).read_text())
     except (OSError, ValueError):
         warmed = {}
-    todo = [n for n in settings.nodes
-            if warmed.get(f"{n.name}:{schema}") != topology.node_pid(n)]
+    identity = {n.name: topology.node_identity(n, settings) for n in settings.nodes}
+    todo = [n for n in settings.nodes if warmed.get(f"{n.name}:{schema}") != identity[n.name]]
     if not todo:
         return {}
     if progress:
@@ -328,6 +414,6 @@ def warm_up(settings: Settings, schema: str, progress: Progress | None = None) -
     with ThreadPoolExecutor(len(todo)) as pool:
         taken = dict(zip([n.name for n in todo], pool.map(warm, todo)))
     for node in todo:
-        warmed[f"{node.name}:{schema}"] = topology.node_pid(node)
+        warmed[f"{node.name}:{schema}"] = identity[node.name]
     warm_marker(settings).write_text(json.dumps(warmed, indent=2) + "\n")
     return taken

@@ -62,6 +62,9 @@ def parse_all(specs: list[str], duration: float) -> tuple[Fault, ...]:
 
 def carry_out(fault: Fault, settings: Settings) -> None:
     node = settings.node(fault.node)
+    if node.external and fault.action in ("kill", "start", "cut", "restore"):
+        raise topology.TopologyError(f"a {fault.action} fault needs the native topology: {node.name} is a server "
+                                     f"of {settings.topology_name}")
     if fault.action == "kill":
         pid = topology.node_pid(node)
         if pid:

@@ -166,6 +166,11 @@ def apply(settings: Settings, links: tuple[Link, ...]) -> dict[str, Any]:
     """Put every replica on its link (or back on its direct connection) and set the toxics; returns what
     toxiproxy reports and the round trip measured through each proxy. No links: direct, toxiproxy stopped."""
     named = {link.name: link for link in links}
+    if settings.external:  # a topology file's replicas are never re-pointed
+        if links:
+            raise LinkError(f"links need the native topology; the replicas of {settings.topology_name} are not ours "
+                            "to move")
+        return {}
     if not links:
         for replica in settings.replicas:
             point_replica(settings, replica.name, settings.master.port)
@@ -232,7 +237,7 @@ def measure_rtt(settings: Settings, link: Link) -> float | None:
 def repair(settings: Settings) -> list[str]:
     """Every replica replicates directly or through a live proxy, never from a dead one: a replica left on a
     proxy port while toxiproxy is gone is put back on its direct connection; returns the replicas moved."""
-    if _pid(settings):
+    if settings.external or _pid(settings):
         return []
     moved = []
     for replica in settings.replicas:

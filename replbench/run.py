@@ -42,6 +42,7 @@ from . import (
     knobs,
     lag,
     links,
+    nodeexporter,
     nodesampler,
     sampling,
     servervars,
@@ -163,7 +164,7 @@ class Run:
         self.catch_up_gtid: str | None = None
         self._catch_thread: threading.Thread | None = None
         self._attack_done = threading.Event()
-        self.admission_before: dict[str, int] = {}
+        self.admission_before: dict[str, Any] = {}
 
     # ---- phases ----
 
@@ -257,11 +258,16 @@ class Run:
         self.fault_runner = faults.FaultRunner(s, self.options.faults, self.zero)
         groups = {
             "app": lambda: [p.pid for p in appserver.app_processes(s)],
-            **{n.name: (lambda n=n: [pid] if (pid := topology.node_pid(n)) else []) for n in s.nodes},
+            **{n.name: (lambda n=n: [pid] if (pid := topology.node_pid(n)) else []) for n in s.nodes
+               if not n.external},
             "vegeta": lambda: self.attack.pids if self.attack else [],
-            "harness": lambda: [os.getpid(), *(self.attack.helper_pids if self.attack else [])],
+            "harness": lambda: [os.getpid()],
         }
-        self.sampler = sampling.CpuSampler(groups, self.folder / "cpu.csv", self.folder / "memory.csv", self.zero)
+        # a topology file's node: its host's busy CPU from its node_exporter, or no CPU figure at all
+        remote = {n.name: (lambda n=n: nodeexporter.host_busy(n.metrics)) for n in s.nodes
+                  if n.external and n.metrics}
+        self.sampler = sampling.CpuSampler(groups, self.folder / "cpu.csv", self.folder / "memory.csv", self.zero,
+                                           counters=remote)
         self.monitor.start()
         self.nodes.start()
         self.sampler.start()
@@ -317,14 +323,13 @@ class Run:
         while self.attack.running():
             time.sleep(PROGRESS_INTERVAL)
             elapsed = time.monotonic() - self.zero - self.t_start
-            live = self.attack.latest
+            app = appserver.answered_since(self.admission_before, appserver.admission(self.settings))
             cpu = self.sampler.rows[-1] if self.sampler.rows else {}
-            errors = live.get("requests", 0) - round(live.get("requests", 0) * live.get("success", 1))
             lost = ", ".join(f["node"] + " LOST" for f in self.nodes.open_faults()) if self.nodes else ""
             self.progress.say(
                 f"{min(elapsed, self.options.duration):5.0f}/{self.options.duration:.0f} s, "
-                f"{live.get('requests', 0):,} requests, {errors:,} errors, "
-                f"p99 {live.get('latencies', {}).get('99th', 0) / 1e6:.1f} ms | cpu app {cpu.get('app', 0):.0f} "
+                f"app answered {app['requests']:,}, {app['failed']:,} failed, "
+                f"app p99 ≤{app['p99_ms'] or 0:g} ms | cpu app {cpu.get('app', 0):.0f} "
                 f"master {cpu.get('master', 0):.0f} r1 {cpu.get('replica1', 0):.0f} r2 {cpu.get('replica2', 0):.0f} "
                 f"vegeta {cpu.get('vegeta', 0):.0f}" + (f" | {lost}" if lost else ""))
         self.progress.say("attack finished", final=True)
@@ -427,18 +432,19 @@ class Run:
         assert self.monitor is not None and self.nodes is not None and self.attack is not None
         cpu_s = sampling.cpu_seconds(self.cpu_before, self.cpu_after)
         cpu_s["vegeta"] = self.attack.cpu_seconds.get("vegeta", cpu_s.get("vegeta", 0.0))  # exact: wait4
-        self.summary["pipeline_cpu_s"] = dict(self.attack.cpu_seconds)  # the attack and tee + live report
-        cpu_s["harness"] = round(self.own_cpu_after - self.own_cpu_before + self.attack.cpu_seconds.get("helpers", 0),
-                                 3)
+        self.summary["pipeline_cpu_s"] = dict(self.attack.cpu_seconds)  # the attack process(es), exact
+        cpu_s["harness"] = round(self.own_cpu_after - self.own_cpu_before, 3)
         groups = [g for g in sampling.GROUPS if g in cpu_s]
         busy = cpu_s.get("host_busy") or 0.0
-        db = sum(cpu_s.get(n, 0.0) for n in DB_NODES)
+        # the databases' share of this host: only when they run on it (a topology file's servers do not)
+        db = None if self.settings.external else sum(cpu_s.get(n, 0.0) for n in DB_NODES)
         self.summary.update(
+            cpu_sources={n.name: n.cpu_source for n in self.settings.nodes},
             cpu_mean_percent=sampling.steady_means(self.sampler.rows, self.t_start, self.t_end),
             cpu_seconds=cpu_s,
             cpu_ms_per_request={k: round(1000 * cpu_s[k] / max(1, requests), 3) for k in groups},
             cpu_ms_per_success={k: round(1000 * cpu_s[k] / successes, 3) for k in groups} if successes else {},
-            db_share_of_host=round(db / busy, 3) if busy else None, cores=os.cpu_count(),
+            db_share_of_host=round(db / busy, 3) if busy and db is not None else None, cores=os.cpu_count(),
             memory_mb=sampling.memory_summary(self.sampler.memory_rows))
         self.summary["lag"] = self.monitor.summarize(self.t_start, self.t_end)
         self.summary["lag_floor_ms"] = self.settings.heartbeat_ms
@@ -462,7 +468,7 @@ class Run:
         s = self.settings
         table = f"{self.scenario.schema}.accounts"
         behind = [name for name, took in (self.catch_up or {}).items() if took is None]
-        missing = [n.name for n in s.nodes if not topology.node_pid(n)]
+        missing = [n.name for n in s.nodes if not topology.node_up(n, s)]
         if behind:
             self.summary["consistency"] = {"table": table, "checked": False, "equal": None,
                                            "reason": f"{', '.join(behind)} did not catch up within "
@@ -613,16 +619,24 @@ def render_block(summary: dict[str, Any], folder: Path) -> str:
     lines: list[str] = []
     means = summary.get("cpu_mean_percent") or {}
     if means:
-        r1, r2 = means.get("replica1", 0), means.get("replica2", 0)
-        lines += [f"Gunicorn cpu: {means.get('app', 0):.0f}",
-                  f"Mysql cpu: {means.get('master', 0):.0f} + 2 * {(r1 + r2) / 2:.0f}"
-                  f"          (master {means.get('master', 0):.0f}, replica1 {r1:.0f}, replica2 {r2:.0f})",
+        def pct(key: str) -> str:
+            return f"{means[key]:.0f}" if key in means else "n/a"
+
+        replicas = f"{(means['replica1'] + means['replica2']) / 2:.0f}" \
+            if "replica1" in means and "replica2" in means else "n/a"
+        sources = summary.get("cpu_sources") or {}
+        remote = sorted({v for k, v in sources.items() if k in DB_NODES and v != "process"})
+        lines += [f"Gunicorn cpu: {pct('app')}",
+                  f"Mysql cpu: {pct('master')} + 2 * {replicas}"
+                  f"          (master {pct('master')}, replica1 {pct('replica1')}, replica2 {pct('replica2')}"
+                  + (f"; database CPU: {', '.join(f'{k} {v}' for k, v in sources.items() if k in DB_NODES)}"
+                     if remote else "") + ")",
                   f"vegeta cpu: {means.get('vegeta', 0):.0f}          ("
                   + (f"{len(summary['pipeline_cpu_s']['per_attacker'])} attack processes, CPU s each: "
                      + ", ".join(f"{s:.1f}" for s in summary["pipeline_cpu_s"]["per_attacker"])
                      if (summary.get("pipeline_cpu_s") or {}).get("per_attacker") else "the attack process only")
                   + ")",
-                  f"Harness cpu: {means.get('harness', 0):.0f}          (this harness, tee, live report)",
+                  f"Harness cpu: {means.get('harness', 0):.0f}          (this harness process)",
                   f"Host cpu: {means.get('host_busy', 0):.0f} of {100 * (summary.get('cores') or 1)}"
                   f" (steal {means.get('host_steal', 0):.0f})   [% of one core, mean over the steady part]"]
     if summary.get("links"):

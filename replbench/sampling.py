@@ -1,6 +1,7 @@
-"""CPU sampling: per-group CPU every second (app, master, replica1, replica2, the vegeta attack process, the harness
-— this process and the helpers it starts — and the host), as % of one core; and each group's resident memory every
-few seconds, so a long soak shows whether anything grows. Every row is on the run's clock (the zero it is given).
+"""CPU sampling: per-group CPU every second (app, master, replica1, replica2, the vegeta attack process, the
+harness — this process, which starts no helper beside vegeta — and the host), as % of one core; and each group's
+resident memory every few seconds, so a long soak shows whether anything grows. Every row is on the run's clock
+(the zero it is given).
 
 Each group's CPU is the sum over its processes of user+system time, read with psutil. A process seen once keeps
 its last reading after it exits (gunicorn workers, vegeta at the end), so totals never go backwards. Saved as
@@ -45,8 +46,15 @@ class CpuSampler:
     """Samples the CPU of process groups; groups map a name to a function returning that group's pids."""
 
     def __init__(self, groups: dict[str, Callable[[], list[int]]], path: Path, memory_path: Path | None = None,
-                 clock_zero: float | None = None) -> None:
+                 clock_zero: float | None = None,
+                 counters: dict[str, Callable[[], float | None]] | None = None) -> None:
+        """counters: groups whose cumulative CPU seconds come from elsewhere (a node_exporter's host busy time);
+        a group in neither mapping has no CPU figure at all (an empty cell in cpu.csv, n/a in the block)."""
         self.groups = groups
+        self.counters = counters or {}
+        self._counter_last: dict[str, float] = {}
+        self.columns = [g for g in GROUPS if g in groups or g in self.counters] + \
+            [g for g in [*groups, *self.counters] if g not in GROUPS]
         self.path = path
         self.memory_path = memory_path
         self.memory_rows: list[dict[str, float]] = []
@@ -82,6 +90,15 @@ class CpuSampler:
                 except (psutil.NoSuchProcess, psutil.AccessDenied):
                     pass
             out[name] = sum(seen.values())
+        for name, read in self.counters.items():
+            try:
+                value = read()
+            except Exception:  # noqa: BLE001 — a remote source must never kill the sampler
+                value = None
+            if value is not None:
+                self._counter_last[name] = value
+            if name in self._counter_last:
+                out[name] = self._counter_last[name]
         out.update(host_times())
         return out
 
@@ -122,7 +139,7 @@ class CpuSampler:
             memory.writerow(["elapsed_s", *self.groups])
         with open(self.path, "w", newline="") as f:
             writer = csv.writer(f)
-            columns = [*self.groups, *HOST_COLUMNS]
+            columns = [*self.columns, *HOST_COLUMNS]
             writer.writerow(["elapsed_s", *columns])
             previous, previous_t = self.totals(), time.monotonic()
             samples = 0
@@ -134,9 +151,10 @@ class CpuSampler:
                 now_totals, now = self.totals(), time.monotonic()
                 span = now - previous_t
                 row = {"elapsed_s": round(now - self.started, 3)}
-                row.update({c: round(100.0 * (now_totals[c] - previous[c]) / span, 1) for c in columns})
+                row.update({c: round(100.0 * (now_totals[c] - previous[c]) / span, 1) for c in columns
+                            if c in now_totals and c in previous})
                 self.rows.append(row)
-                writer.writerow([row["elapsed_s"], *(row[c] for c in columns)])
+                writer.writerow([row["elapsed_s"], *(row.get(c, "") for c in columns)])
                 f.flush()
                 previous, previous_t = now_totals, now
 
@@ -154,8 +172,12 @@ def steady_means(rows: list[dict[str, float]], start: float, end: float) -> dict
         window = [r for r in rows if start <= r["elapsed_s"] <= end + 1.0]
     if not window:
         return {}
-    columns = [k for k in window[0] if k != "elapsed_s"]
-    return {c: round(sum(r[c] for r in window) / len(window), 1) for c in columns}
+    columns = {k for r in window for k in r if k != "elapsed_s"}
+    means = {}
+    for c in sorted(columns):
+        values = [r[c] for r in window if c in r]  # a remote source may miss a second: mean of what it gave
+        means[c] = round(sum(values) / len(values), 1)
+    return means
 
 
 def memory_summary(rows: list[dict[str, float]]) -> dict[str, dict[str, float]]:

@@ -20,16 +20,21 @@ MySQLError = pymysql.err.MySQLError  # every error a node can answer with (or a 
 
 def connect(node: Node, settings: Settings, *, user: str = ADMIN_USER, password: str | None = None,
             database: str | None = None, autocommit: bool = True, timeout: float = 10.0,
-            tcp: bool = False, port: int | None = None) -> pymysql.connections.Connection:
+            tcp: bool = False, port: int | None = None, local_infile: bool = False) -> pymysql.connections.Connection:
     """Open a connection to a node: over its socket as the admin user, or over TCP (tcp=True; port= reaches it
-    through another port, e.g. a toxiproxy link)."""
+    through another port, e.g. a toxiproxy link). A topology file's server: always TCP to its host, as
+    REPLBENCH_DB_USER unless another user is named."""
+    if node.external:
+        if user == ADMIN_USER:
+            user, password = settings.db_user, settings.db_password if password is None else password
+        where: dict[str, Any] = {"host": node.host, "port": port or node.port}
+    else:
+        where = {"host": "127.0.0.1", "port": port or node.port} if tcp else {"unix_socket": str(node.socket)}
     if password is None:
         password = settings.admin_password
-    where: dict[str, Any] = {"host": "127.0.0.1", "port": port or node.port} if tcp else \
-        {"unix_socket": str(node.socket)}
     return pymysql.connect(user=user, password=password, database=database, autocommit=autocommit,
                            connect_timeout=timeout, read_timeout=None, charset="utf8mb4",
-                           local_infile=False, **where)
+                           local_infile=local_infile, **where)
 
 
 @contextmanager

@@ -23,6 +23,21 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     return ordered[rank - 1]
 
 
+def histogram_percentile(counts: Sequence[int], bounds: Sequence[float], q: float) -> float | None:
+    """The q-th percentile of a histogram as the upper bound of the bucket it falls in (counts has one more entry
+    than bounds: the last bucket is open, reported as the last bound); None when the histogram is empty."""
+    total = sum(counts)
+    if total <= 0:
+        return None
+    rank = max(1, int(-(-q * total // 100)))
+    seen = 0
+    for index, count in enumerate(counts):
+        seen += count
+        if seen >= rank:
+            return bounds[min(index, len(bounds) - 1)]
+    return bounds[-1]
+
+
 def present(values: Sequence[float | None]) -> list[float]:
     return [v for v in values if v is not None]
 

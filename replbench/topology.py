@@ -89,7 +89,10 @@ def bootstrap_sql(node: Node, statements: list[str]) -> None:
 # ---- processes ------------------------------------------------------------------------------------------------
 
 def node_pid(node: Node) -> int | None:
-    """The pid of this node's mariadbd, if its pid file names a live mariadbd started with our my.cnf."""
+    """The pid of this node's mariadbd, if its pid file names a live mariadbd started with our my.cnf (never for
+    a topology file's server: it is not ours)."""
+    if node.external:
+        return None
     try:
         pid = int(node.pid_file.read_text().strip())
     except (OSError, ValueError):
@@ -208,6 +211,9 @@ def ensure_replicating(replica: Node, settings: Settings) -> None:
     with sql.admin(replica, settings) as cur:
         state = sql.replica_threads(cur, settings.flavour)
         if not state:
+            if replica.external:
+                raise TopologyError(f"{replica.name} ({replica.host}:{replica.port}) is not a replica: set up its "
+                                    "replication from the master yourself (replbench never reconfigures your servers)")
             raise TopologyError(f"{replica.name} has no replication configured: run ./run.sh reset")
         if state["io"] != "Yes" or state["sql"] != "Yes":
             cur.execute(sql.start_replica_sql(settings.flavour))
@@ -259,6 +265,13 @@ def wait_caught_up(settings: Settings, timeout: float, gtid: str | None = None,
 def start_all(settings: Settings, replicate: bool = True) -> list[str]:
     """Start stopped nodes and (unless replicate=False) make sure both replicas replicate; returns the names
     that were started."""
+    if settings.external:
+        for node in settings.nodes:
+            check_reachable(node, settings)
+        if replicate:
+            for replica in settings.replicas:
+                ensure_replicating(replica, settings)
+        return []
     started = []
     for node in settings.nodes:
         if not node_pid(node):
@@ -271,12 +284,49 @@ def start_all(settings: Settings, replicate: bool = True) -> list[str]:
 
 
 def stop_all(settings: Settings) -> list[str]:
-    """Stop the replicas first, then the master; returns the names that were running."""
+    """Stop the replicas first, then the master; returns the names that were running (a topology file's servers
+    are never stopped: nothing is returned)."""
+    if settings.external:
+        return []
     stopped = []
     for node in reversed(settings.nodes):
         if stop_node(node):
             stopped.append(node.name)
     return stopped
+
+
+def check_reachable(node: Node, settings: Settings) -> None:
+    """A topology file's server answers SQL as REPLBENCH_DB_USER, or one clear line says why not."""
+    try:
+        sql.query_one(node, settings, "SELECT 1")
+    except sql.MySQLError as exc:
+        raise TopologyError(f"{node.name} at {node.host}:{node.port} does not answer as {settings.db_user!r}: "
+                            f"{exc.args[-1] if exc.args else exc}") from None
+
+
+def node_identity(node: Node, settings: Settings) -> int | None:
+    """What changes when a node restarts: its pid (native), or the second its server started (a topology file's
+    server: now − Uptime, to 10 s); None when it does not answer."""
+    if not node.external:
+        return node_pid(node)
+    try:
+        with sql.admin(node, settings) as cur:
+            cur.execute("SHOW GLOBAL STATUS LIKE 'Uptime'")  # both flavours
+            row = cur.fetchone()
+    except sql.MySQLError:
+        return None
+    return None if row is None else int(round((time.time() - float(row[1])) / 10) * 10)
+
+
+def node_up(node: Node, settings: Settings) -> bool:
+    """Is the node serving? Native: its mariadbd process is alive; a topology file's server: it answers SQL."""
+    if not node.external:
+        return node_pid(node) is not None
+    try:
+        sql.query_one(node, settings, "SELECT 1")
+        return True
+    except sql.MySQLError:
+        return False
 
 
 @dataclass
@@ -295,7 +345,13 @@ def node_status(node: Node, settings: Settings, count_rows: bool = True) -> Node
     from .config import SCHEMAS
 
     status = NodeStatus(node.name, node.role, node.port, node_pid(node))
-    if not status.pid:
+    if node.external:
+        try:
+            check_reachable(node, settings)
+        except TopologyError as exc:
+            status.error = str(exc)
+            return status
+    elif not status.pid:
         return status
     try:
         with sql.admin(node, settings) as cur:

@@ -220,3 +220,27 @@ def test_indexed_find_users_reads_tens_of_index_entries(topo: Settings) -> None:
     entries = reads["Handler_read_key"] + reads["Handler_read_next"]
     assert entries < 100, reads  # tens, not tens of thousands
     assert reads["Handler_read_rnd_next"] < 100, reads  # no table scan
+
+
+@pytest.mark.parametrize("schema", ["bench_idx", "bench_noidx"])
+def test_one_trip_find_users_answers_exactly_like_the_two_steps(topo: Settings, schema: str) -> None:
+    """REPLBENCH_FIND_USERS=one-trip: the same rows in the same order, in one statement."""
+    from replbench import appserver
+
+    queries = []
+    for account_id in (5, 123, 777, 4321):
+        row = sample_row(topo, account_id)
+        queries.append(f"/find_users?first_name={row['first_name'][:3]}&last_name={row['last_name'][:2]}"
+                       f"&schema={schema}&limit=20")
+    queries.append(f"/find_users?first_name=Zzzq&last_name=Q&schema={schema}")  # no such name: empty
+    two_step = [http(topo, "GET", q)[2] for q in queries]
+    one_trip_settings = topo.with_overrides(find_users="one-trip")
+    appserver.stop(topo)
+    try:
+        appserver.start(one_trip_settings)
+        one_trip = [http(one_trip_settings, "GET", q)[2] for q in queries]
+    finally:
+        appserver.stop(one_trip_settings)
+        appserver.start(topo)
+    assert one_trip == two_step
+    assert two_step[-1] == {"users": [], "count": 0} and any(b["count"] > 1 for b in two_step)

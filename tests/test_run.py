@@ -107,7 +107,31 @@ def test_write_run_binlog_and_checksum(topo: Settings) -> None:
     assert "Consistency: CHECKSUM TABLE bench_idx.accounts equal on all three nodes" in proc.stdout
     admission = summary["app_admission"]
     assert admission["admitted"] == 100 and admission["shed"] == 0 and admission["workers"] == 2
+    # the live progress line's source: every answer counted by the app, with its latency in the histogram
+    assert admission["answered"] == 100 and admission["failed"] == 0
+    assert "app answered " in proc.stderr and " failed, app p99 ≤" in proc.stderr
+    # nothing runs beside the attack process: vegeta writes results.bin itself, no tee, no live report
+    assert set(summary["pipeline_cpu_s"]) == {"vegeta"}
+    meta = json.loads((run_folder(proc.stdout) / "meta.json").read_text())
+    assert "-output=" in str(meta["attack_command"])
     assert "App admission: 100 admitted, 0 shed" in proc.stdout
+
+
+def test_the_apps_latency_histogram_gives_the_progress_p99() -> None:
+    from replbench.appserver import answered_since
+    from replbench.config import APP_LATENCY_BOUNDS_MS as bounds
+    from replbench.stats import histogram_percentile
+
+    counts = [0] * (len(bounds) + 1)
+    counts[10], counts[20] = 98, 2  # 98 answers in bucket 10, 2 slow ones in bucket 20
+    assert histogram_percentile(counts, bounds, 50) == bounds[10]
+    assert histogram_percentile(counts, bounds, 99) == bounds[20]
+    assert histogram_percentile([0] * len(counts), bounds, 99) is None
+    counts[-1] = 1000  # beyond the last bound: reported as the last bound, never an index error
+    assert histogram_percentile(counts, bounds, 99) == bounds[-1]
+    before = {"answered": 10, "failed": 1, "latency_counts": [0] * len(counts)}
+    now = {"answered": 110, "failed": 3, "latency_counts": counts}
+    assert answered_since(before, now) == {"requests": 100, "failed": 2, "p99_ms": bounds[-1]}
 
 
 def test_knobs_are_applied_and_recorded(topo: Settings) -> None:
