@@ -12,7 +12,15 @@ from .progress import Progress
 
 
 def ensure_topology(settings: Settings, *, with_app: bool = True) -> None:
-    """Everything a run needs: MariaDB installed, dataset built (first use), nodes replicating, app serving."""
+    """Everything a run needs: MariaDB installed, dataset built (first use), nodes replicating, app serving.
+    A topology file's servers are only checked (answering, replicating, holding the dataset): never built on
+    implicitly, started or re-pointed."""
+    if settings.external:
+        topology.start_all(settings)  # checks: every server answers, both replicas replicate
+        dataset.check_matches(settings)
+        if with_app:
+            appserver.start(settings)
+        return
     if dataset.dataset_info(settings) is None:
         print(f"replbench: no dataset in {settings.state}: building {settings.accounts:,} accounts "
               "(first use)", file=sys.stderr)

@@ -129,10 +129,19 @@ def cmd_reset(args: argparse.Namespace) -> int:
 
 
 def cmd_test(args: argparse.Namespace) -> int:
-    """Install what the tests need (MariaDB, docker-compose, pinned vegeta and toxiproxy), then run pytest."""
-    from .install import ensure_compose_tool, ensure_datagen, ensure_mariadb, ensure_toxiproxy, ensure_vegeta
+    """Install what the tests need (MariaDB, node_exporter, docker-compose, pinned vegeta and toxiproxy), then
+    run pytest."""
+    from .install import (
+        ensure_compose_tool,
+        ensure_datagen,
+        ensure_mariadb,
+        ensure_node_exporter,
+        ensure_toxiproxy,
+        ensure_vegeta,
+    )
 
     ensure_mariadb()
+    ensure_node_exporter()
     ensure_compose_tool()
     settings = Settings.from_env()
     ensure_vegeta(settings)

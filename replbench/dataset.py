@@ -40,6 +40,20 @@ def marker(settings: Settings) -> Path:
 
 
 def dataset_info(settings: Settings) -> dict[str, Any] | None:
+    """What dataset the topology holds: the marker in the state folder (native), or (a topology file's servers)
+    the row the load wrote into replbench_meta.dataset on the master, so any machine pointed at them knows."""
+    if settings.external:
+        try:
+            with sql.admin(settings.master, settings) as cur:
+                cur.execute(f"SELECT accounts, seed, built_at FROM {META_SCHEMA}.dataset WHERE id = 1")
+                row = cur.fetchone()
+        except sql.MySQLError:
+            return None
+        if row is None:
+            return None
+        accounts = int(row[0])
+        return {"accounts": accounts, "seed": int(row[1]), "built_at": str(row[2]), "external": True,
+                "nopk_rows": min(NOPK_ACCOUNTS, accounts)}
     try:
         return json.loads(marker(settings).read_text())
     except (OSError, ValueError):
@@ -49,6 +63,10 @@ def dataset_info(settings: Settings) -> dict[str, Any] | None:
 def check_matches(settings: Settings) -> dict[str, Any]:
     """The built dataset's description, or a clear error if none is built or it differs from what is asked."""
     info = dataset_info(settings)
+    if info is None and settings.external:
+        raise DatasetError(f"no replbench dataset on the servers of {settings.topology_name}: run ./run.sh dataset "
+                           "--topology FILE (it creates bench_idx, bench_noidx, bench_nopk and replbench_meta there "
+                           "and loads them through SQL on the master)")
     if info is None:
         raise DatasetError(f"no dataset is built in {settings.state}: run ./run.sh dataset")
     if info["accounts"] != settings.accounts or info["seed"] != settings.seed:

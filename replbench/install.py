@@ -1,4 +1,5 @@
-"""Installing what is missing: MariaDB server/client/backup through apt-get, and the Go tools of tools/ (pinned
+"""Installing what is missing: MariaDB server/client/backup (and, for the tests and topology files' hosts,
+prometheus-node-exporter) through apt-get, and the Go tools of tools/ (pinned
 vegeta and toxiproxy, the dataset generator) built into .tools/bin, shared by every state folder."""
 
 from __future__ import annotations
@@ -60,6 +61,32 @@ def apt_install(packages: tuple[str, ...]) -> None:
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     _run(["apt-get", "update", "-q"], env)
     _run(["apt-get", "install", "-y", "-q", "--no-install-recommends", *packages], env)
+
+
+NODE_EXPORTER_PACKAGE = "prometheus-node-exporter"
+
+
+def node_exporter_binary() -> str | None:
+    return shutil.which("prometheus-node-exporter") or shutil.which("node_exporter") or \
+        _sbin("prometheus-node-exporter")
+
+
+def ensure_node_exporter() -> str:
+    """Prometheus node_exporter (Debian's prometheus-node-exporter): on each database host of a topology file it
+    gives the node's CPU; here the tests start one. The distribution's own service is stopped after install."""
+    found = node_exporter_binary()
+    if found:
+        return found
+    if not can_apt():
+        raise InstallError("prometheus node_exporter is missing: apt-get install prometheus-node-exporter "
+                           "(or https://prometheus.io/download/#node_exporter)")
+    apt_install((NODE_EXPORTER_PACKAGE,))
+    if shutil.which("service"):
+        subprocess.run(["service", NODE_EXPORTER_PACKAGE, "stop"], capture_output=True, check=False)
+    found = node_exporter_binary()
+    if not found:
+        raise InstallError("apt-get finished but prometheus-node-exporter is still missing")
+    return found
 
 
 def ensure_compose_tool() -> bool:

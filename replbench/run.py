@@ -215,7 +215,8 @@ class Run:
         self.vegeta = ensure_vegeta(s)
         ensure_topology(s, with_app=False)
         self.meta["versions"] = versions(s)
-        self.meta["disk"] = self._safely("disk probe", lambda: servervars.describe_disk(s.state))
+        self.meta["disk"] = None if s.external else \
+            self._safely("disk probe", lambda: servervars.describe_disk(s.state))  # a remote server's: not visible
         self.progress.say(f"applying settings: {self.options.knobs.describe()}")
         self.meta["knobs_readback"] = knobs.apply(s, self.options.knobs)
         self.meta["knob_mismatches"] = knobs.mismatches(self.options.knobs, self.meta["knobs_readback"])
@@ -566,7 +567,9 @@ class Run:
                         "nopk_rows": info.get("nopk_rows")},
             "app": {"workers": s.app_workers, "driver": s.driver, "worker_class": s.worker_class,
                     "pool_size": s.pool_size, "statement_timeout_s": s.statement_timeout},
-            "topology": {n.name: {"port": n.port, "server_id": n.server_id} for n in s.nodes},
+            "topology": {n.name: {"port": n.port, "server_id": n.server_id, "host": n.host, "external": n.external,
+                                  "cpu_source": n.cpu_source} for n in s.nodes},
+            "topology_file": s.topology_name if s.external else None,
             "buffer_pool": s.buffer_pool, "flavour": s.flavour, "catch_up_timeout_s": self.options.catch_up_timeout,
             "host": {**sampling.describe_host(), "platform": platform.platform()},
             "created_at": _now(), "command": sys.argv, "status": STATUS_RUNNING, "pid": os.getpid(),

@@ -53,8 +53,9 @@ class CpuSampler:
         self.groups = groups
         self.counters = counters or {}
         self._counter_last: dict[str, float] = {}
-        self.columns = [g for g in GROUPS if g in groups or g in self.counters] + \
-            [g for g in [*groups, *self.counters] if g not in GROUPS]
+        # every standard group keeps its column (an empty cell when nothing measures it), so cpu.csv's layout is
+        # the same for every topology
+        self.columns = list(GROUPS) + [g for g in [*groups, *self.counters] if g not in GROUPS]
         self.path = path
         self.memory_path = memory_path
         self.memory_rows: list[dict[str, float]] = []

@@ -62,8 +62,9 @@ def _same(server: str, default: str) -> bool:
 
 
 def non_default(settings: Settings, mariadbd: str | None) -> dict[str, dict[str, Any]]:
-    """Per node: {variable: {"value": ..., "default": ...}} for every variable not at its compiled default."""
-    if not mariadbd:
+    """Per node: {variable: {"value": ..., "default": ...}} for every variable not at its compiled default (the
+    local mariadbd's defaults: not asked of a topology file's servers, whose version may differ)."""
+    if not mariadbd or settings.external:
         return {}
     defaults = compiled_defaults(mariadbd)
     out: dict[str, dict[str, Any]] = {}
