@@ -18,8 +18,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import pymysql
-
 from . import sql, topology
 from .config import META_SCHEMA, NOPK_ACCOUNTS, SCHEMAS, Node, ReplbenchError, Settings
 from .install import ensure_datagen
@@ -269,7 +267,7 @@ def _watch_progress(settings: Settings, conn_id: int, done: threading.Event, pro
                     label: str) -> None:
     try:
         conn = sql.connect(settings.master, settings)
-    except pymysql.err.MySQLError:
+    except sql.MySQLError:
         return
     try:
         with conn.cursor() as cur:
@@ -279,7 +277,7 @@ def _watch_progress(settings: Settings, conn_id: int, done: threading.Event, pro
                 row = cur.fetchone()
                 if row:
                     progress.say(f"{label}: {_describe_progress(*row)}")
-    except pymysql.err.MySQLError:
+    except sql.MySQLError:
         pass
     finally:
         conn.close()

@@ -1,5 +1,6 @@
-"""Database access for the harness: admin connections to a node, SQL files from mysql/, and the few
-statements whose spelling differs between MariaDB and MySQL 8 (the flavour)."""
+"""Database access for the harness: admin connections to a node (mysql-connector-python, the driver the project
+card names; the app keeps its async drivers), SQL files from mysql/, and the few statements whose spelling differs
+between MariaDB and MySQL 8 (the flavour)."""
 
 from __future__ import annotations
 
@@ -9,18 +10,20 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import pymysql
-import pymysql.cursors
+import mysql.connector
+from mysql.connector.abstracts import MySQLConnectionAbstract, MySQLCursorAbstract
 
 from .config import MYSQL_DIR, Node, Settings
 
 ADMIN_USER = "replbench_admin"
-MySQLError = pymysql.err.MySQLError  # every error a node can answer with (or a lost connection)
+MySQLError = mysql.connector.Error  # every error a node can answer with (or a lost connection); args[0] = errno
+Connection = MySQLConnectionAbstract
+Cursor = MySQLCursorAbstract
 
 
 def connect(node: Node, settings: Settings, *, user: str = ADMIN_USER, password: str | None = None,
             database: str | None = None, autocommit: bool = True, timeout: float = 10.0,
-            tcp: bool = False, port: int | None = None, local_infile: bool = False) -> pymysql.connections.Connection:
+            tcp: bool = False, port: int | None = None, local_infile: bool = False) -> Connection:
     """Open a connection to a node: over its socket as the admin user, or over TCP (tcp=True; port= reaches it
     through another port, e.g. a toxiproxy link). A topology file's server: always TCP to its host, as
     REPLBENCH_DB_USER unless another user is named."""
@@ -32,13 +35,16 @@ def connect(node: Node, settings: Settings, *, user: str = ADMIN_USER, password:
         where = {"host": "127.0.0.1", "port": port or node.port} if tcp else {"unix_socket": str(node.socket)}
     if password is None:
         password = settings.admin_password
-    return pymysql.connect(user=user, password=password, database=database, autocommit=autocommit,
-                           connect_timeout=timeout, read_timeout=None, charset="utf8mb4",
-                           local_infile=local_infile, **where)
+    # buffered: every result is read at once (a statement whose rows are not all fetched never blocks the next);
+    # the timeout is the connect's only: long statements (LOAD DATA, ALTER, MASTER_GTID_WAIT) run to their end
+    return mysql.connector.connect(user=user, password=password, database=database, autocommit=autocommit,
+                                   connection_timeout=max(1, round(timeout)), charset="utf8mb4",
+                                   collation="utf8mb4_general_ci", buffered=True, use_pure=True,
+                                   allow_local_infile=local_infile, **where)
 
 
 @contextmanager
-def admin(node: Node, settings: Settings, **kwargs: Any) -> Iterator[pymysql.cursors.Cursor]:
+def admin(node: Node, settings: Settings, **kwargs: Any) -> Iterator[Cursor]:
     """A cursor on the node as the admin user, closed afterwards."""
     conn = connect(node, settings, **kwargs)
     try:
@@ -55,7 +61,7 @@ def query_one(node: Node, settings: Settings, sql: str, args: Any = None) -> Any
     return None if row is None else row[0]
 
 
-def dict_rows(cur: pymysql.cursors.Cursor) -> list[dict[str, Any]]:
+def dict_rows(cur: Cursor) -> list[dict[str, Any]]:
     names = [d[0] for d in cur.description or ()]
     return [dict(zip(names, row)) for row in cur.fetchall()]
 
@@ -75,12 +81,18 @@ def render_sql_file(name: str, values: dict[str, str] | None = None) -> list[str
         key = match.group(1)
         if key not in values:
             raise KeyError(f"{name}: no value for placeholder :{key}")
-        return "'" + pymysql.converters.escape_string(values[key]) + "'"
+        return "'" + escape_string(values[key]) + "'"
 
     return [re.sub(r":([a-z_]+)\b", literal, s) for s in split_statements(text)]
 
 
-def run_statements(cur: pymysql.cursors.Cursor, statements: list[str]) -> None:
+def escape_string(value: str) -> str:
+    """A value made safe inside single quotes (backslash, quote, NUL and line breaks escaped, as the server reads)."""
+    table = {"\\": "\\\\", "'": "\\'", "\0": "\\0", "\n": "\\n", "\r": "\\r", "\x1a": "\\Z", '"': '\\"'}
+    return "".join(table.get(ch, ch) for ch in value)
+
+
+def run_statements(cur: Cursor, statements: list[str]) -> None:
     for statement in statements:
         cur.execute(statement)
 
@@ -164,7 +176,7 @@ def wait_gtid_sql(flavour: str) -> str:
     return "SELECT WAIT_FOR_EXECUTED_GTID_SET(%s, %s)"
 
 
-def replica_threads(cur: pymysql.cursors.Cursor, flavour: str) -> dict[str, Any]:
+def replica_threads(cur: Cursor, flavour: str) -> dict[str, Any]:
     """IO/SQL thread state, lag and last error of a replica, with flavour-neutral keys ({} if not a replica)."""
     cur.execute(replica_status_sql(flavour))
     rows = dict_rows(cur)

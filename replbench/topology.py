@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import mysql.connector
 import psutil
-import pymysql
 
 from . import sql
 from .config import (
@@ -154,13 +154,12 @@ def wait_ready(node: Node, settings: Settings, proc: subprocess.Popen[bytes] | N
                                 f"see {node.log_file}:\n{_tail(node.log_file)}")
         if node.socket.exists() and node_pid(node):
             try:
-                pymysql.connect(unix_socket=str(node.socket), user="root", connect_timeout=2).close()
+                mysql.connector.connect(unix_socket=str(node.socket), user="root", connection_timeout=2,
+                                        use_pure=True).close()
                 return
-            except pymysql.err.OperationalError as exc:
-                if exc.args and exc.args[0] in (1045, 1698, 2059):  # alive but refusing root: that is fine
+            except sql.MySQLError as exc:
+                if exc.errno in (1045, 1698, 2059):  # alive but refusing root: that is fine
                     return
-            except pymysql.err.MySQLError:
-                pass
         time.sleep(0.2)
     raise TopologyError(f"{node.name} did not become ready in {NODE_START_TIMEOUT:.0f} s; see {node.log_file}")
 
@@ -301,7 +300,7 @@ def check_reachable(node: Node, settings: Settings) -> None:
         sql.query_one(node, settings, "SELECT 1")
     except sql.MySQLError as exc:
         raise TopologyError(f"{node.name} at {node.host}:{node.port} does not answer as {settings.db_user!r}: "
-                            f"{exc.args[-1] if exc.args else exc}") from None
+                            f"{getattr(exc, 'msg', None) or exc}") from None
 
 
 def node_identity(node: Node, settings: Settings) -> int | None:
@@ -372,8 +371,8 @@ def node_status(node: Node, settings: Settings, count_rows: bool = True) -> Node
                     try:
                         cur.execute(f"SELECT COUNT(*) FROM {schema}.accounts")
                         status.rows[schema] = int(cur.fetchone()[0])
-                    except pymysql.err.MySQLError:
+                    except sql.MySQLError:
                         status.rows[schema] = None
-    except pymysql.err.MySQLError as exc:
+    except sql.MySQLError as exc:
         status.error = str(exc)
     return status
