@@ -42,8 +42,10 @@ def test_a_subcommands_error_prints_its_own_usage_then_the_error() -> None:
 
 def test_strict_turns_a_tripped_guard_into_exit_1(topo: Settings) -> None:
     env = env_for(topo.state)
-    args = ["write", "20", "--duration", "2s", "--fault", "stop-replication:replica2@0s", "--fault",
-            "start-replication:replica2@1s"]  # a guard trips (replica2 not replicating), nothing else
+    # a guard trips (replica2 not replicating, for 2.5 s: longer than two of the lag monitor's 1 s status reads),
+    # nothing else
+    args = ["write", "20", "--duration", "4s", "--fault", "stop-replication:replica2@0s", "--fault",
+            "start-replication:replica2@2.5s"]
     relaxed = run_cli(args, env)
     assert relaxed.returncode == 0, relaxed.stdout + relaxed.stderr
     assert "WARNING" in relaxed.stdout
