@@ -32,7 +32,9 @@ def pid_file(settings: Settings):
 
 
 def app_pid(settings: Settings) -> int | None:
-    """The gunicorn master's pid, if its pid file names a live gunicorn of ours."""
+    """The gunicorn master's pid, if its pid file names a live gunicorn of ours (never for an app at a URL)."""
+    if settings.app_url:
+        return None
     try:
         pid = int(pid_file(settings).read_text().strip())
         proc = psutil.Process(pid)
@@ -59,6 +61,8 @@ def admission(settings: Settings) -> dict[str, Any]:
     and the app's latency histogram (counts per APP_LATENCY_BOUNDS_MS bucket)."""
     total: dict[str, Any] = {"admitted": 0, "shed": 0, "peak_in_flight": 0, "answered": 0, "failed": 0,
                              "workers": 0, "latency_counts": [0] * (len(APP_LATENCY_BOUNDS_MS) + 1)}
+    if settings.app_url:  # an app not started here publishes nothing we can read
+        return total
     for path in settings.app_dir.glob("admission-*.json"):
         try:
             data = json.loads(path.read_text())
@@ -81,11 +85,20 @@ def answered_since(before: dict[str, Any], now: dict[str, Any]) -> dict[str, Any
 
 
 def base_url(settings: Settings) -> str:
-    return f"http://127.0.0.1:{settings.app_port}"
+    return settings.app_url or f"http://127.0.0.1:{settings.app_port}"
 
 
 def start(settings: Settings) -> int:
-    """Start gunicorn unless it runs already; waits until /health answers."""
+    """Start gunicorn unless it runs already; waits until /health answers. An app at a URL (a topology file's
+    [app]) is only checked: it must answer /health."""
+    if settings.app_url:
+        try:
+            with urllib.request.urlopen(base_url(settings) + "/health", timeout=5) as resp:
+                if resp.status == 200:
+                    return 0
+        except (urllib.error.URLError, OSError) as exc:
+            raise AppError(f"the app at {settings.app_url} does not answer /health: {exc}") from None
+        raise AppError(f"the app at {settings.app_url} does not answer /health with 200")
     pid = app_pid(settings)
     if pid:
         return pid

@@ -322,6 +322,8 @@ def cmd_bench_app(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     duration = parse_seconds(args.duration, "--duration")
     rate = parse_rate(str(args.rate))
+    if settings.app_url:
+        raise UsageError(f"bench-app measures an app started here, not the one at {settings.app_url}")
     if args.find_users:
         if args.repeat < 1:
             raise UsageError("--repeat must be at least 1")

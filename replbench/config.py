@@ -248,6 +248,11 @@ class Settings:
         return _topology_file(self.topology) if self.topology else None
 
     @property
+    def app_url(self) -> str:
+        """An app already serving elsewhere (a topology file's [app] url): never started or stopped here."""
+        return _topology_file(self.topology).app_url if self.topology else ""
+
+    @property
     def topology_name(self) -> str:
         """The topology file's name (no machine path), or "native"."""
         return Path(self.topology).name if self.topology else "native"

@@ -258,7 +258,7 @@ class Run:
         self.nodes.planned = {f.node for f in self.options.faults if f.action == "kill"}
         self.fault_runner = faults.FaultRunner(s, self.options.faults, self.zero)
         groups = {
-            "app": lambda: [p.pid for p in appserver.app_processes(s)],
+            **({} if s.app_url else {"app": lambda: [p.pid for p in appserver.app_processes(s)]}),
             **{n.name: (lambda n=n: [pid] if (pid := topology.node_pid(n)) else []) for n in s.nodes
                if not n.external},
             "vegeta": lambda: self.attack.pids if self.attack else [],
@@ -324,13 +324,15 @@ class Run:
         while self.attack.running():
             time.sleep(PROGRESS_INTERVAL)
             elapsed = time.monotonic() - self.zero - self.t_start
-            app = appserver.answered_since(self.admission_before, appserver.admission(self.settings))
+            counted = appserver.admission(self.settings)
+            app = appserver.answered_since(self.admission_before, counted)
+            answers = (f"app answered {app['requests']:,}, {app['failed']:,} failed, app p99 ≤{app['p99_ms'] or 0:g} ms"
+                       if counted["workers"] else "app counters n/a (an app not started here)")
             cpu = self.sampler.rows[-1] if self.sampler.rows else {}
             lost = ", ".join(f["node"] + " LOST" for f in self.nodes.open_faults()) if self.nodes else ""
             self.progress.say(
                 f"{min(elapsed, self.options.duration):5.0f}/{self.options.duration:.0f} s, "
-                f"app answered {app['requests']:,}, {app['failed']:,} failed, "
-                f"app p99 ≤{app['p99_ms'] or 0:g} ms | cpu app {cpu.get('app', 0):.0f} "
+                f"{answers} | cpu app {cpu.get('app', 0):.0f} "
                 f"master {cpu.get('master', 0):.0f} r1 {cpu.get('replica1', 0):.0f} r2 {cpu.get('replica2', 0):.0f} "
                 f"vegeta {cpu.get('vegeta', 0):.0f}" + (f" | {lost}" if lost else ""))
         self.progress.say("attack finished", final=True)
@@ -440,7 +442,8 @@ class Run:
         # the databases' share of this host: only when they run on it (a topology file's servers do not)
         db = None if self.settings.external else sum(cpu_s.get(n, 0.0) for n in DB_NODES)
         self.summary.update(
-            cpu_sources={n.name: n.cpu_source for n in self.settings.nodes},
+            cpu_sources={"app": "n/a (an app at a URL)" if self.settings.app_url else "process",
+                         **{n.name: n.cpu_source for n in self.settings.nodes}},
             cpu_mean_percent=sampling.steady_means(self.sampler.rows, self.t_start, self.t_end),
             cpu_seconds=cpu_s,
             cpu_ms_per_request={k: round(1000 * cpu_s[k] / max(1, requests), 3) for k in groups},

@@ -13,6 +13,8 @@ REPLBENCH_APP_USER / REPLBENCH_APP_PASSWORD (the app; default: the harness's) co
     host = "db2.example"
     [replica2]
     host = "db3.example"
+    [app]                                         # optional: an app of this suite already serving elsewhere
+    url = "http://app1.example:8080"              # (default: started here, reaching the nodes above)
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class TopologyFile:
     path: Path
     description: str
     nodes: tuple[NodeAddress, ...]
+    app_url: str = ""  # an app of this suite already serving there ("" = started here as usual)
 
     def node(self, name: str) -> NodeAddress:
         return next(n for n in self.nodes if n.name == name)
@@ -57,7 +60,7 @@ def load(path: Path) -> TopologyFile:
         raise TopologyFileError(f"topology file {path} does not exist") from None
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise TopologyFileError(f"{where}: not a readable TOML file ({exc})") from None
-    unknown = set(data) - {*ROLES, "description"}
+    unknown = set(data) - {*ROLES, "description", "app"}
     if unknown:
         raise TopologyFileError(f"{where}: unknown section(s) {', '.join(sorted(unknown))}; "
                                 f"expected {', '.join(ROLES)} (and description)")
@@ -91,5 +94,11 @@ def load(path: Path) -> TopologyFile:
             raise TopologyFileError(f"{where}: {node.name} and {seen[key]} are the same server "
                                     f"({node.host}:{node.port})")
         seen[key] = node.name
+    app = data.get("app", {})
+    if not isinstance(app, dict) or set(app) - {"url"}:
+        raise TopologyFileError(f"{where}: [app] takes one key, url (an app of this suite already serving)")
+    url = app.get("url", "")
+    if not isinstance(url, str) or (url and not url.startswith(("http://", "https://"))):
+        raise TopologyFileError(f"{where}: [app] url must be http(s)://host:port; got {url!r}")
     description = data.get("description", "")
-    return TopologyFile(path, str(description), tuple(nodes))
+    return TopologyFile(path, str(description), tuple(nodes), url.rstrip("/"))

@@ -102,7 +102,7 @@ def test_a_run_takes_cpu_from_node_exporter_and_keeps_credentials_out(topo: Sett
     folder = folder if folder.is_absolute() else ROOT / folder
     summary = json.loads((folder / "summary.json").read_text())
     assert summary["requests"] == 240 and summary["success"] == 1
-    assert summary["cpu_sources"] == {"master": "host CPU from node_exporter",
+    assert summary["cpu_sources"] == {"app": "process", "master": "host CPU from node_exporter",
                                       "replica1": "host CPU from node_exporter", "replica2": "n/a (no metrics URL)"}
     means = summary["cpu_mean_percent"]
     # the exporter measures this very host: its busy time agrees with /proc's to within a few % of a core
@@ -127,6 +127,22 @@ def test_apply_capacity_over_tcp(external: dict) -> None:
     assert "replica2: applied" in proc.stdout and "n/a CPU-ms per applied trx" in proc.stdout
     status = run_cli(["status"], external)  # replication running again afterwards
     assert status.stdout.count("IO=Yes SQL=Yes") == 2, status.stdout
+
+
+def test_an_app_already_serving_at_a_url_is_used_not_started(topo: Settings, exporter: str, external: dict,
+                                                            tmp_path: Path) -> None:
+    from replbench import appserver
+
+    app_pid = appserver.app_pid(topo)  # the session's own app, serving the same servers
+    path = write_topology(tmp_path, topo, exporter)
+    path.write_text(path.read_text() + f'[app]\nurl = "http://127.0.0.1:{topo.app_port}/"\n')
+    env = dict(external, REPLBENCH_TOPOLOGY=str(path))
+    proc = run_cli(["get", "40", "--duration", "2s"], env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "app counters n/a" in proc.stderr and "Gunicorn cpu: n/a" in proc.stdout
+    assert appserver.app_pid(topo) == app_pid  # neither restarted nor stopped
+    assert run_cli(["bench-app"], env).returncode == 2
+    assert run_cli(["down"], env).returncode == 0 and appserver.app_pid(topo) == app_pid
 
 
 def test_what_needs_the_processes_is_refused(external: dict) -> None:
