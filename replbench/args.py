@@ -11,6 +11,7 @@ EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the shell's own code when a reader leaves a pipe early
 MAX_RATE = 100_000
 
 

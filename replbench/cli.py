@@ -8,6 +8,7 @@ command's usage, then the error line), 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import signal
 import sys
@@ -15,6 +16,7 @@ from collections.abc import Callable, Sequence
 
 from . import __version__, benchcommands, commands, harnesslog
 from .args import (
+    EXIT_BROKEN_PIPE,
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
     EXIT_USAGE,
@@ -125,6 +127,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `./run.sh status | head`: the reader left; nothing failed here
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
+        return EXIT_BROKEN_PIPE
     except ReplbenchError as exc:
         print(f"replbench: {exc}", file=sys.stderr)
         harnesslog.write(f"failed: {exc}", exc, _fallback_log())

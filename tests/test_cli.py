@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 import json
+import subprocess
+import sys
 
 from replbench.config import ROOT, Settings
 
@@ -166,3 +168,10 @@ def test_bad_cpus_exit_2() -> None:
     for spec in ("app=9", "db=0", "app=1-0", "app=x", "app=0,app=1"):
         proc = run_cli(["get", "10", "--cpus", spec], {})
         assert proc.returncode == 2 and "--cpus" in proc.stderr.splitlines()[-1], spec
+
+
+def test_a_reader_that_leaves_the_pipe_early_is_not_a_failure() -> None:
+    # `true` leaves before the harness has started, so every write of the listing meets a closed pipe
+    proc = subprocess.run(f"{sys.executable} -m replbench list | true; echo ${{PIPESTATUS[0]}}", shell=True,
+                          cwd=ROOT, text=True, capture_output=True, timeout=60, executable="/bin/bash")
+    assert proc.stdout.strip() == "141" and proc.stderr == "", proc.stderr
