@@ -329,12 +329,13 @@ class Run:
             answers = (f"app answered {app['requests']:,}, {app['failed']:,} failed, app p99 ≤{app['p99_ms'] or 0:g} ms"
                        if counted["workers"] else "app counters n/a (an app not started here)")
             cpu = self.sampler.rows[-1] if self.sampler.rows else {}
+            # "–": nothing measures that group (a topology file's node without node_exporter)
+            core = {g: f"{cpu[g]:.0f}" if g in cpu else "–" for g in ("app", *DB_NODES, "vegeta")}
             lost = ", ".join(f["node"] + " LOST" for f in self.nodes.open_faults()) if self.nodes else ""
             self.progress.say(
-                f"{min(elapsed, self.options.duration):5.0f}/{self.options.duration:.0f} s, "
-                f"{answers} | cpu app {cpu.get('app', 0):.0f} "
-                f"master {cpu.get('master', 0):.0f} r1 {cpu.get('replica1', 0):.0f} r2 {cpu.get('replica2', 0):.0f} "
-                f"vegeta {cpu.get('vegeta', 0):.0f}" + (f" | {lost}" if lost else ""))
+                f"{min(elapsed, self.options.duration):5.0f}/{self.options.duration:.0f} s, {answers} | cpu app "
+                f"{core['app']} master {core['master']} r1 {core['replica1']} r2 {core['replica2']} "
+                f"vegeta {core['vegeta']}" + (f" | {lost}" if lost else ""))
         self.progress.say("attack finished", final=True)
 
     def _time_catch_up(self) -> None:
@@ -631,7 +632,7 @@ def render_block(summary: dict[str, Any], folder: Path) -> str:
         replicas = f"{(means['replica1'] + means['replica2']) / 2:.0f}" \
             if "replica1" in means and "replica2" in means else "n/a"
         sources = summary.get("cpu_sources") or {}
-        remote = sorted({v for k, v in sources.items() if k in DB_NODES and v != "process"})
+        remote = any(v != "process" for k, v in sources.items() if k in DB_NODES)
         lines += [f"Gunicorn cpu: {pct('app')}",
                   f"Mysql cpu: {pct('master')} + 2 * {replicas}"
                   f"          (master {pct('master')}, replica1 {pct('replica1')}, replica2 {pct('replica2')}"
