@@ -169,7 +169,7 @@ def build_external(settings: Settings, progress: Progress) -> dict[str, Any]:
             cur.execute(f"REPLACE INTO {META_SCHEMA}.heartbeat VALUES (1, NOW(6))")
     gtid = topology.master_gtid(settings)
     with progress.phase("replicas apply everything (MASTER_GTID_WAIT)"):
-        waited = topology.wait_caught_up(settings, EXTERNAL_CATCH_UP_TIMEOUT, gtid)
+        waited = _wait_with_progress(settings, gtid, progress)
         late = [name for name, took in waited.items() if took is None]
         if late:
             raise DatasetError(f"{', '.join(late)} did not apply the load within {EXTERNAL_CATCH_UP_TIMEOUT:.0f} s; "
@@ -181,6 +181,30 @@ def build_external(settings: Settings, progress: Progress) -> dict[str, Any]:
         info["checksums"] = verify_checksums(settings)
     marker(settings).write_text(json.dumps(info, indent=2) + "\n")
     return info
+
+
+def _wait_with_progress(settings: Settings, gtid: str, progress: Progress) -> dict[str, float | None]:
+    """The replicas' MASTER_GTID_WAIT for the load, showing what each replica's SQL thread is doing meanwhile
+    (replaying the index ALTER alone takes as long as it took on the master)."""
+    result: dict[str, dict[str, float | None]] = {}
+    waiter = threading.Thread(target=lambda: result.update(
+        waited=topology.wait_caught_up(settings, EXTERNAL_CATCH_UP_TIMEOUT, gtid)), daemon=True)
+    waiter.start()
+    while waiter.is_alive():
+        waiter.join(PROGRESS_POLL * 5)
+        if waiter.is_alive():
+            states = []
+            for replica in settings.replicas:
+                try:
+                    with sql.admin(replica, settings) as cur:
+                        cur.execute(sql.replica_status_sql(settings.flavour))
+                        row = (sql.dict_rows(cur) or [{}])[0]
+                    doing = row.get('Slave_SQL_Running_State') or row.get('Replica_SQL_Running_State')
+                    states.append(f"{replica.name}: {doing or 'applying'}")
+                except sql.MySQLError:
+                    states.append(f"{replica.name}: not answering")
+            progress.say("waiting for the replicas — " + "; ".join(states))
+    return result.get("waited", {})
 
 
 def load_tsv_in_chunks(settings: Settings, tsv: Path, schema: str, progress: Progress) -> None:
