@@ -479,7 +479,10 @@ def one_page(latest: dict[str, dict[str, Any]], studies: list[dict[str, Any]], k
                     findings.append(f"- `{data['name']}` on `{scenario_name}`, {label}: `{best}` is the highest, "
                                     f"{factor:.2f}× `{worst}` (repeats do not overlap).")
     for info in latest.values():
-        findings.append(f"- `{info['scenario']}`: max sustainable rate {info['max_text']} on this machine.")
+        others = info.get("earlier_max") or []
+        findings.append(f"- `{info['scenario']}`: max sustainable rate {info['max_text']} on this machine"
+                        + (f" (the newest sweep; earlier sweeps of it in results/ found {', '.join(others)}: one "
+                           "sweep is not a measurement of the limit on a noisy machine)" if others else "") + ".")
     lines += findings or ["- No study or sweep in results/ yet."]
     lines += ["", "## How to read the columns", "", *(f"- {g}" for g in COLUMN_GUIDE), ""]
     if kept:
@@ -521,6 +524,11 @@ def generate(settings: Settings, output: Path | None = None) -> tuple[Path, list
         sweeps_text += lines
         if info["steps"]:
             latest[info["scenario"]] = info
+    superseded = [p for p in sweeps if p not in shown.values()]
+    for path in superseded:  # the one page states what the other sweeps of a scenario found
+        data = json.loads((path / "sweep.json").read_text())
+        if data.get("scenario") in latest:
+            latest[data["scenario"]].setdefault("earlier_max", []).append(describe_max(data))
     kept = writer.kept()
     text = one_page(latest, studies, kept, writer)
     text += ["## Studies: what each replication setting costs", ""] + (studies_text or ["No study in results/ yet: "
@@ -529,7 +537,6 @@ def generate(settings: Settings, output: Path | None = None) -> tuple[Path, list
         text += ["## Faults: before, during and after", ""] + faults_text
     text += ["## Sweeps: where each setup breaks", ""] + (sweeps_text or ["No sweep found in results/: run "
                                                                          "`./run.sh sweep <scenario>` first.", ""])
-    superseded = [p for p in sweeps if p not in shown.values()]
     if superseded:
         text += ["Older sweeps (superseded by the newest of their scenario): "
                  + ", ".join(f"`{p.name}`" for p in superseded), ""]

@@ -102,6 +102,8 @@ def test_stop_rule_runs_one_step_past_the_first_failure(tmp_path: Path, monkeypa
 
 def test_a_small_real_sweep_and_its_report(topo: Settings, tmp_path: Path) -> None:
     env = env_for(topo.state)
+    earlier = run_cli(["sweep", "write", "--rates", "30", "--duration", "2s"], env)  # superseded by the next
+    assert earlier.returncode == 0, earlier.stdout + earlier.stderr
     for name, rates in (("write", "30,60"), ("write-noindex", "30,60")):
         proc = run_cli(["sweep", name, "--rates", rates, "--duration", "2s"], env)
         assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -116,7 +118,8 @@ def test_a_small_real_sweep_and_its_report(topo: Settings, tmp_path: Path) -> No
                     "## Paired sweeps", "### `write` vs `write-noindex`", "### Sweep `write`",
                     "### Sweep `write-noindex`", "max sustainable rate: ≥ 60 rps (no step failed: the ladder ended",
                     "| rate asked | sent/s | goodput/s |", "master CPU-ms/ok", "binlog bytes/write",
-                    "`results/report-assets/committed-earlier`"):
+                    "`results/report-assets/committed-earlier`",
+                    "(the newest sweep; earlier sweeps of it in results/ found ≥ 30 rps"):
         assert section in text, section
     assert (topo.results / "report-assets" / "committed-earlier").is_dir()  # never deleted
     links = [line.split("](")[1].rstrip(")") for line in text.splitlines() if line.startswith("![")]
