@@ -280,13 +280,12 @@ def cmd_apply_capacity(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .report import generate, superseded
+    from .report import generate, split_kept
 
     settings = settings_from(args)
     output, kept = generate(settings, Path(args.output).resolve() if args.output else None)
     print(f"replbench: wrote {shown_path(output)}")
-    newer = superseded(settings.results, kept)
-    absent = [k for k in kept if k not in newer]
+    absent, newer = split_kept(settings.results, kept)
     if absent:
         print(f"replbench: left alone {len(absent)} committed asset folder(s) whose raw data is not here: "
               + ", ".join(absent))

@@ -65,7 +65,6 @@ ENV_DEFAULTS: dict[str, tuple[str, str]] = {
     "db_password": ("REPLBENCH_DB_PASSWORD", ""),
     "app_user": ("REPLBENCH_APP_USER", ""),  # the app's user on such servers; empty = the harness's user
 }
-SECRET_SETTINGS = ("app_password", "repl_password", "admin_password", "db_password")
 
 FIND_USERS_SHAPES = ("two-step", "one-trip")
 NODE_NAMES = ROLES  # master, replica1, replica2
@@ -251,6 +250,11 @@ class Settings:
     def app_url(self) -> str:
         """An app already serving elsewhere (a topology file's [app] url): never started or stopped here."""
         return _topology_file(self.topology).app_url if self.topology else ""
+
+    @property
+    def app_cpu_source(self) -> str:
+        """Where the app's CPU figures come from (like Node.cpu_source)."""
+        return "n/a (an app at a URL)" if self.app_url else "process"
 
     @property
     def topology_name(self) -> str:

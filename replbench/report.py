@@ -190,9 +190,10 @@ class Writer:
 
 
 
-def superseded(results: Path, kept: list[str]) -> list[str]:
-    """Of the kept asset folders, those whose raw data is in results/ (a newer run of their kind is shown)."""
-    return [name for name in kept if (results / name).is_dir()]
+def split_kept(results: Path, kept: list[str]) -> tuple[list[str], list[str]]:
+    """The kept asset folders as (raw data not in results/, superseded: raw data here but a newer run shown)."""
+    newer = [name for name in kept if (results / name).is_dir()]
+    return [name for name in kept if name not in newer], newer
 
 
 def _plt() -> Any:
@@ -490,8 +491,7 @@ def one_page(latest: dict[str, dict[str, Any]], studies: list[dict[str, Any]], k
         if earlier.exists():
             lines += ["Earlier sweeps, published by the previous version and kept unchanged (their raw data is not "
                       f"in this checkout): [{earlier.name}]({writer.rel(earlier)}).", ""]
-        newer = superseded(writer.results, kept)
-        absent = [k for k in kept if k not in newer]
+        absent, newer = split_kept(writer.results, kept)
         if absent:
             lines += ["Committed asset folders whose raw data is not in results/ are kept, not regenerated: "
                       + ", ".join(f"`results/report-assets/{k}`" for k in absent) + ".", ""]

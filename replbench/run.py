@@ -443,7 +443,7 @@ class Run:
         # the databases' share of this host: only when they run on it (a topology file's servers do not)
         db = None if self.settings.external else sum(cpu_s.get(n, 0.0) for n in DB_NODES)
         self.summary.update(
-            cpu_sources={"app": "n/a (an app at a URL)" if self.settings.app_url else "process",
+            cpu_sources={"app": self.settings.app_cpu_source,
                          **{n.name: n.cpu_source for n in self.settings.nodes}},
             cpu_mean_percent=sampling.steady_means(self.sampler.rows, self.t_start, self.t_end),
             cpu_seconds=cpu_s,
