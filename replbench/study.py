@@ -83,6 +83,8 @@ class Plan:
                  f"  data state: {'reset before every cell' if spec.reset == 'each-cell' else spec.data_state}"]
         for i, cell in enumerate(spec.cells):
             where = f"; links {', '.join(cell.links)}" if cell.links else ""
+            if cell.max_inflight is not None:
+                where += f"; app in-flight bound {cell.max_inflight or 'none'} per worker"
             base = " (baseline)" if i == 0 else ""
             lines.append(f"  cell {i + 1}{base}: {cell.name} — {cell.knobs.describe()}{where}")
         order = " ".join(f"{u.cell + 1}" for u in self.units()
@@ -145,20 +147,21 @@ class Study:
         record: dict[str, Any] = {"repeat": unit.repeat + 1, "cell": cell.name, "scenario": unit.scenario,
                                   "group": self.plan.group_of(unit.cell, unit.scenario), "measure": unit.measure,
                                   "rate": rate}
+        settings = self.settings.with_overrides(max_inflight=cell.max_inflight)  # None: unchanged
         try:
             if unit.measure == "apply-capacity":
-                folder = new_folder(self.settings, sc, rate, parent=parent / "apply")
+                folder = new_folder(settings, sc, rate, parent=parent / "apply")
                 writes = self.plan.spec.writes or 60 * rate
-                data = applycap.measure(self.settings, sc, cell.knobs, writes, rate, folder,
+                data = applycap.measure(settings, sc, cell.knobs, writes, rate, folder,
                                         links.parse_all(cell.links))
                 status = data.get("status", "failed")
                 readback = data.get("knobs_readback")
             else:
-                folder = new_folder(self.settings, sc, rate, parent=parent)
+                folder = new_folder(settings, sc, rate, parent=parent)
                 options = RunOptions(duration=self.plan.duration, knobs=cell.knobs,
                                      catch_up_timeout=sc.catch_up_timeout or RunOptions.catch_up_timeout,
                                      links=links.parse_all(cell.links))
-                data = Run(self.settings, sc, rate, options, folder, self.progress).execute()
+                data = Run(settings, sc, rate, options, folder, self.progress).execute()
                 status = data.get("status", "FAILED")
                 meta = json.loads((folder / "meta.json").read_text())
                 readback = meta.get("knobs_readback")
@@ -181,7 +184,7 @@ class Study:
             "measures": list(spec.measures), "repeat": self.plan.repeat, "reset": spec.reset,
             "data_state": spec.data_state,
             "cells": [{"name": c.name, "knobs": c.knobs.as_dict(),
-                       "changed": {**c.knobs.changed(), **({"link": ",".join(c.links)} if c.links else {})}}
+                       "changed": c.changed()}
                       for c in spec.cells],
             "order": [f"{u['cell']} / {u['scenario']} / {u['measure']} / repeat {u['repeat']}" for u in self.units],
             "units": self.units, "comparison": compare_cells(finished, cells),

@@ -15,6 +15,8 @@ unknown scenario is refused, naming the file and the line).
     # or explicit cells: [[cells]] name = "ROW FULL"  binlog_format = "ROW" ...
     # a cell (or [vary] scenario = [...]) may name its own scenario: the cells are then compared across them;
     # link = "replica1=5ms,replica2=5ms" (or "none") puts the cell's replication through toxiproxy links
+    # max_inflight = 64 (or in [vary]) sets the app's in-flight bound per worker for the cell (an app setting,
+    # REPLBENCH_MAX_INFLIGHT; the app is restarted for every run anyway)
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from .knobs import KNOBS, Knobs
 MEASURES = ("run", "apply-capacity")
 RESETS = ("never", "each-cell")
 DEFAULT_REPEAT = 3
+CELL_KEYS = ("scenario", "link", "max_inflight")  # what a cell may set beside the knobs
 TOP_KEYS = {"description", "scenarios", "scenario", "rate", "rates", "duration", "measure", "repeat", "reset",
             "data_state", "vary", "cells", "writes"}
 
@@ -47,6 +50,12 @@ class Cell:
     knobs: Knobs
     scenario: str | None = None  # a cell may run its own scenario (e.g. with and without indexes)
     links: tuple[str, ...] = ()  # link specs (--link), e.g. ("replica1=5ms", "replica2=5ms")
+    max_inflight: int | None = None  # the app's in-flight bound per worker (None: the environment's)
+
+    def changed(self) -> dict[str, str]:
+        """What the cell sets beside the reference: its knobs, its links and its app setting."""
+        return {**self.knobs.changed(), **({"link": ",".join(self.links)} if self.links else {}),
+                **({"max_inflight": str(self.max_inflight)} if self.max_inflight is not None else {})}
 
 
 @dataclass(frozen=True)
@@ -161,7 +170,7 @@ def _cells(data: dict[str, Any]) -> tuple[Cell, ...]:
     if "vary" in data:
         grid = data["vary"]
         for key, values in grid.items():
-            if key not in KNOBS and key not in ("scenario", "link"):
+            if key not in KNOBS and key not in CELL_KEYS:
                 raise ValueError(f"unknown knob '{key}' in [vary]; knobs: {', '.join(KNOBS)}")
             if not isinstance(values, list) or not values:
                 raise ValueError(f"'{key}' in [vary] must be a non-empty list")
@@ -179,6 +188,9 @@ def _cells(data: dict[str, Any]) -> tuple[Cell, ...]:
         label = str(combo.pop("name", "")) or " ".join(f"{k}={v}" for k, v in combo.items())
         own = combo.pop("scenario", None)
         link = str(combo.pop("link", "none"))
+        bound = combo.pop("max_inflight", None)
+        if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int) or bound < 0):
+            raise ValueError(f"cell '{label}': 'max_inflight' must be a whole number, 0 (unbounded) or more")
         try:
             parsed = links.parse_all([link])
         except ValueError as exc:
@@ -188,7 +200,7 @@ def _cells(data: dict[str, Any]) -> tuple[Cell, ...]:
                 raise ValueError(f"unknown knob '{key}' in cell '{label}'; knobs: {', '.join(KNOBS)}")
         try:
             cells.append(Cell(label, Knobs.from_values(combo), None if own is None else str(own),
-                              tuple(x.spec for x in parsed)))
+                              tuple(x.spec for x in parsed), bound))
         except ValueError as exc:
             raise ValueError(f"cell '{label}' is not a valid combination: {exc}") from None
     if len({c.name for c in cells}) != len(cells):

@@ -54,6 +54,7 @@ METRICS: tuple[Metric, ...] = (
                                                            if v is not None], default=None)),
     Metric("p99_ms", "client p99 ms", "ms", lambda s: lookup(s, ("latency_ms", "p99"))),
     Metric("goodput", "goodput/s", "/s", lambda s: s.get("goodput"), lower_is_better=False),
+    Metric("shed", "requests shed by the app", "", lambda s: lookup(s, ("app_admission", "shed"))),
     Metric("semi_sync_wait_us", "semi-sync wait µs", "µs",
            lambda s: lookup(s, ("replication", "nodes", "master", "semi_sync", "avg_tx_wait_us"))),
     Metric("apply_trx_per_s", "apply trx/s", "/s", lambda d: _apply(d, "apply_rate_trx_per_s"),

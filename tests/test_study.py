@@ -49,6 +49,8 @@ def test_every_shipped_study_parses_and_stays_short() -> None:
     (GOOD.replace('["write"]', '["wrote"]'), "wrote"),
     (GOOD.replace("rate = 100", ""), "rate"),
     (GOOD.replace("repeat = 2", 'repeat = 2\nmeasure = ["sometimes"]'), "sometimes"),
+    (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'max_inflight = [0, -1]'), "max_inflight"),
+    (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'max_inflight = [0, "many"]'), "max_inflight"),
 ])
 def test_bad_study_files_exit_2_naming_the_problem(tmp_path: Path, text: str, needle: str) -> None:
     path = write_study(tmp_path, text)
@@ -72,6 +74,16 @@ def test_cells_run_interleaved_never_one_cells_repeats_in_a_row(tmp_path: Path) 
     assert order == [0, 1, 2, 0, 1, 2, 0, 1, 2]
     assert [u.repeat for u in plan.units()] == [0, 0, 0, 1, 1, 1, 2, 2, 2]
     assert "order of cells: 1 2 3 1 2 3 1 2 3" in plan.describe()
+
+
+def test_a_cell_may_set_the_apps_in_flight_bound(tmp_path: Path) -> None:
+    text = GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', "max_inflight = [0, 64]")
+    spec = studyfile.load(str(write_study(tmp_path, text)))
+    assert [c.max_inflight for c in spec.cells] == [0, 64]
+    assert [c.changed() for c in spec.cells] == [{"max_inflight": "0"}, {"max_inflight": "64"}]
+    described = study.Plan.of(spec).describe()
+    assert "bound none per worker" in described and "bound 64 per worker" in described
+    assert studyfile.load("inflight-bound").cells[1].max_inflight == 64
 
 
 def test_cell_statistics_against_hand_computed_values() -> None:
@@ -126,3 +138,18 @@ def test_a_tiny_real_study_writes_study_json_and_a_report_section(topo: Settings
     for asset in (topo.results / "report-assets").rglob("*"):
         if asset.suffix in (".md", ".json", ".txt"):
             assert str(topo.state) not in asset.read_text(), asset
+
+
+def test_a_studys_in_flight_bound_reaches_each_cells_app(topo: Settings, tmp_path: Path) -> None:
+    text = GOOD.replace('["write"]', '["get"]').replace("rate = 100", "rate = 50").replace('"3s"', '"2s"') \
+        .replace("repeat = 2", "repeat = 1").replace('binlog_format = ["ROW", "STATEMENT"]', "max_inflight = [0, 3]")
+    proc = run_cli(["study", str(write_study(tmp_path, text, "bound"))], env_for(topo.state), timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    folder = Path(next(line for line in proc.stdout.splitlines() if line.startswith("study folder:")).split(": ")[1])
+    folder = folder if folder.is_absolute() else ROOT / folder
+    data = json.loads((folder / "study.json").read_text())
+    limits = [json.loads((folder / u["folder"] / "summary.json").read_text())["app_admission"]["limit_per_worker"]
+              for u in data["units"]]
+    assert limits == [0, 3]
+    assert data["cells"][1]["changed"] == {"max_inflight": "3"}
+    assert "shed" in data["comparison"]["get"]

@@ -118,6 +118,7 @@ def test_a_small_real_sweep_and_its_report(topo: Settings, tmp_path: Path) -> No
                     "## Paired sweeps", "### `write` vs `write-noindex`", "### Sweep `write`",
                     "### Sweep `write-noindex`", "max sustainable rate: ≥ 60 rps (no step failed: the ladder ended",
                     "| rate asked | sent/s | goodput/s |", "master CPU-ms/ok", "binlog bytes/write",
+                    "| shed (bound) | verdict |", " | 0 (none) | PASS", "**shed (bound)**",
                     "`results/report-assets/committed-earlier`",
                     "(the newest sweep; earlier sweeps of it in results/ found ≥ 30 rps"):
         assert section in text, section
