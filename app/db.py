@@ -150,10 +150,14 @@ class Database:
         ever cancelled inside the driver (a cancelled acquire or query can leak pool connections)."""
         node.in_flight += 1
         try:
-            try:
-                await asyncio.wait_for(node.slots.acquire(), self.settings.db_timeout)
-            except TimeoutError:
-                raise Overloaded(f"{node.name}: no free connection within {self.settings.db_timeout:g} s") from None
+            if node.slots.locked():  # only a wait is bounded: wait_for costs a task and a timer per call
+                try:
+                    await asyncio.wait_for(node.slots.acquire(), self.settings.db_timeout)
+                except TimeoutError:
+                    raise Overloaded(f"{node.name}: no free connection within {self.settings.db_timeout:g} s") \
+                        from None
+            else:
+                await node.slots.acquire()  # a free slot: taken at once, without suspending
             try:
                 return await self._run_on_connection(node, work)
             finally:

@@ -28,9 +28,12 @@ from .args import (
     parse_seconds,
     settings_from,
 )
-from .config import CATCH_UP_TIMEOUT, FIND_USERS_SHAPES, REQUEST_TIMEOUT, STUDY_DIR, Settings
+from .config import BENCH_APP_RATE, CATCH_UP_TIMEOUT, FIND_USERS_SHAPES, REQUEST_TIMEOUT, STUDY_DIR, Settings
 from .knobs import KNOB_LIST, Knobs
 from .run import Run, RunOptions, exit_code, new_folder, shown_path
+from .stats import separated, spread
+
+BENCH_APP_SCENARIOS = ("floor", "read", "write")  # the stack's floor, find_users, update_user
 
 
 def add_knob_flags(parser: argparse.ArgumentParser) -> None:
@@ -197,7 +200,7 @@ def add_parsers(sub: Any) -> None:
 
     p = sub.add_parser("bench-app", help="measure the app tier's CPU-ms per request (find_users, update_user)",
                        formatter_class=help_formatter)
-    p.add_argument("--rate", type=int, default=1000, help="constant rate of each measurement")
+    p.add_argument("--rate", type=int, default=BENCH_APP_RATE, help="constant rate of each measurement")
     p.add_argument("--duration", default="20s", help="length of each measurement")
     p.add_argument("--combinations", action="store_true",
                    help="measure every driver × worker class combination, not only the configured one")
@@ -205,7 +208,8 @@ def add_parsers(sub: Any) -> None:
                    help="also measure the attack pipeline against a bare `vegeta attack -output=FILE`")
     p.add_argument("--find-users", action="store_true",
                    help="instead: find_users' two SQL shapes (two-step, one-trip) side by side, interleaved")
-    p.add_argument("--repeat", type=int, default=3, help="repeats of each shape with --find-users")
+    p.add_argument("--repeat", type=int, default=3,
+                   help="interleaved rounds (floor, find_users, update_user; or each find_users shape)")
     add_topology_flags(p)
     add_app_flags(p)
 
@@ -330,34 +334,52 @@ def cmd_bench_app(args: argparse.Namespace) -> int:
     combos = [(settings.driver, settings.worker_class)]
     if args.combinations:
         combos = [(d, w) for d in ("aiomysql", "asyncmy") for w in ("aiohttp", "uvloop")]
+    if args.repeat < 1:
+        raise UsageError("--repeat must be at least 1")
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     parent = settings.results / f"bench-app-{stamp}"
-    rows = []
+    # per (driver, worker, endpoint): app and db CPU-ms per ok, the round's ratio to its own floor, success, p99
+    figures: dict[tuple[str, str, str], dict[str, list[float | None]]] = {}
     floor_folder: Path | None = None
-    for driver, worker in combos:
-        combo_settings = settings.with_overrides(driver=driver, worker_class=worker)
-        floor_app = None
-        for name in ("floor", "read", "write"):
-            scenario = load_scenario(name)
-            folder = new_folder(combo_settings, scenario, rate, parent=parent / f"{driver}-{worker}")
-            summary = Run(combo_settings, scenario, rate, RunOptions(duration=duration), folder).execute()
-            if summary.get("status") == "interrupted":
-                return EXIT_INTERRUPTED
-            per_ok = summary.get("cpu_ms_per_success") or {}
-            app = per_ok.get("app")
-            if name == "floor":
-                floor_app, floor_folder = app, folder
-            db = sum(per_ok.get(n, 0) for n in ("master", "replica1", "replica2"))
-            ratio = None if not app or not floor_app or name == "floor" else app / floor_app
-            rows.append((driver, worker, name, app, ratio, db, summary.get("success"),
-                         (summary.get("latency_ms") or {}).get("p99"), folder))
-    print(f"\napp tier cost at {rate} rps, {duration:g} s each (CPU-ms per successful request; ratio = app ÷ the "
-          "floor's app, a constant JSON body served by the same stack)")
-    print(f"{'driver':<9} {'worker':<8} {'scenario':<8} {'app ms':>8} {'× floor':>8} {'db ms':>8} {'success':>8} "
-          f"{'p99 ms':>8}  folder")
-    for driver, worker, name, app, ratio, db, success, p99, folder in rows:
-        print(f"{driver:<9} {worker:<8} {name:<8} {app or 0:>8.3f} {'' if ratio is None else f'{ratio:.2f}×':>8} "
-              f"{db:>8.3f} {100 * (success or 0):>7.2f}% {p99 or 0:>8.1f}  {shown_path(folder)}")
+    for index in range(args.repeat):  # rounds of all three, alternating their order, so drift lands on each
+        order = BENCH_APP_SCENARIOS if index % 2 == 0 else tuple(reversed(BENCH_APP_SCENARIOS))
+        for driver, worker in combos:
+            combo_settings = settings.with_overrides(driver=driver, worker_class=worker)
+            apps: dict[str, float | None] = {}
+            for name in order:
+                scenario = load_scenario(name)
+                folder = new_folder(combo_settings, scenario, rate, parent=parent / f"{driver}-{worker}")
+                summary = Run(combo_settings, scenario, rate, RunOptions(duration=duration), folder).execute()
+                if summary.get("status") == "interrupted":
+                    return EXIT_INTERRUPTED
+                per_ok = summary.get("cpu_ms_per_success") or {}
+                apps[name] = per_ok.get("app")
+                if name == "floor":
+                    floor_folder = folder
+                f = figures.setdefault((driver, worker, name), {k: [] for k in ("app", "ratio", "db", "success",
+                                                                                "p99")})
+                f["app"].append(apps[name])
+                f["db"].append(sum(per_ok.get(n, 0) for n in ("master", "replica1", "replica2")))
+                f["success"].append(summary.get("success"))
+                f["p99"].append((summary.get("latency_ms") or {}).get("p99"))
+            floor_app = apps.get("floor")
+            for name in BENCH_APP_SCENARIOS[1:]:
+                app = apps.get(name)
+                figures[(driver, worker, name)]["ratio"].append(app / floor_app if app and floor_app else None)
+    (parent / "bench-app.json").write_text(json.dumps(
+        {"rate": rate, "duration_s": duration, "repeat": args.repeat,
+         "figures": {"/".join(k): v for k, v in figures.items()}}, indent=2))
+    print(f"\napp tier cost at {rate} rps, {duration:g} s each, {args.repeat} interleaved round(s) (CPU-ms per "
+          "successful request, median [min–max]; × floor = app ÷ the same round's floor, a constant JSON body "
+          "served by the same stack)")
+    print(f"{'driver':<9} {'worker':<8} {'scenario':<8} {'app ms':>21} {'× floor':>19} {'db ms':>8} "
+          f"{'success':>8} {'p99 ms':>8}")
+    for (driver, worker, name), f in figures.items():
+        ratio = "" if name == "floor" else spread_text(f["ratio"], "{:.2f}×")
+        print(f"{driver:<9} {worker:<8} {name:<8} {spread_text(f['app'], '{:.3f}'):>21} {ratio:>19} "
+              f"{spread(f['db'])['median'] or 0:>8.3f} {100 * (spread(f['success'])['median'] or 0):>7.2f}% "
+              f"{spread(f['p99'])['median'] or 0:>8.1f}")
+    print(f"data in {shown_path(parent)}")
     if args.load and floor_folder is not None:
         summary = json.loads((floor_folder / "summary.json").read_text())
         pipeline = summary.get("pipeline_cpu_s") or {}
@@ -380,8 +402,6 @@ def cmd_bench_app(args: argparse.Namespace) -> int:
 def find_users_shapes(settings: Settings, rate: int, duration: float, repeat: int) -> int:
     """find_users sent as two statements (two-step) or one (one-trip), `read` runs interleaved shape by shape,
     each repeat in both orders' turn: app and replica CPU-ms per successful query, median [min–max]."""
-    from .stats import separated, spread
-
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     parent = settings.results / f"bench-find-users-{stamp}"
     scenario = load_scenario("read")
@@ -402,24 +422,28 @@ def find_users_shapes(settings: Settings, rate: int, duration: float, repeat: in
             figures[shape]["p99"].append((summary.get("latency_ms") or {}).get("p99"))
     (parent / "find-users.json").write_text(json.dumps(figures, indent=2))
 
-    def cell(values: list[float | None], fmt: str) -> str:
-        got = spread(values)
-        if got["median"] is None:
-            return "n/a"
-        return f"{fmt.format(got['median'])} [{fmt.format(got['min'])}–{fmt.format(got['max'])}]"
-
     print(f"\nfind_users at {rate} rps, {duration:g} s each, {repeat} interleaved repeats (CPU-ms per successful "
           "query, median [min–max]; replicas = replica1 + replica2)")
     print(f"{'shape':<9} {'app ms':>22} {'replicas ms':>22} {'p99 ms':>22}")
     for shape in FIND_USERS_SHAPES:
         f = figures[shape]
-        print(f"{shape:<9} {cell(f['app'], '{:.3f}'):>22} {cell(f['replicas'], '{:.3f}'):>22} "
-              f"{cell(f['p99'], '{:.1f}'):>22}")
+        print(f"{shape:<9} {spread_text(f['app'], '{:.3f}'):>22} {spread_text(f['replicas'], '{:.3f}'):>22} "
+              f"{spread_text(f['p99'], '{:.1f}'):>22}")
     a, b = (figures[s]["replicas"] for s in FIND_USERS_SHAPES)
     verdict = {True: "the repeats separate them", False: "within noise (the repeats overlap)",
                None: "not comparable"}[separated(a, b)]
     print(f"replica CPU per query, two-step vs one-trip: {verdict}; data in {shown_path(parent)}")
     return 0
+
+
+def spread_text(values: list[float | None], fmt: str) -> str:
+    """median [min–max] of repeats, or the one value, or n/a."""
+    got = spread(values)
+    if got["median"] is None:
+        return "n/a"
+    if got["min"] == got["max"]:
+        return fmt.format(got["median"])
+    return f"{fmt.format(got['median'])} [{fmt.format(got['min'])}–{fmt.format(got['max'])}]"
 
 
 def cmd_list(args: argparse.Namespace) -> int:

@@ -67,6 +67,7 @@ ENV_DEFAULTS: dict[str, tuple[str, str]] = {
 }
 
 FIND_USERS_SHAPES = ("two-step", "one-trip")
+BENCH_APP_RATE = 800  # bench-app's rate: below the 8M read limit (about 1500/s), so queueing does not inflate CPU
 NODE_NAMES = ROLES  # master, replica1, replica2
 SERVER_IDS = {"master": 1, "replica1": 2, "replica2": 3}
 SCHEMAS = ("bench_idx", "bench_noidx", "bench_nopk")

@@ -326,7 +326,7 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], dict[str, An
 
 
 STUDY_CHART = ("bytes_per_write", "master_ms_per_write", "replica_ms_per_write", "lag_p99_ms", "p99_ms",
-               "apply_trx_per_s", "semi_sync_wait_us")
+               "apply_trx_per_s", "semi_sync_wait_us", "shed", "app_ms_per_ok", "db_share")
 
 
 def plot_study(data: dict[str, Any], assets: Path) -> str | None:

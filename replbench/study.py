@@ -85,6 +85,8 @@ class Plan:
             where = f"; links {', '.join(cell.links)}" if cell.links else ""
             if cell.max_inflight is not None:
                 where += f"; app in-flight bound {cell.max_inflight or 'none'} per worker"
+            if cell.app_workers is not None:
+                where += f"; {cell.app_workers} app worker(s)"
             base = " (baseline)" if i == 0 else ""
             lines.append(f"  cell {i + 1}{base}: {cell.name} — {cell.knobs.describe()}{where}")
         order = " ".join(f"{u.cell + 1}" for u in self.units()
@@ -147,7 +149,7 @@ class Study:
         record: dict[str, Any] = {"repeat": unit.repeat + 1, "cell": cell.name, "scenario": unit.scenario,
                                   "group": self.plan.group_of(unit.cell, unit.scenario), "measure": unit.measure,
                                   "rate": rate}
-        settings = self.settings.with_overrides(max_inflight=cell.max_inflight)  # None: unchanged
+        settings = self.settings.with_overrides(**cell.app())
         try:
             if unit.measure == "apply-capacity":
                 folder = new_folder(settings, sc, rate, parent=parent / "apply")

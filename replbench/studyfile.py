@@ -15,8 +15,8 @@ unknown scenario is refused, naming the file and the line).
     # or explicit cells: [[cells]] name = "ROW FULL"  binlog_format = "ROW" ...
     # a cell (or [vary] scenario = [...]) may name its own scenario: the cells are then compared across them;
     # link = "replica1=5ms,replica2=5ms" (or "none") puts the cell's replication through toxiproxy links
-    # max_inflight = 64 (or in [vary]) sets the app's in-flight bound per worker for the cell (an app setting,
-    # REPLBENCH_MAX_INFLIGHT; the app is restarted for every run anyway)
+    # max_inflight = 64 and app_workers = 1 (or in [vary]) set the app for the cell: its in-flight bound per worker
+    # (REPLBENCH_MAX_INFLIGHT) and its gunicorn workers (REPLBENCH_APP_WORKERS); the app restarts every run anyway
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ from .knobs import KNOBS, Knobs
 MEASURES = ("run", "apply-capacity")
 RESETS = ("never", "each-cell")
 DEFAULT_REPEAT = 3
-CELL_KEYS = ("scenario", "link", "max_inflight")  # what a cell may set beside the knobs
+APP_KEYS = {"max_inflight": 0, "app_workers": 1}  # app settings a cell may set, with their smallest value
+CELL_KEYS = ("scenario", "link", *APP_KEYS)  # what a cell may set beside the knobs
 TOP_KEYS = {"description", "scenarios", "scenario", "rate", "rates", "duration", "measure", "repeat", "reset",
             "data_state", "vary", "cells", "writes"}
 
@@ -51,11 +52,17 @@ class Cell:
     scenario: str | None = None  # a cell may run its own scenario (e.g. with and without indexes)
     links: tuple[str, ...] = ()  # link specs (--link), e.g. ("replica1=5ms", "replica2=5ms")
     max_inflight: int | None = None  # the app's in-flight bound per worker (None: the environment's)
+    app_workers: int | None = None  # the app's gunicorn workers (None: the environment's)
+
+    def app(self) -> dict[str, int]:
+        """The app settings the cell sets (Settings field names)."""
+        return {k: v for k, v in (("max_inflight", self.max_inflight), ("app_workers", self.app_workers))
+                if v is not None}
 
     def changed(self) -> dict[str, str]:
-        """What the cell sets beside the reference: its knobs, its links and its app setting."""
+        """What the cell sets beside the reference: its knobs, its links and its app settings."""
         return {**self.knobs.changed(), **({"link": ",".join(self.links)} if self.links else {}),
-                **({"max_inflight": str(self.max_inflight)} if self.max_inflight is not None else {})}
+                **{k: str(v) for k, v in self.app().items()}}
 
 
 @dataclass(frozen=True)
@@ -188,9 +195,10 @@ def _cells(data: dict[str, Any]) -> tuple[Cell, ...]:
         label = str(combo.pop("name", "")) or " ".join(f"{k}={v}" for k, v in combo.items())
         own = combo.pop("scenario", None)
         link = str(combo.pop("link", "none"))
-        bound = combo.pop("max_inflight", None)
-        if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int) or bound < 0):
-            raise ValueError(f"cell '{label}': 'max_inflight' must be a whole number, 0 (unbounded) or more")
+        app = {key: combo.pop(key) for key in APP_KEYS if key in combo}
+        for key, value in app.items():
+            if isinstance(value, bool) or not isinstance(value, int) or value < APP_KEYS[key]:
+                raise ValueError(f"cell '{label}': '{key}' must be a whole number, {APP_KEYS[key]} or more")
         try:
             parsed = links.parse_all([link])
         except ValueError as exc:
@@ -200,7 +208,7 @@ def _cells(data: dict[str, Any]) -> tuple[Cell, ...]:
                 raise ValueError(f"unknown knob '{key}' in cell '{label}'; knobs: {', '.join(KNOBS)}")
         try:
             cells.append(Cell(label, Knobs.from_values(combo), None if own is None else str(own),
-                              tuple(x.spec for x in parsed), bound))
+                              tuple(x.spec for x in parsed), **app))
         except ValueError as exc:
             raise ValueError(f"cell '{label}' is not a valid combination: {exc}") from None
     if len({c.name for c in cells}) != len(cells):

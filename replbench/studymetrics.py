@@ -34,6 +34,11 @@ def _worse_replica(summary: dict[str, Any], path: tuple[str, ...]) -> float | No
     return max(got) if got else None
 
 
+def _db_per_ok(summary: dict[str, Any]) -> float | None:
+    values = [lookup(summary, ("cpu_ms_per_success", n)) for n in ("master", "replica1", "replica2")]
+    return None if None in values else round(sum(values), 4)  # type: ignore[arg-type]
+
+
 def _apply(data: dict[str, Any], key: str) -> float | None:
     values = [lookup(data, ("replicas", r, key)) for r in ("replica1", "replica2")]
     got = [v for v in values if v is not None]
@@ -55,6 +60,9 @@ METRICS: tuple[Metric, ...] = (
     Metric("p99_ms", "client p99 ms", "ms", lambda s: lookup(s, ("latency_ms", "p99"))),
     Metric("goodput", "goodput/s", "/s", lambda s: s.get("goodput"), lower_is_better=False),
     Metric("shed", "requests shed by the app", "", lambda s: lookup(s, ("app_admission", "shed"))),
+    Metric("app_ms_per_ok", "app CPU-ms/ok", "ms", lambda s: lookup(s, ("cpu_ms_per_success", "app"))),
+    Metric("db_ms_per_ok", "db CPU-ms/ok", "ms", lambda s: _db_per_ok(s)),
+    Metric("db_share", "db share of host", "", lambda s: s.get("db_share_of_host"), lower_is_better=False),
     Metric("semi_sync_wait_us", "semi-sync wait µs", "µs",
            lambda s: lookup(s, ("replication", "nodes", "master", "semi_sync", "avg_tx_wait_us"))),
     Metric("apply_trx_per_s", "apply trx/s", "/s", lambda d: _apply(d, "apply_rate_trx_per_s"),

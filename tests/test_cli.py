@@ -118,12 +118,21 @@ def test_the_sql_described_in_the_report_is_the_apps() -> None:
 
 
 def test_bench_app_measures_the_floor_beside_the_endpoints_and_the_load_generator(topo: Settings) -> None:
-    proc = run_cli(["bench-app", "--rate", "40", "--duration", "2s", "--load"], env_for(topo.state))
+    proc = run_cli(["bench-app", "--rate", "40", "--duration", "2s", "--load", "--repeat", "2"],
+                   env_for(topo.state))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    rows = [line.split() for line in proc.stdout.splitlines() if line.startswith(("asyncmy", "aiomysql"))]
-    assert [r[2] for r in rows] == ["floor", "read", "write"]
-    assert all(r[4].endswith("×") for r in rows[1:])  # each endpoint as a multiple of the floor
+    rows = [line for line in proc.stdout.splitlines() if line.startswith(("asyncmy", "aiomysql"))]
+    assert [r.split()[2] for r in rows] == ["floor", "read", "write"]
+    assert all("×" in r for r in rows[1:]) and "×" not in rows[0]  # each endpoint as a multiple of the floor
+    assert "2 interleaved round(s)" in proc.stdout
     assert "bare `vegeta attack -output=FILE`" in proc.stdout and "× bare)" in proc.stdout
+    folder = ROOT / proc.stdout.split("data in ")[1].split()[0]
+    data = json.loads((folder / "bench-app.json").read_text())
+    ratios = data["figures"]["asyncmy/uvloop/read"]["ratio"]
+    assert len(ratios) == 2 and all(r is None or r > 0 for r in ratios)
+    order = sorted(p.name for p in (folder / "asyncmy-uvloop").iterdir())
+    assert len(order) == 6  # two rounds of three runs
+    assert run_cli(["bench-app", "--repeat", "0"], {}).returncode == 2
 
 
 def test_two_attackers_give_one_merged_report(topo: Settings) -> None:
