@@ -54,8 +54,9 @@ COLUMN_GUIDE = (
     "**PASS\\***: the step met every criterion but the host or the load generator was saturated (the reason is "
     "given): the figure describes this box, not only the databases.",
     "**ratio**: a cell's median ÷ the baseline cell's; *noise* when the repeats' ranges overlap.",
-    "**shed (bound)**: requests the app answered 503 at once because a worker already had its bound of requests "
-    "in flight (REPLBENCH_MAX_INFLIGHT per worker; *none* = unbounded, nothing is shed).",
+    "**shed / peak in flight (bound)**: requests the app answered 503 at once because a worker already had its "
+    "bound of requests in flight, and the workers' peaks in flight summed (bound: REPLBENCH_MAX_INFLIGHT per "
+    "worker; *none* = unbounded, nothing is shed).",
 )
 
 
@@ -121,7 +122,8 @@ def verdict_of(step: dict[str, Any]) -> str:
 
 TABLE_HEADER = ("| rate asked | sent/s | goodput/s | p50 ms | p99 ms | max ms | success | app % | master % | "
                 "replica1 % | replica2 % | app CPU-ms/ok | master CPU-ms/ok | replicas CPU-ms/ok | db share | "
-                "lag p99 ms | catch-up s | binlog B/write | shed (bound) | verdict |\n" + "|" + "---|" * 20)
+                "lag p99 ms | catch-up s | binlog B/write | shed / peak in flight (bound) | verdict |\n"
+                + "|" + "---|" * 20)
 
 
 def step_row(step: dict[str, Any]) -> str:
@@ -156,12 +158,15 @@ def step_row(step: dict[str, Any]) -> str:
 
 
 def _shed(sums: list[dict[str, Any]]) -> str:
-    """Requests the app shed over its in-flight bound (median of the repeats) and the bound per worker."""
+    """Requests the app shed over its in-flight bound and its workers' peaks in flight summed (medians of the
+    repeats), and the bound per worker."""
     limits = {lookup(s, ("app_admission", "limit_per_worker")) for s in sums} - {None}
     if not limits:
         return "–"
     bound = "/".join(str(limit or "none") for limit in sorted(limits))
-    return f"{fig([lookup(s, ('app_admission', 'shed')) for s in sums])} ({bound})"
+    shed = fig([lookup(s, ("app_admission", "shed")) for s in sums])
+    peak = fig([lookup(s, ("app_admission", "peak_in_flight")) for s in sums])
+    return f"{shed} / {peak} ({bound})"
 
 
 class Writer:

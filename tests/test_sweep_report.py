@@ -118,11 +118,13 @@ def test_a_small_real_sweep_and_its_report(topo: Settings, tmp_path: Path) -> No
                     "## Paired sweeps", "### `write` vs `write-noindex`", "### Sweep `write`",
                     "### Sweep `write-noindex`", "max sustainable rate: ≥ 60 rps (no step failed: the ladder ended",
                     "| rate asked | sent/s | goodput/s |", "master CPU-ms/ok", "binlog bytes/write",
-                    "| shed (bound) | verdict |", " | 0 (none) | PASS", "**shed (bound)**",
+                    "| shed / peak in flight (bound) | verdict |", "**shed / peak in flight (bound)**",
                     "`results/report-assets/committed-earlier`",
                     "(the newest sweep; earlier sweeps of it in results/ found ≥ 30 rps"):
         assert section in text, section
     assert (topo.results / "report-assets" / "committed-earlier").is_dir()  # never deleted
+    rows = [line for line in text.splitlines() if line.startswith("| ") and ("| PASS" in line or "| FAIL" in line)]
+    assert rows and all(" | 0 / " in row and " (none) | " in row for row in rows)  # unbounded: none shed
     links = [line.split("](")[1].rstrip(")") for line in text.splitlines() if line.startswith("![")]
     assert len(links) >= 8  # 4 sweep plots × 2 sweeps
     for link in links:
