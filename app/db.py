@@ -58,7 +58,14 @@ class NodePool:
     last_change: float = field(default_factory=time.time)
     lag_s: float | None = None  # heartbeat lag read by the last probe (replicas)
     lagging: bool = False  # out of the read rotation for lag above REPLBENCH_MAX_LAG
+    socket: str | None = None  # a unix socket instead of host:port (REPLBENCH_APP_TRANSPORT=unix)
     slots: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(1))
+
+    def where(self) -> dict[str, Any]:
+        """The driver's connection arguments for this node."""
+        if self.socket:
+            return {"unix_socket": self.socket, "user": self.user, "password": self.password}
+        return {"host": self.host, "port": self.port, "user": self.user, "password": self.password}
 
     def mark(self, healthy: bool, error: str = "") -> None:
         if healthy != self.healthy:
@@ -69,7 +76,7 @@ class NodePool:
 
     def as_dict(self) -> dict[str, Any]:
         pool = self.pool
-        return {"role": self.role, "host": self.host, "port": self.port, "healthy": self.healthy,
+        return {"role": self.role, "host": self.host, "port": self.port, "socket": self.socket, "healthy": self.healthy,
                 "in_flight": self.in_flight, "served": self.served, "last_error": self.last_error,
                 "lag_s": self.lag_s, "lagging": self.lagging,
                 "pool": None if pool is None else {"size": pool.size, "free": pool.freesize,
@@ -82,9 +89,10 @@ class Database:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.driver = load_driver(settings.driver)
-        self.master = NodePool("master", "master", *settings.address("master"), *settings.app_credentials("master"))
-        self.replicas = [NodePool(n.name, "replica", *settings.address(n.name), *settings.app_credentials("replica"))
-                         for n in settings.replicas]
+        self.master = NodePool("master", "master", *settings.address("master"), *settings.app_credentials("master"),
+                               socket=settings.app_socket("master"))
+        self.replicas = [NodePool(n.name, "replica", *settings.address(n.name), *settings.app_credentials("replica"),
+                                  socket=settings.app_socket(n.name)) for n in settings.replicas]
         self._rr = itertools.count()
         self._probe_task: asyncio.Task[None] | None = None
 
@@ -102,8 +110,7 @@ class Database:
         for node in self.nodes:
             node.slots = asyncio.Semaphore(self.settings.pool_size)
             node.pool = await self.driver.create_pool(
-                host=node.host, port=node.port, user=node.user, password=node.password,
-                minsize=0, maxsize=self.settings.pool_size, autocommit=True, charset="utf8mb4",
+                **node.where(), minsize=0, maxsize=self.settings.pool_size, autocommit=True, charset="utf8mb4",
                 connect_timeout=self.settings.db_timeout, init_command=self._init_command(),
                 client_flag=CLIENT_FOUND_ROWS)
         await asyncio.gather(*(self.probe(node) for node in self.nodes))
@@ -202,8 +209,7 @@ class Database:
         """Connect with a fresh connection (not from the pool) and check the node can serve its role."""
         try:
             conn = await asyncio.wait_for(self.driver.connect(
-                host=node.host, port=node.port, user=node.user, password=node.password,
-                connect_timeout=self.settings.db_timeout), self.settings.db_timeout + 1)
+                **node.where(), connect_timeout=self.settings.db_timeout), self.settings.db_timeout + 1)
         except (TimeoutError, self.driver.Error, OSError) as exc:
             node.mark(False, f"probe: {exc or type(exc).__name__}")
             return

@@ -50,6 +50,7 @@ ENV_DEFAULTS: dict[str, tuple[str, str]] = {
     "max_lag": ("REPLBENCH_MAX_LAG", "0"),
     # requests in flight per app worker above which the excess is answered 503 at once (0 = unbounded)
     "max_inflight": ("REPLBENCH_MAX_INFLIGHT", "64"),  # measured: studies inflight-bound, inflight-overload
+    "app_transport": ("REPLBENCH_APP_TRANSPORT", "tcp"),  # tcp | unix (the native nodes' sockets): see README
     # heartbeat period in ms (pt-heartbeat allows 10 ms): the floor of every lag figure
     "heartbeat_ms": ("REPLBENCH_HEARTBEAT_MS", "100"),
     # find_users' SQL: two round trips (the distinct first names, then the narrow ranges) or one (a derived
@@ -67,6 +68,7 @@ ENV_DEFAULTS: dict[str, tuple[str, str]] = {
 }
 
 FIND_USERS_SHAPES = ("two-step", "one-trip")
+APP_TRANSPORTS = ("tcp", "unix")
 BENCH_APP_RATE = 800  # bench-app's rate: below the 8M read limit (about 1500/s), so queueing does not inflate CPU
 NODE_NAMES = ROLES  # master, replica1, replica2
 SERVER_IDS = {"master": 1, "replica1": 2, "replica2": 3}
@@ -173,6 +175,7 @@ class Settings:
     db_hosts: str
     max_lag: float
     max_inflight: int
+    app_transport: str
     heartbeat_ms: int
     find_users: str
     topology: str
@@ -219,6 +222,7 @@ class Settings:
                 db_hosts=raw["db_hosts"],
                 max_lag=_non_negative_float(raw["max_lag"], "max lag"),
                 max_inflight=_non_negative_int(raw["max_inflight"], "max in-flight"),
+                app_transport=_choice(raw["app_transport"], APP_TRANSPORTS, "app transport"),
                 heartbeat_ms=_bounded_int(raw["heartbeat_ms"], 10, 10_000, "heartbeat interval (ms)"),
                 find_users=_choice(raw["find_users"], FIND_USERS_SHAPES, "find_users shape"),
                 topology=str(path(raw["topology"])) if raw["topology"] else "",
@@ -293,6 +297,13 @@ class Settings:
             host, _, port = entries[NODE_NAMES.index(name)].partition(":")
             return host, int(port or 3306)
         return "127.0.0.1", self.node(name).port
+
+    def app_socket(self, name: str) -> str | None:
+        """The unix socket the app reaches a node by (REPLBENCH_APP_TRANSPORT=unix), or None for TCP: only the
+        native nodes have one here, and a node the app reaches through a proxy (an app-* link) stays on TCP."""
+        if self.app_transport != "unix" or self.topology or self.db_hosts:
+            return None
+        return str(self.node(name).socket)
 
     def node(self, name: str) -> Node:
         return next(n for n in self.nodes if n.name == name)

@@ -87,6 +87,8 @@ class Plan:
                 where += f"; app in-flight bound {cell.max_inflight or 'none'} per worker"
             if cell.app_workers is not None:
                 where += f"; {cell.app_workers} app worker(s)"
+            if cell.app_transport is not None:
+                where += f"; the app reaches the nodes by {cell.app_transport}"
             base = " (baseline)" if i == 0 else ""
             lines.append(f"  cell {i + 1}{base}: {cell.name} — {cell.knobs.describe()}{where}")
         order = " ".join(f"{u.cell + 1}" for u in self.units()

@@ -15,8 +15,9 @@ unknown scenario is refused, naming the file and the line).
     # or explicit cells: [[cells]] name = "ROW FULL"  binlog_format = "ROW" ...
     # a cell (or [vary] scenario = [...]) may name its own scenario: the cells are then compared across them;
     # link = "replica1=5ms,replica2=5ms" (or "none") puts the cell's replication through toxiproxy links
-    # max_inflight = 64 and app_workers = 1 (or in [vary]) set the app for the cell: its in-flight bound per worker
-    # (REPLBENCH_MAX_INFLIGHT) and its gunicorn workers (REPLBENCH_APP_WORKERS); the app restarts every run anyway
+    # max_inflight = 64, app_workers = 1, app_transport = "unix" (or in [vary]) set the app for the cell: its
+    # in-flight bound per worker, its gunicorn workers and how it reaches the nodes (REPLBENCH_MAX_INFLIGHT,
+    # REPLBENCH_APP_WORKERS, REPLBENCH_APP_TRANSPORT); the app restarts for every run anyway
 """
 
 from __future__ import annotations
@@ -29,13 +30,14 @@ from typing import Any
 
 from . import links
 from . import scenario as scenarios
-from .config import STUDY_DIR, parse_duration
+from .config import APP_TRANSPORTS, STUDY_DIR, parse_duration
 from .knobs import KNOBS, Knobs
 
 MEASURES = ("run", "apply-capacity")
 RESETS = ("never", "each-cell")
 DEFAULT_REPEAT = 3
-APP_KEYS = {"max_inflight": 0, "app_workers": 1}  # app settings a cell may set, with their smallest value
+# app settings a cell may set: the smallest whole number, or the values allowed
+APP_KEYS: dict[str, int | tuple[str, ...]] = {"max_inflight": 0, "app_workers": 1, "app_transport": APP_TRANSPORTS}
 CELL_KEYS = ("scenario", "link", *APP_KEYS)  # what a cell may set beside the knobs
 TOP_KEYS = {"description", "scenarios", "scenario", "rate", "rates", "duration", "measure", "repeat", "reset",
             "data_state", "vary", "cells", "writes"}
@@ -53,11 +55,12 @@ class Cell:
     links: tuple[str, ...] = ()  # link specs (--link), e.g. ("replica1=5ms", "replica2=5ms")
     max_inflight: int | None = None  # the app's in-flight bound per worker (None: the environment's)
     app_workers: int | None = None  # the app's gunicorn workers (None: the environment's)
+    app_transport: str | None = None  # how the app reaches the nodes: tcp or unix (None: the environment's)
 
-    def app(self) -> dict[str, int]:
+    def app(self) -> dict[str, int | str]:
         """The app settings the cell sets (Settings field names)."""
-        return {k: v for k, v in (("max_inflight", self.max_inflight), ("app_workers", self.app_workers))
-                if v is not None}
+        return {k: v for k, v in (("max_inflight", self.max_inflight), ("app_workers", self.app_workers),
+                                  ("app_transport", self.app_transport)) if v is not None}
 
     def changed(self) -> dict[str, str]:
         """What the cell sets beside the reference: its knobs, its links and its app settings."""
@@ -197,8 +200,12 @@ def _cells(data: dict[str, Any]) -> tuple[Cell, ...]:
         link = str(combo.pop("link", "none"))
         app = {key: combo.pop(key) for key in APP_KEYS if key in combo}
         for key, value in app.items():
-            if isinstance(value, bool) or not isinstance(value, int) or value < APP_KEYS[key]:
-                raise ValueError(f"cell '{label}': '{key}' must be a whole number, {APP_KEYS[key]} or more")
+            allowed = APP_KEYS[key]
+            if isinstance(allowed, tuple):
+                if value not in allowed:
+                    raise ValueError(f"cell '{label}': '{key}' must be one of {', '.join(allowed)}")
+            elif isinstance(value, bool) or not isinstance(value, int) or value < allowed:
+                raise ValueError(f"cell '{label}': '{key}' must be a whole number, {allowed} or more")
         try:
             parsed = links.parse_all([link])
         except ValueError as exc:

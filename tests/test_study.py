@@ -51,6 +51,8 @@ def test_every_shipped_study_parses_and_stays_short() -> None:
     (GOOD.replace("repeat = 2", 'repeat = 2\nmeasure = ["sometimes"]'), "sometimes"),
     (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'max_inflight = [0, -1]'), "max_inflight"),
     (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'max_inflight = [0, "many"]'), "max_inflight"),
+    (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'app_transport = ["tcp", "pigeon"]'), "app_transport"),
+    (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'app_workers = [0]'), "app_workers"),
 ])
 def test_bad_study_files_exit_2_naming_the_problem(tmp_path: Path, text: str, needle: str) -> None:
     path = write_study(tmp_path, text)
@@ -140,16 +142,22 @@ def test_a_tiny_real_study_writes_study_json_and_a_report_section(topo: Settings
             assert str(topo.state) not in asset.read_text(), asset
 
 
-def test_a_studys_in_flight_bound_reaches_each_cells_app(topo: Settings, tmp_path: Path) -> None:
+def test_a_studys_app_settings_reach_each_cells_app(topo: Settings, tmp_path: Path) -> None:
     text = GOOD.replace('["write"]', '["get"]').replace("rate = 100", "rate = 50").replace('"3s"', '"2s"') \
-        .replace("repeat = 2", "repeat = 1").replace('binlog_format = ["ROW", "STATEMENT"]', "max_inflight = [0, 3]")
-    proc = run_cli(["study", str(write_study(tmp_path, text, "bound"))], env_for(topo.state), timeout=600)
+        .replace("repeat = 2", "repeat = 1").replace("[vary]\nbinlog_format = [\"ROW\", \"STATEMENT\"]\n",
+                                                    '[[cells]]\nname = "reference app"\nmax_inflight = 0\n'
+                                                    '[[cells]]\nname = "changed app"\nmax_inflight = 3\n'
+                                                    'app_workers = 1\napp_transport = "unix"\n')
+    proc = run_cli(["study", str(write_study(tmp_path, text, "app"))], env_for(topo.state), timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     folder = Path(next(line for line in proc.stdout.splitlines() if line.startswith("study folder:")).split(": ")[1])
     folder = folder if folder.is_absolute() else ROOT / folder
     data = json.loads((folder / "study.json").read_text())
-    limits = [json.loads((folder / u["folder"] / "summary.json").read_text())["app_admission"]["limit_per_worker"]
-              for u in data["units"]]
+    runs = [folder / u["folder"] for u in data["units"]]
+    limits = [json.loads((run / "summary.json").read_text())["app_admission"]["limit_per_worker"] for run in runs]
     assert limits == [0, 3]
-    assert data["cells"][1]["changed"] == {"max_inflight": "3"}
-    assert "shed" in data["comparison"]["get"]
+    apps = [json.loads((run / "meta.json").read_text())["app"] for run in runs]
+    assert [(a["workers"], a["transport"]) for a in apps] == [(topo.app_workers, "tcp"), (1, "unix socket")]
+    assert all(u["status"] in ("ok", "ok-with-warnings") for u in data["units"])
+    assert data["cells"][1]["changed"] == {"max_inflight": "3", "app_workers": "1", "app_transport": "unix"}
+    assert "shed" in data["comparison"]["get"] and "app_ms_per_ok" in data["comparison"]["get"]

@@ -151,3 +151,18 @@ def test_long_statement_progress_uses_mariadbs_percentage_or_its_state() -> None
     assert dataset._describe_progress(1, 2, 19.7, "Reading file", 5) == "stage 1/2  19.7 %"
     in_place_alter = dataset._describe_progress(1, 1, 0.0, "altering table", 42)
     assert in_place_alter.startswith("altering table for 42 s") and "%" not in in_place_alter
+
+
+def test_the_app_reaches_native_nodes_by_their_sockets_only_when_asked(tmp_path) -> None:
+    from replbench.config import ConfigError
+
+    env = {"REPLBENCH_STATE": str(tmp_path)}
+    assert Settings.from_env(env).app_socket("replica1") is None  # TCP by default
+    unix = Settings.from_env({**env, "REPLBENCH_APP_TRANSPORT": "unix"})
+    assert unix.app_socket("replica1") == str(tmp_path / "replica1" / "mariadbd.sock")
+    assert unix.as_env()["REPLBENCH_APP_TRANSPORT"] == "unix"
+    proxied = Settings.from_env({**env, "REPLBENCH_APP_TRANSPORT": "unix",
+                                 "REPLBENCH_DB_HOSTS": "127.0.0.1:1,127.0.0.1:2,127.0.0.1:3"})
+    assert proxied.app_socket("master") is None  # reached through a proxy (an app-* link): TCP
+    with pytest.raises(ConfigError, match="app transport"):
+        Settings.from_env({**env, "REPLBENCH_APP_TRANSPORT": "pigeon"})
