@@ -49,7 +49,7 @@ ENV_DEFAULTS: dict[str, tuple[str, str]] = {
     # 0 = off (the reference app's behaviour)
     "max_lag": ("REPLBENCH_MAX_LAG", "0"),
     # requests in flight per app worker above which the excess is answered 503 at once (0 = unbounded)
-    "max_inflight": ("REPLBENCH_MAX_INFLIGHT", "64"),  # measured: studies inflight-bound, inflight-overload
+    "max_inflight": ("REPLBENCH_MAX_INFLIGHT", "0"),  # measured: see README (Overload without collapse)
     "app_transport": ("REPLBENCH_APP_TRANSPORT", "tcp"),  # tcp | unix (the native nodes' sockets): see README
     # heartbeat period in ms (pt-heartbeat allows 10 ms): the floor of every lag figure
     "heartbeat_ms": ("REPLBENCH_HEARTBEAT_MS", "100"),
