@@ -330,6 +330,8 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], dict[str, An
     return lines, data
 
 
+FINDING_METRICS = ("bytes_per_write", "replica_ms_per_write", "apply_trx_per_s", "p99_ms", "semi_sync_wait_us",
+                   "goodput", "app_ms_per_ok", "db_share")  # the study metrics the one page states findings for
 STUDY_CHART = ("bytes_per_write", "master_ms_per_write", "replica_ms_per_write", "lag_p99_ms", "p99_ms",
                "apply_trx_per_s", "semi_sync_wait_us", "shed", "app_ms_per_ok", "db_share")
 
@@ -484,7 +486,7 @@ def one_page(latest: dict[str, dict[str, Any]], studies: list[dict[str, Any]], k
     findings = []
     for data in studies:
         for scenario_name, per_metric in data["comparison"].items():
-            for key in ("bytes_per_write", "replica_ms_per_write", "apply_trx_per_s", "p99_ms", "semi_sync_wait_us"):
+            for key in FINDING_METRICS:
                 found = extremes(per_metric, key)
                 if not found:
                     continue
