@@ -218,7 +218,8 @@ class Database:
                 if node.role == "replica":
                     await cur.execute(self._replication_probe_sql())
                     row = await cur.fetchone()
-                    running = bool(row) and str(row[-1]).upper() in ("ON", "YES")
+                    state = str(row[-1]).upper() if row else ""
+                    running = state in ("ON", "YES") or (state.isdigit() and int(state) > 0)
                     node.mark(running, "" if running else "replication stopped")
                     if self.settings.max_lag:
                         await self._probe_lag(node, cur)
@@ -252,5 +253,7 @@ class Database:
 
     def _replication_probe_sql(self) -> str:
         if self.settings.flavour == "mariadb":
-            return "SHOW GLOBAL STATUS LIKE 'Slave_running'"  # needs no privilege; ON when IO and SQL run
+            # needs no privilege; the SQL threads applying. Not Slave_running: it is OFF while the IO thread
+            # reconnects to a dead master, and the replicas must keep serving reads then.
+            return "SHOW GLOBAL STATUS LIKE 'Slaves_running'"
         return "SELECT SERVICE_STATE FROM performance_schema.replication_applier_status"
