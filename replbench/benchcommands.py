@@ -31,7 +31,7 @@ from .args import (
 from .config import BENCH_APP_RATE, CATCH_UP_TIMEOUT, FIND_USERS_SHAPES, REQUEST_TIMEOUT, STUDY_DIR, Settings
 from .knobs import KNOB_LIST, Knobs
 from .run import Run, RunOptions, exit_code, new_folder, shown_path
-from .stats import separated, spread
+from .stats import separated, spread, spread_text
 
 BENCH_APP_SCENARIOS = ("floor", "read", "write")  # the stack's floor, find_users, update_user
 
@@ -375,8 +375,8 @@ def cmd_bench_app(args: argparse.Namespace) -> int:
     print(f"{'driver':<9} {'worker':<8} {'scenario':<8} {'app ms':>21} {'× floor':>19} {'db ms':>8} "
           f"{'success':>8} {'p99 ms':>8}")
     for (driver, worker, name), f in figures.items():
-        ratio = "" if name == "floor" else spread_text(f["ratio"], "{:.2f}×")
-        print(f"{driver:<9} {worker:<8} {name:<8} {spread_text(f['app'], '{:.3f}'):>21} {ratio:>19} "
+        ratio = "" if name == "floor" else spread_text(f["ratio"], "{:.2f}×", "n/a")
+        print(f"{driver:<9} {worker:<8} {name:<8} {spread_text(f['app'], '{:.3f}', 'n/a'):>21} {ratio:>19} "
               f"{spread(f['db'])['median'] or 0:>8.3f} {100 * (spread(f['success'])['median'] or 0):>7.2f}% "
               f"{spread(f['p99'])['median'] or 0:>8.1f}")
     print(f"data in {shown_path(parent)}")
@@ -427,23 +427,13 @@ def find_users_shapes(settings: Settings, rate: int, duration: float, repeat: in
     print(f"{'shape':<9} {'app ms':>22} {'replicas ms':>22} {'p99 ms':>22}")
     for shape in FIND_USERS_SHAPES:
         f = figures[shape]
-        print(f"{shape:<9} {spread_text(f['app'], '{:.3f}'):>22} {spread_text(f['replicas'], '{:.3f}'):>22} "
-              f"{spread_text(f['p99'], '{:.1f}'):>22}")
+        app, replicas = spread_text(f["app"], "{:.3f}", "n/a"), spread_text(f["replicas"], "{:.3f}", "n/a")
+        print(f"{shape:<9} {app:>22} {replicas:>22} {spread_text(f['p99'], '{:.1f}', 'n/a'):>22}")
     a, b = (figures[s]["replicas"] for s in FIND_USERS_SHAPES)
     verdict = {True: "the repeats separate them", False: "within noise (the repeats overlap)",
                None: "not comparable"}[separated(a, b)]
     print(f"replica CPU per query, two-step vs one-trip: {verdict}; data in {shown_path(parent)}")
     return 0
-
-
-def spread_text(values: list[float | None], fmt: str) -> str:
-    """median [min–max] of repeats, or the one value, or n/a."""
-    got = spread(values)
-    if got["median"] is None:
-        return "n/a"
-    if got["min"] == got["max"]:
-        return fmt.format(got["median"])
-    return f"{fmt.format(got['median'])} [{fmt.format(got['min'])}–{fmt.format(got['max'])}]"
 
 
 def cmd_list(args: argparse.Namespace) -> int:

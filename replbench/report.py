@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import ROOT, Settings
-from .stats import describe_max, lookup, median
+from .stats import describe_max, lookup, median, spread_text
 from .studymetrics import BY_KEY, cell_text, extremes
 
 PAIRS = (("read", "read-noindex"), ("write", "write-noindex"), ("write-nopk", "write-nopk-keyed"))
@@ -100,13 +100,7 @@ def load_steps(sweep_dir: Path, sweep: dict[str, Any]) -> list[dict[str, Any]]:
 
 def fig(values: list[float | None], fmt: str = "{:.0f}") -> str:
     """Median, with [min–max] when there are repeats."""
-    present = [v for v in values if v is not None]
-    if not present:
-        return "–"
-    med = median(present)
-    if len(present) == 1 or min(present) == max(present):
-        return fmt.format(med)
-    return f"{fmt.format(med)} [{fmt.format(min(present))}–{fmt.format(max(present))}]"
+    return spread_text(values, fmt)
 
 
 def _median(step: dict[str, Any], path: tuple[str, ...]) -> float | None:

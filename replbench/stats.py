@@ -55,6 +55,16 @@ def spread(values: Sequence[float | None]) -> dict[str, Any]:
     return {"median": statistics.median(got), "min": min(got), "max": max(got), "n": len(got)}
 
 
+def spread_text(values: Sequence[float | None], fmt: str = "{:.0f}", missing: str = "–") -> str:
+    """The repeats as printed: median, with [min–max] when they differ; `missing` when none has the figure."""
+    got = spread(values)
+    if got["median"] is None:
+        return missing
+    if got["min"] == got["max"]:
+        return fmt.format(got["median"])
+    return f"{fmt.format(got['median'])} [{fmt.format(got['min'])}–{fmt.format(got['max'])}]"
+
+
 def separated(a: Sequence[float | None], b: Sequence[float | None]) -> bool | None:
     """True when the repeats' ranges do not overlap (a difference beyond the noise seen), False when they do,
     None when either side has no value."""
