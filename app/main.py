@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import bisect
 import logging
+import math
 import os
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -21,7 +23,9 @@ from .db import Database, NoNodeAvailable, Overloaded, QueryTimeout
 from .validation import ClientError
 
 log = logging.getLogger("replbench.app")
-ADMISSION_PUBLISH = 1.0  # seconds between two writes of a worker's admission counters
+ADMISSION_PUBLISH = 1.0  # seconds between two writes of a worker's admission counters (and two tune() calls)
+QUEUE_MEMORY = 5  # seconds of answers/s an adaptive bound remembers (its best second: a stall does not lower it)
+QUEUE_FLOOR = 16  # an adaptive bound never goes under this many requests in flight per worker
 DUPLICATE_KEY = 1062
 READ_ONLY = 1290
 
@@ -66,20 +70,43 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
         return error("database error", 500)
 
 
-def admission(limit: int) -> Callable[..., Awaitable[web.StreamResponse]]:
+def admission(limit: int, queue_ms: int = 0) -> Callable[..., Awaitable[web.StreamResponse]]:
     """Bounded requests in flight per worker (REPLBENCH_MAX_INFLIGHT): the excess is answered 503 with
     Retry-After at once, before any parsing or database work, so an overloaded app keeps the databases busy at
-    their capacity instead of spending the machine on connections it cannot serve. 0 = unbounded."""
+    their capacity instead of spending the machine on connections it cannot serve. 0 = unbounded.
+
+    With queue_ms (REPLBENCH_MAX_QUEUE_MS) the bound follows the worker's throughput instead (Little's law): the
+    best answers/s of the last QUEUE_MEMORY seconds × queue_ms, never under the fixed bound (or QUEUE_FLOOR when
+    that is 0), recomputed every second by tune(). A queue that the worker drains within queue_ms is never shed, at
+    any rate; a standing queue longer than that is."""
     state: dict[str, Any] = {"in_flight": 0, "shed": 0, "limit": limit, "peak_in_flight": 0, "admitted": 0,
-                             "answered": 0, "failed": 0, "latency_counts": [0] * (len(APP_LATENCY_BOUNDS_MS) + 1)}
+                             "answered": 0, "failed": 0, "latency_counts": [0] * (len(APP_LATENCY_BOUNDS_MS) + 1),
+                             "queue_ms": queue_ms, "limit_low": None, "limit_high": None, "rates": []}
     counts = state["latency_counts"]
+    rates: deque[int] = deque(maxlen=QUEUE_MEMORY)
+    last_ok = [0]
+
+    def tune() -> None:
+        """Once a second: the bound from the answers served (not failed) since the last call."""
+        ok = state["answered"] - state["failed"]
+        rates.append(ok - last_ok[0])
+        last_ok[0] = ok
+        state["rates"] = list(rates)
+        if queue_ms:
+            state["limit"] = max(limit or QUEUE_FLOOR, math.ceil(max(rates) * queue_ms / 1000))
+            low, high = state["limit_low"], state["limit_high"]
+            state["limit_low"] = state["limit"] if low is None else min(low, state["limit"])
+            state["limit_high"] = state["limit"] if high is None else max(high, state["limit"])
+
+    if queue_ms:
+        state["limit"] = limit or QUEUE_FLOOR  # until the first second's answers are counted
 
     @web.middleware
     async def bound(request: web.Request, handler: Handler) -> web.StreamResponse:
         """Also counts every answer, its failures (5xx) and its latency in the app (the live progress line)."""
         if request.path == "/health":  # probes are not the load
             return await handler(request)
-        if limit and state["in_flight"] >= limit:
+        if state["limit"] and state["in_flight"] >= state["limit"]:
             state["shed"] += 1
             state["answered"] += 1
             state["failed"] += 1
@@ -101,6 +128,7 @@ def admission(limit: int) -> Callable[..., Awaitable[web.StreamResponse]]:
             counts[bisect.bisect_left(APP_LATENCY_BOUNDS_MS, 1000 * (time.perf_counter() - began))] += 1
 
     bound.state = state  # type: ignore[attr-defined]
+    bound.tune = tune  # type: ignore[attr-defined]
     return bound
 
 
@@ -109,7 +137,7 @@ async def create_app() -> web.Application:
     settings = Settings.from_env()
     db = Database(settings)
     await db.start()
-    bound = admission(settings.max_inflight)
+    bound = admission(settings.max_inflight, settings.max_queue_ms)
     app = web.Application(client_max_size=settings.max_body, middlewares=[bound, json_errors])
     app[handlers.DB_KEY] = db
     app[handlers.ADMISSION_KEY] = bound.state  # type: ignore[attr-defined]
@@ -129,6 +157,7 @@ async def create_app() -> web.Application:
         async def loop() -> None:
             while True:
                 await asyncio.sleep(ADMISSION_PUBLISH)
+                bound.tune()  # type: ignore[attr-defined]
                 tmp = counters.with_suffix(".tmp")
                 tmp.write_bytes(orjson.dumps(bound.state))  # type: ignore[attr-defined]
                 tmp.replace(counters)

@@ -58,9 +58,11 @@ def app_processes(settings: Settings) -> list[psutil.Process]:
 def admission(settings: Settings) -> dict[str, Any]:
     """The app workers' counters summed, as each worker last published them (app/main.py, every second):
     requests admitted and shed, the sum of their peaks in flight, answers, failed answers (5xx, shed included)
-    and the app's latency histogram (counts per APP_LATENCY_BOUNDS_MS bucket)."""
+    and the app's latency histogram (counts per APP_LATENCY_BOUNDS_MS bucket); with an adaptive bound
+    (REPLBENCH_MAX_QUEUE_MS) also the lowest and highest bound any worker set since it started."""
     total: dict[str, Any] = {"admitted": 0, "shed": 0, "peak_in_flight": 0, "answered": 0, "failed": 0,
-                             "workers": 0, "latency_counts": [0] * (len(APP_LATENCY_BOUNDS_MS) + 1)}
+                             "workers": 0, "latency_counts": [0] * (len(APP_LATENCY_BOUNDS_MS) + 1),
+                             "limit_low": None, "limit_high": None}
     if settings.app_url:  # an app not started here publishes nothing we can read
         return total
     for path in settings.app_dir.glob("admission-*.json"):
@@ -73,7 +75,22 @@ def admission(settings: Settings) -> dict[str, Any]:
             total[key] += int(data.get(key, 0))
         for i, count in enumerate(data.get("latency_counts", [])[:len(total["latency_counts"])]):
             total["latency_counts"][i] += int(count)
+        for key, pick in (("limit_low", min), ("limit_high", max)):
+            if data.get(key) is not None:
+                total[key] = int(data[key]) if total[key] is None else pick(total[key], int(data[key]))
     return total
+
+
+def bound_text(adm: dict[str, Any], taken: bool = True) -> str:
+    """The in-flight bound per worker as a run's summary records it: "none", "64", or an adaptive bound with the
+    range it took ("adaptive, 250 ms of queue: 16–412"; taken=False leaves the range out)."""
+    limit = adm.get("limit_per_worker") or 0
+    queue_ms = adm.get("queue_ms") or 0
+    if not queue_ms:
+        return str(limit or "none")
+    low, high = adm.get("limit_low"), adm.get("limit_high")
+    span = f": {low}–{high}" if taken and low is not None and high is not None else ""
+    return f"adaptive, {queue_ms} ms of queue{span}"
 
 
 def answered_since(before: dict[str, Any], now: dict[str, Any]) -> dict[str, Any]:

@@ -50,6 +50,9 @@ ENV_DEFAULTS: dict[str, tuple[str, str]] = {
     "max_lag": ("REPLBENCH_MAX_LAG", "0"),
     # requests in flight per app worker above which the excess is answered 503 at once (0 = unbounded)
     "max_inflight": ("REPLBENCH_MAX_INFLIGHT", "0"),  # measured: see README (Overload without collapse)
+    # ms of queue the in-flight bound allows: the bound per worker follows the worker's best answers/s of the last
+    # few seconds × this time (Little's law), never under REPLBENCH_MAX_INFLIGHT; 0 = off (a fixed bound)
+    "max_queue_ms": ("REPLBENCH_MAX_QUEUE_MS", "0"),
     "app_transport": ("REPLBENCH_APP_TRANSPORT", "tcp"),  # tcp | unix (the native nodes' sockets): see README
     # heartbeat period in ms (pt-heartbeat allows 10 ms): the floor of every lag figure
     "heartbeat_ms": ("REPLBENCH_HEARTBEAT_MS", "100"),
@@ -175,6 +178,7 @@ class Settings:
     db_hosts: str
     max_lag: float
     max_inflight: int
+    max_queue_ms: int
     app_transport: str
     heartbeat_ms: int
     find_users: str
@@ -222,6 +226,7 @@ class Settings:
                 db_hosts=raw["db_hosts"],
                 max_lag=_non_negative_float(raw["max_lag"], "max lag"),
                 max_inflight=_non_negative_int(raw["max_inflight"], "max in-flight"),
+                max_queue_ms=_non_negative_int(raw["max_queue_ms"], "max queue (ms)"),
                 app_transport=_choice(raw["app_transport"], APP_TRANSPORTS, "app transport"),
                 heartbeat_ms=_bounded_int(raw["heartbeat_ms"], 10, 10_000, "heartbeat interval (ms)"),
                 find_users=_choice(raw["find_users"], FIND_USERS_SHAPES, "find_users shape"),

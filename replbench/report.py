@@ -17,6 +17,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from . import appserver
 from .config import ROOT, Settings
 from .stats import describe_max, lookup, median, spread_text
 from .studymetrics import BY_KEY, cell_text, extremes
@@ -154,10 +155,10 @@ def step_row(step: dict[str, Any]) -> str:
 def _shed(sums: list[dict[str, Any]]) -> str:
     """Requests the app shed over its in-flight bound and its workers' peaks in flight summed (medians of the
     repeats), and the bound per worker."""
-    limits = {lookup(s, ("app_admission", "limit_per_worker")) for s in sums} - {None}
-    if not limits:
+    admissions = [s.get("app_admission") for s in sums if lookup(s, ("app_admission", "limit_per_worker")) is not None]
+    if not admissions:
         return "–"
-    bound = "/".join(str(limit or "none") for limit in sorted(limits))
+    bound = "/".join(sorted({appserver.bound_text(a, taken=False) for a in admissions}))
     shed = fig([lookup(s, ("app_admission", "shed")) for s in sums])
     peak = fig([lookup(s, ("app_admission", "peak_in_flight")) for s in sums])
     return f"{shed} / {peak} ({bound})"

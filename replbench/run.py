@@ -413,7 +413,8 @@ class Run:
                             faults.windows(done, self.options.duration), faults.outages(done))
         self.summary["served_by"] = tl.served
         self.summary["app_admission"] = {**(self.summary.get("app_admission") or {}),
-                                         "limit_per_worker": self.settings.max_inflight}
+                                         "limit_per_worker": self.settings.max_inflight,
+                                         "queue_ms": self.settings.max_queue_ms}
         self.summary["cpus"] = self.meta.get("cpus") or {}
         self.summary["links"] = self.meta.get("links") or {}
         if done:
@@ -571,7 +572,7 @@ class Run:
                         "nopk_rows": info.get("nopk_rows")},
             "app": {"workers": s.app_workers, "driver": s.driver, "worker_class": s.worker_class,
                     "pool_size": s.pool_size, "statement_timeout_s": s.statement_timeout,
-                    "max_inflight": s.max_inflight,
+                    "max_inflight": s.max_inflight, "max_queue_ms": s.max_queue_ms,
                     "transport": "unix socket" if s.app_socket("master") else "tcp"},
             "topology": {n.name: {"port": n.port, "server_id": n.server_id, "host": n.host, "external": n.external,
                                   "cpu_source": n.cpu_source} for n in s.nodes},
@@ -732,9 +733,8 @@ def render_block(summary: dict[str, Any], folder: Path) -> str:
         lines.append(f"Relay log bytes received: {relay}")
     adm = summary.get("app_admission") or {}
     if adm.get("workers"):
-        limit = adm.get("limit_per_worker") or 0
         lines.append(f"App admission: {adm['admitted']:,} admitted, {adm['shed']:,} shed at once with 503 "
-                     f"(bound {limit or 'none'} in flight per worker; peaks in flight summed over "
+                     f"(bound {appserver.bound_text(adm)} in flight per worker; peaks in flight summed over "
                      f"{adm['workers']} workers: {adm['peak_in_flight']:,})")
     memory = summary.get("memory_mb")
     if memory:

@@ -85,6 +85,8 @@ class Plan:
             where = f"; links {', '.join(cell.links)}" if cell.links else ""
             if cell.max_inflight is not None:
                 where += f"; app in-flight bound {cell.max_inflight or 'none'} per worker"
+            if cell.max_queue_ms:
+                where += f"; the bound follows throughput × {cell.max_queue_ms} ms of queue"
             if cell.app_workers is not None:
                 where += f"; {cell.app_workers} app worker(s)"
             if cell.app_transport is not None:

@@ -15,9 +15,10 @@ unknown scenario is refused, naming the file and the line).
     # or explicit cells: [[cells]] name = "ROW FULL"  binlog_format = "ROW" ...
     # a cell (or [vary] scenario = [...]) may name its own scenario: the cells are then compared across them;
     # link = "replica1=5ms,replica2=5ms" (or "none") puts the cell's replication through toxiproxy links
-    # max_inflight = 64, app_workers = 1, app_transport = "unix" (or in [vary]) set the app for the cell: its
-    # in-flight bound per worker, its gunicorn workers and how it reaches the nodes (REPLBENCH_MAX_INFLIGHT,
-    # REPLBENCH_APP_WORKERS, REPLBENCH_APP_TRANSPORT); the app restarts for every run anyway
+    # max_inflight = 64, max_queue_ms = 250, app_workers = 1, app_transport = "unix" (or in [vary]) set the app
+    # for the cell: its in-flight bound per worker (fixed, or following throughput × a queue time), its gunicorn
+    # workers and how it reaches the nodes (REPLBENCH_MAX_INFLIGHT, REPLBENCH_MAX_QUEUE_MS, REPLBENCH_APP_WORKERS,
+    # REPLBENCH_APP_TRANSPORT); the app restarts for every run anyway
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ MEASURES = ("run", "apply-capacity")
 RESETS = ("never", "each-cell")
 DEFAULT_REPEAT = 3
 # app settings a cell may set: the smallest whole number, or the values allowed
-APP_KEYS: dict[str, int | tuple[str, ...]] = {"max_inflight": 0, "app_workers": 1, "app_transport": APP_TRANSPORTS}
+APP_KEYS: dict[str, int | tuple[str, ...]] = {"max_inflight": 0, "max_queue_ms": 0, "app_workers": 1,
+                                              "app_transport": APP_TRANSPORTS}
 CELL_KEYS = ("scenario", "link", *APP_KEYS)  # what a cell may set beside the knobs
 TOP_KEYS = {"description", "scenarios", "scenario", "rate", "rates", "duration", "measure", "repeat", "reset",
             "data_state", "vary", "cells", "writes"}
@@ -54,13 +56,15 @@ class Cell:
     scenario: str | None = None  # a cell may run its own scenario (e.g. with and without indexes)
     links: tuple[str, ...] = ()  # link specs (--link), e.g. ("replica1=5ms", "replica2=5ms")
     max_inflight: int | None = None  # the app's in-flight bound per worker (None: the environment's)
+    max_queue_ms: int | None = None  # the bound follows throughput × this queue time (None: the environment's)
     app_workers: int | None = None  # the app's gunicorn workers (None: the environment's)
     app_transport: str | None = None  # how the app reaches the nodes: tcp or unix (None: the environment's)
 
     def app(self) -> dict[str, int | str]:
         """The app settings the cell sets (Settings field names)."""
-        return {k: v for k, v in (("max_inflight", self.max_inflight), ("app_workers", self.app_workers),
-                                  ("app_transport", self.app_transport)) if v is not None}
+        return {k: v for k, v in (("max_inflight", self.max_inflight), ("max_queue_ms", self.max_queue_ms),
+                                  ("app_workers", self.app_workers), ("app_transport", self.app_transport))
+                if v is not None}
 
     def changed(self) -> dict[str, str]:
         """What the cell sets beside the reference: its knobs, its links and its app settings."""

@@ -164,6 +164,25 @@ def test_requests_over_the_in_flight_bound_get_an_immediate_503(topo: Settings, 
     assert wait_until(lambda: http(topo, "GET", "/users/1")[0] == 200, 10)
 
 
+def test_an_adaptive_bound_follows_the_answers_per_second(topo: Settings, tmp_path: Path) -> None:
+    from replbench import appserver
+
+    adaptive = topo.with_overrides(max_inflight=1, max_queue_ms=1000, app_workers=1, app_port=topo.app_port + 8,
+                                   state=str(tmp_path / "st"))
+    appserver.start(adaptive)
+    try:
+        assert http(adaptive, "GET", "/health")[2]["admission"]["limit"] == 1  # the floor until answers are counted
+        for _ in range(30):
+            assert http(adaptive, "GET", "/users/1")[0] == 200
+        assert wait_until(lambda: max(http(adaptive, "GET", "/health")[2]["admission"]["rates"] or [0]) >= 2, 10)
+        admission = http(adaptive, "GET", "/health")[2]["admission"]
+        # 1000 ms of queue: the bound is the best remembered second's answers, above the floor of 1
+        assert admission["limit"] == max(1, max(admission["rates"])) >= 2
+        assert admission["queue_ms"] == 1000 and admission["limit_high"] >= admission["limit"]
+    finally:
+        appserver.stop(adaptive)
+
+
 def test_a_run_killed_from_outside_is_marked_incomplete(topo: Settings) -> None:
     proc = start_run(topo, ["get", "23", "--duration", "30s"])  # a rate no other test uses
     assert wait_until(lambda: any(p.stat().st_size > 500 for p in newest_results(topo, "*-get-23*/results.bin")),

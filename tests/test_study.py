@@ -53,6 +53,7 @@ def test_every_shipped_study_parses_and_stays_short() -> None:
     (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'max_inflight = [0, "many"]'), "max_inflight"),
     (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'app_transport = ["tcp", "pigeon"]'), "app_transport"),
     (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'app_workers = [0]'), "app_workers"),
+    (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'max_queue_ms = [0, 2.5]'), "max_queue_ms"),
 ])
 def test_bad_study_files_exit_2_naming_the_problem(tmp_path: Path, text: str, needle: str) -> None:
     path = write_study(tmp_path, text)
@@ -86,6 +87,13 @@ def test_a_cell_may_set_the_apps_in_flight_bound(tmp_path: Path) -> None:
     described = study.Plan.of(spec).describe()
     assert "bound none per worker" in described and "bound 64 per worker" in described
     assert studyfile.load("inflight-bound").cells[1].max_inflight == 64
+
+
+def test_a_cell_may_make_the_bound_follow_throughput(tmp_path: Path) -> None:
+    text = GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', "max_queue_ms = [0, 250]")
+    spec = studyfile.load(str(write_study(tmp_path, text)))
+    assert [c.app() for c in spec.cells] == [{"max_queue_ms": 0}, {"max_queue_ms": 250}]
+    assert "follows throughput × 250 ms of queue" in study.Plan.of(spec).describe()
 
 
 def test_cell_statistics_against_hand_computed_values() -> None:
