@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from replbench.config import APP_LATENCY_BOUNDS_MS, Settings
+from replbench.config import APP_LATENCY_BOUNDS_MS, QUEUE_FLOOR, QUEUE_MEMORY, Settings
 
 from . import handlers
 from .db import Database, NoNodeAvailable, Overloaded, QueryTimeout
@@ -24,8 +24,6 @@ from .validation import ClientError
 
 log = logging.getLogger("replbench.app")
 ADMISSION_PUBLISH = 1.0  # seconds between two writes of a worker's admission counters (and two tune() calls)
-QUEUE_MEMORY = 5  # seconds of answers/s an adaptive bound remembers (its best second: a stall does not lower it)
-QUEUE_FLOOR = 16  # an adaptive bound never goes under this many requests in flight per worker
 DUPLICATE_KEY = 1062
 READ_ONLY = 1290
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from . import applycap, dataset, harnesslog, links, scenario
-from .config import Settings
+from .config import QUEUE_FLOOR, Settings
 from .progress import Progress
 from .run import STATUS_INTERRUPTED, Run, RunOptions, new_folder, write_json
 from .studyfile import Spec
@@ -83,10 +83,12 @@ class Plan:
                  f"  data state: {'reset before every cell' if spec.reset == 'each-cell' else spec.data_state}"]
         for i, cell in enumerate(spec.cells):
             where = f"; links {', '.join(cell.links)}" if cell.links else ""
-            if cell.max_inflight is not None:
-                where += f"; app in-flight bound {cell.max_inflight or 'none'} per worker"
             if cell.max_queue_ms:
-                where += f"; the bound follows throughput × {cell.max_queue_ms} ms of queue"
+                where += f"; app in-flight bound per worker follows throughput × {cell.max_queue_ms} ms of queue"
+                if cell.max_inflight is not None:
+                    where += f" (never under {cell.max_inflight or QUEUE_FLOOR})"
+            elif cell.max_inflight is not None:
+                where += f"; app in-flight bound {cell.max_inflight or 'none'} per worker"
             if cell.app_workers is not None:
                 where += f"; {cell.app_workers} app worker(s)"
             if cell.app_transport is not None:
