@@ -76,12 +76,15 @@ def admission(limit: int, queue_ms: int = 0) -> Callable[..., Awaitable[web.Stre
     With queue_ms (REPLBENCH_MAX_QUEUE_MS) the bound follows the worker's throughput instead (Little's law): the
     best answers/s of the last QUEUE_MEMORY seconds × queue_ms, never under the fixed bound (or QUEUE_FLOOR when
     that is 0), recomputed every second by tune(). A queue that the worker drains within queue_ms is never shed, at
-    any rate; a standing queue longer than that is."""
+    any rate; a standing queue longer than that is. A fresh worker (every run restarts the app) starts at the
+    floor, so the adaptive bound never sheds more than the fixed bound of its floor would."""
     state: dict[str, Any] = {"in_flight": 0, "shed": 0, "limit": limit, "peak_in_flight": 0, "admitted": 0,
                              "answered": 0, "failed": 0, "latency_counts": [0] * (len(APP_LATENCY_BOUNDS_MS) + 1),
                              "queue_ms": queue_ms, "limit_low": None, "limit_high": None, "rates": []}
     counts = state["latency_counts"]
     rates: deque[int] = deque(maxlen=QUEUE_MEMORY)
+    if queue_ms:
+        state["limit"] = limit or QUEUE_FLOOR
     last_ok = [0]
 
     def tune() -> None:
@@ -95,9 +98,6 @@ def admission(limit: int, queue_ms: int = 0) -> Callable[..., Awaitable[web.Stre
             low, high = state["limit_low"], state["limit_high"]
             state["limit_low"] = state["limit"] if low is None else min(low, state["limit"])
             state["limit_high"] = state["limit"] if high is None else max(high, state["limit"])
-
-    if queue_ms:
-        state["limit"] = limit or QUEUE_FLOOR  # until the first second's answers are counted
 
     @web.middleware
     async def bound(request: web.Request, handler: Handler) -> web.StreamResponse:

@@ -83,7 +83,7 @@ def admission(settings: Settings) -> dict[str, Any]:
 
 def bound_text(adm: dict[str, Any], taken: bool = True) -> str:
     """The in-flight bound per worker as a run's summary records it: "none", "64", or an adaptive bound with the
-    range it took ("adaptive, 250 ms of queue: 16–412"; taken=False leaves the range out)."""
+    range it took ("adaptive, 250 ms of queue: 64–412"; taken=False leaves the range out)."""
     limit = adm.get("limit_per_worker") or 0
     queue_ms = adm.get("queue_ms") or 0
     if not queue_ms:

@@ -94,9 +94,10 @@ PROGRESS_INTERVAL = 1.0
 # comes from it, so the harness never decodes vegeta's results while the attack runs
 APP_LATENCY_BOUNDS_MS = tuple(round(0.1 * 1.25 ** i, 3) for i in range(62))
 # the app's adaptive in-flight bound (REPLBENCH_MAX_QUEUE_MS): seconds of answers/s it remembers (its best second,
-# so a stall does not lower it) and the bound per worker it never goes under when REPLBENCH_MAX_INFLIGHT is 0
+# so a stall does not lower it) and the bound per worker it never goes under when REPLBENCH_MAX_INFLIGHT is 0:
+# 64, the fixed bound that shed nothing at half the max (study inflight-headroom), so it starts there
 QUEUE_MEMORY = 5
-QUEUE_FLOOR = 16
+QUEUE_FLOOR = 64
 
 # honesty guards of a run, and the default pass criteria of a scenario (a scenario file may set its own)
 MIN_SUCCESS = 0.999  # fewer successful requests than this share: flagged

@@ -171,7 +171,7 @@ def test_an_adaptive_bound_follows_the_answers_per_second(topo: Settings, tmp_pa
                                    state=str(tmp_path / "st"))
     appserver.start(adaptive)
     try:
-        assert http(adaptive, "GET", "/health")[2]["admission"]["limit"] == 1  # the floor until answers are counted
+        assert http(adaptive, "GET", "/health")[2]["admission"]["limit"] == 1  # a fresh worker starts at its floor
         for _ in range(30):
             assert http(adaptive, "GET", "/users/1")[0] == 200
         assert wait_until(lambda: max(http(adaptive, "GET", "/health")[2]["admission"]["rates"] or [0]) >= 2, 10)
