@@ -22,7 +22,15 @@ class Metric:
     source: str = "run"  # run (summary.json) or apply (apply.json)
 
 
+def _wrote(summary: dict[str, Any]) -> bool:
+    """The run's own requests changed data: a read run's per-write figures would come from a handful of stray
+    transactions (the tail of the write run before it), so they are left out."""
+    return bool(lookup(summary, ("binlog", "successful_writes")))
+
+
 def _per_trx(summary: dict[str, Any], node: str) -> float | None:
+    if not _wrote(summary):
+        return None
     cpu = lookup(summary, ("cpu_seconds", node))
     trx = lookup(summary, ("replication", "nodes", node, "transactions"))
     return round(1000 * cpu / trx, 4) if cpu is not None and trx else None
@@ -47,7 +55,8 @@ def _apply(data: dict[str, Any], key: str) -> float | None:
 
 METRICS: tuple[Metric, ...] = (
     Metric("bytes_per_write", "binlog B/write", "B", lambda s: lookup(s, ("binlog", "bytes_per_write"))),
-    Metric("bytes_per_row", "binlog B/row", "B", lambda s: lookup(s, ("binlog", "bytes_per_row"))),
+    Metric("bytes_per_row", "binlog B/row", "B",
+           lambda s: lookup(s, ("binlog", "bytes_per_row")) if _wrote(s) else None),
     Metric("master_ms_per_write", "master CPU-ms/write", "ms", lambda s: _per_trx(s, "master")),
     Metric("replica_ms_per_write", "replica CPU-ms/applied write", "ms",
            lambda s: max([v for v in (_per_trx(s, "replica1"), _per_trx(s, "replica2")) if v is not None],

@@ -10,7 +10,7 @@ import pytest
 
 from replbench import report, study, studyfile
 from replbench.config import ROOT, STUDY_DIR, Settings
-from replbench.studymetrics import compare_cells, extremes
+from replbench.studymetrics import compare_cells, extremes, unit_metrics
 
 from .conftest import env_for, run_cli
 
@@ -107,6 +107,20 @@ def test_cell_statistics_against_hand_computed_values() -> None:
     assert (result["B"]["median"], result["B"]["min"], result["B"]["max"]) == (300, 290, 310)
     assert result["B"]["ratio"] == 0.6 and result["B"]["verdict"] == "different"
     assert result["C"]["ratio"] == 1.01 and result["C"]["verdict"] == "within noise"
+
+
+def test_a_read_run_reports_no_per_write_figures_from_stray_transactions() -> None:
+    def summary(writes: int) -> dict:
+        return {"binlog": {"successful_writes": writes, "bytes_per_row": 504.0},
+                "cpu_seconds": {"master": 0.1, "replica1": 0.2, "replica2": 0.2},
+                "replication": {"nodes": {n: {"transactions": 3} for n in ("master", "replica1", "replica2")}}}
+
+    read = unit_metrics("run", summary(0))  # 3 transactions: the tail of the write run before it
+    assert read["bytes_per_row"] is None and read["master_ms_per_write"] is None
+    assert read["replica_ms_per_write"] is None
+    wrote = unit_metrics("run", summary(3))
+    assert wrote["bytes_per_row"] == 504.0 and wrote["master_ms_per_write"] == round(100 / 3, 4)
+    assert wrote["replica_ms_per_write"] == round(200 / 3, 4)
 
 
 def test_a_finding_needs_separated_repeats_and_a_difference_worth_a_headline() -> None:
