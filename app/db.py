@@ -20,6 +20,7 @@ from replbench.config import Settings
 
 PROBE_INTERVAL = 1.0  # seconds between health probes of each node
 CLIENT_FOUND_ROWS = 2  # MySQL protocol flag: UPDATE reports matched rows, not changed rows
+CLIENT_MULTI_STATEMENTS = 1 << 16  # several statements in one COM_QUERY (only for find_users' server-steps shape)
 MAX_STATEMENT_TIME_ERRORS = {1969, 3024}  # MariaDB max_statement_time / MySQL max_execution_time exceeded
 CONNECTION_ERRORS = {2002, 2003, 2006, 2013, 2055, 1040, 1053}
 
@@ -104,7 +105,13 @@ class Database:
         seconds = self.settings.statement_timeout
         if self.settings.flavour == "mariadb":
             return f"SET SESSION max_statement_time = {seconds:g}"
-        return f"SET SESSION max_execution_time = {int(seconds * 1000)}"
+        # MySQL's group_concat_max_len is 1024 bytes: too short for find_users' server-steps IN list
+        return f"SET SESSION max_execution_time = {int(seconds * 1000)}, SESSION group_concat_max_len = 1048576"
+
+    def _client_flag(self) -> int:
+        """Multi-statements only where a shape needs them: elsewhere a stacked statement stays refused."""
+        multi = CLIENT_MULTI_STATEMENTS if self.settings.find_users == "server-steps" else 0
+        return CLIENT_FOUND_ROWS | multi
 
     async def start(self) -> None:
         for node in self.nodes:
@@ -112,7 +119,7 @@ class Database:
             node.pool = await self.driver.create_pool(
                 **node.where(), minsize=0, maxsize=self.settings.pool_size, autocommit=True, charset="utf8mb4",
                 connect_timeout=self.settings.db_timeout, init_command=self._init_command(),
-                client_flag=CLIENT_FOUND_ROWS)
+                client_flag=self._client_flag())
         await asyncio.gather(*(self.probe(node) for node in self.nodes))
         self._probe_task = asyncio.create_task(self._probe_loop())
 

@@ -9,7 +9,11 @@ first-name prefix, it runs in two steps on one replica connection:
 Without the index (bench_noidx) both steps are full scans: that collapse is the finding, not a bug.
 Measured on the 8M set (replica CPU per find_users, 3000 sampled targets): two steps 0.43 ms, one step 4.4 ms.
 REPLBENCH_FIND_USERS=one-trip sends the same two steps as one statement (a derived table of the distinct names
-joined back): one round trip instead of two; `bench-app --find-users` measures both side by side.
+joined back): one round trip instead of two, but another plan. REPLBENCH_FIND_USERS=server-steps keeps both steps
+and their plans and sends them in one round trip: the first statement builds the second's text on the server (the
+names QUOTE()d into its IN list, or the one-step query past MAX_PREFIX_NAMES) into a session variable, the next runs
+it (EXECUTE IMMEDIATE; PREPARE/EXECUTE/DEALLOCATE on MySQL 8). `bench-app --find-users` measures the shapes side by
+side.
 """
 
 from __future__ import annotations
@@ -56,6 +60,37 @@ def row_dicts(cur: Any, rows: Any) -> list[dict[str, Any]]:
     return [dict(zip(names, row)) for row in rows]
 
 
+def server_steps_sql(schema: str, flavour: str) -> str:
+    """find_users' two steps as one multi-statement round trip; its parameters: first-name prefix, last-name prefix
+    (twice each, for the two texts the first statement may build), the LIMIT (twice), and MAX_PREFIX_NAMES + 1. The
+    names and prefixes reach the built text through QUOTE(), so it holds only literals, like the two-step's second
+    statement; an empty prefix match gives `IN (NULL)`, no rows."""
+    order = " ORDER BY first_name, last_name, id LIMIT "
+    build = (f"SELECT IF(COUNT(*) > {MAX_PREFIX_NAMES}, "
+             f"CONCAT('SELECT {FIND_COLUMNS} FROM {schema}.accounts WHERE first_name LIKE ', QUOTE(%s), "
+             f"' AND last_name LIKE ', QUOTE(%s), '{order}', %s), "
+             f"CONCAT('SELECT {FIND_COLUMNS} FROM {schema}.accounts WHERE first_name IN (', "
+             "IFNULL(GROUP_CONCAT(QUOTE(first_name)), 'NULL'), ') AND last_name LIKE ', "
+             f"QUOTE(%s), '{order}', %s)) "
+             f"FROM (SELECT first_name FROM {schema}.accounts WHERE first_name LIKE %s GROUP BY first_name "
+             "LIMIT %s) AS names INTO @replbench_find_users")
+    if flavour == "mysql":  # no EXECUTE IMMEDIATE
+        return (f"{build}; PREPARE replbench_find_users FROM @replbench_find_users; EXECUTE replbench_find_users; "
+                "DEALLOCATE PREPARE replbench_find_users")
+    return f"{build}; EXECUTE IMMEDIATE @replbench_find_users"
+
+
+async def rows_of_statements(cur: Any) -> list[dict[str, Any]]:
+    """The one result set of a multi-statement round trip (the other statements answer OK packets); every
+    result is read, so the connection goes back to the pool with nothing pending."""
+    rows: list[dict[str, Any]] = []
+    while True:
+        if cur.description is not None:
+            rows = row_dicts(cur, await cur.fetchall())
+        if not await cur.nextset():
+            return rows
+
+
 def like_prefix(prefix: str) -> str:
     return prefix + "%"  # validation allows no LIKE wildcards, so nothing needs escaping
 
@@ -63,7 +98,18 @@ def like_prefix(prefix: str) -> str:
 async def find_users(request: web.Request) -> web.Response:
     schema, first, last, limit = v.find_users_params(v.single_values(request.query))
 
-    if db_of(request).settings.find_users == "one-trip":
+    settings = db_of(request).settings
+    if settings.find_users == "server-steps":
+        async def server_steps(cur: Any) -> list[dict[str, Any]]:
+            first_like, last_like = like_prefix(first), like_prefix(last)
+            await cur.execute(server_steps_sql(schema, settings.flavour),
+                              (first_like, last_like, limit, last_like, limit, first_like, MAX_PREFIX_NAMES + 1))
+            return await rows_of_statements(cur)
+
+        users, node = await db_of(request).read(server_steps)
+        return json_response({"users": users, "count": len(users)}, served_by=node)
+
+    if settings.find_users == "one-trip":
         async def one_trip(cur: Any) -> list[dict[str, Any]]:
             await cur.execute(f"SELECT {ONE_TRIP_COLUMNS} FROM (SELECT first_name FROM {schema}.accounts "
                               "WHERE first_name LIKE %s GROUP BY first_name) AS names "

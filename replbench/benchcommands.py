@@ -31,9 +31,10 @@ from .args import (
 from .config import BENCH_APP_RATE, CATCH_UP_TIMEOUT, FIND_USERS_SHAPES, REQUEST_TIMEOUT, STUDY_DIR, Settings
 from .knobs import KNOB_LIST, Knobs
 from .run import Run, RunOptions, exit_code, new_folder, shown_path
-from .stats import separated, spread, spread_text
+from .stats import ratio, separated, spread, spread_text
 
-BENCH_APP_SCENARIOS = ("floor", "read", "write")  # the stack's floor, find_users, update_user
+# the stack's floor, get_user (one round trip by primary key: what a round trip costs), find_users, update_user
+BENCH_APP_SCENARIOS = ("floor", "get", "read", "write")
 
 
 def add_knob_flags(parser: argparse.ArgumentParser) -> None:
@@ -207,9 +208,11 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--load", action="store_true",
                    help="also measure the attack pipeline against a bare `vegeta attack -output=FILE`")
     p.add_argument("--find-users", action="store_true",
-                   help="instead: find_users' two SQL shapes (two-step, one-trip) side by side, interleaved")
+                   help="instead: find_users' SQL shapes side by side, interleaved")
+    p.add_argument("--shapes", default=",".join(FIND_USERS_SHAPES),
+                   help="with --find-users: the shapes to compare, the first one the baseline")
     p.add_argument("--repeat", type=int, default=3,
-                   help="interleaved rounds (floor, find_users, update_user; or each find_users shape)")
+                   help="interleaved rounds (floor, get_user, find_users, update_user; or each find_users shape)")
     add_topology_flags(p)
     add_app_flags(p)
 
@@ -330,7 +333,12 @@ def cmd_bench_app(args: argparse.Namespace) -> int:
     if args.find_users:
         if args.repeat < 1:
             raise UsageError("--repeat must be at least 1")
-        return find_users_shapes(settings, rate, duration, args.repeat)
+        shapes = tuple(s.strip() for s in args.shapes.split(",") if s.strip())
+        unknown = [s for s in shapes if s not in FIND_USERS_SHAPES]
+        if unknown or len(shapes) < 2 or len(set(shapes)) < len(shapes):
+            raise UsageError(f"--shapes takes two or more of {', '.join(FIND_USERS_SHAPES)}, each once "
+                             f"(got {args.shapes!r})")
+        return find_users_shapes(settings, rate, duration, args.repeat, shapes)
     combos = [(settings.driver, settings.worker_class)]
     if args.combinations:
         combos = [(d, w) for d in ("aiomysql", "asyncmy") for w in ("aiohttp", "uvloop")]
@@ -375,10 +383,15 @@ def cmd_bench_app(args: argparse.Namespace) -> int:
     print(f"{'driver':<9} {'worker':<8} {'scenario':<8} {'app ms':>21} {'× floor':>19} {'db ms':>8} "
           f"{'success':>8} {'p99 ms':>8}")
     for (driver, worker, name), f in figures.items():
-        ratio = "" if name == "floor" else spread_text(f["ratio"], "{:.2f}×", "n/a")
-        print(f"{driver:<9} {worker:<8} {name:<8} {spread_text(f['app'], '{:.3f}', 'n/a'):>21} {ratio:>19} "
+        times = "" if name == "floor" else spread_text(f["ratio"], "{:.2f}×", "n/a")
+        print(f"{driver:<9} {worker:<8} {name:<8} {spread_text(f['app'], '{:.3f}', 'n/a'):>21} {times:>19} "
               f"{spread(f['db'])['median'] or 0:>8.3f} {100 * (spread(f['success'])['median'] or 0):>7.2f}% "
               f"{spread(f['p99'])['median'] or 0:>8.1f}")
+    for driver, worker in combos:
+        one_trip = spread(figures[(driver, worker, "get")]["ratio"])["median"]
+        if one_trip is not None:
+            print(f"{driver}/{worker}: a single round trip (get_user, one primary-key SELECT) costs {one_trip:.2f}× "
+                  "the floor: the least any endpoint that reads the database costs this stack")
     print(f"data in {shown_path(parent)}")
     if args.load and floor_folder is not None:
         summary = json.loads((floor_folder / "summary.json").read_text())
@@ -399,16 +412,18 @@ def cmd_bench_app(args: argparse.Namespace) -> int:
     return 0
 
 
-def find_users_shapes(settings: Settings, rate: int, duration: float, repeat: int) -> int:
-    """find_users sent as two statements (two-step) or one (one-trip), `read` runs interleaved shape by shape,
-    each repeat in both orders' turn: app and replica CPU-ms per successful query, median [min–max]."""
+def find_users_shapes(settings: Settings, rate: int, duration: float, repeat: int,
+                      shapes: tuple[str, ...] = FIND_USERS_SHAPES) -> int:
+    """find_users in each SQL shape (config.FIND_USERS_SHAPES), `read` runs interleaved shape by shape, each repeat
+    in the other order: app and replica CPU-ms per successful query, median [min–max], each shape against the
+    first one."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     parent = settings.results / f"bench-find-users-{stamp}"
     scenario = load_scenario("read")
     figures: dict[str, dict[str, list[float | None]]] = {s: {"app": [], "replicas": [], "p99": []}
-                                                        for s in FIND_USERS_SHAPES}
+                                                        for s in shapes}
     for index in range(repeat):
-        order = FIND_USERS_SHAPES if index % 2 == 0 else tuple(reversed(FIND_USERS_SHAPES))
+        order = shapes if index % 2 == 0 else tuple(reversed(shapes))
         for shape in order:
             shaped = settings.with_overrides(find_users=shape)
             folder = new_folder(shaped, scenario, rate, parent=parent / shape)
@@ -424,15 +439,21 @@ def find_users_shapes(settings: Settings, rate: int, duration: float, repeat: in
 
     print(f"\nfind_users at {rate} rps, {duration:g} s each, {repeat} interleaved repeats (CPU-ms per successful "
           "query, median [min–max]; replicas = replica1 + replica2)")
-    print(f"{'shape':<9} {'app ms':>22} {'replicas ms':>22} {'p99 ms':>22}")
-    for shape in FIND_USERS_SHAPES:
+    print(f"{'shape':<13} {'app ms':>22} {'replicas ms':>22} {'p99 ms':>22}")
+    for shape in shapes:
         f = figures[shape]
         app, replicas = spread_text(f["app"], "{:.3f}", "n/a"), spread_text(f["replicas"], "{:.3f}", "n/a")
-        print(f"{shape:<9} {app:>22} {replicas:>22} {spread_text(f['p99'], '{:.1f}', 'n/a'):>22}")
-    a, b = (figures[s]["replicas"] for s in FIND_USERS_SHAPES)
-    verdict = {True: "the repeats separate them", False: "within noise (the repeats overlap)",
-               None: "not comparable"}[separated(a, b)]
-    print(f"replica CPU per query, two-step vs one-trip: {verdict}; data in {shown_path(parent)}")
+        print(f"{shape:<13} {app:>22} {replicas:>22} {spread_text(f['p99'], '{:.1f}', 'n/a'):>22}")
+    verdicts = {True: "the repeats separate them", False: "within noise (the repeats overlap)",
+                None: "not comparable"}
+    base = shapes[0]
+    for shape in shapes[1:]:
+        for key, what in (("app", "app"), ("replicas", "replica")):
+            a, b = figures[base][key], figures[shape][key]
+            times = ratio(spread(b)["median"], spread(a)["median"])
+            shown = "n/a" if times is None else f"{times:.2f}×"
+            print(f"{what} CPU per query, {shape} against {base}: {shown}, {verdicts[separated(a, b)]}")
+    print(f"data in {shown_path(parent)}")
     return 0
 
 

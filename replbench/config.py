@@ -56,8 +56,9 @@ ENV_DEFAULTS: dict[str, tuple[str, str]] = {
     "app_transport": ("REPLBENCH_APP_TRANSPORT", "tcp"),  # tcp | unix (the native nodes' sockets): see README
     # heartbeat period in ms (pt-heartbeat allows 10 ms): the floor of every lag figure
     "heartbeat_ms": ("REPLBENCH_HEARTBEAT_MS", "100"),
-    # find_users' SQL: two round trips (the distinct first names, then the narrow ranges) or one (a derived
-    # table of the names joined back); two-step measured cheaper on the replicas (README, bench-app --find-users)
+    # find_users' SQL: two round trips (the distinct first names, then the narrow ranges), one (a derived table
+    # of the names joined back), or the same two steps run on the server in one round trip (server-steps); see
+    # README (bench-app --find-users) for what each costs the app and the replicas
     "find_users": ("REPLBENCH_FIND_USERS", "two-step"),
     # where the app finds the nodes, "host:port" for master,replica1,replica2; empty = 127.0.0.1 and the
     # native ports (compose sets the service names)
@@ -70,7 +71,7 @@ ENV_DEFAULTS: dict[str, tuple[str, str]] = {
     "app_user": ("REPLBENCH_APP_USER", ""),  # the app's user on such servers; empty = the harness's user
 }
 
-FIND_USERS_SHAPES = ("two-step", "one-trip")
+FIND_USERS_SHAPES = ("two-step", "one-trip", "server-steps")
 APP_TRANSPORTS = ("tcp", "unix")
 BENCH_APP_RATE = 800  # bench-app's rate: below the 8M read limit (about 1500/s), so queueing does not inflate CPU
 NODE_NAMES = ROLES  # master, replica1, replica2

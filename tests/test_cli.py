@@ -122,17 +122,32 @@ def test_bench_app_measures_the_floor_beside_the_endpoints_and_the_load_generato
                    env_for(topo.state))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     rows = [line for line in proc.stdout.splitlines() if line.startswith(("asyncmy", "aiomysql"))]
-    assert [r.split()[2] for r in rows] == ["floor", "read", "write"]
+    assert [r.split()[2] for r in rows] == ["floor", "get", "read", "write"]
     assert all("×" in r for r in rows[1:]) and "×" not in rows[0]  # each endpoint as a multiple of the floor
     assert "2 interleaved round(s)" in proc.stdout
+    assert "a single round trip (get_user, one primary-key SELECT) costs" in proc.stdout
     assert "bare `vegeta attack -output=FILE`" in proc.stdout and "× bare)" in proc.stdout
     folder = ROOT / proc.stdout.split("data in ")[1].split()[0]
     data = json.loads((folder / "bench-app.json").read_text())
     ratios = data["figures"]["asyncmy/uvloop/read"]["ratio"]
     assert len(ratios) == 2 and all(r is None or r > 0 for r in ratios)
     order = sorted(p.name for p in (folder / "asyncmy-uvloop").iterdir())
-    assert len(order) == 6  # two rounds of three runs
+    assert len(order) == 8  # two rounds of four runs
     assert run_cli(["bench-app", "--repeat", "0"], {}).returncode == 2
+
+
+def test_bench_app_compares_the_find_users_shapes_asked(topo: Settings) -> None:
+    proc = run_cli(["bench-app", "--find-users", "--shapes", "two-step,server-steps", "--rate", "40", "--duration",
+                    "2s", "--repeat", "1"], env_for(topo.state))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [line.split()[0] for line in proc.stdout.splitlines() if line.startswith(("two-step", "server-steps"))] \
+        == ["two-step", "server-steps"]
+    assert "replica CPU per query, server-steps against two-step:" in proc.stdout
+    folder = ROOT / proc.stdout.split("data in ")[1].split()[0]
+    assert sorted(p.name for p in folder.iterdir() if p.is_dir()) == ["server-steps", "two-step"]
+    for bad in ("two-step", "two-step,two-step", "two-step,nosuch"):
+        bad_run = run_cli(["bench-app", "--find-users", "--shapes", bad], {})
+        assert bad_run.returncode == 2 and "--shapes takes" in bad_run.stderr, bad
 
 
 def test_two_attackers_give_one_merged_report(topo: Settings) -> None:

@@ -49,3 +49,14 @@ def test_a_knob_mysql_lacks_is_refused_not_ignored() -> None:
     assert knobs.mysql_value("mysql", "slave_parallel_mode", "optimistic") == "ON"
     assert sql.status_name("mysql", "Rpl_semi_sync_master_yes_tx") == "Rpl_semi_sync_source_yes_tx"
     assert sql.status_name("mariadb", "Rpl_semi_sync_master_yes_tx") == "Rpl_semi_sync_master_yes_tx"
+
+
+def test_find_users_server_steps_runs_the_built_statement_in_each_flavour() -> None:
+    """MariaDB runs the built text with EXECUTE IMMEDIATE; MySQL 8 has none, so PREPARE/EXECUTE/DEALLOCATE."""
+    from app.handlers import server_steps_sql
+
+    mariadb, mysql = server_steps_sql("bench_idx", "mariadb"), server_steps_sql("bench_idx", "mysql")
+    assert mariadb.endswith("; EXECUTE IMMEDIATE @replbench_find_users")
+    assert mysql.endswith("; PREPARE replbench_find_users FROM @replbench_find_users; EXECUTE replbench_find_users; "
+                          "DEALLOCATE PREPARE replbench_find_users")
+    assert mariadb.split(";")[0] == mysql.split(";")[0] and mariadb.count("%s") == 7
