@@ -287,11 +287,15 @@ def cmd_apply_capacity(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .report import generate, split_kept
+    from .report import asset_sources, generate, split_kept
 
     settings = settings_from(args)
     output, kept = generate(settings, Path(args.output).resolve() if args.output else None)
     print(f"replbench: wrote {shown_path(output)}")
+    rebuilt = [p.name for p in asset_sources(settings.results) if p.name not in kept]
+    if rebuilt:
+        print(f"replbench: rebuilt {len(rebuilt)} section(s) from committed assets whose raw data is not here: "
+              + ", ".join(rebuilt))
     absent, newer = split_kept(settings.results, kept)
     if absent:
         print(f"replbench: left alone {len(absent)} committed asset folder(s) whose raw data is not here: "

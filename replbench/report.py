@@ -19,6 +19,7 @@ from typing import Any
 
 from . import appserver
 from .config import ROOT, Settings
+from .knobs import Knobs
 from .stats import describe_max, lookup, median, spread_text
 from .studymetrics import BY_KEY, cell_text, extremes
 
@@ -61,39 +62,64 @@ COLUMN_GUIDE = (
 )
 
 
+def asset_sources(results: Path) -> list[Path]:
+    """Committed asset folders whose raw data is not in results/ (a fresh clone, another machine): the report
+    rebuilds their sections from the files kept in them (a study's study.json; a sweep's sweep.json with each
+    step's summary and block; a fault run's summary), so regenerating never drops what was published."""
+    root = results / "report-assets"
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if p.is_dir() and not (results / p.name).is_dir())
+
+
 def find_sweeps(results: Path) -> list[Path]:
-    return sorted(p.parent for p in results.glob("*/sweep.json"))
+    raw = [p.parent for p in results.glob("*/sweep.json")]
+    return sorted(raw + [p for p in asset_sources(results) if (p / "sweep.json").exists()], key=lambda p: p.name)
 
 
 def find_studies(results: Path) -> list[Path]:
-    return sorted(p.parent for p in results.glob("study-*/study.json"))
+    raw = [p.parent for p in results.glob("study-*/study.json")]
+    return sorted(raw + [p for p in asset_sources(results) if (p / "study.json").exists()], key=lambda p: p.name)
 
 
 def newest_per_scenario(sweeps: list[Path]) -> dict[str, Path]:
     """The newest sweep of each scenario (folders are time-stamped, so the last by name), which the report shows."""
     newest: dict[str, Path] = {}
-    for sweep_dir in sorted(sweeps):
+    for sweep_dir in sorted(sweeps, key=lambda p: p.name):
         newest[json.loads((sweep_dir / "sweep.json").read_text())["scenario"]] = sweep_dir
     return newest
 
 
 def newest_per_name(studies: list[Path]) -> dict[str, Path]:
     newest: dict[str, Path] = {}
-    for folder in sorted(studies):
+    for folder in sorted(studies, key=lambda p: p.name):
         newest[json.loads((folder / "study.json").read_text())["name"]] = folder
     return newest
 
 
+STEP_FILES = ("latency.png", "summary.json", "block.txt")  # what a sweep's assets keep of each step
+# what the report reads of a run's meta.json (the one page's machine, versions, dataset, disk, settings)
+META_KEPT = ("host", "versions", "dataset", "disk", "server_variables_not_default", "knobs_changed", "app")
+
+
 def load_steps(sweep_dir: Path, sweep: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each step with its repeats' summaries and meta (from the step folders)."""
+    """Each step with its repeats' summaries, meta and files: from the step folders, or, for a sweep rebuilt from
+    its committed assets, from the `<step>-<file>` copies beside its sweep.json (meta then only where kept)."""
     steps = []
     for step in sweep["steps"]:
         repeats = []
         for name in step["folders"]:
             folder = sweep_dir / name
-            if (folder / "summary.json").exists():
-                repeats.append({"folder": folder, "summary": json.loads((folder / "summary.json").read_text()),
-                                "meta": json.loads((folder / "meta.json").read_text())})
+            if folder.is_dir():
+                files = {f: folder / f for f in STEP_FILES}
+                meta_file = folder / "meta.json"
+            else:
+                files = {f: sweep_dir / f"{name}-{f}" for f in STEP_FILES}
+                meta_file = sweep_dir / "meta.json"
+            if files["summary.json"].exists():
+                repeats.append({"name": name, "files": files,
+                                "summary": json.loads(files["summary.json"].read_text()),
+                                "meta": json.loads(meta_file.read_text()) if meta_file.exists() else {}})
         if repeats:
             steps.append({**step, "repeats": repeats})
     return steps
@@ -173,26 +199,47 @@ class Writer:
         self.base = output.parent
         self.written: set[str] = set()
 
-    def folder(self, name: str) -> Path:
+    def folder(self, source: Path) -> Path:
+        """The asset folder of a run, study or sweep folder; emptied first, unless the section is rebuilt from that
+        very folder (its raw data is not in results/)."""
+        name = source.name
         path = self.root / name
         if name not in self.written:
-            shutil.rmtree(path, ignore_errors=True)  # only what this report regenerates
+            if not self.is_asset(source):
+                shutil.rmtree(path, ignore_errors=True)  # only what this report regenerates
             path.mkdir(parents=True, exist_ok=True)
             self.written.add(name)
         return path
+
+    def is_asset(self, source: Path) -> bool:
+        return source.parent.resolve() == self.root.resolve()
 
     def rel(self, path: Path) -> str:
         return os.path.relpath(path, self.base)
 
     def copy(self, src: Path, dst: Path) -> None:
         """Copy a run's file into the assets; text loses every machine path (results/… stays)."""
+        if dst.exists() and src.resolve() == dst.resolve():
+            return  # a section rebuilt from its own assets
         if src.suffix not in (".txt", ".json", ".md"):
             shutil.copyfile(src, dst)
             return
-        text = src.read_text()
+        dst.write_text(self.without_paths(src.read_text()))
+
+    def without_paths(self, text: str) -> str:
         for prefix in (str(self.results.resolve()), str(self.results), str(ROOT)):
             text = text.replace(prefix + "/", "results/" if prefix != str(ROOT) else "")
-        dst.write_text(text)
+        return text
+
+    def keep_meta(self, src: Path, dst: Path) -> None:
+        """What the report reads of a run's meta.json (META_KEPT), kept beside a section's assets."""
+        meta = json.loads(src.read_text())
+        kept = json.dumps({k: meta[k] for k in META_KEPT if k in meta}, indent=2, sort_keys=True) + "\n"
+        dst.write_text(self.without_paths(kept))
+
+    def rebuilt(self) -> list[str]:
+        """The sections this report rebuilt from committed assets (their raw data is not in results/)."""
+        return sorted(name for name in self.written if not (self.results / name).is_dir())
 
     def kept(self) -> list[str]:
         """Committed asset folders this report did not regenerate (left on disk, never deleted)."""
@@ -259,10 +306,14 @@ def sweep_section(sweep_dir: Path, writer: Writer) -> tuple[list[str], dict[str,
     lines = [f"### Sweep `{name}` — `{sweep_dir.name}`", ""]
     if not steps:
         return lines + ["No completed step.", ""], {"scenario": name, "max": None, "max_text": "–", "steps": []}
-    assets = writer.folder(sweep_dir.name)
+    assets = writer.folder(sweep_dir)
     (assets / "sweep.json").write_text(json.dumps(sweep, indent=2, sort_keys=True) + "\n")
-    meta = steps[0]["repeats"][0]["meta"]
-    knobs = meta.get("knobs_changed", {k: v for k, v in sweep["knobs"].items()})
+    first = steps[0]["repeats"][0]
+    meta = first["meta"]
+    if (sweep_dir / first["name"] / "meta.json").exists():  # kept, so a rebuild from the assets still has it
+        writer.keep_meta(sweep_dir / first["name"] / "meta.json", assets / "meta.json")
+    reference = Knobs()  # a sweep rebuilt from assets without its meta: the knobs that differ from the reference
+    knobs = meta.get("knobs_changed", {k: v for k, v in sweep["knobs"].items() if getattr(reference, k, None) != v})
     lines += [
         f"- **Settings**: {', '.join(f'{k}={v}' for k, v in knobs.items()) or 'reference'}; "
         f"{sweep['duration_s']:g} s per step" + (f", {sweep['repeat']} repeats per step (median [range])"
@@ -277,11 +328,11 @@ def sweep_section(sweep_dir: Path, writer: Writer) -> tuple[list[str], dict[str,
     blocks = [f"# Per-step blocks of `{sweep_dir.name}`", ""]
     for step in steps:
         for r in step["repeats"]:
-            folder, tag = r["folder"], r["folder"].name
-            for src in ("latency.png", "summary.json", "block.txt"):
-                if (folder / src).exists():
-                    writer.copy(folder / src, assets / f"{tag}-{src}")
-            block = (assets / f"{tag}-block.txt").read_text().rstrip("\n") if (folder / "block.txt").exists() \
+            tag = r["name"]
+            for src, path in r["files"].items():
+                if path.exists():
+                    writer.copy(path, assets / f"{tag}-{src}")
+            block = (assets / f"{tag}-block.txt").read_text().rstrip("\n") if r["files"]["block.txt"].exists() \
                 else "(none)"
             blocks += [f"## {step['rate']} rps — `{tag}`", "", "```", block, "```", "",
                        f"![latency over time]({tag}-latency.png)", ""]
@@ -295,7 +346,7 @@ def sweep_section(sweep_dir: Path, writer: Writer) -> tuple[list[str], dict[str,
 def study_section(folder: Path, writer: Writer) -> tuple[list[str], dict[str, Any]]:
     data = json.loads((folder / "study.json").read_text())
     cells = [c["name"] for c in data["cells"]]
-    assets = writer.folder(folder.name)
+    assets = writer.folder(folder)
     (assets / "study.json").write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     units_ok = sum(1 for u in data["units"] if u.get("metrics"))
     lines = [f"### Study `{data['name']}` — `{folder.name}`", "", data.get("description", ""), "",
@@ -317,8 +368,10 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], dict[str, An
         lines.append("")
     first = next((u for u in data["units"] if u.get("folder") and (folder / u["folder"] / "meta.json").exists()),
                  None)
-    if first:
-        data["meta"] = json.loads((folder / first["folder"] / "meta.json").read_text())
+    if first:  # kept beside study.json, so a rebuild from the assets still has it
+        writer.keep_meta(folder / first["folder"] / "meta.json", assets / "meta.json")
+    if (assets / "meta.json").exists():
+        data["meta"] = json.loads((assets / "meta.json").read_text())
     chart = plot_study(data, assets)
     if chart:
         lines += [f"![{data['name']} study]({writer.rel(assets / chart)})", ""]
@@ -360,9 +413,10 @@ def plot_study(data: dict[str, Any], assets: Path) -> str | None:
 
 
 def fault_runs(results: Path) -> dict[str, Path]:
-    """The newest top-level run of each scenario that carried out planned faults."""
+    """The newest top-level run of each scenario that carried out planned faults (raw, or its committed assets)."""
     newest: dict[str, Path] = {}
-    for path in sorted(results.glob("*/summary.json")):
+    paths = [*results.glob("*/summary.json"), *(p / "summary.json" for p in asset_sources(results))]
+    for path in sorted((p for p in paths if p.exists()), key=lambda p: p.parent.name):
         try:
             summary = json.loads(path.read_text())
         except ValueError:
@@ -374,7 +428,7 @@ def fault_runs(results: Path) -> dict[str, Path]:
 
 def fault_section(folder: Path, writer: Writer) -> list[str]:
     summary = json.loads((folder / "summary.json").read_text())
-    assets = writer.folder(folder.name)
+    assets = writer.folder(folder)
     lines = [f"### `{summary['scenario']}` at {summary['rate']} rps — `{folder.name}`", "",
              "Faults: " + "; ".join(f"`{p['fault']}` (done at {p['at_s']:.1f} s)" for p in summary["planned_faults"])
              + f"; status {summary.get('status')}", "",
@@ -500,6 +554,11 @@ def one_page(latest: dict[str, dict[str, Any]], studies: list[dict[str, Any]], k
                            "sweep is not a measurement of the limit on a noisy machine)" if others else "") + ".")
     lines += findings or ["- No study or sweep in results/ yet."]
     lines += ["", "## How to read the columns", "", *(f"- {g}" for g in COLUMN_GUIDE), ""]
+    rebuilt = writer.rebuilt()
+    if rebuilt:
+        lines += [f"{len(rebuilt)} section(s) were rebuilt from their committed assets (study.json, sweep.json and "
+                  "each step's summary and block), their raw data not being in results/: "
+                  + ", ".join(f"`{name}`" for name in rebuilt) + ".", ""]
     if kept:
         earlier = writer.root / "earlier-sweeps.md"
         if earlier.exists():

@@ -4,6 +4,8 @@ report, report determinism, compare with its noise band."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -139,6 +141,28 @@ def test_a_small_real_sweep_and_its_report(topo: Settings, tmp_path: Path) -> No
     proc = run_cli(["report", "--output", str(output)], env)
     assert proc.returncode == 0, proc.stderr
     assert output.read_text() == first  # deterministic
+
+    # a fresh clone holds the committed assets and no raw data: the report rebuilds each section from them
+    clone = tmp_path / "clone" / "results"
+    shutil.copytree(topo.results / "report-assets", clone / "report-assets")
+    committed = {p.relative_to(clone): p.read_bytes() for p in clone.rglob("*") if p.is_file()}
+    rebuilt_output = tmp_path / "clone" / "report.md"
+    proc = run_cli(["report", "--output", str(rebuilt_output)], dict(env, REPLBENCH_RESULTS=str(clone)))
+    assert proc.returncode == 0, proc.stderr
+    sections = [p for p in (clone / "report-assets").iterdir()
+                if any((p / f).exists() for f in ("study.json", "sweep.json", "summary.json"))]
+    assert len(sections) >= 2  # the two sweeps shown (and whatever studies or fault runs other tests reported)
+    assert f"rebuilt {len(sections)} section(s) from committed assets" in proc.stdout, proc.stdout
+    rebuilt = rebuilt_output.read_text()
+
+    def sweeps_part(report_text: str) -> str:
+        part = report_text[report_text.index("## Sweeps: where each setup breaks"):]
+        return "\n".join(line for line in part.splitlines() if not line.startswith("Older sweeps"))
+
+    assert sweeps_part(rebuilt) == sweeps_part(first).replace(
+        os.path.relpath(topo.results, tmp_path), os.path.relpath(clone, rebuilt_output.parent))
+    assert f"{len(sections)} section(s) were rebuilt from their committed assets" in rebuilt
+    assert {p.relative_to(clone): p.read_bytes() for p in clone.rglob("*") if p.is_file()} == committed
 
 
 def write_run(folder: Path, p99: float, app_cpu: float, rate: float = 1000.0, spread: float = 0.0) -> Path:
