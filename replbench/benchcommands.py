@@ -394,8 +394,8 @@ def cmd_bench_app(args: argparse.Namespace) -> int:
     for driver, worker in combos:
         one_trip = spread(figures[(driver, worker, "get")]["ratio"])["median"]
         if one_trip is not None:
-            print(f"{driver}/{worker}: a single round trip (get_user, one primary-key SELECT) costs {one_trip:.2f}× "
-                  "the floor: the least any endpoint that reads the database costs this stack")
+            print(f"a single round trip (get_user, one primary-key SELECT) costs {one_trip:.2f}× the floor with "
+                  f"{driver}/{worker}: the least any endpoint that reads the database costs this stack")
     print(f"data in {shown_path(parent)}")
     if args.load and floor_folder is not None:
         summary = json.loads((floor_folder / "summary.json").read_text())
