@@ -233,8 +233,12 @@ class Writer:
 
     def keep_meta(self, src: Path, dst: Path) -> None:
         """What the report reads of a run's meta.json (META_KEPT), kept beside a section's assets."""
-        meta = json.loads(src.read_text())
-        kept = json.dumps({k: meta[k] for k in META_KEPT if k in meta}, indent=2, sort_keys=True) + "\n"
+        meta = {k: v for k, v in json.loads(src.read_text()).items() if k in META_KEPT}
+        master = (meta.get("server_variables_not_default") or {}).get("master") or {}
+        if "server_variables_not_default" in meta:  # only what the one page shows (no datadir paths)
+            meta["server_variables_not_default"] = {
+                "master": {k: v for k, v in master.items() if k in SETTINGS_THAT_MATTER}}
+        kept = json.dumps(meta, indent=2, sort_keys=True) + "\n"
         dst.write_text(self.without_paths(kept))
 
     def rebuilt(self) -> list[str]:

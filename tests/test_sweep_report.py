@@ -157,7 +157,7 @@ def test_a_small_real_sweep_and_its_report(topo: Settings, tmp_path: Path) -> No
 
     def sweeps_part(report_text: str) -> str:
         part = report_text[report_text.index("## Sweeps: where each setup breaks"):]
-        return "\n".join(line for line in part.splitlines() if not line.startswith("Older sweeps"))
+        return "\n".join(line for line in part.splitlines() if line.strip() and not line.startswith("Older sweeps"))
 
     assert sweeps_part(rebuilt) == sweeps_part(first).replace(
         os.path.relpath(topo.results, tmp_path), os.path.relpath(clone, rebuilt_output.parent))
