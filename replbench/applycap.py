@@ -60,14 +60,15 @@ def measure(settings: Settings, scenario: Scenario, setting: knobs.Knobs, writes
         vegeta = ensure_vegeta(settings)
         ensure_topology(settings, with_app=False)
         data["knobs_readback"] = knobs.apply(settings, setting)
-        data["knob_mismatches"] = knobs.mismatches(setting, data["knobs_readback"])
+        data["knob_mismatches"] = knobs.mismatches(setting, data["knobs_readback"], settings)
         data["links"] = links.apply(settings, link_set)
         counters.enable(settings)
         data["warm_up_s"] = dataset.warm_up(settings, scenario.schema, progress)
         appserver.stop(settings)
         appserver.start(settings)
         topology.wait_caught_up(settings, DRAIN_TIMEOUT)
-        targets.generate(settings, scenario, appserver.base_url(settings), folder / "targets.json")
+        data["targets"] = targets.generate(settings, scenario, appserver.base_url(settings), folder / "targets.json",
+                                           rate=rate, duration=writes / rate)
         progress.say("stopping the replicas' SQL threads")
         _sql_thread(settings, start=False)
         stopped = True

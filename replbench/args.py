@@ -50,7 +50,6 @@ def add_topology_flags(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--app-port", type=int, help="app port (env REPLBENCH_APP_PORT, default 8080)")
     g.add_argument("--accounts", type=int, help="dataset size (env REPLBENCH_ACCOUNTS, default 8000000)")
     g.add_argument("--seed", type=int, help="dataset seed (env REPLBENCH_SEED, default 42)")
-    g.add_argument("--buffer-pool", help="innodb_buffer_pool_size per node (env REPLBENCH_BUFFER_POOL, 4G)")
 
 
 def add_app_flags(parser: argparse.ArgumentParser) -> None:
@@ -62,7 +61,7 @@ def add_app_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
-    names = ("topology", "state", "port_base", "app_port", "accounts", "seed", "buffer_pool", "app_workers",
+    names = ("topology", "state", "port_base", "app_port", "accounts", "seed", "app_workers",
              "driver", "worker_class", "pool_size", "results")
     try:
         settings = Settings.from_env().with_overrides(**{n: getattr(args, n, None) for n in names})

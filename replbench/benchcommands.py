@@ -42,9 +42,11 @@ def add_knob_flags(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("replication settings (a setting not given gets its reference value)")
     ref = Knobs()
     for knob in KNOB_LIST:
-        values = f" ({'|'.join(knob.choices)})" if knob.choices else f" ({knob.low}..{knob.high})"
+        values = f" ({'|'.join(knob.choices)})" if knob.choices else "" if knob.size else \
+            f" ({knob.low}..{knob.high})"
+        reference = getattr(ref, knob.name) or "the nodes' own (REPLBENCH_BUFFER_POOL, default 4G)"
         g.add_argument("--" + knob.name.replace("_", "-"), dest=knob.name, metavar="V",
-                       help=f"{knob.help}{values}; reference {getattr(ref, knob.name)}")
+                       help=f"{knob.help}{values}; reference {reference}")
 
 
 def knobs_from(args: argparse.Namespace) -> Knobs:
@@ -70,6 +72,8 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--link", action="append", default=[], metavar="NAME=LATENCY[±JITTER]",
                         help="a connection through toxiproxy with that round trip, e.g. replica1=5ms, "
                              "replica2=20ms±2ms, app-master=1ms (repeatable)")
+    parser.add_argument("--nonce", metavar="HEX",
+                        help="replay the values of an earlier run (its meta.json targets.nonce); default: new values")
     add_knob_flags(parser)
     add_topology_flags(parser)
     add_app_flags(parser)
@@ -109,7 +113,15 @@ def run_options(args: argparse.Namespace, scenario: scenarios.Scenario, settings
         refuse_on_external(settings, planned, linked, args.cpus or "")
     return RunOptions(duration=duration, timeout=parse_seconds(args.timeout, "--timeout"), knobs=knobs_from(args),
                       catch_up_timeout=scenario.catch_up_timeout or CATCH_UP_TIMEOUT, strict=args.strict,
-                      faults=planned, links=linked, attackers=args.attackers, cpus=args.cpus or "")
+                      faults=planned, links=linked, attackers=args.attackers, cpus=args.cpus or "",
+                      nonce=_nonce(args))
+
+
+def _nonce(args: argparse.Namespace) -> str:
+    nonce = getattr(args, "nonce", None) or ""
+    if nonce and not all(c in "0123456789abcdef" for c in nonce.lower()):
+        raise UsageError(f"--nonce must be hexadecimal (a run's meta.json targets.nonce); got {nonce!r}")
+    return nonce.lower()
 
 
 def refuse_on_external(settings: Settings, planned: list[Any], linked: list[Any], pinning: str) -> None:
@@ -232,6 +244,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise UsageError("--repeat must be 1 or more")
     settings = settings_from(args)
     options = run_options(args, scenario, settings)
+    if options.nonce:
+        raise UsageError("--nonce replays one run's values; every step of a sweep writes new ones")
     sweep = Sweep(settings, scenario, rates, options, repeat=args.repeat, refine=args.refine)
     print(f"replbench: sweep {scenario.name} over {rates} rps, {options.duration:g} s per step → "
           f"{shown_path(sweep.folder)}", file=sys.stderr)

@@ -26,7 +26,8 @@ from .config import HEARTBEAT_DOMAIN_ID, Node, Settings
 STATUS = ("Com_update", "Com_insert", "Com_delete", "Binlog_commits", "Binlog_group_commits", "Handler_update",
           "Handler_write", "Handler_delete", "Handler_read_key", "Handler_read_next", "Handler_read_prev",
           "Handler_read_first", "Handler_read_last", "Handler_read_rnd", "Handler_read_rnd_next",
-          "Innodb_data_fsyncs", "Innodb_log_writes",
+          "Innodb_data_fsyncs", "Innodb_log_writes", "Innodb_buffer_pool_reads", "Innodb_buffer_pool_read_requests",
+          "Innodb_buffer_pool_pages_flushed", "Innodb_data_read",
           "Rpl_semi_sync_master_yes_tx", "Rpl_semi_sync_master_no_tx", "Rpl_semi_sync_master_tx_wait_time",
           "Rpl_semi_sync_master_tx_waits", "Rpl_semi_sync_master_net_wait_time", "Rpl_semi_sync_master_net_waits",
           "Rpl_semi_sync_master_status")
@@ -106,6 +107,10 @@ def _d(after: NodeCounters, before: NodeCounters, name: str) -> float:
     return after.status.get(name, 0.0) - before.status.get(name, 0.0)
 
 
+def _per(value: float, writes: int, digits: int) -> float | None:
+    return round(value / writes, digits) if writes else None
+
+
 def describe(before: dict[str, NodeCounters | None], after: dict[str, NodeCounters | None], seconds: float,
              heartbeats: int, writes: int) -> dict[str, Any]:
     """Per node: transactions (app domain), rows changed (heartbeat rows excluded), statements, fsyncs, bytes
@@ -137,6 +142,12 @@ def describe(before: dict[str, NodeCounters | None], after: dict[str, NodeCounte
             "fsyncs_per_write": round(fsyncs / writes, 3) if writes else None,
             "write_bytes": written, "kb_written_per_write": round(written / 1024 / writes, 3)
             if written is not None and writes else None,
+            "pool_disk_reads": int(_d(a, b, "Innodb_buffer_pool_reads")),
+            "pool_disk_reads_per_write": _per(_d(a, b, "Innodb_buffer_pool_reads"), writes, 2),
+            "pool_miss_ratio": round(_d(a, b, "Innodb_buffer_pool_reads") / requests, 5)
+            if (requests := _d(a, b, "Innodb_buffer_pool_read_requests")) else None,
+            "pages_flushed_per_write": _per(_d(a, b, "Innodb_buffer_pool_pages_flushed"), writes, 2),
+            "kb_read_per_write": _per(_d(a, b, "Innodb_data_read") / 1024, writes, 3),
             "binlog_commits": int(commits), "binlog_group_commits": int(groups),
             "commits_per_group": round(commits / groups, 2) if groups else None,
         }

@@ -425,15 +425,41 @@ def warm_marker(settings: Settings) -> Path:
     return settings.state / "warm.json"
 
 
+WARM_FRACTION = 0.5  # a node whose pool holds less of the data than this (after a resize) is warmed again
+
+
+def pool_fit(settings: Settings, schema: str) -> dict[str, dict[str, Any]]:
+    """Per node: its buffer pool, the schema's table with its indexes, the bytes of data the pool holds now, and
+    whether the table fits (a pool smaller than the data is never warm under uniformly random ids)."""
+    out: dict[str, dict[str, Any]] = {}
+    for node in settings.nodes:
+        with sql.admin(node, settings) as cur:
+            cur.execute("SELECT @@innodb_buffer_pool_size, @@innodb_flush_method, "
+                        "(SELECT DATA_LENGTH + INDEX_LENGTH FROM information_schema.TABLES "
+                        " WHERE TABLE_SCHEMA = %s AND TABLE_NAME = 'accounts')", (schema,))
+            pool, flush, table = cur.fetchone()
+            cur.execute("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_bytes_data'")
+            row = cur.fetchone()
+        out[node.name] = {"pool_bytes": int(pool), "table_bytes": int(table or 0), "flush_method": flush,
+                          "data_bytes": int(row[1]) if row else None, "fits": int(pool) >= int(table or 0)}
+    return out
+
+
 def warm_up(settings: Settings, schema: str, progress: Progress | None = None) -> dict[str, float]:
     """Read the schema's table and each of its indexes once on every node, so a run measures a warm buffer pool
-    and not the first disk reads after a start. Skipped for nodes already warmed since they started."""
+    and not the first disk reads after a start. Skipped for nodes already warmed since they started (unless a
+    resize emptied their pool since), and for nodes whose pool is smaller than the table: uniformly random ids
+    never warm such a pool, which is what a run with it measures."""
     try:
         warmed = json.loads(warm_marker(settings).read_text())
     except (OSError, ValueError):
         warmed = {}
-    identity = {n.name: topology.node_identity(n, settings) for n in settings.nodes}
-    todo = [n for n in settings.nodes if warmed.get(f"{n.name}:{schema}") != identity[n.name]]
+    fit = pool_fit(settings, schema)
+    identity = {n.name: f"{topology.node_identity(n, settings)}:pool={fit[n.name]['pool_bytes']}"
+                for n in settings.nodes}
+    todo = [n for n in settings.nodes if fit[n.name]["fits"] and (
+        warmed.get(f"{n.name}:{schema}") != identity[n.name]
+        or (fit[n.name]["data_bytes"] or 0) < WARM_FRACTION * fit[n.name]["table_bytes"])]
     if not todo:
         return {}
     if progress:

@@ -16,6 +16,11 @@ applies the reference set too. Values are case-insensitive.
 | parallel_threads / _mode | slave_parallel_threads / slave_parallel_mode | replicas | STOP SLAVE (all threads) |
 | semi_sync, semi_sync_timeout_ms | rpl_semi_sync_master_enabled/_wait_point/_timeout | master | – |
 |  | rpl_semi_sync_slave_enabled | replicas | IO thread restart |
+| buffer_pool | innodb_buffer_pool_size | all | – (resized online, waited for; MySQL 8 the same since 5.7) |
+
+buffer_pool's reference is the pool the nodes start with (REPLBENCH_BUFFER_POOL, 4G), so a run that shrinks it
+leaves the next plain run at the reference again; a topology file's servers keep their own pool unless a run
+names one. InnoDB rounds a size up to a multiple of innodb_buffer_pool_chunk_size (128M here).
 """
 
 from __future__ import annotations
@@ -35,6 +40,9 @@ SEMI_SYNC = ("off", "after_sync", "after_commit")
 COMPRESS_MIN_LEN = (10, 1024)
 MAX_PARALLEL_THREADS = 256
 SEMI_SYNC_CLIENTS_WAIT = 10.0  # seconds for both replicas to reconnect as semi-sync clients
+POOL_SIZES = (32 << 20, 1 << 40)  # the smallest and largest buffer pool a run may ask for (bytes)
+POOL_RESIZE_WAIT = 300.0  # seconds for a node to finish an online resize (shrinking evicts and flushes pages)
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
 class KnobError(ReplbenchError):
@@ -50,6 +58,7 @@ class Knob:
     choices: tuple[str, ...] = ()
     low: int | None = None
     high: int | None = None
+    size: bool = False  # a byte size such as 128M or 4G ("" = the reference)
 
 
 KNOB_LIST = (
@@ -67,6 +76,7 @@ KNOB_LIST = (
     Knob("semi_sync", "semi-synchronous replication: rpl_semi_sync_master_wait_point, or off", SEMI_SYNC),
     Knob("semi_sync_timeout_ms", "rpl_semi_sync_master_timeout: ms before falling back to async", (), 0,
          3_600_000),
+    Knob("buffer_pool", "innodb_buffer_pool_size on every node, resized online (e.g. 128M, 1G)", size=True),
 )
 KNOBS = {k.name: k for k in KNOB_LIST}
 
@@ -86,10 +96,15 @@ class Knobs:
     parallel_mode: str = "optimistic"
     semi_sync: str = "off"
     semi_sync_timeout_ms: int = 10_000
+    buffer_pool: str = ""  # "": the pool the nodes start with (REPLBENCH_BUFFER_POOL)
 
     def __post_init__(self) -> None:
         for f in fields(self):
             knob, value = KNOBS[f.name], getattr(self, f.name)
+            if knob.size and value:
+                low, high = POOL_SIZES
+                if not low <= parse_size(value, f"--{_flag(f.name)}") <= high:
+                    raise ValueError(f"--{_flag(f.name)} must be from 32M to 1T; got {value}")
             if knob.choices and str(value) not in knob.choices:
                 raise ValueError(f"--{_flag(f.name)} must be one of {', '.join(knob.choices)}; got {value!r}")
             if knob.low is not None and not (knob.low <= int(value) <= knob.high):  # type: ignore[operator]
@@ -118,7 +133,8 @@ class Knobs:
                     raise ValueError(f"--{_flag(name)} must be a whole number; got {raw!r}") from None
             else:
                 text = str(raw).strip()
-                typed[name] = text.upper() if name in ("binlog_format", "binlog_row_image") else text.lower()
+                typed[name] = text.upper() if name in ("binlog_format", "binlog_row_image") or KNOBS[name].size \
+                    else text.lower()
         return cls(**typed)
 
     def as_dict(self) -> dict[str, Any]:
@@ -135,6 +151,23 @@ class Knobs:
 
 def _flag(name: str) -> str:
     return name.replace("_", "-")
+
+
+def parse_size(text: str, what: str = "size") -> int:
+    """'128M', '4G', '1073741824' -> bytes (K, M, G, T are powers of 1024, as MariaDB reads them)."""
+    value = str(text).strip().upper().removesuffix("B")
+    number, unit = (value[:-1], value[-1]) if value[-1:] in _UNITS and value[-1:] else (value, "")
+    if not number.isdigit():
+        raise ValueError(f"{what} must be a size such as 128M or 4G; got {text!r}")
+    return int(number) * _UNITS[unit]
+
+
+def pool_wanted(settings: Settings, knobs: Knobs) -> int | None:
+    """The pool a run asks for, in bytes: the knob's, else the reference the nodes start with (None for a
+    topology file's servers, whose pool is theirs unless a run names one)."""
+    if knobs.buffer_pool:
+        return parse_size(knobs.buffer_pool)
+    return None if settings.external else parse_size(settings.buffer_pool)
 
 
 def _on(value: str) -> str:
@@ -164,7 +197,8 @@ def replica_variables(knobs: Knobs) -> dict[str, Any]:
             "rpl_semi_sync_master_enabled": "OFF"}
 
 
-READ_BACK = ("binlog_format", "binlog_row_image", "binlog_annotate_row_events", "log_bin_compress",
+READ_BACK = ("innodb_buffer_pool_size", "binlog_format", "binlog_row_image", "binlog_annotate_row_events",
+             "log_bin_compress",
              "log_bin_compress_min_len", "sync_binlog", "innodb_flush_log_at_trx_commit", "slave_parallel_threads",
              "slave_parallel_mode", "rpl_semi_sync_master_enabled", "rpl_semi_sync_master_wait_point",
              "rpl_semi_sync_master_timeout", "rpl_semi_sync_slave_enabled")
@@ -210,7 +244,58 @@ def apply(settings: Settings, knobs: Knobs) -> dict[str, dict[str, Any]]:
             wait_replicating(node, settings)
     if knobs.semi_sync != "off":
         wait_semi_sync_clients(settings)
+    pool = pool_wanted(settings, knobs)
+    if pool is not None:
+        resize_pools(settings, pool)
     return read_back(settings)
+
+
+def resize_pools(settings: Settings, pool: int) -> None:
+    """SET GLOBAL innodb_buffer_pool_size on every node whose pool differs, then wait for each background resize
+    to finish (Innodb_buffer_pool_resize_status) so the run starts with the pool it records."""
+    changing = []
+    for node in settings.nodes:
+        with sql.admin(node, settings) as cur:
+            cur.execute("SELECT @@innodb_buffer_pool_size, @@innodb_buffer_pool_chunk_size")
+            current, chunk = (int(v) for v in cur.fetchone())
+            if current == _rounded(pool, chunk):
+                continue
+            try:
+                cur.execute("SET GLOBAL innodb_buffer_pool_size = %s", (pool,))
+            except sql.MySQLError as exc:
+                raise KnobError(f"{node.name} refused innodb_buffer_pool_size = {pool}: {exc.args[-1]}") from exc
+            changing.append((node, _rounded(pool, chunk)))
+    deadline = time.monotonic() + POOL_RESIZE_WAIT
+    for node, target in changing:
+        while True:
+            with sql.admin(node, settings) as cur:
+                cur.execute("SHOW GLOBAL STATUS WHERE Variable_name IN "
+                            "('Innodb_buffer_pool_resize_status', 'Innodb_buffer_pool_pages_total')")
+                status = dict(cur.fetchall())
+                cur.execute("SELECT @@innodb_page_size")
+                page = int(cur.fetchone()[0])
+            text = str(status.get("Innodb_buffer_pool_resize_status") or "")
+            pages = int(status.get("Innodb_buffer_pool_pages_total") or 0)
+            if abs(pages * page - target) < target * POOL_PAGES_SLACK and not _resizing(text):
+                break
+            if time.monotonic() > deadline:
+                raise KnobError(f"{node.name} did not finish resizing its buffer pool to {target >> 20}M within "
+                                f"{POOL_RESIZE_WAIT:g} s (it says: {text or 'nothing'})")
+            time.sleep(0.2)
+
+
+POOL_CHUNK_MAX = 1 << 30  # the largest rounding a chunk size can add to a pool (MariaDB's chunk is 128M)
+POOL_PAGES_SLACK = 0.05  # a pool's pages cover its size less the chunks' own descriptors
+
+
+def _resizing(status: str) -> bool:
+    text = status.lower()
+    return bool(text) and "completed" not in text and "finished" not in text
+
+
+def _rounded(size: int, chunk: int) -> int:
+    """The size InnoDB will take: a multiple of the chunk size, at least the one asked for."""
+    return size if chunk <= 0 else -(-size // chunk) * chunk
 
 
 def mysql_value(flavour: str, variable: str, value: Any) -> Any:
@@ -257,10 +342,16 @@ def wait_semi_sync_clients(settings: Settings) -> int:
                     f"semi-sync clients within {SEMI_SYNC_CLIENTS_WAIT:g} s")
 
 
-def mismatches(knobs: Knobs, readback: dict[str, dict[str, Any]]) -> list[str]:
-    """Variables a node reports with another value than requested (never ignored silently)."""
+def mismatches(knobs: Knobs, readback: dict[str, dict[str, Any]], settings: Settings | None = None) -> list[str]:
+    """Variables a node reports with another value than requested (never ignored silently); the buffer pool is
+    compared in bytes, allowing InnoDB's rounding up to a whole chunk."""
     out = []
+    pool = pool_wanted(settings, knobs) if settings is not None else \
+        (parse_size(knobs.buffer_pool) if knobs.buffer_pool else None)
     for name, values in readback.items():
+        got = values.get("innodb_buffer_pool_size")
+        if pool is not None and got is not None and not pool <= int(got) < pool + POOL_CHUNK_MAX:
+            out.append(f"{name} innodb_buffer_pool_size={got} (requested {pool})")
         role = "master" if name == "master" else "replica"
         wanted = dict(all_node_variables(knobs))
         wanted.update(master_variables(knobs) if role == "master" else replica_variables(knobs))

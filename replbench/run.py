@@ -44,6 +44,7 @@ from . import (
     links,
     nodeexporter,
     nodesampler,
+    rowcheck,
     sampling,
     servervars,
     sql,
@@ -89,6 +90,7 @@ class RunOptions:
     links: tuple[links.Link, ...] = ()  # replication (or app) connections through a toxiproxy latency
     attackers: int = 1  # vegeta attack processes sharing the rate
     cpus: str = ""  # --cpus: each group pinned to its cores ("" = every group on every core)
+    nonce: str = ""  # --nonce: the values the updates write (a new one per run unless replaying a run)
 
 
 def new_folder(settings: Settings, scenario: Scenario, rate: int, parent: Path | None = None) -> Path:
@@ -165,6 +167,7 @@ class Run:
         self._catch_thread: threading.Thread | None = None
         self._attack_done = threading.Event()
         self.admission_before: dict[str, Any] = {}
+        self.row_sample: tuple[list[int], dict[int, tuple]] | None = None  # the row check's sample, before
 
     # ---- phases ----
 
@@ -219,12 +222,13 @@ class Run:
             self._safely("disk probe", lambda: servervars.describe_disk(s.state))  # a remote server's: not visible
         self.progress.say(f"applying settings: {self.options.knobs.describe()}")
         self.meta["knobs_readback"] = knobs.apply(s, self.options.knobs)
-        self.meta["knob_mismatches"] = knobs.mismatches(self.options.knobs, self.meta["knobs_readback"])
+        self.meta["knob_mismatches"] = knobs.mismatches(self.options.knobs, self.meta["knobs_readback"], s)
         self.meta["links"] = links.apply(s, self.options.links)
         counters.enable(s)
         self.meta["server_variables_not_default"] = self._safely(
             "server variables", lambda: servervars.non_default(s, mariadb_binaries().get("mariadbd")))
         self.meta["warm_up_s"] = dataset.warm_up(s, self.scenario.schema, self.progress)
+        self.meta["buffer_pools"] = self._safely("buffer pools", lambda: dataset.pool_fit(s, self.scenario.schema))
         appserver.stop(s)  # restart: fresh connections see the knobs, and the run's app settings apply
         appserver.start(s)
         self.meta["cpus"] = self._pin()
@@ -233,7 +237,13 @@ class Run:
         if any(v is None for v in before.values()):
             raise topology.TopologyError(f"replicas not caught up before the run: {before}")
         self.progress.say("generating targets from the dataset")
-        self.meta["targets"] = targets.generate(s, self.scenario, appserver.base_url(s), self.folder / "targets.json")
+        self.meta["targets"] = targets.generate(s, self.scenario, appserver.base_url(s), self.folder / "targets.json",
+                                                rate=self.rate, duration=self.options.duration,
+                                                nonce=self.options.nonce or None)
+        if rowcheck.checked_columns(self.scenario) and rowcheck.method(self.options.knobs) == "sample":
+            ids = rowcheck.sample_ids(self.folder / "targets.json")
+            self.row_sample = (ids, rowcheck.read_values(s, self.scenario.schema,
+                                                         rowcheck.checked_columns(self.scenario), ids))
         write_json(self.folder / "meta.json", self.meta)
 
     def _pin(self) -> dict[str, Any]:
@@ -382,6 +392,9 @@ class Run:
                 self.summary["restarted_after_run"] = started or []
             if self.scenario.writes and self.status != STATUS_INTERRUPTED and not skip_waits:
                 self._safely("consistency check", self._check_consistency)
+            if rowcheck.checked_columns(self.scenario) and not skip_waits:
+                self.progress.say("checking that the writes changed their rows")
+                self._safely("row check", self._check_rows)
         elif self.status == STATUS_OK:
             self.status = STATUS_FAILED
             self.errors.append("vegeta produced no results")
@@ -416,6 +429,7 @@ class Run:
                                          "limit_per_worker": self.settings.max_inflight,
                                          "queue_ms": self.settings.max_queue_ms}
         self.summary["cpus"] = self.meta.get("cpus") or {}
+        self.summary["buffer_pools"] = self.meta.get("buffer_pools") or {}
         self.summary["links"] = self.meta.get("links") or {}
         if done:
             self.summary.update(planned_faults=done, fault_windows=tl.windows, routing=tl.routing)
@@ -469,6 +483,17 @@ class Run:
             rows = (rep["nodes"].get("master") or {}).get("rows_changed") or 0
             self.summary["binlog"] = binlog.describe(self.binlog_before, self.binlog_after, self.beats_during,
                                                      self.bytes_per_beat, writes, rows)
+
+    def _check_rows(self) -> None:
+        s = self.settings
+        if self.row_sample is not None:
+            ids, before = self.row_sample
+            check = rowcheck.from_sample(s, self.scenario, ids, before, self.summary.get("requests", 0))
+        elif self.binlog_before is not None and self.binlog_after is not None:
+            check = rowcheck.from_binlog(s, self.scenario, self.binlog_before, self.binlog_after)
+        else:
+            return
+        self.summary["rows_checked"] = check
 
     def _check_consistency(self) -> None:
         s = self.settings
@@ -532,6 +557,10 @@ class Run:
         for name in self.summary.get("replicas_not_replicating", []):
             guards.append(f"{name} was not replicating during the run"
                           + (" (a planned fault)" if name in stopped_on_purpose else ""))
+        if self.summary.get("rows_checked"):
+            unchanged = rowcheck.guard(self.summary["rows_checked"], self.summary.get("success"))
+            if unchanged:
+                guards.append(unchanged)
         for mismatch in self.meta.get("knob_mismatches") or []:
             guards.append(f"setting not in effect: {mismatch}")
         semi = ((self.summary.get("replication") or {}).get("nodes", {}).get("master") or {}).get("semi_sync")
@@ -719,6 +748,16 @@ def render_block(summary: dict[str, Any], folder: Path) -> str:
         if semi:
             lines.append(f"Semi-sync: {semi['acked']:,} acked, {semi['fell_back']:,} fell back to async, avg wait "
                          f"{_us(semi['avg_tx_wait_us'])} (network {_us(semi['avg_net_wait_us'])})")
+    if summary.get("rows_checked"):
+        lines.append("Rows: " + rowcheck.describe(summary["rows_checked"]))
+    pools = summary.get("buffer_pools") or {}
+    if pools:
+        lines.append(pool_text(pools, summary.get("schema", "")))
+    if master and master["transactions"] and master.get("pool_disk_reads_per_write") is not None:
+        lines.append("Buffer pool per successful write: " + "; ".join(
+            f"{name} {node['pool_disk_reads_per_write']:g} pages read from disk, "
+            f"{node['pages_flushed_per_write']:g} pages flushed, {node['kb_read_per_write']:g} KB read"
+            for name, node in rep["nodes"].items() if node is not None and node.get("kb_read_per_write") is not None))
     b = summary.get("binlog")
     if b:
         per_write = "n/a (no writes)" if b["bytes_per_write"] is None else f"{b['bytes_per_write']:.1f} bytes per write"
@@ -780,6 +819,22 @@ def render_block(summary: dict[str, Any], folder: Path) -> str:
     lines.append("Guards: " + ("none tripped" if not guards else "; ".join(f"WARNING {g}" for g in guards)))
     lines.append(f"Status: {summary.get('status')}    Results: {shown_path(folder)}")
     return "\n".join(lines) + "\n"
+
+
+def pool_text(pools: dict[str, dict[str, Any]], schema: str) -> str:
+    """'Buffer pool: 128 MiB on every node, smaller than bench_idx (2.0 GiB) ...' (flush method included)."""
+    sizes = sorted({p["pool_bytes"] for p in pools.values()})
+    table = max(p["table_bytes"] for p in pools.values())
+    where = "on every node" if len(sizes) == 1 else "(" + ", ".join(
+        f"{n} {p['pool_bytes'] / 2**20:,.0f} MiB" for n, p in pools.items()) + ")"
+    size = f"{sizes[0] / 2**20:,.0f} MiB " if len(sizes) == 1 else ""
+    flush = ", ".join(sorted({str(p["flush_method"]) for p in pools.values()}))
+    if all(p["fits"] for p in pools.values()):
+        return (f"Buffer pool: {size}{where}, holding {schema} ({table / 2**30:.1f} GiB with its indexes); "
+                f"warmed before the run; innodb_flush_method {flush}")
+    return (f"Buffer pool: {size}{where}, smaller than {schema} ({table / 2**30:.1f} GiB with its indexes): not "
+            f"warmed, since uniformly random ids never warm a pool smaller than the data (the misses are what this "
+            f"run measures); innodb_flush_method {flush}, so a miss goes to the disk, not the OS page cache")
 
 
 def vegeta_text(path: Path, max_errors: int = ERROR_LINES_SHOWN) -> str:

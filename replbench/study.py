@@ -191,7 +191,7 @@ class Study:
             "scenarios": list(spec.scenarios), "rates": self.plan.rates, "duration_s": self.plan.duration,
             "measures": list(spec.measures), "repeat": self.plan.repeat, "reset": spec.reset,
             "data_state": spec.data_state,
-            "cells": [{"name": c.name, "knobs": c.knobs.as_dict(),
+            "cells": [{"name": c.name, "knobs": c.knobs.as_dict(), "scenario": c.scenario,
                        "changed": c.changed()}
                       for c in spec.cells],
             "order": [f"{u['cell']} / {u['scenario']} / {u['measure']} / repeat {u['repeat']}" for u in self.units],

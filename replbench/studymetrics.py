@@ -61,6 +61,17 @@ METRICS: tuple[Metric, ...] = (
     Metric("replica_ms_per_write", "replica CPU-ms/applied write", "ms",
            lambda s: max([v for v in (_per_trx(s, "replica1"), _per_trx(s, "replica2")) if v is not None],
                          default=None)),
+    Metric("rows_changed_pct", "rows changed %", "%",
+           lambda s: None if lookup(s, ("rows_checked", "share")) is None else
+           round(100 * s["rows_checked"]["share"], 2), lower_is_better=False),
+    Metric("replica_disk_reads_per_write", "replica pages read from disk/write", "",
+           lambda s: _worse_replica(lookup(s, ("replication", "nodes")) or {}, ("pool_disk_reads_per_write",))
+           if _wrote(s) else None),
+    Metric("master_kb_written_per_write", "master KB written/write", "KB",
+           lambda s: lookup(s, ("replication", "nodes", "master", "kb_written_per_write")) if _wrote(s) else None),
+    Metric("replica_kb_written_per_write", "replica KB written/write", "KB",
+           lambda s: _worse_replica(lookup(s, ("replication", "nodes")) or {}, ("kb_written_per_write",))
+           if _wrote(s) else None),
     Metric("fsyncs_per_write", "master fsyncs/write", "", lambda s: lookup(s, ("replication", "nodes", "master",
                                                                              "fsyncs_per_write"))),
     Metric("lag_p99_ms", "lag p99 ms", "ms", lambda s: _worse_replica(s.get("lag") or {}, ("p99_ms",))),

@@ -81,8 +81,8 @@ LAYERS = [
     {"run", "sweep", "study", "applycap", "report", "compare"},
     {"bringup", "topology", "dataset", "appserver", "knobs", "attack", "sampling", "lag", "binlog", "counters",
      "timeline", "targets", "scenario", "studyfile", "studymetrics", "nodesampler", "faults", "servervars",
-     "records", "install", "links", "cpus", "nodeexporter"},
-    {"stats", "args", "sql", "processes", "progress", "harnesslog", "config", "topofile"},
+     "records", "install", "links", "cpus", "nodeexporter", "rowcheck"},
+    {"stats", "args", "sql", "processes", "progress", "harnesslog", "config", "topofile", "reference"},
 ]
 
 

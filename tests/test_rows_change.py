@@ -1,0 +1,128 @@
+"""Writes change what they say they change (fresh values per run, verified per run), and the buffer pool as a
+knob: set online on every node, read back, and back at the reference for the next plain run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from replbench import rowcheck, sql, targets
+from replbench.knobs import Knobs, parse_size
+from replbench.scenario import load
+
+from .conftest import env_for, run_cli
+from .test_run import run_folder
+
+BINLOG_SNIPPET = Path(__file__).parent / "fixtures" / "binlog-rows-full.txt"  # mariadb-binlog -v of a write run
+
+
+def run(topo, *args: str) -> tuple[dict, dict, str]:
+    proc = run_cli([*args], env_for(topo.state))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    folder = run_folder(proc.stdout)
+    return (json.loads((folder / "summary.json").read_text()), json.loads((folder / "meta.json").read_text()),
+            proc.stdout)
+
+
+@pytest.mark.parametrize("scenario,extra", [
+    ("write", []),  # the three indexed columns, from the binlog's row images
+    ("write-wide", []),  # interests (TEXT), from the row images
+    ("write", ["--binlog-format", "STATEMENT"]),  # no row images: from a sample read back before and after
+])
+def test_two_identical_write_runs_in_a_row_both_change_their_columns(topo, scenario: str, extra: list[str]) -> None:
+    checks, nonces = [], []
+    for _ in range(2):  # no reset between them: the second run must not write what the first one wrote
+        summary, meta, out = run(topo, scenario, "50", "--duration", "2s", *extra)
+        check = summary["rows_checked"]
+        assert check["checked"] >= 90 and check["share"] >= rowcheck.MIN_CHANGED, check
+        assert not any("changed their" in g for g in summary["guards"])
+        assert "Rows: " + rowcheck.describe(check) in out
+        checks.append(check)
+        nonces.append(meta["targets"]["nonce"])
+    assert nonces[0] != nonces[1]
+    assert checks[0]["method"] == ("sample" if extra else "binlog")
+    assert checks[0]["indexed"] is (scenario == "write")  # interests is in no index
+    if scenario == "write":
+        assert "indexed columns (first_name, last_name, city) changed in" in out
+
+
+def test_the_seed_fixes_the_ids_and_the_nonce_the_values(topo, tmp_path: Path) -> None:
+    scenario = load("write")
+    files = {}
+    for name, nonce in (("a", "01"), ("b", "01"), ("c", "02")):
+        targets.generate(topo, scenario, "http://x", tmp_path / name, rate=10, duration=1, nonce=nonce)
+        files[name] = [json.loads(line) for line in (tmp_path / name).read_text().splitlines()]
+    assert files["a"] == files["b"]  # seed + nonce replays a run
+    assert [t["url"] for t in files["a"]] == [t["url"] for t in files["c"]]
+    assert [t["body"] for t in files["a"]] != [t["body"] for t in files["c"]]
+    # no update writes the value its row holds now, in any of the three columns
+    ids = rowcheck.sample_ids(tmp_path / "c", 500)
+    now = rowcheck.read_values(topo, "bench_idx", ("first_name", "last_name", "city"), ids)
+    bodies = [json.loads(__import__("base64").b64decode(t["body"])) for t in files["c"][:500]]
+    for body in bodies:
+        held = now[body["id"]]
+        assert all(body[c] != v for c, v in zip(("first_name", "last_name", "city"), held)), (body, held)
+
+
+def test_a_write_runs_targets_cover_every_request_it_sends() -> None:
+    scenario = load("write")
+    assert targets.target_count(scenario, 3600, 60) >= 3600 * 60  # vegeta loops the file: no value twice
+    assert targets.target_count(load("read"), 3600, 60) == load("read").target_count
+
+
+def test_the_row_images_are_compared_column_by_column() -> None:
+    text = BINLOG_SNIPPET.read_text()
+    pairs = list(rowcheck.parse_updates(text.splitlines(), "bench_idx"))
+    assert len(pairs) == 3  # the heartbeat's updates are not the table's
+    assert all(old[3] != new[3] and old[7] != new[7] for old, new in pairs)
+    assert all(old[1] == new[1] for old, new in pairs)  # same row
+    # the same images with the SET written back as the WHERE: nothing changed
+    update = text.index("### UPDATE `bench_idx`")
+    first = text.index("### SET", update)
+    block_end = text.index("# Number of rows", first)
+    where = text[text.index("### WHERE", update):first].replace("### WHERE", "### SET")
+    unchanged = text[:first] + where + text[block_end:]
+    old, new = next(iter(rowcheck.parse_updates(unchanged.splitlines(), "bench_idx")))
+    assert old == new
+    assert len(list(rowcheck.parse_updates(text.splitlines(), "bench_idx", limit=2))) == 2
+
+
+def test_the_guard_trips_below_99_percent() -> None:
+    check = {"method": "binlog", "columns": ["first_name"], "indexed": True, "checked": 8000, "changed": 17,
+             "share": 17 / 8000, "first_rows_only": False}
+    assert "0.2 % of row updates changed their indexed columns" in rowcheck.guard(check, 1.0)
+    assert rowcheck.guard({**check, "changed": 7996, "share": 0.9995}, 1.0) is None
+    # a sample counts the failed requests too: held to 99 % of the success ratio
+    sample = {**check, "method": "sample", "share": 0.5}
+    assert rowcheck.guard(sample, 0.5) is None and rowcheck.guard(sample, 1.0)
+
+
+def test_the_buffer_pool_is_set_read_back_and_restored(topo) -> None:
+    summary, meta, out = run(topo, "write-noindex", "40", "--duration", "2s", "--buffer-pool", "128M")
+    assert meta["knobs_changed"] == {"buffer_pool": "128M"}
+    for node in ("master", "replica1", "replica2"):
+        assert int(meta["knobs_readback"][node]["innodb_buffer_pool_size"]) == 128 << 20
+        assert summary["buffer_pools"][node]["pool_bytes"] == 128 << 20
+        assert summary["buffer_pools"][node]["flush_method"]
+    assert "Buffer pool: 128 MiB on every node" in out and "innodb_flush_method" in out
+    assert "pages read from disk" in out and not meta["knob_mismatches"]
+    summary, meta, out = run(topo, "write-noindex", "40", "--duration", "2s")  # the next plain run: reference
+    reference = parse_size(topo.buffer_pool)
+    for node in topo.nodes:
+        assert int(meta["knobs_readback"][node.name]["innodb_buffer_pool_size"]) == reference
+        assert int(sql.query_one(node, topo, "SELECT @@innodb_buffer_pool_size")) == reference
+
+
+@pytest.mark.parametrize("size", ["lots", "1M", "2T", "-5G", "12Q"])
+def test_a_bad_buffer_pool_size_exits_2_with_usage(size: str) -> None:
+    proc = run_cli(["write", "100", "--buffer-pool", size], {})
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "usage:" in proc.stderr and "--buffer-pool" in proc.stderr
+
+
+def test_sizes_read_as_mariadb_reads_them() -> None:
+    assert parse_size("128M") == 128 << 20 and parse_size("4g") == 4 << 30 and parse_size("1048576") == 1 << 20
+    assert Knobs.from_values({"buffer_pool": "1g"}).buffer_pool == "1G"
+    assert Knobs().describe() == "reference settings"
