@@ -17,10 +17,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from . import appserver
+from . import appserver, reference
 from .config import ROOT, Settings
-from .knobs import Knobs
-from .stats import describe_max, lookup, median, spread_text
+from .knobs import Knobs, parse_size
+from .stats import describe_max, lookup, median, separated, spread_text
 from .studymetrics import BY_KEY, cell_text, extremes
 
 PAIRS = (("read", "read-noindex"), ("write", "write-noindex"), ("write-nopk", "write-nopk-keyed"))
@@ -82,11 +82,19 @@ def find_studies(results: Path) -> list[Path]:
     return sorted(raw + [p for p in asset_sources(results) if (p / "study.json").exists()], key=lambda p: p.name)
 
 
+def sweep_key(sweep: dict[str, Any]) -> str:
+    """A sweep's scenario, with the settings that differ from the reference: 'write', 'write [buffer_pool=128M]'."""
+    reference = Knobs()
+    changed = {k: v for k, v in (sweep.get("knobs") or {}).items() if getattr(reference, k, v) != v}
+    return sweep["scenario"] + (f" [{', '.join(f'{k}={v}' for k, v in changed.items())}]" if changed else "")
+
+
 def newest_per_scenario(sweeps: list[Path]) -> dict[str, Path]:
-    """The newest sweep of each scenario (folders are time-stamped, so the last by name), which the report shows."""
+    """The newest sweep of each scenario and setting (folders are time-stamped, so the last by name), which the
+    report shows."""
     newest: dict[str, Path] = {}
     for sweep_dir in sorted(sweeps, key=lambda p: p.name):
-        newest[json.loads((sweep_dir / "sweep.json").read_text())["scenario"]] = sweep_dir
+        newest[sweep_key(json.loads((sweep_dir / "sweep.json").read_text()))] = sweep_dir
     return newest
 
 
@@ -307,7 +315,7 @@ def sweep_section(sweep_dir: Path, writer: Writer) -> tuple[list[str], dict[str,
     sweep = json.loads((sweep_dir / "sweep.json").read_text())
     steps = load_steps(sweep_dir, sweep)
     name = sweep["scenario"]
-    lines = [f"### Sweep `{name}` — `{sweep_dir.name}`", ""]
+    lines = [f"### Sweep `{sweep_key(sweep)}` — `{sweep_dir.name}`", ""]
     if not steps:
         return lines + ["No completed step.", ""], {"scenario": name, "max": None, "max_text": "–", "steps": []}
     assets = writer.folder(sweep_dir)
@@ -343,8 +351,8 @@ def sweep_section(sweep_dir: Path, writer: Writer) -> tuple[list[str], dict[str,
     (assets / "blocks.md").write_text("\n".join(blocks))
     lines += ["", f"Per-step blocks and latency over time: [{sweep_dir.name}/blocks.md]"
                   f"({writer.rel(assets / 'blocks.md')})", ""]
-    return lines, {"scenario": name, "max": sweep["max_sustainable_rate"], "max_text": describe_max(sweep),
-                   "steps": steps, "folder": sweep_dir.name, "meta": meta}
+    return lines, {"scenario": name, "key": sweep_key(sweep), "max": sweep["max_sustainable_rate"],
+                   "max_text": describe_max(sweep), "steps": steps, "folder": sweep_dir.name, "meta": meta}
 
 
 def study_section(folder: Path, writer: Writer) -> tuple[list[str], dict[str, Any]]:
@@ -486,6 +494,89 @@ def comparison(latest: dict[str, dict[str, Any]]) -> list[str]:
     return lines
 
 
+def index_cost(studies: list[dict[str, Any]]) -> list[str]:
+    """One sentence per memory regime, from study working-set: what the four secondary indexes cost each replica
+    under ROW replication (write against write-noindex, the same update of the same three columns)."""
+    data = next((d for d in studies if d["name"] == "working-set"), None)
+    if not data or not data["comparison"]:
+        return []
+    per_metric = next(iter(data["comparison"].values()))
+    cells = {(c.get("scenario"), c["knobs"].get("buffer_pool")): c["name"] for c in data["cells"]}
+    pools = sorted({pool for _, pool in cells}, key=lambda p: -parse_size(p) if p else 0)
+    lines = ["## What indexes cost the replicas under row-based replication", "",
+             f"Study `working-set`: `write` (four secondary indexes) against `write-noindex`, the same update of "
+             f"the same three columns at {', '.join(f'{r}/s' for r in sorted(set(data['rates'].values())))}, "
+             f"{data['repeat']} repeats interleaved; the busier replica's figures, median [min–max]; *noise* where "
+             "the repeats overlap.", ""]
+
+    def row(key: str, cell: str | None) -> dict[str, Any] | None:
+        return (per_metric.get(key) or {}).get(cell) if cell else None
+
+    def both(key: str, indexed: str, bare: str, unit: str = "") -> str:
+        a, b = row(key, indexed), row(key, bare)
+        if not a or not b or a["median"] is None or b["median"] is None:
+            return "–"
+        text = f"{spread_text(a['values'], '{:.3g}')}{unit} against {spread_text(b['values'], '{:.3g}')}{unit}"
+        return text + ("" if separated(a["values"], b["values"]) else " (noise)")
+
+    for pool in pools:
+        indexed, bare = cells.get(("write", pool)), cells.get(("write-noindex", pool))
+        if not indexed or not bare:
+            continue
+        a, b = row("replica_ms_per_write", indexed), row("replica_ms_per_write", bare)
+        if not a or not b or not a["median"] or not b["median"]:
+            continue
+        lines.append(
+            f"- **{pool or 'reference'} pool**: the indexes cost each replica {a['median'] / b['median']:.1f}× the "
+            f"CPU per applied write ({both('replica_ms_per_write', indexed, bare, ' ms')}), "
+            f"{both('replica_disk_reads_per_write', indexed, bare)} pages read from disk and "
+            f"{both('replica_kb_written_per_write', indexed, bare, ' KB')} written per write; replica lag p99 "
+            f"{both('lag_p99_ms', indexed, bare, ' ms')}; client p99 {both('p99_ms', indexed, bare, ' ms')}.")
+    return lines + [""]
+
+
+REFERENCE_POOLS = ("", "128M")  # our sweeps set beside the reference's: the reference pool, and the write-up's
+
+
+def reference_comparison(latest: dict[str, dict[str, Any]]) -> list[str]:
+    """The reference write-up's write steps beside ours at the same rates, per request: its "Gunicorn cpu / Mysql
+    cpu: master + 2 * replica" line as CPU-ms per write, and its p50/p95/p99, against our sweeps with the
+    reference pool (the whole set in memory) and with a 128M pool (the write-up ran a Docker default pool)."""
+    found = {(scenario, pool): latest.get(scenario + (f" [buffer_pool={pool}]" if pool else ""))
+             for scenario in reference.WRITES for pool in REFERENCE_POOLS}
+    if not any(found.values()):
+        return []
+    lines = ["## The reference experiment's write steps beside ours", "",
+             f"The write-up ({reference.SOURCE}: 16 vCPU, 12 gunicorn workers, a Docker default pool) against our "
+             "sweeps of the same rates on this 2-core box, per successful write so that the hosts compare "
+             "(its CPU % × 10 ÷ rate). Ours: median of repeats; replica = the mean of the two replicas.", ""]
+    for scenario, steps in reference.WRITES.items():
+        lines += [f"### `{scenario}`", "",
+                  "| rate | source | app CPU-ms/write | master CPU-ms/write | replica CPU-ms/write (each) | p50 ms | "
+                  "p95 ms | p99 ms | replica lag p99 ms |", "|---|---|---|---|---|---|---|---|---|"]
+        for ref in steps:
+            lines.append(f"| {ref.rate} | the write-up | {_num(ref.cpu_ms(ref.gunicorn))} | "
+                         f"{_num(ref.cpu_ms(ref.master))} | {ref.replica_text()} | {_num(ref.p50_ms)} | "
+                         f"{_num(ref.p95_ms)} | {_num(ref.p99_ms)} | – |")
+            for pool in REFERENCE_POOLS:
+                info = found[(scenario, pool)]
+                step = next((s for s in (info or {}).get("steps", []) if s["rate"] == ref.rate), None)
+                label = f"ours, {pool or 'reference'} pool"
+                if step is None:
+                    lines.append(f"| {ref.rate} | {label} | not run | | | | | | |")
+                    continue
+                per_ok = [_median(step, ("cpu_ms_per_success", n)) for n in ("app", "master", "replica1",
+                                                                            "replica2")]
+                replicas = [v for v in per_ok[2:] if v is not None]
+                lag = max([_median(step, ("lag", r, "p99_ms")) or 0 for r in ("replica1", "replica2")])
+                lines.append(f"| {ref.rate} | {label} | {_num(per_ok[0])} | {_num(per_ok[1])} | "
+                             f"{_num(sum(replicas) / len(replicas) if replicas else None)} | "
+                             + " | ".join(_num(_median(step, ("latency_ms", q))) for q in ("p50", "p95", "p99"))
+                             + f" | {_num(lag)} |")
+        lines.append("")
+    return lines
+
+
 def _num(value: float | None) -> str:
     return "–" if value is None else (f"{value:.3f}" if value < 10 else f"{value:.1f}")
 
@@ -600,14 +691,15 @@ def generate(settings: Settings, output: Path | None = None) -> tuple[Path, list
         lines, info = sweep_section(sweep_dir, writer)
         sweeps_text += lines
         if info["steps"]:
-            latest[info["scenario"]] = info
+            latest[info["key"]] = info
     superseded = [p for p in sweeps if p not in shown.values()]
     for path in superseded:  # the one page states what the other sweeps of a scenario found
         data = json.loads((path / "sweep.json").read_text())
-        if data.get("scenario") in latest:
-            latest[data["scenario"]].setdefault("earlier_max", []).append(describe_max(data))
+        if sweep_key(data) in latest:
+            latest[sweep_key(data)].setdefault("earlier_max", []).append(describe_max(data))
     kept = writer.kept()
     text = one_page(latest, studies, kept, writer)
+    text += index_cost(studies)
     text += ["## Studies: what each replication setting costs", ""] + (studies_text or ["No study in results/ yet: "
                                                                                        "`./run.sh study <name>`.", ""])
     if faults_text:
@@ -618,5 +710,6 @@ def generate(settings: Settings, output: Path | None = None) -> tuple[Path, list
         text += ["Older sweeps (superseded by the newest of their scenario): "
                  + ", ".join(f"`{p.name}`" for p in superseded), ""]
     text += comparison(latest)
+    text += reference_comparison(latest)
     output.write_text("\n".join(text).rstrip("\n") + "\n")
     return output, kept
