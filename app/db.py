@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from replbench.config import Settings
+from replbench.core.config import Settings
 
 PROBE_INTERVAL = 1.0  # seconds between health probes of each node
 CLIENT_FOUND_ROWS = 2  # MySQL protocol flag: UPDATE reports matched rows, not changed rows

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from replbench.config import APP_LATENCY_BOUNDS_MS, QUEUE_FLOOR, QUEUE_MEMORY, Settings
+from replbench.core.config import APP_LATENCY_BOUNDS_MS, QUEUE_FLOOR, QUEUE_MEMORY, Settings
 
 from . import handlers
 from .db import Database, NoNodeAvailable, Overloaded, QueryTimeout

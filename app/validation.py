@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from replbench.config import SCHEMAS
+from replbench.core.config import SCHEMAS
 
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z' -]*$")  # letters first; no LIKE wildcards can come through
 EMAIL_RE = re.compile(r"^[^@\s]{1,64}@[A-Za-z0-9.-]{1,63}\.[A-Za-z]{2,}$")

@@ -18,9 +18,10 @@ from typing import Any
 
 import pytest
 
-from replbench import appserver, dataset, topology
-from replbench.config import ROOT, Settings
-from replbench.progress import Progress
+from replbench.core import sql
+from replbench.core.config import ROOT, Settings
+from replbench.core.progress import Progress
+from replbench.topology import appserver, dataset, nodes
 
 TEST_ACCOUNTS = int(os.environ.get("REPLBENCH_TEST_ACCOUNTS", "20000"))
 TEST_PORT_BASE = int(os.environ.get("REPLBENCH_TEST_PORT_BASE", "3406"))
@@ -61,12 +62,12 @@ def topo(settings: Settings) -> Iterator[Settings]:
     """The running test topology with its dataset and app; stopped (no stray processes) at the end."""
     try:
         dataset.build(settings, Progress("test-dataset"))
-        topology.start_all(settings)
+        nodes.start_all(settings)
         appserver.start(settings)
         yield settings
     finally:
         appserver.stop(settings)
-        topology.stop_all(settings)
+        nodes.stop_all(settings)
 
 
 def run_cli(args: list[str], env: dict[str, str], timeout: float = 600,
@@ -103,3 +104,20 @@ def wait_until(predicate, timeout: float = 20, interval: float = 0.2) -> bool:
             return True
         time.sleep(interval)
     return False
+
+
+def run_folder(output: str) -> Path:
+    """The results folder a run printed on its Status line."""
+    line = next(line for line in output.splitlines() if line.startswith("Status:"))
+    path = Path(line.split("Results:")[1].strip())
+    return path if path.is_absolute() else ROOT / path
+
+
+def replicating(settings: Settings) -> bool:
+    """Both threads of every replica running."""
+    for replica in settings.replicas:
+        with sql.admin(replica, settings) as cur:
+            state = sql.replica_threads(cur, settings.flavour)
+        if (state.get("io"), state.get("sql")) != ("Yes", "Yes"):
+            return False
+    return True

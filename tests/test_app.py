@@ -7,8 +7,9 @@ import time
 import pytest
 
 from app.db import PROBE_INTERVAL
-from replbench import sql, topology
-from replbench.config import Settings
+from replbench.core import sql
+from replbench.core.config import Settings
+from replbench.topology import nodes
 
 from .conftest import http, wait_until
 
@@ -50,7 +51,7 @@ def test_update_goes_to_master_and_reaches_replicas(topo: Settings) -> None:
     status, headers, body = http(topo, "POST", "/update_user", {"id": 55, "first_name": "Quentin", "city": "Lyon"})
     assert status == 200 and headers["X-Served-By"] == "master"
     assert body == {"id": 55, "updated": ["city", "first_name"]}
-    topology.wait_caught_up(topo, 30)
+    nodes.wait_caught_up(topo, 30)
     for replica in topo.replicas:
         assert sql.query_one(replica, topo, "SELECT first_name FROM bench_idx.accounts WHERE id=55") == "Quentin"
     status, _, _ = http(topo, "POST", "/update_user", {"id": 55, "first_name": "Quentin", "city": "Lyon"})
@@ -172,16 +173,16 @@ def test_failover_replica_stopped_then_both_then_master(topo: Settings) -> None:
             cur.execute("START SLAVE")
         assert served_by_after_probe(topo, {"replica1", "replica2"})
         # one replica down: the other serves
-        topology.stop_node(replica1)
+        nodes.stop_node(replica1)
         assert served_by_after_probe(topo, {"replica2"})
         # both down: reads fall back to the master
-        topology.stop_node(replica2)
+        nodes.stop_node(replica2)
         assert served_by_after_probe(topo, {"master"})
     finally:
-        topology.start_all(topo)
+        nodes.start_all(topo)
     assert served_by_after_probe(topo, {"replica1", "replica2"})
     try:
-        topology.stop_node(topo.master)
+        nodes.stop_node(topo.master)
         status, _, body = http(topo, "POST", "/update_user", {"id": 9, "city": "Oslo"}, timeout=30)
         assert status == 503 and "error" in body  # an answer, not a hang (no assertion on how fast)
         # reads still served by the replicas, also after every worker's probe has seen the master gone (their IO
@@ -192,7 +193,7 @@ def test_failover_replica_stopped_then_both_then_master(topo: Settings) -> None:
             assert status == 200 and headers["X-Served-By"] in ("replica1", "replica2")
             time.sleep(0.1)
     finally:
-        topology.start_all(topo)
+        nodes.start_all(topo)
     assert wait_until(lambda: http(topo, "POST", "/update_user", {"id": 9, "city": "Oslo"})[0] == 200, timeout=20)
 
 
@@ -235,7 +236,7 @@ def test_indexed_find_users_reads_tens_of_index_entries(topo: Settings) -> None:
 def test_each_find_users_shape_answers_exactly_like_the_two_steps(topo: Settings, schema: str, shape: str) -> None:
     """REPLBENCH_FIND_USERS=one-trip (one statement) and server-steps (the two steps built and run on the server,
     one round trip): the same rows in the same order as two-step, also for a prefix no name has."""
-    from replbench import appserver
+    from replbench.topology import appserver
 
     queries = []
     for account_id in (5, 123, 777, 4321):

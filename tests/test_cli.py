@@ -7,11 +7,13 @@ import ast
 import json
 import subprocess
 import sys
+from pathlib import Path
 
-from replbench.config import ROOT, Settings
+import pytest
 
-from .conftest import env_for, run_cli
-from .test_run import run_folder
+from replbench.core.config import ROOT, Settings
+
+from .conftest import env_for, run_cli, run_folder
 
 
 def test_help_shows_every_knob_with_its_reference_value() -> None:
@@ -72,32 +74,99 @@ def test_a_run_records_its_servers_non_default_variables_and_disk(topo: Settings
     assert "sync_binlog" in master and "gtid_strict_mode" in master
     assert "server_id" not in master  # differs by construction, not a setting
     assert meta["disk"]["fsync_ms_median"] > 0 and meta["disk"]["filesystem"]
-    assert meta["host"]["cpu_model"] is None or isinstance(meta["host"]["cpu_model"], str)
+    cpuinfo = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    models = [line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")]
+    assert meta["host"]["cpu_model"] == (models[0] if models else None)  # the kernel's own name for the CPU
 
 
-LAYERS = [
-    {"cli"},
-    {"commands", "benchcommands"},
-    {"run", "sweep", "study", "applycap", "report", "compare"},
-    {"bringup", "topology", "dataset", "appserver", "knobs", "attack", "sampling", "lag", "binlog", "counters",
-     "timeline", "targets", "scenario", "studyfile", "studymetrics", "nodesampler", "faults", "servervars",
-     "records", "install", "links", "cpus", "nodeexporter", "rowcheck"},
-    {"stats", "args", "sql", "processes", "progress", "harnesslog", "config", "topofile", "reference"},
-]
+LAYERS = [{"cli"}, {"experiments", "report"}, {"topology", "load", "measure", "analysis"}, {"core"}]
 
 
-def test_imports_run_one_way() -> None:
-    level = {name: i for i, names in enumerate(LAYERS) for name in names}
-    modules = {p.stem for p in (ROOT / "replbench").glob("*.py")} - {"__init__", "__main__"}
-    assert modules <= set(level), modules - set(level)
-    for name in modules:
-        tree = ast.parse((ROOT / "replbench" / f"{name}.py").read_text())
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.level == 1:
-                targets = [node.module.split(".")[0]] if node.module else [a.name for a in node.names]
-                for target in targets:
-                    if target in level and target != name:
-                        assert level[target] >= level[name], f"{name} imports {target}, a layer above it"
+def import_graph() -> dict[str, set[str]]:
+    """replbench's modules ('measure.lag') and the modules each imports, relative and absolute alike."""
+    package = ROOT / "replbench"
+    modules = {".".join(p.relative_to(package).with_suffix("").parts): p for p in package.rglob("*.py")}
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for name, path in modules.items():
+        here = name.split(".")[:-1] if not name.endswith("__init__") else name.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = here[:len(here) - (node.level - 1)] if node.level > 1 else here
+                    stem = [*base, *(node.module.split(".") if node.module else [])]
+                elif node.module and node.module.startswith("replbench"):
+                    stem = node.module.split(".")[1:]
+                else:
+                    continue
+                candidates = [".".join(stem), *(".".join([*stem, a.name]) for a in node.names)]
+            elif isinstance(node, ast.Import):
+                candidates = [a.name.removeprefix("replbench.") for a in node.names if a.name.startswith("replbench.")]
+            else:
+                continue
+            for c in candidates:
+                target = c if c in modules else f"{c}.__init__" if f"{c}.__init__" in modules else None
+                if target and target != name:
+                    graph[name].add(target)
+    return graph
+
+
+def test_the_packages_show_the_pipeline_and_imports_run_one_way() -> None:
+    level = {pkg: i for i, names in enumerate(LAYERS) for pkg in names}
+    graph = import_graph()
+    packages = {m.split(".")[0] for m in graph if "." in m}
+    assert packages == set(level), packages ^ set(level)  # every subpackage has its place in the order
+    loose = sorted(m for m in graph if "." not in m and m not in ("__init__", "__main__"))
+    assert not loose, f"modules outside the subpackages: {loose}"
+    for name, targets in graph.items():
+        if "." not in name:
+            continue
+        for target in targets:
+            if "." in target:
+                src, dst = name.split(".")[0], target.split(".")[0]
+                assert level[dst] >= level[src], f"{name} imports {target}, a layer above it"
+    # no circle, between modules or between packages (inside one layer too)
+    by_package = {p: {t.split(".")[0] for m, ts in graph.items() if m.split(".")[0] == p for t in ts
+                      if "." in t and t.split(".")[0] != p} for p in packages}
+    for edges in (graph, by_package):
+        assert_no_circle(edges)
+
+
+def assert_no_circle(edges: dict[str, set[str]]) -> None:
+    seen: set[str] = set()
+
+    def visit(node: str, stack: list[str]) -> None:
+        assert node not in stack, "import circle: " + " -> ".join([*stack[stack.index(node):], node])
+        if node in seen:
+            return
+        seen.add(node)
+        for nxt in sorted(edges.get(node, ())):
+            visit(nxt, [*stack, node])
+
+    for node in sorted(edges):
+        visit(node, [])
+
+
+def test_a_circle_is_found() -> None:
+    with pytest.raises(AssertionError, match="import circle: a -> b -> a"):
+        assert_no_circle({"a": {"b"}, "b": {"a"}})
+    assert_no_circle({"a": {"b"}, "b": set()})
+
+
+def test_the_app_imports_only_the_core() -> None:
+    for path in (ROOT / "app").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("replbench"):
+                assert node.module.startswith("replbench.core"), f"{path.name} imports {node.module}"
+
+
+def test_the_readme_layout_section_matches_the_tree() -> None:
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## How the code is laid out"):]
+    section = section[:section.index("\n## ", 5)]
+    for pkg in sorted({p for names in LAYERS for p in names}):
+        for path in sorted((ROOT / "replbench" / pkg).glob("*.py")):
+            if path.stem != "__init__":
+                assert f"{pkg}/{path.stem}" in section, f"README's layout section misses {pkg}/{path.stem}"
 
 
 def test_report_md_holds_no_absolute_path() -> None:
@@ -110,7 +179,7 @@ def test_report_md_holds_no_absolute_path() -> None:
 
 
 def test_the_sql_described_in_the_report_is_the_apps() -> None:
-    from replbench.report import SQL_FRAGMENTS
+    from replbench.report.markdown import SQL_FRAGMENTS
 
     handlers = (ROOT / "app" / "handlers.py").read_text()
     for fragment in SQL_FRAGMENTS:
@@ -129,8 +198,9 @@ def test_bench_app_measures_the_floor_beside_the_endpoints_and_the_load_generato
     assert "bare `vegeta attack -output=FILE`" in proc.stdout and "× bare)" in proc.stdout
     folder = ROOT / proc.stdout.split("data in ")[1].split()[0]
     data = json.loads((folder / "bench-app.json").read_text())
-    ratios = data["figures"]["asyncmy/uvloop/read"]["ratio"]
-    assert len(ratios) == 2 and all(r is None or r > 0 for r in ratios)
+    read, floor = data["figures"]["asyncmy/uvloop/read"], data["figures"]["asyncmy/uvloop/floor"]
+    # each round's ratio is that round's endpoint over that same round's floor (not medians over rounds)
+    assert read["ratio"] == [a / f for a, f in zip(read["app"], floor["app"])] and len(read["ratio"]) == 2
     order = sorted(p.name for p in (folder / "asyncmy-uvloop").iterdir())
     assert len(order) == 8  # two rounds of four runs
     assert run_cli(["bench-app", "--repeat", "0"], {}).returncode == 2
@@ -169,7 +239,7 @@ def test_cpus_pins_every_group_and_a_run_without_it_unpins(topo: Settings) -> No
 
     import psutil
 
-    from replbench import appserver, topology
+    from replbench.topology import appserver, nodes
 
     env = env_for(topo.state)
     proc = run_cli(["get", "30", "--duration", "2s", "--cpus", "app=0,master=1,replica1=1,replica2=0,vegeta=1"], env)
@@ -177,14 +247,14 @@ def test_cpus_pins_every_group_and_a_run_without_it_unpins(topo: Settings) -> No
     meta = json.loads((run_folder(proc.stdout) / "meta.json").read_text())
     back = meta["cpus"]["read_back"]
     assert (back["app"], back["master"], back["replica1"], back["replica2"]) == ([0], [1], [1], [0])
-    for thread in psutil.Process(topology.node_pid(topo.master)).threads():
+    for thread in psutil.Process(nodes.node_pid(topo.master)).threads():
         assert os.sched_getaffinity(thread.id) == {1}
     assert "vegeta=1" in " ".join(meta["attack_command"]) or "/usr/bin/taskset" in meta["attack_command"]
     assert "Pinned cores: app 0 (" in proc.stdout
     proc = run_cli(["get", "30", "--duration", "1s"], env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     every = sorted(range(os.cpu_count() or 1))
-    assert sorted(os.sched_getaffinity(topology.node_pid(topo.master))) == every
+    assert sorted(os.sched_getaffinity(nodes.node_pid(topo.master))) == every
     assert all(sorted(os.sched_getaffinity(p.pid)) == every for p in appserver.app_processes(topo))
 
 
@@ -199,3 +269,29 @@ def test_a_reader_that_leaves_the_pipe_early_is_not_a_failure() -> None:
     proc = subprocess.run(f"{sys.executable} -m replbench list | true; echo ${{PIPESTATUS[0]}}", shell=True,
                           cwd=ROOT, text=True, capture_output=True, timeout=60, executable="/bin/bash")
     assert proc.stdout.strip() == "141" and proc.stderr == "", proc.stderr
+
+
+def test_each_setting_is_one_row_and_the_readme_lists_it() -> None:
+    import dataclasses
+
+    from replbench.core.config import SETTING_LIST
+
+    assert [f.name for f in dataclasses.fields(Settings)] == [s.name for s in SETTING_LIST]
+    readme = (ROOT / "README.md").read_text()
+    table = readme[readme.index("## Configuration"):readme.index("## Your own servers")]
+    missing = [s.env for s in SETTING_LIST if f"`{s.env}`" not in table]
+    assert not missing, f"README's configuration table misses {missing}"
+    assert Settings.from_env({}).heartbeat_ms == int(next(s.default for s in SETTING_LIST if s.name == "heartbeat_ms"))
+
+
+def test_scenario_files_state_only_what_differs_from_the_defaults() -> None:
+    import tomllib
+
+    from replbench.core.scenario import DEFAULTS
+
+    for path in sorted((ROOT / "scenarios").glob("*.toml")):
+        data = tomllib.loads(path.read_text())
+        tables = {"": data, **{k: v for k, v in data.items() if isinstance(v, dict)}}
+        tables["requests"] = {k: v for r in data.get("requests", []) for k, v in r.items() if k == "weight"}
+        for (table, key), default in DEFAULTS.items():
+            assert tables.get(table, {}).get(key, object()) != default, f"{path.name} restates {table}.{key}"

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 import yaml
 
-from replbench.config import MYSQL_DIR, ROOT, SERVER_IDS
+from replbench.core.config import MYSQL_DIR, ROOT, SERVER_IDS
 
 pytestmark = pytest.mark.skipif(shutil.which("docker-compose") is None,
                                 reason="docker-compose is not installed (./run.sh test installs it as root)")

@@ -15,11 +15,11 @@ from pathlib import Path
 import psutil
 import pytest
 
-from replbench import sql, topology
-from replbench.config import ROOT, Settings
+from replbench.core import sql
+from replbench.core.config import ROOT, Settings
+from replbench.topology import nodes
 
-from .conftest import env_for, http, run_cli, wait_until
-from .test_run import run_folder
+from .conftest import env_for, http, run_cli, run_folder, wait_until
 
 
 def start_run(topo: Settings, args: list[str], **env: str) -> subprocess.Popen[str]:
@@ -36,7 +36,7 @@ def kill_when(topo: Settings, node: str, pattern: str, min_bytes: int = 2000) ->
     """SIGKILL the node once the run's results.bin has grown (the attack is under way)."""
     def go() -> None:
         if wait_until(lambda: any(p.stat().st_size > min_bytes for p in newest_results(topo, pattern)), 120):
-            pid = topology.node_pid(topo.node(node))
+            pid = nodes.node_pid(topo.node(node))
             if pid:
                 os.kill(pid, signal.SIGKILL)
 
@@ -65,9 +65,9 @@ def test_a_node_killed_mid_run_is_reported_not_a_traceback(topo: Settings, scena
     summary = json.loads((folder / "summary.json").read_text())
     assert (folder / "report.json").is_file() and (folder / "block.txt").is_file()
     assert summary["status"] == "FAILED"
-    assert any(f["node"] == node and not f["planned"] for f in summary["faults"])
+    assert any(f["node"] == node and not f["planned"] for f in summary["nodes_lost"])
     assert f"Faults seen: {node} lost at" in out
-    assert topology.node_pid(topo.node(node))  # brought back after the run
+    assert nodes.node_pid(topo.node(node))  # brought back after the run
     assert node in summary.get("restarted_after_run", [])
 
 
@@ -79,7 +79,7 @@ def test_the_master_killed_during_warm_up_is_one_line_and_a_record(topo: Setting
     for line in proc.stderr:  # the run's first progress line comes as its preparation starts
         seen.append(line)
         if "applying settings" in line:
-            os.kill(topology.node_pid(topo.master), signal.SIGKILL)
+            os.kill(nodes.node_pid(topo.master), signal.SIGKILL)
             break
     out, rest = finish(proc)
     err = "".join(seen) + rest
@@ -89,7 +89,7 @@ def test_the_master_killed_during_warm_up_is_one_line_and_a_record(topo: Setting
     meta = json.loads((folder / "meta.json").read_text())
     assert meta["status"] == "FAILED"
     assert (folder / "harness.log").read_text().strip()
-    topology.start_all(topo)
+    nodes.start_all(topo)
 
 
 def test_planned_faults_give_windows_and_leave_the_topology_healthy(topo: Settings) -> None:
@@ -101,9 +101,9 @@ def test_planned_faults_give_windows_and_leave_the_topology_healthy(topo: Settin
     assert set(windows) == {"kill replica1: before", "kill replica1: during", "kill replica1: after"}
     assert all(w["requests"] > 0 for w in windows.values())
     assert [p["fault"] for p in summary["planned_faults"]] == ["kill:replica1@2s", "start:replica1@4s"]
-    assert all(f["planned"] for f in summary["faults"])
+    assert all(f["planned"] for f in summary["nodes_lost"])
     assert "Planned faults: kill:replica1@2s done at" in proc.stdout and "Routing around replica1" in proc.stdout
-    assert topology.node_pid(topo.node("replica1"))
+    assert nodes.node_pid(topo.node("replica1"))
     sums = {n.name: sql.checksum(n, topo, "bench_idx.accounts") for n in topo.nodes}
     assert len(set(sums.values())) == 1
 
@@ -111,15 +111,17 @@ def test_planned_faults_give_windows_and_leave_the_topology_healthy(topo: Settin
 def test_catch_up_is_timed_from_the_last_request_sent(topo: Settings) -> None:
     # replica2's SQL thread is paused during the attack and resumed 1.5 s after the last request was sent: timed
     # from the send's end, its catch-up includes those 1.5 s (timed after vegeta's wait it was always ~0)
-    duration = 3.0
-    proc = start_run(topo, ["write", "30", "--duration", f"{duration:g}s"])
+    proc = start_run(topo, ["write", "30", "--duration", "3s"])
     assert wait_until(lambda: any(p.stat().st_size > 0 for p in newest_results(topo, "*-write-30*/results.bin")),
                       120, interval=0.02)
-    begin = time.monotonic()
     replica = topo.node("replica2")
     with sql.admin(replica, topo) as cur:
         cur.execute("STOP SLAVE SQL_THREAD")
-    time.sleep(max(0.0, begin + duration + 1.5 - time.monotonic()))
+    assert proc.stderr is not None
+    for line in proc.stderr:  # the run says when the send has ended and it waits for the replicas
+        if "waiting for the replicas' catch-up" in line:
+            break
+    time.sleep(1.5)  # replica2 held 1.5 s past that moment, however long the attack's own tail took
     with sql.admin(replica, topo) as cur:
         cur.execute("START SLAVE SQL_THREAD")
     out, err = finish(proc)
@@ -127,7 +129,7 @@ def test_catch_up_is_timed_from_the_last_request_sent(topo: Settings) -> None:
     assert summary["catch_up_s"]["replica2"] >= 1.0, summary["catch_up_s"]
     assert summary["catch_up_s"]["replica1"] < summary["catch_up_s"]["replica2"]
     assert "after the last request was sent" in out
-    topology.start_all(topo)
+    nodes.start_all(topo)
 
 
 def test_lag_aware_routing_takes_a_stopped_replica_out_and_back(topo: Settings) -> None:
@@ -143,7 +145,7 @@ def test_lag_aware_routing_takes_a_stopped_replica_out_and_back(topo: Settings) 
 def test_requests_over_the_in_flight_bound_get_an_immediate_503(topo: Settings, tmp_path: Path) -> None:
     import socket
 
-    from replbench import appserver
+    from replbench.topology import appserver
 
     bounded = topo.with_overrides(max_inflight=1, app_workers=1, app_port=topo.app_port + 7,
                                   state=str(tmp_path / "st"))  # its own app folder; the same nodes (TCP)
@@ -165,7 +167,7 @@ def test_requests_over_the_in_flight_bound_get_an_immediate_503(topo: Settings, 
 
 
 def test_an_adaptive_bound_follows_the_answers_per_second(topo: Settings, tmp_path: Path) -> None:
-    from replbench import appserver
+    from replbench.topology import appserver
 
     adaptive = topo.with_overrides(max_inflight=1, max_queue_ms=1000, app_workers=1, app_port=topo.app_port + 8,
                                    state=str(tmp_path / "st"))

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from replbench import knobs, sql
+from replbench.core import sql
+from replbench.topology import knobs
 
 
 @pytest.mark.parametrize("make,mariadb,mysql", [

@@ -7,12 +7,11 @@ import json
 
 import pytest
 
-from replbench import links, sql
-from replbench.config import Settings
+from replbench.core import sql
+from replbench.core.config import Settings
+from replbench.topology import links
 
-from .conftest import env_for, run_cli
-from .test_replication_settings import replicating
-from .test_run import run_folder
+from .conftest import env_for, replicating, run_cli, run_folder
 
 
 def master_port_of(settings: Settings, replica: str) -> int:
@@ -31,9 +30,9 @@ def test_a_replica_on_a_20ms_link_replicates_and_comes_back_direct(topo: Setting
         assert replicating(topo)
         with sql.admin(topo.master, topo) as cur:
             cur.execute("UPDATE bench_idx.accounts SET city = 'Faraway' WHERE id = 5")
-        from replbench import topology
+        from replbench.topology import nodes
 
-        assert all(v is not None for v in topology.wait_caught_up(topo, 30).values())
+        assert all(v is not None for v in nodes.wait_caught_up(topo, 30).values())
     finally:
         links.apply(topo, ())
     assert master_port_of(topo, "replica1") == topo.master.port
@@ -52,8 +51,8 @@ def test_semi_sync_waits_for_the_round_trip(topo: Settings) -> None:
     far_us = wait_far["replication"]["nodes"]["master"]["semi_sync"]["avg_tx_wait_us"]
     near_us = wait_near["replication"]["nodes"]["master"]["semi_sync"]["avg_tx_wait_us"]
     # the wait starts when the commit is flushed, a little after the event left for the replica: most, not all,
-    # of the 20 ms round trip shows in it (19.2 ms measured here); on loopback it is a fraction of a millisecond
-    assert far_us >= 15_000 and near_us < 5_000, (far_us, near_us)
+    # of the 20 ms round trip the link adds shows in it (19.2 ms measured here), whatever the box's own speed
+    assert far_us - near_us >= 10_000, (far_us, near_us)
     assert "Links: replica1 20 ms (measured round trip" in far.stdout
     assert master_port_of(topo, "replica1") == topo.master.port  # the run without links is direct again
 

@@ -8,21 +8,12 @@ import json
 
 import pytest
 
-from replbench import knobs, sql, topology
-from replbench.config import Settings
-from replbench.knobs import Knobs
+from replbench.core import sql
+from replbench.core.config import Settings
+from replbench.topology import knobs
+from replbench.topology.knobs import Knobs
 
-from .conftest import env_for, run_cli
-from .test_run import run_folder
-
-
-def replicating(settings: Settings) -> bool:
-    for replica in settings.replicas:
-        with sql.admin(replica, settings) as cur:
-            state = sql.replica_threads(cur, settings.flavour)
-        if (state.get("io"), state.get("sql")) != ("Yes", "Yes"):
-            return False
-    return True
+from .conftest import env_for, replicating, run_cli, run_folder
 
 
 def test_knob_values_are_checked_and_case_insensitive() -> None:
@@ -156,6 +147,22 @@ def test_apply_capacity_reports_each_replica_and_leaves_replication_running(topo
         assert entry["transactions"] == 300 and entry["apply_rate_trx_per_s"] > 0 and entry["capacity_ratio"] > 0
     assert replicating(topo)
     assert "replica1: applied 300 trx" in proc.stdout
+    # each replica alone: replica2 started applying only once replica1 had finished (its SQL thread held till then)
+    assert data["method"] == "alone" and "each replica alone" in proc.stdout
+    for replica in ("replica1", "replica2"):
+        assert data["replicas"][replica]["others_applying_at_start"] == [], data["replicas"][replica]
+        assert data["replicas"][replica]["idle_cpu_per_s"] is not None
+
+
+def test_apply_capacity_together_drains_every_replica_at_once(topo: Settings) -> None:
+    proc = run_cli(["apply-capacity", "write", "--writes", "200", "--rate", "100", "--together"], env_for(topo.state))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    line = next(line for line in proc.stderr.splitlines() if "→" in line)
+    data = json.loads((topo.results / "apply-capacity" / line.rsplit("/", 1)[-1].strip() / "apply.json").read_text())
+    assert data["method"] == "together" and "--together" in proc.stdout
+    assert data["replicas"]["replica1"]["others_applying_at_start"] == ["replica2"]
+    assert data["replicas"]["replica2"]["others_applying_at_start"] == ["replica1"]
+    assert replicating(topo)
 
 
 @pytest.mark.parametrize("args", [
@@ -173,6 +180,10 @@ def test_bad_knob_and_fault_values_exit_2_with_one_line(args: list[str]) -> None
     assert "error:" in proc.stderr.splitlines()[-1] and "Traceback" not in proc.stderr
 
 
-def test_replication_is_running_after_these_commands(topo: Settings) -> None:
-    topology.start_all(topo)
+def test_replication_is_running_again_after_a_command(topo: Settings) -> None:
+    with sql.admin(topo.node("replica2"), topo) as cur:
+        cur.execute(sql.stop_replica_sql(topo.flavour))
+    assert not replicating(topo)
+    proc = run_cli(["up"], env_for(topo.state))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     assert replicating(topo)

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from replbench import rowcheck, sql, targets
-from replbench.knobs import Knobs, parse_size
-from replbench.scenario import load
+from replbench.core import sql
+from replbench.core.scenario import load
+from replbench.load import targets
+from replbench.measure import rowcheck
+from replbench.topology.knobs import Knobs, parse_size
 
-from .conftest import env_for, run_cli
-from .test_run import run_folder
+from .conftest import env_for, run_cli, run_folder
 
 BINLOG_SNIPPET = Path(__file__).parent / "fixtures" / "binlog-rows-full.txt"  # mariadb-binlog -v of a write run
 
@@ -126,3 +127,15 @@ def test_sizes_read_as_mariadb_reads_them() -> None:
     assert parse_size("128M") == 128 << 20 and parse_size("4g") == 4 << 30 and parse_size("1048576") == 1 << 20
     assert Knobs.from_values({"buffer_pool": "1g"}).buffer_pool == "1G"
     assert Knobs().describe() == "reference settings"
+
+
+def test_a_resize_forgets_what_warm_up_read_into_those_pools(tmp_path: Path) -> None:
+    from replbench.core.config import Settings
+    from replbench.topology.knobs import forget_warm
+
+    settings = Settings.from_env({"REPLBENCH_STATE": str(tmp_path)})
+    marks = {"master:bench_idx": "1:pool=4294967296", "replica1:bench_idx": "2:pool=4294967296",
+             "replica1:bench_noidx": "2:pool=4294967296"}
+    settings.warm_marker.write_text(json.dumps(marks))
+    forget_warm(settings, ["replica1"])  # a pool shrunk and grown back holds little: warm it again next time
+    assert json.loads(settings.warm_marker.read_text()) == {"master:bench_idx": "1:pool=4294967296"}

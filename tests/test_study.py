@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from replbench import report, study, studyfile
-from replbench.config import ROOT, STUDY_DIR, Settings
-from replbench.studymetrics import compare_cells, extremes, unit_metrics
+from replbench.analysis.studymetrics import compare_cells, unit_metrics
+from replbench.core.config import ROOT, STUDY_DIR, Settings
+from replbench.experiments import study, studyfile
+from replbench.report import markdown
 
 from .conftest import env_for, run_cli
 
@@ -123,16 +124,27 @@ def test_a_read_run_reports_no_per_write_figures_from_stray_transactions() -> No
     assert wrote["replica_ms_per_write"] == round(200 / 3, 4)
 
 
-def test_a_finding_needs_separated_repeats_and_a_difference_worth_a_headline() -> None:
-    def unit(cell: str, value: float) -> dict:
-        return {"cell": cell, "scenario": "write", "metrics": {"bytes_per_write": value}}
+def test_a_finding_comes_from_a_primary_metric_survives_holm_and_is_worth_a_headline() -> None:
+    from replbench.analysis.findings import study_findings
 
-    big = compare_cells([unit("A", 500), unit("A", 501), unit("B", 250), unit("B", 251)], ["A", "B"])["write"]
-    assert extremes(big, "bytes_per_write") == ("B", "A", pytest.approx(500.5 / 250.5))
-    tiny = compare_cells([unit("A", 500), unit("A", 501), unit("B", 498), unit("B", 499)], ["A", "B"])["write"]
-    assert extremes(tiny, "bytes_per_write") is None  # separated, but 0.4 %
-    overlap = compare_cells([unit("A", 500), unit("A", 100), unit("B", 250), unit("B", 260)], ["A", "B"])["write"]
-    assert extremes(overlap, "bytes_per_write") is None
+    def study(values: dict[str, list[float]], metric: str = "bytes_per_write") -> dict:
+        units = [{"cell": c, "scenario": "write", "metrics": {metric: v, "p99_ms": v}} for c, vs in values.items()
+                 for v in vs]
+        return {"comparison": compare_cells(units, list(values))}
+
+    big = study({"A": [500, 502, 505], "B": [250, 251, 253]})
+    found = study_findings(big, ["bytes_per_write"])
+    assert [(f["cell"], f["metric"]) for f in found] == [("B", "bytes_per_write")] and found[0]["effect"] > 1.9
+    assert study_findings(big, ["goodput"]) == []  # only the declared primary metrics give findings
+    tiny = study({"A": [500, 500.5, 501], "B": [498, 498.5, 499]})
+    assert study_findings(tiny, ["bytes_per_write"]) == []  # beyond the noise, but 0.4 %: no headline
+    # one comparison with p ≈ 0.02 holds alone; the same data among twelve cells of noise does not survive Holm
+    pair = {"A": [100, 108, 104], "B": [120, 131, 125]}
+    alone = study_findings(study(pair), ["bytes_per_write"])
+    assert len(alone) == 1 and alone[0]["comparisons"] == 1
+    crowd = {**pair, **{f"N{i}": [99 + i % 3, 105, 110 - i % 2] for i in range(11)}}
+    assert study_findings(study(crowd), ["bytes_per_write"]) == []
+    assert study_findings(study({"A": [100], "B": [200]}), ["bytes_per_write"]) == []  # one repeat: nothing tested
 
 
 def test_a_tiny_real_study_writes_study_json_and_a_report_section(topo: Settings, tmp_path: Path) -> None:
@@ -153,9 +165,11 @@ def test_a_tiny_real_study_writes_study_json_and_a_report_section(topo: Settings
     assert (folder / "command.txt").read_text().startswith("./run.sh study")
     output = tmp_path / "report.md"
     settings = Settings.from_env(env)
-    report.generate(settings, output)
+    markdown.generate(settings, output)
     text = output.read_text()
-    assert "### Study `tiny`" in text and "| binlog B/write |" in text and "## Findings" in text
+    assert "### Study `tiny`" in text and "## Findings" in text and "- **Findings** (primary metrics only): " in text
+    tables = (topo.results / "report-assets" / folder.name / "study.md").read_text()  # every figure, linked
+    assert "| binlog B/write |" in tables and f"{folder.name}/study.md)" in text
     assert str(topo.state) not in text and str(ROOT) not in text
     chart = topo.results / "report-assets" / folder.name / "study.png"
     assert chart.read_bytes()[:4] == b"\x89PNG"

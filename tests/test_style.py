@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from replbench.config import ROOT
+from replbench.core.config import ROOT
 
 
 def test_ruff_is_clean() -> None:

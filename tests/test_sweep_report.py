@@ -1,4 +1,4 @@
-"""Sweeps, report.md and compare: verdicts and the stop rule on synthetic step summaries, a small real sweep and
+"""Sweeps, markdown.md and compare: verdicts and the stop rule on synthetic step summaries, a small real sweep and
 report, report determinism, compare with its noise band."""
 
 from __future__ import annotations
@@ -10,10 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from replbench import compare, report, stats, sweep
-from replbench.config import ROOT, Settings
-from replbench.run import RunOptions
-from replbench.scenario import PassCriteria, load
+from replbench.analysis import compare, verdicts
+from replbench.core import stats
+from replbench.core.config import ROOT, Settings
+from replbench.core.scenario import PassCriteria, load
+from replbench.experiments import sweep
+from replbench.experiments.run import RunOptions
+from replbench.report import markdown
 
 from .conftest import env_for, run_cli
 
@@ -41,27 +44,27 @@ def summary(rate: int = 1000, success: float = 1.0, achieved: float | None = Non
     ({"status": "FAILED"}, False),              # checksum mismatch
 ])
 def test_step_verdicts_at_the_edges(kwargs: dict, passed: bool) -> None:
-    ok, reasons, _ = stats.evaluate(summary(**kwargs), CRITERIA, 1000)
+    ok, reasons, _ = verdicts.evaluate(summary(**kwargs), CRITERIA, 1000)
     assert ok is passed, reasons
     assert bool(reasons) is not passed
 
 
 def test_median_of_repeats_decides() -> None:
-    med = stats.median_summary([summary(p99=5), summary(p99=2000), summary(p99=7)])
-    assert stats.evaluate(med, CRITERIA, 1000)[0] is True
-    failed = stats.median_summary([summary(), summary(status="FAILED"), summary()])
-    assert stats.evaluate(failed, CRITERIA, 1000)[0] is False
+    med = verdicts.median_summary([summary(p99=5), summary(p99=2000), summary(p99=7)])
+    assert verdicts.evaluate(med, CRITERIA, 1000)[0] is True
+    failed = verdicts.median_summary([summary(), summary(status="FAILED"), summary()])
+    assert verdicts.evaluate(failed, CRITERIA, 1000)[0] is False
 
 
 def test_a_pass_with_a_saturated_host_or_client_errors_is_qualified() -> None:
-    ok, reasons, notes = stats.evaluate({**summary(), "saturation": ["host CPU saturated (196 % of 200 %)"],
+    ok, reasons, notes = verdicts.evaluate({**summary(), "saturation": ["host CPU saturated (196 % of 200 %)"],
                                          "client_errors": 12}, CRITERIA, 1000)
     assert ok and not reasons
     assert notes == ["host CPU saturated (196 % of 200 %)", "12 client-side errors (load generator limit)"]
     step = sweep.StepResult(1000, [], True, [], notes=notes)
     assert step.verdict.startswith("PASS* (host CPU saturated")
     # the server is judged on server-side success: client-side failures do not fail the step
-    ok, _, _ = stats.evaluate({**summary(success=0.99), "server_success": 1.0, "client_errors": 100}, CRITERIA, 1000)
+    ok, _, _ = verdicts.evaluate({**summary(success=0.99), "server_success": 1.0, "client_errors": 100}, CRITERIA, 1000)
     assert ok
 
 
@@ -173,7 +176,8 @@ def write_run(folder: Path, p99: float, app_cpu: float, rate: float = 1000.0, sp
         "cpu_mean_percent": {"app": app_cpu, "master": 5, "replica1": 50, "replica2": 50},
         "cpu_ms_per_request": {"app": app_cpu / 100, "master": 0.05, "replica1": 0.5, "replica2": 0.5},
         "lag": {"replica1": {"p99_ms": 100}, "replica2": {"p99_ms": 100}}, "binlog": {"bytes_per_write": None},
-        "attack_start_s": 0.0, "duration_s": 20}))
+        "attack_start_s": 0.0, "duration_s": 20, "scenario": "get", "rate": int(rate), "status": "ok"}))
+    (folder / "meta.json").write_text(json.dumps({"knobs_changed": {}}))
     wobble = [(-1) ** i * spread * (i % 3) for i in range(21)]
     with open(folder / "cpu.csv", "w") as f:
         f.write("elapsed_s,app,master,replica1,replica2,vegeta,harness,host_busy,host_steal\n")
@@ -197,15 +201,28 @@ def test_compare_of_a_run_with_itself_is_all_noise(tmp_path: Path) -> None:
     assert labels and all(label in ("noise", "missing on both sides") for label in labels.values()), labels
 
 
-def test_compare_tells_a_change_beyond_the_noise_from_one_inside_it(tmp_path: Path) -> None:
-    base = write_run(tmp_path / "base", p99=10.0, app_cpu=100.0, spread=20.0)
-    noisy = write_run(tmp_path / "noisy", p99=10.0, app_cpu=112.0, spread=20.0)  # +12 %, inside ±40 swings
-    steady = write_run(tmp_path / "steady", p99=10.0, app_cpu=100.0, spread=0.5)
-    moved = write_run(tmp_path / "moved", p99=10.0, app_cpu=130.0, spread=0.5)  # +30 %, swings of 1
-    assert rows_of(compare.compare(base, noisy))["app CPU %"].rstrip(" |").endswith("noise")
-    moved_row = rows_of(compare.compare(steady, moved))["app CPU %"]
+def test_two_single_runs_are_judged_against_recorded_runs_not_their_own_seconds(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    for i, cpu in enumerate((96.0, 100.0, 104.0)):  # three recorded runs of get at 1000/s: ±8 between two of them
+        write_run(results / f"recorded-{i}", p99=10.0, app_cpu=cpu)
+    base = write_run(tmp_path / "base", p99=10.0, app_cpu=100.0, spread=0.5)
+    near = write_run(tmp_path / "near", p99=10.0, app_cpu=106.0, spread=0.5)  # +6 %: within the recorded spread
+    moved = write_run(tmp_path / "moved", p99=10.0, app_cpu=130.0, spread=0.5)  # +30 %
+    # the per-second swings are tiny, so a bootstrap over seconds would call +6 % worse: two runs differ more
+    assert rows_of(compare.compare(base, near, results=results))["app CPU %"].rstrip(" |").endswith("noise")
+    moved_row = rows_of(compare.compare(base, moved, results=results))["app CPU %"]
     assert moved_row.rstrip(" |").endswith("worse") and "+30.0%" in moved_row
-    assert rows_of(compare.compare(steady, moved, band=50.0))["app CPU %"].rstrip(" |").endswith("noise")
+    assert rows_of(compare.compare(base, moved, band=50.0, results=results))["app CPU %"].rstrip(" |").endswith(
+        "noise")
+
+
+def test_two_single_runs_without_recorded_runs_call_nothing_better_or_worse(tmp_path: Path) -> None:
+    base = write_run(tmp_path / "base", p99=10.0, app_cpu=100.0, spread=0.5)
+    moved = write_run(tmp_path / "moved", p99=20.0, app_cpu=130.0, spread=0.5)
+    text = compare.compare(base, moved, results=tmp_path / "empty")
+    assert "one run each cannot separate a change from run-to-run noise" in text
+    assert " better |" not in text and " worse |" not in text
+    assert rows_of(text)["app CPU %"].rstrip(" |").endswith("one run each: not separable from run-to-run noise")
 
 
 def test_the_noise_estimator_on_samples_with_known_spread() -> None:
@@ -234,7 +251,7 @@ def test_compare_cli_saves_under_results(topo: Settings, tmp_path: Path) -> None
 
 def test_report_on_empty_results(tmp_path: Path) -> None:
     settings = Settings.from_env(env_for(tmp_path))
-    out, kept = report.generate(settings, tmp_path / "r.md")
+    out, kept = markdown.generate(settings, tmp_path / "r.md")
     assert "No sweep found" in out.read_text() and kept == []
 
 
@@ -243,7 +260,7 @@ def test_report_shows_the_newest_sweep_of_each_scenario_and_lists_the_rest(tmp_p
                            ("sweep-20260101-000000-write", "write")):
         (tmp_path / name).mkdir()
         (tmp_path / name / "sweep.json").write_text(json.dumps({"scenario": scenario}))
-    newest = report.newest_per_scenario(report.find_sweeps(tmp_path))
+    newest = markdown.newest_per_scenario(markdown.find_sweeps(tmp_path))
     assert newest == {"read": tmp_path / "sweep-20260102-000000-read",
                       "write": tmp_path / "sweep-20260101-000000-write"}
 
@@ -254,7 +271,7 @@ def test_max_rate_is_labelled_a_bound_when_the_ladder_did_not_bracket_it() -> No
         return {"steps": steps, "max_sustainable_rate": sweep.max_sustainable(
             [sweep.StepResult(r, [], p, []) for r, p in verdicts])}
 
-    assert stats.describe_max(data((200, True), (400, False))) == "200 rps"
-    assert stats.describe_max(data((200, True), (400, True))).startswith("≥ 400 rps")
-    assert stats.describe_max(data((1, False), (2, False))).startswith("below 1 rps")
-    assert stats.describe_max({"steps": []}) == "–"
+    assert verdicts.describe_max(data((200, True), (400, False))) == "200 rps"
+    assert verdicts.describe_max(data((200, True), (400, True))).startswith("≥ 400 rps")
+    assert verdicts.describe_max(data((1, False), (2, False))).startswith("below 1 rps")
+    assert verdicts.describe_max({"steps": []}) == "–"

@@ -10,9 +10,10 @@ import mysql.connector
 import psutil
 import pytest
 
-from replbench import dataset, sql, topology
-from replbench.config import Settings
-from replbench.progress import Progress
+from replbench.core import sql
+from replbench.core.config import Settings
+from replbench.core.progress import Progress
+from replbench.topology import dataset, nodes
 
 from .conftest import TEST_ACCOUNTS, env_for, run_cli, wait_until
 
@@ -43,7 +44,7 @@ def test_up_is_idempotent_and_status_shows_three_healthy_nodes(topo: Settings) -
 def test_write_on_master_appears_on_both_replicas(topo: Settings) -> None:
     with sql.admin(topo.master, topo) as cur:
         cur.execute("UPDATE bench_idx.accounts SET city = 'Replicaville' WHERE id = 7")
-    topology.wait_caught_up(topo, 30)
+    nodes.wait_caught_up(topo, 30)
     for replica in topo.replicas:
         assert sql.query_one(replica, topo, "SELECT city FROM bench_idx.accounts WHERE id = 7") == "Replicaville"
 
@@ -92,7 +93,7 @@ def test_index_sets_of_both_schemas(topo: Settings) -> None:
 
 def test_crashed_node_with_stale_pid_file_comes_back_with_up(topo: Settings) -> None:
     replica = topo.node("replica2")
-    pid = topology.node_pid(replica)
+    pid = nodes.node_pid(replica)
     assert pid
     os.kill(pid, signal.SIGKILL)
     assert wait_until(lambda: not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE)
@@ -100,24 +101,24 @@ def test_crashed_node_with_stale_pid_file_comes_back_with_up(topo: Settings) -> 
     proc = run_cli(["up"], env_for(topo.state))
     assert proc.returncode == 0, proc.stderr
     assert "started replica2" in proc.stderr
-    topology.wait_replicating(replica, topo)
+    nodes.wait_replicating(replica, topo)
 
 
 def test_port_in_use_gives_a_clear_error(topo: Settings) -> None:
     replica = topo.node("replica2")
-    topology.stop_node(replica)
+    nodes.stop_node(replica)
     blocker = socket.socket()
     blocker.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     blocker.bind(("127.0.0.1", replica.port))
     blocker.listen()
     try:
-        with pytest.raises(topology.TopologyError) as err:
-            topology.start_node(replica, topo)
+        with pytest.raises(nodes.TopologyError) as err:
+            nodes.start_node(replica, topo)
         assert f"port {replica.port}" in str(err.value)
         assert "python" in str(err.value).lower()
     finally:
         blocker.close()
-    topology.start_all(topo)
+    nodes.start_all(topo)
 
 
 def test_dataset_of_another_size_is_reported_not_used(topo: Settings) -> None:
@@ -137,13 +138,13 @@ def test_same_seed_gives_the_same_checksum(tmp_path, topo: Settings) -> None:
             info = dataset.build(small, Progress("determinism"))
             sums.append(info["checksums"]["master"])
     finally:
-        topology.stop_all(small)
+        nodes.stop_all(small)
     assert sums[0] == sums[1]
     other_seed = small.with_overrides(seed=7)
     try:
         changed = dataset.build(other_seed, Progress("determinism"))["checksums"]["master"]
     finally:
-        topology.stop_all(other_seed)
+        nodes.stop_all(other_seed)
     assert changed != sums[0]
 
 
@@ -154,7 +155,7 @@ def test_long_statement_progress_uses_mariadbs_percentage_or_its_state() -> None
 
 
 def test_the_app_reaches_native_nodes_by_their_sockets_only_when_asked(tmp_path) -> None:
-    from replbench.config import ConfigError
+    from replbench.core.config import ConfigError
 
     env = {"REPLBENCH_STATE": str(tmp_path)}
     assert Settings.from_env(env).app_socket("replica1") is None  # TCP by default

@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from replbench import attack, timeline
-from replbench.config import Settings
-from replbench.install import VEGETA_VERSION, ensure_vegeta, vegeta_version
-from replbench.run import vegeta_text
+from replbench.core.config import Settings
+from replbench.load import attack
+from replbench.measure import timeline
+from replbench.report.block import vegeta_text
+from replbench.topology.install import VEGETA_VERSION, ensure_vegeta, vegeta_version
 
 from .conftest import FIXTURES
 

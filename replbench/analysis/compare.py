@@ -1,0 +1,260 @@
+"""./run.sh compare A B: headline figures of two runs or two sweeps side by side, with delta, delta % and a noise
+figure. Two sweeps: a bootstrap interval of the difference from the repeats of each step. Two single runs: the
+seconds of one run do not know how much two runs differ, so the noise is the spread between recorded runs of the
+same scenario, rate and settings on this machine (sweep repeats, study units, loose runs: at least
+MIN_RECORDED_RUNS of them, the largest difference between two of them); without them compare says plainly that one
+run each cannot separate a change from run-to-run noise, and calls nothing better or worse. A metric is called
+better or worse only when the difference lies outside that noise *and* beyond the --band floor; a run compared
+with itself is all noise. compare also warns when the two sides' machine calibrations differ by more than 10 %.
+The table is printed and saved under results/."""
+
+from __future__ import annotations
+
+import csv
+import json
+import statistics
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..core.stats import bootstrap_interval, lookup, median, percentile
+
+DEFAULT_BAND = 5.0  # percent: the smallest change ever called a change
+CALIBRATION_WARN = 0.10
+HIGHER_IS_BETTER = ("sent/s", "goodput/s", "success", "max sustainable rate")
+NODES = ("app", "master", "replica1", "replica2", "vegeta")
+STEADY_TRIM = 0.1
+MIN_RECORDED_RUNS = 3  # recorded runs of the same scenario, rate and settings that make a between-run noise figure
+
+
+class CompareError(Exception):
+    """An input is not a run or sweep folder; the message says which."""
+
+
+def resolve(name: str, results: Path) -> Path:
+    for candidate in (Path(name), results / name):
+        if (candidate / "summary.json").exists() or (candidate / "sweep.json").exists():
+            return candidate.resolve()
+    raise CompareError(f"{name!r} is neither a run folder (summary.json) nor a sweep folder (sweep.json), "
+                       f"as a path or under {results}")
+
+
+def _read_csv(path: Path) -> list[dict[str, str]]:
+    try:
+        with open(path, newline="") as f:
+            return list(csv.DictReader(f))
+    except OSError:
+        return []
+
+
+def _num(value: Any) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def run_samples(folder: Path, summary: dict[str, Any]) -> dict[str, list[float]]:
+    """Per-second samples of the steady part of one run, per headline metric (what the noise is estimated from)."""
+    out: dict[str, list[float]] = {}
+    seconds = _read_csv(folder / "timeline.csv")
+    if seconds:
+        n = len(seconds)
+        steady = seconds[int(n * STEADY_TRIM):max(int(n * STEADY_TRIM) + 1, int(n * (1 - STEADY_TRIM)))]
+        out["sent/s"] = [v for v in (_num(s["requests"]) for s in steady) if v is not None]
+        for key, name in (("p50_ms", "p50 latency ms"), ("p99_ms", "p99 latency ms")):
+            out[name] = [v for v in (_num(s[key]) for s in steady) if v is not None]
+    start = summary.get("attack_start_s")
+    duration = summary.get("duration_s")
+    cpu = _read_csv(folder / "cpu.csv")
+    if cpu and start is not None and duration:
+        trim = duration * STEADY_TRIM
+        steady_cpu = [r for r in cpu if start + trim <= (_num(r["elapsed_s"]) or 0) <= start + duration - trim]
+        per_second = {int(_num(s["second"]) or 0): _num(s["requests"]) or 0 for s in seconds}
+        for node in NODES:
+            values = [_num(r.get(node)) for r in steady_cpu]
+            out[f"{node} CPU %"] = [v for v in values if v is not None]
+            per_req = []
+            for r in steady_cpu:
+                second = int((_num(r["elapsed_s"]) or 0) - start) - 1
+                requests = per_second.get(second)
+                value = _num(r.get(node))
+                if requests and value is not None:
+                    per_req.append(10.0 * value / requests)  # % of a core over 1 s = 10 ms per %
+            out[f"{node} CPU-ms/req"] = per_req
+    if start is not None and duration:
+        for row_replica in ("replica1", "replica2"):
+            out[f"{row_replica} lag p99 ms"] = [
+                v for v in (_num(r.get("heartbeat_lag_ms")) for r in _read_csv(folder / "lag.csv")
+                            if r.get("replica") == row_replica
+                            and start <= (_num(r["elapsed_s"]) or 0) <= start + duration) if v is not None]
+    return out
+
+
+def run_figures(summary: dict[str, Any], prefix: str = "") -> dict[str, float | None]:
+    figures: dict[str, float | None] = {
+        f"{prefix}sent/s": summary.get("rate_sent", summary.get("rate_achieved")),
+        f"{prefix}goodput/s": summary.get("goodput", summary.get("throughput")),
+        f"{prefix}success": summary.get("success"),
+        f"{prefix}p50 latency ms": lookup(summary, ("latency_ms", "p50")),
+        f"{prefix}p99 latency ms": lookup(summary, ("latency_ms", "p99")),
+    }
+    for node in NODES:
+        figures[f"{prefix}{node} CPU %"] = lookup(summary, ("cpu_mean_percent", node))
+        figures[f"{prefix}{node} CPU-ms/req"] = lookup(summary, ("cpu_ms_per_request", node))
+    for replica in ("replica1", "replica2"):
+        figures[f"{prefix}{replica} lag p99 ms"] = lookup(summary, ("lag", replica, "p99_ms"))
+    figures[f"{prefix}binlog bytes/write"] = lookup(summary, ("binlog", "bytes_per_write"))
+    return figures
+
+
+Side = tuple[dict[str, float | None], dict[str, list[float]], dict[str, Any]]
+
+
+def _stat_for(metric: str) -> Callable[[Sequence[float]], float]:
+    if "lag p99" in metric:
+        return lambda xs: percentile(list(xs), 99) or 0.0
+    if "p99 latency" in metric or "p50 latency" in metric:
+        return statistics.median
+    return statistics.fmean
+
+
+def side_of(folder: Path) -> Side:
+    """(figures, samples per figure, host) of a run folder or a sweep folder."""
+    if (folder / "sweep.json").exists():
+        sweep = json.loads((folder / "sweep.json").read_text())
+        figures: dict[str, float | None] = {"max sustainable rate": sweep.get("max_sustainable_rate")}
+        samples: dict[str, list[float]] = {}
+        host: dict[str, Any] = {}
+        for step in sorted(sweep["steps"], key=lambda s: s["rate"]):
+            summaries = [(folder / f, json.loads((folder / f / "summary.json").read_text()))
+                         for f in step["folders"] if (folder / f / "summary.json").exists()]
+            if not summaries:
+                continue
+            per_repeat = [run_figures(s, f"@{step['rate']} ") for _, s in summaries]
+            for key in per_repeat[0]:
+                figures[key] = median([r[key] for r in per_repeat])
+                samples[key] = [r[key] for r in per_repeat if r[key] is not None]  # repeats are the samples
+            host = host or _host(summaries[0][0])
+        return figures, samples, host
+    summary = json.loads((folder / "summary.json").read_text())
+    return run_figures(summary), run_samples(folder, summary), _host(folder)
+
+
+def _host(folder: Path) -> dict[str, Any]:
+    try:
+        return json.loads((folder / "meta.json").read_text()).get("host") or {}
+    except (OSError, ValueError):
+        return {}
+
+
+def verdict(metric: str, base: float | None, new: float | None, band: float,
+            noise: tuple[float, float] | None) -> tuple[str, str, str, str]:
+    """(delta, delta %, noise interval text, label) for one metric."""
+    if base is None and new is None:
+        return "–", "–", "–", "missing on both sides"
+    if base is None or new is None:
+        return "–", "–", "–", "missing on one side"
+    delta = new - base
+    pct = None if base == 0 else 100.0 * delta / abs(base)
+    noise_text = "–" if noise is None else f"[{noise[0]:+.3g}, {noise[1]:+.3g}]"
+    inside_noise = noise is not None and noise[0] <= delta <= noise[1]
+    within_band = (abs(pct) <= band) if pct is not None else delta == 0
+    if delta == 0 or inside_noise or within_band:
+        label = "noise"
+    elif noise is None:
+        label = "changed? (no noise estimate: one value per side)"
+    else:
+        better = (delta > 0) == any(metric.endswith(h) for h in HIGHER_IS_BETTER)
+        label = "better" if better else "worse"
+    return f"{delta:+.4g}", ("–" if pct is None else f"{pct:+.1f}%"), noise_text, label
+
+
+def recorded_runs(results: Path, summary: dict[str, Any], knobs: dict[str, Any], leave_out: set[Path]) -> list[
+        dict[str, Any]]:
+    """Finished runs under results/ of the same scenario, rate, duration and settings as `summary` (any folder:
+    sweep steps, study units, loose runs), the compared ones left out."""
+    found = []
+    for path in results.rglob("summary.json"):
+        folder = path.parent.resolve()
+        if folder in leave_out or not (folder / "meta.json").exists():
+            continue
+        try:
+            other, meta = json.loads(path.read_text()), json.loads((folder / "meta.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if (other.get("scenario"), other.get("rate"), other.get("duration_s"), meta.get("knobs_changed")) == \
+                (summary.get("scenario"), summary.get("rate"), summary.get("duration_s"), knobs) \
+                and other.get("status") in ("ok", "ok-with-warnings"):
+            found.append(other)
+    return found
+
+
+def between_runs(runs: list[dict[str, Any]]) -> dict[str, tuple[float, float]]:
+    """Per headline metric: ± the largest difference between two recorded runs (the noise of one run each)."""
+    figures = [run_figures(r) for r in runs]
+    out = {}
+    for key in figures[0] if figures else ():
+        values = [f[key] for f in figures if f.get(key) is not None]
+        if len(values) >= MIN_RECORDED_RUNS:
+            spread = max(values) - min(values)
+            out[key] = (-spread, spread)
+    return out
+
+
+def compare(base: Path, new: Path, band: float = DEFAULT_BAND, results: Path | None = None) -> str:
+    (fa, sa, ha), (fb, sb, hb) = side_of(base), side_of(new)
+    keys = [k for k in fa if k in fb] + [k for k in fb if k not in fa]
+    single = not (base / "sweep.json").exists() and not (new / "sweep.json").exists()
+    lines = [f"# compare: `{base.name}` (base) vs `{new.name}` (new)", ""]
+    recorded: dict[str, tuple[float, float]] = {}
+    if single:
+        summary = json.loads((base / "summary.json").read_text())
+        knobs = (json.loads((base / "meta.json").read_text()) if (base / "meta.json").exists() else {}).get(
+            "knobs_changed")
+        runs = recorded_runs(results, summary, knobs, {base.resolve(), new.resolve()}) if results else []
+        recorded = between_runs(runs) if len(runs) >= MIN_RECORDED_RUNS else {}
+        lines += [f"Two single runs: the noise is the largest difference between {len(runs)} recorded runs of "
+                  f"`{summary.get('scenario')}` at {summary.get('rate')}/s with the same settings on this machine; "
+                  f"a metric is called better or worse only beyond it and beyond ±{band:g} %."
+                  if recorded else
+                  f"Two single runs, and fewer than {MIN_RECORDED_RUNS} recorded runs of `{summary.get('scenario')}` "
+                  f"at {summary.get('rate')}/s with the same settings here: **one run each cannot separate a change "
+                  "from run-to-run noise** (on this machine two identical runs differ by up to ~30 % in CPU per "
+                  "request), so nothing is called better or worse. Repeat both (a sweep with --repeat, or a "
+                  "study) to compare.", ""]
+    else:
+        lines += [f"A metric is called better or worse only when the difference is outside the noise interval (95 % "
+                  f"bootstrap of the difference, from each step's repeats) and beyond ±{band:g} %.", ""]
+    ca, cb = ha.get("calibration_score"), hb.get("calibration_score")
+    machines_differ = bool(ca and cb and abs(cb - ca) / ca > CALIBRATION_WARN)
+    if machines_differ:
+        lines += [f"**Warning**: the machines' calibration differs by {100 * (cb - ca) / ca:+.0f} % "
+                  f"({ca:g} vs {cb:g}): a difference beyond the noise may be the machine, not the change "
+                  "(labelled so below).", ""]
+    lines += ["| metric | base | new | delta | delta % | noise (95 %) | verdict |", "|---|---|---|---|---|---|---|"]
+    for key in keys:
+        va, vb = fa.get(key), fb.get(key)
+        if single:  # a run's own seconds say nothing of how much two runs differ
+            noise = recorded.get(key)
+            delta, pct, noise_text, label = verdict(key, va, vb, band, noise)
+            if noise is None and label.startswith("changed?"):
+                label = "one run each: not separable from run-to-run noise"
+            lines.append(f"| {key} | {_fmt(va)} | {_fmt(vb)} | {delta} | {pct} | {noise_text} | {label} |")
+            continue
+        noise = bootstrap_interval(sa.get(key) or [], sb.get(key) or [], _stat_for(key))
+        if noise is not None and va is not None and vb is not None:
+            # centre the interval of the sample statistic's difference on the headline figures' difference
+            sample_diff = _stat_for(key)(sb[key]) - _stat_for(key)(sa[key])
+            noise = (noise[0] - sample_diff, noise[1] - sample_diff)
+        delta, pct, noise_text, label = verdict(key, va, vb, band, noise)
+        if machines_differ and label in ("better", "worse"):
+            label += " (or the machine: calibrations differ)"
+        lines.append(f"| {key} | {_fmt(va)} | {_fmt(vb)} | {delta} | {pct} | {noise_text} | {label} |")
+    return "\n".join(lines) + "\n"
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)

@@ -1,0 +1,81 @@
+"""Findings that hold: a study states a difference only for the metrics its file declares primary, each
+non-baseline cell against the baseline, when it survives the number of comparisons the study makes and is large
+enough to matter. Everything else stays in the tables, without a verdict.
+
+Per comparison: Welch's t-test on the logarithms of the repeats (scipy.stats.ttest_ind, equal_var=False: costs
+are positive and their noise multiplicative, so a ratio is what is tested); over the whole study at once: Holm's
+step-down correction (statsmodels' multipletests), family-wise error ALPHA; and an effect of at least
+FINDING_MIN_FACTOR either way. With fewer than two repeats on a side, or no spread on both, nothing is tested.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from scipy import stats as scipy_stats
+from statsmodels.stats.multitest import multipletests
+
+from ..core.stats import median
+from .studymetrics import BY_KEY
+from .verdicts import FINDING_MIN_FACTOR
+
+ALPHA = 0.05  # the study's family-wise error rate, over all its comparisons
+MAX_FINDINGS = 15  # the report's first page states at most this many, the largest effects first
+
+
+def comparisons(data: dict[str, Any], primary: list[str]) -> list[dict[str, Any]]:
+    """Every (group, primary metric, cell) against the baseline, with its effect and raw p-value."""
+    out = []
+    for group, per_metric in data["comparison"].items():
+        for key in primary:
+            rows = per_metric.get(key) or {}
+            base = next((r for r in rows.values() if r.get("verdict") == "baseline"), None)
+            base_name = next((c for c, r in rows.items() if r.get("verdict") == "baseline"), None)
+            if base is None:
+                continue
+            for cell, row in rows.items():
+                if row is base:
+                    continue
+                a = [v for v in row["values"] if v is not None and v > 0]
+                b = [v for v in base["values"] if v is not None and v > 0]
+                if not a or not b:
+                    continue
+                factor = median(a) / median(b)  # type: ignore[operator]
+                out.append({"group": group, "metric": key, "cell": cell, "baseline": base_name,
+                            "factor": round(factor, 4), "p": _p_value(a, b), "n": (len(a), len(b))})
+    return out
+
+
+def _p_value(a: list[float], b: list[float]) -> float | None:
+    if len(a) < 2 or len(b) < 2:
+        return None
+    la, lb = [math.log(v) for v in a], [math.log(v) for v in b]
+    if len(set(la)) == 1 and len(set(lb)) == 1:
+        return None  # no spread on either side: nothing to test against
+    p = float(scipy_stats.ttest_ind(la, lb, equal_var=False).pvalue)
+    return None if math.isnan(p) else p
+
+
+def study_findings(data: dict[str, Any], primary: list[str]) -> list[dict[str, Any]]:
+    """The comparisons that hold after Holm's correction over the whole study and are at least a 10 % effect,
+    each with its corrected p-value and the number of comparisons it was corrected for."""
+    tested = [c for c in comparisons(data, primary) if c["p"] is not None]
+    if not tested:
+        return []
+    reject, corrected, _, _ = multipletests([c["p"] for c in tested], alpha=ALPHA, method="holm")
+    found = []
+    for c, holds, p in zip(tested, reject, corrected):
+        effect = max(c["factor"], 1 / c["factor"])
+        if holds and effect >= FINDING_MIN_FACTOR:
+            found.append({**c, "p_holm": float(p), "comparisons": len(tested), "effect": round(effect, 3)})
+    return sorted(found, key=lambda f: -f["effect"])
+
+
+def sentence(study: str, finding: dict[str, Any]) -> str:
+    metric = BY_KEY[finding["metric"]]
+    more = finding["factor"] > 1
+    return (f"`{study}` on `{finding['group']}`: {metric.label} of `{finding['cell']}` is {finding['factor']:.2f}× "
+            f"`{finding['baseline']}`'s ({'more' if more else 'less'}; Welch on log values, Holm-corrected "
+            f"p = {finding['p_holm']:.3g} over the study's {finding['comparisons']} comparisons, "
+            f"{finding['n'][0]} and {finding['n'][1]} repeats)")

@@ -1,0 +1,229 @@
+"""What a study measures and how its cells compare: each metric taken from one run's summary.json (or one
+apply-capacity's apply.json), then per cell and scenario the median and min–max over repeats, the ratio to the
+baseline cell, and the verdict: a difference only when the repeats' ranges do not overlap, else "within noise".
+Shared by the study runner (study.json, the terminal table) and report.md."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.stats import lookup, ratio, separated, spread
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str
+    label: str
+    unit: str
+    get: Callable[[dict[str, Any]], float | None]
+    lower_is_better: bool = True
+    source: str = "run"  # run (summary.json) or apply (apply.json)
+    never: Callable[[dict[str, Any]], bool] | None = None  # a unit whose figure never came (counted, not dropped)
+
+
+def _wrote(summary: dict[str, Any]) -> bool:
+    """The run's own requests changed data: a read run's per-write figures would come from a handful of stray
+    transactions (the tail of the write run before it), so they are left out."""
+    return bool(lookup(summary, ("binlog", "successful_writes")))
+
+
+def _per_trx(summary: dict[str, Any], node: str) -> float | None:
+    """A node's CPU-ms per application transaction, net of idle (gross in summaries from before the idle window)."""
+    if not _wrote(summary):
+        return None
+    cpu = lookup(summary, ("cpu_seconds_net", node))
+    if cpu is None:
+        cpu = lookup(summary, ("cpu_seconds", node))
+    trx = lookup(summary, ("replication", "nodes", node, "transactions"))
+    return round(1000 * cpu / trx, 4) if cpu is not None and trx else None
+
+
+def _never_caught_up(summary: dict[str, Any]) -> bool:
+    """A replica did not catch up within the run's catch-up timeout: the unit's catch-up is "never", not absent."""
+    return any(v is None for v in (summary.get("catch_up_s") or {}).values())
+
+
+def _worse_replica(summary: dict[str, Any], path: tuple[str, ...]) -> float | None:
+    values = [lookup(summary, (r, *path)) for r in ("replica1", "replica2")]
+    got = [v for v in values if v is not None]
+    return max(got) if got else None
+
+
+def _per_ok(summary: dict[str, Any], group: str) -> float | None:
+    """A group's CPU-ms per successful request, net of idle where the summary has it."""
+    net = lookup(summary, ("cpu_ms_per_success_net", group))
+    return net if net is not None else lookup(summary, ("cpu_ms_per_success", group))
+
+
+def _db_per_ok(summary: dict[str, Any]) -> float | None:
+    values = [_per_ok(summary, n) for n in ("master", "replica1", "replica2")]
+    return None if None in values else round(sum(values), 4)  # type: ignore[arg-type]
+
+
+def _apply(data: dict[str, Any], key: str) -> float | None:
+    values = [lookup(data, ("replicas", r, key)) for r in ("replica1", "replica2")]
+    got = [v for v in values if v is not None]
+    return min(got) if got else None  # the slower replica bounds the topology
+
+
+METRICS: tuple[Metric, ...] = (
+    Metric("bytes_per_write", "binlog B/write", "B", lambda s: lookup(s, ("binlog", "bytes_per_write"))),
+    Metric("bytes_per_row", "binlog B/row", "B",
+           lambda s: lookup(s, ("binlog", "bytes_per_row")) if _wrote(s) else None),
+    Metric("master_ms_per_write", "master CPU-ms/write (net of idle)", "ms", lambda s: _per_trx(s, "master")),
+    Metric("replica_ms_per_write", "replica CPU-ms/applied write (net of idle)", "ms",
+           lambda s: max([v for v in (_per_trx(s, "replica1"), _per_trx(s, "replica2")) if v is not None],
+                         default=None)),
+    Metric("rows_changed_pct", "rows changed %", "%",
+           lambda s: None if lookup(s, ("rows_checked", "share")) is None else
+           round(100 * s["rows_checked"]["share"], 2), lower_is_better=False),
+    Metric("replica_disk_reads_per_write", "replica pages read from disk/write", "",
+           lambda s: _worse_replica(lookup(s, ("replication", "nodes")) or {}, ("pool_disk_reads_per_write",))
+           if _wrote(s) else None),
+    Metric("master_kb_written_per_write", "master KB written/write", "KB",
+           lambda s: lookup(s, ("replication", "nodes", "master", "kb_written_per_write")) if _wrote(s) else None),
+    Metric("replica_kb_written_per_write", "replica KB written/write", "KB",
+           lambda s: _worse_replica(lookup(s, ("replication", "nodes")) or {}, ("kb_written_per_write",))
+           if _wrote(s) else None),
+    Metric("binlog_syncs_per_write", "master binlog syncs/write", "",
+           lambda s: lookup(s, ("replication", "nodes", "master", "binlog_syncs_per_write")) if _wrote(s) else None),
+    Metric("fsyncs_per_write", "master InnoDB fsyncs/write", "", lambda s: lookup(s, ("replication", "nodes", "master",
+                                                                             "fsyncs_per_write"))),
+    Metric("lag_p99_ms", "lag p99 ms", "ms", lambda s: _worse_replica(s.get("lag") or {}, ("p99_ms",))),
+    Metric("catch_up_s", "catch-up s", "s", lambda s: None if _never_caught_up(s) else
+           max((s.get("catch_up_s") or {}).values(), default=None), never=lambda s: _never_caught_up(s)),
+    Metric("p99_ms", "client p99 ms", "ms", lambda s: lookup(s, ("latency_ms", "p99"))),
+    Metric("commit_p50_ms", "write p50 ms", "ms", lambda s: lookup(s, ("latency_ms", "p50")) if _wrote(s) else None),
+    Metric("commit_mean_ms", "write mean ms", "ms",
+           lambda s: lookup(s, ("latency_ms", "mean")) if _wrote(s) else None),
+    Metric("goodput", "goodput/s", "/s", lambda s: s.get("goodput"), lower_is_better=False),
+    Metric("shed", "requests shed by the app", "", lambda s: lookup(s, ("app_admission", "shed"))),
+    Metric("app_ms_per_ok", "app CPU-ms/ok (net of idle)", "ms", lambda s: _per_ok(s, "app")),
+    Metric("db_ms_per_ok", "db CPU-ms/ok (net of idle)", "ms", lambda s: _db_per_ok(s)),
+    Metric("db_share", "db share of host", "", lambda s: s.get("db_share_of_host"), lower_is_better=False),
+    Metric("semi_sync_wait_us", "MariaDB's semi-sync avg wait µs (its counter)", "µs",
+           lambda s: lookup(s, ("replication", "nodes", "master", "semi_sync", "avg_tx_wait_us"))),
+    Metric("apply_trx_per_s", "apply trx/s", "/s", lambda d: _apply(d, "apply_rate_trx_per_s"),
+           lower_is_better=False, source="apply"),
+    Metric("apply_rows_per_s", "apply rows/s", "/s", lambda d: _apply(d, "apply_rate_rows_per_s"),
+           lower_is_better=False, source="apply"),
+    Metric("apply_ms_per_trx", "replica CPU-ms/trx (apply)", "ms", lambda d: _apply(d, "cpu_ms_per_trx"),
+           source="apply"),
+)
+BY_KEY = {m.key: m for m in METRICS}
+
+
+def unit_metrics(kind: str, data: dict[str, Any]) -> dict[str, float | None]:
+    """Every metric of one unit (a run's summary, or an apply.json)."""
+    source = "apply" if kind == "apply-capacity" else "run"
+    out: dict[str, Any] = {m.key: m.get(data) for m in METRICS if m.source == source}
+    out["never"] = [m.key for m in METRICS if m.source == source and m.never and m.never(data)]
+    return out
+
+
+def compare_cells(units: list[dict[str, Any]], cells: list[str]) -> dict[str, Any]:
+    """Per group (a scenario, or the cells' scenarios) and metric: each cell's spread, ratio to the baseline
+    (first cell) and verdict."""
+    out: dict[str, Any] = {}
+    groups = sorted({u.get("group", u["scenario"]) for u in units})
+    for scenario in groups:
+        per_metric: dict[str, Any] = {}
+        for metric in METRICS:
+            mine = {cell: [u["metrics"] for u in units if u["cell"] == cell
+                           and u.get("group", u["scenario"]) == scenario and u.get("metrics")] for cell in cells}
+            values = {cell: [m.get(metric.key) for m in ms] for cell, ms in mine.items()}
+            never = {cell: sum(metric.key in (m.get("never") or ()) for m in ms) for cell, ms in mine.items()}
+            if not any(v is not None for vs in values.values() for v in vs) and not any(never.values()):
+                continue
+            base = values[cells[0]]
+            rows = {}
+            for cell in cells:
+                sp = spread(values[cell])
+                rows[cell] = {**sp, "values": values[cell], "never": never[cell],
+                              "ratio": None if cell == cells[0] else _round(ratio(sp["median"],
+                                                                                  spread(base)["median"])),
+                              "verdict": "baseline" if cell == cells[0] else verdict(values[cell], base)}
+            per_metric[metric.key] = rows
+        out[scenario] = per_metric
+    return out
+
+
+def verdict(values: list[float | None], base: list[float | None]) -> str:
+    """'different' when the repeats' ranges do not overlap, 'within noise' when they do, 'n/a' without figures:
+    the one wording of a study's cells and of bench-app's comparisons."""
+    apart = separated(values, base)
+    return "n/a" if apart is None else ("different" if apart else "within noise")
+
+
+VERDICT_TEXT = {"different": "different (the repeats separate them)",
+                "within noise": "within noise (the repeats overlap)", "n/a": "not comparable"}
+
+
+def verdict_text(values: list[float | None], base: list[float | None]) -> str:
+    return VERDICT_TEXT[verdict(values, base)]
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+def fmt(value: float | None) -> str:
+    if value is None:
+        return "–"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    if abs(value) >= 10:
+        return f"{value:.1f}"
+    return f"{value:.3g}"
+
+
+def cell_text(row: dict[str, Any], judged: str | None = "") -> str:
+    """'median [min–max] (ratio×, verdict)': the verdict given (a primary metric's test), the repeats' overlap by
+    default, or none at all (judged=None: a metric the study states no finding for)."""
+    never = f"{row['never']} of {len(row['values'])} did not catch up" if row.get("never") else ""
+    if row["median"] is None:
+        return never or "–"
+    text = fmt(row["median"])
+    if row["n"] > 1 and row["min"] != row["max"]:
+        text += f" [{fmt(row['min'])}–{fmt(row['max'])}]"
+    if row["ratio"] is not None:
+        if judged is None:
+            text += f" ({row['ratio']:.2f}×)"
+        elif judged:
+            text += f" ({row['ratio']:.2f}×, {judged})"
+        else:
+            text += f" ({row['ratio']:.2f}×{'' if row['verdict'] == 'different' else ', noise'})"
+    return text + (f"; {never}" if never else "")
+
+
+SEMI_SYNC_KNOBS = ("semi_sync", "semi_sync_timeout_ms")
+
+
+def semi_sync_cost(cells: list[dict[str, Any]], comparison: dict[str, Any]) -> list[dict[str, Any]]:
+    """What semi-sync costs a commit: each semi-sync cell's write p50 and mean against the cell that differs only
+    in having semi-sync off (the same link, the same other settings), per group. MariaDB's own wait counter is
+    not this: it starts when the commit is flushed and leaves out the rest of the round trip."""
+    out = []
+    for group, per_metric in comparison.items():
+        for cell in cells:
+            if cell["knobs"].get("semi_sync", "off") == "off":
+                continue
+            same = {k: v for k, v in cell["changed"].items() if k not in SEMI_SYNC_KNOBS}
+            base = next((c for c in cells if c["knobs"].get("semi_sync", "off") == "off"
+                         and {k: v for k, v in c["changed"].items() if k not in SEMI_SYNC_KNOBS} == same), None)
+            if base is None:
+                continue
+            row: dict[str, Any] = {"group": group, "cell": cell["name"], "baseline": base["name"],
+                                   "semi_sync": cell["knobs"]["semi_sync"], "link": cell["changed"].get("link", "none")}
+            for key in ("commit_p50_ms", "commit_mean_ms"):
+                rows = per_metric.get(key) or {}
+                a, b = rows.get(cell["name"]), rows.get(base["name"])
+                if not a or not b or a["median"] is None or b["median"] is None:
+                    row[key] = None
+                    continue
+                row[key] = {"cost_ms": round(a["median"] - b["median"], 3), "with": a["median"],
+                            "without": b["median"], "verdict": verdict(a["values"], b["values"])}
+            out.append(row)
+    return out

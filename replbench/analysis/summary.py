@@ -1,0 +1,127 @@
+"""A run's summary figures, computed in one place from what the run recorded: vegeta's report and the decoded
+timeline (the client's view), and the window the samplers and snapshots recorded on the run's clock (the servers'
+view). Pure functions: no I/O, so every figure can be checked against hand-computed values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.config import NODE_NAMES
+from ..core.scenario import WRITE_ENDPOINTS
+from ..measure import binlog, counters, cpu
+from ..measure.timeline import Timeline
+
+LATENCY_KEYS = (("min", "min"), ("mean", "mean"), ("p50", "50th"), ("p90", "90th"), ("p95", "95th"),
+                ("p99", "99th"), ("max", "max"))
+
+
+def client(report: dict[str, Any], tl: Timeline) -> dict[str, Any]:
+    """What vegeta saw: requests, successes, rates, latency percentiles, status codes, outcomes; server-side
+    success leaves out the load generator's own failures."""
+    requests = report["requests"]
+    successes = round(report["success"] * requests)
+    lat = report["latencies"]
+    return {
+        "served_by": tl.served, "requests": requests, "successes": successes,
+        "rate_sent": round(report["rate"], 2), "goodput": round(report["throughput"], 2),
+        "success": report["success"],
+        "server_success": round(successes / max(1, requests - tl.client_errors), 6),
+        "client_errors": tl.client_errors, "status_codes": report["status_codes"],
+        "errors_seen": report["errors"][:10], "outcomes": tl.outcomes,
+        "latency_ms": {k: round(lat[q] / 1e6, 3) for k, q in LATENCY_KEYS},
+    }
+
+
+@dataclass
+class Window:
+    """What the samplers and the before/after snapshots recorded over one attack, on the run's one clock."""
+
+    t_start: float
+    t_end: float
+    cpu_before: dict[str, float]
+    cpu_after: dict[str, float]
+    attack_cpu_s: dict[str, Any]  # the attack process(es), exact (wait4)
+    harness_cpu_s: float
+    cpu_rows: list[dict[str, float]]
+    memory_rows: list[dict[str, float]]
+    lag: dict[str, Any]
+    not_replicating: list[str]
+    nodes_lost: list[dict[str, Any]]
+    counters_before: dict[str, Any]
+    counters_after: dict[str, Any]
+    heartbeats: int
+    binlog_before: binlog.BinlogSnapshot | None = None
+    binlog_after: binlog.BinlogSnapshot | None = None
+    bytes_per_beat: float = 0.0
+    idle_cpu_per_s: dict[str, float] = field(default_factory=dict)  # each group's CPU s/s, nothing but the heartbeat
+    seconds: float = 0.0  # between the two snapshots: the span the CPU totals cover
+    lag_settled_s: dict[str, Any] | None = None
+    sources: dict[str, str] = field(default_factory=dict)  # where each group's CPU comes from
+    sync_binlog: dict[str, int] = field(default_factory=dict)  # each node's sync_binlog, as read back
+
+
+def servers(w: Window, *, requests: int, successes: int, writes: int, sending_s: float, databases_here: bool,
+            cores: int | None) -> dict[str, Any]:
+    """CPU per group (seconds, per request and per success, steady means), the databases' share of the host,
+    memory, lag, replication counters and binlog bytes over the window."""
+    cpu_s = cpu.cpu_seconds(w.cpu_before, w.cpu_after)
+    cpu_s["vegeta"] = w.attack_cpu_s.get("vegeta", cpu_s.get("vegeta", 0.0))
+    cpu_s["harness"] = round(w.harness_cpu_s, 3)
+    groups = [g for g in cpu.GROUPS if g in cpu_s]
+    busy = cpu_s.get("host_busy") or 0.0
+    db = sum(cpu_s.get(n, 0.0) for n in NODE_NAMES) if databases_here else None  # a topology file's: not here
+    out: dict[str, Any] = {
+        "pipeline_cpu_s": dict(w.attack_cpu_s), "cpu_sources": w.sources,
+        "cpu_mean_percent": cpu.steady_means(w.cpu_rows, w.t_start, w.t_end), "cpu_seconds": cpu_s,
+        "cpu_ms_per_request": {k: round(1000 * cpu_s[k] / max(1, requests), 3) for k in groups},
+        "cpu_ms_per_success": {k: round(1000 * cpu_s[k] / successes, 3) for k in groups} if successes else {},
+        "db_share_of_host": round(db / busy, 3) if busy and db is not None else None, "cores": cores,
+        **net_of_idle(cpu_s, w.idle_cpu_per_s, w.seconds, groups, requests, successes),
+        "memory_mb": cpu.memory_summary(w.memory_rows), "lag": w.lag,
+        "replicas_not_replicating": sorted(w.not_replicating), "nodes_lost": w.nodes_lost,
+        "attack_start_s": round(w.t_start, 3),
+    }
+    if w.lag_settled_s is not None:
+        out["lag_settled_s"] = w.lag_settled_s
+    rep = counters.describe(w.counters_before, w.counters_after, sending_s, w.heartbeats, writes)
+    for name, node in rep["nodes"].items():
+        if node is not None and name in w.sync_binlog:
+            node.update(binlog_syncs(node["binlog_group_commits"], w.sync_binlog[name], writes))
+    out["replication"] = rep
+    if w.binlog_before is not None and w.binlog_after is not None:
+        rows = (rep["nodes"].get("master") or {}).get("rows_changed") or 0
+        out["binlog"] = binlog.describe(w.binlog_before, w.binlog_after, w.heartbeats, w.bytes_per_beat, writes,
+                                        rows)
+    return out
+
+
+def binlog_syncs(group_commits: int, sync_binlog: int, writes: int) -> dict[str, Any]:
+    """The binlog's own fsyncs, which Innodb_data_fsyncs does not count: with sync_binlog=N the server syncs the
+    binlog after every N group commits (Binlog_group_commits), never with 0 (the OS flushes it)."""
+    syncs = group_commits // sync_binlog if sync_binlog > 0 else 0
+    return {"sync_binlog": sync_binlog, "binlog_syncs": syncs,
+            "binlog_syncs_per_write": round(syncs / writes, 3) if writes else None}
+
+
+def net_of_idle(cpu_s: dict[str, float], idle: dict[str, float], seconds: float, groups: list[str],
+                requests: int, successes: int) -> dict[str, Any]:
+    """CPU net of idle: each group's CPU over the run less what it burns with nothing but the heartbeat running
+    (idle rate × the span the totals cover), never below zero; per request and per success like the gross."""
+    if not idle or seconds <= 0:
+        return {}
+    net = {g: round(max(0.0, cpu_s[g] - idle.get(g, 0.0) * seconds), 3) for g in groups}
+    return {"cpu_idle_per_s": idle, "cpu_seconds_net": net, "cpu_span_s": round(seconds, 3),
+            "cpu_ms_per_request_net": {g: round(1000 * net[g] / max(1, requests), 3) for g in groups},
+            "cpu_ms_per_success_net": {g: round(1000 * net[g] / successes, 3) for g in groups} if successes else {}}
+
+
+def writes_of(tl: Timeline) -> int:
+    """Successful writes: the per-write figures' denominator."""
+    return sum(tl.ok_count(e) for e in WRITE_ENDPOINTS)
+
+
+def nodes_lost(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The nodes a run saw lost (each with when it was lost and back, and whether on purpose); summaries written
+    before the key was named for what it holds called it "faults", beside the planned faults."""
+    return data.get("nodes_lost", data.get("faults")) or []

@@ -1,0 +1,456 @@
+"""The benchmark subcommands of ./run.sh: one run (<scenario> <rate>), sweep, study, apply-capacity, report,
+compare, bench-app and list. Each turns flags into calls on run/sweep/study/applycap/report/compare and prints
+the outcome; errors are raised and the command line reports them."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..analysis.compare import CompareError, compare, resolve
+from ..analysis.studymetrics import verdict_text
+from ..analysis.verdicts import describe_max
+from ..core import scenario as scenarios
+from ..core.config import BENCH_APP_RATE, CATCH_UP_TIMEOUT, FIND_USERS_SHAPES, REQUEST_TIMEOUT, STUDY_DIR, Settings
+from ..core.records import new_folder, shown_path
+from ..core.stats import spread, spread_text
+from ..experiments import applycap, benchapp, study, studyfile
+from ..experiments.run import Run, RunOptions, exit_code
+from ..experiments.sweep import Sweep
+from ..load import cpus, faults
+from ..report.markdown import asset_sources, generate, split_kept
+from ..topology import links
+from ..topology.install import VEGETA_VERSION, mariadb_binaries
+from ..topology.knobs import KNOB_LIST, Knobs
+from .args import (
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    ArgumentParser,
+    UsageError,
+    add_app_flags,
+    add_topology_flags,
+    help_formatter,
+    parse_rate,
+    parse_seconds,
+    settings_from,
+)
+
+# the stack's floor, get_user (one round trip by primary key: what a round trip costs), find_users, update_user
+
+
+def add_knob_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per knob (knobs.KNOB_LIST); a knob not given gets its reference value."""
+    g = parser.add_argument_group("replication settings (a setting not given gets its reference value)")
+    ref = Knobs()
+    for knob in KNOB_LIST:
+        values = f" ({'|'.join(knob.choices)})" if knob.choices else "" if knob.size else \
+            f" ({knob.low}..{knob.high})"
+        reference = getattr(ref, knob.name) or "the nodes' own (REPLBENCH_BUFFER_POOL, default 4G)"
+        g.add_argument("--" + knob.name.replace("_", "-"), dest=knob.name, metavar="V",
+                       help=f"{knob.help}{values}; reference {reference}")
+
+
+def knobs_from(args: argparse.Namespace) -> Knobs:
+    try:
+        return Knobs.from_values({k.name: getattr(args, k.name, None) for k in KNOB_LIST})
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def add_run_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--duration", help="attack duration, e.g. 60s, 5m, 90m (default: the scenario's)")
+    parser.add_argument("--timeout", default=f"{REQUEST_TIMEOUT:g}s", help="per-request timeout of vegeta")
+    parser.add_argument("--strict", action="store_true", default=_env_strict(),
+                        help="exit 1 when a guard trips (env REPLBENCH_STRICT=1)")
+    parser.add_argument("--fault", action="append", default=[], metavar="ACTION:NODE@TIME",
+                        help="a fault on purpose during the attack, e.g. kill:replica1@20s, start:replica1@40s, "
+                             "stop-replication:replica2@10s, cut:replica1@5s (repeatable; default: the scenario's)")
+    parser.add_argument("--cpus", metavar="GROUP=CORES,...",
+                        help="pin each group to its cores, e.g. app=0,master=1,replica1=1,replica2=1,vegeta=0 "
+                             "(groups: app, master, replica1, replica2, vegeta)")
+    parser.add_argument("--attackers", type=int, default=1,
+                        help="vegeta attack processes sharing the rate (their result files read together)")
+    parser.add_argument("--link", action="append", default=[], metavar="NAME=LATENCY[±JITTER]",
+                        help="a connection through toxiproxy with that round trip, e.g. replica1=5ms, "
+                             "replica2=20ms±2ms, app-master=1ms (repeatable)")
+    parser.add_argument("--nonce", metavar="HEX",
+                        help="replay the values of an earlier run (its meta.json targets.nonce); default: new values")
+    add_knob_flags(parser)
+    add_topology_flags(parser)
+    add_app_flags(parser)
+
+
+def _env_strict() -> bool:
+    return os.environ.get("REPLBENCH_STRICT", "").lower() in ("1", "true", "yes", "on")
+
+
+def run_parser() -> ArgumentParser:
+    names = ", ".join(scenarios.available())
+    parser = ArgumentParser(prog="./run.sh <scenario> <rate>", formatter_class=help_formatter,
+                            description=f"One constant-rate benchmark run. Scenarios: {names}")
+    parser.add_argument("scenario", help=f"one of: {names}")
+    parser.add_argument("rate", help="requests per second (1..100000)")
+    add_run_flags(parser)
+    return parser
+
+
+def run_options(args: argparse.Namespace, scenario: scenarios.Scenario, settings: Settings) -> RunOptions:
+    duration = scenario.duration if args.duration is None else parse_seconds(args.duration, "--duration")
+    try:
+        planned = faults.parse_all(list(args.fault or scenario.faults), duration)
+        linked = links.parse_all(args.link or [])
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        cpus.parse(args.cpus)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if not 1 <= args.attackers <= 64:
+        raise UsageError("--attackers must be from 1 to 64")
+    cut = {f.node for f in planned if f.action in ("cut", "restore")} - {link.name for link in linked}
+    if cut:
+        raise UsageError(f"a cut or restore fault needs a link: name it with --link {sorted(cut)[0]}=0ms")
+    if settings.external:
+        refuse_on_external(settings, planned, linked, args.cpus or "")
+    return RunOptions(duration=duration, timeout=parse_seconds(args.timeout, "--timeout"), knobs=knobs_from(args),
+                      catch_up_timeout=scenario.catch_up_timeout or CATCH_UP_TIMEOUT, strict=args.strict,
+                      faults=planned, links=linked, attackers=args.attackers, cpus=args.cpus or "",
+                      nonce=_nonce(args))
+
+
+def _nonce(args: argparse.Namespace) -> str:
+    nonce = getattr(args, "nonce", None) or ""
+    if nonce and not all(c in "0123456789abcdef" for c in nonce.lower()):
+        raise UsageError(f"--nonce must be hexadecimal (a run's meta.json targets.nonce); got {nonce!r}")
+    return nonce.lower()
+
+
+def refuse_on_external(settings: Settings, planned: list[Any], linked: list[Any], pinning: str) -> None:
+    """What needs the servers' processes or their network cannot be done to a topology file's servers."""
+    where = settings.topology_name
+    touching = sorted({f.action for f in planned if f.action in ("kill", "start")})
+    if touching:
+        raise UsageError(f"a {touching[0]} fault needs the native topology: replbench never kills or starts the "
+                         f"servers of {where} (stop-replication and start-replication faults work there)")
+    if linked:
+        raise UsageError(f"--link needs the native topology: the servers of {where} cannot be moved onto a proxy "
+                         "on this machine")
+    nodes = sorted(set(cpus.parse(pinning)) & {n.name for n in settings.nodes})
+    if nodes:
+        raise UsageError(f"--cpus {nodes[0]}=...: the servers of {where} do not run on this machine (pin app and "
+                         "vegeta only)")
+
+
+def load_scenario(name: str) -> scenarios.Scenario:
+    try:
+        return scenarios.load(name)
+    except scenarios.ScenarioError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def run_scenario(argv: list[str]) -> int:
+    """./run.sh <scenario> <rate> [options]."""
+    parser = run_parser()
+    try:
+        args = parser.parse_args(argv)
+        scenario = load_scenario(args.scenario)
+        rate = parse_rate(args.rate)
+        settings = settings_from(args)
+        options = run_options(args, scenario, settings)
+    except UsageError as exc:
+        parser.print_usage(sys.stderr)
+        print(f"scenarios: {', '.join(scenarios.available())}", file=sys.stderr)
+        print(f"./run.sh: error: {exc.args[0]}", file=sys.stderr)
+        return EXIT_USAGE
+    folder = new_folder(settings, scenario, rate)
+    print(f"replbench: {scenario.name} at {rate} rps for {options.duration:g} s ({options.knobs.describe()}) → "
+          f"{shown_path(folder)}", file=sys.stderr)
+    summary = Run(settings, scenario, rate, options, folder).execute()
+    block = folder / "block.txt"
+    print(block.read_text() if block.exists() else
+          f"Status: {summary['status']} (no results: {'; '.join(summary.get('errors') or [])})    "
+          f"Results: {shown_path(folder)}")
+    return exit_code(summary["status"], options.strict)
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser("sweep", help="a ladder of runs of one scenario: where does it break?",
+                       formatter_class=help_formatter)
+    p.add_argument("scenario", help=f"one of: {', '.join(scenarios.available())}")
+    p.add_argument("--rates", help="comma-separated rates (default: the scenario's ladder)")
+    p.add_argument("--repeat", type=int, default=1, help="runs per step; the verdict uses the median")
+    p.add_argument("--refine", action="store_true", help="bisect between the last pass and the first fail")
+    add_run_flags(p)
+
+    p = sub.add_parser("study", help="compare replication settings side by side, interleaved, with repeats",
+                       formatter_class=help_formatter)
+    p.add_argument("file", help=f"a study TOML file (or a name in {STUDY_DIR.name}/)")
+    p.add_argument("--repeat", type=int, help="repeats of every cell (default: the study's, else 3)")
+    p.add_argument("--rate", type=int, help="override the study's rate")
+    p.add_argument("--duration", help="override the study's duration per run, e.g. 20s")
+    p.add_argument("--dry-run", action="store_true", help="print the cells, the order and the estimated duration")
+    add_topology_flags(p)
+    add_app_flags(p)
+
+    p = sub.add_parser("apply-capacity", help="how fast can each replica apply a write workload at best?",
+                       formatter_class=help_formatter)
+    p.add_argument("scenario", help="a write scenario")
+    p.add_argument("--writes", type=int, help="writes to queue up (default: 60 s worth at --rate)")
+    p.add_argument("--rate", type=int, default=500, help="rate at which the backlog is written through the app")
+    p.add_argument("--together", action="store_true",
+                   help="every replica drains at once (they share this host's cores); default: each alone")
+    add_knob_flags(p)
+    add_topology_flags(p)
+    add_app_flags(p)
+
+    p = sub.add_parser("report", help="regenerate report.md from results/", formatter_class=help_formatter)
+    p.add_argument("--output", help="where to write the report (default: report.md at the top level)")
+    p.add_argument("--results", help="results folder (default: results/, env REPLBENCH_RESULTS)")
+
+    p = sub.add_parser("compare", help="compare two runs or two sweeps (folders or names under results/)",
+                       formatter_class=help_formatter)
+    p.add_argument("base")
+    p.add_argument("new")
+    p.add_argument("--band", type=float, default=5.0, help="smallest change in percent ever called a change")
+    p.add_argument("--results", help="results folder (default: results/, env REPLBENCH_RESULTS)")
+
+    p = sub.add_parser("bench-app", help="measure the app tier's CPU-ms per request (find_users, update_user)",
+                       formatter_class=help_formatter)
+    p.add_argument("--rate", type=int, default=BENCH_APP_RATE, help="constant rate of each measurement")
+    p.add_argument("--duration", default="20s", help="length of each measurement")
+    p.add_argument("--combinations", action="store_true",
+                   help="measure every driver × worker class combination, not only the configured one")
+    p.add_argument("--load", action="store_true",
+                   help="also measure the attack pipeline against a bare `vegeta attack -output=FILE`")
+    p.add_argument("--find-users", action="store_true",
+                   help="instead: find_users' SQL shapes side by side, interleaved")
+    p.add_argument("--shapes", default=",".join(FIND_USERS_SHAPES),
+                   help="with --find-users: the shapes to compare, the first one the baseline")
+    p.add_argument("--repeat", type=int, default=3,
+                   help="interleaved rounds (floor, get_user, find_users, update_user; or each find_users shape)")
+    add_topology_flags(p)
+    add_app_flags(p)
+
+    sub.add_parser("list", help="the scenarios and studies, with what each one runs")
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+
+    scenario = load_scenario(args.scenario)
+    rates = list(scenario.rates)
+    if args.rates:
+        rates = [parse_rate(r.strip()) for r in args.rates.split(",") if r.strip()]
+        if not rates:
+            raise UsageError("--rates needs at least one rate")
+    if args.repeat < 1:
+        raise UsageError("--repeat must be 1 or more")
+    settings = settings_from(args)
+    options = run_options(args, scenario, settings)
+    if options.nonce:
+        raise UsageError("--nonce replays one run's values; every step of a sweep writes new ones")
+    sweep = Sweep(settings, scenario, rates, options, repeat=args.repeat, refine=args.refine)
+    print(f"replbench: sweep {scenario.name} over {rates} rps, {options.duration:g} s per step → "
+          f"{shown_path(sweep.folder)}", file=sys.stderr)
+    data = sweep.execute()
+    print(f"\nsweep {scenario.name}: {shown_path(sweep.folder)}")
+    for step in sweep.steps:
+        print(f"  {step.rate:>6} rps{' (refine)' if step.refined else '         '}  {step.verdict}")
+
+    print(f"max sustainable rate: {describe_max(data)} ({scenario.criteria.describe()})")
+    return EXIT_INTERRUPTED if data["status"] == "interrupted" else 0
+
+
+def cmd_study(args: argparse.Namespace) -> int:
+
+    try:
+        spec = studyfile.load(args.file)
+    except studyfile.StudyError as exc:
+        raise UsageError(str(exc)) from None
+    if args.repeat is not None and args.repeat < 1:
+        raise UsageError("--repeat must be 1 or more")
+    overrides = {"repeat": args.repeat, "rate": None if args.rate is None else parse_rate(str(args.rate)),
+                 "duration": None if args.duration is None else parse_seconds(args.duration, "--duration")}
+    plan = study.Plan.of(spec, **overrides)
+    print(plan.describe())
+    if args.dry_run:
+        return 0
+    runner = study.Study(settings_from(args), plan)
+    data = runner.execute()
+    print(study.render_table(data))
+    print(f"study folder: {shown_path(runner.folder)}")
+    return EXIT_INTERRUPTED if data["status"] == "interrupted" else 0
+
+
+def cmd_apply_capacity(args: argparse.Namespace) -> int:
+
+    scenario = load_scenario(args.scenario)
+    if not scenario.writes:
+        raise UsageError(f"apply-capacity needs a write scenario; {scenario.name!r} only reads")
+    rate = parse_rate(str(args.rate))
+    writes = args.writes if args.writes is not None else 60 * rate
+    if writes < 1:
+        raise UsageError("--writes must be 1 or more")
+    settings = settings_from(args)
+    folder = new_folder(settings, scenario, rate, parent=settings.results / "apply-capacity")
+    print(f"replbench: apply capacity of {scenario.name}: {writes:,} writes at {rate}/s with the replicas' SQL "
+          f"threads stopped ({knobs_from(args).describe()}) → {shown_path(folder)}", file=sys.stderr)
+    data = applycap.measure(settings, scenario, knobs_from(args), writes, rate, folder, together=args.together)
+    print(applycap.render(data))
+    return 0 if data.get("status") == "ok" else (EXIT_INTERRUPTED if data.get("status") == "interrupted" else 1)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+
+    settings = settings_from(args)
+    output, kept = generate(settings, Path(args.output).resolve() if args.output else None)
+    print(f"replbench: wrote {shown_path(output)}")
+    rebuilt = [p.name for p in asset_sources(settings.results) if p.name not in kept]
+    if rebuilt:
+        print(f"replbench: rebuilt {len(rebuilt)} section(s) from committed assets whose raw data is not here: "
+              + ", ".join(rebuilt))
+    absent, newer = split_kept(settings.results, kept)
+    if absent:
+        print(f"replbench: left alone {len(absent)} committed asset folder(s) whose raw data is not here: "
+              + ", ".join(absent))
+    if newer:
+        print(f"replbench: left alone {len(newer)} committed asset folder(s) superseded by a newer run "
+              "(delete them with git rm if no longer wanted): " + ", ".join(newer))
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+
+    settings = settings_from(args)
+    try:
+        base, new = resolve(args.base, settings.results), resolve(args.new, settings.results)
+    except CompareError as exc:
+        raise UsageError(str(exc)) from None
+    text = compare(base, new, args.band, settings.results)
+    settings.results.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    out = settings.results / f"compare-{stamp}-{base.name}-vs-{new.name}.md"
+    out.write_text(text)
+    print(text + f"\nsaved: {shown_path(out)}")
+    return 0
+
+
+def cmd_bench_app(args: argparse.Namespace) -> int:
+    """App CPU-ms per successful request of find_users (read) and update_user (write) beside the same stack's
+    floor (a constant JSON body, no database), measured in one command; --load adds the load generator's cost
+    against a bare `vegeta attack -output=FILE` at the same rate."""
+
+    settings = settings_from(args)
+    duration = parse_seconds(args.duration, "--duration")
+    rate = parse_rate(str(args.rate))
+    if settings.app_url:
+        raise UsageError(f"bench-app measures an app started here, not the one at {settings.app_url}")
+    if args.find_users:
+        if args.repeat < 1:
+            raise UsageError("--repeat must be at least 1")
+        shapes = tuple(s.strip() for s in args.shapes.split(",") if s.strip())
+        unknown = [s for s in shapes if s not in FIND_USERS_SHAPES]
+        if unknown or len(shapes) < 2 or len(set(shapes)) < len(shapes):
+            raise UsageError(f"--shapes takes two or more of {', '.join(FIND_USERS_SHAPES)}, each once "
+                             f"(got {args.shapes!r})")
+        return find_users_shapes(settings, rate, duration, args.repeat, shapes)
+    combos = [(settings.driver, settings.worker_class)]
+    if args.combinations:
+        combos = [(d, w) for d in ("aiomysql", "asyncmy") for w in ("aiohttp", "uvloop")]
+    if args.repeat < 1:
+        raise UsageError("--repeat must be at least 1")
+    cost = benchapp.stack_cost(settings, combos, rate, duration, args.repeat)
+    if cost.interrupted:
+        return EXIT_INTERRUPTED
+    print(f"\napp tier cost at {rate} rps, {duration:g} s each, {args.repeat} interleaved round(s) (CPU-ms per "
+          "successful request, median [min–max]; × floor = app ÷ the same round's floor, a constant JSON body "
+          "served by the same stack)")
+    print(f"{'driver':<9} {'worker':<8} {'scenario':<8} {'app ms':>21} {'× floor':>19} {'db ms':>8} "
+          f"{'success':>8} {'p99 ms':>8}")
+    for (driver, worker, name), f in cost.figures.items():
+        floor_times = "" if name == "floor" else spread_text(f["ratio"], "{:.2f}×", "n/a")
+        print(f"{driver:<9} {worker:<8} {name:<8} {spread_text(f['app'], '{:.3f}', 'n/a'):>21} {floor_times:>19} "
+              f"{spread(f['db'])['median'] or 0:>8.3f} {100 * (spread(f['success'])['median'] or 0):>7.2f}% "
+              f"{spread(f['p99'])['median'] or 0:>8.1f}")
+    for driver, worker in combos:
+        one_trip = spread(cost.figures[(driver, worker, "get")]["ratio"])["median"]
+        if one_trip is not None:
+            print(f"a single round trip (get_user, one primary-key SELECT) costs {one_trip:.2f}× the floor with "
+                  f"{driver}/{worker}: the least any endpoint that reads the database costs this stack")
+    print(f"data in {shown_path(cost.parent)}")
+    if args.load and cost.floor_folder is not None:
+        gen = benchapp.load_generator(settings, cost.floor_folder, rate, duration, cost.parent)
+        bare_ms, attack_ms = gen["bare_ms"], gen["attack_ms"]
+        print(f"\nload generator at {rate} rps against the floor: bare `vegeta attack -output=FILE` {bare_ms:.3f} "
+              f"CPU-ms/request; the run's pipeline (its attack process, nothing beside it) {attack_ms:.3f} "
+              f"({attack_ms / bare_ms:.2f}× bare); the harness process itself {gen['harness_ms']:.3f}"
+              if bare_ms else "load generator: no bare measurement")
+    return 0
+
+
+def find_users_shapes(settings: Settings, rate: int, duration: float, repeat: int,
+                      shapes: tuple[str, ...] = FIND_USERS_SHAPES) -> int:
+    """bench-app --find-users: each shape against the first, with the study's verdict wording."""
+    cost = benchapp.find_users_shapes(settings, rate, duration, repeat, shapes)
+    if cost.interrupted:
+        return EXIT_INTERRUPTED
+    print(f"\nfind_users at {rate} rps, {duration:g} s each, {repeat} interleaved repeats (CPU-ms per successful "
+          "query, median [min–max]; replicas = replica1 + replica2)")
+    print(f"{'shape':<13} {'app ms':>22} {'replicas ms':>22} {'p99 ms':>22}")
+    for shape in shapes:
+        f = cost.figures[shape]
+        app, replicas = spread_text(f["app"], "{:.3f}", "n/a"), spread_text(f["replicas"], "{:.3f}", "n/a")
+        print(f"{shape:<13} {app:>22} {replicas:>22} {spread_text(f['p99'], '{:.1f}', 'n/a'):>22}")
+    base = shapes[0]
+    for shape in shapes[1:]:
+        for key, what in (("app", "app"), ("replicas", "replica")):
+            a, b = cost.figures[base][key], cost.figures[shape][key]
+            factor = benchapp.times(b, a)
+            shown = "n/a" if factor is None else f"{factor:.2f}×"
+            print(f"{what} CPU per query, {shape} against {base}: {shown}, {verdict_text(b, a)}")
+    print(f"data in {shown_path(cost.parent)}")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+
+    print("scenarios (./run.sh <scenario> <rate>):")
+    for name in scenarios.available():
+        try:
+            s = scenarios.load(name)
+        except scenarios.ScenarioError as exc:
+            print(f"  {name:<15} (invalid: {exc})")
+            continue
+        requests = ", ".join(f"{r.endpoint}×{r.weight:g}" for r in s.requests)
+        print(f"  {name:<15} {s.description}  [{requests}; schema {s.schema}]")
+    print("studies (./run.sh study <name>):")
+    for name in studyfile.available():
+        try:
+            spec = studyfile.load(name)
+            print(f"  {name:<15} {spec.description}  [{len(spec.cells)} cells × {', '.join(spec.scenarios)}]")
+        except studyfile.StudyError as exc:
+            print(f"  {name:<15} (invalid: {exc})")
+    return 0
+
+
+def versions_text() -> str:
+
+    mariadbd = mariadb_binaries().get("mariadbd")
+    server = "not installed"
+    if mariadbd:
+        out = subprocess.run([mariadbd, "--version"], capture_output=True, text=True, check=False).stdout.strip()
+        server = out.split(" Ver ")[-1] if out else "unknown"
+    return (f"replbench {__version__}\nvegeta {VEGETA_VERSION} (pinned in tools/go.mod)\n"
+            f"MariaDB {server}\nPython {sys.version.split()[0]}")
+
+
+HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "sweep": cmd_sweep, "study": cmd_study, "apply-capacity": cmd_apply_capacity, "report": cmd_report,
+    "compare": cmd_compare, "bench-app": cmd_bench_app, "list": cmd_list,
+}

@@ -1,0 +1,157 @@
+"""The topology subcommands of ./run.sh (up, down, status, dataset, reset, test): each turns parsed arguments into
+calls on the harness modules and prints the outcome. Errors are raised; the command line reports them."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+
+from ..core.config import ROOT, SCHEMAS, Settings
+from ..core.progress import Progress
+from ..topology import appserver, dataset, knobs, links, nodes
+from ..topology.bringup import ensure_topology
+from ..topology.install import (
+    ensure_compose_tool,
+    ensure_datagen,
+    ensure_mariadb,
+    ensure_node_exporter,
+    ensure_toxiproxy,
+    ensure_vegeta,
+)
+from .args import settings_from
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
+    already = all(nodes.node_up(n, settings) for n in settings.nodes) and appserver.app_pid(settings)
+    ensure_topology(settings)
+    counts = dataset.row_counts(settings)
+    for schema in SCHEMAS:
+        per_node = {name: c[schema] for name, c in counts.items()}
+        if len(set(per_node.values())) != 1:
+            raise nodes.TopologyError(f"row counts of {schema}.accounts differ between nodes: {per_node}")
+    print("replbench: already running" if already else "replbench: up")
+    print_status(settings, count_rows=False)
+    print("row counts: " + ", ".join(f"{s} {counts['master'][s]:,} on all three nodes" for s in SCHEMAS))
+    return 0
+
+
+def cmd_down(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
+    app = appserver.stop(settings)
+    links.stop(settings)
+    stopped = nodes.stop_all(settings)
+    if not stopped and not app:
+        print("replbench: nothing was running")
+    else:
+        print(f"replbench: stopped {', '.join(([] if not app else ['app']) + stopped)}")
+    if settings.external:
+        print(f"replbench: the servers of {settings.topology_name} are not ours: left running, untouched")
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
+    return print_status(settings, count_rows=args.rows)
+
+
+def print_status(settings: Settings, count_rows: bool) -> int:
+    info = dataset.dataset_info(settings)
+    print(f"state: {settings.state}")
+    if settings.external:
+        print(f"topology: {settings.topology_name} (your servers, SQL over TCP as {settings.db_user!r}; never "
+              "started, stopped or copied by replbench)")
+    print("dataset: " + ("not built" if info is None else
+                         f"{info['accounts']:,} accounts, seed {info['seed']}, built {info['built_at']}"))
+    where = "host:port" if settings.external else "port"
+    width = max([5] + [len(f"{n.host}:{n.port}") for n in settings.nodes]) if settings.external else 5
+    header = f"{'node':<9} {'role':<8} {where:>{width}} {'pid':>8} {'state':<5} {'replication':<26} {'lag':>6}"
+    if count_rows:
+        header += "".join(f" {s:>12}" for s in SCHEMAS)
+    print(header)
+    healthy = True
+    for node in settings.nodes:
+        st = nodes.node_status(node, settings, count_rows=count_rows)
+        alive = bool(st.pid) or (node.external and st.replication != "-")
+        up = "up" if alive else "down"
+        healthy &= alive and (node.role == "master" or st.replication == "IO=Yes SQL=Yes")
+        address = f"{node.host}:{node.port}" if node.external else str(st.port)
+        line = (f"{st.name:<9} {st.role:<8} {address:>{width}} {st.pid or '-':>8} {up:<5} {st.replication:<26} "
+                f"{st.lag:>6}")
+        if count_rows:
+            rows = st.rows or {}
+            line += "".join(f" {('-' if rows.get(s) is None else format(rows[s], ',')):>12}" for s in SCHEMAS)
+        print(line)
+        if st.error:
+            print(f"          last error: {st.error}")
+    app_pid = appserver.app_pid(settings)
+    print(f"app       gunicorn {settings.app_port:>5} {app_pid or '-':>8} {'up' if app_pid else 'down'}"
+          f"  workers={settings.app_workers} driver={settings.driver} worker={settings.worker_class}")
+    return 0 if healthy else 1
+
+
+def cmd_dataset(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
+    info = dataset.dataset_info(settings)
+    if info is not None and not args.rebuild:
+        dataset.check_matches(settings)
+        print(f"replbench: dataset already built ({info['accounts']:,} accounts, seed {info['seed']}); "
+              "use --rebuild to rebuild")
+        return 0
+    appserver.stop(settings)
+    progress = Progress("dataset")
+    info = dataset.build(settings, progress)
+    print(f"dataset built: {settings.accounts:,} accounts in both schemas on all three nodes")
+    print("phase timings:\n" + progress.summary())
+    print_checksums(info["checksums"])
+    return 0
+
+
+def print_checksums(sums: dict[str, dict[str, int | None]]) -> None:
+    print("CHECKSUM TABLE:")
+    for node, per_schema in sums.items():
+        print(f"  {node:<9} " + "  ".join(f"{schema}.accounts={value}" for schema, value in per_schema.items()))
+
+
+def cmd_reset(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
+    app_was_running = appserver.stop(settings)
+    links.stop(settings)  # the replicas come back on their direct connections
+    progress = Progress("reset")
+    dataset.reset(settings, progress)
+    if settings.external:
+        with progress.phase("replication settings back to the reference"):
+            knobs.apply(settings, knobs.Knobs())
+    if app_was_running:
+        appserver.start(settings)
+    if settings.external:
+        print(f"replbench: {settings.topology_name}: replication settings restored to the reference and replication "
+              "running on both replicas. The data is NOT restored (your servers are never copied): the accounts "
+              "runs changed stay changed; ./run.sh dataset --rebuild loads them again through SQL\n"
+              + progress.summary())
+        return 0
+    print("replbench: all nodes restored to the pristine dataset\n" + progress.summary())
+    return 0
+
+
+def cmd_test(args: argparse.Namespace) -> int:
+    """Install what the tests need (MariaDB, node_exporter, docker-compose, pinned vegeta and toxiproxy), then
+    run pytest."""
+
+    ensure_mariadb()
+    ensure_node_exporter()
+    ensure_compose_tool()
+    settings = Settings.from_env()
+    ensure_vegeta(settings)
+    ensure_toxiproxy(settings)
+    ensure_datagen(settings)
+    extra = [a for a in args.pytest_args if a != "--"]
+    return run_tests(extra)
+
+
+def run_tests(extra: list[str]) -> int:
+    """pytest (the tests bring up their own small topology on other ports and state)."""
+    cmd = [sys.executable, "-m", "pytest", "-ra", str(ROOT / "tests"), *extra]
+    return subprocess.call(cmd, cwd=ROOT, env=dict(os.environ))

@@ -1,0 +1,428 @@
+"""Configuration: every default of replbench in one place, overridable by environment and CLI.
+
+The environment names are a contract (README, tests and scripts rely on them):
+REPLBENCH_STATE, REPLBENCH_PORT_BASE, REPLBENCH_APP_PORT, REPLBENCH_ACCOUNTS, REPLBENCH_SEED, and the others
+listed in ``ENV_DEFAULTS``. CLI flags override the environment through ``Settings.with_overrides``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .topofile import ROLES, TopologyFile, TopologyFileError
+from .topofile import load as load_topology_file
+
+ROOT = Path(__file__).resolve().parents[2]  # replbench/core/config.py -> the repository
+MYSQL_DIR = ROOT / "mysql"
+SCENARIO_DIR = ROOT / "scenarios"
+STUDY_DIR = ROOT / "studies"
+TOOLS_DIR = ROOT / "tools"
+TOOLS_BIN = ROOT / ".tools" / "bin"
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting: its field in Settings, the environment variable that overrides it, its default (as the
+    environment would spell it), the parser that checks and types it, and what it means."""
+
+    name: str
+    env: str
+    default: str
+    parse: Callable[[str], Any]
+    help: str
+
+
+def _text(value: str) -> str:
+    return value
+
+
+SETTING_LIST: tuple[Setting, ...] = (
+    Setting("state", "REPLBENCH_STATE", ".state", lambda v: _path(v), "state folder (datadirs, sockets, logs, "
+            "pristine snapshot)"),
+    Setting("results", "REPLBENCH_RESULTS", "results", lambda v: _path(v), "where runs and sweeps are written"),
+    Setting("port_base", "REPLBENCH_PORT_BASE", "3306", lambda v: _positive_int(v, "port base"),
+            "master port; replicas +1, +2"),
+    Setting("app_port", "REPLBENCH_APP_PORT", "8080", lambda v: _positive_int(v, "app port"), "app port"),
+    Setting("accounts", "REPLBENCH_ACCOUNTS", "8000000", lambda v: _positive_int(v, "accounts"), "dataset size"),
+    Setting("seed", "REPLBENCH_SEED", "42", int, "dataset seed (also fixes the ids a run's targets draw)"),
+    Setting("buffer_pool", "REPLBENCH_BUFFER_POOL", "4G", _text,
+            "innodb_buffer_pool_size each node starts with: the reference --buffer-pool"),
+    Setting("app_workers", "REPLBENCH_APP_WORKERS", str(os.cpu_count() or 2),
+            lambda v: _positive_int(v, "app workers"), "gunicorn workers (default: cores)"),
+    Setting("driver", "REPLBENCH_DRIVER", "asyncmy", lambda v: _choice(v, ("aiomysql", "asyncmy"), "driver"),
+            "the app's MySQL driver (chosen by measurement: see bench-app)"),
+    Setting("worker_class", "REPLBENCH_WORKER_CLASS", "uvloop",
+            lambda v: _choice(v, ("aiohttp", "uvloop"), "worker class"), "gunicorn worker class"),
+    Setting("pool_size", "REPLBENCH_POOL_SIZE", "16", lambda v: _positive_int(v, "pool size"),
+            "connections per node per worker"),
+    Setting("statement_timeout", "REPLBENCH_STATEMENT_TIMEOUT", "2",
+            lambda v: _positive_float(v, "statement timeout"), "seconds, server-side limit of every app query"),
+    Setting("flavour", "REPLBENCH_FLAVOUR", "mariadb", lambda v: _choice(v, ("mariadb", "mysql"), "flavour"),
+            "mysql switches every statement to its MySQL 8 spelling"),
+    Setting("app_password", "REPLBENCH_APP_PASSWORD", "replbench-app", _text, "the app users' password"),
+    Setting("repl_password", "REPLBENCH_REPL_PASSWORD", "replbench-repl", _text, "the replication user's password"),
+    Setting("admin_password", "REPLBENCH_ADMIN_PASSWORD", "replbench-admin", _text,
+            "the harness's admin user's password (native nodes)"),
+    Setting("read_fallback", "REPLBENCH_READ_FALLBACK", "1", lambda v: v.lower() in ("1", "true", "yes", "on"),
+            "1: reads go to the master when no replica can serve"),
+    Setting("db_timeout", "REPLBENCH_DB_TIMEOUT", "3", lambda v: _positive_float(v, "db timeout"),
+            "seconds to connect, or to wait for a free connection before answering 503"),
+    Setting("max_body", "REPLBENCH_MAX_BODY", "16384", lambda v: _positive_int(v, "max body"),
+            "largest request body the app accepts (bytes)"),
+    Setting("db_hosts", "REPLBENCH_DB_HOSTS", "", _text,
+            "host:port ×3 where the app finds the nodes (compose); empty: 127.0.0.1 and the native ports"),
+    Setting("max_lag", "REPLBENCH_MAX_LAG", "0", lambda v: _non_negative_float(v, "max lag"),
+            "seconds of heartbeat lag above which the app takes a replica out of the read rotation (0: off)"),
+    Setting("max_inflight", "REPLBENCH_MAX_INFLIGHT", "0", lambda v: _non_negative_int(v, "max in-flight"),
+            "requests in flight per app worker above which the excess is answered 503 at once (0: unbounded)"),
+    Setting("max_queue_ms", "REPLBENCH_MAX_QUEUE_MS", "0", lambda v: _non_negative_int(v, "max queue (ms)"),
+            "the bound per worker follows its best answers/s of the last 5 s × this many ms of queue (0: off)"),
+    Setting("app_transport", "REPLBENCH_APP_TRANSPORT", "tcp",
+            lambda v: _choice(v, APP_TRANSPORTS, "app transport"), "unix: the app reaches the native nodes by "
+            "their unix sockets"),
+    Setting("heartbeat_ms", "REPLBENCH_HEARTBEAT_MS", "100",
+            lambda v: _bounded_int(v, 10, 10_000, "heartbeat interval (ms)"),
+            "heartbeat period (10 ms and up, as pt-heartbeat allows): the floor of every lag figure"),
+    Setting("find_users", "REPLBENCH_FIND_USERS", "two-step",
+            lambda v: _choice(v, FIND_USERS_SHAPES, "find_users shape"),
+            "find_users' SQL: two-step, one-trip or server-steps (see bench-app --find-users)"),
+    Setting("topology", "REPLBENCH_TOPOLOGY", "", lambda v: str(_path(v)) if v else "",
+            "a topology file naming your own servers (empty: the native topology)"),
+    Setting("db_user", "REPLBENCH_DB_USER", "replbench", _text, "the harness's user on a topology file's servers"),
+    Setting("db_password", "REPLBENCH_DB_PASSWORD", "", _text,
+            "its password (environment only: never written to a results file)"),
+    Setting("app_user", "REPLBENCH_APP_USER", "", _text,
+            "the app's user on a topology file's servers (empty: the harness's)"),
+)
+SETTINGS = {s.name: s for s in SETTING_LIST}
+
+
+FIND_USERS_SHAPES = ("two-step", "one-trip", "server-steps")
+APP_TRANSPORTS = ("tcp", "unix")
+BENCH_APP_RATE = 800  # bench-app's rate: below the 8M read limit (about 1500/s), so queueing does not inflate CPU
+NODE_NAMES = ROLES  # master, replica1, replica2
+SERVER_IDS = {"master": 1, "replica1": 2, "replica2": 3}
+SCHEMAS = ("bench_idx", "bench_noidx", "bench_nopk")
+NOPK_ACCOUNTS = 100_000  # rows of bench_nopk (capped by the dataset size): each replica scans it once per row
+META_SCHEMA = "replbench_meta"
+HEARTBEAT_DOMAIN_ID = 99  # heartbeat writes get their own GTID domain, kept out of per-write figures
+OPEN_FILES_WANTED = 262_144  # descriptors for vegeta and gunicorn: an overloaded run holds ~rate × timeout sockets
+OPEN_FILES_RESERVE = 1024  # descriptors vegeta keeps for itself (files, pipes) below its connection cap
+
+# timeouts and intervals (seconds)
+NODE_START_TIMEOUT = 120.0
+NODE_STOP_TIMEOUT = 300.0
+REPLICATION_START_TIMEOUT = 60.0
+CATCH_UP_TIMEOUT = 300.0
+APP_START_TIMEOUT = 30.0
+SETTLE_TIMEOUT = 120.0  # seconds a unit waits for the previous one's work to drain before it starts anyway (marked)
+SETTLE_HOST_BUSY = 50.0  # % of one core: the host counts as back near idle below this (a shared box is never at 0)
+SETTLE_HOST_WAIT = 15.0  # seconds the host may take to get there once our own work has drained (other tenants' load
+#                          is not ours to wait out: past this the unit starts, marked with the reason)
+IDLE_WINDOW = 3.0  # seconds before each attack, on the run's clock, with the heartbeat on and the app idle: the
+#                   heartbeat's binlog bytes and every group's idle CPU (purge, flushing, heartbeat), subtracted
+PROGRESS_INTERVAL = 1.0
+# the app's own latency histogram (upper bounds, ms; 25 % apart from 0.1 ms to ~80 s): the live progress line's p99
+# comes from it, so the harness never decodes vegeta's results while the attack runs
+APP_LATENCY_BOUNDS_MS = tuple(round(0.1 * 1.25 ** i, 3) for i in range(62))
+# the app's adaptive in-flight bound (REPLBENCH_MAX_QUEUE_MS): seconds of answers/s it remembers (its best second,
+# so a stall does not lower it) and the bound per worker it never goes under when REPLBENCH_MAX_INFLIGHT is 0:
+# 64, the fixed bound that shed nothing at half the max (study inflight-headroom), so it starts there
+QUEUE_MEMORY = 5
+QUEUE_FLOOR = 64
+
+# honesty guards of a run, and the default pass criteria of a scenario (a scenario file may set its own)
+MIN_SUCCESS = 0.999  # fewer successful requests than this share: flagged
+MIN_RATE_RATIO = 0.99  # sent rate below this share of the asked rate: flagged
+MAX_P99 = 1.0  # seconds
+MAX_CATCH_UP = 30.0  # seconds after the last request was sent for the replicas to catch up
+REQUEST_TIMEOUT = 30.0  # vegeta's per-request timeout (its own default), seconds
+HOST_SATURATED = 0.95  # host CPU above this share of all cores (steady part): flagged
+VEGETA_SATURATED = 90.0  # vegeta above this % of one core (steady part): flagged as load-generator bound
+
+
+@dataclass(frozen=True)
+class Node:
+    """One mariadbd of the topology: its role, port and files under the state folder."""
+
+    name: str
+    port: int
+    server_id: int
+    state: Path
+    host: str = "127.0.0.1"
+    metrics: str = ""  # node_exporter URL (a topology file's node), "" = none
+    external: bool = False  # a topology file's server: SQL over TCP only, no pid, no files
+
+    @property
+    def role(self) -> str:
+        return "master" if self.name == "master" else "replica"
+
+    @property
+    def cpu_source(self) -> str:
+        """Where this node's CPU figures come from (printed beside them)."""
+        if not self.external:
+            return "process"
+        return "host CPU from node_exporter" if self.metrics else "n/a (no metrics URL)"
+
+    @property
+    def home(self) -> Path:
+        return self.state / self.name
+
+    @property
+    def datadir(self) -> Path:
+        return self.home / "data"
+
+    @property
+    def socket(self) -> Path:
+        return self.home / "mariadbd.sock"
+
+    @property
+    def pid_file(self) -> Path:
+        return self.home / "mariadbd.pid"
+
+    @property
+    def log_file(self) -> Path:
+        return self.home / "error.log"
+
+    @property
+    def cnf(self) -> Path:
+        return self.home / "my.cnf"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved configuration of one replbench topology (state folder, ports, dataset, app)."""
+
+    state: Path
+    results: Path
+    port_base: int
+    app_port: int
+    accounts: int
+    seed: int
+    buffer_pool: str
+    app_workers: int
+    driver: str
+    worker_class: str
+    pool_size: int
+    statement_timeout: float
+    flavour: str
+    app_password: str
+    repl_password: str
+    admin_password: str
+    read_fallback: bool
+    db_timeout: float
+    max_body: int
+    db_hosts: str
+    max_lag: float
+    max_inflight: int
+    max_queue_ms: int
+    app_transport: str
+    heartbeat_ms: int
+    find_users: str
+    topology: str
+    db_user: str
+    db_password: str
+    app_user: str
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
+        env = dict(os.environ if env is None else env)
+        return cls._parse({s.name: env.get(s.env, s.default) for s in SETTING_LIST})
+
+    @classmethod
+    def _parse(cls, raw: dict[str, str]) -> Settings:
+        if raw["topology"] and _path(raw["state"]) == _path(SETTINGS["state"].default):
+            raw = {**raw, "state": f".state-{Path(raw['topology']).stem}"}  # never the native topology's state
+        try:
+            return cls(**{s.name: s.parse(raw[s.name]) for s in SETTING_LIST})
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from exc
+
+    def with_overrides(self, **values: object) -> Settings:
+        """Return a copy with the non-None values replaced (CLI flags win over the environment)."""
+        given = {k: v for k, v in values.items() if v is not None}
+        if not given:
+            return self
+        raw = {f.name: str(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        raw.update({k: str(v) for k, v in given.items()})
+        return Settings._parse(raw)
+
+    def as_env(self) -> dict[str, str]:
+        """The environment that reproduces these settings in a child process (app, tests)."""
+        return {s.env: str(getattr(self, s.name)) for s in SETTING_LIST}
+
+    @property
+    def external(self) -> TopologyFile | None:
+        """The topology file's servers (the harness never starts, stops or copies them), or None: native."""
+        return _topology_file(self.topology) if self.topology else None
+
+    @property
+    def app_url(self) -> str:
+        """An app already serving elsewhere (a topology file's [app] url): never started or stopped here."""
+        return _topology_file(self.topology).app_url if self.topology else ""
+
+    @property
+    def app_cpu_source(self) -> str:
+        """Where the app's CPU figures come from (like Node.cpu_source)."""
+        return "n/a (an app at a URL)" if self.app_url else "process"
+
+    @property
+    def topology_name(self) -> str:
+        """The topology file's name (no machine path), or "native"."""
+        return Path(self.topology).name if self.topology else "native"
+
+    def app_credentials(self, role: str) -> tuple[str, str]:
+        """(user, password) the app connects with: native app_rw / app_ro; a topology file's servers:
+        REPLBENCH_APP_USER / REPLBENCH_APP_PASSWORD, or the harness's own user when no app user is named."""
+        if not self.topology:
+            return ("app_rw" if role == "master" else "app_ro"), self.app_password
+        if self.app_user:
+            return self.app_user, self.app_password
+        return self.db_user, self.db_password
+
+    @property
+    def nodes(self) -> tuple[Node, ...]:
+        if self.topology:
+            ext = _topology_file(self.topology)
+            return tuple(Node(a.name, a.port, SERVER_IDS[a.name], self.state, host=a.host, metrics=a.metrics,
+                              external=True) for a in ext.nodes)
+        return tuple(
+            Node(name, self.port_base + i, SERVER_IDS[name], self.state) for i, name in enumerate(NODE_NAMES)
+        )
+
+    def address(self, name: str) -> tuple[str, int]:
+        """(host, port) at which the app reaches a node."""
+        if self.topology:
+            node = self.node(name)
+            return node.host, node.port
+        if self.db_hosts:
+            entries = [e.strip() for e in self.db_hosts.split(",")]
+            if len(entries) != len(NODE_NAMES):
+                raise ConfigError(f"REPLBENCH_DB_HOSTS needs {len(NODE_NAMES)} host:port entries ({NODE_NAMES})")
+            host, _, port = entries[NODE_NAMES.index(name)].partition(":")
+            return host, int(port or 3306)
+        return "127.0.0.1", self.node(name).port
+
+    def app_socket(self, name: str) -> str | None:
+        """The unix socket the app reaches a node by (REPLBENCH_APP_TRANSPORT=unix), or None for TCP: only the
+        native nodes have one here, and a node the app reaches through a proxy (an app-* link) stays on TCP."""
+        if self.app_transport != "unix" or self.topology or self.db_hosts:
+            return None
+        return str(self.node(name).socket)
+
+    def node(self, name: str) -> Node:
+        return next(n for n in self.nodes if n.name == name)
+
+    @property
+    def master(self) -> Node:
+        return self.node("master")
+
+    @property
+    def replicas(self) -> tuple[Node, ...]:
+        return tuple(n for n in self.nodes if n.role == "replica")
+
+    @property
+    def bin_dir(self) -> Path:
+        """Built tools (pinned vegeta, datagen): shared by every topology, they hold no state."""
+        return TOOLS_BIN
+
+    @property
+    def dataset_dir(self) -> Path:
+        return self.state / "dataset"
+
+    @property
+    def pristine_dir(self) -> Path:
+        return self.state / "pristine"
+
+    @property
+    def app_dir(self) -> Path:
+        return self.state / "app"
+
+    @property
+    def warm_marker(self) -> Path:
+        """Which node's buffer pool holds which schema since when (written by warm-up, cleared by a resize)."""
+        return self.state / "warm.json"
+
+
+DURATION_RE = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h)$")
+UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(text: str) -> float:
+    """'60s', '90m', '1h', '500ms' -> seconds (a positive number); ValueError otherwise."""
+    match = DURATION_RE.match(str(text).strip())
+    if not match or float(match.group(1)) <= 0:
+        raise ValueError(f"bad duration {text!r}: use a positive number with ms, s, m or h (e.g. 60s, 90m)")
+    return float(match.group(1)) * UNIT_SECONDS[match.group(2)]
+
+
+class ConfigError(Exception):
+    """A configuration value is invalid; the message says which and why."""
+
+
+class ReplbenchError(Exception):
+    """An operational failure the user can act on: printed as one line, exit 1 (every module's error derives)."""
+
+
+def _path(value: str) -> Path:
+    p = Path(value)
+    return p if p.is_absolute() else ROOT / p
+
+
+def _positive_int(value: str, what: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise ValueError(f"{what} must be a whole number, got {value!r}") from None
+    if number <= 0:
+        raise ValueError(f"{what} must be positive, got {number}")
+    return number
+
+
+def _non_negative_int(value: str, what: str) -> int:
+    return 0 if value.strip() == "0" else _positive_int(value, what)
+
+
+def _bounded_int(value: str, low: int, high: int, what: str) -> int:
+    number = _positive_int(value, what)
+    if not low <= number <= high:
+        raise ValueError(f"{what} must be from {low} to {high}, got {number}")
+    return number
+
+
+def _non_negative_float(value: str, what: str) -> float:
+    return _float(value, what, zero_allowed=True)
+
+
+def _positive_float(value: str, what: str) -> float:
+    return _float(value, what, zero_allowed=False)
+
+
+def _float(value: str, what: str, zero_allowed: bool) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError(f"{what} must be a number, got {value!r}") from None
+    if number < 0 or (number == 0 and not zero_allowed):
+        raise ValueError(f"{what} must be {'0 or more' if zero_allowed else 'positive'}, got {number}")
+    return number
+
+
+@functools.lru_cache(maxsize=8)
+def _topology_file(path: str) -> TopologyFile:
+    try:
+        return load_topology_file(Path(path))
+    except TopologyFileError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _choice(value: str, allowed: tuple[str, ...], what: str) -> str:
+    if value not in allowed:
+        raise ValueError(f"{what} must be one of {', '.join(allowed)}; got {value!r}")
+    return value

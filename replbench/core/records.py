@@ -1,0 +1,64 @@
+"""Run records as readers find them: a run killed from outside (its harness gone, meta.json still "running", no
+summary.json) is marked "incomplete" by the next command that looks, with a summary.json saying so, so no reader
+waits for it or takes it for a finished run."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from .config import ROOT, Settings
+from .processes import alive
+from .scenario import Scenario
+
+INCOMPLETE = "incomplete"
+
+
+def mark_incomplete(results: Path) -> list[Path]:
+    """Every run folder under results whose harness died mid-run; returns the folders it marked."""
+    marked = []
+    for meta_path in list(results.glob("*/meta.json")) + list(results.glob("*/*/meta.json")) \
+            + list(results.glob("*/*/*/meta.json")):
+        try:
+            meta = json.loads(meta_path.read_text())
+        except (OSError, ValueError):
+            continue
+        if meta.get("status") != "running" or (meta.get("pid") and alive(int(meta["pid"]))):
+            continue
+        folder = meta_path.parent
+        meta.update(status=INCOMPLETE, exit_code=1,
+                    marked_incomplete_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        meta_path.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+        summary = folder / "summary.json"
+        if not summary.exists():
+            summary.write_text(json.dumps({"status": INCOMPLETE, "scenario": meta.get("scenario"),
+                                           "rate": meta.get("rate"), "folder": folder.name,
+                                           "errors": ["the harness stopped before the run finished"]},
+                                          indent=2, sort_keys=True) + "\n")
+        marked.append(folder)
+    return marked
+
+
+def new_folder(settings: Settings, scenario: Scenario, rate: int, parent: Path | None = None) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    base = parent or settings.results
+    folder = base / f"{stamp}-{scenario.name}-{rate}"
+    n = 1
+    while folder.exists():
+        n += 1
+        folder = base / f"{stamp}-{scenario.name}-{rate}-{n}"
+    folder.mkdir(parents=True)
+    return folder
+
+def write_json(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+
+def shown_path(folder: Path) -> str:
+    """A results folder as printed: relative to the repository when inside it (no machine path in committed
+    output), else as given."""
+    try:
+        return str(folder.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(folder)

@@ -1,0 +1,100 @@
+"""The statistics every reader of results shares (sweep, study, report, compare, the app's histogram): percentiles,
+medians and ranges of repeats, whether two sets of repeats are told apart, a bootstrap noise interval. Pure
+functions: no I/O, no imports."""
+
+from __future__ import annotations
+
+import random
+import statistics
+from collections.abc import Callable, Sequence
+from typing import Any
+
+BOOTSTRAP_ROUNDS = 2000
+BOOTSTRAP_SEED = 7  # deterministic: the same data give the same interval
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """Nearest-rank percentile (q in 0..100) of recorded values; None when there are none."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, min(len(ordered), int(-(-q * len(ordered) // 100))))
+    return ordered[rank - 1]
+
+
+def histogram_percentile(counts: Sequence[int], bounds: Sequence[float], q: float) -> float | None:
+    """The q-th percentile of a histogram as the upper bound of the bucket it falls in (counts has one more entry
+    than bounds: the last bucket is open, reported as the last bound); None when the histogram is empty."""
+    total = sum(counts)
+    if total <= 0:
+        return None
+    rank = max(1, int(-(-q * total // 100)))
+    seen = 0
+    for index, count in enumerate(counts):
+        seen += count
+        if seen >= rank:
+            return bounds[min(index, len(bounds) - 1)]
+    return bounds[-1]
+
+
+def present(values: Sequence[float | None]) -> list[float]:
+    return [v for v in values if v is not None]
+
+
+def median(values: Sequence[float | None]) -> float | None:
+    got = present(values)
+    return statistics.median(got) if got else None
+
+
+def spread(values: Sequence[float | None]) -> dict[str, Any]:
+    """median, min, max and n of the repeats that have the figure (all None when none has it)."""
+    got = present(values)
+    if not got:
+        return {"median": None, "min": None, "max": None, "n": 0}
+    return {"median": statistics.median(got), "min": min(got), "max": max(got), "n": len(got)}
+
+
+def spread_text(values: Sequence[float | None], fmt: str = "{:.0f}", missing: str = "–") -> str:
+    """The repeats as printed: median, with [min–max] when they differ; `missing` when none has the figure."""
+    got = spread(values)
+    if got["median"] is None:
+        return missing
+    if got["min"] == got["max"]:
+        return fmt.format(got["median"])
+    return f"{fmt.format(got['median'])} [{fmt.format(got['min'])}–{fmt.format(got['max'])}]"
+
+
+def separated(a: Sequence[float | None], b: Sequence[float | None]) -> bool | None:
+    """True when the repeats' ranges do not overlap (a difference beyond the noise seen), False when they do,
+    None when either side has no value."""
+    xa, xb = present(a), present(b)
+    if not xa or not xb:
+        return None
+    return max(xa) < min(xb) or max(xb) < min(xa)
+
+
+def ratio(value: float | None, base: float | None) -> float | None:
+    if value is None or not base:
+        return None
+    return value / base
+
+
+def bootstrap_interval(a: Sequence[float], b: Sequence[float], stat: Callable[[Sequence[float]], float] | None = None,
+                       level: float = 0.95) -> tuple[float, float] | None:
+    """Percentile-bootstrap interval of stat(b) - stat(a), resampling each side's samples (per-second values of a
+    run, or repeats). None with fewer than two samples on a side: no noise can be estimated from one value."""
+    if len(a) < 2 or len(b) < 2:
+        return None
+    stat = stat or statistics.fmean
+    rng = random.Random(BOOTSTRAP_SEED)
+    diffs = sorted(stat(rng.choices(b, k=len(b))) - stat(rng.choices(a, k=len(a))) for _ in range(BOOTSTRAP_ROUNDS))
+    low = diffs[int((1 - level) / 2 * BOOTSTRAP_ROUNDS)]
+    high = diffs[min(BOOTSTRAP_ROUNDS - 1, int((1 + level) / 2 * BOOTSTRAP_ROUNDS))]
+    return low, high
+
+
+def lookup(data: Any, path: Sequence[str]) -> Any:
+    """data[path[0]][path[1]]..., or None where a level is missing."""
+    for key in path:
+        data = data.get(key) if isinstance(data, dict) else None
+    return data

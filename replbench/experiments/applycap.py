@@ -1,0 +1,228 @@
+"""Replica apply capacity, the DBA's method (Percona 2008; Zaitsev 2010; K. Nielsen): stop the SQL thread on every
+replica, write a known backlog through the app with vegeta, note the master's GTID position, then time
+MASTER_GTID_WAIT while a replica applies it. By default each replica applies the backlog alone, the others' SQL
+threads held until it has finished, as a DBA measures a replica on its own host (on a 2-core box two replicas
+draining at once share the cores and each looks about half as fast); `together` starts them all at once and
+times them in parallel (the earlier method, kept under its own name). Apply rate = transactions (and rows)
+applied ÷ the time it took; the replica's CPU per transaction is net of its idle CPU (measured with its SQL thread
+stopped, just before); the capacity ratio is the rate ÷ the rate the master committed the backlog at (above 1:
+the replica can keep up with that workload). The SQL threads are started again whatever happens."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from ..core import harnesslog, sql
+from ..core.config import Node, Settings
+from ..core.progress import Progress
+from ..core.scenario import Scenario
+from ..load import attack
+from ..measure import counters, nodeexporter
+from ..topology import appserver, knobs, links, nodes
+from ..topology.install import ensure_vegeta
+from . import prepare
+
+DRAIN_TIMEOUT = 1800.0  # seconds a replica may take to apply the backlog
+IDLE_SECONDS = 2.0  # a replica's idle CPU, its SQL thread stopped, measured before it drains
+
+
+def _sql_thread(settings: Settings, start: bool, replicas: tuple[Node, ...] | None = None) -> None:
+    verb = sql.start_replica_sql(settings.flavour) if start else sql.stop_replica_sql(settings.flavour)
+    for replica in settings.replicas if replicas is None else replicas:
+        with sql.admin(replica, settings) as cur:
+            cur.execute(verb + " SQL_THREAD")
+
+
+def _cpu(node: Node) -> float | None:
+    """The node's cumulative CPU seconds: its mariadbd process, or (a topology file's server) its host's busy
+    time from node_exporter; None when neither can be read (n/a)."""
+    if node.external:
+        return nodeexporter.host_busy(node.metrics) if node.metrics else None
+    pid = nodes.node_pid(node)
+    if not pid:
+        return None
+    try:
+        t = psutil.Process(pid).cpu_times()
+        return t.user + t.system
+    except psutil.Error:
+        return None
+
+
+def measure(settings: Settings, scenario: Scenario, setting: knobs.Knobs, writes: int, rate: int,
+            folder: Path, link_set: tuple[links.Link, ...] = (), together: bool = False) -> dict[str, Any]:
+    progress = Progress(f"apply-capacity {scenario.name}")
+    log = folder / "harness.log"
+    harnesslog.use(log)
+    data: dict[str, Any] = {"scenario": scenario.name, "schema": scenario.schema, "writes_asked": writes,
+                            "rate": rate, "knobs": setting.as_dict(), "knobs_changed": setting.changed(),
+                            "status": "running", "topology": settings.topology_name,
+                            "method": "together" if together else "alone",
+                            "cpu_sources": {n.name: n.cpu_source for n in settings.nodes}}
+    stopped = False
+    try:
+        vegeta = ensure_vegeta(settings)
+        data["settle"] = prepare.settle(settings, progress)
+        data.update(prepare.settings_and_data(settings, scenario, setting, link_set, progress))
+        data["targets"] = prepare.app_and_targets(settings, scenario, folder / "targets.json", progress, rate=rate,
+                                                  duration=writes / rate, catch_up_timeout=DRAIN_TIMEOUT)
+        progress.say("stopping the replicas' SQL threads")
+        _sql_thread(settings, start=False)
+        stopped = True
+        pids = {n.name: nodes.node_pid(n) for n in settings.nodes}
+        before = counters.snapshot(settings, pids)
+        duration = writes / rate
+        run = attack.Attack(vegeta, folder, folder / "targets.json", attack.AttackOptions(rate, duration),
+                            f"apply-{scenario.name}")
+        progress.say(f"writing the backlog: {writes:,} requests at {rate}/s ({duration:g} s)")
+        begin = time.monotonic()
+        answered_before = appserver.admission(settings)
+        run.start()
+        while run.running():
+            time.sleep(1)
+            app = appserver.answered_since(answered_before, appserver.admission(settings))
+            progress.say(f"{time.monotonic() - begin:5.0f}/{duration:.0f} s, app answered {app['requests']:,}, "
+                         f"{app['failed']:,} failed")
+        run.wait()
+        gtid = nodes.master_gtid(settings)
+        queued = counters.snapshot(settings, pids)
+        attack.write_reports(vegeta, folder)
+        report = attack.read_report(folder)
+        write_seconds = report["duration"] / 1e9 or (time.monotonic() - begin)  # vegeta's sending time
+        master = counters.describe({"master": before["master"]}, {"master": queued["master"]}, write_seconds, 0,
+                                   1)["nodes"]["master"]
+        data.update(requests=report["requests"], success=report["success"], gtid=gtid,
+                    write_seconds=round(write_seconds, 3),
+                    master={"transactions": master["transactions"], "rows_changed": master["rows_changed"],
+                            "commit_rate_trx_per_s": master["transactions_per_s"],
+                            "rows_per_s": master["rows_per_s"]})
+        finished: dict[str, tuple[float | None, float | None, float | None]] = {}  # seconds, CPU s, idle CPU/s
+        spans: dict[str, tuple[float, float]] = {}  # each drain's start and end, seconds after the backlog was queued
+        queued_at = time.monotonic()
+
+        running_at_start: dict[str, list[str]] = {}  # the other replicas whose SQL thread ran as each drain began
+
+        def drain(replica: Any, idle: float | None) -> None:
+            running_at_start[replica.name] = [r.name for r in settings.replicas
+                                              if r.name != replica.name and _applying(settings, r)]
+            cpu_before = _cpu(replica)
+            t0 = time.monotonic()
+            try:
+                result = sql.query_one(replica, settings, sql.wait_gtid_sql(settings.flavour), (gtid, DRAIN_TIMEOUT))
+            except sql.MySQLError:
+                result = None
+            took = time.monotonic() - t0
+            spans[replica.name] = (round(t0 - queued_at, 3), round(t0 + took - queued_at, 3))
+            cpu_after = _cpu(replica)
+            cpu = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
+            finished[replica.name] = (round(took, 3) if result == 0 else None, cpu, idle)
+
+        if together:
+            progress.say(f"backlog queued: {master['transactions']:,} transactions; starting every SQL thread at "
+                         "once and timing MASTER_GTID_WAIT on each replica (--together)")
+            idle = {r.name: _idle_cpu(r) for r in settings.replicas}
+            threads = [threading.Thread(target=drain, args=(r, idle[r.name]), daemon=True) for r in settings.replicas]
+            _sql_thread(settings, start=True)
+            stopped = False
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        else:
+            for replica in settings.replicas:  # one at a time, the others' SQL threads still stopped
+                progress.say(f"backlog queued: {master['transactions']:,} transactions; {replica.name} applies it "
+                             "alone (the other replicas' SQL threads held), timing MASTER_GTID_WAIT")
+                idle_rate = _idle_cpu(replica)
+                _sql_thread(settings, start=True, replicas=(replica,))
+                drain(replica, idle_rate)
+                _sql_thread(settings, start=False, replicas=(replica,))  # held again: the next one drains alone
+        after = counters.snapshot(settings, pids)
+        data["replicas"] = {}
+        for replica in settings.replicas:
+            took, cpu, idle = finished.get(replica.name, (None, None, None))
+            applied = counters.describe({"r": queued[replica.name]}, {"r": after[replica.name]},
+                                        took or 1.0, 0, 1)["nodes"]["r"] if queued[replica.name] else None
+            entry: dict[str, Any] = {"seconds": took, "drain_span_s": spans.get(replica.name),
+                                     "others_applying_at_start": running_at_start.get(replica.name)}
+            if took and applied:
+                net = None if cpu is None else max(0.0, cpu - (idle or 0.0) * took)
+                trx_rate = applied["transactions"] / took
+                # the replica applies the master's very transactions (same GTIDs), hence the master's rows: the
+                # handler counters of parallel workers are not all in SHOW GLOBAL STATUS when the wait returns
+                rows = master["rows_changed"] * applied["transactions"] / max(1, master["transactions"])
+                entry.update(transactions=applied["transactions"], rows=round(rows),
+                             apply_rate_trx_per_s=round(trx_rate, 1), apply_rate_rows_per_s=round(rows / took, 1),
+                             cpu_ms_per_trx=round(1000 * net / applied["transactions"], 3)
+                             if net is not None and applied["transactions"] else None,
+                             cpu_ms_per_trx_gross=round(1000 * cpu / applied["transactions"], 3)
+                             if cpu is not None and applied["transactions"] else None,
+                             idle_cpu_per_s=idle,
+                             capacity_ratio=round(trx_rate / master["transactions_per_s"], 2)
+                             if master["transactions_per_s"] else None)
+            data["replicas"][replica.name] = entry
+        data["status"] = "ok" if all(e.get("seconds") for e in data["replicas"].values()) else "failed"
+    except KeyboardInterrupt:
+        data["status"] = "interrupted"
+    except Exception as exc:  # noqa: BLE001 — recorded, then the SQL threads are restarted
+        data["status"] = "failed"
+        data["error"] = f"{type(exc).__name__}: {exc}"
+        harnesslog.write(f"apply-capacity failed: {exc}", exc)
+    finally:
+        if stopped:
+            try:
+                _sql_thread(settings, start=True)
+            except sql.MySQLError as exc:
+                data.setdefault("error", f"could not restart the SQL threads: {exc}")
+        for replica in settings.replicas:
+            try:
+                nodes.wait_replicating(replica, settings)
+            except Exception as exc:  # noqa: BLE001
+                data.setdefault("error", f"{replica.name} not replicating afterwards: {exc}")
+        harnesslog.done(log)
+        data["folder"] = folder.name
+        (folder / "apply.json").write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+    return data
+
+
+def _applying(settings: Settings, replica: Node) -> bool:
+    with sql.admin(replica, settings) as cur:
+        return sql.replica_threads(cur, settings.flavour).get("sql") == "Yes"
+
+
+def _idle_cpu(node: Node) -> float | None:
+    """The replica's CPU seconds per second with its SQL thread stopped (what it burns whatever it applies)."""
+    first = _cpu(node)
+    time.sleep(IDLE_SECONDS)
+    second = _cpu(node)
+    return None if first is None or second is None else round(max(0.0, second - first) / IDLE_SECONDS, 5)
+
+
+def render(data: dict[str, Any]) -> str:
+    setting = ", ".join(f"{k}={v}" for k, v in data["knobs_changed"].items()) or "reference settings"
+    how = ("every replica at once (--together: on a shared host they share its cores)"
+           if data.get("method") == "together" else "each replica alone, the others' SQL threads held")
+    lines = [f"Apply capacity — {data['scenario']} ({setting}); {how}; status {data['status']}"]
+    if data.get("error"):
+        lines.append(f"Error: {data['error']}")
+    master = data.get("master")
+    if master:
+        lines.append(f"Master: {master['transactions']:,} transactions ({master['rows_changed']:,} rows) committed "
+                     f"at {master['commit_rate_trx_per_s']:,.1f} trx/s, {master['rows_per_s']:,.1f} rows/s "
+                     f"({data['requests']:,} requests, {data['success']:.2%} succeeded)")
+    for name, e in (data.get("replicas") or {}).items():
+        if not e.get("seconds"):
+            lines.append(f"{name}: did not apply the backlog within {DRAIN_TIMEOUT:g} s")
+            continue
+        cpu = "n/a" if e.get("cpu_ms_per_trx") is None else f"{e['cpu_ms_per_trx']:.3f}"
+        source = (data.get("cpu_sources") or {}).get(name, "process")
+        lines.append(f"{name}: applied {e['transactions']:,} trx in {e['seconds']:.2f} s = "
+                     f"{e['apply_rate_trx_per_s']:,.1f} trx/s, {e['apply_rate_rows_per_s']:,.1f} rows/s; "
+                     f"{cpu} CPU-ms per applied trx net of idle" + ("" if source == "process" else f" ({source})")
+                     + f"; capacity ratio {e.get('capacity_ratio')}")
+    return "\n".join(lines)
+

@@ -1,0 +1,105 @@
+"""The preparation every measurement shares (a run, an apply-capacity drain): the topology up, every setting
+applied and read back, links in place, counters on, the buffer pools warmed (or said why not), the app restarted,
+the replicas caught up, and the targets written. What one run adds (versions, disk, server variables, pinned
+cores, the row check's sample) stays in experiments/run.py."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from ..core import sql
+from ..core.config import SETTLE_HOST_BUSY, SETTLE_HOST_WAIT, SETTLE_TIMEOUT, Settings
+from ..core.progress import Progress
+from ..core.scenario import Scenario
+from ..load import targets
+from ..measure import counters
+from ..topology import appserver, dataset, knobs, links, nodes
+from ..topology.bringup import ensure_topology
+
+
+def settle(settings: Settings, progress: Progress, timeout: float = SETTLE_TIMEOUT) -> dict[str, Any]:
+    """Wait until the previous unit's work has drained before this one starts: the app has nothing in flight, no
+    client statement runs on the master, every replica has applied the master's position (at most `timeout`),
+    then the host is back near idle (at most SETTLE_HOST_WAIT more). Past either bound the unit starts anyway,
+    marked unsettled with the reasons."""
+    begin = time.monotonic()
+    reasons = _drains(settings)
+    first = list(reasons)
+    while reasons and time.monotonic() - begin < timeout:
+        progress.say(f"settling before the run ({time.monotonic() - begin:.0f} s): {'; '.join(reasons)}")
+        time.sleep(0.5)
+        reasons = _drains(settings)
+    host_since = time.monotonic()
+    busy = _host_busy()
+    if busy:
+        first.append(busy)
+    while busy and time.monotonic() - host_since < SETTLE_HOST_WAIT:
+        progress.say(f"settling before the run ({time.monotonic() - begin:.0f} s): {busy}")
+        busy = _host_busy()
+    reasons += [busy] if busy else []
+    return {"settled": not reasons, "waited_s": round(time.monotonic() - begin, 1), "why": reasons,
+            "waited_for": first, "timeout_s": timeout, "host_wait_s": SETTLE_HOST_WAIT}
+
+
+def _drains(settings: Settings) -> list[str]:
+    """What of the previous unit's own work has not drained yet."""
+    reasons = []
+    if appserver.app_processes(settings):
+        counted = appserver.admission(settings)
+        in_flight = counted["admitted"] + counted["shed"] - counted["answered"]
+        if counted["workers"] and in_flight > 0:
+            reasons.append(f"the app has {in_flight:,} requests in flight")
+    try:
+        with sql.admin(settings.master, settings, timeout=3.0) as cur:
+            cur.execute("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND IN ('Query', 'Execute') "
+                        "AND ID <> CONNECTION_ID() AND USER NOT IN ('system user', 'event_scheduler')")
+            running = int(cur.fetchone()[0])
+        if running:
+            reasons.append(f"{running} statements still running on the master")
+        behind = [name for name, took in nodes.wait_caught_up(settings, 0.5).items() if took is None]
+        if behind:
+            reasons.append(f"{', '.join(behind)} not yet at the master's position")
+    except sql.MySQLError as exc:
+        reasons.append(f"the master does not answer ({exc.args[-1] if exc.args else exc})")
+    return reasons
+
+
+def _host_busy() -> str:
+    """'' when the host is near idle (one second's sample), else why not."""
+    busy = psutil.cpu_percent(interval=1.0) * (psutil.cpu_count() or 1)
+    return "" if busy <= SETTLE_HOST_BUSY else \
+        f"host {busy:.0f} % busy (% of one core; near idle below {SETTLE_HOST_BUSY:g})"
+
+
+def settings_and_data(settings: Settings, scenario: Scenario, setting: knobs.Knobs,
+                      link_set: tuple[links.Link, ...], progress: Progress) -> dict[str, Any]:
+    """Topology up, settings applied and read back, links, counters, warm-up: what meta.json records of it."""
+    ensure_topology(settings, with_app=False)
+    progress.say(f"applying settings: {setting.describe()}")
+    readback = knobs.apply(settings, setting)
+    out: dict[str, Any] = {"knobs_readback": readback,
+                           "knob_mismatches": knobs.mismatches(setting, readback, settings),
+                           "links": links.apply(settings, link_set)}
+    counters.enable(settings)
+    out["warm_up_s"] = dataset.warm_up(settings, scenario.schema, progress)
+    out["buffer_pools"] = dataset.pool_fit(settings, scenario.schema)
+    return out
+
+
+def app_and_targets(settings: Settings, scenario: Scenario, path: Path, progress: Progress, *, rate: int,
+                    duration: float, catch_up_timeout: float, nonce: str | None = None) -> dict[str, Any]:
+    """The app restarted (fresh connections see the settings), the replicas caught up (or a TopologyError),
+    then the targets written; returns their description."""
+    appserver.stop(settings)
+    appserver.start(settings)
+    progress.say("waiting for the replicas to be caught up before the attack")
+    before = nodes.wait_caught_up(settings, catch_up_timeout)
+    if any(v is None for v in before.values()):
+        raise nodes.TopologyError(f"replicas not caught up before the measurement: {before}")
+    progress.say("generating targets from the dataset")
+    return targets.generate(settings, scenario, appserver.base_url(settings), path, rate=rate, duration=duration,
+                            nonce=nonce)

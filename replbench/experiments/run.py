@@ -1,0 +1,538 @@
+"""One benchmark run: a constant-rate vegeta attack of one scenario against the running topology, and a complete,
+self-describing results folder (meta.json, targets, results.bin, vegeta reports, cpu.csv, io.csv, lag.csv,
+memory.csv, latency.png, summary.json, block.txt, harness.log when something went wrong).
+
+Order of a run: topology ready → every knob applied and read back → warm-up → app restarted → replicas caught up →
+targets → heartbeat on and its binlog cost calibrated → counters snapshotted → attack (live progress; at the moment
+the last request is sent the master's GTID position is taken and each replica's catch-up timed from it, in
+parallel) → counters snapshotted → vegeta reports → consistency check on the surviving nodes (writes) → guards →
+summary and printed block. Every sampler runs on one clock whose zero is set once, before any of them starts.
+
+A lost node never loses the run: each phase after the attack is guarded, the samplers record the node's loss
+(faults), and every report that the recorded data allow is written. Ctrl-C stops vegeta gracefully, keeps the
+partial results, reports them marked "interrupted" and exits 130.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from ..analysis import summary, verdicts
+from ..analysis.summary import nodes_lost
+from ..core import harnesslog, sql
+from ..core.config import (
+    CATCH_UP_TIMEOUT,
+    HOST_SATURATED,
+    IDLE_WINDOW,
+    NODE_NAMES,
+    PROGRESS_INTERVAL,
+    REQUEST_TIMEOUT,
+    ROOT,
+    VEGETA_SATURATED,
+    Settings,
+)
+from ..core.progress import Progress
+from ..core.records import write_json
+from ..core.scenario import Scenario
+from ..load import attack, cpus, faults
+from ..measure import binlog, cpu, health, rowcheck, samplers, timeline
+from ..report.block import render_block
+from ..topology import appserver, dataset, knobs, links, nodes, servervars
+from ..topology.bringup import ensure_topology
+from ..topology.install import VEGETA_VERSION, ensure_vegeta, mariadb_binaries
+from . import prepare
+
+STATUS_OK = "ok"
+STATUS_WARNING = "ok-with-warnings"
+STATUS_FAILED = "FAILED"
+STATUS_INTERRUPTED = "interrupted"
+STATUS_RUNNING = "running"
+STATUS_INCOMPLETE = "incomplete"
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    duration: float
+    timeout: float = REQUEST_TIMEOUT
+    knobs: knobs.Knobs = field(default_factory=knobs.Knobs)
+    catch_up_timeout: float = CATCH_UP_TIMEOUT
+    strict: bool = False  # a tripped guard makes the run exit 1
+    faults: tuple[faults.Fault, ...] = ()  # carried out on purpose during the attack
+    links: tuple[links.Link, ...] = ()  # replication (or app) connections through a toxiproxy latency
+    attackers: int = 1  # vegeta attack processes sharing the rate
+    cpus: str = ""  # --cpus: each group pinned to its cores ("" = every group on every core)
+    nonce: str = ""  # --nonce: the values the updates write (a new one per run unless replaying a run)
+
+
+class Run:
+    """State of one run while it executes; execute() returns the summary dict."""
+
+    def __init__(self, settings: Settings, scenario: Scenario, rate: int, options: RunOptions, folder: Path,
+                 progress: Progress | None = None) -> None:
+        # a scenario may switch lag-aware reads on for the app it runs against
+        self.settings = settings if scenario.max_lag is None else settings.with_overrides(max_lag=scenario.max_lag)
+        if any(link.name.startswith("app-") for link in options.links):  # the app reaches those nodes by proxy
+            self.settings = self.settings.with_overrides(db_hosts=links.app_hosts(self.settings, options.links))
+        self.scenario = scenario
+        self.rate = rate
+        self.options = options
+        self.folder = folder
+        self.log = folder / "harness.log"
+        self.progress = progress or Progress(f"{scenario.name}@{rate}")
+        self.status = STATUS_OK
+        self.meta: dict[str, Any] = {}
+        self.summary: dict[str, Any] = {"scenario": scenario.name, "rate": rate, "duration_s": options.duration,
+                                        "schema": scenario.schema, "folder": folder.name}
+        self.errors: list[str] = []
+        self.attack_options = attack.AttackOptions(rate, options.duration, options.timeout,
+                                                   attackers=options.attackers)  # computed once
+        self.zero = time.monotonic()  # the one clock of every sampler: set again, once, before they start
+        self.samplers: samplers.Samplers | None = None  # lag, node health, CPU: one bundle on one clock
+        self.fault_runner: faults.FaultRunner | None = None
+        self.attack: attack.Attack | None = None
+        self.vegeta: Path | None = None
+        self.timeline: timeline.Timeline | None = None
+        self.t_start: float | None = None  # the attack's start, end and last send, on that clock
+        self.t_end: float | None = None
+        self.t_send_end: float | None = None
+        self.bytes_per_beat = 0.0
+        self.idle: dict[str, float] = {}  # each group's CPU seconds per second before the attack (net of idle)
+        self.before: samplers.Snapshot | None = None  # every counter, before and after the attack
+        self.after: samplers.Snapshot | None = None
+        self.catch_up: dict[str, float | None] | None = None
+        self.catch_up_gtid: str | None = None
+        self._catch_thread: threading.Thread | None = None
+        self._attack_done = threading.Event()
+        self.row_sample: tuple[list[int], dict[int, tuple]] | None = None  # the row check's sample, before
+
+    # ---- phases ----
+
+    def execute(self) -> dict[str, Any]:
+        harnesslog.use(self.log)
+        try:
+            self.meta = self._base_meta()
+            write_json(self.folder / "meta.json", self.meta)
+            try:
+                self._prepare()
+                self._attack_and_measure()
+            except KeyboardInterrupt:
+                self.status = STATUS_INTERRUPTED
+                if self.attack is not None:
+                    self.attack.interrupt()
+            except Exception as exc:  # noqa: BLE001 — an operational failure: keep what was measured
+                self._record_error("run", exc)
+                self.status = STATUS_FAILED
+            finally:
+                self._stop_background()
+            try:
+                self._finish()
+            except KeyboardInterrupt:
+                self.status = STATUS_INTERRUPTED
+                self._finish(skip_waits=True)
+        finally:
+            harnesslog.done(self.log)
+        return self.summary
+
+    def _record_error(self, phase: str, exc: BaseException) -> None:
+        text = f"{phase}: {type(exc).__name__}: {exc}"
+        self.errors.append(text)
+        harnesslog.write(text, exc)
+        self.progress.say(f"{text} (details in {self.log.name})", final=True)
+
+    def _safely(self, phase: str, fn: Callable[[], Any], default: Any = None) -> Any:
+        """Run one phase; an operational failure is recorded (errors, harness.log) and the run goes on."""
+        try:
+            return fn()
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            self._record_error(phase, exc)
+            return default
+
+    def _prepare(self) -> None:
+        s = self.settings
+        self.vegeta = ensure_vegeta(s)
+        ensure_topology(s, with_app=False)
+        self.meta["versions"] = versions(s)
+        self.meta["disk"] = None if s.external else \
+            self._safely("disk probe", lambda: servervars.describe_disk(s.state))  # a remote server's: not visible
+        self.meta["settle"] = prepare.settle(s, self.progress)
+        self.meta.update(prepare.settings_and_data(s, self.scenario, self.options.knobs, self.options.links,
+                                                   self.progress))
+        self.meta["server_variables_not_default"] = self._safely(
+            "server variables", lambda: servervars.non_default(s, mariadb_binaries().get("mariadbd")))
+        self.meta["targets"] = prepare.app_and_targets(
+            s, self.scenario, self.folder / "targets.json", self.progress, rate=self.rate,
+            duration=self.options.duration, catch_up_timeout=self.options.catch_up_timeout,
+            nonce=self.options.nonce or None)
+        self.meta["cpus"] = self._pin()  # after the app's restart: its new processes are pinned
+        if rowcheck.checked_columns(self.scenario) and rowcheck.method(self.options.knobs) == "sample":
+            ids = rowcheck.sample_ids(self.folder / "targets.json")
+            self.row_sample = (ids, rowcheck.read_values(s, self.scenario.schema,
+                                                         rowcheck.checked_columns(self.scenario), ids))
+        write_json(self.folder / "meta.json", self.meta)
+
+    def _pin(self) -> dict[str, Any]:
+        """Every group on its cores (--cpus), or on all of them: no run inherits another's pinning."""
+        pinning = cpus.parse(self.options.cpus)
+        everything = cpus.all_cpus()
+        groups = {"app": [p.pid for p in appserver.app_processes(self.settings)],
+                  **{n.name: [pid] if (pid := nodes.node_pid(n)) else [] for n in self.settings.nodes}}
+        for group, pids in groups.items():
+            cpus.pin(pids, pinning.get(group, everything))
+        return {"requested": self.options.cpus or None, "pinned": {g: sorted(c) for g, c in pinning.items()},
+                "read_back": {g: cpus.read_back(pids) for g, pids in groups.items()}}
+
+    def _attack_and_measure(self) -> None:
+        s = self.settings
+        self.zero = time.monotonic()
+        self.samplers = samplers.Samplers(s, self.folder, self.zero, lambda: self.attack.pids if self.attack else [],
+                                          {f.node for f in self.options.faults if f.action == "kill"})
+        self.fault_runner = faults.FaultRunner(s, self.options.faults, self.zero)
+        self.samplers.start()
+        self.progress.say(f"measuring the idle cost: heartbeat binlog bytes and each group's CPU ({IDLE_WINDOW:g} s)")
+        idle_start = samplers.snapshot(s, self.samplers)
+        time.sleep(IDLE_WINDOW)
+        self.before = samplers.snapshot(s, self.samplers)
+        self.idle = samplers.idle_rates(idle_start, self.before)
+        if idle_start.binlog and self.before.binlog:
+            self.bytes_per_beat = binlog.written_bytes(idle_start.binlog, self.before.binlog) / \
+                max(1, self.before.beats - idle_start.beats)
+        self.attack = attack.Attack(self.vegeta, self.folder, self.folder / "targets.json", self.attack_options,
+                                    f"{self.scenario.name}-{self.rate}",
+                                    cpus.taskset_prefix(cpus.parse(self.options.cpus).get("vegeta")))
+        self.meta["attack_command"] = self.attack.command
+        self.meta["started_at"] = _now()
+        self.t_start = time.monotonic() - self.zero
+        self.attack.start()
+        self.fault_runner.start(self.t_start)
+        self._catch_thread = threading.Thread(target=self._time_catch_up, daemon=True)
+        self._catch_thread.start()
+        try:
+            self._show_progress()
+        except KeyboardInterrupt:
+            self.status = STATUS_INTERRUPTED
+            self.progress.say("interrupted: stopping vegeta, keeping the partial results", final=True)
+            self.attack.interrupt()
+        self.attack.wait()
+        self._attack_done.set()
+        self.t_end = time.monotonic() - self.zero
+        self.meta["attack_ended_at"] = _now()
+        time.sleep(appserver.ADMISSION_SETTLE)  # the workers publish their counters every second
+        self.after = samplers.snapshot(s, self.samplers)
+        for error in self.after.errors:  # a lost master: its figures are missing, the run goes on
+            self._record_error("snapshot after the attack", RuntimeError(error))
+        after, before = self.after.admission, self.before.admission
+        self.summary["app_admission"] = {**after, **{k: after[k] - before.get(k, 0) for k in ("admitted", "shed")}}
+        if self.status != STATUS_INTERRUPTED:
+            self.progress.say("waiting for the replicas' catch-up (timed from the last request sent)")
+            self._catch_thread.join()
+
+    def _show_progress(self) -> None:
+        assert self.attack and self.samplers and self.before and self.t_start is not None
+        while self.attack.running():
+            time.sleep(PROGRESS_INTERVAL)
+            elapsed = time.monotonic() - self.zero - self.t_start
+            counted = appserver.admission(self.settings)
+            app = appserver.answered_since(self.before.admission, counted)
+            answers = (f"app answered {app['requests']:,}, {app['failed']:,} failed, app p99 ≤{app['p99_ms'] or 0:g} ms"
+                       if counted["workers"] else "app counters n/a (an app not started here)")
+            latest = self.samplers.cpu.rows[-1] if self.samplers.cpu.rows else {}
+            # "–": nothing measures that group (a topology file's node without node_exporter)
+            core = {g: f"{latest[g]:.0f}" if g in latest else "–" for g in ("app", *NODE_NAMES, "vegeta")}
+            lost = ", ".join(f["node"] + " LOST" for f in self.samplers.health.open_faults())
+            self.progress.say(
+                f"{min(elapsed, self.options.duration):5.0f}/{self.options.duration:.0f} s, {answers} | cpu app "
+                f"{core['app']} master {core['master']} r1 {core['replica1']} r2 {core['replica2']} "
+                f"vegeta {core['vegeta']}" + (f" | {lost}" if lost else ""))
+        self.progress.say("attack finished", final=True)
+
+    def _time_catch_up(self) -> None:
+        """At the moment vegeta sends its last request (attack start + duration), take the master's GTID position
+        and time each replica's MASTER_GTID_WAIT for it from that instant, in parallel. Runs beside vegeta's
+        wait for the responses still in flight, so it measures the replicas, not the load generator's tail."""
+        assert self.t_start is not None
+        send_end = self.zero + self.t_start + self.options.duration
+        while time.monotonic() < send_end and not self._attack_done.is_set():
+            time.sleep(min(0.05, max(0.0, send_end - time.monotonic())))
+        if self.status == STATUS_INTERRUPTED or (self._attack_done.is_set() and time.monotonic() < send_end - 1):
+            return  # interrupted: the send never reached its end
+        self.t_send_end = time.monotonic() - self.zero
+        try:
+            self.catch_up_gtid = nodes.master_gtid(self.settings)
+        except sql.MySQLError as exc:
+            self._record_error("catch-up (master's GTID position)", exc)
+            self.catch_up = {r.name: None for r in self.settings.replicas}
+            return
+        self.catch_up = nodes.wait_caught_up(self.settings, self.options.catch_up_timeout, self.catch_up_gtid)
+
+    def _stop_background(self) -> None:
+        if self.attack is not None and self.attack.running():
+            self.attack.interrupt()
+            self.attack.wait()
+        self._attack_done.set()
+        if self.fault_runner is not None:
+            self.fault_runner.stop()
+        if self.samplers is not None:
+            self.samplers.stop()
+
+    # ---- results ----
+
+    def _finish(self, skip_waits: bool = False) -> None:
+        files = attack.result_files(self.folder)
+        if self.vegeta is not None and any(f.stat().st_size > 0 for f in files):
+            self._safely("vegeta reports", lambda: attack.write_reports(self.vegeta, self.folder))
+            if (self.folder / "report.json").exists():
+                self._safely("summary", self._summarize)
+            if (self.options.faults or (self.samplers and self.samplers.health.faults)) and not skip_waits:
+                self.progress.say("bringing every node back after the faults")
+                started = self._safely("bringing the topology back", lambda: nodes.start_all(self.settings))
+                self.summary["restarted_after_run"] = started or []
+            if self.scenario.writes and self.status != STATUS_INTERRUPTED and not skip_waits:
+                self._safely("consistency check", self._check_consistency)
+            if rowcheck.checked_columns(self.scenario) and not skip_waits:
+                self.progress.say("checking that the writes changed their rows")
+                self._safely("row check", self._check_rows)
+        elif self.status == STATUS_OK:
+            self.status = STATUS_FAILED
+            self.errors.append("vegeta produced no results")
+        self._guards()
+        if self.timeline is not None:
+            seen = nodes_lost(self.summary)
+            planned = self.summary.get("planned_faults") or []
+            self._safely("latency plot", lambda: timeline.plot(
+                self.timeline, self.folder / "latency.png",
+                f"{self.scenario.name} @ {self.rate} rps — latency over time ({self.status})",
+                [(f["lost_at_s"] - (self.t_start or 0), f"{f['node']} lost") for f in seen]
+                + [(f["back_at_s"] - (self.t_start or 0), f"{f['node']} back") for f in seen
+                   if f["back_at_s"] is not None]
+                + [(p["at_s"], p["fault"]) for p in planned if p["action"] not in ("kill", "start")]))
+        self.summary["status"] = self.status
+        self.summary["errors"] = self.errors
+        self.meta.update(finished_at=_now(), status=self.status, exit_code=exit_code(self.status, self.options.strict))
+        write_json(self.folder / "meta.json", self.meta)
+        write_json(self.folder / "summary.json", self.summary)
+        if (self.folder / "report.txt").exists():
+            (self.folder / "block.txt").write_text(render_block(self.summary, self.folder))
+
+    def _summarize(self) -> None:
+        assert self.vegeta is not None
+        report = attack.read_report(self.folder)
+        done = self.fault_runner.done if self.fault_runner else []
+        tl = timeline.build(attack.decode(self.vegeta, attack.result_files(self.folder)),
+                            faults.windows(done, self.options.duration), faults.outages(done))
+        self.summary.update(summary.client(report, tl))
+        self.summary["app_admission"] = {**(self.summary.get("app_admission") or {}),
+                                         "limit_per_worker": self.settings.max_inflight,
+                                         "queue_ms": self.settings.max_queue_ms}
+        self.summary["cpus"] = self.meta.get("cpus") or {}
+        self.summary["buffer_pools"] = self.meta.get("buffer_pools") or {}
+        self.summary["settle"] = self.meta.get("settle") or {}
+        self.summary["links"] = self.meta.get("links") or {}
+        if done:
+            self.summary.update(planned_faults=done, fault_windows=tl.windows, routing=tl.routing)
+        timeline.write_csv(tl, self.folder / "timeline.csv")
+        self.timeline = tl  # plotted once the status is final
+        if self.t_end is None or self.t_start is None or self.samplers is None or self.after is None:
+            return  # interrupted before the attack's counters were read
+        assert self.attack is not None and self.before is not None
+        s, b, a, watch = self.settings, self.before, self.after, self.samplers
+        readback = self.meta.get("knobs_readback") or {}
+        window = summary.Window(
+            t_start=self.t_start, t_end=self.t_end, cpu_before=b.cpu, cpu_after=a.cpu,
+            attack_cpu_s=self.attack.cpu_seconds, harness_cpu_s=a.own_cpu - b.own_cpu,
+            cpu_rows=watch.cpu.rows, memory_rows=watch.cpu.memory_rows,
+            lag=watch.lag.summarize(self.t_start, self.t_end), not_replicating=list(watch.lag.not_replicating),
+            nodes_lost=watch.health.faults, counters_before=b.counters, counters_after=a.counters,
+            heartbeats=a.beats - b.beats, binlog_before=b.binlog, binlog_after=a.binlog,
+            bytes_per_beat=self.bytes_per_beat, idle_cpu_per_s=self.idle, seconds=a.at - b.at,
+            lag_settled_s=None if self.t_send_end is None else watch.lag.settled_after(self.t_send_end),
+            sources={"app": s.app_cpu_source, **{n.name: n.cpu_source for n in s.nodes}},
+            sync_binlog={name: int(back["sync_binlog"]) for name, back in readback.items()
+                         if str(back.get("sync_binlog", "")).isdigit()})
+        self.summary.update(summary.servers(
+            window, requests=self.summary["requests"], successes=self.summary["successes"],
+            writes=summary.writes_of(tl), sending_s=report["duration"] / 1e9 or (self.t_end - self.t_start),
+            databases_here=not s.external, cores=os.cpu_count()))
+        self.summary.update(lag_floor_ms=s.heartbeat_ms, catch_up_s=self.catch_up,
+                            catch_up_timeout_s=self.options.catch_up_timeout)
+
+    def _check_rows(self) -> None:
+        s = self.settings
+        if self.row_sample is not None:
+            ids, before = self.row_sample
+            check = rowcheck.from_sample(s, self.scenario, ids, before, self.summary.get("requests", 0))
+        elif self.before and self.after and self.before.binlog and self.after.binlog:
+            check = rowcheck.from_binlog(s, self.scenario, self.before.binlog, self.after.binlog)
+        else:
+            return
+        self.summary["rows_checked"] = check
+
+    def _check_consistency(self) -> None:
+        s = self.settings
+        table = f"{self.scenario.schema}.accounts"
+        behind = [name for name, took in (self.catch_up or {}).items() if took is None]
+        missing = [n.name for n in s.nodes if not nodes.node_up(n, s)]
+        if behind:
+            self.summary["consistency"] = {"table": table, "checked": False, "equal": None,
+                                           "reason": f"{', '.join(behind)} did not catch up within "
+                                                     f"{self.options.catch_up_timeout:g} s"}
+            return
+        alive = tuple(n for n in s.nodes if n.name not in missing)
+        self.progress.say("waiting for the replicas, then CHECKSUM TABLE on the nodes that answer")
+        waited = nodes.wait_caught_up(s, self.options.catch_up_timeout,
+                                         replicas=tuple(n for n in alive if n.role == "replica"))
+        sums: dict[str, int | None] = {}
+
+        def checksum(node: Any) -> None:
+            try:
+                sums[node.name] = sql.checksum(node, s, table)
+            except sql.MySQLError:
+                sums[node.name] = None
+                missing.append(node.name)
+
+        threads = [threading.Thread(target=checksum, args=(n,)) for n in alive]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        got = {k: v for k, v in sums.items() if v is not None}
+        equal = len(set(got.values())) == 1 and all(v is not None for v in waited.values())
+        self.summary["consistency"] = {"table": table, "checked": True, "checksums": sums, "caught_up_s": waited,
+                                       "equal": equal, "missing": sorted(set(missing))}
+        if not equal:
+            self.status = STATUS_FAILED
+
+    def _guards(self) -> None:
+        guards = self.summary.setdefault("guards", [])
+        saturation = self.summary.setdefault("saturation", [])
+        if "rate_sent" in self.summary:  # the scenario's pass criteria, judged as a sweep step would be
+            guards += [f"beyond the scenario's pass criteria: {text}"
+                       for text in verdicts.breaches(self.summary, self.scenario.criteria, self.rate)
+                       if not text.startswith("replicas caught up")]  # a replica's catch-up: said below
+        if self.summary.get("client_errors"):
+            guards.append(f"{self.summary['client_errors']:,} requests failed inside the load generator "
+                          "(ports/files): a client-side limit, not the server's")
+        means = self.summary.get("cpu_mean_percent", {})
+        cores = os.cpu_count() or 1
+        if means.get("host_busy", 0) > HOST_SATURATED * 100 * cores:
+            text = f"host CPU saturated ({means['host_busy']:.0f} % of {100 * cores} %)"
+            saturation.append(text)
+            guards.append(text + ": latencies include queueing for CPU; the numbers describe this box, not only "
+                                 "the database")
+        if means.get("vegeta", 0) > VEGETA_SATURATED:
+            text = f"vegeta at {means['vegeta']:.0f} % of a core"
+            saturation.append(text)
+            guards.append(text + ": the load generator competes for CPU")
+        stopped_on_purpose = {f.node for f in self.options.faults}
+        for name in self.summary.get("replicas_not_replicating", []):
+            guards.append(f"{name} was not replicating during the run"
+                          + (" (a planned fault)" if name in stopped_on_purpose else ""))
+        if self.summary.get("rows_checked"):
+            unchanged = rowcheck.guard(self.summary["rows_checked"], self.summary.get("success"))
+            if unchanged:
+                guards.append(unchanged)
+        settle = self.meta.get("settle") or {}
+        if settle and not settle.get("settled"):
+            guards.append(f"started unsettled after {settle['waited_s']:g} s: {'; '.join(settle['why'])} (the "
+                          "previous work may still cost CPU in this run)")
+        for mismatch in self.meta.get("knob_mismatches") or []:
+            guards.append(f"setting not in effect: {mismatch}")
+        semi = ((self.summary.get("replication") or {}).get("nodes", {}).get("master") or {}).get("semi_sync")
+        if semi and semi["fell_back"]:
+            guards.append(f"semi-sync fell back to async for {semi['fell_back']:,} transactions")
+        limit = self.scenario.criteria.max_catch_up
+        for replica, took in (self.summary.get("catch_up_s") or {}).items():
+            if took is None:
+                growth = ((self.summary.get("lag") or {}).get(replica) or {}).get("growth_s_per_s")
+                guards.append(f"{replica} did not catch up within {self.options.catch_up_timeout:g} s"
+                              + (f"; lag grew {growth:.2f} s per s during the attack" if growth is not None else ""))
+            elif took > limit:
+                guards.append(f"beyond the scenario's pass criteria: {replica} caught up {took:.1f} s after the "
+                              f"last request was sent (limit {limit:g} s)")
+        seen = nodes_lost(self.summary)
+        for text, fault in zip(health.describe_faults(seen, self.t_start or 0), seen):
+            guards.append(f"fault: {text}")
+            if not fault.get("planned"):
+                self.status = STATUS_FAILED if self.status != STATUS_INTERRUPTED else self.status
+        consistency = self.summary.get("consistency") or {}
+        if consistency.get("equal") is False:
+            guards.append("CHECKSUM TABLE differs between nodes after catch-up: replicas diverged — RUN FAILED")
+        if consistency.get("missing"):
+            guards.append(f"consistency checked without {', '.join(consistency['missing'])} (not answering)")
+        for error in self.errors:
+            guards.append(f"error: {error}")
+        if self.errors and self.status in (STATUS_OK, STATUS_WARNING):
+            self.status = STATUS_FAILED
+        if guards and self.status == STATUS_OK:
+            self.status = STATUS_WARNING
+
+    def _base_meta(self) -> dict[str, Any]:
+        s = self.settings
+        info = dataset.dataset_info(s) or {}
+        return {
+            "scenario": self.scenario.name, "scenario_file": self.scenario.source, "rate": self.rate,
+            "duration_s": self.options.duration, "timeout_s": self.options.timeout,
+            "attack_options": self.attack_options.as_dict(),
+            "knobs": self.options.knobs.as_dict(), "knobs_changed": self.options.knobs.changed(),
+            "links_requested": [link.spec for link in self.options.links],
+            "dataset": {"accounts": info.get("accounts"), "seed": info.get("seed"), "built_at": info.get("built_at"),
+                        "nopk_rows": info.get("nopk_rows")},
+            "app": {"workers": s.app_workers, "driver": s.driver, "worker_class": s.worker_class,
+                    "pool_size": s.pool_size, "statement_timeout_s": s.statement_timeout,
+                    "max_inflight": s.max_inflight, "max_queue_ms": s.max_queue_ms,
+                    "transport": "unix socket" if s.app_socket("master") else "tcp"},
+            "topology": {n.name: {"port": n.port, "server_id": n.server_id, "host": n.host, "external": n.external,
+                                  "cpu_source": n.cpu_source} for n in s.nodes},
+            "topology_file": s.topology_name if s.external else None,
+            "buffer_pool": s.buffer_pool, "flavour": s.flavour, "catch_up_timeout_s": self.options.catch_up_timeout,
+            "host": {**cpu.describe_host(), "platform": platform.platform()},
+            "created_at": _now(), "command": sys.argv, "status": STATUS_RUNNING, "pid": os.getpid(),
+        }
+
+
+
+def exit_code(status: str, strict: bool = False) -> int:
+    if strict and status == STATUS_WARNING:
+        return 1
+    return {STATUS_OK: 0, STATUS_WARNING: 0, STATUS_FAILED: 1, STATUS_INTERRUPTED: 130}.get(status, 1)
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def versions(settings: Settings) -> dict[str, Any]:
+    out: dict[str, Any] = {"vegeta": VEGETA_VERSION, "python": platform.python_version()}
+    try:
+        out["mariadb"] = sql.query_one(settings.master, settings, "SELECT VERSION()")
+    except sql.MySQLError:  # the master may not be up
+        out["mariadb"] = None
+    wanted = ("aiohttp", "aiomysql", "asyncmy", "gunicorn", "uvloop", "orjson", "PyMySQL", "psutil", "matplotlib")
+    out["packages"] = {name: _pkg_version(name) for name in wanted}
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True).stdout
+        out["git_commit"] = commit + ("-dirty" if dirty.strip() else "")
+    except OSError:
+        out["git_commit"] = None
+    return out
+
+
+def _pkg_version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+

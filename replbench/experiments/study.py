@@ -1,0 +1,223 @@
+"""Studies: one command compares replication settings side by side with the rules of a careful experimenter
+built in — every cell × scenario × measure is a unit; units run interleaved (cell A B C, then A B C again), never
+all repeats of one cell in a row, so the machine's drift lands on every cell alike; each unit is a full run (or
+apply-capacity measurement) with its own warm-up; the data state is reset per cell when the study asks for it.
+
+One folder results/study-<time>-<name>/ holds every unit's folder, the command line and study.json (cells, the
+order actually run, the settings read back, per-metric median/min/max per cell, verdicts against the baseline),
+rewritten after every unit: Ctrl-C keeps what finished and marks the study interrupted; a failed unit is recorded
+and the study goes on."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..analysis.studymetrics import BY_KEY, cell_text, compare_cells, unit_metrics
+from ..core import harnesslog, scenario
+from ..core.config import QUEUE_FLOOR, Settings
+from ..core.progress import Progress
+from ..core.records import new_folder, write_json
+from ..topology import dataset, links
+from . import applycap
+from .run import STATUS_INTERRUPTED, Run, RunOptions
+from .studyfile import Spec
+
+RUN_OVERHEAD = 25.0  # seconds around each attack (settings, app restart, targets, calibration, reports)
+RESET_SECONDS = 40.0  # a reset of the 8M set on 2 cores
+
+
+@dataclass(frozen=True)
+class Unit:
+    repeat: int
+    cell: int
+    scenario: str
+    measure: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    spec: Spec
+    repeat: int
+    rates: dict[str, int]
+    duration: float
+
+    @classmethod
+    def of(cls, spec: Spec, repeat: int | None = None, rate: int | None = None,
+           duration: float | None = None) -> Plan:
+        rates = {s: rate for s in spec.scenarios} if rate else dict(spec.rates)
+        return cls(spec, repeat or spec.repeat, rates, duration or spec.duration)
+
+    def scenarios_of(self, cell: int) -> tuple[str, ...]:
+        own = self.spec.cells[cell].scenario
+        return (own,) if own else self.spec.scenarios
+
+    def group_of(self, cell: int, scenario_name: str) -> str:
+        """The table a unit belongs to: its scenario, or all cells' scenarios when cells name their own."""
+        if self.spec.cells[cell].scenario:
+            return " vs ".join(dict.fromkeys(c.scenario for c in self.spec.cells if c.scenario))
+        return scenario_name
+
+    def units(self) -> list[Unit]:
+        """Interleaved: every cell once per round, rounds repeated; never one cell's repeats in a row."""
+        return [Unit(r, c, s, m) for r in range(self.repeat) for c in range(len(self.spec.cells))
+                for s in self.scenarios_of(c) for m in self.spec.measures]
+
+    def unit_seconds(self, unit: Unit) -> float:
+        if unit.measure == "apply-capacity":
+            writes = self.spec.writes or 60 * self.rates[unit.scenario]
+            return writes / self.rates[unit.scenario] * 1.5 + RUN_OVERHEAD
+        return self.duration + RUN_OVERHEAD
+
+    def estimate(self) -> float:
+        resets = len(self.spec.cells) * self.repeat if self.spec.reset == "each-cell" else 0
+        return sum(self.unit_seconds(u) for u in self.units()) + resets * RESET_SECONDS
+
+    def describe(self) -> str:
+        spec = self.spec
+        lines = [f"study {spec.name}: {spec.description}",
+                 f"  {len(spec.cells)} cells × {', '.join(f'{s} @ {self.rates[s]}/s' for s in spec.scenarios)} × "
+                 f"{', '.join(spec.measures)}, {self.repeat} repeats, {self.duration:g} s per run",
+                 f"  data state: {'reset before every cell' if spec.reset == 'each-cell' else spec.data_state}"]
+        for i, cell in enumerate(spec.cells):
+            where = f"; links {', '.join(cell.links)}" if cell.links else ""
+            if cell.max_queue_ms:
+                where += f"; app in-flight bound per worker follows throughput × {cell.max_queue_ms} ms of queue"
+                if cell.max_inflight is not None:
+                    where += f" (never under {cell.max_inflight or QUEUE_FLOOR})"
+            elif cell.max_inflight is not None:
+                where += f"; app in-flight bound {cell.max_inflight or 'none'} per worker"
+            if cell.app_workers is not None:
+                where += f"; {cell.app_workers} app worker(s)"
+            if cell.app_transport is not None:
+                where += f"; the app reaches the nodes by {cell.app_transport}"
+            base = " (baseline)" if i == 0 else ""
+            lines.append(f"  cell {i + 1}{base}: {cell.name} — {cell.knobs.describe()}{where}")
+        order = " ".join(f"{u.cell + 1}" for u in self.units()
+                         if u.scenario == self.scenarios_of(u.cell)[0] and u.measure == spec.measures[0])
+        lines.append(f"  order of cells: {order}")
+        lines.append(f"  {len(self.units())} units, estimated {self.estimate() / 60:.0f} min")
+        return "\n".join(lines)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()[:40] or "cell"
+
+
+class Study:
+    def __init__(self, settings: Settings, plan: Plan, folder: Path | None = None) -> None:
+        self.settings = settings
+        self.plan = plan
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+        self.folder = folder or settings.results / f"study-{stamp}-{plan.spec.name}"
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.progress = Progress(f"study {plan.spec.name}")
+        self.units: list[dict[str, Any]] = []
+        self.status = "running"
+
+    def execute(self) -> dict[str, Any]:
+        (self.folder / "command.txt").write_text(" ".join(["./run.sh", *sys.argv[1:]]) + "\n")
+        (self.folder / "study.toml").write_text(self.plan.spec.source)
+        harnesslog.use(self.folder / "harness.log")
+        begin = time.monotonic()
+        todo = self.plan.units()
+        last_cell: int | None = None
+        try:
+            for index, unit in enumerate(todo):
+                done = time.monotonic() - begin
+                left = sum(self.plan.unit_seconds(u) for u in todo[index:])
+                cell = self.plan.spec.cells[unit.cell]
+                self.progress.say(f"cell {unit.cell + 1} of {len(self.plan.spec.cells)} ({cell.name}), "
+                                  f"{unit.scenario} {unit.measure}, repeat {unit.repeat + 1} of {self.plan.repeat}; "
+                                  f"elapsed {done / 60:.1f} min, about {left / 60:.0f} min left", final=True)
+                if self.plan.spec.reset == "each-cell" and unit.cell != last_cell:
+                    dataset.reset(self.settings, Progress("reset"))
+                last_cell = unit.cell
+                record = self._unit(unit)
+                self.units.append(record)
+                self._write()
+                if record["status"] == STATUS_INTERRUPTED:
+                    raise KeyboardInterrupt
+            self.status = "complete"
+        except KeyboardInterrupt:
+            self.status = "interrupted"
+        finally:
+            harnesslog.done(self.folder / "harness.log")
+        return self._write()
+
+    def _unit(self, unit: Unit) -> dict[str, Any]:
+        cell = self.plan.spec.cells[unit.cell]
+        sc = scenario.load(unit.scenario)
+        rate = self.plan.rates[unit.scenario]
+        parent = self.folder / f"cell{unit.cell + 1}-{_slug(cell.name)}"
+        record: dict[str, Any] = {"repeat": unit.repeat + 1, "cell": cell.name, "scenario": unit.scenario,
+                                  "group": self.plan.group_of(unit.cell, unit.scenario), "measure": unit.measure,
+                                  "rate": rate}
+        settings = self.settings.with_overrides(**cell.app())
+        try:
+            if unit.measure == "apply-capacity":
+                folder = new_folder(settings, sc, rate, parent=parent / "apply")
+                writes = self.plan.spec.writes or 60 * rate
+                data = applycap.measure(settings, sc, cell.knobs, writes, rate, folder,
+                                        links.parse_all(cell.links))
+                status = data.get("status", "failed")
+                readback = data.get("knobs_readback")
+            else:
+                folder = new_folder(settings, sc, rate, parent=parent)
+                options = RunOptions(duration=self.plan.duration, knobs=cell.knobs,
+                                     catch_up_timeout=sc.catch_up_timeout or RunOptions.catch_up_timeout,
+                                     links=links.parse_all(cell.links))
+                data = Run(settings, sc, rate, options, folder, self.progress).execute()
+                status = data.get("status", "FAILED")
+                meta = json.loads((folder / "meta.json").read_text())
+                readback = meta.get("knobs_readback")
+        except KeyboardInterrupt:
+            return {**record, "status": STATUS_INTERRUPTED}
+        except Exception as exc:  # noqa: BLE001 — a failed unit is recorded and the study goes on
+            harnesslog.write(f"unit {record} failed: {exc}", exc)
+            return {**record, "status": "failed", "error": f"{type(exc).__name__}: {exc}"}
+        record.update(folder=str(folder.relative_to(self.folder)), status=status, knobs_readback=readback,
+                      metrics=unit_metrics(unit.measure, data) if status != STATUS_INTERRUPTED else {})
+        return record
+
+    def _write(self) -> dict[str, Any]:
+        spec = self.plan.spec
+        cells = [c.name for c in spec.cells]
+        finished = [u for u in self.units if u.get("metrics")]
+        data = {
+            "name": spec.name, "description": spec.description, "status": self.status,
+            "scenarios": list(spec.scenarios), "rates": self.plan.rates, "duration_s": self.plan.duration,
+            "measures": list(spec.measures), "repeat": self.plan.repeat, "reset": spec.reset,
+            "data_state": spec.data_state, "question": spec.question, "primary": list(spec.primary),
+            "cells": [{"name": c.name, "knobs": c.knobs.as_dict(), "scenario": c.scenario,
+                       "changed": c.changed()}
+                      for c in spec.cells],
+            "order": [f"{u['cell']} / {u['scenario']} / {u['measure']} / repeat {u['repeat']}" for u in self.units],
+            "units": self.units, "comparison": compare_cells(finished, cells),
+            "command": " ".join(["./run.sh", *sys.argv[1:]]),
+        }
+        write_json(self.folder / "study.json", data)
+        return data
+
+
+def render_table(data: dict[str, Any]) -> str:
+    """The comparison as text: per scenario, a row per metric, a column per cell."""
+
+    cells = [c["name"] for c in data["cells"]]
+    lines = [f"study {data['name']} ({data['status']}): median [min–max] over repeats (ratio to {cells[0]})"]
+    for scenario_name, per_metric in data["comparison"].items():
+        lines.append(f"\n{scenario_name}:")
+        width = max(len(BY_KEY[k].label) for k in per_metric) if per_metric else 10
+        lines.append(f"  {'metric':<{width}}  " + "  |  ".join(cells))
+        for key, rows in per_metric.items():
+            lines.append(f"  {BY_KEY[key].label:<{width}}  " + "  |  ".join(cell_text(rows[c]) for c in cells))
+    failed = [u for u in data["units"] if u.get("status") not in ("ok", "ok-with-warnings")]
+    if failed:
+        lines.append("\nunits not ok: " + "; ".join(f"{u['cell']} {u['scenario']} r{u['repeat']}: {u['status']}"
+                                                   for u in failed))
+    return "\n".join(lines)

@@ -1,0 +1,163 @@
+"""Rate sweeps: a ladder of full runs of one scenario, each in its own folder under one sweep folder, a verdict per
+step from the scenario's pass criteria, the stop rule (stop one step after the first failing step), optional
+refinement by bisection, and the max sustainable rate.
+
+sweep.json in the sweep folder is rewritten after every step, so an interrupted sweep keeps what it measured.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from ..analysis.verdicts import evaluate, median_summary
+from ..core.config import Settings
+from ..core.progress import Progress
+from ..core.records import new_folder, write_json
+from ..core.scenario import Scenario
+from .run import STATUS_INTERRUPTED, Run, RunOptions
+
+SETTLE_TIMEOUT = 30.0  # seconds to wait for the host CPU to settle between steps
+SETTLE_BUSY = 0.25  # settled: host busy below this share of all cores
+REFINE_STEPS = 6  # extra steps --refine may add (bisection, or halving when even the first step failed)
+REFINE_RESOLUTION = 0.05  # stop refining when the gap is below this share of the passing rate
+
+
+@dataclass
+class StepResult:
+    rate: int
+    folders: list[str]
+    passed: bool
+    reasons: list[str]
+    refined: bool = False
+    notes: list[str] | None = None  # what qualifies a pass (PASS*): saturation, client-side errors
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"rate": self.rate, "folders": self.folders, "passed": self.passed, "reasons": self.reasons,
+                "refined": self.refined, "notes": self.notes or []}
+
+    @property
+    def verdict(self) -> str:
+        if not self.passed:
+            return "FAIL (" + "; ".join(self.reasons) + ")"
+        return "PASS* (" + "; ".join(self.notes) + ")" if self.notes else "PASS"
+
+
+def max_sustainable(steps: list[StepResult]) -> int | None:
+    passing = [s.rate for s in steps if s.passed]
+    return max(passing) if passing else None
+
+
+def next_refine_rate(steps: list[StepResult]) -> int | None:
+    """The next bisection rate between the highest pass and the lowest fail above it (or below the lowest fail
+    when nothing passed), or None when the gap is resolved."""
+    fails = sorted(s.rate for s in steps if not s.passed)
+    if not fails:
+        return None
+    best = max_sustainable(steps)
+    low = best or 0
+    above = [f for f in fails if f > low]
+    if not above:
+        return None
+    high = above[0]
+    candidate = (low + high) // 2 if low else max(1, high // 2)
+    if candidate <= low or candidate >= high:
+        return None
+    if low and (high - low) <= max(1, REFINE_RESOLUTION * low):
+        return None
+    return candidate
+
+
+def wait_settled(progress: Progress) -> float:
+    """Wait (bounded) until the host CPU is quiet, so one step does not bleed into the next."""
+    begin = time.monotonic()
+    cores = psutil.cpu_count() or 1
+    psutil.cpu_percent(None)
+    while time.monotonic() - begin < SETTLE_TIMEOUT:
+        time.sleep(1.0)
+        busy = psutil.cpu_percent(None) / 100.0
+        if busy < SETTLE_BUSY:
+            break
+        progress.say(f"waiting for the CPU to settle ({busy * 100 * cores:.0f} % busy)")
+    return round(time.monotonic() - begin, 1)
+
+
+class Sweep:
+    def __init__(self, settings: Settings, scenario: Scenario, rates: list[int], options: RunOptions,
+                 repeat: int = 1, refine: bool = False, folder: Path | None = None) -> None:
+        self.settings = settings
+        self.scenario = scenario
+        self.rates = sorted(set(rates))
+        self.options = options
+        self.repeat = repeat
+        self.refine = refine
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+        self.folder = folder or settings.results / f"sweep-{stamp}-{scenario.name}"
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.steps: list[StepResult] = []
+        self.interrupted = False
+        self.progress = Progress(f"sweep {scenario.name}")
+
+    def execute(self) -> dict[str, Any]:
+        plan = list(self.rates)
+        index = 0
+        while index < len(plan) and not self.interrupted:
+            rate = plan[index]
+            self._step(rate, f"{index + 1}/{len(plan)}", refined=False)
+            index += 1
+            failed = [s for s in self.steps if not s.passed]
+            if failed and self.steps[-1] is not failed[0]:
+                break  # stop one step after the first failing step
+        if self.refine:
+            rounds = 0
+            while not self.interrupted and rounds < REFINE_STEPS:
+                rate = next_refine_rate(self.steps)
+                if rate is None:
+                    break
+                rounds += 1
+                self._step(rate, f"refine {rounds}", refined=True)
+        return self._write()
+
+    def _step(self, rate: int, label: str, refined: bool) -> None:
+        summaries = []
+        folders = []
+        for r in range(self.repeat):
+            wait_settled(self.progress)
+            folder = new_folder(self.settings, self.scenario, rate, parent=self.folder)
+            folders.append(folder.name)
+            repeat_label = f" repeat {r + 1}/{self.repeat}" if self.repeat > 1 else ""
+            self.progress.say(f"step {label}: {rate} rps{repeat_label} → {folder.name}", final=True)
+            summary = Run(self.settings, self.scenario, rate, self.options, folder).execute()
+            summaries.append(summary)
+            if summary.get("status") == STATUS_INTERRUPTED:
+                self.interrupted = True
+                break
+        if self.interrupted:
+            self.steps.append(StepResult(rate, folders, False, ["interrupted"], refined))
+        else:
+            passed, reasons, notes = evaluate(median_summary(summaries), self.scenario.criteria, rate)
+            self.steps.append(StepResult(rate, folders, passed, reasons, refined, notes))
+        last = self.steps[-1]
+        self.progress.say(f"step {label}: {rate} rps → {last.verdict}", final=True)
+        self._write()
+
+    def _write(self) -> dict[str, Any]:
+        data = {
+            "scenario": self.scenario.name, "ladder": self.rates, "repeat": self.repeat, "refine": self.refine,
+            "duration_s": self.options.duration, "knobs": self.options.knobs.as_dict(),
+            "criteria": self.scenario.criteria.__dict__, "criteria_text": self.scenario.criteria.describe(),
+            "steps": [s.as_dict() for s in sorted(self.steps, key=lambda s: s.rate)],
+            "max_sustainable_rate": max_sustainable(self.steps),
+            "status": STATUS_INTERRUPTED if self.interrupted else "complete",
+        }
+        write_json(self.folder / "sweep.json", data)
+        return data
+
+
+def load(folder: Path) -> dict[str, Any]:
+    return json.loads((folder / "sweep.json").read_text())

@@ -1,0 +1,221 @@
+"""The load: real vegeta (pinned) attacking the app at a constant rate, and vegeta's own reports.
+
+During a run only `vegeta attack -output=results.bin` runs: no tee, no live report, so the load generator costs
+what a bare attack costs (the live progress line comes from the app's own counters, see appserver.admission).
+With several attackers (--attackers N, vegeta's own recipe for more load than one process gives) N
+`vegeta attack -output=results-<i>.bin` processes share the rate, and every report reads all their files.
+Every figure printed afterwards comes from `vegeta report` over the result files. Each process runs in its
+own session: a Ctrl-C reaches only us, and we stop vegeta with exactly one SIGINT (its graceful stop, which
+flushes every result).
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import io
+import json
+import os
+import resource
+import signal
+import subprocess
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..core.config import OPEN_FILES_RESERVE, OPEN_FILES_WANTED, REQUEST_TIMEOUT
+
+REPORT_FILES = {"report.txt": [], "report.json": ["-type=json"], "hdrplot.txt": ["-type=hdrplot"]}
+
+
+@dataclass(frozen=True)
+class AttackOptions:
+    """vegeta attack flags we set (everything else is vegeta's default, recorded as such in meta.json)."""
+
+    rate: int
+    duration: float  # seconds
+    timeout: float = REQUEST_TIMEOUT  # per-request timeout, seconds (vegeta's default)
+    workers: int = 10  # initial workers (vegeta's default); -max-workers stays unlimited, as in the reference
+    keepalive: bool = True
+    max_connections: int = field(default_factory=lambda: connection_cap())
+    attackers: int = 1  # vegeta attack processes sharing the rate (and the connection cap)
+
+    def split(self) -> list[AttackOptions]:
+        """One set of options per attacker: the rate shared out (the remainder to the first ones)."""
+        n = self.attackers
+        return [replace(self, rate=self.rate // n + (1 if i < self.rate % n else 0),
+                        max_connections=max(1, self.max_connections // n), attackers=1) for i in range(n)]
+
+    def flags(self) -> list[str]:
+        return [f"-rate={self.rate}/1s", f"-duration={_go_duration(self.duration)}",
+                f"-timeout={_go_duration(self.timeout)}", f"-workers={self.workers}",
+                f"-keepalive={'true' if self.keepalive else 'false'}", f"-max-connections={self.max_connections}"]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "max_workers": "unlimited (vegeta default)", "connections": "10000 (vegeta default)",
+                "open_files_limit": resource.getrlimit(resource.RLIMIT_NOFILE)[0]}
+
+
+def connection_cap() -> int:
+    """Most connections vegeta may open to the app: its descriptor limit minus a reserve. Beyond it an overloaded
+    run would fail requests with "too many open files" (a load-generator artefact); capped, they wait in vegeta
+    for a connection and show up as latency, which is what the app really does to its clients."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    limit = OPEN_FILES_WANTED if soft == resource.RLIM_INFINITY else soft
+    return max(1, limit - OPEN_FILES_RESERVE)
+
+
+def _go_duration(seconds: float) -> str:
+    return f"{int(round(seconds * 1000))}ms"
+
+
+class Attack:
+    """A running vegeta attack (one process or several) writing its results file(s) into a run folder."""
+
+    def __init__(self, vegeta: Path, folder: Path, targets: Path, options: AttackOptions, name: str,
+                 prefix: list[str] | None = None) -> None:
+        self.vegeta = str(vegeta)
+        self.folder = folder
+        self.results = folder / "results.bin"
+        self.attackers = options.attackers
+        self.commands = [[*(prefix or []), self.vegeta, "attack", "-format=json", f"-targets={targets}",
+                          f"-name={name}", *part.flags()] for part in options.split()]
+        outputs = [self.results] if self.attackers == 1 else \
+            [folder / f"results-{i + 1}.bin" for i in range(self.attackers)]
+        self.commands = [[*cmd, f"-output={out}"] for cmd, out in zip(self.commands, outputs)]
+        self.command = self.commands[0]
+        self._procs: list[subprocess.Popen[bytes]] = []
+        self._interrupted = False
+        self.cpu_seconds: dict[str, float] = {}  # exact, from the kernel when each process is reaped
+
+    def start(self) -> None:
+        """Start the attack process(es), each writing its own results file; nothing else runs beside them."""
+        log = open(self.folder / "attack.log", "wb")
+        self._procs = [subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log, stdin=subprocess.DEVNULL,
+                                        start_new_session=True) for cmd in self.commands]
+        log.close()  # each child holds its own descriptor
+
+    @property
+    def pids(self) -> list[int]:
+        """The vegeta attack process(es) (while they run)."""
+        return [p.pid for p in self._procs[:self.attackers] if p.returncode is None]
+
+    def running(self) -> bool:
+        """Is vegeta still attacking? Checked without reaping (wait4 reaps later, for the exact CPU)."""
+        for proc in self._procs[:self.attackers]:
+            if proc.returncode is not None:
+                continue
+            try:
+                if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+                    return True
+            except ChildProcessError:
+                continue
+        return False
+
+    def interrupt(self) -> None:
+        """Stop the attack gracefully (one SIGINT each: vegeta stops sending and flushes every result)."""
+        if not self._interrupted and self.running():
+            self._interrupted = True
+            for proc in self._procs[:self.attackers]:
+                if proc.returncode is None:
+                    proc.send_signal(signal.SIGINT)
+
+    def wait(self) -> int:
+        """Reap the attack process(es); their exact CPU seconds come from wait4's rusage."""
+        attackers = [_reap(p) for p in self._procs]
+        self.cpu_seconds = {"vegeta": round(sum(attackers), 3)}
+        if self.attackers > 1:
+            self.cpu_seconds["per_attacker"] = [round(s, 3) for s in attackers]  # type: ignore[assignment]
+        return self._procs[0].returncode or 0
+
+
+def _reap(proc: subprocess.Popen[bytes]) -> float:
+    """Wait for a child with os.wait4 (its exact user+system CPU); 0 if someone else reaped it already."""
+    if proc.returncode is not None:
+        return 0.0
+    try:
+        _, status, usage = os.wait4(proc.pid, 0)
+    except ChildProcessError:
+        proc.wait()
+        return 0.0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return usage.ru_utime + usage.ru_stime
+
+
+def bare_attack(vegeta: Path, targets: Path, options: AttackOptions, output: Path) -> float:
+    """`vegeta attack -output=FILE` alone (no tee, no live report): the load generator's floor; returns its exact
+    CPU seconds (wait4)."""
+    proc = subprocess.Popen([str(vegeta), "attack", "-format=json", f"-targets={targets}", *options.flags(),
+                             f"-output={output}"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    return _reap(proc)
+
+
+def result_files(folder: Path) -> list[Path]:
+    """The run's results: results.bin, or results-<i>.bin of each attacker (vegeta's tools read several)."""
+    several = sorted(folder.glob("results-*.bin"))
+    return several or ([folder / "results.bin"] if (folder / "results.bin").exists() else [])
+
+
+def write_reports(vegeta: Path, folder: Path) -> None:
+    """vegeta report (text, json, hdrplot) and vegeta plot over the run's result files, each into its own file."""
+    files = [str(f) for f in result_files(folder)]
+    for name, flags in REPORT_FILES.items():
+        with open(folder / name, "wb") as out:
+            subprocess.run([str(vegeta), "report", *flags, *files], stdout=out, check=True)
+    with open(folder / "plot.html", "wb") as out:
+        subprocess.run([str(vegeta), "plot", "-title", folder.name, *files], stdout=out, check=True)
+
+
+def read_report(folder: Path) -> dict[str, Any]:
+    return json.loads((folder / "report.json").read_text())
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    timestamp_ns: int
+    code: int
+    latency_ns: int
+    method: str
+    url: str
+    error: str
+    served_by: str = ""  # the app's X-Served-By header: which node answered
+
+
+SERVED_BY = b"X-Served-By: "
+
+
+def served_by(headers_b64: str) -> str:
+    """The X-Served-By value from the base64 wire-format headers column ('' when absent)."""
+    if not headers_b64:
+        return ""
+    try:
+        raw = base64.b64decode(headers_b64)
+    except ValueError:
+        return ""
+    at = raw.find(SERVED_BY)
+    if at < 0:
+        return ""
+    end = raw.find(b"\r\n", at)
+    return raw[at + len(SERVED_BY):end if end >= 0 else None].decode(errors="replace")
+
+
+def decode(vegeta: Path, results: Path | list[Path]) -> Iterator[ResultRow]:
+    """Stream result files through `vegeta encode --to csv` (12 columns, no header; see the fixtures' README)."""
+    files = [str(f) for f in (results if isinstance(results, list) else [results])]
+    proc = subprocess.Popen([str(vegeta), "encode", "--to", "csv", *files], stdout=subprocess.PIPE)
+    assert proc.stdout
+    try:
+        yield from parse_csv(io.TextIOWrapper(proc.stdout, encoding="utf-8", newline=""))
+    finally:
+        proc.stdout.close()
+        proc.wait()
+
+
+def parse_csv(stream: Any) -> Iterator[ResultRow]:
+    for row in csv.reader(stream):
+        if len(row) < 11:
+            continue
+        yield ResultRow(timestamp_ns=int(row[0]), code=int(row[1]), latency_ns=int(row[2]), error=row[5],
+                        method=row[9], url=row[10], served_by=served_by(row[11]) if len(row) > 11 else "")

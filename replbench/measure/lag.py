@@ -1,0 +1,175 @@
+"""Replication lag: a heartbeat row written on the master every REPLBENCH_HEARTBEAT_MS (100 ms; down to 10 ms,
+as pt-heartbeat allows) and read on each replica as often (pt-heartbeat's method), plus Seconds_Behind_Master
+and the replication threads' state every second.
+
+Lag = the replica's clock minus the newest heartbeat timestamp it has applied (one box, one clock), so an idle
+replica reads between 0 and one beat interval. Heartbeat writes run in their own GTID domain (MariaDB) and are
+counted, so binlog figures per application write can leave them out.
+"""
+
+from __future__ import annotations
+
+import csv
+import statistics
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from ..core import sql
+from ..core.config import HEARTBEAT_DOMAIN_ID, META_SCHEMA, Settings
+from ..core.stats import percentile
+
+CSV_COLUMNS = ["elapsed_s", "replica", "heartbeat_lag_ms", "seconds_behind_master", "replicating"]
+STATUS_INTERVAL = 1.0
+
+
+class LagMonitor:
+    """Heartbeat writer + per-replica readers, recording lag.csv until stopped."""
+
+    def __init__(self, settings: Settings, path: Path, clock_zero: float) -> None:
+        self.settings = settings
+        self.path = path
+        self.zero = clock_zero
+        self.interval = settings.heartbeat_ms / 1000.0  # beat and read period: the floor of the lag figures
+        self.beats = 0
+        # compact per-replica series for the summary; every sample goes to lag.csv as it is taken (a soak of
+        # hours keeps two floats per sample in memory, nothing else)
+        self.lags: dict[str, list[tuple[float, float]]] = {r.name: [] for r in settings.replicas}
+        self.behind: dict[str, list[tuple[float, int]]] = {r.name: [] for r in settings.replicas}
+        self.not_replicating: set[str] = set()
+        self._file: Any = None
+        self._writer: Any = None
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        self._file = open(self.path, "w", newline="")
+        self._writer = csv.DictWriter(self._file, fieldnames=CSV_COLUMNS, restval="")
+        self._writer.writeheader()
+        targets = [(self._beat_loop, ())] + [(self._read_loop, (r.name,)) for r in self.settings.replicas]
+        for target, args in targets:
+            thread = threading.Thread(target=target, args=args, daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def stop(self) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=5)
+        if self._file is not None:
+            self._file.close()
+
+    def _elapsed(self) -> float:
+        return round(time.monotonic() - self.zero, 3)
+
+    def _connect(self, name: str) -> Any:
+        """A connection to the node, or None while it does not answer (the loops retry every beat)."""
+        try:
+            conn = sql.connect(self.settings.node(name), self.settings, timeout=2.0)
+        except (sql.MySQLError, OSError):
+            return None
+        if name == "master" and self.settings.flavour == "mariadb":
+            with conn.cursor() as cur:
+                cur.execute("SET SESSION gtid_domain_id = %s", (HEARTBEAT_DOMAIN_ID,))
+        return conn
+
+    def _beat_loop(self) -> None:
+        conn = None
+        while not self._stop.is_set():
+            conn = conn or self._connect("master")
+            if conn is not None:
+                try:
+                    with conn.cursor() as cur:
+                        cur.execute(f"UPDATE {META_SCHEMA}.heartbeat SET ts = SYSDATE(6) WHERE id = 1")
+                    self.beats += 1
+                except (sql.MySQLError, OSError):
+                    _close(conn)
+                    conn = None
+            self._stop.wait(self.interval)
+        _close(conn)
+
+    def _read_loop(self, replica_name: str) -> None:
+        conn = None
+        next_status = 0.0
+        while not self._stop.is_set():
+            sample: dict[str, Any] = {"elapsed_s": self._elapsed(), "replica": replica_name}
+            conn = conn or self._connect(replica_name)
+            try:
+                if conn is None:
+                    raise OSError("not answering")
+                with conn.cursor() as cur:
+                    cur.execute(f"SELECT TIMESTAMPDIFF(MICROSECOND, ts, SYSDATE(6)) FROM {META_SCHEMA}.heartbeat "
+                                "WHERE id = 1")
+                    sample["heartbeat_lag_ms"] = round(cur.fetchone()[0] / 1000.0, 1)
+                    if time.monotonic() >= next_status:
+                        next_status = time.monotonic() + STATUS_INTERVAL
+                        state = sql.replica_threads(cur, self.settings.flavour)
+                        sample["seconds_behind_master"] = state.get("lag")
+                        replicating = state.get("io") == "Yes" and state.get("sql") == "Yes"
+                        sample["replicating"] = int(replicating)
+                        if not replicating:
+                            self.not_replicating.add(replica_name)
+            except (sql.MySQLError, OSError):
+                sample["replicating"] = 0
+                self.not_replicating.add(replica_name)
+                _close(conn)
+                conn = None
+            self._record(sample)
+            self._stop.wait(self.interval)
+        _close(conn)
+
+    def _record(self, sample: dict[str, Any]) -> None:
+        name, t = sample["replica"], sample["elapsed_s"]
+        with self._lock:
+            self._writer.writerow(sample)
+            if sample.get("heartbeat_lag_ms") is not None:
+                self.lags[name].append((t, sample["heartbeat_lag_ms"]))
+            if sample.get("seconds_behind_master") is not None:
+                self.behind[name].append((t, sample["seconds_behind_master"]))
+
+    def summarize(self, start: float, end: float) -> dict[str, dict[str, Any]]:
+        """Per replica: heartbeat lag p50/p99/max/mean (ms) and max Seconds_Behind_Master within [start, end]."""
+        out: dict[str, dict[str, Any]] = {}
+        for name in sorted(self.lags):
+            lags = [v for t, v in self.lags[name] if start <= t <= end]
+            sbm = [v for t, v in self.behind[name] if start <= t <= end]
+            points = [(t, v) for t, v in self.lags[name] if start <= t <= end]
+            out[name] = {"samples": len(lags), "p50_ms": percentile(lags, 50), "p99_ms": percentile(lags, 99),
+                         "max_ms": max(lags) if lags else None,
+                         "mean_ms": round(statistics.fmean(lags), 1) if lags else None,
+                         "max_seconds_behind_master": max(sbm) if sbm else None,
+                         "growth_s_per_s": growth(points)}
+        return out
+
+    def settled_after(self, t0: float, threshold_ms: float | None = None) -> dict[str, float | None]:
+        """Per replica: seconds after t0 until the heartbeat lag was first back under the threshold (twice the
+        beat interval by default); None if it never was while the monitor ran."""
+        threshold_ms = 2000 * self.interval if threshold_ms is None else threshold_ms
+        out: dict[str, float | None] = {}
+        for name, series in sorted(self.lags.items()):
+            hit = next((t for t, v in series if t >= t0 and v <= threshold_ms), None)
+            out[name] = None if hit is None else round(hit - t0, 3)
+        return out
+
+
+def growth(points: list[tuple[float, float]]) -> float | None:
+    """Least-squares slope of lag (ms) over time (s), in seconds of lag per second: > 0 means falling behind."""
+    if len(points) < 3:
+        return None
+    n = len(points)
+    mt = sum(t for t, _ in points) / n
+    mv = sum(v for _, v in points) / n
+    var = sum((t - mt) ** 2 for t, _ in points)
+    if var == 0:
+        return None
+    return round(sum((t - mt) * (v - mv) for t, v in points) / var / 1000.0, 3)
+
+
+def _close(conn: Any) -> None:
+    if conn is not None:
+        try:
+            conn.close()
+        except Exception:  # noqa: BLE001 — a dead connection
+            pass

@@ -1,0 +1,214 @@
+"""Row check: whether a write run's row changes really changed the columns its scenario says it changes.
+
+An UPDATE that sets the values a row already holds changes nothing an index sees (only updated_at moves), and a
+run of such updates measures "touch a timestamp", not index maintenance. So every write run counts, of its row
+changes, how many changed every column its updates set (first_name, last_name, city for update_user; interests
+for the wide and bulk updates):
+
+- under ROW with binlog_row_image FULL, from the row images themselves: the master's binlog between the run's two
+  snapshots, decoded with mariadb-binlog (--read-from-remote-server, so a topology file's master works too), each
+  UPDATE's before image (WHERE) compared with its after image (SET); up to DECODE_LIMIT rows;
+- under any other format or image, from a sample: the first SAMPLE_ROWS target rows read on the master before the
+  attack and again after it.
+
+A guard trips when the share falls below MIN_CHANGED (of the updates that succeeded, for the sample).
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import shutil
+import subprocess
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..core import sql
+from ..core.config import Settings
+from ..core.scenario import Scenario
+from ..topology.knobs import Knobs
+from .binlog import BinlogSnapshot
+
+MIN_CHANGED = 0.99  # below this share of row changes that changed their columns, a guard trips
+DECODE_LIMIT = 200_000  # rows decoded from the binlog at most (a bulk run's first ones beyond that)
+SAMPLE_ROWS = 2000  # target rows read back before and after a run where the binlog cannot tell
+DECODE_TIMEOUT = 300.0  # seconds for mariadb-binlog to decode a run's range
+_VALUE = re.compile(r"^###\s+@(\d+)=(.*)$")
+
+
+def checked_columns(scenario: Scenario) -> tuple[str, ...]:
+    """The columns every update of the scenario sets (updated_at aside), or () for a scenario without updates."""
+    endpoints = {r.endpoint for r in scenario.requests}
+    if "update_user" in endpoints:
+        return scenario.update_fields
+    if "update_users" in endpoints:
+        return ("interests",)
+    return ()
+
+
+def method(knobs: Knobs) -> str:
+    return "binlog" if knobs.binlog_format == "ROW" and knobs.binlog_row_image == "FULL" else "sample"
+
+
+def table_columns(settings: Settings, schema: str) -> tuple[dict[str, int], set[str]]:
+    """Column name -> position (the binlog's @N) and the columns in a secondary index, as the master has them."""
+    with sql.admin(settings.master, settings) as cur:
+        cur.execute("SELECT COLUMN_NAME, ORDINAL_POSITION FROM information_schema.COLUMNS "
+                    "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = 'accounts'", (schema,))
+        positions = {str(name): int(pos) for name, pos in cur.fetchall()}
+        cur.execute("SELECT DISTINCT COLUMN_NAME FROM information_schema.STATISTICS "
+                    "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = 'accounts' AND INDEX_NAME <> 'PRIMARY'", (schema,))
+        indexed = {str(row[0]) for row in cur.fetchall()}
+    return positions, indexed
+
+
+# ---- from the binlog's row images -----------------------------------------------------------------------------
+
+def binlog_tool() -> str | None:
+    return shutil.which("mariadb-binlog") or shutil.which("mysqlbinlog")
+
+
+def decode_command(settings: Settings, before: BinlogSnapshot, after: BinlogSnapshot) -> list[str]:
+    """mariadb-binlog over the range between two snapshots: from the end of the file current at the first to the
+    end of the file current at the second (every file in between whole)."""
+    tool = binlog_tool()
+    if tool is None:
+        raise RuntimeError("mariadb-binlog (or mysqlbinlog) is not installed")
+    first, start = before.files[-1]
+    names = [name for name, _ in after.files]
+    files = names[names.index(first):] if first in names else names[-1:]
+    last_size = after.files[-1][1]
+    node = settings.master
+    where = ([f"--host={node.host}", f"--port={node.port}", f"--user={settings.db_user}"] if node.external else
+             [f"--socket={node.socket}", f"--user={sql.ADMIN_USER}"])
+    return [tool, "--read-from-remote-server", *where, "--base64-output=DECODE-ROWS", "--verbose",
+            f"--start-position={start}", f"--stop-position={last_size}", *files]
+
+
+def parse_updates(lines: Iterable[str], schema: str, limit: int = DECODE_LIMIT) -> Iterator[tuple[dict[int, str],
+                                                                                                  dict[int, str]]]:
+    """(before image, after image) of each row an UPDATE on <schema>.accounts changed, as mariadb-binlog -v
+    prints them (### UPDATE `s`.`t` / ### WHERE / ###   @N=value / ### SET / ###   @N=value)."""
+    wanted = f"### UPDATE `{schema}`.`accounts`"
+    image: dict[int, str] | None = None
+    before: dict[int, str] = {}
+    in_table = False
+    count = 0
+    for raw in lines:
+        line = raw.rstrip("\n")
+        if line.startswith("### UPDATE ") or not line.startswith("###"):
+            if image is not None and image is not before:
+                yield before, image
+                count += 1
+                if count >= limit:
+                    return
+            image = None
+            in_table = line.startswith(wanted)
+            continue
+        if not in_table:
+            continue
+        if line == "### WHERE":
+            before = {}
+            image = before
+        elif line == "### SET":
+            image = {}
+        elif image is not None and (m := _VALUE.match(line)):
+            image[int(m.group(1))] = m.group(2)
+    if image is not None and image is not before and count < limit:
+        yield before, image
+
+
+def from_binlog(settings: Settings, scenario: Scenario, before: BinlogSnapshot, after: BinlogSnapshot,
+                log: Path | None = None) -> dict[str, Any]:
+    positions, indexed = table_columns(settings, scenario.schema)
+    columns = checked_columns(scenario)
+    numbers = [positions[c] for c in columns]
+    command = decode_command(settings, before, after)
+    env = {"MYSQL_PWD": settings.db_password if settings.master.external else settings.admin_password}
+    checked = changed = 0
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
+                          env=env) as proc:
+        assert proc.stdout is not None
+        try:
+            for old, new in parse_updates(proc.stdout, scenario.schema):
+                checked += 1
+                changed += all(old.get(n) != new.get(n) for n in numbers)
+        finally:
+            if proc.poll() is None:  # stopped at DECODE_LIMIT (or interrupted): the rest is not needed
+                proc.kill()
+            _, err = proc.communicate(timeout=DECODE_TIMEOUT)
+    if proc.returncode not in (0, -9) and not checked:
+        raise RuntimeError(f"mariadb-binlog failed ({proc.returncode}): {err.strip()[:300]}")
+    return _result("binlog", columns, indexed, checked, changed, partial=checked >= DECODE_LIMIT)
+
+
+# ---- from a sample read back ----------------------------------------------------------------------------------
+
+def sample_ids(targets: Path, limit: int = SAMPLE_ROWS) -> list[int]:
+    """The rows the first updates of a targets file change (in the order vegeta sends them)."""
+    ids: list[int] = []
+    with open(targets, "rb") as handle:
+        for line in handle:
+            target = orjson.loads(line)
+            if target.get("method") != "POST":
+                continue
+            body = orjson.loads(base64.b64decode(target["body"]))
+            ids.append(int(body["id"] if "id" in body else body["from_id"]))
+            if len(ids) >= limit:
+                break
+    return ids
+
+
+def read_values(settings: Settings, schema: str, columns: tuple[str, ...], ids: list[int]) -> dict[int, tuple]:
+    if not ids or not columns:
+        return {}
+    with sql.admin(settings.master, settings) as cur:
+        cur.execute(f"SELECT id, {', '.join(columns)} FROM {schema}.accounts WHERE id IN "
+                    f"({','.join(['%s'] * len(set(ids)))})", sorted(set(ids)))
+        return {int(row[0]): tuple(row[1:]) for row in cur.fetchall()}
+
+
+def from_sample(settings: Settings, scenario: Scenario, ids: list[int], before: dict[int, tuple],
+                sent: int) -> dict[str, Any]:
+    """Of the sampled targets that were sent (the first `sent`), how many rows now differ in every column."""
+    _, indexed = table_columns(settings, scenario.schema)
+    columns = checked_columns(scenario)
+    used = sorted(set(ids[:max(0, sent)]) & set(before))
+    after = read_values(settings, scenario.schema, columns, used)
+    changed = sum(1 for i in used if i in after and all(a != b for a, b in zip(before[i], after[i])))
+    return _result("sample", columns, indexed, len(used), changed)
+
+
+def _result(how: str, columns: tuple[str, ...], indexed: set[str], checked: int, changed: int,
+            partial: bool = False) -> dict[str, Any]:
+    return {"method": how, "columns": list(columns), "indexed": bool(columns) and set(columns) <= indexed,
+            "checked": checked, "changed": changed, "share": round(changed / checked, 5) if checked else None,
+            "first_rows_only": partial}
+
+
+def describe(check: dict[str, Any]) -> str:
+    """'indexed columns (first_name, last_name, city) changed in 7,996 of 8,000 row updates (99.95 %; ...)'"""
+    what = "indexed columns" if check["indexed"] else "updated columns"
+    where = ("decoded from the master's binlog" + (f", the run's first {check['checked']:,}"
+                                                   if check["first_rows_only"] else "")
+             if check["method"] == "binlog" else "a sample of target rows read back before and after")
+    if not check["checked"]:
+        return f"{what} ({', '.join(check['columns'])}): no row update to check ({where})"
+    return (f"{what} ({', '.join(check['columns'])}) changed in {check['changed']:,} of {check['checked']:,} row "
+            f"updates ({100 * check['share']:.2f} %; {where})")
+
+
+def guard(check: dict[str, Any], success: float | None) -> str | None:
+    """A warning when too few row changes changed their columns (the sample counts failed requests too, so it is
+    held to MIN_CHANGED of the success ratio)."""
+    if not check.get("checked") or check.get("share") is None:
+        return None
+    floor = MIN_CHANGED * (success if check["method"] == "sample" and success is not None else 1.0)
+    if check["share"] >= floor:
+        return None
+    return (f"only {100 * check['share']:.1f} % of row updates changed their "
+            f"{'indexed' if check['indexed'] else 'updated'} columns (below {100 * floor:.0f} %): "
+            "the run measured rows that did not change")

@@ -1,0 +1,243 @@
+"""The printed block of one run: the reference write-up's CPU lines ("Gunicorn cpu / Mysql cpu: master + 2 *
+replica"), vegeta's text report verbatim, then our measurements, one line each — rendered from the run's summary
+dict alone (and its report.txt), so the same results folder always renders the same block."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..analysis.summary import nodes_lost
+from ..core.config import NODE_NAMES
+from ..core.records import shown_path
+from ..measure import health, rowcheck
+from ..topology import appserver, links
+
+ERROR_LINES_SHOWN = 8
+
+
+def render_block(summary: dict[str, Any], folder: Path) -> str:
+    """The reference write-up's block: CPU lines, vegeta's text report verbatim, then our measurements."""
+    lines: list[str] = []
+    means = summary.get("cpu_mean_percent") or {}
+    if means:
+        def pct(key: str) -> str:
+            return f"{means[key]:.0f}" if key in means else "n/a"
+
+        replicas = f"{(means['replica1'] + means['replica2']) / 2:.0f}" \
+            if "replica1" in means and "replica2" in means else "n/a"
+        sources = summary.get("cpu_sources") or {}
+        remote = any(v != "process" for k, v in sources.items() if k in NODE_NAMES)
+        lines += [f"Gunicorn cpu: {pct('app')}",
+                  f"Mysql cpu: {pct('master')} + 2 * {replicas}"
+                  f"          (master {pct('master')}, replica1 {pct('replica1')}, replica2 {pct('replica2')}"
+                  + (f"; database CPU: {', '.join(f'{k} {v}' for k, v in sources.items() if k in NODE_NAMES)}"
+                     if remote else "") + ")",
+                  f"vegeta cpu: {means.get('vegeta', 0):.0f}          ("
+                  + (f"{len(summary['pipeline_cpu_s']['per_attacker'])} attack processes, CPU s each: "
+                     + ", ".join(f"{s:.1f}" for s in summary["pipeline_cpu_s"]["per_attacker"])
+                     if (summary.get("pipeline_cpu_s") or {}).get("per_attacker") else "the attack process only")
+                  + ")",
+                  f"Harness cpu: {means.get('harness', 0):.0f}          (this harness process)",
+                  f"Host cpu: {means.get('host_busy', 0):.0f} of {100 * (summary.get('cores') or 1)}"
+                  f" (steal {means.get('host_steal', 0):.0f})   [% of one core, mean over the steady part]"]
+    if summary.get("links"):
+        lines.append("Links: " + links.describe_text(summary["links"]))
+    pinned = (summary.get("cpus") or {}).get("pinned") or {}
+    if pinned and means:
+        lines.append("Pinned cores: " + "; ".join(
+            f"{g} {','.join(map(str, c))} ({means.get(g, 0) / len(c):.0f} % of its {len(c)} core"
+            f"{'s' if len(c) > 1 else ''})" for g, c in pinned.items()))
+    settle = summary.get("settle")
+    if settle:
+        lines.append(f"Settled before the run: {settle['waited_s']:g} s (app idle, master idle, replicas at its "
+                     "position, host near idle" + (f"; it waited for: {'; '.join(settle['waited_for'])}"
+                                                   if settle.get("waited_for") else "") + ")"
+                     if settle["settled"] else
+                     f"NOT settled before the run: started after {settle['waited_s']:g} s with "
+                     + "; ".join(settle["why"]))
+    lines.append(vegeta_text(folder / "report.txt"))
+    if "rate_sent" in summary:
+        lines.append(f"Sent {summary['rate_sent']:.2f}/s, goodput {summary['goodput']:.2f}/s "
+                     f"({summary['success']:.2%} succeeded; server-side success {summary['server_success']:.2%}, "
+                     f"{summary.get('client_errors', 0):,} client-side errors)")
+    for key, label in (("cpu_ms_per_success", "CPU-ms per successful request"),
+                       ("cpu_ms_per_request", "CPU-ms per request (failed ones included)"),
+                       ("cpu_ms_per_success_net", "CPU-ms per successful request net of idle")):
+        figures = summary.get(key)
+        if figures:
+            lines.append(f"{label}: " + ", ".join(f"{k} {v:.3f}" for k, v in figures.items()))
+    idle = summary.get("cpu_idle_per_s")
+    if idle:
+        lines.append("Idle CPU, subtracted from the net figures (nothing but the heartbeat running, before the "
+                     "attack; % of one core): " + ", ".join(f"{k} {100 * v:.1f}" for k, v in idle.items()
+                                                           if k not in ("host_busy", "host_steal", "vegeta")))
+    if summary.get("db_share_of_host") is not None:
+        lines.append(f"Databases' share of the busy host CPU: {summary['db_share_of_host']:.0%}")
+    floor = summary.get("lag_floor_ms")
+    for name, lag_of in (summary.get("lag") or {}).items():
+        catch = (summary.get("catch_up_s") or {}).get(name) if summary.get("catch_up_s") is not None else "-"
+        if catch == "-":
+            catch_text = "catch-up not measured"
+        elif catch is None:
+            growth = lag_of.get("growth_s_per_s")
+            catch_text = (f"did NOT catch up within {summary.get('catch_up_timeout_s', 0):g} s"
+                          + (f"; lag grew {growth:.2f} s per s" if growth is not None else ""))
+        else:
+            catch_text = f"caught up {catch:.2f} s after the last request was sent"
+        settled = (summary.get("lag_settled_s") or {}).get(name)
+        settled_text = "" if settled is None else \
+            f", heartbeat lag back under {2 * (floor or 100)} ms after {settled:.2f} s"
+        lines.append(f"Lag {name}: heartbeat p50 {_ms(lag_of['p50_ms'])}, p99 {_ms(lag_of['p99_ms'])}, "
+                     f"max {_ms(lag_of['max_ms'])}; Seconds_Behind_Master max "
+                     f"{lag_of['max_seconds_behind_master']}; {catch_text}{settled_text}")
+    if floor:
+        lines.append(f"Lag floor: the heartbeat is written every {floor} ms, so an idle replica reads 0–{floor} ms")
+    rep = summary.get("replication") or {}
+    master = (rep.get("nodes") or {}).get("master")
+    if master and master["transactions"]:
+        cpu = summary.get("cpu_seconds") or {}
+        parts = []
+        for name in NODE_NAMES:
+            node = rep["nodes"].get(name)
+            if node is None:
+                parts.append(f"{name} n/a")
+                continue
+            text = f"{name} {node['transactions_per_s']:,.1f} trx/s, {node['rows_per_s']:,.1f} rows/s"
+            if cpu.get(name) is not None and node["rows_changed"]:
+                text += f", {1000 * cpu[name] / node['rows_changed']:.3f} CPU-ms per row"
+            if node.get("rows_read_per_row_changed") is not None:
+                text += f", {node['rows_read_per_row_changed']:,.1f} rows read per row changed"
+            parts.append(text)
+        lines.append("Replication (app transactions, rows changed and CPU per row, during the attack): "
+                     + "; ".join(parts))
+        disk = []
+        for name, node in rep["nodes"].items():
+            if node is None:
+                continue
+            kb = node.get("kb_written_per_write")
+            fsyncs = "-" if node["fsyncs_per_write"] is None else node["fsyncs_per_write"]
+            syncs = "" if node.get("binlog_syncs_per_write") is None else \
+                f" + {node['binlog_syncs_per_write']} binlog syncs (sync_binlog={node['sync_binlog']})"
+            disk.append(f"{name} {fsyncs} InnoDB fsyncs{syncs}, {'-' if kb is None else f'{kb:.1f}'} KB written")
+        lines.append("Disk per successful write: " + "; ".join(disk)
+                     + (f"; master group commit {master['commits_per_group']} commits per group"
+                        if master.get("commits_per_group") else ""))
+        semi = master.get("semi_sync")
+        if semi:
+            lines.append(f"Semi-sync: {semi['acked']:,} acked, {semi['fell_back']:,} fell back to async; MariaDB's "
+                         f"own counters: avg wait {_us(semi['avg_tx_wait_us'])} (network "
+                         f"{_us(semi['avg_net_wait_us'])}), which is not what a commit pays: compare the write p50 "
+                         "with a run with --semi-sync off on the same link (study semi-sync does)")
+    if summary.get("rows_checked"):
+        lines.append("Rows: " + rowcheck.describe(summary["rows_checked"]))
+    pools = summary.get("buffer_pools") or {}
+    if pools:
+        lines.append(pool_text(pools, summary.get("schema", "")))
+    if master and master["transactions"] and master.get("pool_disk_reads_per_write") is not None:
+        lines.append("Buffer pool per successful write: " + "; ".join(
+            f"{name} {node['pool_disk_reads_per_write']:g} pages read from disk, "
+            f"{node['pages_flushed_per_write']:g} pages flushed, {node['kb_read_per_write']:g} KB read"
+            for name, node in rep["nodes"].items() if node is not None and node.get("kb_read_per_write") is not None))
+    b = summary.get("binlog")
+    if b:
+        per_write = "n/a (no writes)" if b["bytes_per_write"] is None else f"{b['bytes_per_write']:.1f} bytes per write"
+        per_row = "" if b.get("bytes_per_row") is None else f", {b['bytes_per_row']:.1f} bytes per row changed"
+        lines.append(f"Binlog: {b['master_binlog_bytes']:,} bytes on the master during the attack; "
+                     f"{per_write}{per_row} "
+                     f"({b['successful_writes']:,} successful writes; {b['heartbeat_writes']} heartbeats × "
+                     f"{b['heartbeat_bytes_per_write']:.0f} B excluded)")
+        if b.get("files_opened"):
+            lines.append(f"Binlog rotated during the attack (max_binlog_size): opened {', '.join(b['files_opened'])}")
+        relay = ", ".join(f"{k} {v:,}" for k, v in b["replica_received_bytes"].items())
+        lines.append(f"Relay log bytes received: {relay}")
+    adm = summary.get("app_admission") or {}
+    if adm.get("workers"):
+        lines.append(f"App admission: {adm['admitted']:,} admitted, {adm['shed']:,} shed at once with 503 "
+                     f"(bound {appserver.bound_text(adm)} in flight per worker; peaks in flight summed over "
+                     f"{adm['workers']} workers: {adm['peak_in_flight']:,})")
+    memory = summary.get("memory_mb")
+    if memory:
+        lines.append("Memory RSS MiB (first → last sample, max): " + ", ".join(
+            f"{k} {v['first']:.0f} → {v['last']:.0f} ({v['max']:.0f})" for k, v in memory.items()))
+    c = summary.get("consistency")
+    if c:
+        if not c.get("checked", True):
+            lines.append(f"Consistency: not checked — {c['reason']}")
+        else:
+            verdict = "equal on the nodes checked" if c["equal"] else "DIFFERENT — replicas diverged, RUN FAILED"
+            if c["equal"] and not c.get("missing"):
+                verdict = "equal on all three nodes"
+            lines.append(f"Consistency: CHECKSUM TABLE {c['table']} {verdict} {c['checksums']}"
+                         + (f"; not checked on {', '.join(c['missing'])}" if c.get("missing") else ""))
+    planned = summary.get("planned_faults") or []
+    if planned:
+        lines.append("Planned faults: " + "; ".join(
+            f"{p['fault']} done at {p['at_s']:.1f} s"
+            + (f" (began {p['began_at_s']:.1f} s)" if p.get("began_at_s") is not None
+               and p["at_s"] - p["began_at_s"] >= 0.5 else "")
+            + (f" (FAILED: {p['error']})" if p.get("error") else "")
+            for p in planned))
+        for name, w in (summary.get("fault_windows") or {}).items():
+            lines.append(f"  {name:<34} {w['start_s']:6.1f}–{w['end_s']:<6.1f} s  {w['requests']:>7,} requests, "
+                         f"{_num(w['rate'])}/s, errors {_num(w['error_pct'])} %, p50 {_num(w['p50_ms'])} ms, "
+                         f"p99 {_num(w['p99_ms'])} ms")
+    for r in summary.get("routing") or []:
+        if r["node"] not in (summary.get("served_by") or {}) and r["last_served_s"] is None:
+            continue  # a node that serves no request of this scenario (the master of a read run)
+        stopped = "no request after it went down" if r["last_served_s"] is None else \
+            f"its last request {r['last_served_s'] - r['down_at_s']:.2f} s after it went down"
+        back = "" if r["back_at_s"] is None else ("; not used again before the end" if r["first_served_back_s"] is None
+                                                  else f"; used again {r['first_served_back_s'] - r['back_at_s']:.2f}"
+                                                       " s after it was back")
+        lines.append(f"Routing around {r['node']}: {stopped}{back}")
+    if summary.get("served_by"):
+        lines.append("Served by: " + ", ".join(f"{k} {v:,}" for k, v in sorted(summary["served_by"].items())))
+    lost = nodes_lost(summary)
+    if lost:
+        lines.append("Faults seen: " + "; ".join(health.describe_faults(lost, summary.get("attack_start_s", 0.0))))
+    guards = summary.get("guards") or []
+    lines.append("Guards: " + ("none tripped" if not guards else "; ".join(f"WARNING {g}" for g in guards)))
+    lines.append(f"Status: {summary.get('status')}    Results: {shown_path(folder)}")
+    return "\n".join(lines) + "\n"
+
+
+def pool_text(pools: dict[str, dict[str, Any]], schema: str) -> str:
+    """'Buffer pool: 128 MiB on every node, smaller than bench_idx (2.0 GiB) ...' (flush method included)."""
+    sizes = sorted({p["pool_bytes"] for p in pools.values()})
+    table = max(p["table_bytes"] for p in pools.values())
+    where = "on every node" if len(sizes) == 1 else "(" + ", ".join(
+        f"{n} {p['pool_bytes'] / 2**20:,.0f} MiB" for n, p in pools.items()) + ")"
+    size = f"{sizes[0] / 2**20:,.0f} MiB " if len(sizes) == 1 else ""
+    flush = ", ".join(sorted({str(p["flush_method"]) for p in pools.values()}))
+    if all(p["fits"] for p in pools.values()):
+        return (f"Buffer pool: {size}{where}, holding {schema} ({table / 2**30:.1f} GiB with its indexes); "
+                f"warmed before the run; innodb_flush_method {flush}")
+    return (f"Buffer pool: {size}{where}, smaller than {schema} ({table / 2**30:.1f} GiB with its indexes): not "
+            f"warmed, since uniformly random ids never warm a pool smaller than the data (the misses are what this "
+            f"run measures); innodb_flush_method {flush}, so a miss goes to the disk, not the OS page cache")
+
+
+def vegeta_text(path: Path, max_errors: int = ERROR_LINES_SHOWN) -> str:
+    """vegeta's text report verbatim, except that a long Error Set is cut (the whole one stays in report.txt)."""
+    lines = path.read_text().rstrip("\n").splitlines()
+    if "Error Set:" not in lines:
+        return "\n".join(lines)
+    head = lines.index("Error Set:") + 1
+    errors = lines[head:]
+    if len(errors) <= max_errors:
+        return "\n".join(lines)
+    return "\n".join(lines[:head + max_errors] + [f"... {len(errors) - max_errors} more distinct errors in "
+                                                  f"{path.name}"])
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f} ms"
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.1f}"
+
+
+def _us(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f} µs"

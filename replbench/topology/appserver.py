@@ -1,0 +1,170 @@
+"""The app tier as a process: gunicorn serving app/ with aiohttp workers, started and stopped by pid, its log in
+the state folder. The app reads its configuration from the REPLBENCH_* environment given here."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+
+import psutil
+
+from ..core.config import APP_LATENCY_BOUNDS_MS, APP_START_TIMEOUT, ROOT, ReplbenchError, Settings
+from ..core.processes import wait_gone
+from ..core.stats import histogram_percentile
+from .nodes import port_owner
+
+ADMISSION_SETTLE = 1.2  # seconds after an attack for every worker to publish its counters once more
+WORKER_CLASSES = {"aiohttp": "aiohttp.GunicornWebWorker", "uvloop": "aiohttp.GunicornUVLoopWebWorker"}
+
+
+class AppError(ReplbenchError):
+    """The app could not be started or stopped; the message says why."""
+
+
+def pid_file(settings: Settings):
+    return settings.app_dir / "gunicorn.pid"
+
+
+def app_pid(settings: Settings) -> int | None:
+    """The gunicorn master's pid, if its pid file names a live gunicorn of ours (never for an app at a URL)."""
+    if settings.app_url:
+        return None
+    try:
+        pid = int(pid_file(settings).read_text().strip())
+        proc = psutil.Process(pid)
+        if proc.status() != psutil.STATUS_ZOMBIE and "gunicorn" in " ".join(proc.cmdline()) \
+                and f"127.0.0.1:{settings.app_port}" in " ".join(proc.cmdline()):
+            return pid
+    except (OSError, ValueError, psutil.NoSuchProcess, psutil.AccessDenied):
+        pass
+    return None
+
+
+def app_processes(settings: Settings) -> list[psutil.Process]:
+    """The gunicorn master and all its workers (for CPU accounting)."""
+    pid = app_pid(settings)
+    if not pid:
+        return []
+    master = psutil.Process(pid)
+    return [master, *master.children(recursive=True)]
+
+
+def admission(settings: Settings) -> dict[str, Any]:
+    """The app workers' counters summed, as each worker last published them (app/main.py, every second):
+    requests admitted and shed, the sum of their peaks in flight, answers, failed answers (5xx, shed included)
+    and the app's latency histogram (counts per APP_LATENCY_BOUNDS_MS bucket); with an adaptive bound
+    (REPLBENCH_MAX_QUEUE_MS) also the lowest and highest bound any worker set since it started."""
+    total: dict[str, Any] = {"admitted": 0, "shed": 0, "peak_in_flight": 0, "answered": 0, "failed": 0,
+                             "workers": 0, "latency_counts": [0] * (len(APP_LATENCY_BOUNDS_MS) + 1),
+                             "limit_low": None, "limit_high": None}
+    if settings.app_url:  # an app not started here publishes nothing we can read
+        return total
+    for path in settings.app_dir.glob("admission-*.json"):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        total["workers"] += 1
+        for key in ("admitted", "shed", "peak_in_flight", "answered", "failed"):
+            total[key] += int(data.get(key, 0))
+        for i, count in enumerate(data.get("latency_counts", [])[:len(total["latency_counts"])]):
+            total["latency_counts"][i] += int(count)
+        for key, pick in (("limit_low", min), ("limit_high", max)):
+            if data.get(key) is not None:
+                total[key] = int(data[key]) if total[key] is None else pick(total[key], int(data[key]))
+    return total
+
+
+def bound_text(adm: dict[str, Any], taken: bool = True) -> str:
+    """The in-flight bound per worker as a run's summary records it: "none", "64", or an adaptive bound with the
+    range it took ("adaptive, 250 ms of queue: 64–412"; taken=False leaves the range out)."""
+    limit = adm.get("limit_per_worker") or 0
+    queue_ms = adm.get("queue_ms") or 0
+    if not queue_ms:
+        return str(limit or "none")
+    low, high = adm.get("limit_low"), adm.get("limit_high")
+    span = f": {low}–{high}" if taken and low is not None and high is not None else ""
+    return f"adaptive, {queue_ms} ms of queue{span}"
+
+
+def answered_since(before: dict[str, Any], now: dict[str, Any]) -> dict[str, Any]:
+    """What the app answered between two admission() snapshots: requests, failed ones, and the app-side p99 (ms)."""
+    counts = [b - a for a, b in zip(before.get("latency_counts", []), now.get("latency_counts", []))]
+    return {"requests": now.get("answered", 0) - before.get("answered", 0),
+            "failed": now.get("failed", 0) - before.get("failed", 0),
+            "p99_ms": histogram_percentile(counts, APP_LATENCY_BOUNDS_MS, 99)}
+
+
+def base_url(settings: Settings) -> str:
+    return settings.app_url or f"http://127.0.0.1:{settings.app_port}"
+
+
+def start(settings: Settings) -> int:
+    """Start gunicorn unless it runs already; waits until /health answers. An app at a URL (a topology file's
+    [app]) is only checked: it must answer /health."""
+    if settings.app_url:
+        try:
+            with urllib.request.urlopen(base_url(settings) + "/health", timeout=5) as resp:
+                if resp.status == 200:
+                    return 0
+        except (urllib.error.URLError, OSError) as exc:
+            raise AppError(f"the app at {settings.app_url} does not answer /health: {exc}") from None
+        raise AppError(f"the app at {settings.app_url} does not answer /health with 200")
+    pid = app_pid(settings)
+    if pid:
+        return pid
+
+    owner = port_owner(settings.app_port)
+    if owner:
+        raise AppError(f"app port {settings.app_port} is already in use by {owner}; set REPLBENCH_APP_PORT")
+    settings.app_dir.mkdir(parents=True, exist_ok=True)
+    pid_file(settings).unlink(missing_ok=True)
+    for stale in settings.app_dir.glob("admission-*.json"):  # counters of workers that are gone
+        stale.unlink(missing_ok=True)
+    cmd = [sys.executable, "-m", "gunicorn", "app.main:create_app",
+           "--bind", f"127.0.0.1:{settings.app_port}",
+           "--workers", str(settings.app_workers),
+           "--worker-class", WORKER_CLASSES[settings.worker_class],
+           "--pid", str(pid_file(settings)),
+           "--control-socket", str(settings.app_dir / "gunicorn.ctl"),
+           "--graceful-timeout", "5",
+           "--keep-alive", "75",
+           "--backlog", "4096"]
+    env = dict(os.environ, **settings.as_env(), PYTHONPATH=str(ROOT))
+    with open(settings.app_dir / "gunicorn.log", "ab") as log:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + APP_START_TIMEOUT
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AppError(f"gunicorn exited (code {proc.returncode}); see {settings.app_dir / 'gunicorn.log'}")
+        try:
+            with urllib.request.urlopen(base_url(settings) + "/health", timeout=2) as resp:
+                if resp.status == 200 and app_pid(settings):
+                    return proc.pid
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(0.2)
+    stop(settings)
+    raise AppError(f"the app did not answer /health within {APP_START_TIMEOUT:.0f} s; "
+                   f"see {settings.app_dir / 'gunicorn.log'}")
+
+
+def stop(settings: Settings, timeout: float = 15.0) -> bool:
+    """Stop gunicorn (SIGTERM to the master by pid, workers follow); True if it was running."""
+    pid = app_pid(settings)
+    if not pid:
+        return False
+    pids = [p.pid for p in app_processes(settings)]
+    os.kill(pid, signal.SIGTERM)
+    for left in wait_gone(pids, timeout):
+        os.kill(left, signal.SIGKILL)
+    pid_file(settings).unlink(missing_ok=True)
+    return True

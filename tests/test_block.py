@@ -1,0 +1,24 @@
+"""The printed block is a reporter over the run's summary alone: a results folder renders the same block whatever
+the code's layout (golden: rendered by the code before the move into subpackages, from a real 8M write run)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from replbench.report.block import render_block
+
+GOLDEN = Path(__file__).parent / "fixtures" / "golden-run"
+
+
+def test_the_same_results_folder_renders_the_same_block() -> None:
+    summary = json.loads((GOLDEN / "summary.json").read_text())
+    assert render_block(summary, GOLDEN.resolve()) == (GOLDEN / "block.golden.txt").read_text()
+
+
+def test_the_block_shows_what_the_summary_holds_and_nothing_else() -> None:
+    summary = json.loads((GOLDEN / "summary.json").read_text())
+    del summary["rows_checked"], summary["buffer_pools"]
+    block = render_block(summary, GOLDEN.resolve())
+    assert "Rows: " not in block and "Buffer pool: " not in block
+    assert block.startswith("Gunicorn cpu: ") and "Status: ok" in block

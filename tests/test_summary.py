@@ -1,0 +1,132 @@
+"""A run's summary figures from recorded data, against values computed by hand (no database: the summary is a
+pure function of what the run recorded)."""
+
+from __future__ import annotations
+
+from replbench.analysis import summary
+from replbench.measure.counters import NodeCounters
+from replbench.measure.timeline import Timeline
+
+REPORT = {"requests": 1000, "success": 0.998, "rate": 100.004, "throughput": 99.61,
+          "latencies": {"min": 1e6, "mean": 2e6, "50th": 1.5e6, "90th": 3e6, "95th": 4e6, "99th": 9e6, "max": 2e7},
+          "status_codes": {"200": 998, "503": 2}, "errors": ["503 Service Unavailable"], "duration": 10e9}
+
+
+def node(trx: int, rows: float, beats: int, replica: bool = False) -> NodeCounters:
+    status = {"Handler_update": rows + beats, "Innodb_data_fsyncs": trx, "Binlog_commits": trx,
+              "Binlog_group_commits": trx / 2}
+    if replica:
+        status["bookkeeping_rows"] = 0.0
+    return NodeCounters(status, {0: trx, 99: beats}, write_bytes=1024 * trx)
+
+
+def test_the_clients_figures() -> None:
+    tl = Timeline(outcomes={"update_user": {"200": 996, "503": 2}}, client_errors=2, served={"master": 996})
+    got = summary.client(REPORT, tl)
+    assert got["successes"] == 998 and got["rate_sent"] == 100.0 and got["goodput"] == 99.61
+    assert got["server_success"] == round(998 / 998, 6)  # the 2 client-side errors are not the server's
+    assert got["latency_ms"] == {"min": 1.0, "mean": 2.0, "p50": 1.5, "p90": 3.0, "p95": 4.0, "p99": 9.0,
+                                 "max": 20.0}
+    assert summary.writes_of(tl) == 996
+
+
+def test_the_servers_figures_per_request_and_per_write() -> None:
+    before = {"app": 1.0, "master": 2.0, "replica1": 1.0, "replica2": 1.0, "host_busy": 10.0}
+    after = {"app": 1.5, "master": 3.0, "replica1": 1.4, "replica2": 1.6, "host_busy": 14.0}
+    rows = [{"elapsed_s": float(t), "app": 50.0, "master": 100.0} for t in range(0, 13)]
+    w = summary.Window(
+        t_start=1.0, t_end=11.0, cpu_before=before, cpu_after=after, attack_cpu_s={"vegeta": 0.25},
+        harness_cpu_s=0.1234, cpu_rows=rows, memory_rows=[{"elapsed_s": 0.0, "master": 300.0}],
+        lag={}, not_replicating=[], nodes_lost=[],
+        counters_before={"master": node(0, 0, 0), "replica1": node(0, 0, 0, True), "replica2": None},
+        counters_after={"master": node(500, 500, 100), "replica1": node(500, 500, 100, True), "replica2": None},
+        heartbeats=100)
+    got = summary.servers(w, requests=1000, successes=500, writes=500, sending_s=10.0, databases_here=True,
+                          cores=2)
+    assert got["cpu_seconds"]["master"] == 1.0 and got["cpu_seconds"]["vegeta"] == 0.25
+    assert got["cpu_seconds"]["harness"] == 0.123
+    assert got["cpu_ms_per_success"]["master"] == 2.0 and got["cpu_ms_per_request"]["master"] == 1.0
+    assert got["db_share_of_host"] == round((1.0 + 0.4 + 0.6) / 4.0, 3)
+    assert got["cpu_mean_percent"] == {"app": 50.0, "master": 100.0}
+    master = got["replication"]["nodes"]["master"]
+    assert master["transactions"] == 500 and master["rows_changed"] == 500  # the heartbeat's rows left out
+    assert master["transactions_per_s"] == 50.0 and master["commits_per_group"] == 2.0
+    assert got["replication"]["nodes"]["replica2"] is None  # a node that did not answer loses no other figure
+    assert "binlog" not in got  # no binlog snapshots, no binlog figures
+    remote = summary.servers(w, requests=1000, successes=0, writes=0, sending_s=10.0, databases_here=False,
+                             cores=2)
+    assert remote["db_share_of_host"] is None and remote["cpu_ms_per_success"] == {}
+
+
+def test_one_evaluator_for_a_runs_guards_and_a_steps_verdict() -> None:
+    from replbench.analysis.verdicts import breaches, evaluate
+    from replbench.core.scenario import load
+
+    criteria = load("write").criteria
+    good = {"server_success": 1.0, "rate_sent": 400.0, "latency_ms": {"p99": 12.0},
+            "catch_up_s": {"replica1": 0.1, "replica2": 0.2}}
+    assert breaches(good, criteria, 400) == [] and evaluate(good, criteria, 400)[0]
+    slow = {**good, "latency_ms": {"p99": 1500.0}, "catch_up_s": {"replica1": 0.1, "replica2": None}}
+    found = breaches(slow, criteria, 400)
+    assert found == ["p99 1500.0 ms > 1000 ms", "replicas caught up {'replica1': 0.1, 'replica2': None} (limit 30 s)"]
+    passed, reasons, _ = evaluate(slow, criteria, 400)
+    assert not passed and reasons == found  # the step fails for exactly what the run's guards say
+
+
+def test_cpu_net_of_idle_subtracts_what_a_group_burns_with_nothing_but_the_heartbeat() -> None:
+    cpu_s = {"master": 2.0, "replica1": 0.5, "vegeta": 1.0}
+    # 20 s between the snapshots; idle: the master 5 % of a core, replica1 3 %, vegeta not running then
+    got = summary.net_of_idle(cpu_s, {"master": 0.05, "replica1": 0.03}, 20.0, ["master", "replica1", "vegeta"],
+                              requests=1000, successes=500)
+    assert got["cpu_seconds_net"] == {"master": 1.0, "replica1": 0.0, "vegeta": 1.0}  # never below zero
+    assert got["cpu_ms_per_success_net"] == {"master": 2.0, "replica1": 0.0, "vegeta": 2.0}
+    assert got["cpu_ms_per_request_net"]["master"] == 1.0
+    assert summary.net_of_idle(cpu_s, {}, 20.0, ["master"], 1000, 500) == {}  # no idle window, no net figure
+
+
+def test_idle_rates_from_two_snapshots() -> None:
+    from replbench.measure.samplers import Snapshot, idle_rates
+
+    first = Snapshot(None, {}, {"master": 10.0, "app": 1.0}, own_cpu=5.0, beats=0, admission={}, at=100.0)
+    second = Snapshot(None, {}, {"master": 10.3, "app": 1.0}, own_cpu=5.06, beats=30, admission={}, at=103.0)
+    assert idle_rates(first, second) == {"master": 0.1, "app": 0.0, "harness": 0.02}
+
+
+def test_a_replica_that_never_caught_up_counts_as_did_not_catch_up() -> None:
+    from replbench.analysis.studymetrics import cell_text, compare_cells, unit_metrics
+
+    def unit(cell: str, catch: dict) -> dict:
+        return {"cell": cell, "scenario": "write", "metrics": unit_metrics("run", {"catch_up_s": catch})}
+
+    units = [unit("a", {"replica1": 0.2, "replica2": 0.3}), unit("a", {"replica1": 0.1, "replica2": 0.2}),
+             unit("b", {"replica1": 0.2, "replica2": None}), unit("b", {"replica1": 5.0, "replica2": 6.0})]
+    rows = compare_cells(units, ["a", "b"])["write"]["catch_up_s"]
+    assert rows["b"]["never"] == 1 and rows["b"]["values"] == [None, 6.0]  # not the 0.2 of the replica that did
+    assert cell_text(rows["b"]).endswith("1 of 2 did not catch up")
+    assert rows["a"]["never"] == 0 and "did not" not in cell_text(rows["a"])
+
+
+def test_binlog_syncs_follow_sync_binlog_and_the_group_commits() -> None:
+    assert summary.binlog_syncs(400, 1, 800) == {"sync_binlog": 1, "binlog_syncs": 400, "binlog_syncs_per_write": 0.5}
+    assert summary.binlog_syncs(400, 0, 800)["binlog_syncs"] == 0  # the OS flushes it
+    assert summary.binlog_syncs(400, 100, 800)["binlog_syncs"] == 4
+
+
+def test_semi_syncs_commit_cost_is_against_the_same_link_with_semi_sync_off() -> None:
+    from replbench.analysis.studymetrics import compare_cells, semi_sync_cost
+
+    def cell(name: str, semi: str, link: str) -> dict:
+        changed = {**({"semi_sync": semi} if semi != "off" else {}), **({"link": link} if link != "none" else {})}
+        return {"name": name, "knobs": {"semi_sync": semi}, "changed": changed}
+
+    cells = [cell("off-0", "off", "none"), cell("off-20", "off", "r=20ms"), cell("as-0", "after_sync", "none"),
+             cell("as-20", "after_sync", "r=20ms")]
+    p50 = {"off-0": [1.0, 1.2], "off-20": [1.1, 1.3], "as-0": [1.5, 1.7], "as-20": [21.0, 23.0]}
+    units = [{"cell": c, "scenario": "write", "metrics": {"commit_p50_ms": v, "commit_mean_ms": v + 1}}
+             for c, vs in p50.items() for v in vs]
+    rows = semi_sync_cost(cells, compare_cells(units, [c["name"] for c in cells]))
+    by_cell = {r["cell"]: r for r in rows}
+    assert by_cell["as-20"]["baseline"] == "off-20" and by_cell["as-0"]["baseline"] == "off-0"
+    assert by_cell["as-20"]["commit_p50_ms"]["cost_ms"] == 22.0 - 1.2
+    assert by_cell["as-0"]["commit_p50_ms"]["cost_ms"] == round(1.6 - 1.1, 3)
+    assert by_cell["as-20"]["commit_p50_ms"]["verdict"] == "different"

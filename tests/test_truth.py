@@ -1,0 +1,59 @@
+"""Every figure measures what its label says (issue: CPU net of idle, settle between units, semi-sync's label,
+binlog syncs), on the small topology."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from replbench.core import sql
+from replbench.core.config import Settings
+
+from .conftest import env_for, run_cli, run_folder
+
+
+def run(topo: Settings, *args: str) -> tuple[dict, dict, str]:
+    proc = run_cli([*args], env_for(topo.state))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    folder = run_folder(proc.stdout)
+    return (json.loads((folder / "summary.json").read_text()), json.loads((folder / "meta.json").read_text()),
+            proc.stdout)
+
+
+def test_cpu_is_reported_gross_and_net_of_the_idle_cost(topo: Settings) -> None:
+    summary, _, out = run(topo, "write", "40", "--duration", "3s")
+    idle, net, gross = summary["cpu_idle_per_s"], summary["cpu_seconds_net"], summary["cpu_seconds"]
+    assert set(idle) >= {"master", "replica1", "replica2", "app", "harness"}
+    for group in ("master", "replica1", "replica2"):
+        expected = max(0.0, gross[group] - idle[group] * summary["cpu_span_s"])
+        assert abs(net[group] - expected) < 0.002, (group, net[group], expected)
+        assert summary["cpu_ms_per_success_net"][group] <= summary["cpu_ms_per_success"][group]
+    assert "CPU-ms per successful request net of idle: " in out and "Idle CPU, subtracted" in out
+    # the master's disk line: its binlog syncs beside InnoDB's fsyncs, one per group commit with sync_binlog=1
+    master = summary["replication"]["nodes"]["master"]
+    assert master["sync_binlog"] == 1 and master["binlog_syncs"] == master["binlog_group_commits"] > 0
+    assert "binlog syncs (sync_binlog=1)" in out
+
+
+def test_a_run_waits_for_the_previous_work_to_drain_and_says_so(topo: Settings) -> None:
+    def busy_master() -> None:  # a statement of the previous unit, still running on the master
+        with sql.admin(topo.master, topo) as cur:
+            cur.execute("SELECT SLEEP(20)")
+
+    thread = threading.Thread(target=busy_master)
+    thread.start()
+    try:
+        summary, meta, out = run(topo, "get", "20", "--duration", "2s")
+    finally:
+        thread.join()
+    settle = meta["settle"]
+    assert any("statements still running on the master" in w for w in settle["waited_for"])
+    assert not any("statements still running" in w for w in settle["why"])  # it waited for the statement to end
+    assert settle["waited_s"] > 0 and ("Settled before the run: " in out or "NOT settled before the run" in out)
+    assert summary["settle"] == settle
+
+
+def test_semi_syncs_block_line_names_mariadbs_counter_for_what_it_is(topo: Settings) -> None:
+    _, _, out = run(topo, "write", "20", "--duration", "2s", "--semi-sync", "after_sync")
+    line = next(line for line in out.splitlines() if line.startswith("Semi-sync: "))
+    assert "MariaDB's own counters" in line and "not what a commit pays" in line
