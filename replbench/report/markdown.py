@@ -21,6 +21,7 @@ from typing import Any
 from ..analysis.findings import ALPHA, MAX_FINDINGS, sentence, study_findings
 from ..analysis.studymetrics import BY_KEY, cell_text, semi_sync_cost
 from ..analysis.verdicts import FINDING_MIN_FACTOR, describe_max
+from ..core import scenario as scenario_file
 from ..core.config import ROOT, STUDY_DIR, Settings
 from ..core.stats import lookup, median, separated, spread_text
 from ..topology import appserver
@@ -336,6 +337,9 @@ def sweep_section(sweep_dir: Path, writer: Writer) -> tuple[list[str], dict[str,
                                                  if sweep["repeat"] > 1 else ""),
         f"- **Pass criteria**: {sweep['criteria_text']}",
         f"- **Status**: {sweep['status']}; **max sustainable rate: {describe_max(sweep)}**",
+        rows_verified([None if lookup(r["summary"], ("rows_checked", "share")) is None
+                       else round(100 * r["summary"]["rows_checked"]["share"], 2)
+                       for s in steps for r in s["repeats"]], scenarios_write(name)),
         "",
         TABLE_HEADER, *(step_row(s) for s in steps), "",
     ]
@@ -374,7 +378,10 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], dict[str, An
              f"interleaved; {units_ok} of {len(data['units'])} units measured; status {data['status']}",
              "- **Data state**: " + ("reset to the pristine dataset before every cell" if data["reset"] == "each-cell"
                                       else data.get("data_state") or "not reset between cells"),
-             f"- **Command**: `{data.get('command', '')}`", ""]
+             f"- **Command**: `{data.get('command', '')}`", rows_verified(
+                 [u.get("metrics", {}).get("rows_changed_pct") for u in data["units"] if u.get("metrics")],
+                 any(scenarios_write(s) for s in data.get("scenarios", []))),
+             ""]
     primary = primary_of(data)
     found = study_findings(data, primary)
     held = {(f["group"], f["metric"], f["cell"]) for f in found}
@@ -428,6 +435,28 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], dict[str, An
 
 APP_TIER_STUDIES = ("inflight-", "app-")  # how the suite's own app should be run: a page of their own
 APP_TIER_PAGE = "report-app-tier.md"
+
+
+def scenarios_write(name: str) -> bool:
+    """The scenario (as its file says today) sends updates."""
+    try:
+        return scenario_file.load(name).writes
+    except scenario_file.ScenarioError:
+        return False
+
+
+def rows_verified(shares: list[float | None], writes: bool) -> str:
+    """Whether the section's writes were checked to change their rows (before that check existed, every run of a
+    scenario after the dataset's first rewrote the values its rows held: only updated_at changed)."""
+    if not writes:
+        return "- **Rows changed**: no update to check"
+    got = [s for s in shares if s is not None]
+    if not got:
+        return ("- **Rows changed**: **not verified** — measured before each write run was checked; from a dataset's "
+                "second write run on, updates then rewrote the values the rows held (only updated_at changed), so "
+                "its write figures may measure that, not the update it names")
+    return (f"- **Rows changed**: verified in {len(got)} of {len(shares)} units (the updated columns changed in "
+            f"{min(got):g}–{max(got):g} % of row updates)")
 
 
 def primary_of(data: dict[str, Any]) -> list[str]:
