@@ -11,6 +11,7 @@ FINDING_MIN_FACTOR either way. With fewer than two repeats on a side, or no spre
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 from scipy import stats as scipy_stats
@@ -53,7 +54,9 @@ def _p_value(a: list[float], b: list[float]) -> float | None:
     la, lb = [math.log(v) for v in a], [math.log(v) for v in b]
     if len(set(la)) == 1 and len(set(lb)) == 1:
         return None  # no spread on either side: nothing to test against
-    p = float(scipy_stats.ttest_ind(la, lb, equal_var=False).pvalue)
+    with warnings.catch_warnings():  # nearly identical repeats: scipy warns, and the p-value says so itself
+        warnings.simplefilter("ignore", RuntimeWarning)
+        p = float(scipy_stats.ttest_ind(la, lb, equal_var=False).pvalue)
     return None if math.isnan(p) else p
 
 
@@ -75,7 +78,7 @@ def study_findings(data: dict[str, Any], primary: list[str]) -> list[dict[str, A
 def sentence(study: str, finding: dict[str, Any]) -> str:
     metric = BY_KEY[finding["metric"]]
     more = finding["factor"] > 1
-    return (f"`{study}` on `{finding['group']}`: {metric.label} of `{finding['cell']}` is {finding['factor']:.2f}× "
+    return (f"`{study}` on `{finding['group']}`: {metric.label} of `{finding['cell']}` is {finding['factor']:.3g}× "
             f"`{finding['baseline']}`'s ({'more' if more else 'less'}; Welch on log values, Holm-corrected "
             f"p = {finding['p_holm']:.3g} over the study's {finding['comparisons']} comparisons, "
             f"{finding['n'][0]} and {finding['n'][1]} repeats)")

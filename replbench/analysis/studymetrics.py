@@ -72,8 +72,8 @@ METRICS: tuple[Metric, ...] = (
     Metric("bytes_per_write", "binlog B/write", "B", lambda s: lookup(s, ("binlog", "bytes_per_write"))),
     Metric("bytes_per_row", "binlog B/row", "B",
            lambda s: lookup(s, ("binlog", "bytes_per_row")) if _wrote(s) else None),
-    Metric("master_ms_per_write", "master CPU-ms/write (net of idle)", "ms", lambda s: _per_trx(s, "master")),
-    Metric("replica_ms_per_write", "replica CPU-ms/applied write (net of idle)", "ms",
+    Metric("master_ms_per_write", "master CPU-ms/write", "ms", lambda s: _per_trx(s, "master")),
+    Metric("replica_ms_per_write", "replica CPU-ms/applied write", "ms",
            lambda s: max([v for v in (_per_trx(s, "replica1"), _per_trx(s, "replica2")) if v is not None],
                          default=None)),
     Metric("rows_changed_pct", "rows changed %", "%",
@@ -100,8 +100,8 @@ METRICS: tuple[Metric, ...] = (
            lambda s: lookup(s, ("latency_ms", "mean")) if _wrote(s) else None),
     Metric("goodput", "goodput/s", "/s", lambda s: s.get("goodput"), lower_is_better=False),
     Metric("shed", "requests shed by the app", "", lambda s: lookup(s, ("app_admission", "shed"))),
-    Metric("app_ms_per_ok", "app CPU-ms/ok (net of idle)", "ms", lambda s: _per_ok(s, "app")),
-    Metric("db_ms_per_ok", "db CPU-ms/ok (net of idle)", "ms", lambda s: _db_per_ok(s)),
+    Metric("app_ms_per_ok", "app CPU-ms/ok", "ms", lambda s: _per_ok(s, "app")),
+    Metric("db_ms_per_ok", "db CPU-ms/ok", "ms", lambda s: _db_per_ok(s)),
     Metric("db_share", "db share of host", "", lambda s: s.get("db_share_of_host"), lower_is_better=False),
     Metric("semi_sync_wait_us", "MariaDB's semi-sync avg wait µs (its counter)", "µs",
            lambda s: lookup(s, ("replication", "nodes", "master", "semi_sync", "avg_tx_wait_us"))),
@@ -120,6 +120,8 @@ def unit_metrics(kind: str, data: dict[str, Any]) -> dict[str, float | None]:
     source = "apply" if kind == "apply-capacity" else "run"
     out: dict[str, Any] = {m.key: m.get(data) for m in METRICS if m.source == source}
     out["never"] = [m.key for m in METRICS if m.source == source and m.never and m.never(data)]
+    out["cpu_net_of_idle"] = "cpu_seconds_net" in data or any("idle_cpu_per_s" in (r or {}) for r in
+                                                                 (data.get("replicas") or {}).values())
     return out
 
 

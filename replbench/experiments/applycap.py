@@ -67,7 +67,6 @@ def measure(settings: Settings, scenario: Scenario, setting: knobs.Knobs, writes
     stopped = False
     try:
         vegeta = ensure_vegeta(settings)
-        data["settle"] = prepare.settle(settings, progress)
         data.update(prepare.settings_and_data(settings, scenario, setting, link_set, progress))
         data["targets"] = prepare.app_and_targets(settings, scenario, folder / "targets.json", progress, rate=rate,
                                                   duration=writes / rate, catch_up_timeout=DRAIN_TIMEOUT)

@@ -77,11 +77,13 @@ def _host_busy() -> str:
 
 def settings_and_data(settings: Settings, scenario: Scenario, setting: knobs.Knobs,
                       link_set: tuple[links.Link, ...], progress: Progress) -> dict[str, Any]:
-    """Topology up, settings applied and read back, links, counters, warm-up: what meta.json records of it."""
+    """Topology up, the previous work drained (settle), settings applied and read back, links, counters, warm-up:
+    what meta.json records of it."""
     ensure_topology(settings, with_app=False)
+    settled = settle(settings, progress)
     progress.say(f"applying settings: {setting.describe()}")
     readback = knobs.apply(settings, setting)
-    out: dict[str, Any] = {"knobs_readback": readback,
+    out: dict[str, Any] = {"settle": settled, "knobs_readback": readback,
                            "knob_mismatches": knobs.mismatches(setting, readback, settings),
                            "links": links.apply(settings, link_set)}
     counters.enable(settings)

@@ -166,7 +166,6 @@ class Run:
         self.meta["versions"] = versions(s)
         self.meta["disk"] = None if s.external else \
             self._safely("disk probe", lambda: servervars.describe_disk(s.state))  # a remote server's: not visible
-        self.meta["settle"] = prepare.settle(s, self.progress)
         self.meta.update(prepare.settings_and_data(s, self.scenario, self.options.knobs, self.options.links,
                                                    self.progress))
         self.meta["server_variables_not_default"] = self._safely(
@@ -235,7 +234,7 @@ class Run:
         after, before = self.after.admission, self.before.admission
         self.summary["app_admission"] = {**after, **{k: after[k] - before.get(k, 0) for k in ("admitted", "shed")}}
         if self.status != STATUS_INTERRUPTED:
-            self.progress.say("waiting for the replicas' catch-up (timed from the last request sent)")
+            self.progress.say("waiting for the replicas' catch-up (timed from the last request sent)", final=True)
             self._catch_thread.join()
 
     def _show_progress(self) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.findings import ALPHA, MAX_FINDINGS, sentence, study_findings
-from ..analysis.studymetrics import BY_KEY, cell_text, semi_sync_cost
+from ..analysis.studymetrics import BY_KEY, cell_text, fmt, semi_sync_cost
 from ..analysis.verdicts import FINDING_MIN_FACTOR, describe_max
 from ..core import scenario as scenario_file
 from ..core.config import ROOT, STUDY_DIR, Settings
@@ -367,6 +367,7 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], dict[str, An
     data = json.loads((folder / "study.json").read_text())
     cells = [c["name"] for c in data["cells"]]
     assets = writer.folder(folder)
+    data["cpu_net_of_idle"] = net_of_idle(data, folder)
     (assets / "study.json").write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     units_ok = sum(1 for u in data["units"] if u.get("metrics"))
     lines = [f"### Study `{data['name']}` — `{folder.name}`", "", data.get("description", ""), "",
@@ -378,7 +379,7 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], dict[str, An
              f"interleaved; {units_ok} of {len(data['units'])} units measured; status {data['status']}",
              "- **Data state**: " + ("reset to the pristine dataset before every cell" if data["reset"] == "each-cell"
                                       else data.get("data_state") or "not reset between cells"),
-             f"- **Command**: `{data.get('command', '')}`", rows_verified(
+             f"- **Command**: `{data.get('command', '')}`", cpu_kind(data), rows_verified(
                  [u.get("metrics", {}).get("rows_changed_pct") for u in data["units"] if u.get("metrics")],
                  any(scenarios_write(s) for s in data.get("scenarios", []))),
              ""]
@@ -386,9 +387,8 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], dict[str, An
     found = study_findings(data, primary)
     held = {(f["group"], f["metric"], f["cell"]) for f in found}
     if data.get("question"):
-        lines.insert(3, f"**Question**: {data['question']} **Primary metrics**: "
-                        + (", ".join(BY_KEY[k].label for k in primary) or "none declared") + ".")
-        lines.insert(4, "")
+        lines[4:4] = [f"**Question**: {data['question']} **Primary metrics**: "
+                      + (", ".join(BY_KEY[k].label for k in primary) or "none declared") + ".", ""]
     tables: list[str] = []
     for scenario_name, per_metric in data["comparison"].items():
         tables += [f"`{scenario_name}` — median [min–max] over repeats (ratio to `{cells[0]}`); a verdict only on the "
@@ -445,6 +445,38 @@ def scenarios_write(name: str) -> bool:
         return False
 
 
+def net_of_idle(data: dict[str, Any], folder: Path) -> bool:
+    """Whether every run of the study has CPU net of idle: from each unit's summary where the raw data is here,
+    else as recorded (kept in the assets' study.json, so a rebuild from the assets says the same)."""
+    if "cpu_net_of_idle" in data:
+        return bool(data["cpu_net_of_idle"])
+
+    def net(unit: dict[str, Any]) -> bool:
+        summary = folder / unit["folder"] / "summary.json" if unit.get("folder") else None
+        if summary is not None and summary.exists():
+            return "cpu_seconds_net" in json.loads(summary.read_text())
+        return bool(unit["metrics"].get("cpu_net_of_idle"))
+
+    flags = [net(u) for u in data["units"] if u.get("metrics") and u.get("measure", "run") == "run"]
+    return bool(flags) and all(flags)
+
+
+def cpu_kind(data: dict[str, Any]) -> str:
+    if data.get("cpu_net_of_idle"):
+        return "- **CPU figures**: net of idle (each run's CPU with nothing but the heartbeat running, subtracted)"
+    return ("- **CPU figures**: gross (measured before runs had an idle window: heartbeat, purge and flushing "
+            "included, which inflates the per-write cost most at low rates)")
+
+
+def verified(data: dict[str, Any]) -> bool:
+    """A study whose write units were all checked to change their rows (or that writes nothing)."""
+    if not any(scenarios_write(s) for s in data.get("scenarios", [])):
+        return True
+    units = [u for u in data["units"] if u.get("metrics")]
+    return bool(units) and all(u["metrics"].get("rows_changed_pct") is not None for u in units
+                               if u.get("measure", "run") == "run")
+
+
 def rows_verified(shares: list[float | None], writes: bool) -> str:
     """Whether the section's writes were checked to change their rows (before that check existed, every run of a
     scenario after the dataset's first rewrote the values its rows held: only updated_at changed)."""
@@ -455,8 +487,9 @@ def rows_verified(shares: list[float | None], writes: bool) -> str:
         return ("- **Rows changed**: **not verified** — measured before each write run was checked; from a dataset's "
                 "second write run on, updates then rewrote the values the rows held (only updated_at changed), so "
                 "its write figures may measure that, not the update it names")
+    share = f"{min(got):g} %" if min(got) == max(got) else f"{min(got):g}–{max(got):g} %"
     return (f"- **Rows changed**: verified in {len(got)} of {len(shares)} units (the updated columns changed in "
-            f"{min(got):g}–{max(got):g} % of row updates)")
+            f"{share} of row updates)")
 
 
 def primary_of(data: dict[str, Any]) -> list[str]:
@@ -573,6 +606,11 @@ def comparison(latest: dict[str, dict[str, Any]]) -> list[str]:
     return lines
 
 
+def figure(row: dict[str, Any]) -> str:
+    """'0.484 [0.41–0.575]', '2,922 [376–3,463]': a cell's median and range as the study tables print them."""
+    return fmt(row["median"]) + ("" if row["min"] == row["max"] else f" [{fmt(row['min'])}–{fmt(row['max'])}]")
+
+
 def index_cost(studies: list[dict[str, Any]]) -> list[str]:
     """One sentence per memory regime, from study working-set: what the four secondary indexes cost each replica
     under ROW replication (write against write-noindex, the same update of the same three columns)."""
@@ -586,7 +624,7 @@ def index_cost(studies: list[dict[str, Any]]) -> list[str]:
              f"Study `working-set`: `write` (four secondary indexes) against `write-noindex`, the same update of "
              f"the same three columns at {', '.join(f'{r}/s' for r in sorted(set(data['rates'].values())))}, "
              f"{data['repeat']} repeats interleaved; the busier replica's figures, median [min–max]; *noise* where "
-             "the repeats overlap.", ""]
+             f"the repeats overlap; CPU {'net of idle' if 'net of idle' in cpu_kind(data) else 'gross'}.", ""]
 
     def row(key: str, cell: str | None) -> dict[str, Any] | None:
         return (per_metric.get(key) or {}).get(cell) if cell else None
@@ -595,7 +633,7 @@ def index_cost(studies: list[dict[str, Any]]) -> list[str]:
         a, b = row(key, indexed), row(key, bare)
         if not a or not b or a["median"] is None or b["median"] is None:
             return "–"
-        text = f"{spread_text(a['values'], '{:.3g}')}{unit} against {spread_text(b['values'], '{:.3g}')}{unit}"
+        text = f"{figure(a)}{unit} against {figure(b)}{unit}"
         return text + ("" if separated(a["values"], b["values"]) else " (noise)")
 
     for pool in pools:
@@ -628,7 +666,8 @@ def reference_comparison(latest: dict[str, dict[str, Any]]) -> list[str]:
     lines = ["## The reference experiment's write steps beside ours", "",
              f"The write-up ({reference.SOURCE}: 16 vCPU, 12 gunicorn workers, a Docker default pool) against our "
              "sweeps of the same rates on this 2-core box, per successful write so that the hosts compare "
-             "(its CPU % × 10 ÷ rate). Ours: median of repeats; replica = the mean of the two replicas.", ""]
+             "(its CPU % × 10 ÷ rate). Ours: median of repeats; replica = the mean of the two replicas; *not run*: "
+             "the sweep stopped one step after its first failing step.", ""]
     for scenario, steps in reference.WRITES.items():
         lines += [f"### `{scenario}`", "",
                   "| rate | source | app CPU-ms/write | master CPU-ms/write | replica CPU-ms/write (each) | p50 ms | "
@@ -642,7 +681,7 @@ def reference_comparison(latest: dict[str, dict[str, Any]]) -> list[str]:
                 step = next((s for s in (info or {}).get("steps", []) if s["rate"] == ref.rate), None)
                 label = f"ours, {pool or 'reference'} pool"
                 if step is None:
-                    lines.append(f"| {ref.rate} | {label} | not run | | | | | | |")
+                    lines.append(f"| {ref.rate} | {label} | *not run* | | | | | | |")
                     continue
                 per_ok = [_median(step, ("cpu_ms_per_success", n)) for n in ("app", "master", "replica1",
                                                                             "replica2")]
@@ -710,16 +749,27 @@ def one_page(latest: dict[str, dict[str, Any]], studies: list[dict[str, Any]], k
               "baseline: Welch's t-test on log values, Holm-corrected over the study's comparisons (family-wise "
               f"error {ALPHA:g}), and an effect of at least {FINDING_MIN_FACTOR - 1:.0%}; the largest effects first, "
               f"at most {MAX_FINDINGS}. Every other figure is in the tables, without a verdict.", ""]
-    found = sorted(((data["name"], f) for data in studies for f in study_findings(data, primary_of(data))),
-                   key=lambda item: -item[1]["effect"])
+    found = sorted(((data["name"], f) for data in studies if verified(data)
+                    for f in study_findings(data, primary_of(data))), key=lambda item: -item[1]["effect"])
     findings = [f"- {sentence(name, f)}." for name, f in found[:MAX_FINDINGS]]
+    unverified = [data["name"] for data in studies if not verified(data)]
+    if unverified:
+        findings.append("- No finding is stated from " + ", ".join(f"`{n}`" for n in unverified) + ": measured before "
+                        "each write run was checked to change its rows (see each section), they wait for a rerun.")
     for info in latest.values():
         others = info.get("earlier_max") or []
-        findings.append(f"- `{info['scenario']}`: max sustainable rate {info['max_text']} on this machine"
+        findings.append(f"- `{info.get('key', info['scenario'])}`: max sustainable rate {info['max_text']} here"
                         + (f" (the newest sweep; earlier sweeps of it in results/ found {', '.join(others)}: one "
                            "sweep is not a measurement of the limit on a noisy machine)" if others else "") + ".")
     lines += findings or ["- No study or sweep in results/ yet."]
-    lines += ["", "## How to read the columns", "", *(f"- {g}" for g in COLUMN_GUIDE), ""]
+    lines += ["", *index_cost(studies), "## How to read the columns", "", *(f"- {g}" for g in COLUMN_GUIDE), ""]
+    return lines
+
+
+def bookkeeping(kept: list[str], writer: Writer) -> list[str]:
+    """Which sections were rebuilt from committed assets and which asset folders were left alone: the end of the
+    report, not its first page."""
+    lines: list[str] = ["## Bookkeeping", ""]
     rebuilt = writer.rebuilt()
     if rebuilt:
         lines += [f"{len(rebuilt)} section(s) were rebuilt from their committed assets (study.json, sweep.json and "
@@ -780,7 +830,6 @@ def generate(settings: Settings, output: Path | None = None) -> tuple[Path, list
             latest[sweep_key(data)].setdefault("earlier_max", []).append(describe_max(data))
     kept = writer.kept()
     text = one_page(latest, studies, kept, writer)
-    text += index_cost(studies)
     text += ["## Studies: what each replication setting costs", ""] + (studies_text or ["No study in results/ yet: "
                                                                                        "`./run.sh study <name>`.", ""])
     if app_text:
@@ -795,5 +844,6 @@ def generate(settings: Settings, output: Path | None = None) -> tuple[Path, list
                  + ", ".join(f"`{p.name}`" for p in superseded), ""]
     text += comparison(latest)
     text += reference_comparison(latest)
+    text += bookkeeping(kept, writer)
     output.write_text("\n".join(text).rstrip("\n") + "\n")
     return output, kept
