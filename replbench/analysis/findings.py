@@ -14,9 +14,6 @@ import math
 import warnings
 from typing import Any
 
-from scipy import stats as scipy_stats
-from statsmodels.stats.multitest import multipletests
-
 from ..core.stats import median
 from .studymetrics import BY_KEY
 from .verdicts import FINDING_MIN_FACTOR
@@ -51,6 +48,9 @@ def comparisons(data: dict[str, Any], primary: list[str]) -> list[dict[str, Any]
 def _p_value(a: list[float], b: list[float]) -> float | None:
     if len(a) < 2 or len(b) < 2:
         return None
+    from scipy import stats as scipy_stats  # heavy (0.8 s with statsmodels): imported when findings are computed,
+    #                                         not by every ./run.sh command that imports the report
+
     la, lb = [math.log(v) for v in a], [math.log(v) for v in b]
     if len(set(la)) == 1 and len(set(lb)) == 1:
         return None  # no spread on either side: nothing to test against
@@ -63,6 +63,8 @@ def _p_value(a: list[float], b: list[float]) -> float | None:
 def study_findings(data: dict[str, Any], primary: list[str]) -> list[dict[str, Any]]:
     """The comparisons that hold after Holm's correction over the whole study and are at least a 10 % effect,
     each with its corrected p-value and the number of comparisons it was corrected for."""
+    from statsmodels.stats.multitest import multipletests  # heavy: see _p_value
+
     tested = [c for c in comparisons(data, primary) if c["p"] is not None]
     if not tested:
         return []
