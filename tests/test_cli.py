@@ -179,7 +179,7 @@ def test_report_md_holds_no_absolute_path() -> None:
 
 
 def test_the_sql_described_in_the_report_is_the_apps() -> None:
-    from replbench.report.markdown import SQL_FRAGMENTS
+    from replbench.report.page import SQL_FRAGMENTS
 
     handlers = (ROOT / "app" / "handlers.py").read_text()
     for fragment in SQL_FRAGMENTS:

@@ -16,7 +16,7 @@ from replbench.core.config import ROOT, Settings
 from replbench.core.scenario import PassCriteria, load
 from replbench.experiments import sweep
 from replbench.experiments.run import RunOptions
-from replbench.report import markdown
+from replbench.report import markdown, sources
 
 from .conftest import env_for, run_cli
 
@@ -260,7 +260,7 @@ def test_report_shows_the_newest_sweep_of_each_scenario_and_lists_the_rest(tmp_p
                            ("sweep-20260101-000000-write", "write")):
         (tmp_path / name).mkdir()
         (tmp_path / name / "sweep.json").write_text(json.dumps({"scenario": scenario}))
-    newest = markdown.newest_per_scenario(markdown.find_sweeps(tmp_path))
+    newest = sources.newest_per_scenario(sources.find_sweeps(tmp_path))
     assert newest == {"read": tmp_path / "sweep-20260102-000000-read",
                       "write": tmp_path / "sweep-20260101-000000-write"}
 

@@ -25,7 +25,8 @@ from ..experiments import applycap, benchapp, study, studyfile
 from ..experiments.run import Run, RunOptions, exit_code
 from ..experiments.sweep import Sweep
 from ..load import cpus, faults
-from ..report.markdown import asset_sources, generate, split_kept
+from ..report.markdown import generate
+from ..report.sources import asset_sources, split_kept
 from ..topology import links
 from ..topology.install import VEGETA_VERSION, mariadb_binaries
 from ..topology.knobs import KNOB_LIST, Knobs

@@ -1,0 +1,84 @@
+"""The report's assets: one folder per shown run, study or sweep under results/report-assets/, every path given
+out relative to the report, every copied text stripped of the machine's paths, and of a run's meta.json only what
+the report reads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from ..core.config import ROOT
+
+SETTINGS_THAT_MATTER = ("binlog_format", "binlog_row_image", "sync_binlog", "innodb_flush_log_at_trx_commit",
+                        "innodb_buffer_pool_size", "innodb_log_file_size", "binlog_annotate_row_events",
+                        "gtid_strict_mode", "max_connections", "max_binlog_size", "userstat", "log_bin",
+                        "slave_parallel_threads", "performance_schema", "max_statement_time")
+
+
+# what the report reads of a run's meta.json (the one page's machine, versions, dataset, disk, settings)
+META_KEPT = ("host", "versions", "dataset", "disk", "server_variables_not_default", "knobs_changed", "app")
+
+
+class Writer:
+    """Writes the assets of one report: every path it gives out is relative to the report's folder."""
+
+    def __init__(self, results: Path, output: Path) -> None:
+        self.results = results
+        self.root = results / "report-assets"
+        self.base = output.parent
+        self.written: set[str] = set()
+
+    def folder(self, source: Path) -> Path:
+        """The asset folder of a run, study or sweep folder; emptied first, unless the section is rebuilt from that
+        very folder (its raw data is not in results/)."""
+        name = source.name
+        path = self.root / name
+        if name not in self.written:
+            if not self.is_asset(source):
+                shutil.rmtree(path, ignore_errors=True)  # only what this report regenerates
+            path.mkdir(parents=True, exist_ok=True)
+            self.written.add(name)
+        return path
+
+    def is_asset(self, source: Path) -> bool:
+        return source.parent.resolve() == self.root.resolve()
+
+    def rel(self, path: Path) -> str:
+        return os.path.relpath(path, self.base)
+
+    def copy(self, src: Path, dst: Path) -> None:
+        """Copy a run's file into the assets; text loses every machine path (results/… stays)."""
+        if dst.exists() and src.resolve() == dst.resolve():
+            return  # a section rebuilt from its own assets
+        if src.suffix not in (".txt", ".json", ".md"):
+            shutil.copyfile(src, dst)
+            return
+        dst.write_text(self.without_paths(src.read_text()))
+
+    def without_paths(self, text: str) -> str:
+        for prefix in (str(self.results.resolve()), str(self.results), str(ROOT)):
+            text = text.replace(prefix + "/", "results/" if prefix != str(ROOT) else "")
+        return text
+
+    def keep_meta(self, src: Path, dst: Path) -> None:
+        """What the report reads of a run's meta.json (META_KEPT), kept beside a section's assets."""
+        meta = {k: v for k, v in json.loads(src.read_text()).items() if k in META_KEPT}
+        master = (meta.get("server_variables_not_default") or {}).get("master") or {}
+        if "server_variables_not_default" in meta:  # only what the one page shows (no datadir paths)
+            meta["server_variables_not_default"] = {
+                "master": {k: v for k, v in master.items() if k in SETTINGS_THAT_MATTER}}
+        kept = json.dumps(meta, indent=2, sort_keys=True) + "\n"
+        dst.write_text(self.without_paths(kept))
+
+    def rebuilt(self) -> list[str]:
+        """The sections this report rebuilt from committed assets (their raw data is not in results/)."""
+        return sorted(name for name in self.written if not (self.results / name).is_dir())
+
+    def kept(self) -> list[str]:
+        """Committed asset folders this report did not regenerate (left on disk, never deleted)."""
+        if not self.root.is_dir():
+            return []
+        return sorted(p.name for p in self.root.iterdir() if p.is_dir() and p.name not in self.written)

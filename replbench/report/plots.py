@@ -1,0 +1,89 @@
+"""The report's charts (matplotlib, headless): a sweep's latency, throughput, CPU and lag against the rate asked;
+a study's key metrics per cell with their range over repeats.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..analysis.studymetrics import BY_KEY
+from .sources import step_median
+
+NODES = ("app", "master", "replica1", "replica2", "vegeta")
+
+
+def pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_sweep(steps: list[dict[str, Any]], assets: Path, title: str) -> list[str]:
+    plt = pyplot()
+    rates = [s["rate"] for s in steps]
+    files = []
+    specs = [
+        ("latency.png", "latency percentiles vs rate", "latency (ms, log scale)", True,
+         [(k, ("latency_ms", k)) for k in ("p50", "p95", "p99", "max")]),
+        ("throughput.png", "sent rate and goodput vs asked rate", "requests/s", False,
+         [("sent", ("rate_sent",)), ("goodput", ("goodput",))]),
+        ("cpu.png", "CPU per process group vs rate", "CPU (% of one core, steady mean)", False,
+         [(n, ("cpu_mean_percent", n)) for n in (*NODES, "harness", "host_busy")]),
+        ("lag.png", "replication lag vs rate", "heartbeat lag p99 (ms, log scale)", True,
+         [(r, ("lag", r, "p99_ms")) for r in ("replica1", "replica2")]),
+    ]
+    for name, what, ylabel, log, series in specs:
+        fig_, ax = plt.subplots(figsize=(8, 4), dpi=100)
+        for label, path in series:
+            points = [(x, y) for x, y in zip(rates, (step_median(s, path) for s in steps))
+                      if y is not None and (not log or y > 0)]
+            if points:
+                ax.plot(*zip(*points), marker="o", label=label)
+        if log:
+            ax.set_yscale("log")
+        ax.set_xlabel("rate asked (requests/s)")
+        ax.set_ylabel(ylabel)
+        ax.set_title(f"{title}: {what}")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+        fig_.tight_layout()
+        fig_.savefig(assets / name, metadata={"Software": None})
+        plt.close(fig_)
+        files.append(name)
+    return files
+
+
+STUDY_CHART = ("bytes_per_write", "master_ms_per_write", "replica_ms_per_write", "lag_p99_ms", "p99_ms",
+               "apply_trx_per_s", "semi_sync_wait_us", "shed", "app_ms_per_ok", "db_share")
+
+
+def plot_study(data: dict[str, Any], assets: Path) -> str | None:
+    """One bar chart per study: key metrics per cell (median, error bars min–max), one panel per metric."""
+    panels = [(scenario, key, rows) for scenario, per_metric in data["comparison"].items()
+              for key, rows in per_metric.items() if key in STUDY_CHART]
+    if not panels:
+        return None
+    plt = pyplot()
+    cells = [c["name"] for c in data["cells"]]
+    cols = min(3, len(panels))
+    nrows = -(-len(panels) // cols)
+    fig_, axes = plt.subplots(nrows, cols, figsize=(4.2 * cols, 3.2 * nrows), dpi=90, squeeze=False)
+    for ax, (scenario, key, rows) in zip(axes.flat, panels):
+        meds = [rows[c]["median"] or 0 for c in cells]
+        low = [m - (rows[c]["min"] if rows[c]["min"] is not None else m) for m, c in zip(meds, cells)]
+        high = [(rows[c]["max"] if rows[c]["max"] is not None else m) - m for m, c in zip(meds, cells)]
+        ax.bar(range(len(cells)), meds, yerr=[low, high], capsize=3, color="tab:blue", alpha=0.8)
+        ax.set_xticks(range(len(cells)))
+        ax.set_xticklabels(cells, rotation=30, ha="right", fontsize=7)
+        ax.set_title(f"{scenario}: {BY_KEY[key].label}", fontsize=9)
+        ax.grid(True, axis="y", alpha=0.3)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    fig_.tight_layout()
+    fig_.savefig(assets / "study.png", metadata={"Software": None})
+    plt.close(fig_)
+    return "study.png"

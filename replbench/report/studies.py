@@ -1,0 +1,148 @@
+"""The studies' sections: per study its question, cells, how it ran and what its primary metrics found (the full
+tables on a study.md of its own); the index cost per memory regime from study working-set.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from ..analysis.findings import sentence, study_findings
+from ..analysis.studymetrics import BY_KEY, cell_text, semi_sync_cost
+from ..core.config import STUDY_DIR
+from ..core.stats import separated
+from ..topology.knobs import parse_size
+from .assets import Writer
+from .figures import figure
+from .plots import plot_study
+from .provenance import cpu_kind, net_of_idle, rows_verified, scenarios_write
+
+APP_TIER_STUDIES = ("inflight-", "app-")  # how the suite's own app should be run: a page of their own
+
+
+APP_TIER_PAGE = "report-app-tier.md"
+
+
+def primary_of(data: dict[str, Any]) -> list[str]:
+    """A study's primary metrics: as its study.json recorded them, else as its study file declares them now (a
+    study run before files declared them)."""
+    if data.get("primary"):
+        return list(data["primary"])
+    try:
+        declared = tomllib.loads((STUDY_DIR / f"{data['name']}.toml").read_text()).get("primary") or []
+    except (OSError, ValueError):
+        return []
+    return [str(k) for k in declared if k in BY_KEY]
+
+
+def study_section(folder: Path, writer: Writer) -> tuple[list[str], dict[str, Any]]:
+    data = json.loads((folder / "study.json").read_text())
+    cells = [c["name"] for c in data["cells"]]
+    assets = writer.folder(folder)
+    data["cpu_net_of_idle"] = net_of_idle(data, folder)
+    (assets / "study.json").write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    units_ok = sum(1 for u in data["units"] if u.get("metrics"))
+    lines = [f"### Study `{data['name']}` — `{folder.name}`", "", data.get("description", ""), "",
+             "- **Cells** (the first is the baseline): " + "; ".join(
+                 f"{c['name']} ({', '.join(f'{k}={v}' for k, v in c['changed'].items()) or 'reference'})"
+                 for c in data["cells"]),
+             f"- **How**: {', '.join(f'{s} at {r}/s' for s, r in data['rates'].items())}; "
+             f"{', '.join(data['measures'])}; {data['duration_s']:g} s per run; {data['repeat']} repeats, cells "
+             f"interleaved; {units_ok} of {len(data['units'])} units measured; status {data['status']}",
+             "- **Data state**: " + ("reset to the pristine dataset before every cell" if data["reset"] == "each-cell"
+                                      else data.get("data_state") or "not reset between cells"),
+             f"- **Command**: `{data.get('command', '')}`", cpu_kind(data), rows_verified(
+                 [u.get("metrics", {}).get("rows_changed_pct") for u in data["units"] if u.get("metrics")],
+                 any(scenarios_write(s) for s in data.get("scenarios", []))),
+             ""]
+    primary = primary_of(data)
+    found = study_findings(data, primary)
+    held = {(f["group"], f["metric"], f["cell"]) for f in found}
+    if data.get("question"):
+        lines[4:4] = [f"**Question**: {data['question']} **Primary metrics**: "
+                      + (", ".join(BY_KEY[k].label for k in primary) or "none declared") + ".", ""]
+    tables: list[str] = []
+    for scenario_name, per_metric in data["comparison"].items():
+        tables += [f"`{scenario_name}` — median [min–max] over repeats (ratio to `{cells[0]}`); a verdict only on the "
+                   "primary metrics (**holds**: Holm-corrected across the study and ≥ 10 %; *not shown*: it does "
+                   "not):", "", "| metric | " + " | ".join(f"`{c}`" for c in cells) + " |",
+                   "|---|" + "---|" * len(cells)]
+        for key, rows in per_metric.items():
+            label = BY_KEY[key].label + (" (primary)" if key in primary else "")
+            tables.append(f"| {label} | " + " | ".join(
+                cell_text(rows[c], ("**holds**" if (scenario_name, key, c) in held else "not shown")
+                          if key in primary else None) for c in cells) + " |")
+        tables.append("")
+    costs = semi_sync_cost(data["cells"], data["comparison"])
+    if costs:
+        tables += ["Semi-sync's commit cost: each semi-sync cell's write latency against the cell with semi-sync off "
+                   "on the same link (medians over repeats; what a commit pays, unlike MariaDB's own wait counter):",
+                   "", "| cell | against | p50 with → without (cost) | mean with → without (cost) |",
+                   "|---|---|---|---|"]
+        for row in costs:
+            tables.append(f"| `{row['cell']}` | `{row['baseline']}` | " + " | ".join(
+                "–" if row[k] is None else
+                f"{row[k]['with']:.2f} → {row[k]['without']:.2f} ms (**{row[k]['cost_ms']:+.2f} ms**"
+                f"{'' if row[k]['verdict'] == 'different' else ', noise'})"
+                for k in ("commit_p50_ms", "commit_mean_ms")) + " |")
+        tables.append("")
+    first = next((u for u in data["units"] if u.get("folder") and (folder / u["folder"] / "meta.json").exists()),
+                 None)
+    if first:  # kept beside study.json, so a rebuild from the assets still has it
+        writer.keep_meta(folder / first["folder"] / "meta.json", assets / "meta.json")
+    if (assets / "meta.json").exists():
+        data["meta"] = json.loads((assets / "meta.json").read_text())
+    chart = plot_study(data, assets)
+    # the whole study (every table) in its own file beside its assets; report.md keeps what it found
+    (assets / "study.md").write_text("\n".join(
+        [f"# Study `{data['name']}` — `{folder.name}`", *lines[1:], *tables]
+        + ([f"![{data['name']} study]({chart})", ""] if chart else [])).rstrip("\n") + "\n")
+    lines += ["- **Findings** (primary metrics only): " + ("; ".join(sentence(data["name"], f) for f in found)
+                                                           if found else "none holds") + ".",
+              f"- **Every figure**: [{folder.name}/study.md]({writer.rel(assets / 'study.md')})", ""]
+    if chart:
+        lines += [f"![{data['name']} study]({writer.rel(assets / chart)})", ""]
+    return lines, data
+
+
+def index_cost(studies: list[dict[str, Any]]) -> list[str]:
+    """One sentence per memory regime, from study working-set: what the four secondary indexes cost each replica
+    under ROW replication (write against write-noindex, the same update of the same three columns)."""
+    data = next((d for d in studies if d["name"] == "working-set"), None)
+    if not data or not data["comparison"]:
+        return []
+    per_metric = next(iter(data["comparison"].values()))
+    cells = {(c.get("scenario"), c["knobs"].get("buffer_pool")): c["name"] for c in data["cells"]}
+    pools = sorted({pool for _, pool in cells}, key=lambda p: -parse_size(p) if p else 0)
+    lines = ["## What indexes cost the replicas under row-based replication", "",
+             f"Study `working-set`: `write` (four secondary indexes) against `write-noindex`, the same update of "
+             f"the same three columns at {', '.join(f'{r}/s' for r in sorted(set(data['rates'].values())))}, "
+             f"{data['repeat']} repeats interleaved; the busier replica's figures, median [min–max]; *noise* where "
+             f"the repeats overlap; CPU {'net of idle' if 'net of idle' in cpu_kind(data) else 'gross'}.", ""]
+
+    def row(key: str, cell: str | None) -> dict[str, Any] | None:
+        return (per_metric.get(key) or {}).get(cell) if cell else None
+
+    def both(key: str, indexed: str, bare: str, unit: str = "") -> str:
+        a, b = row(key, indexed), row(key, bare)
+        if not a or not b or a["median"] is None or b["median"] is None:
+            return "–"
+        text = f"{figure(a)}{unit} against {figure(b)}{unit}"
+        return text + ("" if separated(a["values"], b["values"]) else " (noise)")
+
+    for pool in pools:
+        indexed, bare = cells.get(("write", pool)), cells.get(("write-noindex", pool))
+        if not indexed or not bare:
+            continue
+        a, b = row("replica_ms_per_write", indexed), row("replica_ms_per_write", bare)
+        if not a or not b or not a["median"] or not b["median"]:
+            continue
+        lines.append(
+            f"- **{pool or 'reference'} pool**: the indexes cost each replica {a['median'] / b['median']:.1f}× the "
+            f"CPU per applied write ({both('replica_ms_per_write', indexed, bare, ' ms')}), "
+            f"{both('replica_disk_reads_per_write', indexed, bare)} pages read from disk and "
+            f"{both('replica_kb_written_per_write', indexed, bare, ' KB')} written per write; replica lag p99 "
+            f"{both('lag_p99_ms', indexed, bare, ' ms')}; client p99 {both('p99_ms', indexed, bare, ' ms')}.")
+    return lines + [""]

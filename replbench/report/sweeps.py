@@ -1,0 +1,196 @@
+"""The sweeps' sections: one table per sweep (a row per rate, medians [range] of repeats), its plots and a linked
+page of per-step blocks; the indexed-against-bare pairs; the reference write-up's write steps beside ours.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..analysis.verdicts import describe_max
+from ..core.stats import lookup
+from ..topology import appserver
+from ..topology.knobs import Knobs
+from . import reference
+from .assets import Writer
+from .figures import fig, num
+from .plots import plot_sweep
+from .provenance import rows_verified, scenarios_write
+from .sources import load_steps, step_median, sweep_key
+
+PAIRS = (("read", "read-noindex"), ("write", "write-noindex"), ("write-nopk", "write-nopk-keyed"))
+
+
+def verdict_of(step: dict[str, Any]) -> str:
+    if not step["passed"]:
+        return "FAIL: " + "; ".join(step["reasons"])
+    notes = step.get("notes") or []
+    return "PASS* (" + "; ".join(notes) + ")" if notes else "PASS"
+
+
+TABLE_HEADER = ("| rate asked | sent/s | goodput/s | p50 ms | p99 ms | max ms | success | app % | master % | "
+                "replica1 % | replica2 % | app CPU-ms/ok | master CPU-ms/ok | replicas CPU-ms/ok | db share | "
+                "lag p99 ms | catch-up s | binlog B/write | shed / peak in flight (bound) | verdict |\n"
+                + "|" + "---|" * 20)
+
+
+def step_row(step: dict[str, Any]) -> str:
+    sums = [r["summary"] for r in step["repeats"]]
+
+    def get(*path: str) -> list[float | None]:
+        return [lookup(s, path) for s in sums]
+
+    def either(new: str, old: str) -> list[float | None]:
+        return [s.get(new, s.get(old)) for s in sums]
+
+    per_ok = [s.get("cpu_ms_per_success") or s.get("cpu_ms_per_request") or {} for s in sums]
+    lag_p99 = [max([v.get("p99_ms") or 0 for v in (s.get("lag") or {}).values()] or [0]) for s in sums]
+    catch = [max([v if v is not None else float("inf") for v in (s.get("catch_up_s") or {}).values()] or [0])
+             for s in sums]
+    cells = [
+        f"{step['rate']}{' (refine)' if step.get('refined') else ''}",
+        fig(either("rate_sent", "rate_achieved"), "{:.1f}"), fig(either("goodput", "throughput"), "{:.1f}"),
+        fig(get("latency_ms", "p50"), "{:.1f}"), fig(get("latency_ms", "p99"), "{:.1f}"),
+        fig(get("latency_ms", "max"), "{:.0f}"),
+        fig([None if v is None else 100 * v for v in get("success")], "{:.2f}%"),
+        *(fig(get("cpu_mean_percent", n)) for n in ("app", "master", "replica1", "replica2")),
+        fig([p.get("app") for p in per_ok], "{:.3f}"), fig([p.get("master") for p in per_ok], "{:.3f}"),
+        fig([(p.get("replica1") or 0) + (p.get("replica2") or 0) or None for p in per_ok], "{:.3f}"),
+        fig([None if s.get("db_share_of_host") is None else 100 * s["db_share_of_host"] for s in sums], "{:.0f}%"),
+        fig(lag_p99), fig([None if c == float("inf") else c for c in catch], "{:.1f}"),
+        fig(get("binlog", "bytes_per_write"), "{:.0f}"),
+        _shed(sums),
+        verdict_of(step),
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
+def _shed(sums: list[dict[str, Any]]) -> str:
+    """Requests the app shed over its in-flight bound and its workers' peaks in flight summed (medians of the
+    repeats), and the bound per worker."""
+    admissions = [s.get("app_admission") for s in sums if lookup(s, ("app_admission", "limit_per_worker")) is not None]
+    if not admissions:
+        return "–"
+    bound = "/".join(sorted({appserver.bound_text(a, taken=False) for a in admissions}))
+    shed = fig([lookup(s, ("app_admission", "shed")) for s in sums])
+    peak = fig([lookup(s, ("app_admission", "peak_in_flight")) for s in sums])
+    return f"{shed} / {peak} ({bound})"
+
+
+def sweep_section(sweep_dir: Path, writer: Writer) -> tuple[list[str], dict[str, Any]]:
+    sweep = json.loads((sweep_dir / "sweep.json").read_text())
+    steps = load_steps(sweep_dir, sweep)
+    name = sweep["scenario"]
+    lines = [f"### Sweep `{sweep_key(sweep)}` — `{sweep_dir.name}`", ""]
+    if not steps:
+        return lines + ["No completed step.", ""], {"scenario": name, "max": None, "max_text": "–", "steps": []}
+    assets = writer.folder(sweep_dir)
+    (assets / "sweep.json").write_text(json.dumps(sweep, indent=2, sort_keys=True) + "\n")
+    first = steps[0]["repeats"][0]
+    meta = first["meta"]
+    if (sweep_dir / first["name"] / "meta.json").exists():  # kept, so a rebuild from the assets still has it
+        writer.keep_meta(sweep_dir / first["name"] / "meta.json", assets / "meta.json")
+    reference = Knobs()  # a sweep rebuilt from assets without its meta: the knobs that differ from the reference
+    knobs = meta.get("knobs_changed", {k: v for k, v in sweep["knobs"].items() if getattr(reference, k, None) != v})
+    lines += [
+        f"- **Settings**: {', '.join(f'{k}={v}' for k, v in knobs.items()) or 'reference'}; "
+        f"{sweep['duration_s']:g} s per step" + (f", {sweep['repeat']} repeats per step (median [range])"
+                                                 if sweep["repeat"] > 1 else ""),
+        f"- **Pass criteria**: {sweep['criteria_text']}",
+        f"- **Status**: {sweep['status']}; **max sustainable rate: {describe_max(sweep)}**",
+        rows_verified([None if lookup(r["summary"], ("rows_checked", "share")) is None
+                       else round(100 * r["summary"]["rows_checked"]["share"], 2)
+                       for s in steps for r in s["repeats"]], scenarios_write(name)),
+        "",
+        TABLE_HEADER, *(step_row(s) for s in steps), "",
+    ]
+    for file in plot_sweep(steps, assets, name):
+        lines.append(f"![{name} {file[:-4]}]({writer.rel(assets / file)})")
+    blocks = [f"# Per-step blocks of `{sweep_dir.name}`", ""]
+    for step in steps:
+        for r in step["repeats"]:
+            tag = r["name"]
+            for src, path in r["files"].items():
+                if path.exists():
+                    writer.copy(path, assets / f"{tag}-{src}")
+            block = (assets / f"{tag}-block.txt").read_text().rstrip("\n") if r["files"]["block.txt"].exists() \
+                else "(none)"
+            blocks += [f"## {step['rate']} rps — `{tag}`", "", "```", block, "```", "",
+                       f"![latency over time]({tag}-latency.png)", ""]
+    (assets / "blocks.md").write_text("\n".join(blocks))
+    lines += ["", f"Per-step blocks and latency over time: [{sweep_dir.name}/blocks.md]"
+                  f"({writer.rel(assets / 'blocks.md')})", ""]
+    return lines, {"scenario": name, "key": sweep_key(sweep), "max": sweep["max_sustainable_rate"],
+                   "max_text": describe_max(sweep), "steps": steps, "folder": sweep_dir.name, "meta": meta}
+
+
+def comparison(latest: dict[str, dict[str, Any]]) -> list[str]:
+    lines: list[str] = []
+    for indexed, plain in PAIRS:
+        if indexed not in latest or plain not in latest:
+            continue
+        a, b = latest[indexed], latest[plain]
+        if not lines:
+            lines += ["## Paired sweeps: what the indexes (and the primary key) cost", ""]
+        lines += [f"### `{indexed}` vs `{plain}`", "", "| | " + f"`{indexed}` | `{plain}` |", "|---|---|---|",
+                  f"| max sustainable rate | {a['max_text']} | {b['max_text']} |"]
+        common = sorted({s["rate"] for s in a["steps"]} & {s["rate"] for s in b["steps"]})
+        if common:
+            lines += ["", "Per successful request at the rates both sweeps ran (median of repeats):", "",
+                      "| rate | metric | " + f"`{indexed}` | `{plain}` | ratio |", "|---|---|---|---|---|"]
+            by_a = {s["rate"]: s for s in a["steps"]}
+            by_b = {s["rate"]: s for s in b["steps"]}
+            for rate in common:
+                for label, path in (("master CPU-ms/ok", ("cpu_ms_per_success", "master")),
+                                    ("replica1 CPU-ms/ok", ("cpu_ms_per_success", "replica1")),
+                                    ("binlog bytes/write", ("binlog", "bytes_per_write")),
+                                    ("p99 latency ms", ("latency_ms", "p99"))):
+                    va, vb = step_median(by_a[rate], path), step_median(by_b[rate], path)
+                    ratio = f"{va / vb:.2f}×" if va and vb else "–"
+                    lines.append(f"| {rate} | {label} | {num(va)} | {num(vb)} | {ratio} |")
+        lines.append("")
+    return lines
+
+
+REFERENCE_POOLS = ("", "128M")  # our sweeps set beside the reference's: the reference pool, and the write-up's
+
+
+def reference_comparison(latest: dict[str, dict[str, Any]]) -> list[str]:
+    """The reference write-up's write steps beside ours at the same rates, per request: its "Gunicorn cpu / Mysql
+    cpu: master + 2 * replica" line as CPU-ms per write, and its p50/p95/p99, against our sweeps with the
+    reference pool (the whole set in memory) and with a 128M pool (the write-up ran a Docker default pool)."""
+    found = {(scenario, pool): latest.get(scenario + (f" [buffer_pool={pool}]" if pool else ""))
+             for scenario in reference.WRITES for pool in REFERENCE_POOLS}
+    if not any(found.values()):
+        return []
+    lines = ["## The reference experiment's write steps beside ours", "",
+             f"The write-up ({reference.SOURCE}: 16 vCPU, 12 gunicorn workers, a Docker default pool) against our "
+             "sweeps of the same rates on this 2-core box, per successful write so that the hosts compare "
+             "(its CPU % × 10 ÷ rate). Ours: median of repeats; replica = the mean of the two replicas; *not run*: "
+             "the sweep stopped one step after its first failing step.", ""]
+    for scenario, steps in reference.WRITES.items():
+        lines += [f"### `{scenario}`", "",
+                  "| rate | source | app CPU-ms/write | master CPU-ms/write | replica CPU-ms/write (each) | p50 ms | "
+                  "p95 ms | p99 ms | replica lag p99 ms |", "|---|---|---|---|---|---|---|---|---|"]
+        for ref in steps:
+            lines.append(f"| {ref.rate} | the write-up | {num(ref.cpu_ms(ref.gunicorn))} | "
+                         f"{num(ref.cpu_ms(ref.master))} | {ref.replica_text()} | {num(ref.p50_ms)} | "
+                         f"{num(ref.p95_ms)} | {num(ref.p99_ms)} | – |")
+            for pool in REFERENCE_POOLS:
+                info = found[(scenario, pool)]
+                step = next((s for s in (info or {}).get("steps", []) if s["rate"] == ref.rate), None)
+                label = f"ours, {pool or 'reference'} pool"
+                if step is None:
+                    lines.append(f"| {ref.rate} | {label} | *not run* | | | | | | |")
+                    continue
+                per_ok = [step_median(step, ("cpu_ms_per_success", n)) for n in ("app", "master", "replica1",
+                                                                            "replica2")]
+                replicas = [v for v in per_ok[2:] if v is not None]
+                lag = max([step_median(step, ("lag", r, "p99_ms")) or 0 for r in ("replica1", "replica2")])
+                lines.append(f"| {ref.rate} | {label} | {num(per_ok[0])} | {num(per_ok[1])} | "
+                             f"{num(sum(replicas) / len(replicas) if replicas else None)} | "
+                             + " | ".join(num(step_median(step, ("latency_ms", q))) for q in ("p50", "p95", "p99"))
+                             + f" | {num(lag)} |")
+        lines.append("")
+    return lines
