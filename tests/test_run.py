@@ -22,7 +22,8 @@ from replbench.topology.knobs import Knobs
 from .conftest import FIXTURES, env_for, run_cli, run_folder, wait_until
 
 RUN_FILES = ("meta.json", "targets.json", "results.bin", "report.txt", "report.json", "hdrplot.txt", "plot.html",
-             "latency.png", "cpu.csv", "memory.csv", "lag.csv", "io.csv", "timeline.csv", "summary.json", "block.txt")
+             "latency.png", "cpu.csv", "memory.csv", "lag.csv", "positions.csv", "io.csv", "timeline.csv",
+             "summary.json", "block.txt")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 

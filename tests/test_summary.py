@@ -130,3 +130,33 @@ def test_semi_syncs_commit_cost_is_against_the_same_link_with_semi_sync_off() ->
     assert by_cell["as-20"]["commit_p50_ms"]["cost_ms"] == 22.0 - 1.2
     assert by_cell["as-0"]["commit_p50_ms"]["cost_ms"] == round(1.6 - 1.1, 3)
     assert by_cell["as-20"]["commit_p50_ms"]["verdict"] == "different"
+
+
+def test_position_parsing_for_both_flavours() -> None:
+    from replbench.measure.poslag import parse_position
+
+    assert parse_position("mariadb", "0-1-100,99-1-7") == {"0": 100, "99": 7}
+    assert parse_position("mariadb", "") == {}
+    assert parse_position("mysql", "u1:1-5:7-9,\nu2:1-3") == {"u1": 9, "u2": 3}
+    assert parse_position("mysql", "u1:4") == {"u1": 4}
+
+
+def test_position_lag_is_the_age_of_the_oldest_transaction_not_applied() -> None:
+    from replbench.measure.poslag import History
+
+    h = History()
+    h.add(1.00, {"0": 10, "99": 1})
+    h.add(1.01, {"0": 12, "99": 1})  # 11 and 12 first seen at 1.01
+    h.add(1.02, {"0": 12, "99": 2})
+    assert h.lag_at(1.05, {"0": 12, "99": 2}) == 0  # everything applied
+    assert abs(h.lag_at(1.05, {"0": 11, "99": 2}) - 0.04) < 1e-9  # 12 seen at 1.01
+    assert abs(h.lag_at(1.05, {"0": 12, "99": 1}) - 0.03) < 1e-9  # the heartbeat's domain counts too
+    assert abs(h.lag_at(1.05, {"0": 9, "99": 2}) - 0.05) < 1e-9  # behind the first read: its time is the bound
+    assert h.lag_at(1.05, {"0": 13, "99": 2}) == 0  # ahead of the master's last read
+
+
+def test_lag_growth_is_the_fitted_slope() -> None:
+    from replbench.measure.lag import growth
+
+    assert growth([(0.0, 0.0), (1.0, 500.0), (2.0, 1000.0)]) == 0.5
+    assert growth([(0.0, 5.0), (1.0, 5.0)]) is None

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import json
 import threading
+import time
+from pathlib import Path
 
 from replbench.core import sql
 from replbench.core.config import Settings
+from replbench.measure.poslag import PositionLag
+from replbench.topology import nodes
 
 from .conftest import env_for, run_cli, run_folder
 
@@ -57,3 +61,40 @@ def test_semi_syncs_block_line_names_mariadbs_counter_for_what_it_is(topo: Setti
     _, _, out = run(topo, "write", "20", "--duration", "2s", "--semi-sync", "after_sync")
     line = next(line for line in out.splitlines() if line.startswith("Semi-sync: "))
     assert "MariaDB's own counters" in line and "not what a commit pays" in line
+
+
+def test_lag_comes_from_gtid_positions_to_a_few_ms_and_the_heartbeat_stays_beside_it(topo: Settings) -> None:
+    summary, _, out = run(topo, "write", "40", "--duration", "3s")
+    assert 0 < summary["lag_floor_ms"] < summary["heartbeat_ms"]  # the position reads' interval, not 100 ms
+    for name in ("replica1", "replica2"):
+        lag = summary["lag"][name]
+        assert lag["method"] == "gtid positions" and lag["samples"] > 0
+        assert lag["heartbeat_p99_ms"] is not None
+    assert "(GTID positions): p50" in out and "Lag floor: positions read every" in out
+
+
+def test_position_lag_follows_a_replica_that_stops_applying_and_returns_to_zero(topo: Settings, tmp_path: Path) -> None:
+    replica = topo.node("replica1")
+    sampler = PositionLag(topo, tmp_path / "positions.csv", time.monotonic())
+    sampler.start()
+    try:
+        with sql.admin(replica, topo) as cur:
+            cur.execute("STOP SLAVE SQL_THREAD")
+        with sql.admin(topo.master, topo) as cur:
+            for i in range(5):
+                cur.execute("UPDATE bench_idx.accounts SET updated_at = NOW() WHERE id = %s", (i + 1,))
+        assert nodes.wait_caught_up(topo, 30, replicas=(topo.node("replica2"),))["replica2"] is not None
+        time.sleep(0.5)  # replica1 stays behind meanwhile
+        behind = [v for _, v in sampler.series("replica1", 0, float("inf"))][-5:]
+        assert behind and min(behind) > 0, behind  # not applied: its lag grows from the master's first sight
+        assert sampler.series("replica2", 0, float("inf"))[-1][1] == 0  # applied everything
+    finally:
+        with sql.admin(replica, topo) as cur:
+            cur.execute("START SLAVE SQL_THREAD")
+    deadline = time.monotonic() + 60  # a bound on the wait, not a timing assertion
+    while time.monotonic() < deadline and sampler.series("replica1", 0, float("inf"))[-1][1] != 0:
+        time.sleep(0.05)
+    sampler.stop()
+    assert sampler.series("replica1", 0, float("inf"))[-1][1] == 0
+    rows = (tmp_path / "positions.csv").read_text().splitlines()
+    assert rows[0] == "elapsed_s,node,position,lag_ms" and any(",master," in r for r in rows)

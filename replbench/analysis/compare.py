@@ -83,10 +83,14 @@ def run_samples(folder: Path, summary: dict[str, Any]) -> dict[str, list[float]]
                     per_req.append(10.0 * value / requests)  # % of a core over 1 s = 10 ms per %
             out[f"{node} CPU-ms/req"] = per_req
     if start is not None and duration:
+        # lag from the GTID positions (positions.csv), or the heartbeat's for a run measured before them
+        positions = folder / "positions.csv"
+        rows, node, column = ((_read_csv(positions), "node", "lag_ms") if positions.exists()
+                              else (_read_csv(folder / "lag.csv"), "replica", "heartbeat_lag_ms"))
         for row_replica in ("replica1", "replica2"):
             out[f"{row_replica} lag p99 ms"] = [
-                v for v in (_num(r.get("heartbeat_lag_ms")) for r in _read_csv(folder / "lag.csv")
-                            if r.get("replica") == row_replica
+                v for v in (_num(r.get(column)) for r in rows
+                            if r.get(node) == row_replica
                             and start <= (_num(r["elapsed_s"]) or 0) <= start + duration) if v is not None]
     return out
 

@@ -88,7 +88,8 @@ SETTING_LIST: tuple[Setting, ...] = (
             "their unix sockets"),
     Setting("heartbeat_ms", "REPLBENCH_HEARTBEAT_MS", "100",
             lambda v: _bounded_int(v, 10, 10_000, "heartbeat interval (ms)"),
-            "heartbeat period (10 ms and up, as pt-heartbeat allows): the floor of every lag figure"),
+            "heartbeat period (10 ms and up, as pt-heartbeat allows): the floor of the heartbeat lag (the "
+            "cross-check; lag figures come from GTID positions every 10 ms)"),
     Setting("find_users", "REPLBENCH_FIND_USERS", "two-step",
             lambda v: _choice(v, FIND_USERS_SHAPES, "find_users shape"),
             "find_users' SQL: two-step, one-trip or server-steps (see bench-app --find-users)"),

@@ -1,6 +1,6 @@
 """One benchmark run: a constant-rate vegeta attack of one scenario against the running topology, and a complete,
 self-describing results folder (meta.json, targets, results.bin, vegeta reports, cpu.csv, io.csv, lag.csv,
-memory.csv, latency.png, summary.json, block.txt, harness.log when something went wrong).
+positions.csv, memory.csv, latency.png, summary.json, block.txt, harness.log when something went wrong).
 
 Order of a run: topology ready → every knob applied and read back → warm-up → app restarted → replicas caught up →
 targets → heartbeat on and its binlog cost calibrated → counters snapshotted → attack (live progress; at the moment
@@ -363,7 +363,8 @@ class Run:
             window, requests=self.summary["requests"], successes=self.summary["successes"],
             writes=summary.writes_of(tl), sending_s=report["duration"] / 1e9 or (self.t_end - self.t_start),
             databases_here=not s.external, cores=os.cpu_count()))
-        self.summary.update(lag_floor_ms=s.heartbeat_ms, catch_up_s=self.catch_up,
+        self.summary.update(lag_floor_ms=watch.lag.floor_ms(self.t_start, self.t_end), heartbeat_ms=s.heartbeat_ms,
+                            catch_up_s=self.catch_up,
                             catch_up_timeout_s=self.options.catch_up_timeout)
 
     def _check_rows(self) -> None:

@@ -1,9 +1,10 @@
-"""Replication lag: a heartbeat row written on the master every REPLBENCH_HEARTBEAT_MS (100 ms; down to 10 ms,
-as pt-heartbeat allows) and read on each replica as often (pt-heartbeat's method), plus Seconds_Behind_Master
-and the replication threads' state every second.
+"""Replication lag, measured two ways: from GTID positions every 10 ms (poslag.py: the figures a run reports, to
+about 10 ms), and from a heartbeat row written on the master every REPLBENCH_HEARTBEAT_MS (100 ms) and read on each
+replica as often (pt-heartbeat's method: the cross-check, and what tells a live replica from a stopped one while
+the master writes nothing), plus Seconds_Behind_Master and the replication threads' state every second.
 
-Lag = the replica's clock minus the newest heartbeat timestamp it has applied (one box, one clock), so an idle
-replica reads between 0 and one beat interval. Heartbeat writes run in their own GTID domain (MariaDB) and are
+Heartbeat lag = the replica's clock minus the newest heartbeat timestamp it has applied (one box, one clock), so an
+idle replica reads between 0 and one beat interval. Heartbeat writes run in their own GTID domain (MariaDB) and are
 counted, so binlog figures per application write can leave them out.
 """
 
@@ -19,13 +20,14 @@ from typing import Any
 from ..core import sql
 from ..core.config import HEARTBEAT_DOMAIN_ID, META_SCHEMA, Settings
 from ..core.stats import percentile
+from .poslag import PositionLag
 
 CSV_COLUMNS = ["elapsed_s", "replica", "heartbeat_lag_ms", "seconds_behind_master", "replicating"]
 STATUS_INTERVAL = 1.0
 
 
 class LagMonitor:
-    """Heartbeat writer + per-replica readers, recording lag.csv until stopped."""
+    """Heartbeat writer + per-replica readers (lag.csv) and the position sampler (positions.csv), until stopped."""
 
     def __init__(self, settings: Settings, path: Path, clock_zero: float) -> None:
         self.settings = settings
@@ -43,8 +45,10 @@ class LagMonitor:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
+        self.positions = PositionLag(settings, path.with_name("positions.csv"), clock_zero)
 
     def start(self) -> None:
+        self.positions.start()
         self._file = open(self.path, "w", newline="")
         self._writer = csv.DictWriter(self._file, fieldnames=CSV_COLUMNS, restval="")
         self._writer.writeheader()
@@ -60,6 +64,7 @@ class LagMonitor:
             thread.join(timeout=5)
         if self._file is not None:
             self._file.close()
+        self.positions.stop()
 
     def _elapsed(self) -> float:
         return round(time.monotonic() - self.zero, 3)
@@ -130,41 +135,51 @@ class LagMonitor:
                 self.behind[name].append((t, sample["seconds_behind_master"]))
 
     def summarize(self, start: float, end: float) -> dict[str, dict[str, Any]]:
-        """Per replica: heartbeat lag p50/p99/max/mean (ms) and max Seconds_Behind_Master within [start, end]."""
+        """Per replica within [start, end]: lag p50/p99/max/mean (ms) and its growth from GTID positions (`method`
+        says which; the heartbeat's where no position was read), the heartbeat's p50/p99/max beside them, and the
+        highest Seconds_Behind_Master."""
         out: dict[str, dict[str, Any]] = {}
         for name in sorted(self.lags):
-            lags = [v for t, v in self.lags[name] if start <= t <= end]
+            beats = [(t, v) for t, v in self.lags[name] if start <= t <= end]
             sbm = [v for t, v in self.behind[name] if start <= t <= end]
-            points = [(t, v) for t, v in self.lags[name] if start <= t <= end]
-            out[name] = {"samples": len(lags), "p50_ms": percentile(lags, 50), "p99_ms": percentile(lags, 99),
+            points = self.positions.series(name, start, end) or beats
+            lags = [v for _, v in points]
+            out[name] = {"method": "gtid positions" if points is not beats else "heartbeat",
+                         "samples": len(lags), "p50_ms": percentile(lags, 50), "p99_ms": percentile(lags, 99),
                          "max_ms": max(lags) if lags else None,
                          "mean_ms": round(statistics.fmean(lags), 1) if lags else None,
+                         "heartbeat_p50_ms": percentile([v for _, v in beats], 50),
+                         "heartbeat_p99_ms": percentile([v for _, v in beats], 99),
+                         "heartbeat_max_ms": max((v for _, v in beats), default=None),
                          "max_seconds_behind_master": max(sbm) if sbm else None,
                          "growth_s_per_s": growth(points)}
         return out
 
+    def floor_ms(self, start: float, end: float) -> float:
+        """What the lag figures cannot resolve: the position reads' achieved interval, else the heartbeat's."""
+        return self.positions.floor_ms(start, end) or 1000 * self.interval
+
     def settled_after(self, t0: float, threshold_ms: float | None = None) -> dict[str, float | None]:
-        """Per replica: seconds after t0 until the heartbeat lag was first back under the threshold (twice the
-        beat interval by default); None if it never was while the monitor ran."""
-        threshold_ms = 2000 * self.interval if threshold_ms is None else threshold_ms
+        """Per replica: seconds after t0 until its lag was first back under the threshold (twice the floor by
+        default); None if it never was while the monitor ran."""
+        end = time.monotonic() - self.zero
+        threshold_ms = 2 * self.floor_ms(0.0, end) if threshold_ms is None else threshold_ms
         out: dict[str, float | None] = {}
-        for name, series in sorted(self.lags.items()):
+        for name, beats in sorted(self.lags.items()):
+            series = self.positions.series(name, t0, end) or beats
             hit = next((t for t, v in series if t >= t0 and v <= threshold_ms), None)
             out[name] = None if hit is None else round(hit - t0, 3)
         return out
 
 
 def growth(points: list[tuple[float, float]]) -> float | None:
-    """Least-squares slope of lag (ms) over time (s), in seconds of lag per second: > 0 means falling behind."""
-    if len(points) < 3:
+    """The least-squares slope of lag (ms) over time (s), in seconds of lag per second: > 0 means falling behind."""
+    import numpy as np  # imported where a summary is computed, not by every command's start
+
+    if len(points) < 3 or len({t for t, _ in points}) < 2:
         return None
-    n = len(points)
-    mt = sum(t for t, _ in points) / n
-    mv = sum(v for _, v in points) / n
-    var = sum((t - mt) ** 2 for t, _ in points)
-    if var == 0:
-        return None
-    return round(sum((t - mt) * (v - mv) for t, v in points) / var / 1000.0, 3)
+    t, v = np.array(points, dtype=float).T
+    return round(float(np.polyfit(t, v, 1)[0]) / 1000.0, 3)
 
 
 def _close(conn: Any) -> None:

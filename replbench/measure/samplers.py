@@ -1,5 +1,6 @@
-"""Every sampler of one run as one bundle on one clock — the heartbeat lag (lag.csv), each node's health and disk
-I/O (io.csv), CPU per group and memory (cpu.csv, memory.csv) — started and stopped together; and the snapshot of
+"""Every sampler of one run as one bundle on one clock — the lag (GTID positions in positions.csv, the heartbeat in
+lag.csv), each node's health and disk I/O (io.csv), CPU per group and memory (cpu.csv, memory.csv) — started and
+stopped together; and the snapshot of
 every counter a per-write figure needs, taken the same way before and after the attack (binlog bytes, server
 counters, CPU totals, heartbeats, the app's admission counters)."""
 

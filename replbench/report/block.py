@@ -86,12 +86,24 @@ def render_block(summary: dict[str, Any], folder: Path) -> str:
         else:
             catch_text = f"caught up {catch:.2f} s after the last request was sent"
         settled = (summary.get("lag_settled_s") or {}).get(name)
+        if lag_of.get("method") == "gtid positions":
+            settled_text = "" if settled is None else f", lag back under {2 * floor:g} ms after {settled:.2f} s"
+            lines.append(f"Lag {name} (GTID positions): p50 {_ms(lag_of['p50_ms'])}, p99 {_ms(lag_of['p99_ms'])}, "
+                         f"max {_ms(lag_of['max_ms'])}; heartbeat p99 {_ms(lag_of['heartbeat_p99_ms'])}; "
+                         f"Seconds_Behind_Master max {lag_of['max_seconds_behind_master']}; {catch_text}"
+                         f"{settled_text}")
+            continue
         settled_text = "" if settled is None else \
             f", heartbeat lag back under {2 * (floor or 100)} ms after {settled:.2f} s"
         lines.append(f"Lag {name}: heartbeat p50 {_ms(lag_of['p50_ms'])}, p99 {_ms(lag_of['p99_ms'])}, "
                      f"max {_ms(lag_of['max_ms'])}; Seconds_Behind_Master max "
                      f"{lag_of['max_seconds_behind_master']}; {catch_text}{settled_text}")
-    if floor:
+    methods = {lag_of.get("method") for lag_of in (summary.get("lag") or {}).values()}
+    if floor and "gtid positions" in methods:
+        lines.append(f"Lag floor: positions read every {floor:g} ms (achieved median), so lag below about {floor:g} ms "
+                     f"is not resolved; nothing is written to measure it (the heartbeat, every "
+                     f"{summary.get('heartbeat_ms', 100)} ms, is the cross-check)")
+    elif floor:
         lines.append(f"Lag floor: the heartbeat is written every {floor} ms, so an idle replica reads 0–{floor} ms")
     rep = summary.get("replication") or {}
     master = (rep.get("nodes") or {}).get("master")

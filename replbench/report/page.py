@@ -37,8 +37,10 @@ COLUMN_GUIDE = (
     "**CPU-ms/ok**: a process group's CPU milliseconds per *successful* request (failed ones cost CPU but are "
     "not the work asked for); per request, failures included, is in each run's summary.json.",
     "**CPU %**: % of one core, mean over the middle 80 % of the attack, every sampler on one clock.",
-    "**lag**: heartbeat lag (pt-heartbeat's method, written every 100 ms): an idle replica reads 0–100 ms, so "
-    "nothing below ~100 ms is a difference.",
+    "**lag**: how long ago the master first showed the oldest transaction a replica has not applied, from GTID "
+    "positions read every 10 ms (floor about 10 ms); runs measured before that read a heartbeat written every "
+    "100 ms (pt-heartbeat's method: an idle replica reads 0–100 ms, nothing below ~100 ms is a difference). Each "
+    "run's block says which.",
     "**catch-up**: seconds from the moment the last request was *sent* until each replica applied the master's "
     "position at that moment (timed in parallel).",
     "**PASS\\***: the step met every criterion but the host or the load generator was saturated (the reason is "
