@@ -212,6 +212,8 @@ def test_two_single_runs_are_judged_against_recorded_runs_not_their_own_seconds(
     assert rows_of(compare.compare(base, near, results=results))["app CPU %"].rstrip(" |").endswith("noise")
     moved_row = rows_of(compare.compare(base, moved, results=results))["app CPU %"]
     assert moved_row.rstrip(" |").endswith("worse") and "+30.0%" in moved_row
+    # the 95 % prediction interval of a difference of two new runs: t(0.975, 2) × sd 4 × √2 = ±24.3
+    assert "[-24.3, +24.3]" in moved_row
     assert rows_of(compare.compare(base, moved, band=50.0, results=results))["app CPU %"].rstrip(" |").endswith(
         "noise")
 

@@ -2,7 +2,8 @@
 figure. Two sweeps: a bootstrap interval of the difference from the repeats of each step. Two single runs: the
 seconds of one run do not know how much two runs differ, so the noise is the spread between recorded runs of the
 same scenario, rate and settings on this machine (sweep repeats, study units, loose runs: at least
-MIN_RECORDED_RUNS of them, the largest difference between two of them); without them compare says plainly that one
+MIN_RECORDED_RUNS of them; the 95 % prediction interval of a difference between two new runs from their standard
+deviation, scipy's t); without them compare says plainly that one
 run each cannot separate a change from run-to-run noise, and calls nothing better or worse. A metric is called
 better or worse only when the difference lies outside that noise *and* beyond the --band floor; a run compared
 with itself is all noise. compare also warns when the two sides' machine calibrations differ by more than 10 %.
@@ -194,15 +195,22 @@ def recorded_runs(results: Path, summary: dict[str, Any], knobs: dict[str, Any],
     return found
 
 
-def between_runs(runs: list[dict[str, Any]]) -> dict[str, tuple[float, float]]:
-    """Per headline metric: ± the largest difference between two recorded runs (the noise of one run each)."""
+def between_runs(runs: list[dict[str, Any]], lag_method: str | None = None) -> dict[str, tuple[float, float]]:
+    """Per headline metric: the 95 % prediction interval of the difference between two new single runs, from the
+    recorded runs' spread: ± t(0.975, n − 1) × s × √2 (s their standard deviation, n ≥ MIN_RECORDED_RUNS). Lag
+    figures only from runs whose lag was measured the same way (GTID positions or the heartbeat)."""
+    from scipy import stats  # imported where a comparison is computed, not by every command's start
+
     figures = [run_figures(r) for r in runs]
+    methods = [{(v or {}).get("method", "heartbeat") for v in (r.get("lag") or {}).values()} for r in runs]
     out = {}
     for key in figures[0] if figures else ():
-        values = [f[key] for f in figures if f.get(key) is not None]
+        lag = key.endswith("lag p99 ms")
+        values = [f[key] for f, m in zip(figures, methods) if f.get(key) is not None
+                  and (not lag or m == {lag_method or "heartbeat"})]
         if len(values) >= MIN_RECORDED_RUNS:
-            spread = max(values) - min(values)
-            out[key] = (-spread, spread)
+            half = float(stats.t.ppf(0.975, len(values) - 1)) * statistics.stdev(values) * 2 ** 0.5
+            out[key] = (-half, half)
     return out
 
 
@@ -217,10 +225,13 @@ def compare(base: Path, new: Path, band: float = DEFAULT_BAND, results: Path | N
         knobs = (json.loads((base / "meta.json").read_text()) if (base / "meta.json").exists() else {}).get(
             "knobs_changed")
         runs = recorded_runs(results, summary, knobs, {base.resolve(), new.resolve()}) if results else []
-        recorded = between_runs(runs) if len(runs) >= MIN_RECORDED_RUNS else {}
-        lines += [f"Two single runs: the noise is the largest difference between {len(runs)} recorded runs of "
-                  f"`{summary.get('scenario')}` at {summary.get('rate')}/s with the same settings on this machine; "
-                  f"a metric is called better or worse only beyond it and beyond ±{band:g} %."
+        methods = {(v or {}).get("method", "heartbeat") for v in (summary.get("lag") or {}).values()}
+        recorded = between_runs(runs, next(iter(methods)) if len(methods) == 1 else None) \
+            if len(runs) >= MIN_RECORDED_RUNS else {}
+        lines += [f"Two single runs: the noise is the 95 % prediction interval of the difference between two runs, "
+                  f"from the spread of {len(runs)} recorded runs of `{summary.get('scenario')}` at "
+                  f"{summary.get('rate')}/s with the same settings on this machine (± t × s × √2); a metric is "
+                  f"called better or worse only beyond it and beyond ±{band:g} %."
                   if recorded else
                   f"Two single runs, and fewer than {MIN_RECORDED_RUNS} recorded runs of `{summary.get('scenario')}` "
                   f"at {summary.get('rate')}/s with the same settings here: **one run each cannot separate a change "
