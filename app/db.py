@@ -13,6 +13,7 @@ import asyncio
 import importlib
 import itertools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,6 +97,8 @@ class Database:
                                   socket=settings.app_socket(n.name)) for n in settings.replicas]
         self._rr = itertools.count()
         self._probe_task: asyncio.Task[None] | None = None
+        # each wait for a connection, in seconds (0: none), for the admission's standing-queue test (app/main.py)
+        self.observe_wait: Callable[[float], None] | None = None
 
     @property
     def nodes(self) -> list[NodePool]:
@@ -165,13 +168,19 @@ class Database:
         node.in_flight += 1
         try:
             if node.slots.locked():  # only a wait is bounded: wait_for costs a task and a timer per call
+                began = time.monotonic()
                 try:
                     await asyncio.wait_for(node.slots.acquire(), self.settings.db_timeout)
                 except TimeoutError:
                     raise Overloaded(f"{node.name}: no free connection within {self.settings.db_timeout:g} s") \
                         from None
+                finally:
+                    if self.observe_wait is not None:
+                        self.observe_wait(time.monotonic() - began)
             else:
                 await node.slots.acquire()  # a free slot: taken at once, without suspending
+                if self.observe_wait is not None:
+                    self.observe_wait(0.0)
             try:
                 return await self._run_on_connection(node, work)
             finally:

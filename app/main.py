@@ -16,7 +16,16 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from replbench.core.config import APP_LATENCY_BOUNDS_MS, QUEUE_FLOOR, QUEUE_MEMORY, Settings
+from replbench.core.config import (
+    APP_LATENCY_BOUNDS_MS,
+    CODEL_INTERVAL_MS,
+    CODEL_QUEUE_MS,
+    CODEL_TARGET_MS,
+    CODEL_TICK_MS,
+    QUEUE_FLOOR,
+    QUEUE_MEMORY,
+    Settings,
+)
 
 from . import handlers
 from .db import Database, NoNodeAvailable, Overloaded, QueryTimeout
@@ -68,24 +77,77 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
         return error("database error", 500)
 
 
-def admission(limit: int, queue_ms: int = 0) -> Callable[..., Awaitable[web.StreamResponse]]:
+class StandingQueue:
+    """CoDel's test for one queue: it stands once every delay observed for `interval` seconds was at or above
+    `target` (one observation under it, and it does not). Observations carry their own time (seconds, any clock)."""
+
+    def __init__(self, target: float, interval: float) -> None:
+        self.target = target
+        self.interval = interval
+        self.above_since: float | None = None  # when the delays went above target and stayed there
+
+    def observe(self, delay: float, now: float) -> None:
+        if delay < self.target:
+            self.above_since = None
+        elif self.above_since is None:
+            self.above_since = now
+
+    def standing(self, now: float) -> bool:
+        return self.above_since is not None and now - self.above_since >= self.interval
+
+
+def admission(limit: int, queue_ms: int = 0, mode: str = "always") -> Callable[..., Awaitable[web.StreamResponse]]:
     """Bounded requests in flight per worker (REPLBENCH_MAX_INFLIGHT): the excess is answered 503 with
     Retry-After at once, before any parsing or database work, so an overloaded app keeps the databases busy at
     their capacity instead of spending the machine on connections it cannot serve. 0 = unbounded.
 
     With queue_ms (REPLBENCH_MAX_QUEUE_MS) the bound follows the worker's throughput instead (Little's law): the
     best answers/s of the last QUEUE_MEMORY seconds × queue_ms, never under the fixed bound (or QUEUE_FLOOR when
-    that is 0), recomputed every second by tune(). A queue that the worker drains within queue_ms is never shed, at
-    any rate; a standing queue longer than that is. A fresh worker (every run restarts the app) starts at the
-    floor, so the adaptive bound never sheds more than the fixed bound of its floor would."""
+    that is 0), recomputed every second by tune(). A fresh worker (every run restarts the app) starts at the floor.
+
+    mode (REPLBENCH_ADMISSION): "always" enforces the bound at all times; "none" never (nothing is shed); "codel",
+    the default, enforces the adaptive bound (CODEL_QUEUE_MS of queue unless queue_ms is set) only while a queue
+    stands: the worker's event loop running CODEL_TARGET_MS late, or requests waiting that long for a database
+    connection, without a break for CODEL_INTERVAL_MS. Bursts that drain within the interval are served, as
+    unbounded would; a standing overload is cut to the bound. observe_wait() takes the connection waits (app/db.py),
+    observe_loop() the loop's lateness (a tick every CODEL_TICK_MS)."""
+    if mode == "none":
+        limit, queue_ms = 0, 0
+    elif mode == "codel":
+        queue_ms = queue_ms or CODEL_QUEUE_MS
     state: dict[str, Any] = {"in_flight": 0, "shed": 0, "limit": limit, "peak_in_flight": 0, "admitted": 0,
                              "answered": 0, "failed": 0, "latency_counts": [0] * (len(APP_LATENCY_BOUNDS_MS) + 1),
-                             "queue_ms": queue_ms, "limit_low": None, "limit_high": None, "rates": []}
+                             "queue_ms": queue_ms, "limit_low": None, "limit_high": None, "rates": [],
+                             "mode": mode, "standing_s": 0.0, "episodes": 0}
     counts = state["latency_counts"]
     rates: deque[int] = deque(maxlen=QUEUE_MEMORY)
     if queue_ms:
         state["limit"] = limit or QUEUE_FLOOR
     last_ok = [0]
+    target, interval = CODEL_TARGET_MS / 1000, CODEL_INTERVAL_MS / 1000
+    loop_queue, wait_queue = StandingQueue(target, interval), StandingQueue(target, interval)
+    gate = {"standing": mode != "codel", "since": 0.0}
+
+    def standing(now: float) -> bool:
+        """Whether the bound holds now (always, or while a queue stands); counts the time and episodes it stood."""
+        if mode != "codel":
+            return True
+        now_standing = loop_queue.standing(now) or wait_queue.standing(now)
+        if now_standing and not gate["standing"]:
+            gate["since"] = now
+            state["episodes"] += 1
+        elif gate["standing"] and not now_standing:
+            state["standing_s"] = round(state["standing_s"] + now - gate["since"], 3)
+        gate["standing"] = now_standing
+        return now_standing
+
+    def observe_wait(delay: float) -> None:
+        wait_queue.observe(delay, time.monotonic())
+
+    def observe_loop(lateness: float) -> None:
+        now = time.monotonic()
+        loop_queue.observe(lateness, now)
+        standing(now)
 
     def tune() -> None:
         """Once a second: the bound from the answers served (not failed) since the last call."""
@@ -98,13 +160,17 @@ def admission(limit: int, queue_ms: int = 0) -> Callable[..., Awaitable[web.Stre
             low, high = state["limit_low"], state["limit_high"]
             state["limit_low"] = state["limit"] if low is None else min(low, state["limit"])
             state["limit_high"] = state["limit"] if high is None else max(high, state["limit"])
+        if gate["standing"] and mode == "codel":  # the time a standing episode has lasted so far, published
+            now = time.monotonic()
+            state["standing_s"] = round(state["standing_s"] + now - gate["since"], 3)
+            gate["since"] = now
 
     @web.middleware
     async def bound(request: web.Request, handler: Handler) -> web.StreamResponse:
         """Also counts every answer, its failures (5xx) and its latency in the app (the live progress line)."""
         if request.path == "/health":  # probes are not the load
             return await handler(request)
-        if state["limit"] and state["in_flight"] >= state["limit"]:
+        if state["limit"] and state["in_flight"] >= state["limit"] and standing(time.monotonic()):
             state["shed"] += 1
             state["answered"] += 1
             state["failed"] += 1
@@ -127,6 +193,8 @@ def admission(limit: int, queue_ms: int = 0) -> Callable[..., Awaitable[web.Stre
 
     bound.state = state  # type: ignore[attr-defined]
     bound.tune = tune  # type: ignore[attr-defined]
+    bound.observe_wait = observe_wait  # type: ignore[attr-defined]
+    bound.observe_loop = observe_loop  # type: ignore[attr-defined]
     return bound
 
 
@@ -135,7 +203,9 @@ async def create_app() -> web.Application:
     settings = Settings.from_env()
     db = Database(settings)
     await db.start()
-    bound = admission(settings.max_inflight, settings.max_queue_ms)
+    bound = admission(settings.max_inflight, settings.max_queue_ms, settings.admission)
+    if settings.admission == "codel":
+        db.observe_wait = bound.observe_wait  # type: ignore[attr-defined]
     app = web.Application(client_max_size=settings.max_body, middlewares=[bound, json_errors])
     app[handlers.DB_KEY] = db
     app[handlers.ADMISSION_KEY] = bound.state  # type: ignore[attr-defined]
@@ -160,9 +230,21 @@ async def create_app() -> web.Application:
                 tmp.write_bytes(orjson.dumps(bound.state))  # type: ignore[attr-defined]
                 tmp.replace(counters)
 
-        task = asyncio.create_task(loop())
+        async def ticker() -> None:
+            """The event loop's lateness, CoDel's view of the queue no request can see (the loop's own backlog)."""
+            tick = CODEL_TICK_MS / 1000
+            clock = asyncio.get_running_loop()
+            while True:
+                began = clock.time()
+                await asyncio.sleep(tick)
+                bound.observe_loop(clock.time() - began - tick)  # type: ignore[attr-defined]
+
+        tasks = [asyncio.create_task(loop())]
+        if settings.admission == "codel":
+            tasks.append(asyncio.create_task(ticker()))
         yield
-        task.cancel()
+        for task in tasks:
+            task.cancel()
         counters.unlink(missing_ok=True)
 
     async def close_db(_: web.Application) -> None:

@@ -147,7 +147,7 @@ def test_requests_over_the_in_flight_bound_get_an_immediate_503(topo: Settings, 
 
     from replbench.topology import appserver
 
-    bounded = topo.with_overrides(max_inflight=1, app_workers=1, app_port=topo.app_port + 7,
+    bounded = topo.with_overrides(admission="always", max_inflight=1, app_workers=1, app_port=topo.app_port + 7,
                                   state=str(tmp_path / "st"))  # its own app folder; the same nodes (TCP)
     appserver.start(bounded)
     held = socket.create_connection(("127.0.0.1", bounded.app_port))
@@ -169,7 +169,8 @@ def test_requests_over_the_in_flight_bound_get_an_immediate_503(topo: Settings, 
 def test_an_adaptive_bound_follows_the_answers_per_second(topo: Settings, tmp_path: Path) -> None:
     from replbench.topology import appserver
 
-    adaptive = topo.with_overrides(max_inflight=1, max_queue_ms=1000, app_workers=1, app_port=topo.app_port + 8,
+    adaptive = topo.with_overrides(admission="always", max_inflight=1, max_queue_ms=1000, app_workers=1,
+                                   app_port=topo.app_port + 8,
                                    state=str(tmp_path / "st"))
     appserver.start(adaptive)
     try:

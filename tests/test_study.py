@@ -39,8 +39,8 @@ def test_every_shipped_study_parses_and_stays_short() -> None:
     for name in names:
         spec = studyfile.load(name)
         assert spec.cells and spec.scenarios
-        assert len((STUDY_DIR / f"{name}.toml").read_text().splitlines()) <= 30 or name in ("binlog-format", "nopk",
-                                                                                             "parallel-apply")
+        assert len((STUDY_DIR / f"{name}.toml").read_text().splitlines()) <= 30 or name in (
+            "binlog-format", "nopk", "parallel-apply", "big-transaction")
 
 
 @pytest.mark.parametrize("text,needle", [
@@ -55,6 +55,9 @@ def test_every_shipped_study_parses_and_stays_short() -> None:
     (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'app_transport = ["tcp", "pigeon"]'), "app_transport"),
     (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'app_workers = [0]'), "app_workers"),
     (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'max_queue_ms = [0, 2.5]'), "max_queue_ms"),
+    (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'admission = ["codel", "sometimes"]'), "admission"),
+    (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'load = [1, 0]'), "load"),
+    (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'load = [1, "high"]'), "load"),
 ])
 def test_bad_study_files_exit_2_naming_the_problem(tmp_path: Path, text: str, needle: str) -> None:
     path = write_study(tmp_path, text)
@@ -95,6 +98,16 @@ def test_a_cell_may_make_the_bound_follow_throughput(tmp_path: Path) -> None:
     spec = studyfile.load(str(write_study(tmp_path, text)))
     assert [c.app() for c in spec.cells] == [{"max_queue_ms": 0}, {"max_queue_ms": 250}]
     assert "follows throughput × 250 ms of queue" in study.Plan.of(spec).describe()
+
+
+def test_a_cell_may_set_the_admission_and_a_multiple_of_the_rate(tmp_path: Path) -> None:
+    text = GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'load = [1, 1.5]\nadmission = ["none"]')
+    plan = study.Plan.of(studyfile.load(str(write_study(tmp_path, text))))
+    assert [(c.load, c.admission) for c in plan.spec.cells] == [(1.0, "none"), (1.5, "none")]
+    assert plan.spec.cells[1].app() == {"admission": "none"}
+    assert plan.spec.cells[1].changed() == {"load": "1.5×", "admission": "none"}
+    assert "1.5× the study's rate; app admission none" in plan.describe()
+    assert [c.load for c in studyfile.load("admission").cells] == [0.9, 0.9, 1.0, 1.0, 1.5, 1.5, 2.0, 2.0]
 
 
 def test_cell_statistics_against_hand_computed_values() -> None:

@@ -160,3 +160,17 @@ def test_lag_growth_is_the_fitted_slope() -> None:
 
     assert growth([(0.0, 0.0), (1.0, 500.0), (2.0, 1000.0)]) == 0.5
     assert growth([(0.0, 5.0), (1.0, 5.0)]) is None
+
+
+def test_a_mix_of_updates_checks_each_row_by_its_own_kind() -> None:
+    from replbench.core.scenario import load
+    from replbench.measure.rowcheck import _changed, checked_columns, column_sets
+
+    mix = load("write-mix")
+    assert column_sets(mix) == (("first_name", "last_name", "city"), ("interests",))
+    assert checked_columns(mix) == ("first_name", "last_name", "city", "interests")
+    sets = [[0, 1, 2], [3]]
+    assert _changed(("a", "b", "c", "x"), ("d", "e", "f", "x"), sets)  # an update_user row
+    assert _changed(("a", "b", "c", "x"), ("a", "b", "c", "y"), sets)  # an update_users row
+    assert not _changed(("a", "b", "c", "x"), ("a", "e", "f", "x"), sets)  # first_name kept: not what it says
+    assert column_sets(load("write")) == (("first_name", "last_name", "city"),)

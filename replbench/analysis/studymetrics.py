@@ -1,7 +1,7 @@
 """What a study measures and how its cells compare: each metric taken from one run's summary.json (or one
-apply-capacity's apply.json), then per cell and scenario the median and min–max over repeats, the ratio to the
-baseline cell, and the verdict: a difference only when the repeats' ranges do not overlap, else "within noise".
-Shared by the study runner (study.json, the terminal table) and report.md."""
+apply-capacity's apply.json, or one big transaction's bigtx.json), then per cell and scenario the median and
+min–max over repeats, the ratio to the baseline cell, and the verdict: a difference only when the repeats' ranges
+do not overlap, else "within noise". Shared by the study runner (study.json, the terminal table) and report.md."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.stats import lookup, ratio, separated, spread
+from ..core.stats import lookup, median, ratio, separated, spread
+
+SOURCE_OF_MEASURE = {"run": "run", "apply-capacity": "apply", "big-transaction": "bigtx"}  # a unit's data file
 
 
 @dataclass(frozen=True)
@@ -19,7 +21,7 @@ class Metric:
     unit: str
     get: Callable[[dict[str, Any]], float | None]
     lower_is_better: bool = True
-    source: str = "run"  # run (summary.json) or apply (apply.json)
+    source: str = "run"  # run (summary.json), apply (apply.json) or bigtx (bigtx.json)
     never: Callable[[dict[str, Any]], bool] | None = None  # a unit whose figure never came (counted, not dropped)
 
 
@@ -68,6 +70,18 @@ def _apply(data: dict[str, Any], key: str) -> float | None:
     return min(got) if got else None  # the slower replica bounds the topology
 
 
+def _bigtx(data: dict[str, Any], key: str, scale: float = 1.0) -> float | None:
+    """One big-transaction unit's figure (its one transaction; the median when it ran several)."""
+    values = [t[key] * scale for t in data.get("transactions") or [] if t.get(key) is not None]
+    return round(median(values), 4) if values else None
+
+
+def _bigtx_replica(data: dict[str, Any], key: str, scale: float = 1.0) -> float | None:
+    values = [max(vals) * scale for t in data.get("transactions") or []
+              if (vals := [r[key] for r in t["replicas"].values() if r.get(key) is not None])]
+    return round(median(values), 4) if values else None
+
+
 METRICS: tuple[Metric, ...] = (
     Metric("bytes_per_write", "binlog B/write", "B", lambda s: lookup(s, ("binlog", "bytes_per_write"))),
     Metric("bytes_per_row", "binlog B/row", "B",
@@ -111,13 +125,24 @@ METRICS: tuple[Metric, ...] = (
            lower_is_better=False, source="apply"),
     Metric("apply_ms_per_trx", "replica CPU-ms/trx (apply)", "ms", lambda d: _apply(d, "cpu_ms_per_trx"),
            source="apply"),
+    Metric("bigtx_binlog_mb", "binlog MB per transaction", "MB", lambda d: _bigtx(d, "binlog_bytes", 1e-6),
+           source="bigtx"),
+    Metric("bigtx_master_s", "master s (execute + commit)", "s", lambda d: _bigtx(d, "master_seconds"),
+           source="bigtx"),
+    Metric("bigtx_applied_s", "slowest replica applied, s after commit", "s",
+           lambda d: _bigtx_replica(d, "applied_after_commit_s"), source="bigtx"),
+    Metric("bigtx_lag_peak_s", "lag peak s", "s", lambda d: _bigtx_replica(d, "peak_ms", 1e-3), source="bigtx"),
+    Metric("bigtx_lag_above_s", "lag above its floor, s", "s", lambda d: _bigtx_replica(d, "above_floor_s"),
+           source="bigtx"),
+    Metric("bigtx_cache_spills", "binlog cache spills to disk", "", lambda d: _bigtx(d, "binlog_cache_disk_use"),
+           source="bigtx"),
 )
 BY_KEY = {m.key: m for m in METRICS}
 
 
 def unit_metrics(kind: str, data: dict[str, Any]) -> dict[str, float | None]:
     """Every metric of one unit (a run's summary, or an apply.json)."""
-    source = "apply" if kind == "apply-capacity" else "run"
+    source = SOURCE_OF_MEASURE.get(kind, "run")
     out: dict[str, Any] = {m.key: m.get(data) for m in METRICS if m.source == source}
     out["never"] = [m.key for m in METRICS if m.source == source and m.never and m.never(data)]
     out["cpu_net_of_idle"] = "cpu_seconds_net" in data or any("idle_cpu_per_s" in (r or {}) for r in

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.config import NODE_NAMES
+from ..core.config import HOST_SATURATED, MIN_RATE_RATIO, MIN_SUCCESS, NODE_NAMES
 from ..core.scenario import WRITE_ENDPOINTS
 from ..measure import binlog, counters, cpu
 from ..measure.timeline import Timeline
@@ -125,3 +125,29 @@ def nodes_lost(data: dict[str, Any]) -> list[dict[str, Any]]:
     """The nodes a run saw lost (each with when it was lost and back, and whether on purpose); summaries written
     before the key was named for what it holds called it "faults", beside the planned faults."""
     return data.get("nodes_lost", data.get("faults")) or []
+
+
+def above_knee(summary: dict[str, Any]) -> dict[str, Any] | None:
+    """What happened when a run asked more than this machine served (success under MIN_SUCCESS or goodput under
+    MIN_RATE_RATIO of the rate asked): goodput against the rate asked, per second what the app's admission shed and
+    what failed otherwise, and how busy the host was and who used it. None below the knee."""
+    asked, goodput, success = summary.get("rate"), summary.get("goodput"), summary.get("success")
+    if not asked or goodput is None or success is None:
+        return None
+    if success >= MIN_SUCCESS and goodput >= MIN_RATE_RATIO * asked:
+        return None
+    seconds = summary.get("duration_s") or 1
+    failed = (summary.get("requests") or 0) - (summary.get("successes") or 0)
+    shed = min(failed, (summary.get("app_admission") or {}).get("shed") or 0)
+    cpu_s = summary.get("cpu_seconds") or {}
+    busy = cpu_s.get("host_busy") or 0.0
+    cores = summary.get("cores") or 0
+    busy_pct = (summary.get("cpu_mean_percent") or {}).get("host_busy")
+    shares = {g: round(cpu_s[g] / busy, 3) for g in ("app", "vegeta") if busy and g in cpu_s}
+    if busy and summary.get("db_share_of_host") is not None:
+        shares["databases"] = summary["db_share_of_host"]
+    return {"asked": asked, "served": round(goodput, 1), "share": round(goodput / asked, 3),
+            "shed_per_s": round(shed / seconds, 1), "failed_otherwise_per_s": round((failed - shed) / seconds, 1),
+            "host_busy_percent": busy_pct, "cores": cores,
+            "saturated": bool(busy_pct is not None and cores and busy_pct >= HOST_SATURATED * 100 * cores),
+            "shares_of_busy": shares}

@@ -1,10 +1,11 @@
-"""The benchmark subcommands of ./run.sh: one run (<scenario> <rate>), sweep, study, apply-capacity, report,
-compare, bench-app and list. Each turns flags into calls on run/sweep/study/applycap/report/compare and prints
-the outcome; errors are raised and the command line reports them."""
+"""The benchmark subcommands of ./run.sh: one run (<scenario> <rate>), sweep, study, apply-capacity,
+big-transaction, report, compare, bench-app and list. Each turns flags into calls on the experiments, report and
+compare and prints the outcome; errors are raised and the command line reports them."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -14,18 +15,28 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..analysis import costmodel
 from ..analysis.compare import CompareError, compare, resolve
 from ..analysis.studymetrics import verdict_text
 from ..analysis.verdicts import describe_max
 from ..core import scenario as scenarios
-from ..core.config import BENCH_APP_RATE, CATCH_UP_TIMEOUT, FIND_USERS_SHAPES, REQUEST_TIMEOUT, STUDY_DIR, Settings
-from ..core.records import new_folder, shown_path
+from ..core.config import (
+    BENCH_APP_RATE,
+    CATCH_UP_TIMEOUT,
+    FIND_USERS_SHAPES,
+    REQUEST_TIMEOUT,
+    STUDY_DIR,
+    ReplbenchError,
+    Settings,
+)
+from ..core.records import new_folder, shown_path, write_json
 from ..core.stats import spread, spread_text
-from ..experiments import applycap, benchapp, study, studyfile
+from ..experiments import applycap, benchapp, bigtx, campaign, modelcheck, study, studyfile
 from ..experiments.run import Run, RunOptions, exit_code
 from ..experiments.sweep import Sweep
 from ..load import cpus, faults
 from ..report.markdown import generate
+from ..report.model import render_fit, render_plan
 from ..report.sources import asset_sources, split_kept
 from ..topology import links
 from ..topology.install import VEGETA_VERSION, mariadb_binaries
@@ -211,6 +222,39 @@ def add_parsers(sub: Any) -> None:
     add_topology_flags(p)
     add_app_flags(p)
 
+    p = sub.add_parser("big-transaction", help="what one UPDATE of 10^3 to 10^6 rows costs the binlog, the master "
+                       "and each replica", formatter_class=help_formatter)
+    p.add_argument("--rows", default=",".join(str(n) for n in bigtx.DEFAULT_ROWS),
+                   help="rows per transaction, comma-separated (default: %(default)s)")
+    p.add_argument("--table", choices=sorted(bigtx.TABLES), default="idx",
+                   help="bench_idx (four secondary indexes) or bench_noidx (default: idx)")
+    p.add_argument("--repeat", type=int, default=1, help="times each size runs, sizes interleaved (default: 1)")
+    add_knob_flags(p)
+    add_topology_flags(p)
+
+    p = sub.add_parser("model", help="fit the cost model from recorded runs, or predict a capacity plan for a mix",
+                       formatter_class=help_formatter)
+    p.add_argument("action", choices=("fit", "predict", "validate"),
+                   help="fit: from the runs under --from; predict: a mix; validate: run held-out cases against it")
+    p.add_argument("--cases", help="validate: scenario@rate, comma-separated (default: "
+                   + ",".join(f"{s}@{r}" for s, r in modelcheck.CASES) + ")")
+    p.add_argument("--duration", help="validate: each case's duration (default: 30s)")
+    p.add_argument("--from", dest="source", help="the folder whose runs the fit reads (default: results/)")
+    p.add_argument("--mix", help="predict: e.g. 'update_user=3000/s,update_users:100=20/s'")
+    p.add_argument("--setting", default="ROW-FULL", help=f"predict: one of {', '.join(costmodel.SETTINGS)}")
+    p.add_argument("--replica-cores", type=float, default=1.0, help="predict: cores each replica has")
+    p.add_argument("--table", choices=("bench_idx", "bench_noidx"), default="bench_idx",
+                   help="predict: the table the mix writes (default: bench_idx, with its four secondary indexes)")
+    add_topology_flags(p)
+
+    p = sub.add_parser("campaign", help="run a campaign file's units at one commit into one folder",
+                       formatter_class=help_formatter)
+    p.add_argument("file", help="a campaign TOML file (or a name in campaigns/)")
+    p.add_argument("--resume", action="store_true", help="continue the newest unfinished campaign of that name")
+    p.add_argument("--dry-run", action="store_true", help="print the units and the estimated duration")
+    p.add_argument("--allow-dirty", action="store_true", help="run from a tree with uncommitted changes (recorded)")
+    add_topology_flags(p)
+
     p = sub.add_parser("report", help="regenerate report.md from results/", formatter_class=help_formatter)
     p.add_argument("--output", help="where to write the report (default: report.md at the top level)")
     p.add_argument("--results", help="results folder (default: results/, env REPLBENCH_RESULTS)")
@@ -305,6 +349,92 @@ def cmd_apply_capacity(args: argparse.Namespace) -> int:
     data = applycap.measure(settings, scenario, knobs_from(args), writes, rate, folder, together=args.together)
     print(applycap.render(data))
     return 0 if data.get("status") == "ok" else (EXIT_INTERRUPTED if data.get("status") == "interrupted" else 1)
+
+
+def cmd_big_transaction(args: argparse.Namespace) -> int:
+    try:
+        rows = tuple(int(n) for n in str(args.rows).replace("_", "").split(","))
+    except ValueError:
+        raise UsageError(f"--rows takes whole numbers separated by commas, got {args.rows!r}") from None
+    if not rows or any(n < 1 for n in rows):
+        raise UsageError(f"--rows must be 1 or more each, got {args.rows!r}")
+    if args.repeat < 1:
+        raise UsageError("--repeat must be 1 or more")
+    settings = settings_from(args)
+    scenario = load_scenario(bigtx.SCENARIO_OF[args.table])
+    folder = new_folder(settings, scenario, max(rows), parent=settings.results / "big-transaction")
+    print(f"replbench: big transactions of {', '.join(f'{n:,}' for n in rows)} rows on {bigtx.TABLES[args.table]} "
+          f"({knobs_from(args).describe()}) → {shown_path(folder)}", file=sys.stderr)
+    data = bigtx.measure(settings, args.table, rows, knobs_from(args), scenario, folder, args.repeat)
+    print(bigtx.render(data))
+    return 0 if data.get("status") == "ok" else (EXIT_INTERRUPTED if data.get("status") == "interrupted" else 1)
+
+
+def cmd_model(args: argparse.Namespace) -> int:
+    settings = settings_from(args)
+    path = settings.results / "model" / "model.json"
+    if args.action == "fit":
+        source = Path(args.source) if args.source else settings.results
+        if not source.is_dir():
+            raise UsageError(f"--from {args.source}: not a folder")
+        model = costmodel.fit(*costmodel.collect(source))
+        if not model["settings"]:
+            raise ReplbenchError(f"no usable write run under {shown_path(source)} (ok, net of idle, rows verified, "
+                                 "one of the model's settings)")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_json(path, model)
+        print(render_fit(model))
+        print(f"model: {shown_path(path)}")
+        return 0
+    if args.action == "validate":
+        cases = modelcheck.CASES
+        if args.cases:
+            try:
+                cases = tuple((name, int(rate)) for name, rate in (c.split("@") for c in args.cases.split(",")))
+            except ValueError:
+                raise UsageError(f"--cases takes scenario@rate, comma-separated, got {args.cases!r}") from None
+            for name, _ in cases:
+                load_scenario(name)
+        duration = parse_seconds(args.duration, "--duration") if args.duration else modelcheck.DURATION
+        if not path.exists():
+            raise ReplbenchError(f"no model yet: run `./run.sh model fit` first ({shown_path(path)} is missing)")
+        data = modelcheck.validate(settings, json.loads(path.read_text()), cases, duration)
+        print(modelcheck.render(data))
+        return 0
+    if not args.mix:
+        raise UsageError("model predict needs --mix, e.g. --mix 'update_user=3000/s,update_users:100=20/s'")
+    if args.replica_cores <= 0:
+        raise UsageError("--replica-cores must be above 0")
+    if args.setting not in costmodel.SETTINGS:
+        raise UsageError(f"unknown --setting {args.setting!r}; settings: {', '.join(costmodel.SETTINGS)}")
+    try:
+        mix = costmodel.parse_mix(args.mix)
+    except costmodel.MixError as exc:
+        raise UsageError(str(exc)) from None
+    if not path.exists():
+        raise ReplbenchError(f"no model yet: run `./run.sh model fit` first ({shown_path(path)} is missing)")
+    try:
+        plan = costmodel.predict(json.loads(path.read_text()), mix, args.setting, args.replica_cores, args.table)
+    except costmodel.MixError as exc:
+        raise ReplbenchError(str(exc)) from None
+    print(render_plan(plan))
+    return 0
+
+
+def cmd_campaign(args: argparse.Namespace) -> int:
+    try:
+        plan = campaign.load(args.file)
+    except campaign.CampaignError as exc:
+        raise UsageError(str(exc)) from None
+    print(plan.describe())
+    if args.dry_run:
+        return 0
+    try:
+        data = campaign.run(settings_from(args), plan, resume=args.resume, allow_dirty=args.allow_dirty)
+    except campaign.CampaignError as exc:
+        raise ReplbenchError(str(exc)) from None
+    print(campaign.render(data))
+    return {"done": 0, "interrupted": EXIT_INTERRUPTED}.get(data["status"], 1)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -452,6 +582,7 @@ def versions_text() -> str:
 
 
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "sweep": cmd_sweep, "study": cmd_study, "apply-capacity": cmd_apply_capacity, "report": cmd_report,
+    "sweep": cmd_sweep, "study": cmd_study, "apply-capacity": cmd_apply_capacity,
+    "big-transaction": cmd_big_transaction, "campaign": cmd_campaign, "model": cmd_model, "report": cmd_report,
     "compare": cmd_compare, "bench-app": cmd_bench_app, "list": cmd_list,
 }

@@ -79,6 +79,9 @@ SETTING_LIST: tuple[Setting, ...] = (
             "host:port ×3 where the app finds the nodes (compose); empty: 127.0.0.1 and the native ports"),
     Setting("max_lag", "REPLBENCH_MAX_LAG", "0", lambda v: _non_negative_float(v, "max lag"),
             "seconds of heartbeat lag above which the app takes a replica out of the read rotation (0: off)"),
+    Setting("admission", "REPLBENCH_ADMISSION", "codel", lambda v: _choice(v, ADMISSIONS, "admission"),
+            "codel: the in-flight bound (below) holds only while a queue stands (CoDel's test); always: it holds "
+            "at all times; none: the unbounded app, nothing shed"),
     Setting("max_inflight", "REPLBENCH_MAX_INFLIGHT", "0", lambda v: _non_negative_int(v, "max in-flight"),
             "requests in flight per app worker above which the excess is answered 503 at once (0: unbounded)"),
     Setting("max_queue_ms", "REPLBENCH_MAX_QUEUE_MS", "0", lambda v: _non_negative_int(v, "max queue (ms)"),
@@ -106,6 +109,7 @@ SETTINGS = {s.name: s for s in SETTING_LIST}
 
 FIND_USERS_SHAPES = ("two-step", "one-trip", "server-steps")
 APP_TRANSPORTS = ("tcp", "unix")
+ADMISSIONS = ("codel", "always", "none")
 BENCH_APP_RATE = 800  # bench-app's rate: below the 8M read limit (about 1500/s), so queueing does not inflate CPU
 NODE_NAMES = ROLES  # master, replica1, replica2
 SERVER_IDS = {"master": 1, "replica1": 2, "replica2": 3}
@@ -127,7 +131,19 @@ SETTLE_HOST_BUSY = 50.0  # % of one core: the host counts as back near idle belo
 SETTLE_HOST_WAIT = 15.0  # seconds the host may take to get there once our own work has drained (other tenants' load
 #                          is not ours to wait out: past this the unit starts, marked with the reason)
 IDLE_WINDOW = 3.0  # seconds before each attack, on the run's clock, with the heartbeat on and the app idle: the
-#                   heartbeat's binlog bytes and every group's idle CPU (purge, flushing, heartbeat), subtracted
+#                   heartbeat's binlog bytes and every group's idle CPU (purge, flushing, heartbeat), subtracted.
+# At a low rate the idle share of each request is large and its estimate must be good: CPU is read in 10 ms ticks
+# and the background (purge, flushing) comes in bursts, so the window grows to IDLE_REQUESTS requests' worth of the
+# run's rate, up to IDLE_WINDOW_MAX (400/s: 5 s; 100/s and below: 20 s). At 8M, 20 writes/s with a 3 s window
+# gave a replica 0.26–1.02 ms per write net of idle over three runs, against 0.30–0.33 at 400/s.
+IDLE_REQUESTS = 2000
+IDLE_WINDOW_MAX = 20.0
+
+
+def idle_window(rate: int) -> float:
+    """Seconds of idle measured before a run at this rate."""
+    return min(IDLE_WINDOW_MAX, max(IDLE_WINDOW, IDLE_REQUESTS / max(1, rate)))
+
 PROGRESS_INTERVAL = 1.0
 # the app's own latency histogram (upper bounds, ms; 25 % apart from 0.1 ms to ~80 s): the live progress line's p99
 # comes from it, so the harness never decodes vegeta's results while the attack runs
@@ -137,6 +153,15 @@ APP_LATENCY_BOUNDS_MS = tuple(round(0.1 * 1.25 ** i, 3) for i in range(62))
 # 64, the fixed bound that shed nothing at half the max (study inflight-headroom), so it starts there
 QUEUE_MEMORY = 5
 QUEUE_FLOOR = 64
+# the default admission (REPLBENCH_ADMISSION=codel): the adaptive bound above, CODEL_QUEUE_MS of queue when
+# REPLBENCH_MAX_QUEUE_MS is 0, enforced only while a queue stands — CoDel's test (Nichols & Jacobson 2012; Facebook's
+# RPC queues, "Fail at Scale" 2015): for CODEL_INTERVAL_MS every observed queueing delay stayed at or above
+# CODEL_TARGET_MS. The delays observed: the worker's event loop running late (a tick every CODEL_TICK_MS) and each
+# request's wait for a database connection. A burst that drains within the interval is never shed.
+CODEL_TARGET_MS = 20
+CODEL_INTERVAL_MS = 500
+CODEL_TICK_MS = 20
+CODEL_QUEUE_MS = 250
 
 # honesty guards of a run, and the default pass criteria of a scenario (a scenario file may set its own)
 MIN_SUCCESS = 0.999  # fewer successful requests than this share: flagged
@@ -221,6 +246,7 @@ class Settings:
     max_body: int
     db_hosts: str
     max_lag: float
+    admission: str
     max_inflight: int
     max_queue_ms: int
     app_transport: str

@@ -57,6 +57,15 @@ def reader(node: Node, settings: Settings, timeout: float = 2.0) -> pymysql.conn
     return pymysql.connect(connect_timeout=timeout, read_timeout=timeout, autocommit=True, **where)
 
 
+def close_quietly(conn: Any) -> None:
+    """Close a connection that may already be dead (a sampler's, after a node went away)."""
+    if conn is not None:
+        try:
+            conn.close()
+        except Exception:  # noqa: BLE001 — a dead connection
+            pass
+
+
 @contextmanager
 def admin(node: Node, settings: Settings, **kwargs: Any) -> Iterator[Cursor]:
     """A cursor on the node as the admin user, closed afterwards."""

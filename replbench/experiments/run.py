@@ -33,13 +33,13 @@ from ..core import harnesslog, sql
 from ..core.config import (
     CATCH_UP_TIMEOUT,
     HOST_SATURATED,
-    IDLE_WINDOW,
     NODE_NAMES,
     PROGRESS_INTERVAL,
     REQUEST_TIMEOUT,
     ROOT,
     VEGETA_SATURATED,
     Settings,
+    idle_window,
 )
 from ..core.progress import Progress
 from ..core.records import write_json
@@ -199,9 +199,11 @@ class Run:
                                           {f.node for f in self.options.faults if f.action == "kill"})
         self.fault_runner = faults.FaultRunner(s, self.options.faults, self.zero)
         self.samplers.start()
-        self.progress.say(f"measuring the idle cost: heartbeat binlog bytes and each group's CPU ({IDLE_WINDOW:g} s)")
+        window = idle_window(self.rate)
+        self.summary["idle_window_s"] = window
+        self.progress.say(f"measuring the idle cost: heartbeat binlog bytes and each group's CPU ({window:g} s)")
         idle_start = samplers.snapshot(s, self.samplers)
-        time.sleep(IDLE_WINDOW)
+        time.sleep(window)
         self.before = samplers.snapshot(s, self.samplers)
         self.idle = samplers.idle_rates(idle_start, self.before)
         if idle_start.binlog and self.before.binlog:
@@ -232,7 +234,8 @@ class Run:
         for error in self.after.errors:  # a lost master: its figures are missing, the run goes on
             self._record_error("snapshot after the attack", RuntimeError(error))
         after, before = self.after.admission, self.before.admission
-        self.summary["app_admission"] = {**after, **{k: after[k] - before.get(k, 0) for k in ("admitted", "shed")}}
+        self.summary["app_admission"] = {**after, **{k: after[k] - before.get(k, 0) for k in ("admitted", "shed",
+                                                                                                "episodes")}}
         if self.status != STATUS_INTERRUPTED:
             self.progress.say("waiting for the replicas' catch-up (timed from the last request sent)", final=True)
             self._catch_thread.join()
@@ -332,8 +335,7 @@ class Run:
                             faults.windows(done, self.options.duration), faults.outages(done))
         self.summary.update(summary.client(report, tl))
         self.summary["app_admission"] = {**(self.summary.get("app_admission") or {}),
-                                         "limit_per_worker": self.settings.max_inflight,
-                                         "queue_ms": self.settings.max_queue_ms}
+                                         **appserver.admission_settings(self.settings)}
         self.summary["cpus"] = self.meta.get("cpus") or {}
         self.summary["buffer_pools"] = self.meta.get("buffer_pools") or {}
         self.summary["settle"] = self.meta.get("settle") or {}
@@ -366,6 +368,7 @@ class Run:
         self.summary.update(lag_floor_ms=watch.lag.floor_ms(self.t_start, self.t_end), heartbeat_ms=s.heartbeat_ms,
                             catch_up_s=self.catch_up,
                             catch_up_timeout_s=self.options.catch_up_timeout)
+        self.summary["above_knee"] = summary.above_knee(self.summary)
 
     def _check_rows(self) -> None:
         s = self.settings
@@ -491,6 +494,7 @@ class Run:
             "app": {"workers": s.app_workers, "driver": s.driver, "worker_class": s.worker_class,
                     "pool_size": s.pool_size, "statement_timeout_s": s.statement_timeout,
                     "max_inflight": s.max_inflight, "max_queue_ms": s.max_queue_ms,
+                    "admission": appserver.admission_settings(s),
                     "transport": "unix socket" if s.app_socket("master") else "tcp"},
             "topology": {n.name: {"port": n.port, "server_id": n.server_id, "host": n.host, "external": n.external,
                                   "cpu_source": n.cpu_source} for n in s.nodes},

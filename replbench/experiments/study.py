@@ -24,11 +24,13 @@ from ..core.config import QUEUE_FLOOR, Settings
 from ..core.progress import Progress
 from ..core.records import new_folder, write_json
 from ..topology import dataset, links
-from . import applycap
+from . import applycap, bigtx
 from .run import STATUS_INTERRUPTED, Run, RunOptions
 from .studyfile import Spec
 
 RUN_OVERHEAD = 25.0  # seconds around each attack (settings, app restart, targets, calibration, reports)
+BIGTX_ROWS = 100_000  # a big-transaction cell's rows when it names none
+BIGTX_SECONDS_PER_1000_ROWS = 0.2  # the estimate of a big transaction's master time plus its apply (8M, 2 cores)
 RESET_SECONDS = 40.0  # a reset of the 8M set on 2 cores
 
 
@@ -69,6 +71,9 @@ class Plan:
                 for s in self.scenarios_of(c) for m in self.spec.measures]
 
     def unit_seconds(self, unit: Unit) -> float:
+        if unit.measure == "big-transaction":
+            rows = self.spec.cells[unit.cell].rows or BIGTX_ROWS
+            return rows / 1000 * BIGTX_SECONDS_PER_1000_ROWS + RUN_OVERHEAD
         if unit.measure == "apply-capacity":
             writes = self.spec.writes or 60 * self.rates[unit.scenario]
             return writes / self.rates[unit.scenario] * 1.5 + RUN_OVERHEAD
@@ -92,6 +97,10 @@ class Plan:
                     where += f" (never under {cell.max_inflight or QUEUE_FLOOR})"
             elif cell.max_inflight is not None:
                 where += f"; app in-flight bound {cell.max_inflight or 'none'} per worker"
+            if cell.load is not None:
+                where += f"; {cell.load:g}× the study's rate"
+            if cell.admission is not None:
+                where += f"; app admission {cell.admission}"
             if cell.app_workers is not None:
                 where += f"; {cell.app_workers} app worker(s)"
             if cell.app_transport is not None:
@@ -153,14 +162,20 @@ class Study:
     def _unit(self, unit: Unit) -> dict[str, Any]:
         cell = self.plan.spec.cells[unit.cell]
         sc = scenario.load(unit.scenario)
-        rate = self.plan.rates[unit.scenario]
+        rate = round(self.plan.rates[unit.scenario] * (cell.load or 1.0))
         parent = self.folder / f"cell{unit.cell + 1}-{_slug(cell.name)}"
         record: dict[str, Any] = {"repeat": unit.repeat + 1, "cell": cell.name, "scenario": unit.scenario,
                                   "group": self.plan.group_of(unit.cell, unit.scenario), "measure": unit.measure,
                                   "rate": rate}
         settings = self.settings.with_overrides(**cell.app())
         try:
-            if unit.measure == "apply-capacity":
+            if unit.measure == "big-transaction":
+                folder = new_folder(settings, sc, cell.rows or BIGTX_ROWS, parent=parent / "bigtx")
+                table = "noidx" if sc.schema == bigtx.TABLES["noidx"] else "idx"
+                data = bigtx.measure(settings, table, (cell.rows or BIGTX_ROWS,), cell.knobs, sc, folder)
+                status = data.get("status", "failed")
+                readback = data.get("knobs_readback")
+            elif unit.measure == "apply-capacity":
                 folder = new_folder(settings, sc, rate, parent=parent / "apply")
                 writes = self.plan.spec.writes or 60 * rate
                 data = applycap.measure(settings, sc, cell.knobs, writes, rate, folder,

@@ -17,7 +17,11 @@ unknown scenario is refused, naming the file and the line).
     # or explicit cells: [[cells]] name = "ROW FULL"  binlog_format = "ROW" ...
     # a cell (or [vary] scenario = [...]) may name its own scenario: the cells are then compared across them;
     # link = "replica1=5ms,replica2=5ms" (or "none") puts the cell's replication through toxiproxy links
-    # max_inflight = 64, max_queue_ms = 250, app_workers = 1, app_transport = "unix" (or in [vary]) set the app
+    # load = 1.5 runs the cell at 1.5× the study's rate for each scenario (e.g. the rates there are the max)
+    # measure = ["big-transaction"]: each unit one UPDATE of `rows` rows (a cell key, default 100,000) on the
+    # scenario's table (write-noindex: bench_noidx, else bench_idx)
+    # admission = "none", max_inflight = 64, max_queue_ms = 250, app_workers = 1, app_transport = "unix" (or in
+    # [vary]) set the app
     # for the cell: its in-flight bound per worker (fixed, or following throughput × a queue time), its gunicorn
     # workers and how it reaches the nodes (REPLBENCH_MAX_INFLIGHT, REPLBENCH_MAX_QUEUE_MS, REPLBENCH_APP_WORKERS,
     # REPLBENCH_APP_TRANSPORT); the app restarts for every run anyway
@@ -31,18 +35,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..analysis.studymetrics import BY_KEY
+from ..analysis.studymetrics import BY_KEY, SOURCE_OF_MEASURE
 from ..core import scenario as scenarios
 from ..core.config import SETTINGS, STUDY_DIR, parse_duration
 from ..topology import links
 from ..topology.knobs import KNOBS, Knobs
 
-MEASURES = ("run", "apply-capacity")
+MEASURES = ("run", "apply-capacity", "big-transaction")
 RESETS = ("never", "each-cell")
 DEFAULT_REPEAT = 3
 # app settings a cell may set, each checked by its own parser in config.SETTINGS
-APP_KEYS = ("max_inflight", "max_queue_ms", "app_workers", "app_transport")
-CELL_KEYS = ("scenario", "link", *APP_KEYS)  # what a cell may set beside the knobs
+APP_KEYS = ("admission", "max_inflight", "max_queue_ms", "app_workers", "app_transport")
+CELL_KEYS = ("scenario", "link", "load", "rows", *APP_KEYS)  # what a cell may set beside the knobs
 TOP_KEYS = {"description", "question", "primary", "scenarios", "scenario", "rate", "rates", "duration", "measure",
             "repeat", "reset", "data_state", "vary", "cells", "writes"}
 
@@ -57,6 +61,9 @@ class Cell:
     knobs: Knobs
     scenario: str | None = None  # a cell may run its own scenario (e.g. with and without indexes)
     links: tuple[str, ...] = ()  # link specs (--link), e.g. ("replica1=5ms", "replica2=5ms")
+    admission: str | None = None  # the app's admission: codel, always or none (None: the environment's)
+    load: float | None = None  # the cell's rate as a multiple of the study's (e.g. 1.5: 1.5× the max)
+    rows: int | None = None  # big-transaction: rows in the cell's one transaction (default: 100,000)
     max_inflight: int | None = None  # the app's in-flight bound per worker (None: the environment's)
     max_queue_ms: int | None = None  # the bound follows throughput × this queue time (None: the environment's)
     app_workers: int | None = None  # the app's gunicorn workers (None: the environment's)
@@ -64,13 +71,16 @@ class Cell:
 
     def app(self) -> dict[str, int | str]:
         """The app settings the cell sets (Settings field names)."""
-        return {k: v for k, v in (("max_inflight", self.max_inflight), ("max_queue_ms", self.max_queue_ms),
+        return {k: v for k, v in (("admission", self.admission), ("max_inflight", self.max_inflight),
+                                  ("max_queue_ms", self.max_queue_ms),
                                   ("app_workers", self.app_workers), ("app_transport", self.app_transport))
                 if v is not None}
 
     def changed(self) -> dict[str, str]:
         """What the cell sets beside the reference: its knobs, its links and its app settings."""
         return {**self.knobs.changed(), **({"link": ",".join(self.links)} if self.links else {}),
+                **({"load": f"{self.load:g}×"} if self.load is not None else {}),
+                **({"rows": f"{self.rows:,}"} if self.rows is not None else {}),
                 **{k: str(v) for k, v in self.app().items()}}
 
 
@@ -165,7 +175,7 @@ def build(name: str, data: dict[str, Any], source: str = "") -> Spec:
         raise ValueError(f"unknown primary metric {', '.join(map(repr, unknown_metrics))}; metrics: "
                          f"{', '.join(BY_KEY)}")
     measured = {BY_KEY[k].source for k in primary}
-    if primary and not measured <= {"run" if m == "run" else "apply" for m in measures}:
+    if primary and not measured <= {SOURCE_OF_MEASURE[m] for m in measures}:
         raise ValueError(f"primary metrics {', '.join(primary)} need a measure the study does not make")
     return Spec(name=name, description=str(data.get("description", "")), scenarios=tuple(names), rates=rates,
                 duration=parse_duration(data.get("duration", "20s")), measures=measures, repeat=repeat,
@@ -215,6 +225,13 @@ def _cells(data: dict[str, Any]) -> tuple[Cell, ...]:
         label = str(combo.pop("name", "")) or " ".join(f"{k}={v}" for k, v in combo.items())
         own = combo.pop("scenario", None)
         link = str(combo.pop("link", "none"))
+        load = combo.pop("load", None)
+        rows = combo.pop("rows", None)
+        if rows is not None and (isinstance(rows, bool) or not isinstance(rows, int) or rows < 1):
+            raise ValueError(f"cell '{label}': 'rows' must be a whole number of rows, 1 or more, got {rows!r}")
+        if load is not None and (isinstance(load, bool) or not isinstance(load, (int, float)) or not 0 < load <= 10):
+            raise ValueError(f"cell '{label}': 'load' must be a multiple of the study's rate, over 0 and up to 10, "
+                             f"got {load!r}")
         app = {key: combo.pop(key) for key in APP_KEYS if key in combo}
         for key, value in app.items():
             if isinstance(value, (bool, float)):
@@ -232,7 +249,8 @@ def _cells(data: dict[str, Any]) -> tuple[Cell, ...]:
                 raise ValueError(f"unknown knob '{key}' in cell '{label}'; knobs: {', '.join(KNOBS)}")
         try:
             cells.append(Cell(label, Knobs.from_values(combo), None if own is None else str(own),
-                              tuple(x.spec for x in parsed), **app))
+                              tuple(x.spec for x in parsed), load=None if load is None else float(load), rows=rows,
+                              **app))
         except ValueError as exc:
             raise ValueError(f"cell '{label}' is not a valid combination: {exc}") from None
     if len({c.name for c in cells}) != len(cells):

@@ -90,10 +90,10 @@ class LagMonitor:
                         cur.execute(f"UPDATE {META_SCHEMA}.heartbeat SET ts = SYSDATE(6) WHERE id = 1")
                     self.beats += 1
                 except (sql.MySQLError, OSError):
-                    _close(conn)
+                    sql.close_quietly(conn)
                     conn = None
             self._stop.wait(self.interval)
-        _close(conn)
+        sql.close_quietly(conn)
 
     def _read_loop(self, replica_name: str) -> None:
         conn = None
@@ -119,11 +119,11 @@ class LagMonitor:
             except (sql.MySQLError, OSError):
                 sample["replicating"] = 0
                 self.not_replicating.add(replica_name)
-                _close(conn)
+                sql.close_quietly(conn)
                 conn = None
             self._record(sample)
             self._stop.wait(self.interval)
-        _close(conn)
+        sql.close_quietly(conn)
 
     def _record(self, sample: dict[str, Any]) -> None:
         name, t = sample["replica"], sample["elapsed_s"]
@@ -180,11 +180,3 @@ def growth(points: list[tuple[float, float]]) -> float | None:
         return None
     t, v = np.array(points, dtype=float).T
     return round(float(np.polyfit(t, v, 1)[0]) / 1000.0, 3)
-
-
-def _close(conn: Any) -> None:
-    if conn is not None:
-        try:
-            conn.close()
-        except Exception:  # noqa: BLE001 — a dead connection
-            pass

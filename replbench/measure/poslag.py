@@ -140,11 +140,11 @@ class PositionLag:
                 self._record(name, role, time.monotonic() - self.zero, text, text != last)
                 last = text
             except (sql.ReaderError, OSError):
-                _close(conn)
+                sql.close_quietly(conn)
                 conn = cur = None
             next_at = max(next_at + self.interval, time.monotonic())  # a steady cadence; never a burst to catch up
             time.sleep(max(0.0, next_at - time.monotonic()))  # cheaper than an Event's timed wait, 100 times a second
-        _close(conn)
+        sql.close_quietly(conn)
 
     def _record(self, name: str, role: str, t: float, text: str, changed: bool) -> None:
         position = parse_position(self.settings.flavour, text)
@@ -181,11 +181,3 @@ class PositionLag:
                 window = reads[lo:hi]
                 gaps += [b - a for a, b in zip(window, window[1:])]
         return round(1000 * statistics.median(gaps), 1) if gaps else None
-
-
-def _close(conn: Any) -> None:
-    if conn is not None:
-        try:
-            conn.close()
-        except Exception:  # noqa: BLE001 — a dead connection
-            pass

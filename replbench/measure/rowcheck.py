@@ -2,8 +2,8 @@
 
 An UPDATE that sets the values a row already holds changes nothing an index sees (only updated_at moves), and a
 run of such updates measures "touch a timestamp", not index maintenance. So every write run counts, of its row
-changes, how many changed every column its updates set (first_name, last_name, city for update_user; interests
-for the wide and bulk updates):
+changes, how many changed every column its update sets (first_name, last_name, city for update_user; interests
+for the wide and bulk updates; in a mix of both, each row by its own kind):
 
 - under ROW with binlog_row_image FULL, from the row images themselves: the master's binlog between the run's two
   snapshots, decoded with mariadb-binlog (--read-from-remote-server, so a topology file's master works too), each
@@ -39,14 +39,27 @@ DECODE_TIMEOUT = 300.0  # seconds for mariadb-binlog to decode a run's range
 _VALUE = re.compile(r"^###\s+@(\d+)=(.*)$")
 
 
-def checked_columns(scenario: Scenario) -> tuple[str, ...]:
-    """The columns every update of the scenario sets (updated_at aside), or () for a scenario without updates."""
+def column_sets(scenario: Scenario) -> tuple[tuple[str, ...], ...]:
+    """The columns each kind of update of the scenario sets (updated_at aside): update_user's fields, and
+    interests for the bulk and wide updates; () for a scenario without updates. A row change counts as changed
+    when it changed every column of one of these sets (a mix of both kinds checks each row by its own kind)."""
     endpoints = {r.endpoint for r in scenario.requests}
+    sets = []
     if "update_user" in endpoints:
-        return scenario.update_fields
+        sets.append(tuple(scenario.update_fields))
     if "update_users" in endpoints:
-        return ("interests",)
-    return ()
+        sets.append(("interests",))
+    return tuple(sets)
+
+
+def checked_columns(scenario: Scenario) -> tuple[str, ...]:
+    """Every column the scenario's updates set, once each, or () for a scenario without updates."""
+    return tuple(dict.fromkeys(c for columns in column_sets(scenario) for c in columns))
+
+
+def _changed(old: dict[Any, Any] | tuple, new: dict[Any, Any] | tuple, sets: list[list[Any]]) -> bool:
+    """Every column of one set differs between the two images (keys: column numbers or positions)."""
+    return any(all(old[k] != new[k] for k in keys) for keys in sets)
 
 
 def method(knobs: Knobs) -> str:
@@ -125,7 +138,7 @@ def from_binlog(settings: Settings, scenario: Scenario, before: BinlogSnapshot, 
                 log: Path | None = None) -> dict[str, Any]:
     positions, indexed = table_columns(settings, scenario.schema)
     columns = checked_columns(scenario)
-    numbers = [positions[c] for c in columns]
+    sets = [[positions[c] for c in cols] for cols in column_sets(scenario)]
     command = decode_command(settings, before, after)
     env = {"MYSQL_PWD": settings.db_password if settings.master.external else settings.admin_password}
     checked = changed = 0
@@ -135,7 +148,8 @@ def from_binlog(settings: Settings, scenario: Scenario, before: BinlogSnapshot, 
         try:
             for old, new in parse_updates(proc.stdout, scenario.schema):
                 checked += 1
-                changed += all(old.get(n) != new.get(n) for n in numbers)
+                changed += _changed({n: old.get(n) for s in sets for n in s}, {n: new.get(n) for s in sets for n in s},
+                                    sets)
         finally:
             if proc.poll() is None:  # stopped at DECODE_LIMIT (or interrupted): the rest is not needed
                 proc.kill()
@@ -176,9 +190,10 @@ def from_sample(settings: Settings, scenario: Scenario, ids: list[int], before: 
     """Of the sampled targets that were sent (the first `sent`), how many rows now differ in every column."""
     _, indexed = table_columns(settings, scenario.schema)
     columns = checked_columns(scenario)
+    sets = [[columns.index(c) for c in cols] for cols in column_sets(scenario)]
     used = sorted(set(ids[:max(0, sent)]) & set(before))
     after = read_values(settings, scenario.schema, columns, used)
-    changed = sum(1 for i in used if i in after and all(a != b for a, b in zip(before[i], after[i])))
+    changed = sum(1 for i in used if i in after and _changed(before[i], after[i], sets))
     return _result("sample", columns, indexed, len(used), changed)
 
 

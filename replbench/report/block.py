@@ -17,7 +17,19 @@ ERROR_LINES_SHOWN = 8
 
 
 def render_block(summary: dict[str, Any], folder: Path) -> str:
-    """The reference write-up's block: CPU lines, vegeta's text report verbatim, then our measurements."""
+    """The reference write-up's block: CPU lines, vegeta's text report verbatim, then our measurements, one
+    section after another."""
+    lines = [*_cpu_lines(summary), *_setup_lines(summary), vegeta_text(folder / "report.txt"),
+             *_client_lines(summary), *_lag_lines(summary), *_server_lines(summary), *_binlog_lines(summary),
+             *_app_lines(summary), *_check_lines(summary)]
+    guards = summary.get("guards") or []
+    lines.append("Guards: " + ("none tripped" if not guards else "; ".join(f"WARNING {g}" for g in guards)))
+    lines.append(f"Status: {summary.get('status')}    Results: {shown_path(folder)}")
+    return "\n".join(lines) + "\n"
+
+
+def _cpu_lines(summary: dict[str, Any]) -> list[str]:
+    """The write-up's CPU lines: app, databases (master + 2 * replica), vegeta, harness, host."""
     lines: list[str] = []
     means = summary.get("cpu_mean_percent") or {}
     if means:
@@ -41,8 +53,15 @@ def render_block(summary: dict[str, Any], folder: Path) -> str:
                   f"Harness cpu: {means.get('harness', 0):.0f}          (this harness process)",
                   f"Host cpu: {means.get('host_busy', 0):.0f} of {100 * (summary.get('cores') or 1)}"
                   f" (steal {means.get('host_steal', 0):.0f})   [% of one core, mean over the steady part]"]
+    return lines
+
+
+def _setup_lines(summary: dict[str, Any]) -> list[str]:
+    """How the run was set up: links, pinned cores, the settle wait before it."""
+    lines: list[str] = []
     if summary.get("links"):
         lines.append("Links: " + links.describe_text(summary["links"]))
+    means = summary.get("cpu_mean_percent") or {}
     pinned = (summary.get("cpus") or {}).get("pinned") or {}
     if pinned and means:
         lines.append("Pinned cores: " + "; ".join(
@@ -56,11 +75,19 @@ def render_block(summary: dict[str, Any], folder: Path) -> str:
                      if settle["settled"] else
                      f"NOT settled before the run: started after {settle['waited_s']:g} s with "
                      + "; ".join(settle["why"]))
-    lines.append(vegeta_text(folder / "report.txt"))
+    return lines
+
+
+def _client_lines(summary: dict[str, Any]) -> list[str]:
+    """What the client got, the reading above the knee, CPU per request (gross and net of idle)."""
+    lines: list[str] = []
     if "rate_sent" in summary:
         lines.append(f"Sent {summary['rate_sent']:.2f}/s, goodput {summary['goodput']:.2f}/s "
                      f"({summary['success']:.2%} succeeded; server-side success {summary['server_success']:.2%}, "
                      f"{summary.get('client_errors', 0):,} client-side errors)")
+    knee = summary.get("above_knee")
+    if knee:
+        lines.append(above_knee_text(knee))
     for key, label in (("cpu_ms_per_success", "CPU-ms per successful request"),
                        ("cpu_ms_per_request", "CPU-ms per request (failed ones included)"),
                        ("cpu_ms_per_success_net", "CPU-ms per successful request net of idle")):
@@ -69,11 +96,18 @@ def render_block(summary: dict[str, Any], folder: Path) -> str:
             lines.append(f"{label}: " + ", ".join(f"{k} {v:.3f}" for k, v in figures.items()))
     idle = summary.get("cpu_idle_per_s")
     if idle:
+        window = f", {summary['idle_window_s']:g} s" if summary.get("idle_window_s") else ""
         lines.append("Idle CPU, subtracted from the net figures (nothing but the heartbeat running, before the "
-                     "attack; % of one core): " + ", ".join(f"{k} {100 * v:.1f}" for k, v in idle.items()
+                     f"attack{window}; % of one core): " + ", ".join(f"{k} {100 * v:.1f}" for k, v in idle.items()
                                                            if k not in ("host_busy", "host_steal", "vegeta")))
     if summary.get("db_share_of_host") is not None:
         lines.append(f"Databases' share of the busy host CPU: {summary['db_share_of_host']:.0%}")
+    return lines
+
+
+def _lag_lines(summary: dict[str, Any]) -> list[str]:
+    """Each replica's lag and catch-up, and the lag's floor."""
+    lines: list[str] = []
     floor = summary.get("lag_floor_ms")
     for name, lag_of in (summary.get("lag") or {}).items():
         catch = (summary.get("catch_up_s") or {}).get(name) if summary.get("catch_up_s") is not None else "-"
@@ -105,6 +139,12 @@ def render_block(summary: dict[str, Any], folder: Path) -> str:
                      f"{summary.get('heartbeat_ms', 100)} ms, is the cross-check)")
     elif floor:
         lines.append(f"Lag floor: the heartbeat is written every {floor} ms, so an idle replica reads 0–{floor} ms")
+    return lines
+
+
+def _server_lines(summary: dict[str, Any]) -> list[str]:
+    """The servers: replication per node, disk per write, semi-sync, rows checked, buffer pools."""
+    lines: list[str] = []
     rep = summary.get("replication") or {}
     master = (rep.get("nodes") or {}).get("master")
     if master and master["transactions"]:
@@ -151,6 +191,12 @@ def render_block(summary: dict[str, Any], folder: Path) -> str:
             f"{name} {node['pool_disk_reads_per_write']:g} pages read from disk, "
             f"{node['pages_flushed_per_write']:g} pages flushed, {node['kb_read_per_write']:g} KB read"
             for name, node in rep["nodes"].items() if node is not None and node.get("kb_read_per_write") is not None))
+    return lines
+
+
+def _binlog_lines(summary: dict[str, Any]) -> list[str]:
+    """Binlog and relay log bytes."""
+    lines: list[str] = []
     b = summary.get("binlog")
     if b:
         per_write = "n/a (no writes)" if b["bytes_per_write"] is None else f"{b['bytes_per_write']:.1f} bytes per write"
@@ -163,15 +209,29 @@ def render_block(summary: dict[str, Any], folder: Path) -> str:
             lines.append(f"Binlog rotated during the attack (max_binlog_size): opened {', '.join(b['files_opened'])}")
         relay = ", ".join(f"{k} {v:,}" for k, v in b["replica_received_bytes"].items())
         lines.append(f"Relay log bytes received: {relay}")
+    return lines
+
+
+def _app_lines(summary: dict[str, Any]) -> list[str]:
+    """The app's admission and every group's memory."""
+    lines: list[str] = []
     adm = summary.get("app_admission") or {}
     if adm.get("workers"):
+        stood = (f"; a queue stood {adm['standing_s']:g} s in {adm['episodes']} episode(s)"
+                 if adm.get("mode") == "codel" and adm.get("standing_s") is not None else "")
         lines.append(f"App admission: {adm['admitted']:,} admitted, {adm['shed']:,} shed at once with 503 "
                      f"(bound {appserver.bound_text(adm)} in flight per worker; peaks in flight summed over "
-                     f"{adm['workers']} workers: {adm['peak_in_flight']:,})")
+                     f"{adm['workers']} workers: {adm['peak_in_flight']:,}{stood})")
     memory = summary.get("memory_mb")
     if memory:
         lines.append("Memory RSS MiB (first → last sample, max): " + ", ".join(
             f"{k} {v['first']:.0f} → {v['last']:.0f} ({v['max']:.0f})" for k, v in memory.items()))
+    return lines
+
+
+def _check_lines(summary: dict[str, Any]) -> list[str]:
+    """Consistency, planned faults with their windows, routing, who served, faults seen."""
+    lines: list[str] = []
     c = summary.get("consistency")
     if c:
         if not c.get("checked", True):
@@ -208,10 +268,7 @@ def render_block(summary: dict[str, Any], folder: Path) -> str:
     lost = nodes_lost(summary)
     if lost:
         lines.append("Faults seen: " + "; ".join(health.describe_faults(lost, summary.get("attack_start_s", 0.0))))
-    guards = summary.get("guards") or []
-    lines.append("Guards: " + ("none tripped" if not guards else "; ".join(f"WARNING {g}" for g in guards)))
-    lines.append(f"Status: {summary.get('status')}    Results: {shown_path(folder)}")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def pool_text(pools: dict[str, dict[str, Any]], schema: str) -> str:
@@ -253,3 +310,22 @@ def _num(value: float | None) -> str:
 
 def _us(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f} µs"
+
+
+def above_knee_text(knee: dict[str, Any]) -> str:
+    """The one line that reads a run above the knee as a finding: what this machine served of what was asked, where
+    the rest went, and who had the host."""
+    shares = knee.get("shares_of_busy") or {}
+    host = (f"the host was saturated (busy {knee['host_busy_percent']:.0f} % of {100 * knee['cores']})"
+            if knee.get("saturated") else
+            f"the host was not saturated (busy {knee['host_busy_percent']:.0f} % of {100 * knee['cores']})"
+            if knee.get("host_busy_percent") is not None else "host CPU not measured")
+    who = ", ".join(f"{g} {v:.0%}" for g, v in shares.items())
+    rest = []
+    if knee["shed_per_s"]:
+        rest.append(f"{knee['shed_per_s']:,.0f}/s were shed by the app's admission (503 at once)")
+    if knee["failed_otherwise_per_s"]:
+        rest.append(f"{knee['failed_otherwise_per_s']:,.0f}/s failed otherwise")
+    return (f"Above the knee: this machine served {knee['served']:,.0f} of the {knee['asked']:,} requests/s asked "
+            f"({knee['share']:.0%})" + (f"; {' and '.join(rest)}" if rest else "") + f"; {host}"
+            + (f": {who} of the busy CPU" if who else ""))

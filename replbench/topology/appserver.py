@@ -15,7 +15,16 @@ from typing import Any
 
 import psutil
 
-from ..core.config import APP_LATENCY_BOUNDS_MS, APP_START_TIMEOUT, ROOT, ReplbenchError, Settings
+from ..core.config import (
+    APP_LATENCY_BOUNDS_MS,
+    APP_START_TIMEOUT,
+    CODEL_INTERVAL_MS,
+    CODEL_QUEUE_MS,
+    CODEL_TARGET_MS,
+    ROOT,
+    ReplbenchError,
+    Settings,
+)
 from ..core.processes import wait_gone
 from ..core.stats import histogram_percentile
 from .nodes import port_owner
@@ -63,7 +72,7 @@ def admission(settings: Settings) -> dict[str, Any]:
     (REPLBENCH_MAX_QUEUE_MS) also the lowest and highest bound any worker set since it started."""
     total: dict[str, Any] = {"admitted": 0, "shed": 0, "peak_in_flight": 0, "answered": 0, "failed": 0,
                              "workers": 0, "latency_counts": [0] * (len(APP_LATENCY_BOUNDS_MS) + 1),
-                             "limit_low": None, "limit_high": None}
+                             "limit_low": None, "limit_high": None, "episodes": 0, "standing_s": 0.0}
     if settings.app_url:  # an app not started here publishes nothing we can read
         return total
     for path in settings.app_dir.glob("admission-*.json"):
@@ -72,8 +81,11 @@ def admission(settings: Settings) -> dict[str, Any]:
         except (OSError, ValueError):
             continue
         total["workers"] += 1
-        for key in ("admitted", "shed", "peak_in_flight", "answered", "failed"):
+        for key in ("admitted", "shed", "peak_in_flight", "answered", "failed", "episodes"):
             total[key] += int(data.get(key, 0))
+        total["standing_s"] = max(total["standing_s"], float(data.get("standing_s", 0.0)))  # the longest worker's
+        if data.get("mode"):
+            total["mode"] = data["mode"]
         for i, count in enumerate(data.get("latency_counts", [])[:len(total["latency_counts"])]):
             total["latency_counts"][i] += int(count)
         for key, pick in (("limit_low", min), ("limit_high", max)):
@@ -82,16 +94,36 @@ def admission(settings: Settings) -> dict[str, Any]:
     return total
 
 
+def admission_settings(settings: Settings) -> dict[str, Any]:
+    """The admission the app runs with, as the app itself resolves it (app/main.py admission())."""
+    mode = settings.admission
+    if mode == "none":
+        return {"mode": mode, "limit_per_worker": 0, "queue_ms": 0}
+    queue_ms = settings.max_queue_ms or (CODEL_QUEUE_MS if mode == "codel" else 0)
+    out: dict[str, Any] = {"mode": mode, "limit_per_worker": settings.max_inflight, "queue_ms": queue_ms}
+    if mode == "codel":
+        out.update(target_ms=CODEL_TARGET_MS, interval_ms=CODEL_INTERVAL_MS)
+    return out
+
+
 def bound_text(adm: dict[str, Any], taken: bool = True) -> str:
-    """The in-flight bound per worker as a run's summary records it: "none", "64", or an adaptive bound with the
-    range it took ("adaptive, 250 ms of queue: 64–412"; taken=False leaves the range out)."""
+    """The admission as a run's summary records it: "none", "64", an adaptive bound with the range it took
+    ("adaptive, 250 ms of queue: 64–412"; taken=False leaves the range out), and under codel the condition it held
+    in ("…, only while a queue stood ≥ 20 ms for 500 ms")."""
+    mode = adm.get("mode") or "always"
+    if mode == "none":
+        return "none (REPLBENCH_ADMISSION=none: the unbounded app)"
     limit = adm.get("limit_per_worker") or 0
     queue_ms = adm.get("queue_ms") or 0
     if not queue_ms:
-        return str(limit or "none")
-    low, high = adm.get("limit_low"), adm.get("limit_high")
-    span = f": {low}–{high}" if taken and low is not None and high is not None else ""
-    return f"adaptive, {queue_ms} ms of queue{span}"
+        text = str(limit or "none")
+    else:
+        low, high = adm.get("limit_low"), adm.get("limit_high")
+        span = f": {low}–{high}" if taken and low is not None and high is not None else ""
+        text = f"adaptive, {queue_ms} ms of queue{span}"
+    if mode == "codel":
+        text = f"codel: {text}, only while a queue stood ≥ {adm.get('target_ms')} ms for {adm.get('interval_ms')} ms"
+    return text
 
 
 def answered_since(before: dict[str, Any], now: dict[str, Any]) -> dict[str, Any]:

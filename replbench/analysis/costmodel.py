@@ -1,0 +1,242 @@
+"""The cost model: from measured write runs to a capacity plan for a stated workload.
+
+Fitted per replication setting (ROW-FULL, ROW-MINIMAL, ROW-NOBLOB, STATEMENT, MIXED) and table (bench_idx with
+its four secondary indexes, bench_noidx without) by least squares through the origin (statsmodels WLS, weighted
+for relative noise), each run one observation: a node role's CPU seconds net of idle = a·transactions + b·rows
+(master; replica = the mean of the replicas), the binlog bytes the application wrote = f·transactions + g·rows,
+and one replica's apply time alone (apply-capacity drains) = c·transactions + d·rows. Where every run changed one
+row per transaction, transactions and rows cannot be told apart and the fit is per transaction only (said in the
+model). Runs above the knee (success under the pass criterion) are left out: queues, not the work, set their CPU.
+Fsyncs per commit are the median over the runs. Each coefficient keeps its 95 % interval, each fit its R² and
+relative residuals, and model.json keeps the observations it came from.
+
+predict() turns a mix ("update_user=3000/s,update_users:100=20/s") into binlog MB/s and GB/day, bytes per second
+to each replica, master and replica CPU in cores (and the replica's share of its --replica-cores), each replica's
+apply utilisation ρ (seconds of one SQL thread's apply per second; lag stays bounded while ρ < 1 and grows by
+ρ − 1 seconds per second beyond), and fsyncs per second — each with its 95 % interval from the fit's covariance.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ..core.config import MIN_SUCCESS
+
+SETTINGS: dict[str, dict[str, str]] = {  # the model's settings, as the knobs a run changed from the reference
+    "ROW-FULL": {},
+    "ROW-MINIMAL": {"binlog_row_image": "MINIMAL"},
+    "ROW-NOBLOB": {"binlog_row_image": "NOBLOB"},
+    "STATEMENT": {"binlog_format": "STATEMENT"},
+    "MIXED": {"binlog_format": "MIXED"},
+}
+ENDPOINT_ROWS = {"update_user": 1}  # update_users:N changes N rows in one statement
+MIX_ITEM = re.compile(r"^(update_user|update_users:(\d+))=(\d+(?:\.\d+)?)/s$")
+SECONDS_PER_DAY = 86_400
+HELD_OUT = "validate-"  # the folders of model validate's runs: never fitted on
+
+
+class MixError(ValueError):
+    """A mix or a setting the model cannot read; the message says what is wrong."""
+
+
+def setting_of(knobs_changed: dict[str, Any] | None) -> str | None:
+    """The model's name for a run's settings, or None when it changed anything else."""
+    changed = {k: str(v) for k, v in (knobs_changed or {}).items()}
+    return next((name for name, knobs in SETTINGS.items() if knobs == changed), None)
+
+
+def observation(summary: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any] | None:
+    """One write run as the fit sees it, or None when it cannot serve (not ok, no net CPU, rows not verified as
+    changed, a setting outside the model)."""
+    setting = setting_of(meta.get("knobs_changed"))
+    nodes = (summary.get("replication") or {}).get("nodes") or {}
+    master = nodes.get("master") or {}
+    net = summary.get("cpu_seconds_net") or {}
+    share = (summary.get("rows_checked") or {}).get("share")
+    b = summary.get("binlog") or {}
+    if setting is None or summary.get("status") not in ("ok", "ok-with-warnings") or not master.get("transactions") \
+            or "master" not in net or (share is not None and share < 0.99) or not b.get("successful_writes") \
+            or (summary.get("success") or 0) < MIN_SUCCESS:  # above the knee: queues, not the work, set the CPU
+        return None
+    replicas = [n for n in net if n.startswith("replica")]
+    fsyncs = (master.get("fsyncs_per_write") or 0) + (master.get("binlog_syncs_per_write") or 0)
+    return {"setting": setting, "table": summary.get("schema"), "folder": summary.get("folder"),
+            "scenario": summary.get("scenario"),
+            "transactions": master["transactions"], "rows": master.get("rows_changed") or master["transactions"],
+            "seconds": summary.get("cpu_span_s") or summary.get("duration_s"),
+            "master_cpu_s": net["master"],
+            "replica_cpu_s": sum(net[r] for r in replicas) / len(replicas) if replicas else None,
+            "binlog_bytes": b["bytes_per_write"] * b["successful_writes"], "fsyncs_per_commit": fsyncs}
+
+
+def apply_observation(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each replica's drain of an apply-capacity run (alone) as the apply fit sees it."""
+    setting = setting_of(data.get("knobs_changed"))
+    if setting is None or data.get("status") != "ok" or data.get("method", "alone") != "alone":
+        return []
+    out = []
+    for name, r in (data.get("replicas") or {}).items():
+        if r.get("seconds") and r.get("transactions"):
+            out.append({"setting": setting, "table": data.get("schema"), "replica": name,
+                        "transactions": r["transactions"],
+                        "rows": r.get("rows") or r["transactions"], "apply_s": r["seconds"]})
+    return out
+
+
+def collect(results: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Every usable write run and apply-capacity drain under results/."""
+    runs, drains = [], []
+    for path in sorted(results.rglob("summary.json")):
+        meta_path = path.parent / "meta.json"
+        if not meta_path.exists() or any(part.startswith(HELD_OUT) for part in path.parts):
+            continue
+        try:
+            obs = observation(json.loads(path.read_text()), json.loads(meta_path.read_text()))
+        except (OSError, ValueError):
+            continue
+        if obs:
+            obs["folder"] = str(path.parent.relative_to(results))
+            runs.append(obs)
+    for path in sorted(results.rglob("apply.json")):
+        try:
+            drains += apply_observation(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            continue
+    return runs, drains
+
+
+def ols(y: Iterable[float], trx: Iterable[float], rows: Iterable[float]) -> dict[str, Any] | None:
+    """y = a·trx + b·rows through the origin (statsmodels, least squares weighted for relative noise): the
+    coefficients with their 95 % intervals and covariance, R² and relative residuals; per transaction only when
+    rows never differ from transactions."""
+    import numpy as np
+    import statsmodels.api as sm  # imported where a model is fitted, not by every command's start
+
+    y_, t_, r_ = (np.asarray(list(v), dtype=float) for v in (y, trx, rows))
+    if len(y_) < 2:
+        return None
+    separable = len(y_) >= 3 and np.linalg.matrix_rank(np.column_stack([t_, r_])) == 2
+    x = np.column_stack([t_, r_]) if separable else t_[:, None]
+    # run-to-run noise is relative (two identical runs differ by a share, not by a constant): weighted least
+    # squares with weights 1/y², so a 1,000-row run does not drown the per-transaction term of 1-row runs
+    fit = sm.WLS(y_, x, weights=1.0 / np.maximum(np.abs(y_), 1e-12) ** 2).fit()
+    low, high = fit.conf_int(0.05).T
+    names = ["per_trx", "per_row"] if separable else ["per_trx"]
+    return {"coef": dict(zip(names, map(float, fit.params))),
+            "ci95": {n: [float(a), float(b)] for n, a, b in zip(names, low, high)},
+            "cov": np.asarray(fit.cov_params()).tolist(), "terms": names,
+            "r2": float(fit.rsquared), "n": len(y_),
+            "relative_residuals": [round(float(v), 4) for v in fit.resid / np.maximum(np.abs(y_), 1e-12)],
+            "rows_separated": bool(separable)}
+
+
+def fit(runs: list[dict[str, Any]], drains: list[dict[str, Any]]) -> dict[str, Any]:
+    """The model per setting: CPU per role, binlog bytes, one replica's apply time, fsyncs per commit."""
+    import numpy as np
+
+    model: dict[str, Any] = {"settings": {}, "observations": runs, "drains": drains}
+    tables = sorted({o.get("table") or "" for o in [*runs, *drains]})
+    for setting, table in ((s, t) for s in SETTINGS for t in tables):
+        mine = [o for o in runs if o["setting"] == setting and (o.get("table") or "") == table]
+        drained = [d for d in drains if d["setting"] == setting and (d.get("table") or "") == table]
+        if not mine and not drained:
+            continue
+        trx, rows = [o["transactions"] for o in mine], [o["rows"] for o in mine]
+        replica = [o for o in mine if o["replica_cpu_s"] is not None]
+        model["settings"][key(setting, table)] = {
+            "setting": setting, "table": table, "runs": len(mine), "drains": len(drained),
+            "master_cpu_s": ols([o["master_cpu_s"] for o in mine], trx, rows),
+            "replica_cpu_s": ols([o["replica_cpu_s"] for o in replica], [o["transactions"] for o in replica],
+                                 [o["rows"] for o in replica]),
+            "binlog_bytes": ols([o["binlog_bytes"] for o in mine], trx, rows),
+            "apply_s": ols([d["apply_s"] for d in drained], [d["transactions"] for d in drained],
+                           [d["rows"] for d in drained]),
+            "fsyncs_per_commit": float(np.median([o["fsyncs_per_commit"] for o in mine])) if mine else None,
+        }
+    return model
+
+
+def key(setting: str, table: str) -> str:
+    """A fitted model's name: the setting and the table it was measured on ('ROW-FULL bench_idx')."""
+    return f"{setting} {table}".strip()
+
+
+def parse_mix(text: str) -> list[tuple[str, int, float]]:
+    """'update_user=3000/s,update_users:100=20/s' -> [(endpoint, rows per transaction, transactions/s), …]."""
+    items = [part.strip() for part in (text or "").split(",") if part.strip()]
+    if not items:
+        raise MixError("the mix is empty; e.g. --mix 'update_user=3000/s,update_users:100=20/s'")
+    out = []
+    for item in items:
+        match = MIX_ITEM.match(item)
+        if not match:
+            raise MixError(f"cannot read {item!r}: write endpoint=RATE/s, the endpoint update_user or "
+                           "update_users:ROWS, e.g. update_users:100=20/s")
+        rows = int(match.group(2)) if match.group(2) else ENDPOINT_ROWS["update_user"]
+        if rows < 1:
+            raise MixError(f"{item!r}: update_users needs 1 row or more")
+        out.append((match.group(1).split(":")[0], rows, float(match.group(3))))
+    return out
+
+
+def _predict_one(part: dict[str, Any] | None, trx: float, rows: float) -> dict[str, float] | None:
+    """A fitted quantity per second for trx and rows per second, with its 95 % interval (normal, from the
+    coefficients' covariance)."""
+    import numpy as np
+
+    if not part or (not part["rows_separated"] and rows != trx):
+        return None  # several rows per transaction, and a fit that cannot price a row: no figure, not a guess
+    x = np.array([trx, rows][:len(part["terms"])]) if part["rows_separated"] else np.array([trx])
+    coef = np.array([part["coef"][t] for t in part["terms"]])
+    value = float(x @ coef)
+    sd = float(np.sqrt(max(0.0, x @ np.asarray(part["cov"]) @ x)))
+    return {"value": value, "low": value - 1.96 * sd, "high": value + 1.96 * sd}
+
+
+def predict(model: dict[str, Any], mix: list[tuple[str, int, float]], setting: str = "ROW-FULL",
+            replica_cores: float = 1.0, table: str = "bench_idx") -> dict[str, Any]:
+    """Every figure of a capacity plan for the mix under the setting on the table; each {value, low, high} or None
+    where the model has no data."""
+    if setting not in SETTINGS:
+        raise MixError(f"unknown setting {setting!r}; settings: {', '.join(SETTINGS)}")
+    fitted = model["settings"].get(key(setting, table))
+    if not fitted:
+        raise MixError(f"the model has no data for {setting} on {table}: run `./run.sh model fit` over runs of "
+                       "that setting and table")
+    trx = sum(rate for _, _, rate in mix)
+    rows = sum(rate * n for _, n, rate in mix)
+
+    def scaled(value: dict[str, float] | None, factor: float) -> dict[str, float] | None:
+        return None if value is None else {k: v * factor for k, v in value.items()}
+
+    binlog = _predict_one(fitted["binlog_bytes"], trx, rows)
+    rho = _predict_one(fitted["apply_s"], trx, rows)  # one SQL thread: seconds of apply per second
+    replica_cpu = _predict_one(fitted["replica_cpu_s"], trx, rows)
+    return {
+        "setting": setting, "table": table, "transactions_per_s": trx, "rows_per_s": rows,
+        "binlog_mb_per_s": scaled(binlog, 1e-6), "binlog_gb_per_day": scaled(binlog, SECONDS_PER_DAY / 1e9),
+        "bytes_per_s_to_each_replica": binlog,
+        "master_cpu_cores": _predict_one(fitted["master_cpu_s"], trx, rows),
+        "replica_cpu_cores": replica_cpu, "replica_cores": replica_cores,
+        "replica_cpu_utilisation": scaled(replica_cpu, 1 / replica_cores),
+        "replica_apply_rho": rho,
+        "lag": None if rho is None else (
+            "bounded (ρ < 1 with its interval)" if rho["high"] < 1 else
+            f"grows by {rho['value'] - 1:.2f} s per s" if rho["low"] > 1 else "at the edge (the interval spans 1)"),
+        "fsyncs_per_s": None if fitted["fsyncs_per_commit"] is None else
+        {"value": fitted["fsyncs_per_commit"] * trx, "low": None, "high": None},
+    }
+
+
+def expected(model: dict[str, Any], obs: dict[str, Any]) -> dict[str, dict[str, float] | None]:
+    """What the model says a measured run should have cost, from its own transactions and rows: binlog bytes and
+    master and replica CPU seconds (net of idle), each with its interval; None where the model cannot say."""
+    fitted = model["settings"].get(key(obs["setting"], obs.get("table") or ""))
+    if not fitted:
+        return {"binlog_bytes": None, "master_cpu_s": None, "replica_cpu_s": None}
+    return {part: _predict_one(fitted[part], obs["transactions"], obs["rows"])
+            for part in ("binlog_bytes", "master_cpu_s", "replica_cpu_s")}

@@ -1,0 +1,174 @@
+"""Large transactions, the classic row-based replication incident: one UPDATE of an id range (10^3 to 10^6 rows) on
+the master, one transaction each, spaced so that each has drained before the next (every replica has applied it).
+
+Per transaction: the binlog bytes it wrote (the master's binlog growth) and whether its binlog cache spilled to
+disk (Binlog_cache_disk_use); the master's execution and commit time (the statement's wall time, autocommit); each
+replica's apply, timed from the master's commit until MASTER_GTID_WAIT returns on every replica at once (a replica
+starts only once the master has committed, and applies the transaction as one, whatever its parallel threads);
+the lag's peak and how long it stayed above twice its floor (GTID positions every 10 ms, measure/poslag.py); and,
+with semi-sync on, MariaDB's own wait counter for the commit (labelled as MariaDB's).
+
+Every row really changes: each transaction writes a fresh tag into `interests` (a TEXT column no index covers), so
+the table keeps its size and shape and a repeat costs what the first did; the rows are checked afterwards. Nothing
+has to be reset between transactions.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+from ..core import harnesslog, sql
+from ..core.config import Settings
+from ..core.progress import Progress
+from ..core.scenario import Scenario
+from ..measure import binlog
+from ..measure.poslag import PositionLag
+from ..topology import knobs, nodes
+from . import prepare
+
+DEFAULT_ROWS = (1_000, 10_000, 100_000, 1_000_000)
+TABLES = {"idx": "bench_idx", "noidx": "bench_noidx"}  # bench_nopk: each row event a full scan on every replica
+SCENARIO_OF = {"idx": "write-bulk", "noidx": "write-noindex"}  # whose warm-up and settings preparation it shares
+DRAIN_TIMEOUT = 3600.0  # seconds a replica may take to apply one transaction
+STATUS = ("Binlog_cache_disk_use", "Binlog_cache_use", "Rpl_semi_sync_master_tx_wait_time",
+          "Rpl_semi_sync_master_tx_waits")
+
+
+def _status(settings: Settings) -> dict[str, int]:
+    with sql.admin(settings.master, settings) as cur:
+        cur.execute("SHOW GLOBAL STATUS WHERE Variable_name IN (" + ", ".join(["%s"] * len(STATUS)) + ")", STATUS)
+        return {name: int(value) for name, value in cur.fetchall()}
+
+
+def _lag(sampler: PositionLag, replica: str, start: float, end: float, floor_ms: float) -> dict[str, Any]:
+    """The lag's peak within [start, end] and how long it stayed above twice the floor."""
+    series = sampler.series(replica, start, end)
+    above = sum(b[0] - a[0] for a, b in zip(series, series[1:]) if a[1] > 2 * floor_ms)
+    return {"peak_ms": max((v for _, v in series), default=None), "above_floor_s": round(above, 3),
+            "samples": len(series)}
+
+
+def one(settings: Settings, sampler: PositionLag, schema: str, rows: int, first_id: int, tag: str,
+        progress: Progress) -> dict[str, Any]:
+    """One transaction of `rows` rows, measured; returns its record."""
+    last_id = first_id + rows - 1
+    before_log, before = binlog.snapshot(settings), _status(settings)
+    zero = sampler.zero
+    progress.say(f"{rows:,} rows: UPDATE {schema}.accounts … WHERE id BETWEEN {first_id} AND {last_id}", final=True)
+    start = time.monotonic()
+    with sql.admin(settings.master, settings) as cur:
+        cur.execute("SET SESSION max_statement_time = 0")  # the incident's statement runs to its end
+        cur.execute(f"UPDATE {schema}.accounts SET interests = %s, updated_at = NOW() WHERE id BETWEEN %s AND %s",
+                    (tag, first_id, last_id))
+        changed = cur.rowcount
+    committed = time.monotonic()
+    gtid = nodes.master_gtid(settings)
+    after_log, after = binlog.snapshot(settings), _status(settings)
+    progress.say(f"{rows:,} rows: committed on the master in {committed - start:.2f} s; timing the replicas")
+    called = time.monotonic()
+    applied = nodes.wait_caught_up(settings, DRAIN_TIMEOUT, gtid)  # seconds from the call, every replica at once
+    end = time.monotonic()
+    time.sleep(0.1)  # one more position read after the last replica applied it
+    floor = sampler.floor_ms(start - zero, end - zero) or 10.0
+    with sql.admin(settings.master, settings) as cur:
+        cur.execute(f"SELECT COUNT(*) FROM {schema}.accounts WHERE id BETWEEN %s AND %s AND interests = %s",
+                    (first_id, last_id, tag))
+        holding = int(cur.fetchone()[0])
+    d = {k: after.get(k, 0) - before.get(k, 0) for k in STATUS}
+    record: dict[str, Any] = {
+        "rows": rows, "first_id": first_id, "rows_changed": changed, "rows_holding_the_new_value": holding,
+        "binlog_bytes": binlog.written_bytes(before_log, after_log),
+        "binlog_cache_spilled": d["Binlog_cache_disk_use"] > 0, "binlog_cache_disk_use": d["Binlog_cache_disk_use"],
+        "master_seconds": round(committed - start, 3), "gtid": gtid, "lag_floor_ms": floor,
+        "replicas": {}}
+    if d["Rpl_semi_sync_master_tx_waits"]:
+        record["mariadb_semi_sync_wait_us"] = round(d["Rpl_semi_sync_master_tx_wait_time"]
+                                                    / d["Rpl_semi_sync_master_tx_waits"])
+    for replica in settings.replicas:
+        took = applied.get(replica.name)
+        record["replicas"][replica.name] = {
+            "applied_after_commit_s": None if took is None else round(took + called - committed, 3),
+            **_lag(sampler, replica.name, start - zero, end - zero, floor)}
+    record["bytes_per_row"] = round(record["binlog_bytes"] / rows, 1) if rows else None
+    return record
+
+
+def measure(settings: Settings, table: str, rows: tuple[int, ...], setting: knobs.Knobs, scenario: Scenario,
+            folder: Path, repeat: int = 1) -> dict[str, Any]:
+    """Each size in `rows`, `repeat` times (sizes interleaved), on `table` ('idx' or 'noidx'); writes bigtx.json."""
+    progress = Progress(f"big-transaction {table}")
+    log = folder / "harness.log"
+    harnesslog.use(log)
+    schema = TABLES[table]
+    data: dict[str, Any] = {"table": schema, "rows_asked": list(rows), "repeat": repeat, "knobs": setting.as_dict(),
+                            "knobs_changed": setting.changed(), "status": "running", "transactions": [],
+                            "nonce": secrets.token_hex(4)}
+    sampler: PositionLag | None = None
+    try:
+        data.update(prepare.settings_and_data(settings, scenario, setting, (), progress))
+        with sql.admin(settings.master, settings) as cur:
+            cur.execute(f"SELECT MIN(id), MAX(id) FROM {schema}.accounts")
+            low, high = (int(v) for v in cur.fetchone())
+        too_big = [n for n in rows if n > high - low + 1]
+        if too_big:
+            raise ValueError(f"{schema} holds {high - low + 1:,} rows; cannot update {too_big[0]:,} in one range")
+        sampler = PositionLag(settings, folder / "positions.csv", time.monotonic())
+        sampler.start()
+        time.sleep(0.5)  # the master's position seen before the first transaction
+        for r in range(repeat):
+            for i, n in enumerate(rows):
+                tag = f"bigtx-{data['nonce']}-{r}-{i}"  # fresh: every row of the range really changes
+                record = one(settings, sampler, schema, n, low, tag, progress)
+                record["repeat"] = r + 1
+                data["transactions"].append(record)
+                (folder / "bigtx.json").write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+        data["status"] = "ok" if all(t["rows_holding_the_new_value"] == t["rows"] and all(
+            v["applied_after_commit_s"] is not None for v in t["replicas"].values())
+            for t in data["transactions"]) else "failed"
+    except KeyboardInterrupt:
+        data["status"] = "interrupted"
+    except (ValueError, sql.MySQLError, nodes.TopologyError) as exc:
+        data["status"] = "failed"
+        data["error"] = f"{type(exc).__name__}: {exc}"
+        harnesslog.write(f"big-transaction failed: {exc}", exc)
+    finally:
+        if sampler is not None:
+            sampler.stop()
+        harnesslog.done(log)
+        data["folder"] = folder.name
+        (folder / "bigtx.json").write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+    return data
+
+
+def render(data: dict[str, Any]) -> str:
+    """The table a DBA reads: per transaction, rows × binlog, master, each replica, lag and the cache spill."""
+    setting = ", ".join(f"{k}={v}" for k, v in data["knobs_changed"].items()) or "reference settings"
+    lines = [f"Big transactions — {data['table']} ({setting}); status {data['status']}"]
+    if data.get("error"):
+        lines.append(f"Error: {data['error']}")
+    names = sorted({name for t in data["transactions"] for name in t["replicas"]})
+    lines.append("| rows | binlog MB | B/row | cache spilled | master s | " + " | ".join(
+        f"{n} applied s after commit | {n} lag peak s | {n} lag above floor s" for n in names) + " |")
+    lines.append("|---" * (5 + 3 * len(names)) + "|")
+    for t in data["transactions"]:
+        cells = [f"{t['rows']:,}", f"{t['binlog_bytes'] / 1e6:.2f}", f"{t['bytes_per_row']:g}",
+                 "yes" if t["binlog_cache_spilled"] else "no", f"{t['master_seconds']:.2f}"]
+        for n in names:
+            r = t["replicas"][n]
+            cells += ["–" if r["applied_after_commit_s"] is None else f"{r['applied_after_commit_s']:.2f}",
+                      "–" if r["peak_ms"] is None else f"{r['peak_ms'] / 1000:.2f}", f"{r['above_floor_s']:.2f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    checked = data["transactions"]
+    if checked:
+        ok = sum(t["rows_holding_the_new_value"] == t["rows"] for t in checked)
+        lines.append(f"Rows: {ok} of {len(checked)} transactions left every row of their range holding the new "
+                     "value (checked on the master afterwards)")
+    if any("mariadb_semi_sync_wait_us" in t for t in data["transactions"]):
+        lines.append("Semi-sync (MariaDB's own counter, not what a commit pays): " + ", ".join(
+            f"{t['rows']:,} rows {t['mariadb_semi_sync_wait_us']:,} µs" for t in data["transactions"]
+            if "mariadb_semi_sync_wait_us" in t))
+    return "\n".join(lines)

@@ -1,0 +1,245 @@
+"""A campaign: the studies, sweeps, apply-capacity drains, big transactions and runs that make a report, run at one
+commit, one after another, into one folder (results/campaign-<name>-<time>/), so that a report can come from it
+alone. A campaign file (campaigns/*.toml) lists its units as ./run.sh command lines:
+
+    description = "one cell set per question"
+    [[units]]
+    command = "study semi-sync --repeat 2"
+    [[units]]
+    command = "sweep read --duration 30s"
+    minutes = 6          # an estimate where the harness has none of its own (sweeps stop at their first failure)
+
+The runner refuses a dirty tree unless told (--allow-dirty), records the commit, the versions and the machine's
+calibration before and after each unit (campaign.json), shows elapsed time and an ETA, and --resume continues the
+newest unfinished campaign of that name at the same commit without redoing the units that finished (a unit that
+failed, say after a lost node, runs again). Each unit runs as its own ./run.sh process with REPLBENCH_RESULTS set
+to the campaign's folder; its output goes to units/<n>.log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..core import scenario as scenarios
+from ..core.config import ROOT, Settings, parse_duration
+from ..core.progress import Progress
+from ..core.records import write_json
+from ..measure.cpu import calibrate
+from . import studyfile
+from .study import RUN_OVERHEAD, Plan
+
+CAMPAIGN_DIR = ROOT / "campaigns"
+COMMANDS = ("study", "sweep", "apply-capacity", "big-transaction")  # beside `<scenario> <rate>` runs
+KEYS = {"description", "units"}
+UNIT_KEYS = {"command", "minutes"}
+DONE, FAILED, INTERRUPTED = "done", "failed", "interrupted"
+EXIT_INTERRUPTED = 130
+
+
+class CampaignError(Exception):
+    """A campaign file is missing or invalid, or a campaign cannot start; the message says why."""
+
+
+@dataclass(frozen=True)
+class Unit:
+    command: tuple[str, ...]
+    estimate_s: float
+
+    @property
+    def text(self) -> str:
+        return " ".join(shlex.quote(a) for a in self.command)
+
+
+@dataclass(frozen=True)
+class Campaign:
+    name: str
+    description: str
+    units: tuple[Unit, ...]
+
+    def estimate(self) -> float:
+        return sum(u.estimate_s for u in self.units)
+
+    def describe(self) -> str:
+        lines = [f"campaign {self.name}: {self.description}"]
+        for i, unit in enumerate(self.units, 1):
+            lines.append(f"  {i:2d}. ./run.sh {unit.text}  (about {unit.estimate_s / 60:.0f} min)")
+        lines.append(f"  {len(self.units)} units, estimated {self.estimate() / 60:.0f} min")
+        return "\n".join(lines)
+
+
+def available() -> list[str]:
+    return sorted(p.stem for p in CAMPAIGN_DIR.glob("*.toml"))
+
+
+def resolve(name: str) -> Path:
+    for candidate in (Path(name), CAMPAIGN_DIR / name, CAMPAIGN_DIR / f"{name}.toml"):
+        if candidate.is_file():
+            return candidate
+    raise CampaignError(f"no campaign file {name!r}; campaigns: {', '.join(available()) or 'none'}")
+
+
+def _estimate(args: list[str], minutes: float | None) -> float:
+    """Seconds a unit should take: the file's estimate, else the study's own, else a rough one per command."""
+    if minutes is not None:
+        return 60.0 * minutes
+    def flag(name: str) -> str | None:
+        return next((args[i + 1] for i, a in enumerate(args[:-1]) if a == name), None)
+
+    if args[0] == "study":
+        repeat, rate, duration = flag("--repeat"), flag("--rate"), flag("--duration")
+        plan = Plan.of(studyfile.load(args[1]), int(repeat) if repeat else None, int(rate) if rate else None,
+                       parse_duration(duration) if duration else None)
+        return plan.estimate()
+    if args[0] == "big-transaction":
+        return 15 * 60.0
+    if args[0] in ("sweep", "apply-capacity"):
+        return 10 * 60.0
+    duration = flag("--duration")
+    return (parse_duration(duration) if duration else 60.0) + RUN_OVERHEAD
+
+
+def _check(args: list[str]) -> None:
+    """A unit's command names something that exists (the command itself checks its flags when it runs)."""
+    if not args:
+        raise ValueError("a unit's command is empty")
+    if args[0] == "study":
+        if len(args) < 2:
+            raise ValueError("'study' needs a study name")
+        studyfile.load(args[1])
+    elif args[0] in ("sweep", "apply-capacity"):
+        if len(args) < 2:
+            raise ValueError(f"'{args[0]}' needs a scenario")
+        scenarios.load(args[1])
+    elif args[0] != "big-transaction":
+        scenarios.load(args[0])  # `<scenario> <rate>`
+        if len(args) < 2 or not args[1].isdigit():
+            raise ValueError(f"a run needs a rate: '{' '.join(args)}'")
+
+
+def load(name: str) -> Campaign:
+    path = resolve(name)
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise CampaignError(f"{path}: {exc}") from None
+    try:
+        unknown = set(data) - KEYS
+        if unknown:
+            raise ValueError(f"unknown key(s) {', '.join(sorted(unknown))}; keys: {', '.join(sorted(KEYS))}")
+        units = []
+        for i, raw in enumerate(data.get("units") or [], 1):
+            if set(raw) - UNIT_KEYS:
+                raise ValueError(f"unit {i}: unknown key(s) {', '.join(sorted(set(raw) - UNIT_KEYS))}")
+            args = shlex.split(str(raw.get("command", "")))
+            try:
+                _check(args)
+                units.append(Unit(tuple(args), _estimate(args, raw.get("minutes"))))
+            except (ValueError, studyfile.StudyError, scenarios.ScenarioError) as exc:
+                raise ValueError(f"unit {i} ({raw.get('command', '')!r}): {exc}") from None
+        if not units:
+            raise ValueError("no [[units]]: nothing to run")
+    except ValueError as exc:
+        raise CampaignError(f"{path}: {exc}") from None
+    return Campaign(path.stem, str(data.get("description", "")), tuple(units))
+
+
+def git_state(root: Path = ROOT) -> tuple[str, bool]:
+    """(commit, dirty) of the checkout."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True).stdout.strip()
+
+    return git("rev-parse", "--short", "HEAD") or "unknown", bool(git("status", "--porcelain"))
+
+
+def _unfinished(results: Path, name: str, commit: str) -> Path | None:
+    """The newest campaign folder of that name at that commit that has units left to run."""
+    for folder in sorted(results.glob(f"campaign-{name}-*"), reverse=True):
+        try:
+            data = json.loads((folder / "campaign.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if data.get("commit") == commit and data.get("status") != DONE:
+            return folder
+    return None
+
+
+def run(settings: Settings, campaign: Campaign, *, resume: bool = False, allow_dirty: bool = False) -> dict[str, Any]:
+    """Run every unit not yet finished; returns campaign.json's content."""
+    commit, dirty = git_state()
+    if dirty and not allow_dirty:
+        raise CampaignError("the working tree has uncommitted changes: a campaign's figures must come from one "
+                            "commit (commit first, or --allow-dirty to run anyway, recorded as such)")
+    folder = _unfinished(settings.results, campaign.name, commit) if resume else None
+    if resume and folder is None:
+        raise CampaignError(f"no unfinished campaign {campaign.name!r} at commit {commit} to resume")
+    if folder is None:
+        folder = settings.results / f"campaign-{campaign.name}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
+        (folder / "units").mkdir(parents=True)
+        data: dict[str, Any] = {"name": campaign.name, "description": campaign.description, "commit": commit,
+                                "dirty": dirty, "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                                "units": [{"command": u.text, "estimate_s": u.estimate_s, "status": "pending"}
+                                          for u in campaign.units]}
+    else:
+        data = json.loads((folder / "campaign.json").read_text())
+        if [u["command"] for u in data["units"]] != [u.text for u in campaign.units]:
+            raise CampaignError(f"{folder.name} was started from another version of the campaign file")
+    data["status"] = "running"
+    data["folder"] = folder.name
+    write_json(folder / "campaign.json", data)
+    progress = Progress(f"campaign {campaign.name}")
+    begin = time.monotonic()
+    env = {**os.environ, **settings.as_env(), "REPLBENCH_RESULTS": str(folder)}
+    try:
+        for i, (unit, record) in enumerate(zip(campaign.units, data["units"]), 1):
+            if record["status"] == DONE:
+                continue
+            left = sum(u.estimate_s for u, r in zip(campaign.units, data["units"]) if r["status"] != DONE)
+            progress.say(f"unit {i}/{len(campaign.units)}: ./run.sh {unit.text} — elapsed "
+                         f"{(time.monotonic() - begin) / 60:.0f} min, about {left / 60:.0f} min left", final=True)
+            record.update(calibration_before=calibrate(), started_at=time.strftime("%H:%M:%S", time.gmtime()))
+            started = time.monotonic()
+            with open(folder / "units" / f"{i}.log", "w") as log:
+                proc = subprocess.run([sys.executable, "-m", "replbench", *unit.command], cwd=ROOT, env=env,
+                                      stdout=log, stderr=subprocess.STDOUT)
+            record.update(seconds=round(time.monotonic() - started, 1), exit_code=proc.returncode,
+                          calibration_after=calibrate(), log=f"units/{i}.log",
+                          status=DONE if proc.returncode in (0, 1) and _finished(folder / "units" / f"{i}.log")
+                          else INTERRUPTED if proc.returncode == EXIT_INTERRUPTED else FAILED)
+            write_json(folder / "campaign.json", data)
+            if record["status"] == INTERRUPTED:
+                raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        data["status"] = INTERRUPTED
+    else:
+        data["status"] = DONE if all(r["status"] == DONE for r in data["units"]) else FAILED
+    data["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    write_json(folder / "campaign.json", data)
+    return data
+
+
+def _finished(log: Path) -> bool:
+    """A unit that ran to its end: it printed its results (exit 1 may still mean a measured failure, e.g. a guard
+    under --strict, which is a result, not a reason to run the unit again)."""
+    text = log.read_text(errors="replace")
+    return "Traceback" not in text and any(mark in text for mark in ("Results:", "study folder:", "max sustainable",
+                                                                      "Apply capacity", "Big transactions"))
+
+
+def render(data: dict[str, Any]) -> str:
+    lines = [f"campaign {data['name']} at {data['commit']}{' (dirty)' if data.get('dirty') else ''}: "
+             f"{data['status']} — {data['folder']}"]
+    for i, r in enumerate(data["units"], 1):
+        calib = (f", calibration {r['calibration_before']:g} → {r['calibration_after']:g}"
+                 if r.get("calibration_after") is not None else "")
+        took = f", {r['seconds'] / 60:.1f} min" if r.get("seconds") is not None else ""
+        lines.append(f"  {i:2d}. {r['status']:<11} ./run.sh {r['command']}{took}{calib}")
+    return "\n".join(lines)

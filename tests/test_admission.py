@@ -1,0 +1,86 @@
+"""The app's admission (issue: above the knee, measure the databases): codel by default, shedding only while a
+queue stands; REPLBENCH_ADMISSION=none gives the unbounded app; the block reads a run above the knee in one line.
+On the small topology, with real gunicorn and vegeta."""
+
+from __future__ import annotations
+
+import json
+
+from replbench.analysis.summary import above_knee
+from replbench.core.config import Settings
+from replbench.report.block import above_knee_text
+
+from .conftest import env_for, run_cli, run_folder
+
+# one app worker asked far more than any Python worker serves (each request a database round trip): an overload
+# on any machine, for a few seconds
+OVERLOAD = ("get", "8000", "--duration", "3s")
+
+
+def run(topo: Settings, args: tuple[str, ...], **env: str) -> tuple[dict, dict, str]:
+    proc = run_cli([*args], env_for(topo.state, REPLBENCH_APP_WORKERS="1", **env))
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    folder = run_folder(proc.stdout)
+    return (json.loads((folder / "summary.json").read_text()), json.loads((folder / "meta.json").read_text()),
+            proc.stdout)
+
+
+def test_the_default_admission_sheds_under_an_overload_and_says_what_happened(topo: Settings) -> None:
+    summary, meta, out = run(topo, OVERLOAD)
+    adm = summary["app_admission"]
+    assert meta["app"]["admission"]["mode"] == "codel" and adm["mode"] == "codel"
+    assert adm["shed"] > 0 and adm["episodes"] >= 1 and adm["standing_s"] > 0
+    assert "codel: adaptive" in out and "only while a queue stood" in out
+    knee = summary["above_knee"]
+    assert knee is not None and knee["asked"] == 8000 and knee["shed_per_s"] > 0
+    assert "Above the knee: this machine served " in out and "shed by the app's admission" in out
+
+
+def test_the_default_admission_sheds_nothing_at_a_low_rate(topo: Settings) -> None:
+    summary, meta, out = run(topo, ("get", "40", "--duration", "3s"))
+    adm = summary["app_admission"]
+    assert adm["mode"] == "codel" and adm["shed"] == 0 and adm["admitted"] == 120
+    assert summary["above_knee"] is None and "Above the knee" not in out
+
+
+def test_admission_none_is_the_unbounded_app_and_is_recorded(topo: Settings) -> None:
+    summary, meta, out = run(topo, OVERLOAD, REPLBENCH_ADMISSION="none")
+    adm = summary["app_admission"]
+    assert meta["app"]["admission"] == {"mode": "none", "limit_per_worker": 0, "queue_ms": 0}
+    assert adm["mode"] == "none" and adm["shed"] == 0 and adm["episodes"] == 0
+    assert "none (REPLBENCH_ADMISSION=none: the unbounded app)" in out
+
+
+def test_a_bad_admission_exits_2() -> None:
+    proc = run_cli(["get", "10", "--duration", "1s"], {"REPLBENCH_ADMISSION": "sometimes"})
+    assert proc.returncode == 2 and "admission" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_the_reading_above_the_knee() -> None:
+    base = {"rate": 2400, "duration_s": 10, "requests": 24000, "successes": 17900, "success": 17900 / 24000,
+            "goodput": 1790.0, "app_admission": {"shed": 6000}, "cores": 2,
+            "cpu_seconds": {"host_busy": 19.6, "app": 12.0, "vegeta": 4.3},
+            "cpu_mean_percent": {"host_busy": 196.0}, "db_share_of_host": 0.47}
+    knee = above_knee(base)
+    assert knee == {"asked": 2400, "served": 1790.0, "share": 0.746, "shed_per_s": 600.0,
+                    "failed_otherwise_per_s": 10.0, "host_busy_percent": 196.0, "cores": 2, "saturated": True,
+                    "shares_of_busy": {"app": 0.612, "vegeta": 0.219, "databases": 0.47}}
+    assert above_knee_text(knee) == (
+        "Above the knee: this machine served 1,790 of the 2,400 requests/s asked (75%); 600/s were shed by the "
+        "app's admission (503 at once) and 10/s failed otherwise; the host was saturated (busy 196 % of 200): "
+        "app 61%, vegeta 22%, databases 47% of the busy CPU")
+    assert above_knee({**base, "successes": 24000, "success": 1.0, "goodput": 2399.0}) is None
+
+
+def test_a_queue_stands_only_when_every_delay_of_an_interval_was_above_target() -> None:
+    from app.main import StandingQueue
+
+    q = StandingQueue(target=0.020, interval=0.5)
+    q.observe(0.030, now=10.0)
+    assert not q.standing(10.4)  # above target, but not for a whole interval yet
+    q.observe(0.025, now=10.45)
+    assert q.standing(10.5)
+    q.observe(0.001, now=10.6)  # one delay under target: the queue emptied, it does not stand
+    assert not q.standing(10.6) and not q.standing(20.0)
+    q.observe(0.5, now=21.0)
+    assert not q.standing(21.2) and q.standing(21.5)
