@@ -32,10 +32,12 @@ def newest_results(topo: Settings, pattern: str) -> list[Path]:
     return sorted(topo.results.glob(pattern))
 
 
-def kill_when(topo: Settings, node: str, pattern: str, min_bytes: int = 2000) -> threading.Thread:
-    """SIGKILL the node once the run's results.bin has grown (the attack is under way)."""
+def kill_when(topo: Settings, node: str, pattern: str, earlier: set[Path], min_bytes: int = 2000) -> threading.Thread:
+    """SIGKILL the node once the run's results.bin has grown (the attack is under way); `earlier` are the results
+    that matched the pattern before the run started (another test's run at the same rate), not this run's."""
     def go() -> None:
-        if wait_until(lambda: any(p.stat().st_size > min_bytes for p in newest_results(topo, pattern)), 120):
+        if wait_until(lambda: any(p.stat().st_size > min_bytes for p in newest_results(topo, pattern)
+                                  if p not in earlier), 120):
             pid = nodes.node_pid(topo.node(node))
             if pid:
                 os.kill(pid, signal.SIGKILL)
@@ -56,8 +58,10 @@ def finish(proc: subprocess.Popen[str]) -> tuple[str, str]:
 @pytest.mark.parametrize("scenario,rate,node", [("read", 60, "replica1"), ("write", 40, "master")])
 def test_a_node_killed_mid_run_is_reported_not_a_traceback(topo: Settings, scenario: str, rate: int,
                                                            node: str) -> None:
+    pattern = f"*-{scenario}-{rate}*/results.bin"
+    earlier = set(newest_results(topo, pattern))
     proc = start_run(topo, [scenario, str(rate), "--duration", "6s"])
-    kill_when(topo, node, f"*-{scenario}-{rate}*/results.bin")
+    kill_when(topo, node, pattern, earlier)
     out, err = finish(proc)
     assert proc.returncode == 1, out + err
     assert "Traceback" not in out + err
