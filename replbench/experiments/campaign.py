@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core import named
 from ..core import scenario as scenarios
 from ..core.config import ROOT, Settings, parse_duration
 from ..core.progress import Progress
@@ -77,14 +78,14 @@ class Campaign:
 
 
 def available() -> list[str]:
-    return sorted(p.stem for p in CAMPAIGN_DIR.glob("*.toml"))
+    return named.available(CAMPAIGN_DIR)
 
 
 def resolve(name: str) -> Path:
-    for candidate in (Path(name), CAMPAIGN_DIR / name, CAMPAIGN_DIR / f"{name}.toml"):
-        if candidate.is_file():
-            return candidate
-    raise CampaignError(f"no campaign file {name!r}; campaigns: {', '.join(available()) or 'none'}")
+    path = named.find(name, CAMPAIGN_DIR)
+    if path is None:
+        raise CampaignError(f"no campaign file {name!r}; campaigns: {', '.join(available()) or 'none'}")
+    return path
 
 
 def _estimate(args: list[str], minutes: float | None) -> float:

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.studymetrics import BY_KEY, SOURCE_OF_MEASURE
+from ..core import named
 from ..core import scenario as scenarios
 from ..core.config import SETTINGS, STUDY_DIR, parse_duration
 from ..topology import links
@@ -103,14 +104,14 @@ class Spec:
 
 
 def available() -> list[str]:
-    return sorted(p.stem for p in STUDY_DIR.glob("*.toml"))
+    return named.available(STUDY_DIR)
 
 
 def resolve(name: str) -> Path:
-    for candidate in (Path(name), STUDY_DIR / name, STUDY_DIR / f"{name}.toml"):
-        if candidate.is_file():
-            return candidate
-    raise StudyError(f"no study file {name!r}; studies: {', '.join(available())}")
+    path = named.find(name, STUDY_DIR)
+    if path is None:
+        raise StudyError(f"no study file {name!r}; studies: {', '.join(available())}")
+    return path
 
 
 def load(name: str) -> Spec:
