@@ -81,6 +81,21 @@ def test_refinement_bisects_and_goes_below_a_failing_first_step() -> None:
     assert sweep.next_refine_rate([step(200, True), step(400, True)]) is None
 
 
+def test_stop_rule_goes_on_after_a_dip_and_stops_after_two_failures_in_a_row(tmp_path: Path, monkeypatch) -> None:
+    ran: list[int] = []
+
+    def fake_step(self, rate: int, label: str, refined: bool) -> None:
+        ran.append(rate)
+        self.steps.append(step(rate, rate != 800 and rate <= 1300))  # 800: a dip (a noisy p99 just over 1 s)
+
+    monkeypatch.setattr(sweep.Sweep, "_step", fake_step)
+    settings = Settings.from_env(env_for(tmp_path))
+    data = sweep.Sweep(settings, load("write"), [200, 400, 800, 1200, 1600, 2000, 2400], RunOptions(duration=1),
+                       folder=tmp_path / "sw").execute()
+    assert ran == [200, 400, 800, 1200, 1600, 2000]
+    assert data["max_sustainable_rate"] == 1200
+
+
 def test_stop_rule_runs_one_step_past_the_first_failure(tmp_path: Path, monkeypatch) -> None:
     limit = 1100
     ran: list[int] = []

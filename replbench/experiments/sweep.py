@@ -1,6 +1,6 @@
 """Rate sweeps: a ladder of full runs of one scenario, each in its own folder under one sweep folder, a verdict per
-step from the scenario's pass criteria, the stop rule (stop one step after the first failing step), optional
-refinement by bisection, and the max sustainable rate.
+step from the scenario's pass criteria, the stop rule (stop after two failing steps in a row: one failing step
+followed by a pass was a dip, not the knee), optional refinement by bisection, and the max sustainable rate.
 
 sweep.json in the sweep folder is rewritten after every step, so an interrupted sweep keeps what it measured.
 """
@@ -110,9 +110,8 @@ class Sweep:
             rate = plan[index]
             self._step(rate, f"{index + 1}/{len(plan)}", refined=False)
             index += 1
-            failed = [s for s in self.steps if not s.passed]
-            if failed and self.steps[-1] is not failed[0]:
-                break  # stop one step after the first failing step
+            if len(self.steps) >= 2 and not self.steps[-1].passed and not self.steps[-2].passed:
+                break  # two failing steps in a row: past the knee
         if self.refine:
             rounds = 0
             while not self.interrupted and rounds < REFINE_STEPS:
