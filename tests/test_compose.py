@@ -9,7 +9,10 @@ import subprocess
 import pytest
 import yaml
 
-from replbench.core.config import MYSQL_DIR, ROOT, SERVER_IDS
+from replbench.core.config import MYSQL_DIR, ROOT
+from replbench.core.nodenames import MAX_REPLICAS, node_names
+
+SERVER_IDS = {name: i + 1 for i, name in enumerate(node_names(MAX_REPLICAS))}  # as config.Settings.nodes numbers them
 
 pytestmark = pytest.mark.skipif(shutil.which("docker-compose") is None,
                                 reason="docker-compose is not installed (./run.sh test installs it as root)")
@@ -23,7 +26,13 @@ def compose() -> dict:
     return yaml.safe_load(proc.stdout)
 
 
-def test_three_mariadb_nodes_with_the_native_server_ids(compose: dict) -> None:
+def test_two_replicas_by_default_four_with_the_fan_out_profile(compose: dict) -> None:
+    services = compose["services"]
+    assert all("profiles" not in services[n] for n in node_names(2))
+    assert all(services[n].get("profiles") == ["fan-out"] for n in ("replica3", "replica4"))
+
+
+def test_mariadb_nodes_with_the_native_server_ids(compose: dict) -> None:
     services = compose["services"]
     for name, server_id in SERVER_IDS.items():
         node = services[name]

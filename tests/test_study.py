@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from replbench.analysis.studymetrics import compare_cells, unit_metrics
+from replbench.analysis.studymetrics import CRITERIA_GUARD, compare_cells, load_table, passed, unit_metrics
 from replbench.core.config import ROOT, STUDY_DIR, Settings
 from replbench.experiments import study, studyfile
 from replbench.report import markdown
@@ -210,3 +210,15 @@ def test_a_studys_app_settings_reach_each_cells_app(topo: Settings, tmp_path: Pa
     assert all(u["status"] in ("ok", "ok-with-warnings") for u in data["units"])
     assert data["cells"][1]["changed"] == {"max_inflight": "3", "app_workers": "1", "app_transport": "unix"}
     assert "shed" in data["comparison"]["get"] and "app_ms_per_ok" in data["comparison"]["get"]
+
+
+def test_a_load_study_counts_passing_runs_and_goodput_against_the_max() -> None:
+    ok = {"status": "ok", "guards": [], "goodput": 900.0}
+    over = {"status": "ok-with-warnings", "guards": [f"{CRITERIA_GUARD}: p99 2000 ms > 1000 ms"], "goodput": 1300.0}
+    assert passed(ok) is True and passed(over) is False and passed({"status": "ok"}) is None
+    assert passed({"status": "FAILED", "guards": []}) is False
+    units = [{"cell": c, "scenario": "read", "metrics": {"passed": passed(s), "goodput": s["goodput"]}}
+             for c, s in (("a", ok), ("a", over), ("b", over))]
+    rows = load_table(units, [{"name": "a"}, {"name": "b"}], {"read": 1000})
+    assert [(r["cell"], r["passed"], r["runs"]) for r in rows] == [("a", 1, 2), ("b", 0, 1)]
+    assert rows[0]["goodput_pct_of_max"] == {"median": 110.0, "min": 90.0, "max": 130.0, "n": 2}

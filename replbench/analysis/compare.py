@@ -18,12 +18,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..core.nodenames import replicas_in
 from ..core.stats import bootstrap_interval, lookup, median, percentile
 
 DEFAULT_BAND = 5.0  # percent: the smallest change ever called a change
 CALIBRATION_WARN = 0.10
 HIGHER_IS_BETTER = ("sent/s", "goodput/s", "success", "max sustainable rate")
-NODES = ("app", "master", "replica1", "replica2", "vegeta")
 STEADY_TRIM = 0.1
 MIN_RECORDED_RUNS = 3  # recorded runs of the same scenario, rate and settings that make a between-run noise figure
 
@@ -55,6 +55,12 @@ def _num(value: Any) -> float | None:
         return None
 
 
+def _replicas(summary: dict[str, Any]) -> tuple[str, ...]:
+    """The run's replicas (two in a summary that names none: a run before fan-out, or one with no CPU figures)."""
+    return replicas_in([*(summary.get("cpu_mean_percent") or {}), *(summary.get("lag") or {})]) \
+        or ("replica1", "replica2")
+
+
 def run_samples(folder: Path, summary: dict[str, Any]) -> dict[str, list[float]]:
     """Per-second samples of the steady part of one run, per headline metric (what the noise is estimated from)."""
     out: dict[str, list[float]] = {}
@@ -67,12 +73,13 @@ def run_samples(folder: Path, summary: dict[str, Any]) -> dict[str, list[float]]
             out[name] = [v for v in (_num(s[key]) for s in steady) if v is not None]
     start = summary.get("attack_start_s")
     duration = summary.get("duration_s")
+    replicas = _replicas(summary)
     cpu = _read_csv(folder / "cpu.csv")
     if cpu and start is not None and duration:
         trim = duration * STEADY_TRIM
         steady_cpu = [r for r in cpu if start + trim <= (_num(r["elapsed_s"]) or 0) <= start + duration - trim]
         per_second = {int(_num(s["second"]) or 0): _num(s["requests"]) or 0 for s in seconds}
-        for node in NODES:
+        for node in ("app", "master", *replicas, "vegeta"):
             values = [_num(r.get(node)) for r in steady_cpu]
             out[f"{node} CPU %"] = [v for v in values if v is not None]
             per_req = []
@@ -88,7 +95,7 @@ def run_samples(folder: Path, summary: dict[str, Any]) -> dict[str, list[float]]
         positions = folder / "positions.csv"
         rows, node, column = ((_read_csv(positions), "node", "lag_ms") if positions.exists()
                               else (_read_csv(folder / "lag.csv"), "replica", "heartbeat_lag_ms"))
-        for row_replica in ("replica1", "replica2"):
+        for row_replica in replicas:
             out[f"{row_replica} lag p99 ms"] = [
                 v for v in (_num(r.get(column)) for r in rows
                             if r.get(node) == row_replica
@@ -104,10 +111,11 @@ def run_figures(summary: dict[str, Any], prefix: str = "") -> dict[str, float | 
         f"{prefix}p50 latency ms": lookup(summary, ("latency_ms", "p50")),
         f"{prefix}p99 latency ms": lookup(summary, ("latency_ms", "p99")),
     }
-    for node in NODES:
+    replicas = _replicas(summary)
+    for node in ("app", "master", *replicas, "vegeta"):
         figures[f"{prefix}{node} CPU %"] = lookup(summary, ("cpu_mean_percent", node))
         figures[f"{prefix}{node} CPU-ms/req"] = lookup(summary, ("cpu_ms_per_request", node))
-    for replica in ("replica1", "replica2"):
+    for replica in replicas:
         figures[f"{prefix}{replica} lag p99 ms"] = lookup(summary, ("lag", replica, "p99_ms"))
     figures[f"{prefix}binlog bytes/write"] = lookup(summary, ("binlog", "bytes_per_write"))
     return figures

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.nodenames import replicas_in
 from ..core.stats import lookup, median, ratio, separated, spread
 
 SOURCE_OF_MEASURE = {"run": "run", "apply-capacity": "apply", "big-transaction": "bigtx"}  # a unit's data file
@@ -42,13 +43,19 @@ def _per_trx(summary: dict[str, Any], node: str) -> float | None:
     return round(1000 * cpu / trx, 4) if cpu is not None and trx else None
 
 
+def _replicas(summary: dict[str, Any]) -> tuple[str, ...]:
+    """The run's replicas, from its CPU and replication figures (two when it names none)."""
+    names = [*(summary.get("cpu_seconds") or {}), *(lookup(summary, ("replication", "nodes")) or {})]
+    return replicas_in(names) or ("replica1", "replica2")
+
+
 def _never_caught_up(summary: dict[str, Any]) -> bool:
     """A replica did not catch up within the run's catch-up timeout: the unit's catch-up is "never", not absent."""
     return any(v is None for v in (summary.get("catch_up_s") or {}).values())
 
 
 def _worse_replica(summary: dict[str, Any], path: tuple[str, ...]) -> float | None:
-    values = [lookup(summary, (r, *path)) for r in ("replica1", "replica2")]
+    values = [lookup(summary, (r, *path)) for r in replicas_in(summary)]
     got = [v for v in values if v is not None]
     return max(got) if got else None
 
@@ -60,12 +67,12 @@ def _per_ok(summary: dict[str, Any], group: str) -> float | None:
 
 
 def _db_per_ok(summary: dict[str, Any]) -> float | None:
-    values = [_per_ok(summary, n) for n in ("master", "replica1", "replica2")]
+    values = [_per_ok(summary, n) for n in ("master", *_replicas(summary))]
     return None if None in values else round(sum(values), 4)  # type: ignore[arg-type]
 
 
 def _apply(data: dict[str, Any], key: str) -> float | None:
-    values = [lookup(data, ("replicas", r, key)) for r in ("replica1", "replica2")]
+    values = [lookup(data, ("replicas", r, key)) for r in replicas_in(data.get("replicas") or {})]
     got = [v for v in values if v is not None]
     return min(got) if got else None  # the slower replica bounds the topology
 
@@ -87,9 +94,11 @@ METRICS: tuple[Metric, ...] = (
     Metric("bytes_per_row", "binlog B/row", "B",
            lambda s: lookup(s, ("binlog", "bytes_per_row")) if _wrote(s) else None),
     Metric("master_ms_per_write", "master CPU-ms/write", "ms", lambda s: _per_trx(s, "master")),
+    Metric("sent_per_write", "bytes sent to all replicas/write", "B",
+           lambda s: lookup(s, ("binlog", "sent_bytes_per_write"))),
+    Metric("dump_threads", "master binlog dump threads", "", lambda s: lookup(s, ("binlog", "dump_threads"))),
     Metric("replica_ms_per_write", "replica CPU-ms/applied write", "ms",
-           lambda s: max([v for v in (_per_trx(s, "replica1"), _per_trx(s, "replica2")) if v is not None],
-                         default=None)),
+           lambda s: max([v for v in (_per_trx(s, r) for r in _replicas(s)) if v is not None], default=None)),
     Metric("rows_changed_pct", "rows changed %", "%",
            lambda s: None if lookup(s, ("rows_checked", "share")) is None else
            round(100 * s["rows_checked"]["share"], 2), lower_is_better=False),
@@ -140,11 +149,41 @@ METRICS: tuple[Metric, ...] = (
 BY_KEY = {m.key: m for m in METRICS}
 
 
+CRITERIA_GUARD = "beyond the scenario's pass criteria"  # how a run's guards name a breach (experiments/run)
+
+
+def passed(summary: dict[str, Any]) -> bool | None:
+    """Did the run stay within its scenario's pass criteria, as a sweep step would judge it? None: not judged."""
+    if "guards" not in summary:
+        return None
+    return summary.get("status") != "FAILED" and not any(g.startswith(CRITERIA_GUARD) for g in summary["guards"])
+
+
+def load_table(units: list[dict[str, Any]], cells: list[dict[str, Any]],
+               rates: dict[str, int]) -> list[dict[str, Any]]:
+    """For a study whose cells run at multiples of its rates (the max): per scenario and cell, the runs within
+    the pass criteria and the goodput as a share of the max (median, min, max)."""
+    out = []
+    for scenario, top in rates.items():
+        for cell in cells:
+            mine = [u["metrics"] for u in units if u["cell"] == cell["name"] and u["scenario"] == scenario
+                    and u.get("metrics")]
+            if not mine:
+                continue
+            share = spread([None if m.get("goodput") is None else 100 * m["goodput"] / top for m in mine])
+            out.append({"scenario": scenario, "cell": cell["name"], "runs": len(mine),
+                        "passed": sum(bool(m.get("passed")) for m in mine),
+                        "goodput_pct_of_max": share})
+    return out
+
+
 def unit_metrics(kind: str, data: dict[str, Any]) -> dict[str, float | None]:
     """Every metric of one unit (a run's summary, or an apply.json)."""
     source = SOURCE_OF_MEASURE.get(kind, "run")
     out: dict[str, Any] = {m.key: m.get(data) for m in METRICS if m.source == source}
     out["never"] = [m.key for m in METRICS if m.source == source and m.never and m.never(data)]
+    if source == "run":
+        out["passed"] = passed(data)
     out["cpu_net_of_idle"] = "cpu_seconds_net" in data or any("idle_cpu_per_s" in (r or {}) for r in
                                                                  (data.get("replicas") or {}).values())
     return out

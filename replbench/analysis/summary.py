@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.config import HOST_SATURATED, MIN_RATE_RATIO, MIN_SUCCESS, NODE_NAMES
+from ..core.config import HOST_SATURATED, MIN_RATE_RATIO, MIN_SUCCESS
+from ..core.nodenames import nodes_in
 from ..core.scenario import WRITE_ENDPOINTS
 from ..measure import binlog, counters, cpu
 from ..measure.timeline import Timeline
@@ -68,9 +69,9 @@ def servers(w: Window, *, requests: int, successes: int, writes: int, sending_s:
     cpu_s = cpu.cpu_seconds(w.cpu_before, w.cpu_after)
     cpu_s["vegeta"] = w.attack_cpu_s.get("vegeta", cpu_s.get("vegeta", 0.0))
     cpu_s["harness"] = round(w.harness_cpu_s, 3)
-    groups = [g for g in cpu.GROUPS if g in cpu_s]
+    groups = cpu.ordered_groups(cpu_s)
     busy = cpu_s.get("host_busy") or 0.0
-    db = sum(cpu_s.get(n, 0.0) for n in NODE_NAMES) if databases_here else None  # a topology file's: not here
+    db = sum(cpu_s[n] for n in nodes_in(cpu_s)) if databases_here else None  # a topology file's: not here
     out: dict[str, Any] = {
         "pipeline_cpu_s": dict(w.attack_cpu_s), "cpu_sources": w.sources,
         "cpu_mean_percent": cpu.steady_means(w.cpu_rows, w.t_start, w.t_end), "cpu_seconds": cpu_s,

@@ -46,7 +46,11 @@ def add_topology_flags(parser: argparse.ArgumentParser) -> None:
                    "REPLBENCH_DB_PASSWORD")
     g.add_argument("--state", help="state folder (env REPLBENCH_STATE, default .state; .state-<file> with "
                    "--topology)")
-    g.add_argument("--port-base", type=int, help="master port; replicas +1, +2 (env REPLBENCH_PORT_BASE, 3306)")
+    g.add_argument("--replicas", dest="replicas_asked",
+                   help="replicas of the native topology, 1 to 4: added (cloned from replica1) or removed before "
+                   "the command, and kept for the next (env REPLBENCH_REPLICAS; default: as many as there are now, "
+                   "2 at first)")
+    g.add_argument("--port-base", type=int, help="master port; replicas +1, +2, … (env REPLBENCH_PORT_BASE, 3306)")
     g.add_argument("--app-port", type=int, help="app port (env REPLBENCH_APP_PORT, default 8080)")
     g.add_argument("--accounts", type=int, help="dataset size (env REPLBENCH_ACCOUNTS, default 8000000)")
     g.add_argument("--seed", type=int, help="dataset seed (env REPLBENCH_SEED, default 42)")
@@ -61,7 +65,7 @@ def add_app_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
-    names = ("topology", "state", "port_base", "app_port", "accounts", "seed", "app_workers",
+    names = ("topology", "state", "replicas_asked", "port_base", "app_port", "accounts", "seed", "app_workers",
              "driver", "worker_class", "pool_size", "results")
     try:
         settings = Settings.from_env().with_overrides(**{n: getattr(args, n, None) for n in names})

@@ -121,11 +121,17 @@ def run_options(args: argparse.Namespace, scenario: scenarios.Scenario, settings
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     try:
-        cpus.parse(args.cpus)
+        pinned = cpus.parse(args.cpus)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     if not 1 <= args.attackers <= 64:
         raise UsageError("--attackers must be from 1 to 64")
+    named = {f.node for f in planned} | {link.node if link.name.startswith("app-") else link.name for link in linked}
+    named |= set(pinned) - {"app", "vegeta"}
+    absent = sorted(named - set(settings.node_names))
+    if absent:
+        raise UsageError(f"{', '.join(absent)}: not in this topology ({', '.join(settings.node_names)}); "
+                         "add replicas with --replicas N")
     cut = {f.node for f in planned if f.action in ("cut", "restore")} - {link.name for link in linked}
     if cut:
         raise UsageError(f"a cut or restore fault needs a link: name it with --link {sorted(cut)[0]}=0ms")
@@ -532,7 +538,7 @@ def find_users_shapes(settings: Settings, rate: int, duration: float, repeat: in
     if cost.interrupted:
         return EXIT_INTERRUPTED
     print(f"\nfind_users at {rate} rps, {duration:g} s each, {repeat} interleaved repeats (CPU-ms per successful "
-          "query, median [min–max]; replicas = replica1 + replica2)")
+          "query, median [min–max]; replicas = the sum over the replicas)")
     print(f"{'shape':<13} {'app ms':>22} {'replicas ms':>22} {'p99 ms':>22}")
     for shape in shapes:
         f = cost.figures[shape]

@@ -50,7 +50,7 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--version", action="store_true", help="print the versions of replbench, vegeta, MariaDB")
     sub = parser.add_subparsers(dest="command", metavar="command", parser_class=ArgumentParser)
     for name, help_text in (("up", "start the topology and the app (builds the dataset on first use)"),
-                            ("down", "stop the app and all three nodes"),
+                            ("down", "stop the app and every node"),
                             ("status", "show each node, replication, lag and the app (--rows: row counts)")):
         p = sub.add_parser(name, help=help_text, formatter_class=help_formatter)
         add_topology_flags(p)

@@ -34,7 +34,8 @@ def cmd_up(args: argparse.Namespace) -> int:
             raise nodes.TopologyError(f"row counts of {schema}.accounts differ between nodes: {per_node}")
     print("replbench: already running" if already else "replbench: up")
     print_status(settings, count_rows=False)
-    print("row counts: " + ", ".join(f"{s} {counts['master'][s]:,} on all three nodes" for s in SCHEMAS))
+    print("row counts: " + ", ".join(f"{s} {counts['master'][s]:,} on all {len(settings.nodes)} nodes"
+                                     for s in SCHEMAS))
     return 0
 
 
@@ -103,7 +104,7 @@ def cmd_dataset(args: argparse.Namespace) -> int:
     appserver.stop(settings)
     progress = Progress("dataset")
     info = dataset.build(settings, progress)
-    print(f"dataset built: {settings.accounts:,} accounts in both schemas on all three nodes")
+    print(f"dataset built: {settings.accounts:,} accounts in both schemas on all {len(settings.nodes)} nodes")
     print("phase timings:\n" + progress.summary())
     print_checksums(info["checksums"])
     return 0

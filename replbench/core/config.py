@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .topofile import ROLES, TopologyFile, TopologyFileError
+from .nodenames import DEFAULT_REPLICAS, MAX_REPLICAS, MIN_REPLICAS, node_names
+from .topofile import TopologyFile, TopologyFileError
 from .topofile import load as load_topology_file
 
 ROOT = Path(__file__).resolve().parents[2]  # replbench/core/config.py -> the repository
@@ -47,7 +48,10 @@ SETTING_LIST: tuple[Setting, ...] = (
             "pristine snapshot)"),
     Setting("results", "REPLBENCH_RESULTS", "results", lambda v: _path(v), "where runs and sweeps are written"),
     Setting("port_base", "REPLBENCH_PORT_BASE", "3306", lambda v: _positive_int(v, "port base"),
-            "master port; replicas +1, +2"),
+            "master port; replicas +1, +2, … +N"),
+    Setting("replicas_asked", "REPLBENCH_REPLICAS", "", lambda v: _replica_count(v),
+            f"replicas of the native topology, {MIN_REPLICAS} to {MAX_REPLICAS} (empty: as many as the state "
+            f"folder has now, {DEFAULT_REPLICAS} at first; a topology file names its own)"),
     Setting("app_port", "REPLBENCH_APP_PORT", "8080", lambda v: _positive_int(v, "app port"), "app port"),
     Setting("accounts", "REPLBENCH_ACCOUNTS", "8000000", lambda v: _positive_int(v, "accounts"), "dataset size"),
     Setting("seed", "REPLBENCH_SEED", "42", int, "dataset seed (also fixes the ids a run's targets draw)"),
@@ -111,8 +115,7 @@ FIND_USERS_SHAPES = ("two-step", "one-trip", "server-steps")
 APP_TRANSPORTS = ("tcp", "unix")
 ADMISSIONS = ("codel", "always", "none")
 BENCH_APP_RATE = 800  # bench-app's rate: below the 8M read limit (about 1500/s), so queueing does not inflate CPU
-NODE_NAMES = ROLES  # master, replica1, replica2
-SERVER_IDS = {"master": 1, "replica1": 2, "replica2": 3}
+REPLICAS_FILE = "replicas"  # in the state folder: how many replicas the native topology has now
 SCHEMAS = ("bench_idx", "bench_noidx", "bench_nopk")
 NOPK_ACCOUNTS = 100_000  # rows of bench_nopk (capped by the dataset size): each replica scans it once per row
 META_SCHEMA = "replbench_meta"
@@ -228,6 +231,7 @@ class Settings:
     state: Path
     results: Path
     port_base: int
+    replicas_asked: int  # 0: as many as the state folder has (replica_count resolves it)
     app_port: int
     accounts: int
     seed: int
@@ -267,9 +271,15 @@ class Settings:
         if raw["topology"] and _path(raw["state"]) == _path(SETTINGS["state"].default):
             raw = {**raw, "state": f".state-{Path(raw['topology']).stem}"}  # never the native topology's state
         try:
-            return cls(**{s.name: s.parse(raw[s.name]) for s in SETTING_LIST})
+            parsed = cls(**{s.name: s.parse(raw[s.name]) for s in SETTING_LIST})
         except ValueError as exc:
             raise ConfigError(str(exc)) from exc
+        if parsed.topology and parsed.replicas_asked:
+            named = len(_topology_file(parsed.topology).nodes) - 1
+            if parsed.replicas_asked != named:
+                raise ConfigError(f"--replicas {parsed.replicas_asked}: the topology file names {named} replica(s); "
+                                  "edit the file to change them")
+        return parsed
 
     def with_overrides(self, **values: object) -> Settings:
         """Return a copy with the non-None values replaced (CLI flags win over the environment)."""
@@ -317,11 +327,21 @@ class Settings:
     def nodes(self) -> tuple[Node, ...]:
         if self.topology:
             ext = _topology_file(self.topology)
-            return tuple(Node(a.name, a.port, SERVER_IDS[a.name], self.state, host=a.host, metrics=a.metrics,
-                              external=True) for a in ext.nodes)
-        return tuple(
-            Node(name, self.port_base + i, SERVER_IDS[name], self.state) for i, name in enumerate(NODE_NAMES)
-        )
+            return tuple(Node(a.name, a.port, i + 1, self.state, host=a.host, metrics=a.metrics,
+                              external=True) for i, a in enumerate(ext.nodes))
+        return tuple(Node(name, self.port_base + i, i + 1, self.state)
+                     for i, name in enumerate(node_names(self.replica_count)))
+
+    @property
+    def replica_count(self) -> int:
+        """The replicas this command works with: a topology file's, --replicas N, else the state folder's."""
+        if self.topology:
+            return len(_topology_file(self.topology).nodes) - 1
+        return self.replicas_asked or recorded_replicas(self.state)
+
+    @property
+    def node_names(self) -> tuple[str, ...]:
+        return tuple(n.name for n in self.nodes)
 
     def address(self, name: str) -> tuple[str, int]:
         """(host, port) at which the app reaches a node."""
@@ -330,9 +350,10 @@ class Settings:
             return node.host, node.port
         if self.db_hosts:
             entries = [e.strip() for e in self.db_hosts.split(",")]
-            if len(entries) != len(NODE_NAMES):
-                raise ConfigError(f"REPLBENCH_DB_HOSTS needs {len(NODE_NAMES)} host:port entries ({NODE_NAMES})")
-            host, _, port = entries[NODE_NAMES.index(name)].partition(":")
+            names = self.node_names
+            if len(entries) != len(names):
+                raise ConfigError(f"REPLBENCH_DB_HOSTS needs {len(names)} host:port entries ({', '.join(names)})")
+            host, _, port = entries[names.index(name)].partition(":")
             return host, int(port or 3306)
         return "127.0.0.1", self.node(name).port
 
@@ -400,6 +421,22 @@ class ReplbenchError(Exception):
 def _path(value: str) -> Path:
     p = Path(value)
     return p if p.is_absolute() else ROOT / p
+
+
+def _replica_count(value: str) -> int:
+    """'' or '0' -> 0 (as many as the state folder has: Settings.replica_count); else 1 to 4."""
+    if value.strip() in ("", "0"):
+        return 0
+    return _bounded_int(value, MIN_REPLICAS, MAX_REPLICAS, "replicas")
+
+
+def recorded_replicas(state: Path) -> int:
+    """How many replicas the native topology in this state folder has now (written by the fan-out step)."""
+    try:
+        count = int((state / REPLICAS_FILE).read_text().strip())
+    except (OSError, ValueError):
+        return DEFAULT_REPLICAS
+    return count if MIN_REPLICAS <= count <= MAX_REPLICAS else DEFAULT_REPLICAS
 
 
 def _positive_int(value: str, what: str) -> int:

@@ -1,4 +1,5 @@
-"""A topology file (`--topology FILE` or REPLBENCH_TOPOLOGY): the DBA's own master and two replicas, each a host
+"""A topology file (`--topology FILE` or REPLBENCH_TOPOLOGY): the DBA's own master and one to four replicas
+([replica1] … [replica4], numbered without gaps; most have two), each a host
 and port and optionally the URL of a Prometheus node_exporter on that host, and the app (managed here as usual,
 reaching the nodes at those addresses). The harness never starts, stops or copies such a server; it talks SQL over
 TCP only. Credentials never appear in the file: REPLBENCH_DB_USER / REPLBENCH_DB_PASSWORD (the harness) and
@@ -23,7 +24,9 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-ROLES = ("master", "replica1", "replica2")
+from .nodenames import MAX_REPLICAS, node_names
+
+ROLES = node_names(MAX_REPLICAS)  # every section a file may have: master, replica1 … replica4
 NODE_KEYS = {"host", "port", "metrics"}
 DEFAULT_PORT = 3306
 
@@ -64,11 +67,14 @@ def load(path: Path) -> TopologyFile:
     if unknown:
         raise TopologyFileError(f"{where}: unknown section(s) {', '.join(sorted(unknown))}; "
                                 f"expected {', '.join(ROLES)} (and description)")
-    missing = [role for role in ROLES if role not in data]
+    present = [role for role in ROLES if role in data]
+    roles = node_names(max(1, len(present) - 1))
+    missing = [role for role in roles if role not in data]
     if missing:
-        raise TopologyFileError(f"{where}: missing role(s) {', '.join(missing)}: a master and two replicas")
+        raise TopologyFileError(f"{where}: missing role(s) {', '.join(missing)}: a master and replicas numbered "
+                                f"from replica1 without gaps")
     nodes = []
-    for role in ROLES:
+    for role in roles:
         section = data[role]
         if not isinstance(section, dict):
             raise TopologyFileError(f"{where}: [{role}] must be a table with host and port")

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.config import FIND_USERS_SHAPES, Settings
+from ..core.nodenames import nodes_in
 from ..core.records import new_folder
 from ..core.scenario import load
 from ..core.stats import ratio, spread
@@ -54,7 +55,7 @@ def stack_cost(settings: Settings, combos: list[tuple[str, str]], rate: int, dur
                 f = out.figures.setdefault((driver, worker, name),
                                            {k: [] for k in ("app", "ratio", "db", "success", "p99")})
                 f["app"].append(apps[name])
-                f["db"].append(sum(per_ok.get(n, 0) for n in ("master", "replica1", "replica2")))
+                f["db"].append(sum(per_ok.get(n, 0) for n in nodes_in(per_ok)))
                 f["success"].append(summary.get("success"))
                 f["p99"].append((summary.get("latency_ms") or {}).get("p99"))
             floor_app = apps.get("floor")
@@ -105,7 +106,7 @@ def find_users_shapes(settings: Settings, rate: int, duration: float, repeat: in
                 out.interrupted = True
                 return out
             per_ok = summary.get("cpu_ms_per_success") or {}
-            replicas = [per_ok.get(n) for n in ("replica1", "replica2")]
+            replicas = [per_ok.get(n) for n in shaped.node_names[1:]]
             out.figures[shape]["app"].append(per_ok.get("app"))
             out.figures[shape]["replicas"].append(None if None in replicas else sum(replicas))  # type: ignore[arg-type]
             out.figures[shape]["p99"].append((summary.get("latency_ms") or {}).get("p99"))

@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis import summary, verdicts
+from ..analysis.studymetrics import CRITERIA_GUARD
 from ..analysis.summary import nodes_lost
 from ..core import harnesslog, sql
 from ..core.config import (
     CATCH_UP_TIMEOUT,
     HOST_SATURATED,
-    NODE_NAMES,
     PROGRESS_INTERVAL,
     REQUEST_TIMEOUT,
     ROOT,
@@ -251,11 +251,12 @@ class Run:
                        if counted["workers"] else "app counters n/a (an app not started here)")
             latest = self.samplers.cpu.rows[-1] if self.samplers.cpu.rows else {}
             # "–": nothing measures that group (a topology file's node without node_exporter)
-            core = {g: f"{latest[g]:.0f}" if g in latest else "–" for g in ("app", *NODE_NAMES, "vegeta")}
+            core = {g: f"{latest[g]:.0f}" if g in latest else "–" for g in ("app", *self.settings.node_names, "vegeta")}
             lost = ", ".join(f["node"] + " LOST" for f in self.samplers.health.open_faults())
             self.progress.say(
                 f"{min(elapsed, self.options.duration):5.0f}/{self.options.duration:.0f} s, {answers} | cpu app "
-                f"{core['app']} master {core['master']} r1 {core['replica1']} r2 {core['replica2']} "
+                f"{core['app']} master {core['master']} "
+                + "".join(f"r{r.removeprefix('replica')} {core[r]} " for r in self.settings.node_names[1:]) +
                 f"vegeta {core['vegeta']}" + (f" | {lost}" if lost else ""))
         self.progress.say("attack finished", final=True)
 
@@ -420,7 +421,7 @@ class Run:
         guards = self.summary.setdefault("guards", [])
         saturation = self.summary.setdefault("saturation", [])
         if "rate_sent" in self.summary:  # the scenario's pass criteria, judged as a sweep step would be
-            guards += [f"beyond the scenario's pass criteria: {text}"
+            guards += [f"{CRITERIA_GUARD}: {text}"
                        for text in verdicts.breaches(self.summary, self.scenario.criteria, self.rate)
                        if not text.startswith("replicas caught up")]  # a replica's catch-up: said below
         if self.summary.get("client_errors"):
@@ -461,7 +462,7 @@ class Run:
                 guards.append(f"{replica} did not catch up within {self.options.catch_up_timeout:g} s"
                               + (f"; lag grew {growth:.2f} s per s during the attack" if growth is not None else ""))
             elif took > limit:
-                guards.append(f"beyond the scenario's pass criteria: {replica} caught up {took:.1f} s after the "
+                guards.append(f"{CRITERIA_GUARD}: {replica} caught up {took:.1f} s after the "
                               f"last request was sent (limit {limit:g} s)")
         seen = nodes_lost(self.summary)
         for text, fault in zip(health.describe_faults(seen, self.t_start or 0), seen):

@@ -23,7 +23,7 @@ from ..core import harnesslog, scenario
 from ..core.config import QUEUE_FLOOR, Settings
 from ..core.progress import Progress
 from ..core.records import new_folder, write_json
-from ..topology import dataset, links
+from ..topology import dataset, fanout, links
 from . import applycap, bigtx
 from .run import STATUS_INTERRUPTED, Run, RunOptions
 from .studyfile import Spec
@@ -105,6 +105,8 @@ class Plan:
                 where += f"; {cell.app_workers} app worker(s)"
             if cell.app_transport is not None:
                 where += f"; the app reaches the nodes by {cell.app_transport}"
+            if cell.replicas is not None:
+                where += f"; {cell.replicas} replica(s)"
             base = " (baseline)" if i == 0 else ""
             lines.append(f"  cell {i + 1}{base}: {cell.name} — {cell.knobs.describe()}{where}")
         order = " ".join(f"{u.cell + 1}" for u in self.units()
@@ -136,6 +138,7 @@ class Study:
         begin = time.monotonic()
         todo = self.plan.units()
         last_cell: int | None = None
+        started_with = self.settings.replica_count
         try:
             for index, unit in enumerate(todo):
                 done = time.monotonic() - begin
@@ -156,8 +159,19 @@ class Study:
         except KeyboardInterrupt:
             self.status = "interrupted"
         finally:
+            self._restore_replicas(started_with)
             harnesslog.done(self.folder / "harness.log")
         return self._write()
+
+    def _restore_replicas(self, count: int) -> None:
+        """A study whose cells set the replica count leaves the topology with the count it started with."""
+        if self.settings.external or all(c.replicas is None for c in self.plan.spec.cells):
+            return
+        try:
+            for change in fanout.reconcile(self.settings.with_overrides(replicas_asked=count)):
+                self.progress.say(f"back to {count} replica(s): {change}", final=True)
+        except Exception as exc:  # noqa: BLE001 — the study's results are written whatever happens here
+            self.progress.say(f"could not go back to {count} replica(s): {exc}", final=True)
 
     def _unit(self, unit: Unit) -> dict[str, Any]:
         cell = self.plan.spec.cells[unit.cell]

@@ -24,7 +24,8 @@ unknown scenario is refused, naming the file and the line).
     # [vary]) set the app
     # for the cell: its in-flight bound per worker (fixed, or following throughput × a queue time), its gunicorn
     # workers and how it reaches the nodes (REPLBENCH_MAX_INFLIGHT, REPLBENCH_MAX_QUEUE_MS, REPLBENCH_APP_WORKERS,
-    # REPLBENCH_APP_TRANSPORT); the app restarts for every run anyway
+    # REPLBENCH_APP_TRANSPORT); the app restarts for every run anyway. replicas = 3 (or in [vary]) gives the cell
+    # that many replicas (--replicas: added by cloning replica1, removed by deleting them)
 """
 
 from __future__ import annotations
@@ -45,8 +46,9 @@ from ..topology.knobs import KNOBS, Knobs
 MEASURES = ("run", "apply-capacity", "big-transaction")
 RESETS = ("never", "each-cell")
 DEFAULT_REPEAT = 3
-# app settings a cell may set, each checked by its own parser in config.SETTINGS
-APP_KEYS = ("admission", "max_inflight", "max_queue_ms", "app_workers", "app_transport")
+# settings a cell may set (the app's, and the topology's replica count), each checked by its parser in config.SETTINGS
+APP_KEYS = ("admission", "max_inflight", "max_queue_ms", "app_workers", "app_transport", "replicas")
+SETTING_OF = {"replicas": "replicas_asked"}  # a cell key whose Settings field has another name
 CELL_KEYS = ("scenario", "link", "load", "rows", *APP_KEYS)  # what a cell may set beside the knobs
 TOP_KEYS = {"description", "question", "primary", "scenarios", "scenario", "rate", "rates", "duration", "measure",
             "repeat", "reset", "data_state", "vary", "cells", "writes"}
@@ -69,12 +71,14 @@ class Cell:
     max_queue_ms: int | None = None  # the bound follows throughput × this queue time (None: the environment's)
     app_workers: int | None = None  # the app's gunicorn workers (None: the environment's)
     app_transport: str | None = None  # how the app reaches the nodes: tcp or unix (None: the environment's)
+    replicas: int | None = None  # the native topology's replicas for the cell, 1 to 4 (None: as they are)
 
     def app(self) -> dict[str, int | str]:
         """The app settings the cell sets (Settings field names)."""
         return {k: v for k, v in (("admission", self.admission), ("max_inflight", self.max_inflight),
                                   ("max_queue_ms", self.max_queue_ms),
-                                  ("app_workers", self.app_workers), ("app_transport", self.app_transport))
+                                  ("app_workers", self.app_workers), ("app_transport", self.app_transport),
+                                  ("replicas_asked", self.replicas))
                 if v is not None}
 
     def changed(self) -> dict[str, str]:
@@ -82,7 +86,8 @@ class Cell:
         return {**self.knobs.changed(), **({"link": ",".join(self.links)} if self.links else {}),
                 **({"load": f"{self.load:g}×"} if self.load is not None else {}),
                 **({"rows": f"{self.rows:,}"} if self.rows is not None else {}),
-                **{k: str(v) for k, v in self.app().items()}}
+                **{k: str(v) for k, v in self.app().items() if k != "replicas_asked"},
+                **({"replicas": str(self.replicas)} if self.replicas is not None else {})}
 
 
 @dataclass(frozen=True)
@@ -238,7 +243,7 @@ def _cells(data: dict[str, Any]) -> tuple[Cell, ...]:
             if isinstance(value, (bool, float)):
                 raise ValueError(f"cell '{label}': '{key}' must be a whole number or a word, got {value!r}")
             try:
-                SETTINGS[key].parse(str(value))
+                SETTINGS[SETTING_OF.get(key, key)].parse(str(value))
             except ValueError as exc:
                 raise ValueError(f"cell '{label}': '{key}': {exc}") from None
         try:

@@ -9,7 +9,9 @@ import os
 import re
 from pathlib import Path
 
-GROUPS = ("app", "master", "replica1", "replica2", "vegeta")
+from ..core.nodenames import MAX_REPLICAS, node_names
+
+GROUPS = ("app", *node_names(MAX_REPLICAS), "vegeta")  # a replica the topology lacks: refused by the run
 RANGE_RE = re.compile(r"^(\d+)(?:-(\d+))?$")
 
 

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core import sql
-from ..core.config import NODE_NAMES, Settings, parse_duration
+from ..core.config import Settings, parse_duration
+from ..core.nodenames import MAX_REPLICAS, node_names
 from ..topology import links, nodes
 
 ACTIONS = ("kill", "start", "stop-replication", "start-replication", "cut", "restore")
@@ -45,8 +46,8 @@ def parse(spec: str) -> Fault:
     action, node, when = match.groups()
     if action not in ACTIONS:
         raise ValueError(f"bad fault {spec!r}: action must be one of {', '.join(ACTIONS)}")
-    if node not in NODE_NAMES:
-        raise ValueError(f"bad fault {spec!r}: node must be one of {', '.join(NODE_NAMES)}")
+    if node not in node_names(MAX_REPLICAS):
+        raise ValueError(f"bad fault {spec!r}: node must be master or replica1 … replica{MAX_REPLICAS}")
     if (action.endswith("replication") or action in ("cut", "restore")) and node == "master":
         raise ValueError(f"bad fault {spec!r}: {action} applies to a replica")
     at = 0.0 if when in ("0", "0s") else parse_duration(when)

@@ -20,6 +20,7 @@ class BinlogSnapshot:
     com_update: int
     com_insert: int
     replica_read: dict[str, tuple[str, int]] = field(default_factory=dict)  # replica -> (master file, pos)
+    dump_threads: int | None = None  # the master's binlog dump threads (one per connected replica)
 
     def offset(self, file_name: str, pos: int, files: list[tuple[str, int]] | None = None) -> int:
         """Cumulative byte offset of (file, pos) over the master's binlog files."""
@@ -41,7 +42,9 @@ def snapshot(settings: Settings) -> BinlogSnapshot:
         files = [(row[0], int(row[1])) for row in cur.fetchall()]
         cur.execute("SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_update', 'Com_insert')")
         counters = {name: int(value) for name, value in cur.fetchall()}
-    snap = BinlogSnapshot(files, counters.get("Com_update", 0), counters.get("Com_insert", 0))
+        cur.execute("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'")
+        dumps = int(cur.fetchone()[0])
+    snap = BinlogSnapshot(files, counters.get("Com_update", 0), counters.get("Com_insert", 0), dump_threads=dumps)
     for replica in settings.replicas:
         with sql.admin(replica, settings) as cur:
             cur.execute(sql.replica_status_sql(settings.flavour))
@@ -82,6 +85,7 @@ def describe(before: BinlogSnapshot, after: BinlogSnapshot, heartbeats: int, byt
     """Master binlog bytes during the attack, per successful write and per row changed (heartbeats excluded)."""
     written = written_bytes(before, after)
     heartbeat_bytes = heartbeats * bytes_per_beat
+    received = received_bytes(before, after)
     return {
         "master_binlog_bytes": written,
         "heartbeat_writes": heartbeats,
@@ -93,7 +97,11 @@ def describe(before: BinlogSnapshot, after: BinlogSnapshot, heartbeats: int, byt
         "bytes_per_row": per_write(written, heartbeat_bytes, rows_changed),
         "master_com_update": after.com_update - before.com_update,
         "master_com_insert": after.com_insert - before.com_insert,
-        "replica_received_bytes": received_bytes(before, after),
+        "replica_received_bytes": received,
+        # what the master's dump threads sent, all replicas together (each receives its own copy)
+        "sent_bytes_per_write": per_write(sum(received.values()), heartbeat_bytes * len(received),
+                                          successful_writes) if received else None,
+        "dump_threads": after.dump_threads,
         "files_opened": new_files(before, after),
     }
 

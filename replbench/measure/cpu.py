@@ -13,17 +13,25 @@ from __future__ import annotations
 import csv
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import psutil
 
+from ..core.nodenames import nodes_in
+
 SAMPLE_INTERVAL = 1.0
-GROUPS = ("app", "master", "replica1", "replica2", "vegeta", "harness")
+GROUPS = ("app", "master", "replica1", "replica2", "vegeta", "harness")  # cpu.csv's columns (more replicas: after)
 HOST_COLUMNS = ("host_busy", "host_steal")
 MEMORY_EVERY = 10  # samples (seconds) between two rows of memory.csv
 STEADY_TRIM = 0.1  # fraction of the attack cut at each end for the "steady part" means
+
+
+def ordered_groups(names: Iterable[str]) -> list[str]:
+    """The process groups among `names` in report order: app, master, replica1 … replicaN, vegeta, harness."""
+    names = list(names)
+    return [g for g in ("app", *nodes_in(names), "vegeta", "harness") if g in names]
 
 
 def host_times() -> dict[str, float]:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.summary import nodes_lost
-from ..core.config import NODE_NAMES
+from ..core.nodenames import is_node, nodes_in, replicas_in
 from ..core.records import shown_path
 from ..measure import health, rowcheck
 from ..topology import appserver, links
@@ -27,6 +27,8 @@ def render_block(summary: dict[str, Any], folder: Path) -> str:
     lines.append(f"Status: {summary.get('status')}    Results: {shown_path(folder)}")
     return "\n".join(lines) + "\n"
 
+NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 5: "five"}
+
 
 def _cpu_lines(summary: dict[str, Any]) -> list[str]:
     """The write-up's CPU lines: app, databases (master + 2 * replica), vegeta, harness, host."""
@@ -36,14 +38,15 @@ def _cpu_lines(summary: dict[str, Any]) -> list[str]:
         def pct(key: str) -> str:
             return f"{means[key]:.0f}" if key in means else "n/a"
 
-        replicas = f"{(means['replica1'] + means['replica2']) / 2:.0f}" \
-            if "replica1" in means and "replica2" in means else "n/a"
+        names = replicas_in(means) or ("replica1", "replica2")
+        measured = [means[r] for r in names if r in means]
+        replicas = f"{sum(measured) / len(measured):.0f}" if len(measured) == len(names) else "n/a"
         sources = summary.get("cpu_sources") or {}
-        remote = any(v != "process" for k, v in sources.items() if k in NODE_NAMES)
+        remote = any(v != "process" for k, v in sources.items() if is_node(k))
         lines += [f"Gunicorn cpu: {pct('app')}",
-                  f"Mysql cpu: {pct('master')} + 2 * {replicas}"
-                  f"          (master {pct('master')}, replica1 {pct('replica1')}, replica2 {pct('replica2')}"
-                  + (f"; database CPU: {', '.join(f'{k} {v}' for k, v in sources.items() if k in NODE_NAMES)}"
+                  f"Mysql cpu: {pct('master')} + {len(names)} * {replicas}"
+                  f"          (master {pct('master')}, " + ", ".join(f"{r} {pct(r)}" for r in names)
+                  + (f"; database CPU: {', '.join(f'{k} {v}' for k, v in sources.items() if is_node(k))}"
                      if remote else "") + ")",
                   f"vegeta cpu: {means.get('vegeta', 0):.0f}          ("
                   + (f"{len(summary['pipeline_cpu_s']['per_attacker'])} attack processes, CPU s each: "
@@ -150,7 +153,7 @@ def _server_lines(summary: dict[str, Any]) -> list[str]:
     if master and master["transactions"]:
         cpu = summary.get("cpu_seconds") or {}
         parts = []
-        for name in NODE_NAMES:
+        for name in nodes_in([*rep["nodes"], *cpu, "master", "replica1"]):
             node = rep["nodes"].get(name)
             if node is None:
                 parts.append(f"{name} n/a")
@@ -239,7 +242,8 @@ def _check_lines(summary: dict[str, Any]) -> list[str]:
         else:
             verdict = "equal on the nodes checked" if c["equal"] else "DIFFERENT — replicas diverged, RUN FAILED"
             if c["equal"] and not c.get("missing"):
-                verdict = "equal on all three nodes"
+                count = len(c["checksums"])
+                verdict = f"equal on all {NUMBER_WORDS.get(count, str(count))} nodes"
             lines.append(f"Consistency: CHECKSUM TABLE {c['table']} {verdict} {c['checksums']}"
                          + (f"; not checked on {', '.join(c['missing'])}" if c.get("missing") else ""))
     planned = summary.get("planned_faults") or []

@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.studymetrics import BY_KEY
+from ..core.nodenames import replicas_in
 from .sources import step_median
-
-NODES = ("app", "master", "replica1", "replica2", "vegeta")
 
 
 def pyplot() -> Any:
@@ -26,15 +25,17 @@ def plot_sweep(steps: list[dict[str, Any]], assets: Path, title: str) -> list[st
     plt = pyplot()
     rates = [s["rate"] for s in steps]
     files = []
+    replicas = replicas_in(k for s in steps for r in s["repeats"] for k in r["summary"].get("lag") or {}) \
+        or ("replica1", "replica2")
     specs = [
         ("latency.png", "latency percentiles vs rate", "latency (ms, log scale)", True,
          [(k, ("latency_ms", k)) for k in ("p50", "p95", "p99", "max")]),
         ("throughput.png", "sent rate and goodput vs asked rate", "requests/s", False,
          [("sent", ("rate_sent",)), ("goodput", ("goodput",))]),
         ("cpu.png", "CPU per process group vs rate", "CPU (% of one core, steady mean)", False,
-         [(n, ("cpu_mean_percent", n)) for n in (*NODES, "harness", "host_busy")]),
+         [(n, ("cpu_mean_percent", n)) for n in ("app", "master", *replicas, "vegeta", "harness", "host_busy")]),
         ("lag.png", "replication lag vs rate", "heartbeat lag p99 (ms, log scale)", True,
-         [(r, ("lag", r, "p99_ms")) for r in ("replica1", "replica2")]),
+         [(r, ("lag", r, "p99_ms")) for r in replicas]),
     ]
     for name, what, ylabel, log, series in specs:
         fig_, ax = plt.subplots(figsize=(8, 4), dpi=100)

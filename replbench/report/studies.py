@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.findings import sentence, study_findings
-from ..analysis.studymetrics import BY_KEY, cell_text, semi_sync_cost
+from ..analysis.studymetrics import BY_KEY, cell_text, load_table, semi_sync_cost
 from ..core.config import STUDY_DIR
 from ..core.stats import separated
 from ..topology.knobs import parse_size
@@ -87,6 +87,16 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], dict[str, An
                 f"{row[k]['with']:.2f} → {row[k]['without']:.2f} ms (**{row[k]['cost_ms']:+.2f} ms**"
                 f"{'' if row[k]['verdict'] == 'different' else ', noise'})"
                 for k in ("commit_p50_ms", "commit_mean_ms")) + " |")
+        tables.append("")
+    if any("load" in c["changed"] for c in data["cells"]):
+        tables += ["Near and above the max: each cell's runs within the scenario's pass criteria, and its goodput as a "
+                   "share of the study's rate (the max; median [min–max] over repeats):", "",
+                   "| scenario | cell | runs passing | goodput, % of the max |", "|---|---|---|---|"]
+        for row in load_table(data["units"], data["cells"], data["rates"]):
+            share = row["goodput_pct_of_max"]
+            tables.append(f"| {row['scenario']} | `{row['cell']}` | {row['passed']} of {row['runs']} | "
+                          + ("–" if share["median"] is None else f"{share['median']:.0f} % [{share['min']:.0f}–"
+                             f"{share['max']:.0f}]") + " |")
         tables.append("")
     first = next((u for u in data["units"] if u.get("folder") and (folder / u["folder"] / "meta.json").exists()),
                  None)

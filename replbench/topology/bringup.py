@@ -1,6 +1,6 @@
 """Bringing the native topology to the state a command needs: MariaDB installed, the dataset built (first use,
-with progress), every node started and replicating, the app serving. Below run/sweep/study and the commands,
-above topology, dataset and appserver."""
+with progress), as many replicas as asked (fanout), every node started and replicating, the app serving. Below
+run/sweep/study and the commands, above topology, dataset and appserver."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 
 from ..core.config import Settings
 from ..core.progress import Progress
-from . import appserver, dataset, links, nodes
+from . import appserver, dataset, fanout, links, nodes
 
 
 def ensure_topology(settings: Settings, *, with_app: bool = True) -> None:
@@ -28,6 +28,11 @@ def ensure_topology(settings: Settings, *, with_app: bool = True) -> None:
         dataset.build(settings, progress)
         print("dataset phases:\n" + progress.summary(), file=sys.stderr)
     dataset.check_matches(settings)
+    changes = fanout.reconcile(settings)
+    for change in changes:
+        print(f"replbench: {change}", file=sys.stderr)
+    if changes and with_app:
+        appserver.stop(settings)  # its pools name the replicas it had
     started = nodes.start_all(settings, replicate=False)
     moved = links.repair(settings)  # never replicate from a dead proxy
     if moved:

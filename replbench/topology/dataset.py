@@ -79,12 +79,13 @@ def check_matches(settings: Settings) -> dict[str, Any]:
 # ---- build ------------------------------------------------------------------------------------------------------
 
 def build(settings: Settings, progress: Progress) -> dict[str, Any]:
-    """Build the dataset from scratch on all three nodes; returns the marker written (with phase timings)."""
+    """Build the dataset from scratch on every node; returns the marker written (with phase timings)."""
     if settings.external:
         return build_external(settings, progress)
     with progress.phase("stop nodes, wipe state"):
         nodes.stop_all(settings)
         marker(settings).unlink(missing_ok=True)
+        nodes.remove_strays(settings)
         for folder in [n.home for n in settings.nodes] + [settings.pristine_dir]:
             shutil.rmtree(folder, ignore_errors=True)
         settings.dataset_dir.mkdir(parents=True, exist_ok=True)
@@ -125,6 +126,7 @@ def build(settings: Settings, progress: Progress) -> dict[str, Any]:
         clone_datadir(master, settings)
     with progress.phase("start nodes, GTID replication"):
         start_from_clone(settings, gtid)
+    nodes.record_replicas(settings)
     info = {"accounts": settings.accounts, "seed": settings.seed, "gtid": gtid, "nopk_rows": nopk_rows,
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "phases": {name: round(took, 1) for name, took in progress.phases}}
@@ -338,6 +340,16 @@ def strip_binlogs(datadir: Path) -> None:
         path.unlink()
 
 
+def strip_replication_state(datadir: Path) -> None:
+    """A copied datadir forgets where it replicated from: no binlog, relay log or connection info of its own
+    (configure_replica gives it its GTID position and its master)."""
+    strip_binlogs(datadir)
+    for stale in ("master.info", "relay-log.info"):
+        (datadir / stale).unlink(missing_ok=True)
+    for relay in datadir.glob("relay-bin.*"):
+        relay.unlink()
+
+
 def start_from_clone(settings: Settings, gtid: str) -> None:
     for node in settings.nodes:
         nodes.start_node(node, settings)
@@ -375,16 +387,13 @@ def reset(settings: Settings, progress: Progress) -> dict[str, Any]:
         raise DatasetError(f"no pristine snapshot at {snapshot}: run ./run.sh dataset --rebuild")
     with progress.phase("stop nodes"):
         nodes.stop_all(settings)
+        nodes.remove_strays(settings)  # replicas kept beyond the count would not match the restored master
     with progress.phase("restore datadirs from the pristine snapshot"):
         def restore(node: Node) -> None:
             shutil.rmtree(node.datadir, ignore_errors=True)
             subprocess.run(["cp", "-a", str(snapshot), str(node.datadir)], check=True)
             if node.role == "replica":
-                strip_binlogs(node.datadir)
-                for stale in ("master.info", "relay-log.info"):
-                    (node.datadir / stale).unlink(missing_ok=True)
-                for relay in node.datadir.glob("relay-bin.*"):
-                    relay.unlink()
+                strip_replication_state(node.datadir)
 
         with ThreadPoolExecutor(len(settings.nodes)) as pool:
             list(pool.map(restore, settings.nodes))

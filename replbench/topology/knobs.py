@@ -341,7 +341,7 @@ def read_back(settings: Settings) -> dict[str, dict[str, Any]]:
 
 
 def wait_semi_sync_clients(settings: Settings) -> int:
-    """Wait until both replicas are semi-sync clients of the master (their IO threads reconnected)."""
+    """Wait until every replica is a semi-sync client of the master (their IO threads reconnected)."""
     deadline = time.monotonic() + SEMI_SYNC_CLIENTS_WAIT
     clients = 0
     while time.monotonic() < deadline:

@@ -26,11 +26,13 @@ from typing import Any
 
 from ..core import sql
 from ..core.config import ReplbenchError, Settings
+from ..core.nodenames import MAX_REPLICAS, node_names, replica_names
 from ..core.processes import alive, wait_gone
 from .install import ensure_toxiproxy
 from .nodes import wait_replicating
 
-LINK_RE = re.compile(r"^(replica1|replica2|app-master|app-replica1|app-replica2)=(\d+(?:\.\d+)?)ms"
+LINK_NAMES = (*replica_names(MAX_REPLICAS), *(f"app-{n}" for n in node_names(MAX_REPLICAS)))  # port order
+LINK_RE = re.compile(rf"^({'|'.join(LINK_NAMES)})=(\d+(?:\.\d+)?)ms"
                      r"(?:(?:±|\+-)(\d+(?:\.\d+)?)ms)?$")
 MAX_LATENCY_MS = 10_000
 API_OFFSET = 90  # toxiproxy's API on port_base + 90, its proxies on the ports after it
@@ -44,7 +46,7 @@ class LinkError(ReplbenchError):
 
 @dataclass(frozen=True)
 class Link:
-    name: str  # replica1, replica2 (their replication), or app-<node> (the app's connection to that node)
+    name: str  # replicaN (its replication), or app-<node> (the app's connection to that node)
     latency_ms: float  # round trip added
     jitter_ms: float = 0.0
 
@@ -61,8 +63,9 @@ class Link:
 def parse(spec: str) -> Link:
     match = LINK_RE.match(spec.strip())
     if not match:
-        raise ValueError(f"bad link {spec!r}: use NAME=LATENCYms[±JITTERms] with NAME one of replica1, replica2, "
-                         "app-master, app-replica1, app-replica2 (e.g. replica1=5ms, replica2=20ms±2ms)")
+        raise ValueError(f"bad link {spec!r}: use NAME=LATENCYms[±JITTERms] with NAME a replica (replica1 "
+                         "… replica4: its replication) or app-master, app-replicaN (e.g. replica1=5ms, "
+                         "replica2=20ms±2ms)")
     name, latency, jitter = match.group(1), float(match.group(2)), float(match.group(3) or 0)
     if latency > MAX_LATENCY_MS or jitter > latency:
         raise ValueError(f"bad link {spec!r}: latency at most {MAX_LATENCY_MS} ms, jitter at most the latency")
@@ -82,8 +85,7 @@ def api_port(settings: Settings) -> int:
 
 
 def proxy_port(settings: Settings, link_name: str) -> int:
-    order = ("replica1", "replica2", "app-master", "app-replica1", "app-replica2")
-    return settings.port_base + API_OFFSET + 1 + order.index(link_name)
+    return settings.port_base + API_OFFSET + 1 + LINK_NAMES.index(link_name)
 
 
 def _dir(settings: Settings) -> Path:

@@ -1,4 +1,5 @@
-"""The native topology: three mariadbd processes (master, replica1, replica2) under the state folder.
+"""The native topology: mariadbd processes (master, replica1 … replicaN; two replicas unless --replicas says
+otherwise) under the state folder.
 
 Owns each node's generated my.cnf (which includes mysql/common.cnf and mysql/{master,replica}.cnf), its
 datadir bootstrap, start/stop by pid, port checks, GTID replication set-up and the status view.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import getpass
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -23,12 +25,14 @@ from ..core.config import (
     MYSQL_DIR,
     NODE_START_TIMEOUT,
     NODE_STOP_TIMEOUT,
+    REPLICAS_FILE,
     REPLICATION_START_TIMEOUT,
     SCHEMAS,
     Node,
     ReplbenchError,
     Settings,
 )
+from ..core.nodenames import REPLICA_RE
 from ..core.processes import wait_gone
 from .install import ensure_mariadb
 
@@ -283,13 +287,38 @@ def start_all(settings: Settings, replicate: bool = True) -> list[str]:
     return started
 
 
+def stray_replicas(settings: Settings) -> list[Node]:
+    """Replicas under the state folder beyond the ones this command works with (left by an earlier --replicas N)."""
+    if settings.external:
+        return []
+    count = settings.replica_count
+    found = [int(m.group(1)) for p in settings.state.glob("replica*") if (m := REPLICA_RE.match(p.name))]
+    return [Node(f"replica{i}", settings.port_base + i, i + 1, settings.state) for i in sorted(found) if i > count]
+
+
+def remove_strays(settings: Settings) -> list[str]:
+    """Stop and delete the replicas beyond the count (a reset or rebuild: their data no longer matches the
+    master's); returns their names."""
+    removed = []
+    for extra in reversed(stray_replicas(settings)):
+        stop_node(extra)
+        shutil.rmtree(extra.home, ignore_errors=True)
+        removed.append(extra.name)
+    return removed
+
+
+def record_replicas(settings: Settings) -> None:
+    """Keep the replica count in the state folder: the next command without --replicas works with the same."""
+    (settings.state / REPLICAS_FILE).write_text(f"{settings.replica_count}\n")
+
+
 def stop_all(settings: Settings) -> list[str]:
-    """Stop the replicas first, then the master; returns the names that were running (a topology file's servers
-    are never stopped: nothing is returned)."""
+    """Stop the replicas first (any stray one too), then the master; returns the names that were running (a
+    topology file's servers are never stopped: nothing is returned)."""
     if settings.external:
         return []
     stopped = []
-    for node in reversed(settings.nodes):
+    for node in [*reversed(stray_replicas(settings)), *reversed(settings.nodes)]:
         if stop_node(node):
             stopped.append(node.name)
     return stopped

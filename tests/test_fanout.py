@@ -1,0 +1,98 @@
+"""--replicas N on the small topology: a third replica is cloned from replica1, replicates and serves reads, a run
+reports it like the others, and --replicas 2 goes back (the third stopped, its datadir kept); a bad N exits 2."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from replbench.core import sql
+from replbench.core.config import ConfigError, Settings, recorded_replicas
+from replbench.core.nodenames import node_names
+from replbench.experiments import studyfile
+from replbench.topology import nodes
+
+from .conftest import env_for, http, replicating, run_cli, run_folder, wait_until
+
+
+@pytest.mark.parametrize("value", ["5", "-1", "three"])
+def test_a_bad_replica_count_exits_2_with_usage(value: str) -> None:
+    proc = run_cli(["up", "--replicas", value], {})
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "usage" in proc.stderr.lower() and "replicas" in proc.stderr
+
+
+def test_settings_name_the_nodes_of_n_replicas(tmp_path) -> None:
+    four = Settings.from_env(env_for(tmp_path, REPLBENCH_REPLICAS="4"))
+    assert four.node_names == node_names(4) == ("master", "replica1", "replica2", "replica3", "replica4")
+    assert [n.server_id for n in four.nodes] == [1, 2, 3, 4, 5]
+    assert [n.port for n in four.nodes] == [four.port_base + i for i in range(5)]
+    assert recorded_replicas(tmp_path) == 2 and Settings.from_env(env_for(tmp_path)).node_names == node_names(2)
+    with pytest.raises(ConfigError, match="replicas must be from 1 to 4"):
+        Settings.from_env(env_for(tmp_path, REPLBENCH_REPLICAS="5"))
+
+
+def test_a_study_cell_sets_the_replica_count_and_a_bad_one_is_refused(tmp_path) -> None:
+    good = tmp_path / "fan.toml"
+    good.write_text('description = "d"\nscenarios = ["write"]\nrate = 10\nduration = "2s"\n'
+                    'data_state = "no reset"\n[vary]\nreplicas = [1, 3]\n')
+    spec = studyfile.load(str(good))
+    assert [c.replicas for c in spec.cells] == [1, 3]
+    assert spec.cells[1].app() == {"replicas_asked": 3} and spec.cells[1].changed() == {"replicas": "3"}
+    bad = tmp_path / "bad.toml"
+    bad.write_text(good.read_text().replace("[1, 3]", "[1, 5]"))
+    with pytest.raises(studyfile.StudyError, match="replicas must be from 1 to 4"):
+        studyfile.load(str(bad))
+
+
+def test_a_fault_on_a_replica_the_topology_lacks_exits_2(topo: Settings) -> None:
+    proc = run_cli(["write", "10", "--duration", "2s", "--fault", "kill:replica3@1s"], env_for(topo.state))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "replica3: not in this topology" in proc.stderr
+
+
+def test_a_third_replica_replicates_serves_reads_and_goes_away(topo: Settings) -> None:
+    env = env_for(topo.state)
+    three = topo.with_overrides(replicas_asked=3)
+    third = three.node("replica3")
+    try:
+        proc = run_cli(["up", "--replicas", "3"], env)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "added replica3 (a copy of replica1" in proc.stderr
+        assert recorded_replicas(topo.state) == 3 and topo.node_names == node_names(3)  # kept for the next command
+        assert nodes.node_pid(third) and replicating(three)
+        assert sql.query_one(third, three, "SELECT @@server_id") == 4
+        with sql.admin(three.master, three) as cur:
+            cur.execute("UPDATE bench_idx.accounts SET city = 'Thirdtown' WHERE id = 11")
+        assert wait_until(lambda: sql.query_one(third, three, "SELECT city FROM bench_idx.accounts WHERE id = 11")
+                          == "Thirdtown", timeout=30)
+        status, _, health = http(three, "GET", "/health")
+        assert status == 200 and set(health["nodes"]) == set(node_names(3))
+        assert wait_until(lambda: http(three, "GET", "/health")[2]["nodes"]["replica3"]["healthy"], timeout=20)
+        served = 0
+        for i in range(60):
+            http(three, "GET", f"/users/{i + 1}")
+        served = http(three, "GET", "/health")[2]["nodes"]["replica3"]["served"]
+        assert served > 0  # least-in-flight routing with round-robin ties reaches every replica
+
+        run = run_cli(["write", "20", "--duration", "2s"], env)  # a run without --replicas: the topology's three
+        assert run.returncode == 0, run.stdout + run.stderr
+        summary = json.loads((run_folder(run.stdout) / "summary.json").read_text())
+        assert {"replica1", "replica2", "replica3"} <= set(summary["cpu_ms_per_request"])
+        assert set(summary["lag"]) == {"replica1", "replica2", "replica3"}
+        assert summary["binlog"]["dump_threads"] == 3
+        assert set(summary["binlog"]["replica_received_bytes"]) == {"replica1", "replica2", "replica3"}
+        assert "Mysql cpu: " in run.stdout and " + 3 * " in run.stdout
+        assert "equal on all four nodes" in run.stdout
+    finally:
+        back = run_cli(["up", "--replicas", "2"], env)
+    assert back.returncode == 0, back.stdout + back.stderr
+    assert "stopped replica3 (its datadir is kept" in back.stderr
+    assert recorded_replicas(topo.state) == 2 and topo.node_names == node_names(2)
+    assert nodes.node_pid(third) is None and (third.datadir / "mysql").is_dir()
+    assert replicating(topo)
+    status, _, health = http(topo, "GET", "/health")
+    assert set(health["nodes"]) == set(node_names(2))
+    down_and_up = run_cli(["status"], env)
+    assert "replica3" not in down_and_up.stdout
