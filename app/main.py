@@ -20,7 +20,6 @@ from replbench.core.config import (
     APP_LATENCY_BOUNDS_MS,
     CODEL_INTERVAL_MS,
     CODEL_QUEUE_MS,
-    CODEL_TARGET_MS,
     CODEL_TICK_MS,
     QUEUE_FLOOR,
     QUEUE_MEMORY,
@@ -96,7 +95,8 @@ class StandingQueue:
         return self.above_since is not None and now - self.above_since >= self.interval
 
 
-def admission(limit: int, queue_ms: int = 0, mode: str = "always") -> Callable[..., Awaitable[web.StreamResponse]]:
+def admission(limit: int, queue_ms: int = 0, mode: str = "always",
+              target_ms: int = 20) -> Callable[..., Awaitable[web.StreamResponse]]:
     """Bounded requests in flight per worker (REPLBENCH_MAX_INFLIGHT): the excess is answered 503 with
     Retry-After at once, before any parsing or database work, so an overloaded app keeps the databases busy at
     their capacity instead of spending the machine on connections it cannot serve. 0 = unbounded.
@@ -107,10 +107,10 @@ def admission(limit: int, queue_ms: int = 0, mode: str = "always") -> Callable[.
 
     mode (REPLBENCH_ADMISSION): "always" enforces the bound at all times; "none" never (nothing is shed); "codel",
     the default, enforces the adaptive bound (CODEL_QUEUE_MS of queue unless queue_ms is set) only while a queue
-    stands: the worker's event loop running CODEL_TARGET_MS late, or requests waiting that long for a database
-    connection, without a break for CODEL_INTERVAL_MS. Bursts that drain within the interval are served, as
-    unbounded would; a standing overload is cut to the bound. observe_wait() takes the connection waits (app/db.py),
-    observe_loop() the loop's lateness (a tick every CODEL_TICK_MS)."""
+    stands: the worker's event loop running target_ms (REPLBENCH_CODEL_TARGET_MS) late, or requests waiting that
+    long for a database connection, without a break for CODEL_INTERVAL_MS. Bursts that drain within the interval
+    are served, as unbounded would; a standing overload is cut to the bound. observe_wait() takes the connection
+    waits (app/db.py), observe_loop() the loop's lateness (a tick every CODEL_TICK_MS)."""
     if mode == "none":
         limit, queue_ms = 0, 0
     elif mode == "codel":
@@ -124,7 +124,7 @@ def admission(limit: int, queue_ms: int = 0, mode: str = "always") -> Callable[.
     if queue_ms:
         state["limit"] = limit or QUEUE_FLOOR
     last_ok = [0]
-    target, interval = CODEL_TARGET_MS / 1000, CODEL_INTERVAL_MS / 1000
+    target, interval = target_ms / 1000, CODEL_INTERVAL_MS / 1000
     loop_queue, wait_queue = StandingQueue(target, interval), StandingQueue(target, interval)
     gate = {"standing": mode != "codel", "since": 0.0}
 
@@ -203,7 +203,7 @@ async def create_app() -> web.Application:
     settings = Settings.from_env()
     db = Database(settings)
     await db.start()
-    bound = admission(settings.max_inflight, settings.max_queue_ms, settings.admission)
+    bound = admission(settings.max_inflight, settings.max_queue_ms, settings.admission, settings.codel_target_ms)
     if settings.admission == "codel":
         db.observe_wait = bound.observe_wait  # type: ignore[attr-defined]
     app = web.Application(client_max_size=settings.max_body, middlewares=[bound, json_errors])

@@ -29,6 +29,7 @@ def test_the_default_admission_sheds_under_an_overload_and_says_what_happened(to
     summary, meta, out = run(topo, OVERLOAD)
     adm = summary["app_admission"]
     assert meta["app"]["admission"]["mode"] == "codel" and adm["mode"] == "codel"
+    assert meta["app"]["admission"]["target_ms"] == 20  # REPLBENCH_CODEL_TARGET_MS's default
     assert adm["shed"] > 0 and adm["episodes"] >= 1 and adm["standing_s"] > 0
     assert "codel: adaptive" in out and "only while a queue stood" in out
     knee = summary["above_knee"]
@@ -51,9 +52,19 @@ def test_admission_none_is_the_unbounded_app_and_is_recorded(topo: Settings) -> 
     assert "none (REPLBENCH_ADMISSION=none: the unbounded app)" in out
 
 
+def test_codels_target_is_honoured_and_recorded(topo: Settings) -> None:
+    # a target no queue reaches within the interval: the same overload is never a standing queue, nothing is shed
+    summary, meta, out = run(topo, OVERLOAD, REPLBENCH_CODEL_TARGET_MS="10000")
+    assert meta["app"]["admission"]["mode"] == "codel" and meta["app"]["admission"]["target_ms"] == 10000
+    adm = summary["app_admission"]
+    assert adm["shed"] == 0 and adm["episodes"] == 0
+
+
 def test_a_bad_admission_exits_2() -> None:
     proc = run_cli(["get", "10", "--duration", "1s"], {"REPLBENCH_ADMISSION": "sometimes"})
     assert proc.returncode == 2 and "admission" in proc.stderr and "Traceback" not in proc.stderr
+    proc = run_cli(["get", "10", "--duration", "1s"], {"REPLBENCH_CODEL_TARGET_MS": "0"})
+    assert proc.returncode == 2 and "codel target" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_the_reading_above_the_knee() -> None:

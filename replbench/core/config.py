@@ -86,6 +86,9 @@ SETTING_LIST: tuple[Setting, ...] = (
     Setting("admission", "REPLBENCH_ADMISSION", "codel", lambda v: _choice(v, ADMISSIONS, "admission"),
             "codel: the in-flight bound (below) holds only while a queue stands (CoDel's test); always: it holds "
             "at all times; none: the unbounded app, nothing shed"),
+    Setting("codel_target_ms", "REPLBENCH_CODEL_TARGET_MS", "20",
+            lambda v: _bounded_int(v, 1, 10_000, "codel target (ms)"),
+            "codel: the queueing delay (ms) that, held for the whole interval, means a queue stands"),
     Setting("max_inflight", "REPLBENCH_MAX_INFLIGHT", "0", lambda v: _non_negative_int(v, "max in-flight"),
             "requests in flight per app worker above which the excess is answered 503 at once (0: unbounded)"),
     Setting("max_queue_ms", "REPLBENCH_MAX_QUEUE_MS", "0", lambda v: _non_negative_int(v, "max queue (ms)"),
@@ -159,9 +162,9 @@ QUEUE_FLOOR = 64
 # the default admission (REPLBENCH_ADMISSION=codel): the adaptive bound above, CODEL_QUEUE_MS of queue when
 # REPLBENCH_MAX_QUEUE_MS is 0, enforced only while a queue stands — CoDel's test (Nichols & Jacobson 2012; Facebook's
 # RPC queues, "Fail at Scale" 2015): for CODEL_INTERVAL_MS every observed queueing delay stayed at or above
-# CODEL_TARGET_MS. The delays observed: the worker's event loop running late (a tick every CODEL_TICK_MS) and each
-# request's wait for a database connection. A burst that drains within the interval is never shed.
-CODEL_TARGET_MS = 20
+# the target (REPLBENCH_CODEL_TARGET_MS, 20 ms by default). The delays observed: the worker's event loop running
+# late (a tick every CODEL_TICK_MS) and each request's wait for a database connection. A burst that drains within
+# the interval is never shed.
 CODEL_INTERVAL_MS = 500
 CODEL_TICK_MS = 20
 CODEL_QUEUE_MS = 250
@@ -251,6 +254,7 @@ class Settings:
     db_hosts: str
     max_lag: float
     admission: str
+    codel_target_ms: int
     max_inflight: int
     max_queue_ms: int
     app_transport: str

@@ -101,6 +101,8 @@ class Plan:
                 where += f"; {cell.load:g}× the study's rate"
             if cell.admission is not None:
                 where += f"; app admission {cell.admission}"
+            if cell.codel_target_ms is not None:
+                where += f"; codel target {cell.codel_target_ms} ms"
             if cell.app_workers is not None:
                 where += f"; {cell.app_workers} app worker(s)"
             if cell.app_transport is not None:

@@ -47,7 +47,7 @@ MEASURES = ("run", "apply-capacity", "big-transaction")
 RESETS = ("never", "each-cell")
 DEFAULT_REPEAT = 3
 # settings a cell may set (the app's, and the topology's replica count), each checked by its parser in config.SETTINGS
-APP_KEYS = ("admission", "max_inflight", "max_queue_ms", "app_workers", "app_transport", "replicas")
+APP_KEYS = ("admission", "codel_target_ms", "max_inflight", "max_queue_ms", "app_workers", "app_transport", "replicas")
 SETTING_OF = {"replicas": "replicas_asked"}  # a cell key whose Settings field has another name
 CELL_KEYS = ("scenario", "link", "load", "rows", *APP_KEYS)  # what a cell may set beside the knobs
 TOP_KEYS = {"description", "question", "primary", "scenarios", "scenario", "rate", "rates", "duration", "measure",
@@ -65,6 +65,7 @@ class Cell:
     scenario: str | None = None  # a cell may run its own scenario (e.g. with and without indexes)
     links: tuple[str, ...] = ()  # link specs (--link), e.g. ("replica1=5ms", "replica2=5ms")
     admission: str | None = None  # the app's admission: codel, always or none (None: the environment's)
+    codel_target_ms: int | None = None  # codel's target queueing delay (None: the environment's)
     load: float | None = None  # the cell's rate as a multiple of the study's (e.g. 1.5: 1.5× the max)
     rows: int | None = None  # big-transaction: rows in the cell's one transaction (default: 100,000)
     max_inflight: int | None = None  # the app's in-flight bound per worker (None: the environment's)
@@ -75,7 +76,8 @@ class Cell:
 
     def app(self) -> dict[str, int | str]:
         """The app settings the cell sets (Settings field names)."""
-        return {k: v for k, v in (("admission", self.admission), ("max_inflight", self.max_inflight),
+        return {k: v for k, v in (("admission", self.admission), ("codel_target_ms", self.codel_target_ms),
+                                  ("max_inflight", self.max_inflight),
                                   ("max_queue_ms", self.max_queue_ms),
                                   ("app_workers", self.app_workers), ("app_transport", self.app_transport),
                                   ("replicas_asked", self.replicas))

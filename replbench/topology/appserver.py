@@ -20,7 +20,6 @@ from ..core.config import (
     APP_START_TIMEOUT,
     CODEL_INTERVAL_MS,
     CODEL_QUEUE_MS,
-    CODEL_TARGET_MS,
     ROOT,
     ReplbenchError,
     Settings,
@@ -102,7 +101,7 @@ def admission_settings(settings: Settings) -> dict[str, Any]:
     queue_ms = settings.max_queue_ms or (CODEL_QUEUE_MS if mode == "codel" else 0)
     out: dict[str, Any] = {"mode": mode, "limit_per_worker": settings.max_inflight, "queue_ms": queue_ms}
     if mode == "codel":
-        out.update(target_ms=CODEL_TARGET_MS, interval_ms=CODEL_INTERVAL_MS)
+        out.update(target_ms=settings.codel_target_ms, interval_ms=CODEL_INTERVAL_MS)
     return out
 
 
