@@ -69,7 +69,7 @@ def test_a_cut_link_stops_the_io_thread_and_a_restore_brings_it_back(topo: Setti
     assert replicating(topo)
 
 
-@pytest.mark.parametrize("spec", ["replica1=5", "replica3=5ms", "master=5ms", "replica1=20000ms", "replica1=5ms±9ms",
+@pytest.mark.parametrize("spec", ["replica1=5", "replica5=5ms", "master=5ms", "replica1=20000ms", "replica1=5ms±9ms",
                                   "replica1=fast"])
 def test_bad_link_specs_exit_2(spec: str) -> None:
     proc = run_cli(["write", "10", "--link", spec], {})
@@ -77,6 +77,12 @@ def test_bad_link_specs_exit_2(spec: str) -> None:
     assert "bad link" in proc.stderr.splitlines()[-1]
     with pytest.raises(ValueError):
         links.parse(spec)
+
+
+def test_a_link_to_a_replica_the_topology_lacks_exits_2() -> None:
+    proc = run_cli(["write", "10", "--link", "replica3=5ms", "--replicas", "2"], {})
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "replica3: not in this topology" in proc.stderr.splitlines()[-1]
 
 
 def test_a_cut_without_a_link_exits_2() -> None:

@@ -79,8 +79,11 @@ class Attack:
         self.folder = folder
         self.results = folder / "results.bin"
         self.attackers = options.attackers
+        # one attack name per attacker: vegeta plot draws a series per name and refuses one whose timestamps go
+        # back, which two attackers' results under one name do
+        names = [name] if self.attackers == 1 else [f"{name}#{i + 1}" for i in range(self.attackers)]
         self.commands = [[*(prefix or []), self.vegeta, "attack", "-format=json", f"-targets={targets}",
-                          f"-name={name}", *part.flags()] for part in options.split()]
+                          f"-name={n}", *part.flags()] for n, part in zip(names, options.split())]
         outputs = [self.results] if self.attackers == 1 else \
             [folder / f"results-{i + 1}.bin" for i in range(self.attackers)]
         self.commands = [[*cmd, f"-output={out}"] for cmd, out in zip(self.commands, outputs)]
