@@ -73,7 +73,8 @@ def test_the_reading_above_the_knee() -> None:
             "cpu_seconds": {"host_busy": 19.6, "app": 12.0, "vegeta": 4.3},
             "cpu_mean_percent": {"host_busy": 196.0}, "db_share_of_host": 0.47}
     knee = above_knee(base)
-    assert knee == {"asked": 2400, "served": 1790.0, "share": 0.746, "shed_per_s": 600.0,
+    assert knee == {"asked": 2400, "served": 1790.0, "share": 0.746, "client_connections": None,
+                    "client_pool_full": False, "shed_per_s": 600.0,
                     "failed_otherwise_per_s": 10.0, "host_busy_percent": 196.0, "cores": 2, "saturated": True,
                     "shares_of_busy": {"app": 0.612, "vegeta": 0.219, "databases": 0.47}}
     assert above_knee_text(knee) == (
@@ -81,6 +82,47 @@ def test_the_reading_above_the_knee() -> None:
         "app's admission (503 at once) and 10/s failed otherwise; the host was saturated (busy 196 % of 200): "
         "app 61%, vegeta 22%, databases 47% of the busy CPU")
     assert above_knee({**base, "successes": 24000, "success": 1.0, "goodput": 2399.0}) is None
+    # every one of vegeta's connections in use: the queue was partly in the client, and the line says so
+    full = above_knee({**base, "client_connections": 1024, "app_admission": {"shed": 6000, "peak_in_flight": 1024}})
+    assert full is not None and full["client_pool_full"]
+    assert above_knee_text(full).endswith("; all 1,024 of vegeta's connections were in use, so requests also waited "
+                                          "in the client (REPLBENCH_CLIENT_CONNECTIONS)")
+    roomy = above_knee({**base, "client_connections": 1024, "app_admission": {"shed": 6000, "peak_in_flight": 700}})
+    assert roomy is not None and not roomy["client_pool_full"] and "vegeta's connections" not in above_knee_text(roomy)
+
+
+def test_vegetas_connections_follow_the_app_workers_and_unlimited_is_honoured(topo: Settings) -> None:
+    from replbench.core.config import CLIENT_CONNECTIONS_PER_WORKER, OPEN_FILES_RESERVE
+
+    summary, meta, out = run(topo, ("get", "20", "--duration", "1s"))  # one app worker (run's default here)
+    opts = meta["attack_options"]
+    assert opts["max_connections"] == CLIENT_CONNECTIONS_PER_WORKER == summary["client_connections"]
+    assert opts["client_connections"] == "auto (REPLBENCH_CLIENT_CONNECTIONS)"
+    assert f"-max-connections={CLIENT_CONNECTIONS_PER_WORKER}" in meta["attack_command"]
+    summary, meta, out = run(topo, ("get", "20", "--duration", "1s"), REPLBENCH_CLIENT_CONNECTIONS="unlimited")
+    opts = meta["attack_options"]
+    assert opts["max_connections"] == opts["open_files_limit"] - OPEN_FILES_RESERVE
+    summary, meta, out = run(topo, ("get", "20", "--duration", "1s"), REPLBENCH_CLIENT_CONNECTIONS="300")
+    assert meta["attack_options"]["max_connections"] == 300
+
+
+def test_a_bad_client_connections_exits_2() -> None:
+    proc = run_cli(["get", "10", "--duration", "1s"], {"REPLBENCH_CLIENT_CONNECTIONS": "lots"})
+    assert proc.returncode == 2 and "client connections" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_the_apps_listen_queue_has_gunicorns_backlog(topo: Settings) -> None:
+    # aiohttp's worker listens again with 128 whatever gunicorn's --backlog says (aiohttp #5283); app/worker.py
+    # gives it gunicorn's, capped by the kernel's somaxconn
+    import subprocess
+
+    from replbench.core.config import APP_BACKLOG
+
+    run(topo, ("get", "10", "--duration", "1s"))  # the app is up
+    somaxconn = int(open("/proc/sys/net/core/somaxconn").read())
+    listing = subprocess.run(["ss", "-Hltn", f"sport = :{topo.app_port}"], capture_output=True, text=True,
+                             check=True).stdout.split()
+    assert listing[0] == "LISTEN" and int(listing[2]) == min(APP_BACKLOG, somaxconn)
 
 
 def test_a_queue_stands_only_when_every_delay_of_an_interval_was_above_target() -> None:

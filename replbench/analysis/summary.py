@@ -131,7 +131,8 @@ def nodes_lost(data: dict[str, Any]) -> list[dict[str, Any]]:
 def above_knee(summary: dict[str, Any]) -> dict[str, Any] | None:
     """What happened when a run asked more than this machine served (success under MIN_SUCCESS or goodput under
     MIN_RATE_RATIO of the rate asked): goodput against the rate asked, per second what the app's admission shed and
-    what failed otherwise, and how busy the host was and who used it. None below the knee."""
+    what failed otherwise, how busy the host was and who used it, and whether vegeta's connections were all in use
+    (requests then also waited in the client, where the app's admission cannot see them). None below the knee."""
     asked, goodput, success = summary.get("rate"), summary.get("goodput"), summary.get("success")
     if not asked or goodput is None or success is None:
         return None
@@ -147,7 +148,9 @@ def above_knee(summary: dict[str, Any]) -> dict[str, Any] | None:
     shares = {g: round(cpu_s[g] / busy, 3) for g in ("app", "vegeta") if busy and g in cpu_s}
     if busy and summary.get("db_share_of_host") is not None:
         shares["databases"] = summary["db_share_of_host"]
+    pool, peak = summary.get("client_connections"), (summary.get("app_admission") or {}).get("peak_in_flight")
     return {"asked": asked, "served": round(goodput, 1), "share": round(goodput / asked, 3),
+            "client_connections": pool, "client_pool_full": bool(pool and peak and peak >= pool),
             "shed_per_s": round(shed / seconds, 1), "failed_otherwise_per_s": round((failed - shed) / seconds, 1),
             "host_busy_percent": busy_pct, "cores": cores,
             "saturated": bool(busy_pct is not None and cores and busy_pct >= HOST_SATURATED * 100 * cores),

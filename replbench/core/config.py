@@ -93,6 +93,9 @@ SETTING_LIST: tuple[Setting, ...] = (
             "requests in flight per app worker above which the excess is answered 503 at once (0: unbounded)"),
     Setting("max_queue_ms", "REPLBENCH_MAX_QUEUE_MS", "0", lambda v: _non_negative_int(v, "max queue (ms)"),
             "the bound per worker follows its best answers/s of the last 5 s × this many ms of queue (0: off)"),
+    Setting("client_connections", "REPLBENCH_CLIENT_CONNECTIONS", "auto", lambda v: _client_connections(v),
+            "the most connections vegeta opens to the app: auto (CLIENT_CONNECTIONS_PER_WORKER per app worker), "
+            "a number, or unlimited (vegeta's descriptor limit)"),
     Setting("app_transport", "REPLBENCH_APP_TRANSPORT", "tcp",
             lambda v: _choice(v, APP_TRANSPORTS, "app transport"), "unix: the app reaches the native nodes by "
             "their unix sockets"),
@@ -125,6 +128,15 @@ META_SCHEMA = "replbench_meta"
 HEARTBEAT_DOMAIN_ID = 99  # heartbeat writes get their own GTID domain, kept out of per-write figures
 OPEN_FILES_WANTED = 262_144  # descriptors for vegeta and gunicorn: an overloaded run holds ~rate × timeout sockets
 OPEN_FILES_RESERVE = 1024  # descriptors vegeta keeps for itself (files, pipes) below its connection cap
+APP_BACKLOG = 4096  # gunicorn's --backlog: connections waiting to be accepted (capped by net.core.somaxconn)
+# vegeta's connections to the app (REPLBENCH_CLIENT_CONNECTIONS=auto): this many per app worker, a client's pool.
+# Unlimited, an attack far above the knee opens a connection for every request it cannot place: they wait in the
+# app's accept queue, where its admission cannot see them (2x the read max at 8M, exploratory single runs on an
+# uncommitted tree: unlimited goodput 1,438/s p99 4.0 s; 1,024 connections 1,616/s p99 0.9 s; 512 moved the queue
+# into vegeta, p50 0.57 s, since the app's adaptive bound reached 380 per worker). 512 per worker stays above the
+# app's bound at this machine's max (250 ms of queue at ~1,000 answers/s per worker), so the app, not the client,
+# decides what is shed; the block says when every connection was in use.
+CLIENT_CONNECTIONS_PER_WORKER = 512
 
 # timeouts and intervals (seconds)
 NODE_START_TIMEOUT = 120.0
@@ -257,6 +269,7 @@ class Settings:
     codel_target_ms: int
     max_inflight: int
     max_queue_ms: int
+    client_connections: str  # auto, unlimited or a number (see client_connection_cap)
     app_transport: str
     heartbeat_ms: int
     find_users: str
@@ -335,6 +348,15 @@ class Settings:
                               external=True) for i, a in enumerate(ext.nodes))
         return tuple(Node(name, self.port_base + i, i + 1, self.state)
                      for i, name in enumerate(node_names(self.replica_count)))
+
+    @property
+    def client_connection_cap(self) -> int | None:
+        """The most connections vegeta may open to the app, or None: as many as its descriptors allow."""
+        if self.client_connections == "unlimited":
+            return None
+        if self.client_connections == "auto":
+            return self.app_workers * CLIENT_CONNECTIONS_PER_WORKER
+        return int(self.client_connections)
 
     @property
     def replica_count(self) -> int:
@@ -455,6 +477,17 @@ def _positive_int(value: str, what: str) -> int:
 
 def _non_negative_int(value: str, what: str) -> int:
     return 0 if value.strip() == "0" else _positive_int(value, what)
+
+
+def _client_connections(value: str) -> str:
+    word = value.strip().lower()
+    if word in ("auto", "unlimited"):
+        return word
+    try:
+        return str(_positive_int(word, "client connections"))
+    except ValueError:
+        raise ValueError(f"client connections must be auto, unlimited or a positive whole number, got {value!r}") \
+            from None
 
 
 def _bounded_int(value: str, low: int, high: int, what: str) -> int:

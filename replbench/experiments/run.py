@@ -94,8 +94,9 @@ class Run:
         self.summary: dict[str, Any] = {"scenario": scenario.name, "rate": rate, "duration_s": options.duration,
                                         "schema": scenario.schema, "folder": folder.name}
         self.errors: list[str] = []
-        self.attack_options = attack.AttackOptions(rate, options.duration, options.timeout,
-                                                   attackers=options.attackers)  # computed once
+        self.attack_options = attack.AttackOptions(
+            rate, options.duration, options.timeout, attackers=options.attackers,
+            max_connections=attack.connection_cap(self.settings.client_connection_cap))  # computed once
         self.zero = time.monotonic()  # the one clock of every sampler: set again, once, before they start
         self.samplers: samplers.Samplers | None = None  # lag, node health, CPU: one bundle on one clock
         self.fault_runner: faults.FaultRunner | None = None
@@ -369,6 +370,7 @@ class Run:
         self.summary.update(lag_floor_ms=watch.lag.floor_ms(self.t_start, self.t_end), heartbeat_ms=s.heartbeat_ms,
                             catch_up_s=self.catch_up,
                             catch_up_timeout_s=self.options.catch_up_timeout)
+        self.summary["client_connections"] = self.attack_options.max_connections
         self.summary["above_knee"] = summary.above_knee(self.summary)
 
     def _check_rows(self) -> None:
@@ -487,7 +489,8 @@ class Run:
         return {
             "scenario": self.scenario.name, "scenario_file": self.scenario.source, "rate": self.rate,
             "duration_s": self.options.duration, "timeout_s": self.options.timeout,
-            "attack_options": self.attack_options.as_dict(),
+            "attack_options": {**self.attack_options.as_dict(),
+                               "client_connections": f"{s.client_connections} (REPLBENCH_CLIENT_CONNECTIONS)"},
             "knobs": self.options.knobs.as_dict(), "knobs_changed": self.options.knobs.changed(),
             "links_requested": [link.spec for link in self.options.links],
             "dataset": {"accounts": info.get("accounts"), "seed": info.get("seed"), "built_at": info.get("built_at"),

@@ -105,6 +105,8 @@ class Plan:
                 where += f"; codel target {cell.codel_target_ms} ms"
             if cell.app_workers is not None:
                 where += f"; {cell.app_workers} app worker(s)"
+            if cell.client_connections is not None:
+                where += f"; vegeta's connections to the app: {cell.client_connections}"
             if cell.app_transport is not None:
                 where += f"; the app reaches the nodes by {cell.app_transport}"
             if cell.replicas is not None:

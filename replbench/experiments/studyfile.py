@@ -25,7 +25,8 @@ unknown scenario is refused, naming the file and the line).
     # for the cell: its in-flight bound per worker (fixed, or following throughput × a queue time), its gunicorn
     # workers and how it reaches the nodes (REPLBENCH_MAX_INFLIGHT, REPLBENCH_MAX_QUEUE_MS, REPLBENCH_APP_WORKERS,
     # REPLBENCH_APP_TRANSPORT); the app restarts for every run anyway. replicas = 3 (or in [vary]) gives the cell
-    # that many replicas (--replicas: added by cloning replica1, removed by deleting them)
+    # that many replicas (--replicas: added by cloning replica1, removed by deleting them);
+    # client_connections = 512 or "unlimited" bounds vegeta's connections to the app (REPLBENCH_CLIENT_CONNECTIONS)
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ MEASURES = ("run", "apply-capacity", "big-transaction")
 RESETS = ("never", "each-cell")
 DEFAULT_REPEAT = 3
 # settings a cell may set (the app's, and the topology's replica count), each checked by its parser in config.SETTINGS
-APP_KEYS = ("admission", "codel_target_ms", "max_inflight", "max_queue_ms", "app_workers", "app_transport", "replicas")
+APP_KEYS = ("admission", "codel_target_ms", "max_inflight", "max_queue_ms", "app_workers", "app_transport",
+            "client_connections", "replicas")
 SETTING_OF = {"replicas": "replicas_asked"}  # a cell key whose Settings field has another name
 CELL_KEYS = ("scenario", "link", "load", "rows", *APP_KEYS)  # what a cell may set beside the knobs
 TOP_KEYS = {"description", "question", "primary", "scenarios", "scenario", "rate", "rates", "duration", "measure",
@@ -73,6 +75,7 @@ class Cell:
     app_workers: int | None = None  # the app's gunicorn workers (None: the environment's)
     app_transport: str | None = None  # how the app reaches the nodes: tcp or unix (None: the environment's)
     replicas: int | None = None  # the native topology's replicas for the cell, 1 to 4 (None: as they are)
+    client_connections: str | int | None = None  # vegeta's connections to the app (None: the environment's)
 
     def app(self) -> dict[str, int | str]:
         """The app settings the cell sets (Settings field names)."""
@@ -80,6 +83,7 @@ class Cell:
                                   ("max_inflight", self.max_inflight),
                                   ("max_queue_ms", self.max_queue_ms),
                                   ("app_workers", self.app_workers), ("app_transport", self.app_transport),
+                                  ("client_connections", self.client_connections),
                                   ("replicas_asked", self.replicas))
                 if v is not None}
 

@@ -57,13 +57,15 @@ class AttackOptions:
                 "open_files_limit": resource.getrlimit(resource.RLIMIT_NOFILE)[0]}
 
 
-def connection_cap() -> int:
-    """Most connections vegeta may open to the app: its descriptor limit minus a reserve. Beyond it an overloaded
-    run would fail requests with "too many open files" (a load-generator artefact); capped, they wait in vegeta
-    for a connection and show up as latency, which is what the app really does to its clients."""
+def connection_cap(pool: int | None = None) -> int:
+    """Most connections vegeta may open to the app: the client's pool (Settings.client_connection_cap), never more
+    than its descriptor limit minus a reserve. Beyond that limit an overloaded run would fail requests with "too
+    many open files" (a load-generator artefact); capped, they wait in vegeta for a connection and show up as
+    latency, which is what the app really does to its clients."""
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     limit = OPEN_FILES_WANTED if soft == resource.RLIM_INFINITY else soft
-    return max(1, limit - OPEN_FILES_RESERVE)
+    descriptors = max(1, limit - OPEN_FILES_RESERVE)
+    return descriptors if pool is None else min(pool, descriptors)
 
 
 def _go_duration(seconds: float) -> str:

@@ -330,6 +330,8 @@ def above_knee_text(knee: dict[str, Any]) -> str:
         rest.append(f"{knee['shed_per_s']:,.0f}/s were shed by the app's admission (503 at once)")
     if knee["failed_otherwise_per_s"]:
         rest.append(f"{knee['failed_otherwise_per_s']:,.0f}/s failed otherwise")
+    pool = (f"; all {knee['client_connections']:,} of vegeta's connections were in use, so requests also waited in "
+            "the client (REPLBENCH_CLIENT_CONNECTIONS)" if knee.get("client_pool_full") else "")
     return (f"Above the knee: this machine served {knee['served']:,.0f} of the {knee['asked']:,} requests/s asked "
             f"({knee['share']:.0%})" + (f"; {' and '.join(rest)}" if rest else "") + f"; {host}"
-            + (f": {who} of the busy CPU" if who else ""))
+            + (f": {who} of the busy CPU" if who else "") + pool)

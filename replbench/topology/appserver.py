@@ -16,6 +16,7 @@ from typing import Any
 import psutil
 
 from ..core.config import (
+    APP_BACKLOG,
     APP_LATENCY_BOUNDS_MS,
     APP_START_TIMEOUT,
     CODEL_INTERVAL_MS,
@@ -29,7 +30,8 @@ from ..core.stats import histogram_percentile
 from .nodes import port_owner
 
 ADMISSION_SETTLE = 1.2  # seconds after an attack for every worker to publish its counters once more
-WORKER_CLASSES = {"aiohttp": "aiohttp.GunicornWebWorker", "uvloop": "aiohttp.GunicornUVLoopWebWorker"}
+# aiohttp's worker classes, with gunicorn's --backlog honoured (app/worker.py: aiohttp's own listen with 128)
+WORKER_CLASSES = {"aiohttp": "app.worker.WebWorker", "uvloop": "app.worker.UVLoopWebWorker"}
 
 
 class AppError(ReplbenchError):
@@ -167,7 +169,7 @@ def start(settings: Settings) -> int:
            "--control-socket", str(settings.app_dir / "gunicorn.ctl"),
            "--graceful-timeout", "5",
            "--keep-alive", "75",
-           "--backlog", "4096"]
+           "--backlog", str(APP_BACKLOG)]
     env = dict(os.environ, **settings.as_env(), PYTHONPATH=str(ROOT))
     with open(settings.app_dir / "gunicorn.log", "ab") as log:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
