@@ -33,6 +33,16 @@ def test_settings_name_the_nodes_of_n_replicas(tmp_path) -> None:
         Settings.from_env(env_for(tmp_path, REPLBENCH_REPLICAS="5"))
 
 
+def test_the_memory_warning_counts_the_pool_the_run_sets(tmp_path) -> None:
+    # fan-out's cells set their own pool: the warning of a change of replicas must count that one, not the default's
+    from replbench.topology.fanout import memory_warning
+
+    settings = Settings.from_env(env_for(tmp_path, REPLBENCH_REPLICAS="4", REPLBENCH_BUFFER_POOL="64M"))
+    assert memory_warning(settings) is None and memory_warning(settings, "64M") is None
+    warning = memory_warning(settings, "1024G")
+    assert warning is not None and warning.startswith("5 nodes × (1024G pool + 0.5 GiB)")
+
+
 def test_a_study_cell_sets_the_replica_count_and_a_bad_one_is_refused(tmp_path) -> None:
     good = tmp_path / "fan.toml"
     good.write_text('description = "d"\nscenarios = ["write"]\nrate = 10\nduration = "2s"\n'

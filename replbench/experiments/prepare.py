@@ -79,7 +79,7 @@ def settings_and_data(settings: Settings, scenario: Scenario, setting: knobs.Kno
                       link_set: tuple[links.Link, ...], progress: Progress) -> dict[str, Any]:
     """Topology up, the previous work drained (settle), settings applied and read back, links, counters, warm-up:
     what meta.json records of it."""
-    ensure_topology(settings, with_app=False)
+    ensure_topology(settings, with_app=False, pool_size=setting.buffer_pool)
     settled = settle(settings, progress)
     progress.say(f"applying settings: {setting.describe()}")
     readback = knobs.apply(settings, setting)

@@ -163,7 +163,7 @@ class Run:
     def _prepare(self) -> None:
         s = self.settings
         self.vegeta = ensure_vegeta(s)
-        ensure_topology(s, with_app=False)
+        ensure_topology(s, with_app=False, pool_size=self.options.knobs.buffer_pool)
         self.meta["versions"] = versions(s)
         self.meta["disk"] = None if s.external else \
             self._safely("disk probe", lambda: servervars.describe_disk(s.state))  # a remote server's: not visible

@@ -11,10 +11,11 @@ from ..core.progress import Progress
 from . import appserver, dataset, fanout, links, nodes
 
 
-def ensure_topology(settings: Settings, *, with_app: bool = True) -> None:
+def ensure_topology(settings: Settings, *, with_app: bool = True, pool_size: str = "") -> None:
     """Everything a run needs: MariaDB installed, dataset built (first use), nodes replicating, app serving.
     A topology file's servers are only checked (answering, replicating, holding the dataset): never built on
-    implicitly, started or re-pointed."""
+    implicitly, started or re-pointed. pool_size: the buffer pool the coming run sets (--buffer-pool), so that the
+    memory warning of a change of replicas counts that one."""
     if settings.external:
         nodes.start_all(settings)  # checks: every server answers, both replicas replicate
         dataset.check_matches(settings)
@@ -28,7 +29,7 @@ def ensure_topology(settings: Settings, *, with_app: bool = True) -> None:
         dataset.build(settings, progress)
         print("dataset phases:\n" + progress.summary(), file=sys.stderr)
     dataset.check_matches(settings)
-    changes = fanout.reconcile(settings)
+    changes = fanout.reconcile(settings, pool_size=pool_size)
     for change in changes:
         print(f"replbench: {change}", file=sys.stderr)
     if changes and with_app:

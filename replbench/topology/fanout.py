@@ -29,10 +29,12 @@ NODE_OVERHEAD = 512 * 2**20  # bytes a mariadbd holds beside its buffer pool (th
 MEMORY_HEADROOM = 0.25  # share of the host's memory left to the app, vegeta and the page cache
 
 
-def memory_warning(settings: Settings) -> str | None:
-    """One line when the nodes' pools would take more than the host can spare, else None."""
+def memory_warning(settings: Settings, pool_size: str = "") -> str | None:
+    """One line when the nodes' pools (pool_size, the run's --buffer-pool, else REPLBENCH_BUFFER_POOL) would take
+    more than the host can spare, else None."""
+    pool_size = pool_size or settings.buffer_pool
     try:
-        pool = parse_size(settings.buffer_pool)
+        pool = parse_size(pool_size)
     except ValueError:
         return None
     need = len(settings.nodes) * (pool + NODE_OVERHEAD)
@@ -40,16 +42,17 @@ def memory_warning(settings: Settings) -> str | None:
     if need <= total * (1 - MEMORY_HEADROOM):
         return None
     fits = int(total * (1 - MEMORY_HEADROOM) / len(settings.nodes) - NODE_OVERHEAD) // 2**20
-    return (f"{len(settings.nodes)} nodes × ({settings.buffer_pool} pool + 0.5 GiB) = {need / 2**30:.1f} GiB of "
+    return (f"{len(settings.nodes)} nodes × ({pool_size} pool + 0.5 GiB) = {need / 2**30:.1f} GiB of "
             f"this host's {total / 2**30:.1f} GiB; a pool of at most {fits:,}M each leaves a quarter for the app "
             "and vegeta (--buffer-pool)")
 
 
-def reconcile(settings: Settings, progress: Progress | None = None) -> list[str]:
+def reconcile(settings: Settings, progress: Progress | None = None, pool_size: str = "") -> list[str]:
     """Give the native topology settings.replica_count replicas; returns one line per change (nothing for a
     topology file's servers). A replica beyond the count is stopped and its datadir kept, so a study that
     alternates counts brings it back by catching up from the master (its binlog is kept a day); a replica with no
-    datadir, or whose position the master no longer holds, is cloned from replica1."""
+    datadir, or whose position the master no longer holds, is cloned from replica1. pool_size: the buffer pool the
+    coming run resizes the nodes to ("": REPLBENCH_BUFFER_POOL's), for the memory warning."""
     if settings.external:
         return []
     say = progress.say if progress else (lambda text, **_: print(f"replbench: {text}", file=sys.stderr))
@@ -81,7 +84,7 @@ def reconcile(settings: Settings, progress: Progress | None = None) -> list[str]
         changes += [f"added {r.name} (a copy of {source.name}, port {r.port})" for r in missing]
     if before != settings.replica_count or not (settings.state / REPLICAS_FILE).exists():
         nodes.record_replicas(settings)
-    if changes and (warning := memory_warning(settings)):
+    if changes and (warning := memory_warning(settings, pool_size)):
         changes.append("memory: " + warning)
     return changes
 
