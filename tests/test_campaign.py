@@ -16,7 +16,7 @@ from replbench.experiments import campaign
 from .conftest import env_for, run_cli
 
 TINY = 'description = "two tiny runs"\n[[units]]\ncommand = "get 20 --duration 2s"\n' \
-       '[[units]]\ncommand = "get 30 --duration 2s"\n'
+       '[[units]]\ncommand = "get 30 --duration 2s"\nenv = { REPLBENCH_ADMISSION = "codel" }\n'
 
 
 @pytest.mark.parametrize("text,needle", [
@@ -25,6 +25,8 @@ TINY = 'description = "two tiny runs"\n[[units]]\ncommand = "get 20 --duration 2
     ('[[units]]\ncommand = "study nosuchstudy"\n', "nosuchstudy"),
     ('[[units]]\ncommand = "get"\n', "needs a rate"),
     ('[[units]]\ncommand = "get 20"\nwhen = "now"\n', "unknown key"),
+    ('[[units]]\ncommand = "get 20"\nenv = { COLOUR = "red" }\n', "COLOUR is not a replbench setting"),
+    ('[[units]]\ncommand = "get 20"\nenv = { REPLBENCH_ADMISSION = "sometimes" }\n', "REPLBENCH_ADMISSION=sometimes"),
 ])
 def test_bad_campaign_files_exit_2(tmp_path: Path, text: str, needle: str) -> None:
     path = tmp_path / "c.toml"
@@ -65,6 +67,11 @@ def test_a_campaign_runs_into_one_folder_and_resumes_only_what_did_not_finish(to
     assert data["status"] == "done" and data["commit"] and [u["status"] for u in data["units"]] == ["done", "done"]
     assert all(u["calibration_before"] > 0 and u["calibration_after"] > 0 for u in data["units"])
     assert len(list(folder.glob("*-get-*/summary.json"))) == 2  # the units' runs inside the campaign's folder
+    # a unit's env reaches that unit only, and campaign.json records it
+    modes = {m.parent.name.split("-get-")[1].split("-")[0]: json.loads(m.read_text())["app"]["admission"]["mode"]
+             for m in folder.glob("*-get-*/meta.json")}
+    assert modes == {"20": "none", "30": "codel"}, modes
+    assert [u["env"] for u in data["units"]] == [{}, {"REPLBENCH_ADMISSION": "codel"}]
     # a campaign interrupted after its first unit: --resume runs the second only
     data["units"][1]["status"], data["status"] = "failed", "failed"
     (folder / "campaign.json").write_text(json.dumps(data))

@@ -8,6 +8,9 @@ alone. A campaign file (campaigns/*.toml) lists its units as ./run.sh command li
     [[units]]
     command = "sweep read --duration 30s"
     minutes = 6          # an estimate where the harness has none of its own (sweeps stop at their first failure)
+    [[units]]
+    command = "sweep read --duration 30s"
+    env = { REPLBENCH_ADMISSION = "none" }   # settings for this unit only (REPLBENCH_* names, checked)
 
 The runner refuses a dirty tree unless told (--allow-dirty), records the commit, the versions and the machine's
 calibration before and after each unit (campaign.json), shows elapsed time and an ETA, and --resume continues the
@@ -31,7 +34,7 @@ from typing import Any
 
 from ..core import named
 from ..core import scenario as scenarios
-from ..core.config import ROOT, Settings, parse_duration
+from ..core.config import ROOT, SETTING_LIST, Settings, parse_duration
 from ..core.progress import Progress
 from ..core.records import write_json
 from ..measure.cpu import calibrate
@@ -41,7 +44,7 @@ from .study import RUN_OVERHEAD, Plan
 CAMPAIGN_DIR = ROOT / "campaigns"
 COMMANDS = ("study", "sweep", "apply-capacity", "big-transaction")  # beside `<scenario> <rate>` runs
 KEYS = {"description", "units"}
-UNIT_KEYS = {"command", "minutes"}
+UNIT_KEYS = {"command", "minutes", "env"}
 DONE, FAILED, INTERRUPTED = "done", "failed", "interrupted"
 EXIT_INTERRUPTED = 130
 
@@ -54,10 +57,16 @@ class CampaignError(Exception):
 class Unit:
     command: tuple[str, ...]
     estimate_s: float
+    env: tuple[tuple[str, str], ...] = ()  # REPLBENCH_* settings for this unit only
 
     @property
     def text(self) -> str:
         return " ".join(shlex.quote(a) for a in self.command)
+
+    @property
+    def shell(self) -> str:
+        """The unit as a user would type it: its settings, then ./run.sh and the command."""
+        return "".join(f"{k}={shlex.quote(v)} " for k, v in self.env) + f"./run.sh {self.text}"
 
 
 @dataclass(frozen=True)
@@ -72,7 +81,7 @@ class Campaign:
     def describe(self) -> str:
         lines = [f"campaign {self.name}: {self.description}"]
         for i, unit in enumerate(self.units, 1):
-            lines.append(f"  {i:2d}. ./run.sh {unit.text}  (about {unit.estimate_s / 60:.0f} min)")
+            lines.append(f"  {i:2d}. {unit.shell}  (about {unit.estimate_s / 60:.0f} min)")
         lines.append(f"  {len(self.units)} units, estimated {self.estimate() / 60:.0f} min")
         return "\n".join(lines)
 
@@ -126,6 +135,23 @@ def _check(args: list[str]) -> None:
             raise ValueError(f"a run needs a rate: '{' '.join(args)}'")
 
 
+def _unit_env(raw: Any) -> tuple[tuple[str, str], ...]:
+    """A unit's env table: known REPLBENCH_* settings only, each value valid for its setting."""
+    if not isinstance(raw, dict):
+        raise ValueError("env must be a table of REPLBENCH_* settings, e.g. env = { REPLBENCH_ADMISSION = \"none\" }")
+    known = {s.env: s for s in SETTING_LIST}
+    out = []
+    for key, value in raw.items():
+        if key not in known:
+            raise ValueError(f"env: {key} is not a replbench setting (see README's settings table)")
+        try:
+            known[key].parse(str(value))
+        except ValueError as exc:
+            raise ValueError(f"env: {key}={value}: {exc}") from None
+        out.append((key, str(value)))
+    return tuple(out)
+
+
 def load(name: str) -> Campaign:
     path = resolve(name)
     try:
@@ -143,7 +169,7 @@ def load(name: str) -> Campaign:
             args = shlex.split(str(raw.get("command", "")))
             try:
                 _check(args)
-                units.append(Unit(tuple(args), _estimate(args, raw.get("minutes"))))
+                units.append(Unit(tuple(args), _estimate(args, raw.get("minutes")), _unit_env(raw.get("env", {}))))
             except (ValueError, studyfile.StudyError, scenarios.ScenarioError) as exc:
                 raise ValueError(f"unit {i} ({raw.get('command', '')!r}): {exc}") from None
         if not units:
@@ -187,11 +213,13 @@ def run(settings: Settings, campaign: Campaign, *, resume: bool = False, allow_d
         (folder / "units").mkdir(parents=True)
         data: dict[str, Any] = {"name": campaign.name, "description": campaign.description, "commit": commit,
                                 "dirty": dirty, "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                                "units": [{"command": u.text, "estimate_s": u.estimate_s, "status": "pending"}
+                                "units": [{"command": u.text, "env": dict(u.env), "estimate_s": u.estimate_s,
+                                           "status": "pending"}
                                           for u in campaign.units]}
     else:
         data = json.loads((folder / "campaign.json").read_text())
-        if [u["command"] for u in data["units"]] != [u.text for u in campaign.units]:
+        if ([(u["command"], u.get("env", {})) for u in data["units"]]
+                != [(u.text, dict(u.env)) for u in campaign.units]):
             raise CampaignError(f"{folder.name} was started from another version of the campaign file")
     data["status"] = "running"
     data["folder"] = folder.name
@@ -204,12 +232,13 @@ def run(settings: Settings, campaign: Campaign, *, resume: bool = False, allow_d
             if record["status"] == DONE:
                 continue
             left = sum(u.estimate_s for u, r in zip(campaign.units, data["units"]) if r["status"] != DONE)
-            progress.say(f"unit {i}/{len(campaign.units)}: ./run.sh {unit.text} — elapsed "
+            progress.say(f"unit {i}/{len(campaign.units)}: {unit.shell} — elapsed "
                          f"{(time.monotonic() - begin) / 60:.0f} min, about {left / 60:.0f} min left", final=True)
             record.update(calibration_before=calibrate(), started_at=time.strftime("%H:%M:%S", time.gmtime()))
             started = time.monotonic()
             with open(folder / "units" / f"{i}.log", "w") as log:
-                proc = subprocess.run([sys.executable, "-m", "replbench", *unit.command], cwd=ROOT, env=env,
+                proc = subprocess.run([sys.executable, "-m", "replbench", *unit.command], cwd=ROOT,
+                                      env={**env, **dict(unit.env)},
                                       stdout=log, stderr=subprocess.STDOUT)
             record.update(seconds=round(time.monotonic() - started, 1), exit_code=proc.returncode,
                           calibration_after=calibrate(), log=f"units/{i}.log",
