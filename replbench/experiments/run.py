@@ -371,6 +371,7 @@ class Run:
                             catch_up_s=self.catch_up,
                             catch_up_timeout_s=self.options.catch_up_timeout)
         self.summary["client_connections"] = self.attack_options.max_connections
+        self.summary["client_connections_setting"] = s.client_connections  # auto, N or unlimited
         self.summary["above_knee"] = summary.above_knee(self.summary)
 
     def _check_rows(self) -> None:

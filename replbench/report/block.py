@@ -222,9 +222,19 @@ def _app_lines(summary: dict[str, Any]) -> list[str]:
     if adm.get("workers"):
         stood = (f"; a queue stood {adm['standing_s']:g} s in {adm['episodes']} episode(s)"
                  if adm.get("mode") == "codel" and adm.get("standing_s") is not None else "")
+        pool = summary.get("client_connections")
+        if adm.get("mode") == "none":
+            if summary.get("client_connections_setting") == "unlimited" or not pool:
+                bound = ("none: the unbounded app (REPLBENCH_ADMISSION=none, REPLBENCH_CLIENT_CONNECTIONS=unlimited"
+                         + (f": up to {pool:,} connections, vegeta's descriptors)" if pool else ")"))
+            else:
+                bound = (f"none: the app sheds nothing; vegeta's {pool:,} connections (REPLBENCH_CLIENT_CONNECTIONS) "
+                         "bound what it holds, the excess waits in the client")
+        else:
+            bound = f"bound {appserver.bound_text(adm)} in flight per worker"
         lines.append(f"App admission: {adm['admitted']:,} admitted, {adm['shed']:,} shed at once with 503 "
-                     f"(bound {appserver.bound_text(adm)} in flight per worker; peaks in flight summed over "
-                     f"{adm['workers']} workers: {adm['peak_in_flight']:,}{stood})")
+                     f"({bound}; peaks in flight summed over {adm['workers']} workers: "
+                     f"{adm['peak_in_flight']:,}{stood})")
     memory = summary.get("memory_mb")
     if memory:
         lines.append("Memory RSS MiB (first → last sample, max): " + ", ".join(
@@ -330,8 +340,12 @@ def above_knee_text(knee: dict[str, Any]) -> str:
         rest.append(f"{knee['shed_per_s']:,.0f}/s were shed by the app's admission (503 at once)")
     if knee["failed_otherwise_per_s"]:
         rest.append(f"{knee['failed_otherwise_per_s']:,.0f}/s failed otherwise")
-    pool = (f"; all {knee['client_connections']:,} of vegeta's connections were in use, so requests also waited in "
-            "the client (REPLBENCH_CLIENT_CONNECTIONS)" if knee.get("client_pool_full") else "")
+    pool = ""
+    if knee.get("client_pool_full"):
+        pool = (f"; all {knee['client_connections']:,} of vegeta's connections were in use, so requests also waited "
+                "in the client (REPLBENCH_CLIENT_CONNECTIONS)" if knee["shed_per_s"] else
+                f"; all {knee['client_connections']:,} of vegeta's connections were in use: the excess waited in the "
+                "client, its wait counted in the latency (REPLBENCH_CLIENT_CONNECTIONS)")
     return (f"Above the knee: this machine served {knee['served']:,.0f} of the {knee['asked']:,} requests/s asked "
             f"({knee['share']:.0%})" + (f"; {' and '.join(rest)}" if rest else "") + f"; {host}"
             + (f": {who} of the busy CPU" if who else "") + pool)

@@ -47,8 +47,9 @@ COLUMN_GUIDE = (
     "given): the figure describes this box, not only the databases.",
     "**ratio**: a cell's median ÷ the baseline cell's; *noise* when the repeats' ranges overlap.",
     "**shed / peak in flight (bound)**: requests the app answered 503 at once because a worker already had its "
-    "bound of requests in flight, and the workers' peaks in flight summed (bound: REPLBENCH_MAX_INFLIGHT per "
-    "worker; *none* = unbounded, nothing is shed).",
+    "bound of requests in flight, and the workers' peaks in flight summed (bound: per worker, REPLBENCH_ADMISSION "
+    "and REPLBENCH_MAX_INFLIGHT; *none in the app: vegeta's N connections* = nothing shed, the client's pool of N "
+    "connections bounds what the app holds; *none* alone = unbounded).",
 )
 
 

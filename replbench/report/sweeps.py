@@ -75,7 +75,8 @@ def _shed(sums: list[dict[str, Any]]) -> str:
     admissions = [s.get("app_admission") for s in sums if lookup(s, ("app_admission", "limit_per_worker")) is not None]
     if not admissions:
         return "–"
-    bound = "/".join(sorted({appserver.bound_text(a, taken=False) for a in admissions}))
+    bound = "/".join(sorted({appserver.bound_text(s["app_admission"], taken=False, pool=s.get("client_connections"))
+                             for s in sums if lookup(s, ("app_admission", "limit_per_worker")) is not None}))
     shed = fig([lookup(s, ("app_admission", "shed")) for s in sums])
     peak = fig([lookup(s, ("app_admission", "peak_in_flight")) for s in sums])
     return f"{shed} / {peak} ({bound})"

@@ -107,13 +107,15 @@ def admission_settings(settings: Settings) -> dict[str, Any]:
     return out
 
 
-def bound_text(adm: dict[str, Any], taken: bool = True) -> str:
-    """The admission as a run's summary records it: "none", "64", an adaptive bound with the range it took
-    ("adaptive, 250 ms of queue: 64–412"; taken=False leaves the range out), and under codel the condition it held
-    in ("…, only while a queue stood ≥ 20 ms for 500 ms")."""
+def bound_text(adm: dict[str, Any], taken: bool = True, pool: int | None = None) -> str:
+    """The admission as a run's summary records it: "none" with the client's pool of connections that bounds the
+    app then (pool, summary["client_connections"]), "64", an adaptive bound with the range it took ("adaptive,
+    250 ms of queue: 64–412"; taken=False leaves the range out), and under codel the condition it held in ("…, only
+    while a queue stood ≥ 20 ms for 500 ms")."""
     mode = adm.get("mode") or "always"
     if mode == "none":
-        return "none (REPLBENCH_ADMISSION=none: the unbounded app)"
+        return (f"none in the app: vegeta's {pool:,} connections" if pool
+                else "none (REPLBENCH_ADMISSION=none: the unbounded app)")
     limit = adm.get("limit_per_worker") or 0
     queue_ms = adm.get("queue_ms") or 0
     if not queue_ms:
