@@ -105,8 +105,8 @@ def admission(limit: int, queue_ms: int = 0, mode: str = "always",
     best answers/s of the last QUEUE_MEMORY seconds × queue_ms, never under the fixed bound (or QUEUE_FLOOR when
     that is 0), recomputed every second by tune(). A fresh worker (every run restarts the app) starts at the floor.
 
-    mode (REPLBENCH_ADMISSION): "always" enforces the bound at all times; "none", the default, never (nothing is
-    shed: the client's pool of connections bounds what the app holds); "codel" enforces the adaptive bound
+    mode (REPLBENCH_ADMISSION): "always" enforces the bound at all times; "none" never (nothing is shed: the
+    client's pool of connections bounds what the app holds); "codel", the default, enforces the adaptive bound
     (CODEL_QUEUE_MS of queue unless queue_ms is set) only while a queue
     stands: the worker's event loop running target_ms (REPLBENCH_CODEL_TARGET_MS) late, or requests waiting that
     long for a database connection, without a break for CODEL_INTERVAL_MS. Bursts that drain within the interval

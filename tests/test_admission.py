@@ -1,5 +1,5 @@
-"""The app's admission (issue: above the knee, measure the databases): by default (none) the app sheds nothing
-and vegeta's pool of connections bounds what it holds; REPLBENCH_ADMISSION=codel sheds only while a queue stands;
+"""The app's admission (issue: above the knee, measure the databases): codel by default, shedding only while a
+queue stands; REPLBENCH_ADMISSION=none sheds nothing and vegeta's pool of connections bounds what the app holds;
 none with REPLBENCH_CLIENT_CONNECTIONS=unlimited is the unbounded app; the block reads a run above the knee in one
 line. On the small topology, with real gunicorn and vegeta."""
 
@@ -26,10 +26,10 @@ def run(topo: Settings, args: tuple[str, ...], **env: str) -> tuple[dict, dict, 
             proc.stdout)
 
 
-def test_the_default_admission_holds_the_app_to_vegetas_pool_under_an_overload(topo: Settings) -> None:
+def test_admission_none_holds_the_app_to_vegetas_pool_under_an_overload(topo: Settings) -> None:
     # a pool far smaller than what the overload would put in flight: the app never holds more, sheds nothing, and
     # the excess waits in vegeta
-    summary, meta, out = run(topo, OVERLOAD, REPLBENCH_CLIENT_CONNECTIONS="20")
+    summary, meta, out = run(topo, OVERLOAD, REPLBENCH_ADMISSION="none", REPLBENCH_CLIENT_CONNECTIONS="20")
     adm = summary["app_admission"]
     assert meta["app"]["admission"]["mode"] == "none" and adm["mode"] == "none"
     assert adm["shed"] == 0 and 0 < adm["peak_in_flight"] <= 20
@@ -42,12 +42,12 @@ def test_the_default_admission_holds_the_app_to_vegetas_pool_under_an_overload(t
 def test_the_default_admission_sheds_nothing_at_a_low_rate(topo: Settings) -> None:
     summary, meta, out = run(topo, ("get", "40", "--duration", "3s"))
     adm = summary["app_admission"]
-    assert adm["mode"] == "none" and adm["shed"] == 0 and adm["admitted"] == 120
+    assert adm["mode"] == "codel" and adm["shed"] == 0 and adm["admitted"] == 120
     assert summary["above_knee"] is None and "Above the knee" not in out
 
 
-def test_codel_sheds_under_an_overload_and_says_what_happened(topo: Settings) -> None:
-    summary, meta, out = run(topo, OVERLOAD, REPLBENCH_ADMISSION="codel")
+def test_the_default_admission_sheds_under_an_overload_and_says_what_happened(topo: Settings) -> None:
+    summary, meta, out = run(topo, OVERLOAD)
     adm = summary["app_admission"]
     assert meta["app"]["admission"]["mode"] == "codel" and adm["mode"] == "codel"
     assert meta["app"]["admission"]["target_ms"] == 20  # REPLBENCH_CODEL_TARGET_MS's default
@@ -69,7 +69,7 @@ def test_admission_none_with_unlimited_connections_is_the_unbounded_app_and_is_r
 
 def test_codels_target_is_honoured_and_recorded(topo: Settings) -> None:
     # a target no queue reaches within the interval: the same overload is never a standing queue, nothing is shed
-    summary, meta, out = run(topo, OVERLOAD, REPLBENCH_ADMISSION="codel", REPLBENCH_CODEL_TARGET_MS="10000")
+    summary, meta, out = run(topo, OVERLOAD, REPLBENCH_CODEL_TARGET_MS="10000")
     assert meta["app"]["admission"]["mode"] == "codel" and meta["app"]["admission"]["target_ms"] == 10000
     adm = summary["app_admission"]
     assert adm["shed"] == 0 and adm["episodes"] == 0

@@ -144,8 +144,8 @@ def test_a_small_real_sweep_and_its_report(topo: Settings, tmp_path: Path) -> No
         assert section in text, section
     assert (topo.results / "report-assets" / "committed-earlier").is_dir()  # never deleted
     rows = [line for line in text.splitlines() if line.startswith("| ") and ("| PASS" in line or "| FAIL" in line)]
-    # below the knee the default admission sheds nothing, and the table names it with vegeta's pool
-    assert rows and all(" | 0 / " in row and " (none in the app: vegeta's 1,024 connections)" in row for row in rows)
+    # below the knee the default admission sheds nothing, and the table names it
+    assert rows and all(" | 0 / " in row and " (codel: adaptive, 250 ms of queue" in row for row in rows)
     links = [line.split("](")[1].rstrip(")") for line in text.splitlines() if line.startswith("![")]
     assert len(links) >= 8  # 4 sweep plots × 2 sweeps
     for link in links:

@@ -83,10 +83,10 @@ SETTING_LIST: tuple[Setting, ...] = (
             "host:port ×3 where the app finds the nodes (compose); empty: 127.0.0.1 and the native ports"),
     Setting("max_lag", "REPLBENCH_MAX_LAG", "0", lambda v: _non_negative_float(v, "max lag"),
             "seconds of heartbeat lag above which the app takes a replica out of the read rotation (0: off)"),
-    Setting("admission", "REPLBENCH_ADMISSION", "none", lambda v: _choice(v, ADMISSIONS, "admission"),
-            "none: the app sheds nothing and holds at most vegeta's pool of connections (REPLBENCH_CLIENT_CONNECTIONS"
-            "), the excess waiting in the client (study admission); codel: the in-flight bound (below) holds only "
-            "while a queue stands (CoDel's test); always: it holds at all times"),
+    Setting("admission", "REPLBENCH_ADMISSION", "codel", lambda v: _choice(v, ADMISSIONS, "admission"),
+            "codel: the in-flight bound (below) holds only while a queue stands (CoDel's test); always: it holds "
+            "at all times; none: the app sheds nothing and holds at most vegeta's pool of connections "
+            "(REPLBENCH_CLIENT_CONNECTIONS), the excess waiting in the client"),
     Setting("codel_target_ms", "REPLBENCH_CODEL_TARGET_MS", "20",
             lambda v: _bounded_int(v, 1, 10_000, "codel target (ms)"),
             "codel: the queueing delay (ms) that, held for the whole interval, means a queue stands"),
@@ -133,10 +133,10 @@ APP_BACKLOG = 4096  # gunicorn's --backlog: connections waiting to be accepted (
 # vegeta's connections to the app (REPLBENCH_CLIENT_CONNECTIONS=auto): this many per app worker, a client's pool.
 # Unlimited, an attack far above the knee opens a connection for every request it cannot place: they wait in the
 # app's accept queue, where no admission sees them (2x the read max at 8M, exploratory single runs on an uncommitted
-# tree: unlimited goodput 1,438/s p99 4.0 s; 1,024 connections 1,616/s p99 0.9 s). Under the default admission
-# (none) this pool is what bounds the app: it holds at most 512 requests per worker (~250 ms of queue at this box's
-# ~1,000 answers/s per worker) and the excess waits in vegeta, where its latency is still counted; study admission
-# at e364983 kept 92-106 % of the max at 1.5x and 2x this way. The block says when every connection was in use.
+# tree: unlimited goodput 1,438/s p99 4.0 s; 1,024 connections 1,616/s p99 0.9 s). 512 per worker stays above the
+# default admission's bound at this machine's max (250 ms of queue at ~1,000 answers/s per worker), so the app, not
+# the client, decides what is shed; under REPLBENCH_ADMISSION=none the pool is what bounds the app and the excess
+# waits in vegeta, where its wait is counted. The block says when every connection was in use.
 CLIENT_CONNECTIONS_PER_WORKER = 512
 
 # timeouts and intervals (seconds)
@@ -172,8 +172,9 @@ APP_LATENCY_BOUNDS_MS = tuple(round(0.1 * 1.25 ** i, 3) for i in range(62))
 # 64, the fixed bound that shed nothing at half the max (study inflight-headroom), so it starts there
 QUEUE_MEMORY = 5
 QUEUE_FLOOR = 64
-# REPLBENCH_ADMISSION=codel (the default until study admission at e364983 measured none with the client's pool
-# ahead of it, README): the adaptive bound above, CODEL_QUEUE_MS of queue when
+# the default admission (REPLBENCH_ADMISSION=codel; README's decision: in 15 s runs none with the client's pool
+# served more, in the user's 60 s runs its client queue outgrew vegeta's 30 s timeout and collapsed): the adaptive
+# bound above, CODEL_QUEUE_MS of queue when
 # REPLBENCH_MAX_QUEUE_MS is 0, enforced only while a queue stands — CoDel's test (Nichols & Jacobson 2012; Facebook's
 # RPC queues, "Fail at Scale" 2015): for CODEL_INTERVAL_MS every observed queueing delay stayed at or above
 # the target (REPLBENCH_CODEL_TARGET_MS, 20 ms by default). The delays observed: the worker's event loop running
