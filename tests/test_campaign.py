@@ -16,7 +16,7 @@ from replbench.experiments import campaign
 from .conftest import env_for, run_cli
 
 TINY = 'description = "two tiny runs"\n[[units]]\ncommand = "get 20 --duration 2s"\n' \
-       '[[units]]\ncommand = "get 30 --duration 2s"\nenv = { REPLBENCH_ADMISSION = "codel" }\n'
+       '[[units]]\ncommand = "get 30 --duration 2s"\nenv = { REPLBENCH_ADMISSION = "none" }\n'
 
 
 @pytest.mark.parametrize("text,needle", [
@@ -70,8 +70,9 @@ def test_a_campaign_runs_into_one_folder_and_resumes_only_what_did_not_finish(to
     # a unit's env reaches that unit only, and campaign.json records it
     modes = {m.parent.name.split("-get-")[1].split("-")[0]: json.loads(m.read_text())["app"]["admission"]["mode"]
              for m in folder.glob("*-get-*/meta.json")}
-    assert modes == {"20": "none", "30": "codel"}, modes
-    assert [u["env"] for u in data["units"]] == [{}, {"REPLBENCH_ADMISSION": "codel"}]
+    assert modes == {"20": "codel", "30": "none"}, modes  # the default, then the unit's
+    assert [u["env"] for u in data["units"]] == [{}, {"REPLBENCH_ADMISSION": "none"}]
+    assert "REPLBENCH_ADMISSION=none ./run.sh get 30 --duration 2s" in proc.stdout + proc.stderr
     # a campaign interrupted after its first unit: --resume runs the second only
     data["units"][1]["status"], data["status"] = "failed", "failed"
     (folder / "campaign.json").write_text(json.dumps(data))

@@ -271,5 +271,6 @@ def render(data: dict[str, Any]) -> str:
         calib = (f", calibration {r['calibration_before']:g} → {r['calibration_after']:g}"
                  if r.get("calibration_after") is not None else "")
         took = f", {r['seconds'] / 60:.1f} min" if r.get("seconds") is not None else ""
-        lines.append(f"  {i:2d}. {r['status']:<11} ./run.sh {r['command']}{took}{calib}")
+        env = "".join(f"{k}={shlex.quote(str(v))} " for k, v in (r.get("env") or {}).items())
+        lines.append(f"  {i:2d}. {r['status']:<11} {env}./run.sh {r['command']}{took}{calib}")
     return "\n".join(lines)
