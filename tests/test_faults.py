@@ -211,3 +211,35 @@ def test_a_run_killed_from_outside_is_marked_incomplete(topo: Settings) -> None:
     assert json.loads((folder / "summary.json").read_text())["status"] == "incomplete"
     appserver_restart = run_cli(["up"], env_for(topo.state))
     assert appserver_restart.returncode == 0, appserver_restart.stderr
+
+
+def test_a_big_transaction_during_a_run_shows_who_served_the_reads_meanwhile(topo: Settings) -> None:
+    # every row of the small set in one UPDATE, 1 s into a lag-aware read/write run (issue 26: what lag-aware reads
+    # did meanwhile); the fault is done once both replicas applied it, and every node holds its fresh values
+    rows = topo.accounts
+    proc = run_cli(["lag-spike", "40", "--duration", "6s", "--fault", f"bigtx={rows}:master@1s"],
+                   env_for(topo.state))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = json.loads((run_folder(proc.stdout) / "summary.json").read_text())
+    (planned,) = summary["planned_faults"]
+    assert planned["fault"] == f"bigtx={rows}:master@1s" and planned["error"] is None
+    big = planned["bigtx"]
+    assert big["rows_changed"] == rows and big["table"] == "bench_idx.accounts" and big["master_s"] > 0
+    assert set(big["replicas_applied_after_commit_s"]) == {"replica1", "replica2"}
+    assert all(v is not None for v in big["replicas_applied_after_commit_s"].values())
+    label = f"bigtx {rows:,} rows"
+    windows = summary["fault_windows"]
+    assert {f"{label}: before", f"{label}: during"} <= set(windows)
+    assert sum(sum(w["served_by"].values()) for w in windows.values()) > 0  # each window says who served
+    assert f"bigtx={rows}:master@1s: {rows:,} rows of bench_idx.accounts changed in" in proc.stdout
+    for node in topo.nodes:
+        tagged = sql.query_one(node, topo, "SELECT COUNT(*) FROM bench_idx.accounts WHERE interests = %s",
+                               (big["value"],))
+        assert int(tagged) == rows, node.name
+
+
+@pytest.mark.parametrize("spec", ["bigtx:master@1s", "bigtx=10:replica1@1s", "kill=5:replica1@1s",
+                                  "bigtx=0:master@1s"])
+def test_a_bad_bigtx_fault_exits_2(spec: str) -> None:
+    proc = run_cli(["write", "10", "--duration", "2s", "--fault", spec], {})
+    assert proc.returncode == 2 and "bad fault" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

@@ -83,7 +83,9 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
                         help="exit 1 when a guard trips (env REPLBENCH_STRICT=1)")
     parser.add_argument("--fault", action="append", default=[], metavar="ACTION:NODE@TIME",
                         help="a fault on purpose during the attack, e.g. kill:replica1@20s, start:replica1@40s, "
-                             "stop-replication:replica2@10s, cut:replica1@5s (repeatable; default: the scenario's)")
+                             "stop-replication:replica2@10s, cut:replica1@5s, bigtx=100000:master@10s (one UPDATE "
+                             "of that many rows, done once every replica applied it) (repeatable; default: the "
+                             "scenario's)")
     parser.add_argument("--cpus", metavar="GROUP=CORES,...",
                         help="pin each group to its cores, e.g. app=0,master=1,replica1=1,replica2=1,vegeta=0 "
                              "(groups: app, master, replica1, replica2, vegeta)")

@@ -198,7 +198,7 @@ class Run:
         self.zero = time.monotonic()
         self.samplers = samplers.Samplers(s, self.folder, self.zero, lambda: self.attack.pids if self.attack else [],
                                           {f.node for f in self.options.faults if f.action == "kill"})
-        self.fault_runner = faults.FaultRunner(s, self.options.faults, self.zero)
+        self.fault_runner = faults.FaultRunner(s, self.options.faults, self.zero, self.scenario.schema)
         self.samplers.start()
         window = idle_window(self.rate)
         self.summary["idle_window_s"] = window

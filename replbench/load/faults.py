@@ -3,9 +3,12 @@ at TIME after the attack's start by a thread on the run's clock, each recorded w
 
 Actions: kill (SIGKILL the node's mariadbd), start (start it again; a replica resumes replicating),
 stop-replication / start-replication (STOP SLAVE / START SLAVE on a replica), cut / restore (disable / enable a
-replica's toxiproxy link, named with --link: its IO thread loses the master and reconnects). The windows
-before, during and after each fault (error %, p50/p99, rate) are cut from the timeline afterwards; the run then
-brings every node back (as `up` does) and checks the replicas' checksums."""
+replica's toxiproxy link, named with --link: its IO thread loses the master and reconnects), bigtx=ROWS on the
+master (one UPDATE of ROWS rows of the scenario's table, the classic row-based incident, while the attack goes on;
+the fault is done once every replica has applied it, so its "during" window is the incident and its windows show
+which nodes served the reads meanwhile). The windows before, during and after each fault (error %, p50/p99, rate,
+requests each node served) are cut from the timeline afterwards; the run then brings every node back (as `up`
+does) and checks the replicas' checksums."""
 
 from __future__ import annotations
 
@@ -18,13 +21,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core import sql
-from ..core.config import Settings, parse_duration
+from ..core.config import CATCH_UP_TIMEOUT, Settings, parse_duration
 from ..core.nodenames import MAX_REPLICAS, node_names
 from ..topology import links, nodes
 
-ACTIONS = ("kill", "start", "stop-replication", "start-replication", "cut", "restore")
+ACTIONS = ("kill", "start", "stop-replication", "start-replication", "cut", "restore", "bigtx")
 RESTORES = {"kill": "start", "stop-replication": "start-replication", "cut": "restore"}
-SPEC_RE = re.compile(r"^([a-z-]+):([a-z0-9]+)@(\S+)$")
+SPEC_RE = re.compile(r"^([a-z-]+)(?:=(\d+))?:([a-z0-9]+)@(\S+)$")
+BIGTX_DRAIN_TIMEOUT = 10 * CATCH_UP_TIMEOUT  # seconds the replicas may take to apply a bigtx fault's transaction
 
 
 @dataclass(frozen=True)
@@ -32,26 +36,34 @@ class Fault:
     action: str
     node: str
     at: float  # seconds after the attack's start
+    rows: int = 0  # bigtx: the rows its UPDATE changes
 
     @property
     def spec(self) -> str:
-        return f"{self.action}:{self.node}@{self.at:g}s"
+        size = f"={self.rows}" if self.rows else ""
+        return f"{self.action}{size}:{self.node}@{self.at:g}s"
 
 
 def parse(spec: str) -> Fault:
-    """'kill:replica1@20s' -> Fault; ValueError with the allowed forms otherwise."""
+    """'kill:replica1@20s' or 'bigtx=100000:master@10s' -> Fault; ValueError with the allowed forms otherwise."""
     match = SPEC_RE.match(spec.strip())
     if not match:
-        raise ValueError(f"bad fault {spec!r}: use ACTION:NODE@TIME, e.g. kill:replica1@20s")
-    action, node, when = match.groups()
+        raise ValueError(f"bad fault {spec!r}: use ACTION:NODE@TIME, e.g. kill:replica1@20s or "
+                         "bigtx=100000:master@10s")
+    action, rows, node, when = match.groups()
     if action not in ACTIONS:
         raise ValueError(f"bad fault {spec!r}: action must be one of {', '.join(ACTIONS)}")
+    if (action == "bigtx") != bool(rows) or (rows and int(rows) < 1):
+        raise ValueError(f"bad fault {spec!r}: bigtx takes a row count (bigtx=100000:master@10s), no other "
+                         "action does")
+    if action == "bigtx" and node != "master":
+        raise ValueError(f"bad fault {spec!r}: bigtx runs on the master")
     if node not in node_names(MAX_REPLICAS):
         raise ValueError(f"bad fault {spec!r}: node must be master or replica1 … replica{MAX_REPLICAS}")
     if (action.endswith("replication") or action in ("cut", "restore")) and node == "master":
         raise ValueError(f"bad fault {spec!r}: {action} applies to a replica")
     at = 0.0 if when in ("0", "0s") else parse_duration(when)
-    return Fault(action, node, at)
+    return Fault(action, node, at, int(rows or 0))
 
 
 def parse_all(specs: list[str], duration: float) -> tuple[Fault, ...]:
@@ -62,7 +74,36 @@ def parse_all(specs: list[str], duration: float) -> tuple[Fault, ...]:
     return faults
 
 
-def carry_out(fault: Fault, settings: Settings) -> None:
+def big_update(settings: Settings, schema: str, rows: int) -> dict[str, Any]:
+    """One UPDATE of `rows` rows of schema.accounts (the lowest ids) on the master, each row given a fresh value in
+    `interests` (no index covers it: every row really changes), then wait until every replica has applied it.
+    Returns what a DBA reads of it: rows changed, the master's seconds, each replica's seconds from the master's
+    commit until applied (None: not within BIGTX_DRAIN_TIMEOUT)."""
+    tag = f"bigtx-fault-{time.time_ns():x}"
+    start = time.monotonic()
+    with sql.admin(settings.master, settings) as cur:
+        cur.execute("SET SESSION max_statement_time = 0")  # the incident's statement runs to its end
+        cur.execute(f"SELECT MIN(id) FROM {schema}.accounts")
+        low = int(cur.fetchone()[0] or 1)
+        cur.execute(f"UPDATE {schema}.accounts SET interests = %s, updated_at = NOW() WHERE id BETWEEN %s AND %s",
+                    (tag, low, low + rows - 1))
+        changed = cur.rowcount
+    committed = time.monotonic()
+    gtid = nodes.master_gtid(settings)
+    called = time.monotonic()
+    applied = nodes.wait_caught_up(settings, BIGTX_DRAIN_TIMEOUT, gtid)  # seconds from the call
+    return {"table": f"{schema}.accounts", "rows_changed": changed, "value": tag,
+            "master_s": round(committed - start, 3),
+            "replicas_applied_after_commit_s": {name: None if took is None else round(took + called - committed, 3)
+                                                for name, took in applied.items()}}
+
+
+def carry_out(fault: Fault, settings: Settings, schema: str = "") -> dict[str, Any] | None:
+    """Carry the fault out; a bigtx returns its figures (big_update), the others None."""
+    if fault.action == "bigtx":
+        if not schema:
+            raise ValueError("a bigtx fault needs the scenario's table")
+        return big_update(settings, schema, fault.rows)
     node = settings.node(fault.node)
     if node.external and fault.action in ("kill", "start", "cut", "restore"):
         raise nodes.TopologyError(f"a {fault.action} fault needs the native topology: {node.name} is a server "
@@ -81,13 +122,15 @@ def carry_out(fault: Fault, settings: Settings) -> None:
         verb = sql.start_replica_sql if fault.action == "start-replication" else sql.stop_replica_sql
         with sql.admin(node, settings) as cur:
             cur.execute(verb(settings.flavour))
+    return None
 
 
 class FaultRunner:
     """Carries out the planned faults at their times (relative to attack_start on the run's clock)."""
 
-    def __init__(self, settings: Settings, faults: tuple[Fault, ...], clock_zero: float) -> None:
+    def __init__(self, settings: Settings, faults: tuple[Fault, ...], clock_zero: float, schema: str = "") -> None:
         self.settings = settings
+        self.schema = schema  # the scenario's: the table a bigtx fault updates
         self.faults = faults
         self.zero = clock_zero
         self.done: list[dict[str, Any]] = []
@@ -105,10 +148,12 @@ class FaultRunner:
             if self._stop.wait(max(0.0, due - time.monotonic())):
                 return
             record: dict[str, Any] = {"fault": fault.spec, "action": fault.action, "node": fault.node,
-                                      "planned_at_s": fault.at,
+                                      "planned_at_s": fault.at, **({"rows": fault.rows} if fault.rows else {}),
                                       "began_at_s": round(time.monotonic() - self.zero - attack_start, 3)}
             try:
-                carry_out(fault, self.settings)
+                figures = carry_out(fault, self.settings, self.schema)
+                if figures:
+                    record["bigtx"] = figures
                 record["error"] = None
             except Exception as exc:  # noqa: BLE001 — a fault that could not be carried out is recorded
                 record["error"] = f"{type(exc).__name__}: {exc}"
@@ -119,7 +164,7 @@ class FaultRunner:
     def stop(self) -> None:
         self._stop.set()
         if self._thread:
-            self._thread.join(timeout=30)
+            self._thread.join(timeout=BIGTX_DRAIN_TIMEOUT if any(f.rows for f in self.faults) else 30)
 
 
 def outages(done: list[dict[str, Any]]) -> list[tuple[str, float, float | None]]:
@@ -139,6 +184,13 @@ def windows(done: list[dict[str, Any]], duration: float) -> list[tuple[str, floa
     start); a fault never restored is 'during' until the end."""
     out: list[tuple[str, float, float]] = []
     for record in done:
+        if record["action"] == "bigtx":  # during: from the UPDATE's start until every replica has applied it
+            label = f"bigtx {record['rows']:,} rows"
+            began, end = record["began_at_s"], max(record["at_s"], record["began_at_s"])
+            out += [(f"{label}: before", 0.0, began), (f"{label}: during", began, end)]
+            if end < duration:
+                out.append((f"{label}: after", end, duration))
+            continue
         if record["action"] not in RESTORES:
             continue
         restore = next((r for r in done if r["node"] == record["node"] and r["action"] == RESTORES[record["action"]]

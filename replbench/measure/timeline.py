@@ -60,6 +60,7 @@ def build(rows: Iterable[ResultRow], windows: list[tuple[str, float, float]] | N
                for n, down, back in outages or []]
     in_window: dict[str, list[float]] = {name: [] for name, _, _ in windows or []}
     window_errors: dict[str, int] = {name: 0 for name, _, _ in windows or []}
+    window_served: dict[str, dict[str, int]] = {name: {} for name, _, _ in windows or []}
     rng = random.Random(0)
     buckets: dict[int, list[float]] = {}
     errors: dict[int, int] = {}
@@ -98,6 +99,8 @@ def build(rows: Iterable[ResultRow], windows: list[tuple[str, float, float]] | N
             if begin <= t < end:
                 in_window[name].append(ms)
                 window_errors[name] += 0 if ok else 1
+                if ok and row.served_by:
+                    window_served[name][row.served_by] = window_served[name].get(row.served_by, 0) + 1
         endpoint = endpoint_of(row.method, row.url)
         codes = timeline.outcomes.setdefault(endpoint, {})
         codes[str(row.code)] = codes.get(str(row.code), 0) + 1
@@ -121,7 +124,8 @@ def build(rows: Iterable[ResultRow], windows: list[tuple[str, float, float]] | N
             "start_s": round(begin, 3), "end_s": round(end, 3), "requests": len(lat),
             "rate": round(len(lat) / (end - begin), 1) if end > begin else None,
             "error_pct": round(100 * window_errors[name] / len(lat), 2) if lat else None,
-            "p50_ms": percentile(lat, 50), "p99_ms": percentile(lat, 99)}
+            "p50_ms": percentile(lat, 50), "p99_ms": percentile(lat, 99),
+            "served_by": dict(sorted(window_served[name].items()))}
     timeline.seconds.sort(key=lambda s: s["second"])
     return timeline
 

@@ -265,9 +265,17 @@ def _check_lines(summary: dict[str, Any]) -> list[str]:
             + (f" (FAILED: {p['error']})" if p.get("error") else "")
             for p in planned))
         for name, w in (summary.get("fault_windows") or {}).items():
+            served = ", ".join(f"{k} {v:,}" for k, v in (w.get("served_by") or {}).items())
             lines.append(f"  {name:<34} {w['start_s']:6.1f}–{w['end_s']:<6.1f} s  {w['requests']:>7,} requests, "
                          f"{_num(w['rate'])}/s, errors {_num(w['error_pct'])} %, p50 {_num(w['p50_ms'])} ms, "
-                         f"p99 {_num(w['p99_ms'])} ms")
+                         f"p99 {_num(w['p99_ms'])} ms" + (f"; served by {served}" if served else ""))
+        for p in planned:
+            if p.get("bigtx"):
+                b = p["bigtx"]
+                applied = ", ".join(f"{k} {'not within the timeout' if v is None else f'{v:.2f} s'}"
+                                    for k, v in b["replicas_applied_after_commit_s"].items())
+                lines.append(f"  {p['fault']}: {b['rows_changed']:,} rows of {b['table']} changed in "
+                             f"{b['master_s']:.2f} s on the master; applied after its commit: {applied}")
     for r in summary.get("routing") or []:
         if r["node"] not in (summary.get("served_by") or {}) and r["last_served_s"] is None:
             continue  # a node that serves no request of this scenario (the master of a read run)

@@ -17,10 +17,12 @@ def fault_section(folder: Path, writer: Writer) -> list[str]:
     lines = [f"### `{summary['scenario']}` at {summary['rate']} rps — `{folder.name}`", "",
              "Faults: " + "; ".join(f"`{p['fault']}` (done at {p['at_s']:.1f} s)" for p in summary["planned_faults"])
              + f"; status {summary.get('status')}", "",
-             "| window | seconds | requests | rate/s | errors % | p50 ms | p99 ms |", "|---|---|---|---|---|---|---|"]
+             "| window | seconds | requests | rate/s | errors % | p50 ms | p99 ms | served by |",
+             "|---|---|---|---|---|---|---|---|"]
     for name, w in (summary.get("fault_windows") or {}).items():
+        served = ", ".join(f"{k} {v:,}" for k, v in (w.get("served_by") or {}).items()) or "–"
         lines.append(f"| {name} | {w['start_s']:.1f}–{w['end_s']:.1f} | {w['requests']:,} | {num(w['rate'])} | "
-                     f"{num(w['error_pct'])} | {num(w['p50_ms'])} | {num(w['p99_ms'])} |")
+                     f"{num(w['error_pct'])} | {num(w['p50_ms'])} | {num(w['p99_ms'])} | {served} |")
     lines.append("")
     for r in summary.get("routing") or []:
         if r["last_served_s"] is None and r["node"] not in (summary.get("served_by") or {}):
