@@ -380,7 +380,10 @@ class Run:
             ids, before = self.row_sample
             check = rowcheck.from_sample(s, self.scenario, ids, before, self.summary.get("requests", 0))
         elif self.before and self.after and self.before.binlog and self.after.binlog:
-            check = rowcheck.from_binlog(s, self.scenario, self.before.binlog, self.after.binlog)
+            planned = tuple(f["bigtx"]["value"] for f in self.summary.get("planned_faults") or []
+                            if (f.get("bigtx") or {}).get("value"))
+            check = rowcheck.from_binlog(s, self.scenario, self.before.binlog, self.after.binlog,
+                                         planned_values=planned)
         else:
             return
         self.summary["rows_checked"] = check

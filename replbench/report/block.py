@@ -97,6 +97,9 @@ def _client_lines(summary: dict[str, Any]) -> list[str]:
         figures = summary.get(key)
         if figures:
             lines.append(f"{label}: " + ", ".join(f"{k} {v:.3f}" for k, v in figures.items()))
+    incident = _bigtx_text(summary)
+    if incident and summary.get("cpu_ms_per_success"):
+        lines.append(f"These per-request figures include {incident}: they describe the incident, not the workload")
     idle = summary.get("cpu_idle_per_s")
     if idle:
         window = f", {summary['idle_window_s']:g} s" if summary.get("idle_window_s") else ""
@@ -208,11 +211,23 @@ def _binlog_lines(summary: dict[str, Any]) -> list[str]:
                      f"{per_write}{per_row} "
                      f"({b['successful_writes']:,} successful writes; {b['heartbeat_writes']} heartbeats × "
                      f"{b['heartbeat_bytes_per_write']:.0f} B excluded)")
+        if _bigtx_text(summary):
+            lines[-1] += f"; includes {_bigtx_text(summary)}"
         if b.get("files_opened"):
             lines.append(f"Binlog rotated during the attack (max_binlog_size): opened {', '.join(b['files_opened'])}")
         relay = ", ".join(f"{k} {v:,}" for k, v in b["replica_received_bytes"].items())
         lines.append(f"Relay log bytes received: {relay}")
     return lines
+
+
+def _bigtx_text(summary: dict[str, Any]) -> str | None:
+    """'the planned big transaction (1,000,000 rows of bench_idx.accounts)', or None without a bigtx fault."""
+    done = [f["bigtx"] for f in summary.get("planned_faults") or [] if f.get("bigtx")]
+    if not done:
+        return None
+    rows = ", ".join(f"{d['rows_changed']:,}" for d in done)
+    return (f"the planned big transaction{'s' if len(done) > 1 else ''} ({rows} rows of "
+            f"{done[0]['table']})")
 
 
 def _app_lines(summary: dict[str, Any]) -> list[str]:
