@@ -55,7 +55,7 @@ class Window:
     binlog_before: binlog.BinlogSnapshot | None = None
     binlog_after: binlog.BinlogSnapshot | None = None
     bytes_per_beat: float = 0.0
-    idle_cpu_per_s: dict[str, float] = field(default_factory=dict)  # each group's CPU s/s, nothing but the heartbeat
+    idle_cpu_per_s: dict[str, float] = field(default_factory=dict)  # each group's CPU s/s, only the measurement running
     seconds: float = 0.0  # between the two snapshots: the span the CPU totals cover
     lag_settled_s: dict[str, Any] | None = None
     sources: dict[str, str] = field(default_factory=dict)  # where each group's CPU comes from
@@ -107,7 +107,7 @@ def binlog_syncs(group_commits: int, sync_binlog: int, writes: int) -> dict[str,
 
 def net_of_idle(cpu_s: dict[str, float], idle: dict[str, float], seconds: float, groups: list[str],
                 requests: int, successes: int) -> dict[str, Any]:
-    """CPU net of idle: each group's CPU over the run less what it burns with nothing but the heartbeat running
+    """CPU net of idle: each group's CPU over the run less what it burns with only the measurement running running
     (idle rate × the span the totals cover), never below zero; per request and per success like the gross."""
     if not idle or seconds <= 0:
         return {}

@@ -79,8 +79,9 @@ def snapshot(settings: Settings, samplers: Samplers) -> Snapshot:
 
 
 def idle_rates(first: Snapshot, second: Snapshot) -> dict[str, float]:
-    """CPU seconds per second of each group between two snapshots taken with nothing but the heartbeat running
-    (the harness process included): what a group costs whether or not the app writes."""
+    """CPU seconds per second of each group between two snapshots taken with only the measurement running
+    (heartbeat, position reads, the app's probes; the harness process included): what a group costs whether or
+    not the app writes."""
     seconds = max(1e-9, second.at - first.at)
     rates = {g: max(0.0, second.cpu[g] - first.cpu[g]) / seconds for g in second.cpu if g in first.cpu}
     rates["harness"] = max(0.0, second.own_cpu - first.own_cpu) / seconds

@@ -103,7 +103,8 @@ def _client_lines(summary: dict[str, Any]) -> list[str]:
     idle = summary.get("cpu_idle_per_s")
     if idle:
         window = f", {summary['idle_window_s']:g} s" if summary.get("idle_window_s") else ""
-        lines.append("Idle CPU, subtracted from the net figures (nothing but the heartbeat running, before the "
+        lines.append("Idle CPU, subtracted from the net figures (no load, only the measurement running: the "
+                     "heartbeat, GTID positions read every 10 ms, the app's probes; before the "
                      f"attack{window}; % of one core): " + ", ".join(f"{k} {100 * v:.1f}" for k, v in idle.items()
                                                            if k not in ("host_busy", "host_steal", "vegeta")))
     if summary.get("db_share_of_host") is not None:
