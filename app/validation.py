@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from replbench.core.config import SCHEMAS
+from replbench.core.config import MAX_BULK_ROWS, SCHEMAS
 
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z' -]*$")  # letters first; no LIKE wildcards can come through
 EMAIL_RE = re.compile(r"^[^@\s]{1,64}@[A-Za-z0-9.-]{1,63}\.[A-Za-z]{2,}$")
@@ -150,7 +150,6 @@ def update_fields(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     return account_id, fields
 
 
-MAX_BULK = 10_000  # rows one update_users request may touch
 BULK_FIELDS = ("city", "interests")
 
 
@@ -161,8 +160,8 @@ def bulk_update(body: dict[str, Any]) -> tuple[int, int, dict[str, Any]]:
         raise ClientError("from_id and count are required")
     first = positive_id(body["from_id"])
     count = body["count"]
-    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_BULK:
-        raise ClientError(f"count must be a whole number from 1 to {MAX_BULK}")
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_BULK_ROWS:
+        raise ClientError(f"count must be a whole number from 1 to {MAX_BULK_ROWS}")
     fields = {name: field_value(name, body[name]) for name in BULK_FIELDS if name in body}
     if not fields:
         raise ClientError(f"nothing to update: give at least one of {', '.join(BULK_FIELDS)}")

@@ -113,6 +113,14 @@ def run_folder(output: str) -> Path:
     return path if path.is_absolute() else ROOT / path
 
 
+def study_folder(output: str) -> tuple[Path, dict[str, Any]]:
+    """The folder a study printed on its 'study folder:' line, and its study.json."""
+    line = next(line for line in output.splitlines() if line.startswith("study folder:"))
+    path = Path(line.split(": ", 1)[1].strip())
+    path = path if path.is_absolute() else ROOT / path
+    return path, json.loads((path / "study.json").read_text())
+
+
 def replicating(settings: Settings) -> bool:
     """Both threads of every replica running."""
     for replica in settings.replicas:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from replbench.core.config import Settings
 
-from .conftest import env_for, replicating, run_cli
+from .conftest import env_for, replicating, run_cli, study_folder
 
 
 def big(topo: Settings, *args: str) -> tuple[dict, str]:
@@ -53,9 +53,7 @@ def test_a_big_transaction_study_compares_its_cells(topo: Settings, tmp_path: Pa
     path.write_text(text)
     proc = run_cli(["study", str(path)], env_for(topo.state), timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    folder = Path(next(line for line in proc.stdout.splitlines() if line.startswith("study folder:")).split(": ")[1])
-    folder = folder if folder.is_absolute() else Path(__file__).parent.parent / folder
-    data = json.loads((folder / "study.json").read_text())
+    _, data = study_folder(proc.stdout)
     mb = data["comparison"]["write-bulk"]["bigtx_binlog_mb"]
     row, statement = mb["rows=2000 binlog_format=ROW"]["median"], mb["rows=2000 binlog_format=STATEMENT"]["median"]
     assert row > 100 * statement  # 2,000 row images against one statement

@@ -13,7 +13,7 @@ from replbench.core.config import ROOT, STUDY_DIR, Settings
 from replbench.experiments import study, studyfile
 from replbench.report import markdown
 
-from .conftest import env_for, run_cli
+from .conftest import env_for, run_cli, study_folder
 
 GOOD = """
 description = "two formats"
@@ -58,6 +58,9 @@ def test_every_shipped_study_parses_and_stays_short() -> None:
     (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'admission = ["codel", "sometimes"]'), "admission"),
     (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'load = [1, 0]'), "load"),
     (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'load = [1, "high"]'), "load"),
+    (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'rows = [10]'), "has none"),
+    (GOOD.replace('["write"]', '["write-bulk"]').replace('binlog_format = ["ROW", "STATEMENT"]', 'rows = [20000]'),
+     "at most 10,000"),
 ])
 def test_bad_study_files_exit_2_naming_the_problem(tmp_path: Path, text: str, needle: str) -> None:
     path = write_study(tmp_path, text)
@@ -165,9 +168,7 @@ def test_a_tiny_real_study_writes_study_json_and_a_report_section(topo: Settings
     env = env_for(topo.state)
     proc = run_cli(["study", str(path)], env, timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    folder = Path(next(line for line in proc.stdout.splitlines() if line.startswith("study folder:")).split(": ")[1])
-    folder = folder if folder.is_absolute() else ROOT / folder
-    data = json.loads((folder / "study.json").read_text())
+    folder, data = study_folder(proc.stdout)
     assert data["status"] == "complete" and len(data["units"]) == 4
     assert [u["cell"] for u in data["units"]] == ["binlog_format=ROW", "binlog_format=STATEMENT"] * 2
     assert all(u["status"] in ("ok", "ok-with-warnings") for u in data["units"])
@@ -199,9 +200,7 @@ def test_a_studys_app_settings_reach_each_cells_app(topo: Settings, tmp_path: Pa
                                                     'app_workers = 1\napp_transport = "unix"\n')
     proc = run_cli(["study", str(write_study(tmp_path, text, "app"))], env_for(topo.state), timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    folder = Path(next(line for line in proc.stdout.splitlines() if line.startswith("study folder:")).split(": ")[1])
-    folder = folder if folder.is_absolute() else ROOT / folder
-    data = json.loads((folder / "study.json").read_text())
+    folder, data = study_folder(proc.stdout)
     runs = [folder / u["folder"] for u in data["units"]]
     limits = [json.loads((run / "summary.json").read_text())["app_admission"]["limit_per_worker"] for run in runs]
     assert limits == [0, 3]
@@ -210,6 +209,22 @@ def test_a_studys_app_settings_reach_each_cells_app(topo: Settings, tmp_path: Pa
     assert all(u["status"] in ("ok", "ok-with-warnings") for u in data["units"])
     assert data["cells"][1]["changed"] == {"max_inflight": "3", "app_workers": "1", "app_transport": "unix"}
     assert "shed" in data["comparison"]["get"] and "app_ms_per_ok" in data["comparison"]["get"]
+
+
+def test_a_cells_rows_set_each_bulk_requests_rows(topo: Settings, tmp_path: Path) -> None:
+    # the cost model tells a transaction's cost from a row's only with runs of several rows per transaction
+    text = GOOD.replace('["write"]', '["write-bulk"]').replace("rate = 100", "rate = 20") \
+        .replace("repeat = 2", "repeat = 1").replace('binlog_format = ["ROW", "STATEMENT"]', "rows = [3, 30]")
+    proc = run_cli(["study", str(write_study(tmp_path, text, "rows"))], env_for(topo.state), timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    folder, data = study_folder(proc.stdout)
+    runs = [folder / u["folder"] for u in data["units"]]
+    assert [json.loads((run / "meta.json").read_text())["bulk_rows"] for run in runs] == [3, 30]
+    master = [json.loads((run / "summary.json").read_text())["replication"]["nodes"]["master"] for run in runs]
+    per_trx = [m["rows_changed"] / m["transactions"] for m in master]
+    assert per_trx[0] == pytest.approx(3, rel=0.05) and per_trx[1] == pytest.approx(30, rel=0.05)
+    bytes_per_write = data["comparison"]["write-bulk"]["bytes_per_write"]
+    assert bytes_per_write["rows=30"]["median"] > 5 * bytes_per_write["rows=3"]["median"]
 
 
 def test_a_load_study_counts_passing_runs_and_goodput_against_the_max() -> None:

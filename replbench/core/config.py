@@ -124,6 +124,7 @@ ADMISSIONS = ("codel", "always", "none")
 BENCH_APP_RATE = 800  # bench-app's rate: below the 8M read limit (about 1500/s), so queueing does not inflate CPU
 REPLICAS_FILE = "replicas"  # in the state folder: how many replicas the native topology has now
 SCHEMAS = ("bench_idx", "bench_noidx", "bench_nopk")
+MAX_BULK_ROWS = 10_000  # rows one update_users request may change (scenario files, study cells, the app)
 NOPK_ACCOUNTS = 100_000  # rows of bench_nopk (capped by the dataset size): each replica scans it once per row
 META_SCHEMA = "replbench_meta"
 HEARTBEAT_DOMAIN_ID = 99  # heartbeat writes get their own GTID domain, kept out of per-write figures

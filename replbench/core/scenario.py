@@ -11,7 +11,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config import MAX_CATCH_UP, MAX_P99, MIN_RATE_RATIO, MIN_SUCCESS, SCENARIO_DIR, SCHEMAS, parse_duration
+from .config import (
+    MAX_BULK_ROWS,
+    MAX_CATCH_UP,
+    MAX_P99,
+    MIN_RATE_RATIO,
+    MIN_SUCCESS,
+    SCENARIO_DIR,
+    SCHEMAS,
+    parse_duration,
+)
 
 ENDPOINTS = ("find_users", "get_user", "update_user", "update_users", "constant")
 WRITE_ENDPOINTS = ("update_user", "update_users", "users")  # users: POST /users (create)
@@ -122,7 +131,7 @@ def _build(name: str, data: dict[str, Any], source: str) -> Scenario:
         first_prefix=int(targets.get("first_prefix", DEFAULTS[("targets", "first_prefix")])),
         last_prefix=int(targets.get("last_prefix", DEFAULTS[("targets", "last_prefix")])), update_fields=fields,
         criteria=criteria, source=source,
-        bulk_rows=_bounded(targets.get("bulk_rows", 100), 1, 10_000, "targets.bulk_rows"),
+        bulk_rows=_bounded(targets.get("bulk_rows", 100), 1, MAX_BULK_ROWS, "targets.bulk_rows"),
         wide_bytes=_bounded(targets.get("wide_bytes", 0), 0, 4000, "targets.wide_bytes"),
         catch_up_timeout=parse_duration(data["catch_up_timeout"]) if "catch_up_timeout" in data else None,
         faults=tuple(str(f) for f in data.get("faults", ())),

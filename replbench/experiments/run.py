@@ -492,6 +492,8 @@ class Run:
         info = dataset.dataset_info(s) or {}
         return {
             "scenario": self.scenario.name, "scenario_file": self.scenario.source, "rate": self.rate,
+            **({"bulk_rows": self.scenario.bulk_rows}
+               if any(r.endpoint == "update_users" for r in self.scenario.requests) else {}),
             "duration_s": self.options.duration, "timeout_s": self.options.timeout,
             "attack_options": {**self.attack_options.as_dict(),
                                "client_connections": f"{s.client_connections} (REPLBENCH_CLIENT_CONNECTIONS)"},

@@ -14,7 +14,7 @@ import json
 import re
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,10 @@ from .studyfile import Spec
 
 RUN_OVERHEAD = 25.0  # seconds around each attack (settings, app restart, targets, calibration, reports)
 BIGTX_ROWS = 100_000  # a big-transaction cell's rows when it names none
-BIGTX_SECONDS_PER_1000_ROWS = 0.2  # the estimate of a big transaction's master time plus its apply (8M, 2 cores)
+# a big transaction's master time plus its apply, and the settings around it (study big-transaction at e7182d1,
+# 8M, 2 cores: 1.7-2 s per unit up to 10^4 rows, 11-38 s at 10^6; the estimate was 10x too long before)
+BIGTX_SECONDS_PER_1000_ROWS = 0.025
+BIGTX_OVERHEAD = 2.0
 RESET_SECONDS = 40.0  # a reset of the 8M set on 2 cores
 
 
@@ -73,7 +76,7 @@ class Plan:
     def unit_seconds(self, unit: Unit) -> float:
         if unit.measure == "big-transaction":
             rows = self.spec.cells[unit.cell].rows or BIGTX_ROWS
-            return rows / 1000 * BIGTX_SECONDS_PER_1000_ROWS + RUN_OVERHEAD
+            return rows / 1000 * BIGTX_SECONDS_PER_1000_ROWS + BIGTX_OVERHEAD
         if unit.measure == "apply-capacity":
             writes = self.spec.writes or 60 * self.rates[unit.scenario]
             return writes / self.rates[unit.scenario] * 1.5 + RUN_OVERHEAD
@@ -180,6 +183,8 @@ class Study:
     def _unit(self, unit: Unit) -> dict[str, Any]:
         cell = self.plan.spec.cells[unit.cell]
         sc = scenario.load(unit.scenario)
+        if cell.rows is not None and unit.measure != "big-transaction":  # each update_users request's rows
+            sc = replace(sc, bulk_rows=cell.rows)
         rate = round(self.plan.rates[unit.scenario] * (cell.load or 1.0))
         parent = self.folder / f"cell{unit.cell + 1}-{_slug(cell.name)}"
         record: dict[str, Any] = {"repeat": unit.repeat + 1, "cell": cell.name, "scenario": unit.scenario,

@@ -40,7 +40,7 @@ from typing import Any
 from ..analysis.studymetrics import BY_KEY, SOURCE_OF_MEASURE
 from ..core import named
 from ..core import scenario as scenarios
-from ..core.config import SETTINGS, STUDY_DIR, parse_duration
+from ..core.config import MAX_BULK_ROWS, SETTINGS, STUDY_DIR, parse_duration
 from ..topology import links
 from ..topology.knobs import KNOBS, Knobs
 
@@ -69,7 +69,8 @@ class Cell:
     admission: str | None = None  # the app's admission: codel, always or none (None: the environment's)
     codel_target_ms: int | None = None  # codel's target queueing delay (None: the environment's)
     load: float | None = None  # the cell's rate as a multiple of the study's (e.g. 1.5: 1.5× the max)
-    rows: int | None = None  # big-transaction: rows in the cell's one transaction (default: 100,000)
+    rows: int | None = None  # big-transaction: rows in its one transaction (default 100,000); run and
+    # apply-capacity: rows each update_users request changes (the scenario's bulk_rows)
     max_inflight: int | None = None  # the app's in-flight bound per worker (None: the environment's)
     max_queue_ms: int | None = None  # the bound follows throughput × this queue time (None: the environment's)
     app_workers: int | None = None  # the app's gunicorn workers (None: the environment's)
@@ -174,6 +175,7 @@ def build(name: str, data: dict[str, Any], source: str = "") -> Spec:
         for s in names:
             if not scenarios.load(s).writes:
                 raise ValueError(f"apply-capacity needs write scenarios; '{s}' only reads")
+    _check_rows(cells, names, measures)
     rates = _rates(data, names)
     repeat = int(data.get("repeat", DEFAULT_REPEAT))
     if repeat < 1:
@@ -194,6 +196,23 @@ def build(name: str, data: dict[str, Any], source: str = "") -> Spec:
                 reset=reset, data_state=str(data.get("data_state", "")), cells=cells,
                 writes=int(data["writes"]) if "writes" in data else None, source=source,
                 question=str(data.get("question", "")), primary=primary)
+
+
+def _check_rows(cells: tuple[Cell, ...], names: list[str], measures: tuple[str, ...]) -> None:
+    """In a run or apply-capacity, a cell's 'rows' is each update_users request's rows: its scenario needs them,
+    and a request changes at most MAX_BULK_ROWS."""
+    if not set(measures) - {"big-transaction"}:
+        return
+    for cell in cells:
+        if cell.rows is None:
+            continue
+        if cell.rows > MAX_BULK_ROWS:
+            raise ValueError(f"cell '{cell.name}': 'rows' of an update_users request is at most "
+                             f"{MAX_BULK_ROWS:,}, got {cell.rows:,}")
+        for s in [cell.scenario] if cell.scenario else names:
+            if not any(r.endpoint == "update_users" for r in scenarios.load(s).requests):
+                raise ValueError(f"cell '{cell.name}': 'rows' sets the rows of each update_users request, and "
+                                 f"scenario '{s}' has none (write-bulk and write-mix have)")
 
 
 def _rates(data: dict[str, Any], names: list[str]) -> dict[str, int]:
