@@ -59,6 +59,7 @@ def test_every_shipped_study_parses_and_stays_short() -> None:
     (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'load = [1, 0]'), "load"),
     (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'load = [1, "high"]'), "load"),
     (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'rows = [10]'), "has none"),
+    (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'writes = [0]'), "'writes' must be a whole number"),
     (GOOD.replace('["write"]', '["write-bulk"]').replace('binlog_format = ["ROW", "STATEMENT"]', 'rows = [20000]'),
      "at most 10,000"),
 ])
@@ -111,6 +112,13 @@ def test_a_cell_may_set_the_admission_and_a_multiple_of_the_rate(tmp_path: Path)
     assert plan.spec.cells[1].changed() == {"load": "1.5×", "admission": "none"}
     assert "1.5× the study's rate; app admission none" in plan.describe()
     assert [c.load for c in studyfile.load("admission").cells] == [0.9, 0.9, 1.0, 1.0, 1.5, 1.5, 2.0, 2.0]
+
+
+def test_a_cells_load_and_writes_set_its_apply_capacity_units_rate_and_backlog() -> None:
+    plan = study.Plan.of(studyfile.load("cost-model"))
+    drains = [u for u in plan.units() if u.measure == "apply-capacity" and u.repeat == 0]
+    assert [(plan.rate_of(u), plan.writes_of(u)) for u in drains] == [(200, 9000), (90, 4500), (30, 1200), (10, 300)]
+    assert plan.unit_seconds(drains[3]) == pytest.approx(300 / 10 * 1.5 + study.RUN_OVERHEAD)  # at its own rate
 
 
 def test_cell_statistics_against_hand_computed_values() -> None:

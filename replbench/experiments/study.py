@@ -78,9 +78,16 @@ class Plan:
             rows = self.spec.cells[unit.cell].rows or BIGTX_ROWS
             return rows / 1000 * BIGTX_SECONDS_PER_1000_ROWS + BIGTX_OVERHEAD
         if unit.measure == "apply-capacity":
-            writes = self.spec.writes or 60 * self.rates[unit.scenario]
-            return writes / self.rates[unit.scenario] * 1.5 + RUN_OVERHEAD
+            return self.writes_of(unit) / self.rate_of(unit) * 1.5 + RUN_OVERHEAD
         return self.duration + RUN_OVERHEAD
+
+    def rate_of(self, unit: Unit) -> int:
+        """The unit's rate: its scenario's in the study, times its cell's load."""
+        return round(self.rates[unit.scenario] * (self.spec.cells[unit.cell].load or 1.0))
+
+    def writes_of(self, unit: Unit) -> int:
+        """The writes an apply-capacity unit queues: its cell's, else the study's, else 60 s worth."""
+        return self.spec.cells[unit.cell].writes or self.spec.writes or 60 * self.rate_of(unit)
 
     def estimate(self) -> float:
         resets = len(self.spec.cells) * self.repeat if self.spec.reset == "each-cell" else 0
@@ -185,7 +192,7 @@ class Study:
         sc = scenario.load(unit.scenario)
         if cell.rows is not None and unit.measure != "big-transaction":  # each update_users request's rows
             sc = replace(sc, bulk_rows=cell.rows)
-        rate = round(self.plan.rates[unit.scenario] * (cell.load or 1.0))
+        rate = self.plan.rate_of(unit)
         parent = self.folder / f"cell{unit.cell + 1}-{_slug(cell.name)}"
         record: dict[str, Any] = {"repeat": unit.repeat + 1, "cell": cell.name, "scenario": unit.scenario,
                                   "group": self.plan.group_of(unit.cell, unit.scenario), "measure": unit.measure,
@@ -200,8 +207,7 @@ class Study:
                 readback = data.get("knobs_readback")
             elif unit.measure == "apply-capacity":
                 folder = new_folder(settings, sc, rate, parent=parent / "apply")
-                writes = self.plan.spec.writes or 60 * rate
-                data = applycap.measure(settings, sc, cell.knobs, writes, rate, folder,
+                data = applycap.measure(settings, sc, cell.knobs, self.plan.writes_of(unit), rate, folder,
                                         links.parse_all(cell.links))
                 status = data.get("status", "failed")
                 readback = data.get("knobs_readback")

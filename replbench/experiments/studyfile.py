@@ -18,6 +18,7 @@ unknown scenario is refused, naming the file and the line).
     # a cell (or [vary] scenario = [...]) may name its own scenario: the cells are then compared across them;
     # link = "replica1=5ms,replica2=5ms" (or "none") puts the cell's replication through toxiproxy links
     # load = 1.5 runs the cell at 1.5× the study's rate for each scenario (e.g. the rates there are the max)
+    # writes = 30000 queues that many writes in the cell's apply-capacity drain (the study's 'writes' otherwise)
     # measure = ["big-transaction"]: each unit one UPDATE of `rows` rows (a cell key, default 100,000) on the
     # scenario's table (write-noindex: bench_noidx, else bench_idx)
     # admission = "none", max_inflight = 64, max_queue_ms = 250, app_workers = 1, app_transport = "unix" (or in
@@ -51,7 +52,7 @@ DEFAULT_REPEAT = 3
 APP_KEYS = ("admission", "codel_target_ms", "max_inflight", "max_queue_ms", "app_workers", "app_transport",
             "client_connections", "replicas")
 SETTING_OF = {"replicas": "replicas_asked"}  # a cell key whose Settings field has another name
-CELL_KEYS = ("scenario", "link", "load", "rows", *APP_KEYS)  # what a cell may set beside the knobs
+CELL_KEYS = ("scenario", "link", "load", "rows", "writes", *APP_KEYS)  # what a cell may set beside the knobs
 TOP_KEYS = {"description", "question", "primary", "scenarios", "scenario", "rate", "rates", "duration", "measure",
             "repeat", "reset", "data_state", "vary", "cells", "writes"}
 
@@ -71,6 +72,7 @@ class Cell:
     load: float | None = None  # the cell's rate as a multiple of the study's (e.g. 1.5: 1.5× the max)
     rows: int | None = None  # big-transaction: rows in its one transaction (default 100,000); run and
     # apply-capacity: rows each update_users request changes (the scenario's bulk_rows)
+    writes: int | None = None  # apply-capacity: the writes this cell queues (None: the study's 'writes')
     max_inflight: int | None = None  # the app's in-flight bound per worker (None: the environment's)
     max_queue_ms: int | None = None  # the bound follows throughput × this queue time (None: the environment's)
     app_workers: int | None = None  # the app's gunicorn workers (None: the environment's)
@@ -93,6 +95,7 @@ class Cell:
         return {**self.knobs.changed(), **({"link": ",".join(self.links)} if self.links else {}),
                 **({"load": f"{self.load:g}×"} if self.load is not None else {}),
                 **({"rows": f"{self.rows:,}"} if self.rows is not None else {}),
+                **({"writes": f"{self.writes:,}"} if self.writes is not None else {}),
                 **{k: str(v) for k, v in self.app().items() if k != "replicas_asked"},
                 **({"replicas": str(self.replicas)} if self.replicas is not None else {})}
 
@@ -260,6 +263,9 @@ def _cells(data: dict[str, Any]) -> tuple[Cell, ...]:
         rows = combo.pop("rows", None)
         if rows is not None and (isinstance(rows, bool) or not isinstance(rows, int) or rows < 1):
             raise ValueError(f"cell '{label}': 'rows' must be a whole number of rows, 1 or more, got {rows!r}")
+        writes = combo.pop("writes", None)
+        if writes is not None and (isinstance(writes, bool) or not isinstance(writes, int) or writes < 1):
+            raise ValueError(f"cell '{label}': 'writes' must be a whole number of writes, 1 or more, got {writes!r}")
         if load is not None and (isinstance(load, bool) or not isinstance(load, (int, float)) or not 0 < load <= 10):
             raise ValueError(f"cell '{label}': 'load' must be a multiple of the study's rate, over 0 and up to 10, "
                              f"got {load!r}")
@@ -281,7 +287,7 @@ def _cells(data: dict[str, Any]) -> tuple[Cell, ...]:
         try:
             cells.append(Cell(label, Knobs.from_values(combo), None if own is None else str(own),
                               tuple(x.spec for x in parsed), load=None if load is None else float(load), rows=rows,
-                              **app))
+                              writes=writes, **app))
         except ValueError as exc:
             raise ValueError(f"cell '{label}' is not a valid combination: {exc}") from None
     if len({c.name for c in cells}) != len(cells):
