@@ -76,7 +76,23 @@ def test_predict_composes_the_coefficients_for_a_mix() -> None:
     assert plan["replica_cpu_utilisation"]["value"] == pytest.approx(plan["replica_cpu_cores"]["value"] / 2)
     over = costmodel.predict(model, costmodel.parse_mix("update_user=9000/s"), "ROW-FULL")
     assert over["lag"].startswith("grows by")
-    assert plan["fsyncs_per_s"]["value"] == 2.0 * trx
+    fsyncs = plan["fsyncs_per_s"]
+    assert fsyncs["value"] == 2.0 * trx and fsyncs["low"] <= fsyncs["value"] <= fsyncs["high"]
+
+
+def test_the_lag_onset_and_growth_follow_the_apply_fit() -> None:
+    model = costmodel.fit(*synthetic())
+    onset = costmodel.onset(model, 500)
+    assert onset["value"] == pytest.approx(1 / (C_APPLY + 500 * D_APPLY), rel=0.05)
+    assert onset["low"] < onset["value"] < onset["high"]
+    # 9,000 single-row transactions/s against an apply rate of about 1 / (C + D) ≈ 5,200/s: falls behind
+    over = costmodel.predict(model, costmodel.parse_mix("update_user=9000/s"))
+    rho = (C_APPLY + D_APPLY) * 9000
+    assert over["onset_transactions_per_s"]["value"] == pytest.approx(1 / (C_APPLY + D_APPLY), rel=0.05)
+    # it applies 1/ρ of each second's transactions: the lag gains 1 − 1/ρ s per s (not ρ − 1)
+    assert over["lag_growth_s_per_s"]["value"] == pytest.approx(1 - 1 / rho, rel=0.05)
+    assert costmodel.predict(model, costmodel.parse_mix("update_user=100/s"))["lag_growth_s_per_s"] is None
+    assert costmodel.onset(costmodel.fit(synthetic()[0], []), 500) is None  # no drains: no apply fit
 
 
 @pytest.mark.parametrize("mix", ["", "update_user=3000", "update_users=20/s", "select=5/s", "update_users:0=1/s",
@@ -111,11 +127,12 @@ def test_the_model_command_refuses_bad_input_with_exit_2(tmp_path) -> None:
 
 
 def test_fit_and_validate_on_the_small_topology(topo) -> None:
-    from .conftest import env_for, run_cli
+    from .conftest import env_for, replicating, run_cli
 
     env = env_for(topo.state)
     for args in (["write", "40", "--duration", "3s"], ["write-bulk", "10", "--duration", "3s"],
-                 ["write", "80", "--duration", "3s"]):
+                 ["write", "80", "--duration", "3s"], ["apply-capacity", "write", "--writes", "200", "--rate", "100"],
+                 ["apply-capacity", "write-bulk", "--writes", "40", "--rate", "20"]):
         proc = run_cli(args, env)
         assert proc.returncode == 0, proc.stdout + proc.stderr
     proc = run_cli(["model", "fit"], env)
@@ -123,7 +140,31 @@ def test_fit_and_validate_on_the_small_topology(topo) -> None:
     assert "ROW-FULL bench_idx" in proc.stdout and "per row" in proc.stdout  # 1-row and 100-row runs: separated
     proc = run_cli(["model", "predict", "--mix", "update_user=100/s,update_users:100=2/s"], env)
     assert proc.returncode == 0 and "Binlog: " in proc.stdout and "no data" not in proc.stdout.split("Replica apply")[0]
-    proc = run_cli(["model", "validate", "--cases", "write-mix@40", "--duration", "3s"], env)
+    proc = run_cli(["model", "validate", "--cases", "write-mix@40", "--duration", "3s", "--onset-rows", "1000",
+                    "--onset-duration", "5s"], env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     row = next(line for line in proc.stdout.splitlines() if line.startswith("| write-mix @ 40/s"))
     assert row.count(" / ") == 3 and "%" in row  # binlog, master and replica: predicted beside measured
+    # the lag onset: predicted from the drains of 1- and 100-row transactions, then runs below and above it
+    assert "Lag onset, 1000-row transactions, replica1 applying alone: predicted" in proc.stdout, proc.stdout
+    assert "| 0.8× |" in proc.stdout and "| 1.25× |" in proc.stdout and "Measured onset:" in proc.stdout
+    assert replicating(topo)  # the replicas stopped for the onset runs replicate again
+
+
+def test_report_md_shows_the_coefficients_and_the_newest_validation(tmp_path) -> None:
+    import json
+
+    from replbench.report.model import model_section
+
+    assert model_section(tmp_path) == []  # no model fitted: no section
+    (tmp_path / "model" / "validate-20261125-000000").mkdir(parents=True)
+    (tmp_path / "model" / "model.json").write_text(json.dumps(costmodel.fit(*synthetic())))
+    onset = {"rows": 500, "replica": "replica1", "predicted": {"value": 80.0, "low": 70.0, "high": 90.0},
+             "runs": [{"load": 1.25, "rate": 100, "master_transactions_per_s": 99.0, "lag_growth_s_per_s": 0.25,
+                       "fell_behind": True, "applied_per_s": 74.25}], "measured": 74.25, "error_pct": 7.7}
+    (tmp_path / "model" / "validate-20261125-000000" / "validate.json").write_text(
+        json.dumps({"cases": [], "onset": onset}))
+    text = "\n".join(model_section(tmp_path))
+    assert "## The cost model" in text and "ROW-FULL bench_idx" in text and "per row" in text
+    assert "predicted 80.0 [70.0–90.0] transactions/s" in text and "| 1.25× | 100/s | 99.0 | +0.250 | yes | 74.2" \
+        in text and "Measured onset: 74.2 transactions/s; predicted +7.7 % off" in text

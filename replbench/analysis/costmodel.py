@@ -3,17 +3,19 @@
 Fitted per replication setting (ROW-FULL, ROW-MINIMAL, ROW-NOBLOB, STATEMENT, MIXED) and table (bench_idx with
 its four secondary indexes, bench_noidx without) by least squares through the origin (statsmodels WLS, weighted
 for relative noise), each run one observation: a node role's CPU seconds net of idle = a·transactions + b·rows
-(master; replica = the mean of the replicas), the binlog bytes the application wrote = f·transactions + g·rows,
-and one replica's apply time alone (apply-capacity drains) = c·transactions + d·rows. Where every run changed one
-row per transaction, transactions and rows cannot be told apart and the fit is per transaction only (said in the
-model). Runs above the knee (success under the pass criterion) are left out: queues, not the work, set their CPU.
-Fsyncs per commit are the median over the runs. Each coefficient keeps its 95 % interval, each fit its R² and
+(master; replica = the mean of the replicas, from runs whose replicas served no reads), the binlog bytes the
+application wrote = f·transactions + g·rows, and one replica's apply time alone (apply-capacity drains) =
+c·transactions + d·rows. Where every run changed one row per transaction, transactions and rows cannot be told
+apart and the fit is per transaction only (said in the model). Runs above the knee (success under the pass
+criterion) are left out: queues, not the work, set their CPU. Fsyncs per commit are the median over the runs, with
+their spread. Each coefficient keeps its 95 % interval, each fit its R² and
 relative residuals, and model.json keeps the observations it came from.
 
 predict() turns a mix ("update_user=3000/s,update_users:100=20/s") into binlog MB/s and GB/day, bytes per second
 to each replica, master and replica CPU in cores (and the replica's share of its --replica-cores), each replica's
 apply utilisation ρ (seconds of one SQL thread's apply per second; lag stays bounded while ρ < 1 and grows by
-ρ − 1 seconds per second beyond), and fsyncs per second — each with its 95 % interval from the fit's covariance.
+1 − 1/ρ seconds per second beyond), the mix's rate at which a replica starts falling behind (its transactions/s
+over ρ), and fsyncs per second — each with its 95 % interval from the fit's covariance (fsyncs: the runs' spread).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ SETTINGS: dict[str, dict[str, str]] = {  # the model's settings, as the knobs a 
 ENDPOINT_ROWS = {"update_user": 1}  # update_users:N changes N rows in one statement
 MIX_ITEM = re.compile(r"^(update_user|update_users:(\d+))=(\d+(?:\.\d+)?)/s$")
 SECONDS_PER_DAY = 86_400
+EXPECTED = ("binlog_bytes", "master_cpu_s", "replica_cpu_s")  # what a measured run is checked against
 HELD_OUT = "validate-"  # the folders of model validate's runs: never fitted on
 
 
@@ -63,6 +66,7 @@ def observation(summary: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]
             or (summary.get("success") or 0) < MIN_SUCCESS:  # above the knee: queues, not the work, set the CPU
         return None
     replicas = [n for n in net if n.startswith("replica")]
+    served = summary.get("served_by") or {}
     fsyncs = (master.get("fsyncs_per_write") or 0) + (master.get("binlog_syncs_per_write") or 0)
     return {"setting": setting, "table": summary.get("schema"), "folder": summary.get("folder"),
             "scenario": summary.get("scenario"),
@@ -70,6 +74,8 @@ def observation(summary: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]
             "seconds": summary.get("cpu_span_s") or summary.get("duration_s"),
             "master_cpu_s": net["master"],
             "replica_cpu_s": sum(net[r] for r in replicas) / len(replicas) if replicas else None,
+            # reads the replicas served: their CPU is in replica_cpu_s, and the model prices writes only
+            "replica_reads": sum(v for k, v in served.items() if k in replicas),
             "binlog_bytes": b["bytes_per_write"] * b["successful_writes"], "fsyncs_per_commit": fsyncs}
 
 
@@ -146,7 +152,7 @@ def fit(runs: list[dict[str, Any]], drains: list[dict[str, Any]]) -> dict[str, A
         if not mine and not drained:
             continue
         trx, rows = [o["transactions"] for o in mine], [o["rows"] for o in mine]
-        replica = [o for o in mine if o["replica_cpu_s"] is not None]
+        replica = [o for o in mine if o["replica_cpu_s"] is not None and not o.get("replica_reads")]
         model["settings"][key(setting, table)] = {
             "setting": setting, "table": table, "runs": len(mine), "drains": len(drained),
             "master_cpu_s": ols([o["master_cpu_s"] for o in mine], trx, rows),
@@ -156,6 +162,9 @@ def fit(runs: list[dict[str, Any]], drains: list[dict[str, Any]]) -> dict[str, A
             "apply_s": ols([d["apply_s"] for d in drained], [d["transactions"] for d in drained],
                            [d["rows"] for d in drained]),
             "fsyncs_per_commit": float(np.median([o["fsyncs_per_commit"] for o in mine])) if mine else None,
+            # the runs' spread (2.5th–97.5th percentile): what a plan's fsyncs per second may be off by
+            "fsyncs_per_commit_range": [float(v) for v in np.percentile([o["fsyncs_per_commit"] for o in mine],
+                                                                         [2.5, 97.5])] if mine else None,
         }
     return model
 
@@ -216,6 +225,8 @@ def predict(model: dict[str, Any], mix: list[tuple[str, int, float]], setting: s
     binlog = _predict_one(fitted["binlog_bytes"], trx, rows)
     rho = _predict_one(fitted["apply_s"], trx, rows)  # one SQL thread: seconds of apply per second
     replica_cpu = _predict_one(fitted["replica_cpu_s"], trx, rows)
+    fsyncs = fitted["fsyncs_per_commit"]
+    spread = fitted.get("fsyncs_per_commit_range") or [fsyncs, fsyncs]
     return {
         "setting": setting, "table": table, "transactions_per_s": trx, "rows_per_s": rows,
         "binlog_mb_per_s": scaled(binlog, 1e-6), "binlog_gb_per_day": scaled(binlog, SECONDS_PER_DAY / 1e9),
@@ -226,10 +237,38 @@ def predict(model: dict[str, Any], mix: list[tuple[str, int, float]], setting: s
         "replica_apply_rho": rho,
         "lag": None if rho is None else (
             "bounded (ρ < 1 with its interval)" if rho["high"] < 1 else
-            f"grows by {rho['value'] - 1:.2f} s per s" if rho["low"] > 1 else "at the edge (the interval spans 1)"),
-        "fsyncs_per_s": None if fitted["fsyncs_per_commit"] is None else
-        {"value": fitted["fsyncs_per_commit"] * trx, "low": None, "high": None},
+            f"grows by {lag_growth(rho['value']):.2f} s per s" if rho["low"] > 1 else
+            "at the edge (the interval spans 1)"),
+        "lag_growth_s_per_s": None if rho is None or rho["value"] <= 1 else
+        {"value": lag_growth(rho["value"]), "low": lag_growth(max(rho["low"], 1.0)),
+         "high": lag_growth(rho["high"])},
+        "onset_transactions_per_s": _reciprocal(rho, trx),
+        "fsyncs_per_s": None if fsyncs is None else
+        {"value": fsyncs * trx, "low": spread[0] * trx, "high": spread[1] * trx},
     }
+
+
+def lag_growth(rho: float) -> float:
+    """Seconds of lag a replica gains per second at apply utilisation ρ > 1: it applies 1/ρ of each second's
+    transactions, so the oldest one it has not applied gets 1 − 1/ρ seconds older every second (its backlog grows
+    by (1 − 1/ρ) × the mix's transactions per second)."""
+    return 1.0 - 1.0 / rho
+
+
+def _reciprocal(per: dict[str, float] | None, scale: float = 1.0) -> dict[str, float] | None:
+    """scale / x with its interval (the interval's ends swap); None where x may be 0 or less."""
+    if per is None or per["value"] <= 0:
+        return None
+    return {"value": scale / per["value"], "low": scale / per["high"],
+            "high": scale / per["low"] if per["low"] > 0 else float("inf")}
+
+
+def onset(model: dict[str, Any], rows_per_trx: float, setting: str = "ROW-FULL",
+          table: str = "bench_idx") -> dict[str, float] | None:
+    """The rate of rows_per_trx-row transactions at which one replica (one SQL thread, on its own) starts falling
+    behind: 1 / its apply seconds per transaction, with the interval; None without an apply fit that prices rows."""
+    fitted = model["settings"].get(key(setting, table)) or {}
+    return _reciprocal(_predict_one(fitted.get("apply_s"), 1.0, float(rows_per_trx)))
 
 
 def expected(model: dict[str, Any], obs: dict[str, Any]) -> dict[str, dict[str, float] | None]:
@@ -237,6 +276,5 @@ def expected(model: dict[str, Any], obs: dict[str, Any]) -> dict[str, dict[str, 
     master and replica CPU seconds (net of idle), each with its interval; None where the model cannot say."""
     fitted = model["settings"].get(key(obs["setting"], obs.get("table") or ""))
     if not fitted:
-        return {"binlog_bytes": None, "master_cpu_s": None, "replica_cpu_s": None}
-    return {part: _predict_one(fitted[part], obs["transactions"], obs["rows"])
-            for part in ("binlog_bytes", "master_cpu_s", "replica_cpu_s")}
+        return {part: None for part in EXPECTED}
+    return {part: _predict_one(fitted[part], obs["transactions"], obs["rows"]) for part in EXPECTED}

@@ -24,6 +24,7 @@ from ..core.config import (
     BENCH_APP_RATE,
     CATCH_UP_TIMEOUT,
     FIND_USERS_SHAPES,
+    MAX_BULK_ROWS,
     REQUEST_TIMEOUT,
     STUDY_DIR,
     ReplbenchError,
@@ -36,7 +37,7 @@ from ..experiments.run import Run, RunOptions, exit_code
 from ..experiments.sweep import Sweep
 from ..load import cpus, faults
 from ..report.markdown import generate
-from ..report.model import render_fit, render_plan
+from ..report.model import render_fit, render_plan, render_validation
 from ..report.sources import asset_sources, split_kept
 from ..topology import links
 from ..topology.install import VEGETA_VERSION, mariadb_binaries
@@ -247,6 +248,9 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--cases", help="validate: scenario@rate, comma-separated (default: "
                    + ",".join(f"{s}@{r}" for s, r in modelcheck.CASES) + ")")
     p.add_argument("--duration", help="validate: each case's duration (default: 30s)")
+    p.add_argument("--onset-rows", type=int, default=modelcheck.ONSET_ROWS,
+                   help="validate: rows per transaction of the lag-onset runs (default: %(default)s; 0: none)")
+    p.add_argument("--onset-duration", help="validate: each lag-onset run's duration (default: 60s)")
     p.add_argument("--from", dest="source", help="the folder whose runs the fit reads (default: results/)")
     p.add_argument("--mix", help="predict: e.g. 'update_user=3000/s,update_users:100=20/s'")
     p.add_argument("--setting", default="ROW-FULL", help=f"predict: one of {', '.join(costmodel.SETTINGS)}")
@@ -406,8 +410,13 @@ def cmd_model(args: argparse.Namespace) -> int:
         duration = parse_seconds(args.duration, "--duration") if args.duration else modelcheck.DURATION
         if not path.exists():
             raise ReplbenchError(f"no model yet: run `./run.sh model fit` first ({shown_path(path)} is missing)")
-        data = modelcheck.validate(settings, json.loads(path.read_text()), cases, duration)
-        print(modelcheck.render(data))
+        if not 0 <= args.onset_rows <= MAX_BULK_ROWS:
+            raise UsageError(f"--onset-rows must be from 0 to {MAX_BULK_ROWS:,}")
+        onset_duration = (parse_seconds(args.onset_duration, "--onset-duration") if args.onset_duration
+                          else modelcheck.ONSET_DURATION)
+        data = modelcheck.validate(settings, json.loads(path.read_text()), cases, duration, args.onset_rows,
+                                   onset_duration)
+        print(render_validation(data))
         return 0
     if not args.mix:
         raise UsageError("model predict needs --mix, e.g. --mix 'update_user=3000/s,update_users:100=20/s'")

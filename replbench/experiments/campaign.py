@@ -38,11 +38,11 @@ from ..core.config import ROOT, SETTING_LIST, Settings, parse_duration
 from ..core.progress import Progress
 from ..core.records import write_json
 from ..measure.cpu import calibrate
-from . import studyfile
+from . import modelcheck, studyfile
 from .study import RUN_OVERHEAD, Plan
 
 CAMPAIGN_DIR = ROOT / "campaigns"
-COMMANDS = ("study", "sweep", "apply-capacity", "big-transaction")  # beside `<scenario> <rate>` runs
+COMMANDS = ("study", "sweep", "apply-capacity", "big-transaction", "model")  # beside `<scenario> <rate>` runs
 KEYS = {"description", "units"}
 UNIT_KEYS = {"command", "minutes", "env"}
 DONE, FAILED, INTERRUPTED = "done", "failed", "interrupted"
@@ -113,6 +113,8 @@ def _estimate(args: list[str], minutes: float | None) -> float:
         return 15 * 60.0
     if args[0] in ("sweep", "apply-capacity"):
         return 10 * 60.0
+    if args[0] == "model":
+        return modelcheck.estimate() if args[1:2] == ["validate"] else 30.0
     duration = flag("--duration")
     return (parse_duration(duration) if duration else 60.0) + RUN_OVERHEAD
 
@@ -129,6 +131,9 @@ def _check(args: list[str]) -> None:
         if len(args) < 2:
             raise ValueError(f"'{args[0]}' needs a scenario")
         scenarios.load(args[1])
+    elif args[0] == "model":
+        if args[1:2] not in (["fit"], ["validate"]):
+            raise ValueError("a campaign's 'model' unit is 'model fit' or 'model validate'")
     elif args[0] != "big-transaction":
         scenarios.load(args[0])  # `<scenario> <rate>`
         if len(args) < 2 or not args[1].isdigit():

@@ -2,29 +2,51 @@
 mix of single-row and 100-row updates, each at two rates) runs as an ordinary run; the model is then asked what
 that run should have cost from the run's own transactions and rows, and the table sets predicted beside measured
 for binlog bytes and master and replica CPU (net of idle), with the error and whether the measurement falls in
-the prediction's interval. The runs stay in results/model/validate-<time>/ and are never fitted on (model fit
-skips that folder)."""
+the prediction's interval (not the replicas' CPU where they also served reads: the model prices writes only).
+
+Then the lag onset: the model's rate at which one replica (one SQL thread, on its own host) starts falling behind
+under transactions of ONSET_ROWS rows (a row count no fitted drain had), and write-bulk runs of that many rows at
+ONSET_LOADS of it, with every replica but replica1 stopped for the run (the model's replica has its host to itself;
+on one small box two replicas applying at once share its cores). A run whose replica1 lag grows by FALLING_BEHIND
+s per s or more fell behind, and then its apply rate is the master's transactions/s × (1 − that growth): the
+measured onset, set beside the predicted one.
+
+The runs stay in results/model/validate-<time>/ and are never fitted on (model fit skips that folder)."""
 
 from __future__ import annotations
 
 import json
+import statistics
 import time
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from ..analysis import costmodel
 from ..core import scenario as scenarios
-from ..core.config import Settings
+from ..core.config import FALLING_BEHIND, Settings
 from ..core.progress import Progress
 from ..core.records import new_folder, write_json
+from ..load import faults
 from .run import Run, RunOptions
+from .study import RUN_OVERHEAD
 
 CASES = (("mixed", 500), ("mixed", 1000), ("write-mix", 100), ("write-mix", 200))
 DURATION = 30.0
-PARTS = (("binlog_bytes", "binlog bytes"), ("master_cpu_s", "master CPU s"), ("replica_cpu_s", "replica CPU s"))
+ONSET_ROWS = 500  # rows per transaction of the onset runs: between the fitted drains' 100 and 1,000
+ONSET_LOADS = (0.8, 1.25)  # of the predicted onset: just below (lag bounded) and just above (falling behind)
+ONSET_DURATION = 60.0
+ONSET_REPLICA = "replica1"
+
+
+def estimate(cases: tuple[tuple[str, int], ...] = CASES, duration: float = DURATION) -> float:
+    """Seconds model validate should take: its runs, and the onset runs with their stopped replicas' catch-up."""
+    return len(cases) * (duration + RUN_OVERHEAD) + len(ONSET_LOADS) * (ONSET_DURATION + 2 * RUN_OVERHEAD)
 
 
 def validate(settings: Settings, model: dict[str, Any], cases: tuple[tuple[str, int], ...] = CASES,
-             duration: float = DURATION) -> dict[str, Any]:
+             duration: float = DURATION, onset_rows: int = ONSET_ROWS,
+             onset_duration: float = ONSET_DURATION) -> dict[str, Any]:
     folder = settings.results / "model" / f"{costmodel.HELD_OUT}{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
     folder.mkdir(parents=True)
     progress = Progress("model validate")
@@ -39,33 +61,52 @@ def validate(settings: Settings, model: dict[str, Any], cases: tuple[tuple[str, 
         if obs:
             predicted = costmodel.expected(model, obs)
             case["transactions"], case["rows"] = obs["transactions"], obs["rows"]
-            for part, _ in PARTS:
+            case["replica_reads"] = obs["replica_reads"]
+            for part in costmodel.EXPECTED:
                 p, m = predicted[part], obs[part]
+                if part == "replica_cpu_s" and obs["replica_reads"]:
+                    p = None  # the replicas' CPU served reads too, which the model does not price
                 case[part] = {"measured": m, "predicted": p,
                               "error_pct": None if p is None or not m else round(100 * (p["value"] - m) / m, 1),
                               "inside": None if p is None or m is None else p["low"] <= m <= p["high"]}
         out["cases"].append(case)
         write_json(folder / "validate.json", out)
+    if onset_rows:
+        out["onset"] = _onset(settings, model, onset_rows, onset_duration, folder, progress)
+        write_json(folder / "validate.json", out)
     return out
 
 
-def render(data: dict[str, Any]) -> str:
-    lines = ["| case | transactions | rows | " + " | ".join(f"{label}: predicted [interval] / measured (error)"
-                                                          for _, label in PARTS) + " |",
-             "|---|---|---|" + "---|" * len(PARTS)]
-    for c in data["cases"]:
-        if not c["usable"]:
-            lines.append(f"| {c['scenario']} @ {c['rate']}/s | not usable (failed, above the knee or not "
-                         f"verified) |" + " |" * (len(PARTS) + 1))
-            continue
-        cells = []
-        for part, _ in PARTS:
-            v = c[part]
-            p = v["predicted"]
-            cells.append("no prediction" if p is None else
-                         f"{p['value']:,.4g} [{p['low']:,.4g}–{p['high']:,.4g}] / {v['measured']:,.4g} "
-                         f"({v['error_pct']:+.1f} %{'' if v['inside'] else ', outside'})")
-        lines.append(f"| {c['scenario']} @ {c['rate']}/s | {c['transactions']:,} | {c['rows']:,} | "
-                     + " | ".join(cells) + " |")
-    return "\n".join(lines)
+def _onset(settings: Settings, model: dict[str, Any], rows: int, duration: float, folder: Path,
+           progress: Progress) -> dict[str, Any]:
+    """Runs just below and just above the predicted onset; the measured onset from those that fell behind."""
+    predicted = costmodel.onset(model, rows)
+    out: dict[str, Any] = {"rows": rows, "replica": ONSET_REPLICA, "predicted": predicted, "runs": [],
+                           "measured": None, "error_pct": None}
+    if predicted is None:
+        return out
+    sc = replace(scenarios.load("write-bulk"), bulk_rows=rows)
+    # the other replicas stop at the start and replicate again one second before the last request: the run's
+    # catch-up then times their backlog too, instead of waiting its timeout out on a stopped replica
+    others = [n.name for n in settings.replicas if n.name != ONSET_REPLICA]
+    alone = tuple(sorted((faults.parse(f"{action}:{name}@{at:g}s") for name in others
+                         for action, at in (("stop-replication", 0), ("start-replication", max(0.5, duration - 1)))),
+                         key=lambda f: f.at))
+    for load in ONSET_LOADS:
+        rate = max(1, round(load * predicted["value"]))
+        run_folder = new_folder(settings, sc, rate, parent=folder)
+        summary = Run(settings, sc, rate, RunOptions(duration=duration, faults=alone), run_folder,
+                      progress).execute()
+        master = ((summary.get("replication") or {}).get("nodes") or {}).get("master") or {}
+        growth = ((summary.get("lag") or {}).get(ONSET_REPLICA) or {}).get("growth_s_per_s")
+        tps = master.get("transactions_per_s")
+        behind = growth is not None and growth >= FALLING_BEHIND
+        out["runs"].append({"load": load, "rate": rate, "run": run_folder.name, "status": summary.get("status"),
+                            "master_transactions_per_s": tps, "lag_growth_s_per_s": growth, "fell_behind": behind,
+                            "applied_per_s": round(tps * (1 - growth), 2) if behind and tps else None})
+    applied = [r["applied_per_s"] for r in out["runs"] if r["applied_per_s"]]
+    if applied:
+        out["measured"] = statistics.median(applied)
+        out["error_pct"] = round(100 * (predicted["value"] - out["measured"]) / out["measured"], 1)
+    return out
 

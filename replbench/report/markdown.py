@@ -22,6 +22,7 @@ from ..analysis.verdicts import describe_max
 from ..core.config import ROOT, Settings
 from .assets import Writer
 from .faults import fault_section
+from .model import model_section
 from .page import bookkeeping, one_page
 from .sources import fault_runs, find_studies, find_sweeps, newest_per_name, newest_per_scenario, sweep_key
 from .studies import APP_TIER_PAGE, APP_TIER_STUDIES, study_section
@@ -73,6 +74,7 @@ def generate(settings: Settings, output: Path | None = None) -> tuple[Path, list
     if app_text:
         text += [f"The app tier's studies (in-flight bound, workers, transport) are on their own page: "
                  f"[{APP_TIER_PAGE}]({APP_TIER_PAGE}).", ""]
+    text += model_section(results)
     if faults_text:
         text += ["## Faults: before, during and after", ""] + faults_text
     text += ["## Sweeps: where each setup breaks", ""] + (sweeps_text or ["No sweep found in results/: run "

@@ -1,10 +1,16 @@
-"""The cost model as text: the coefficients per setting with their intervals and the fit's quality, and a capacity
-plan for a mix with every figure's 95 % interval."""
+"""The cost model as text: the coefficients per setting with their intervals and the fit's quality, a capacity
+plan for a mix with every figure's 95 % interval, model validate's predicted-beside-measured table and lag onset,
+and report.md's section of all of it (from results/model/)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
+from ..analysis.costmodel import HELD_OUT
+
+VALIDATED = (("binlog_bytes", "binlog bytes"), ("master_cpu_s", "master CPU s"), ("replica_cpu_s", "replica CPU s"))
 PARTS = (("master_cpu_s", "master CPU", "ms", 1e3), ("replica_cpu_s", "replica CPU", "ms", 1e3),
          ("binlog_bytes", "binlog", "B", 1.0), ("apply_s", "one replica's apply alone", "ms", 1e3))
 
@@ -54,6 +60,77 @@ def render_plan(plan: dict[str, Any]) -> str:
         f"Replica CPU: {_figure(plan['replica_cpu_cores'])} cores, {_figure(plan['replica_cpu_utilisation'])} of "
         f"its {plan['replica_cores']:g} core(s)",
         f"Replica apply utilisation ρ (one SQL thread): {_figure(plan['replica_apply_rho'])}; lag "
-        f"{plan['lag'] or 'unknown (no apply data)'}",
-        f"Fsyncs on the master: {_figure(plan['fsyncs_per_s'])} per second",
+        f"{plan['lag'] or 'unknown (no apply data)'}"
+        + (f" ({_figure(plan['lag_growth_s_per_s'])} s per s)" if plan.get("lag_growth_s_per_s") else ""),
+        f"A replica starts falling behind at {_figure(plan['onset_transactions_per_s'])} transactions/s of this mix",
+        f"Fsyncs on the master: {_figure(plan['fsyncs_per_s'])} per second (interval: the runs' spread)",
     ])
+
+
+def render_validation(data: dict[str, Any]) -> str:
+    """model validate's table: predicted beside measured per held-out case, then the lag onset."""
+    lines = ["| case | transactions | rows | " + " | ".join(f"{label}: predicted [interval] / measured (error)"
+                                                          for _, label in VALIDATED) + " |",
+             "|---|---|---|" + "---|" * len(VALIDATED)]
+    for c in data["cases"]:
+        if not c["usable"]:
+            lines.append(f"| {c['scenario']} @ {c['rate']}/s | not usable (failed, above the knee or not "
+                         f"verified) |" + " |" * (len(VALIDATED) + 1))
+            continue
+        cells = []
+        for part, _ in VALIDATED:
+            v = c[part]
+            p = v["predicted"]
+            if p is None and part == "replica_cpu_s" and c.get("replica_reads"):
+                cells.append(f"not predicted: the replicas also served {c['replica_reads']:,} reads "
+                             f"(measured {v['measured']:,.4g})")
+                continue
+            cells.append("no prediction" if p is None else
+                         f"{p['value']:,.4g} [{p['low']:,.4g}–{p['high']:,.4g}] / {v['measured']:,.4g} "
+                         f"({v['error_pct']:+.1f} %{'' if v['inside'] else ', outside'})")
+        lines.append(f"| {c['scenario']} @ {c['rate']}/s | {c['transactions']:,} | {c['rows']:,} | "
+                     + " | ".join(cells) + " |")
+    if data.get("onset"):
+        lines += ["", render_onset(data["onset"])]
+    return "\n".join(lines)
+
+
+def render_onset(o: dict[str, Any]) -> str:
+    p = o["predicted"]
+    if p is None:
+        return (f"Lag onset ({o['rows']}-row transactions): no prediction (the model has no apply fit that prices "
+                "rows: fit over apply-capacity drains of several row counts, e.g. study cost-model)")
+    lines = [f"Lag onset, {o['rows']}-row transactions, {o['replica']} applying alone: predicted "
+             f"{p['value']:,.1f} [{p['low']:,.1f}–{p['high']:,.1f}] transactions/s",
+             "| load | rate | master trx/s | lag growth s/s | fell behind | applied trx/s |",
+             "|---|---|---|---|---|---|"]
+    for r in o["runs"]:
+        growth = "-" if r["lag_growth_s_per_s"] is None else f"{r['lag_growth_s_per_s']:+.3f}"
+        tps = "-" if r["master_transactions_per_s"] is None else f"{r['master_transactions_per_s']:,.1f}"
+        applied = "-" if r["applied_per_s"] is None else f"{r['applied_per_s']:,.1f}"
+        lines.append(f"| {r['load']:g}× | {r['rate']}/s | {tps} | {growth} | {'yes' if r['fell_behind'] else 'no'} "
+                     f"| {applied} |")
+    if o["measured"] is None:
+        lines.append("Measured onset: not reached (no run fell behind)")
+    else:
+        lines.append(f"Measured onset: {o['measured']:,.1f} transactions/s; predicted {o['error_pct']:+.1f} % off")
+    return "\n".join(lines)
+
+
+
+def model_section(results: Path) -> list[str]:
+    """report.md's cost model: the coefficients fitted from results/model/model.json and the newest validation
+    beside them; nothing where no model was fitted."""
+    path = results / "model" / "model.json"
+    if not path.exists():
+        return []
+    model = json.loads(path.read_text())
+    lines = ["## The cost model: what a transaction and a row cost", "",
+             "Fitted by `./run.sh model fit` over this report's write runs (CPU net of idle, binlog bytes) and "
+             "apply-capacity drains (one replica alone); `./run.sh model predict --mix ...` turns it into a "
+             "capacity plan.", "", "```", render_fit(model), "```", ""]
+    validations = sorted((results / "model").glob(f"{HELD_OUT}*/validate.json"))
+    if validations:
+        lines += ["Checked on runs it was not fitted on (`./run.sh model validate`):", "",
+                  render_validation(json.loads(validations[-1].read_text())), ""]
+    return lines
