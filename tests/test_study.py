@@ -117,8 +117,8 @@ def test_a_cell_may_set_the_admission_and_a_multiple_of_the_rate(tmp_path: Path)
 def test_a_cells_load_and_writes_set_its_apply_capacity_units_rate_and_backlog() -> None:
     plan = study.Plan.of(studyfile.load("cost-model"))
     drains = [u for u in plan.units() if u.measure == "apply-capacity" and u.repeat == 0]
-    assert [(plan.rate_of(u), plan.writes_of(u)) for u in drains] == [(200, 9000), (90, 4500), (30, 1200), (10, 300)]
-    assert plan.unit_seconds(drains[3]) == pytest.approx(300 / 10 * 1.5 + study.RUN_OVERHEAD)  # at its own rate
+    assert [(plan.rate_of(u), plan.writes_of(u)) for u in drains] == [(200, 9000), (90, 4500), (30, 1200), (3, 150)]
+    assert plan.unit_seconds(drains[3]) == pytest.approx(150 / 3 * 1.5 + study.RUN_OVERHEAD)  # at its own rate
 
 
 def test_cell_statistics_against_hand_computed_values() -> None:
