@@ -138,6 +138,7 @@ def test_fit_and_validate_on_the_small_topology(topo) -> None:
     proc = run_cli(["model", "fit"], env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ROW-FULL bench_idx" in proc.stdout and "per row" in proc.stdout  # 1-row and 100-row runs: separated
+    fitted_from = proc.stdout.splitlines()[0]  # "Cost model from N write runs and M apply drains ..."
     proc = run_cli(["model", "predict", "--mix", "update_user=100/s,update_users:100=2/s"], env)
     assert proc.returncode == 0 and "Binlog: " in proc.stdout and "no data" not in proc.stdout.split("Replica apply")[0]
     proc = run_cli(["model", "validate", "--cases", "write-mix@40", "--duration", "3s", "--onset-rows", "1000",
@@ -146,9 +147,13 @@ def test_fit_and_validate_on_the_small_topology(topo) -> None:
     row = next(line for line in proc.stdout.splitlines() if line.startswith("| write-mix @ 40/s"))
     assert row.count(" / ") == 3 and "%" in row  # binlog, master and replica: predicted beside measured
     # the lag onset: predicted from the drains of 1- and 100-row transactions, then runs below and above it
-    assert "Lag onset, 1000-row transactions, replica1 applying alone: predicted" in proc.stdout, proc.stdout
-    assert "| 0.8× |" in proc.stdout and "| 1.25× |" in proc.stdout and "Measured onset:" in proc.stdout
+    assert "Lag onset, 1000-row transactions (a size the fit had no drain of), one replica applying alone: " \
+        "predicted" in proc.stdout, proc.stdout
+    assert "- drained alone (a backlog of" in proc.stdout and "% off the median" in proc.stdout
+    assert "| 0.8× |" in proc.stdout and "| 1.25× |" in proc.stdout and "Live onset:" in proc.stdout
     assert replicating(topo)  # the replicas stopped for the onset runs replicate again
+    proc = run_cli(["model", "fit"], env)  # validate's runs and drains are held out: the fit reads the same data
+    assert proc.returncode == 0 and proc.stdout.splitlines()[0] == fitted_from, proc.stdout
 
 
 def test_report_md_shows_the_coefficients_and_the_newest_validation(tmp_path) -> None:
@@ -160,11 +165,15 @@ def test_report_md_shows_the_coefficients_and_the_newest_validation(tmp_path) ->
     (tmp_path / "model" / "validate-20261125-000000").mkdir(parents=True)
     (tmp_path / "model" / "model.json").write_text(json.dumps(costmodel.fit(*synthetic())))
     onset = {"rows": 500, "replica": "replica1", "predicted": {"value": 80.0, "low": 70.0, "high": 90.0},
+             "drain": {"writes": 240, "fill_rate": 6, "apply_rate_trx_per_s": [84.0, 76.0], "measured": 80.0,
+                       "error_pct": 0.0},
              "runs": [{"load": 1.25, "rate": 100, "master_transactions_per_s": 99.0, "lag_growth_s_per_s": 0.25,
-                       "fell_behind": True, "applied_per_s": 74.25}], "measured": 74.25, "error_pct": 7.7}
+                       "success": 1.0, "fell_behind": True, "applied_per_s": 74.25}], "measured": 74.25,
+             "error_pct": 7.7}
     (tmp_path / "model" / "validate-20261125-000000" / "validate.json").write_text(
         json.dumps({"cases": [], "onset": onset}))
     text = "\n".join(model_section(tmp_path))
     assert "## The cost model" in text and "ROW-FULL bench_idx" in text and "per row" in text
-    assert "predicted 80.0 [70.0–90.0] transactions/s" in text and "| 1.25× | 100/s | 99.0 | +0.250 | yes | 74.2" \
-        in text and "Measured onset: 74.2 transactions/s; predicted +7.7 % off" in text
+    assert "predicted 80.0 [70.0–90.0] transactions/s" in text and "| 1.25× | 100/s | 99.0 | 100.0 % | +0.250 | yes " \
+        "| 74.2" in text and "Live onset: 74.2 transactions/s; predicted +7.7 % off" in text
+    assert "written at 6/s, each replica in turn): 84.0, 76.0 transactions/s; predicted +0.0 % off the median" in text

@@ -108,6 +108,8 @@ def collect(results: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
             obs["folder"] = str(path.parent.relative_to(results))
             runs.append(obs)
     for path in sorted(results.rglob("apply.json")):
+        if any(part.startswith(HELD_OUT) for part in path.parts):
+            continue
         try:
             drains += apply_observation(json.loads(path.read_text()))
         except (OSError, ValueError):

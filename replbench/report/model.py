@@ -100,22 +100,31 @@ def render_onset(o: dict[str, Any]) -> str:
     if p is None:
         return (f"Lag onset ({o['rows']}-row transactions): no prediction (the model has no apply fit that prices "
                 "rows: fit over apply-capacity drains of several row counts, e.g. study cost-model)")
-    lines = [f"Lag onset, {o['rows']}-row transactions, {o['replica']} applying alone: predicted "
-             f"{p['value']:,.1f} [{p['low']:,.1f}–{p['high']:,.1f}] transactions/s",
-             "| load | rate | master trx/s | lag growth s/s | fell behind | applied trx/s |",
-             "|---|---|---|---|---|---|"]
+    lines = [f"Lag onset, {o['rows']}-row transactions (a size the fit had no drain of), one replica applying "
+             f"alone: predicted {p['value']:,.1f} [{p['low']:,.1f}–{p['high']:,.1f}] transactions/s"]
+    d = o.get("drain")
+    if d:
+        rates = ", ".join(f"{r:,.1f}" for r in d["apply_rate_trx_per_s"]) or "none"
+        lines.append(f"- drained alone (a backlog of {d['writes']:,} written at {d['fill_rate']}/s, each replica in "
+                     f"turn): {rates} transactions/s"
+                     + (f"; predicted {d['error_pct']:+.1f} % off the median" if d.get("error_pct") is not None
+                        else ""))
+    lines += ["- live, the other replicas stopped:", "",
+              "| load | rate | master trx/s | success | lag growth s/s | fell behind | applied trx/s |",
+              "|---|---|---|---|---|---|---|"]
     for r in o["runs"]:
         growth = "-" if r["lag_growth_s_per_s"] is None else f"{r['lag_growth_s_per_s']:+.3f}"
         tps = "-" if r["master_transactions_per_s"] is None else f"{r['master_transactions_per_s']:,.1f}"
         applied = "-" if r["applied_per_s"] is None else f"{r['applied_per_s']:,.1f}"
-        lines.append(f"| {r['load']:g}× | {r['rate']}/s | {tps} | {growth} | {'yes' if r['fell_behind'] else 'no'} "
-                     f"| {applied} |")
+        success = "-" if r.get("success") is None else f"{100 * r['success']:.1f} %"
+        lines.append(f"| {r['load']:g}× | {r['rate']}/s | {tps} | {success} | {growth} | "
+                     f"{'yes' if r['fell_behind'] else 'no'} | {applied} |")
+    lines.append("")
     if o["measured"] is None:
-        lines.append("Measured onset: not reached (no run fell behind)")
+        lines.append(f"Live onset: not reached ({o.get('live_note') or 'no run fell behind'})")
     else:
-        lines.append(f"Measured onset: {o['measured']:,.1f} transactions/s; predicted {o['error_pct']:+.1f} % off")
+        lines.append(f"Live onset: {o['measured']:,.1f} transactions/s; predicted {o['error_pct']:+.1f} % off")
     return "\n".join(lines)
-
 
 
 def model_section(results: Path) -> list[str]:
