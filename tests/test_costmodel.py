@@ -77,7 +77,17 @@ def test_predict_composes_the_coefficients_for_a_mix() -> None:
     over = costmodel.predict(model, costmodel.parse_mix("update_user=9000/s"), "ROW-FULL")
     assert over["lag"].startswith("grows by")
     fsyncs = plan["fsyncs_per_s"]
-    assert fsyncs["value"] == 2.0 * trx and fsyncs["low"] <= fsyncs["value"] <= fsyncs["high"]
+    assert fsyncs["value"] == pytest.approx(2.0 * trx) and fsyncs["low"] <= fsyncs["value"] <= fsyncs["high"]
+
+
+def test_a_plan_prints_every_figure_with_its_interval_and_no_e_notation() -> None:
+    from replbench.report.model import render_plan
+
+    text = render_plan(costmodel.predict(costmodel.fit(*synthetic()), costmodel.parse_mix(
+        "update_user=3000/s,update_users:100=20/s")))
+    assert "e+" not in text and "no data" not in text
+    figures = text.splitlines()[1:]
+    assert len(figures) == 6 and all("[" in line and "–" in line for line in figures), text
 
 
 def test_the_lag_onset_and_growth_follow_the_apply_fit() -> None:

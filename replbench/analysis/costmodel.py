@@ -7,15 +7,16 @@ for relative noise), each run one observation: a node role's CPU seconds net of 
 application wrote = f·transactions + g·rows, and one replica's apply time alone (apply-capacity drains) =
 c·transactions + d·rows. Where every run changed one row per transaction, transactions and rows cannot be told
 apart and the fit is per transaction only (said in the model). Runs above the knee (success under the pass
-criterion) are left out: queues, not the work, set their CPU. Fsyncs per commit are the median over the runs, with
-their spread. Each coefficient keeps its 95 % interval, each fit its R² and
+criterion) are left out: queues, not the work, set their CPU. The master's fsyncs (InnoDB + binlog) are fitted the
+same way (a big transaction syncs more than once); their median per commit is shown. Each coefficient keeps its
+95 % interval, each fit its R² and
 relative residuals, and model.json keeps the observations it came from.
 
 predict() turns a mix ("update_user=3000/s,update_users:100=20/s") into binlog MB/s and GB/day, bytes per second
 to each replica, master and replica CPU in cores (and the replica's share of its --replica-cores), each replica's
 apply utilisation ρ (seconds of one SQL thread's apply per second; lag stays bounded while ρ < 1 and grows by
 1 − 1/ρ seconds per second beyond), the mix's rate at which a replica starts falling behind (its transactions/s
-over ρ), and fsyncs per second — each with its 95 % interval from the fit's covariance (fsyncs: the runs' spread).
+over ρ), and the master's fsyncs per second — each with its 95 % interval from the fit's covariance.
 """
 
 from __future__ import annotations
@@ -164,9 +165,8 @@ def fit(runs: list[dict[str, Any]], drains: list[dict[str, Any]]) -> dict[str, A
             "apply_s": ols([d["apply_s"] for d in drained], [d["transactions"] for d in drained],
                            [d["rows"] for d in drained]),
             "fsyncs_per_commit": float(np.median([o["fsyncs_per_commit"] for o in mine])) if mine else None,
-            # the runs' spread (2.5th–97.5th percentile): what a plan's fsyncs per second may be off by
-            "fsyncs_per_commit_range": [float(v) for v in np.percentile([o["fsyncs_per_commit"] for o in mine],
-                                                                         [2.5, 97.5])] if mine else None,
+            # the master's fsyncs (InnoDB + binlog) per run: big transactions sync more than once per commit
+            "master_fsyncs": ols([o["fsyncs_per_commit"] * o["transactions"] for o in mine], trx, rows),
         }
     return model
 
@@ -227,8 +227,6 @@ def predict(model: dict[str, Any], mix: list[tuple[str, int, float]], setting: s
     binlog = _predict_one(fitted["binlog_bytes"], trx, rows)
     rho = _predict_one(fitted["apply_s"], trx, rows)  # one SQL thread: seconds of apply per second
     replica_cpu = _predict_one(fitted["replica_cpu_s"], trx, rows)
-    fsyncs = fitted["fsyncs_per_commit"]
-    spread = fitted.get("fsyncs_per_commit_range") or [fsyncs, fsyncs]
     return {
         "setting": setting, "table": table, "transactions_per_s": trx, "rows_per_s": rows,
         "binlog_mb_per_s": scaled(binlog, 1e-6), "binlog_gb_per_day": scaled(binlog, SECONDS_PER_DAY / 1e9),
@@ -245,8 +243,7 @@ def predict(model: dict[str, Any], mix: list[tuple[str, int, float]], setting: s
         {"value": lag_growth(rho["value"]), "low": lag_growth(max(rho["low"], 1.0)),
          "high": lag_growth(rho["high"])},
         "onset_transactions_per_s": _reciprocal(rho, trx),
-        "fsyncs_per_s": None if fsyncs is None else
-        {"value": fsyncs * trx, "low": spread[0] * trx, "high": spread[1] * trx},
+        "fsyncs_per_s": _predict_one(fitted.get("master_fsyncs"), trx, rows),
     }
 
 

@@ -12,7 +12,8 @@ from ..analysis.costmodel import HELD_OUT
 
 VALIDATED = (("binlog_bytes", "binlog bytes"), ("master_cpu_s", "master CPU s"), ("replica_cpu_s", "replica CPU s"))
 PARTS = (("master_cpu_s", "master CPU", "ms", 1e3), ("replica_cpu_s", "replica CPU", "ms", 1e3),
-         ("binlog_bytes", "binlog", "B", 1.0), ("apply_s", "one replica's apply alone", "ms", 1e3))
+         ("binlog_bytes", "binlog", "B", 1.0), ("apply_s", "one replica's apply alone", "ms", 1e3),
+         ("master_fsyncs", "master fsyncs (InnoDB + binlog)", "fsyncs", 1.0))
 
 
 def _coef(part: dict[str, Any], term: str, scale: float) -> str:
@@ -38,16 +39,24 @@ def render_fit(model: dict[str, Any]) -> str:
             lines.append(f"  {label}: {text}; R² {part['r2']:.3f}, n {part['n']}, residuals within "
                          f"±{100 * max(map(abs, part['relative_residuals'])):.0f} %")
         if fitted.get("fsyncs_per_commit") is not None:
-            lines.append(f"  fsyncs per commit (master, InnoDB + binlog): {fitted['fsyncs_per_commit']:.2f}")
+            lines.append(f"  fsyncs per commit (master, InnoDB + binlog), median over the runs: "
+                         f"{fitted['fsyncs_per_commit']:.2f}")
     return "\n".join(lines)
 
 
-def _figure(value: dict[str, Any] | None, fmt: str = "{:,.3g}") -> str:
+def _num(v: float) -> str:
+    """Three significant digits, thousands separated, never in e-notation (2,140,000 not 2.14e+06)."""
+    if v == float("inf"):
+        return "∞"
+    return f"{float(f'{v:.3g}'):,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
+
+
+def _figure(value: dict[str, Any] | None) -> str:
     if value is None:
         return "no data (or no fit that separates rows from transactions: add write-bulk runs)"
     if value.get("low") is None:
-        return fmt.format(value["value"])
-    return f"{fmt.format(value['value'])} [{fmt.format(value['low'])}–{fmt.format(value['high'])}]"
+        return _num(value["value"])
+    return f"{_num(value['value'])} [{_num(value['low'])}–{_num(value['high'])}]"
 
 
 def render_plan(plan: dict[str, Any]) -> str:
@@ -63,7 +72,7 @@ def render_plan(plan: dict[str, Any]) -> str:
         f"{plan['lag'] or 'unknown (no apply data)'}"
         + (f" ({_figure(plan['lag_growth_s_per_s'])} s per s)" if plan.get("lag_growth_s_per_s") else ""),
         f"A replica starts falling behind at {_figure(plan['onset_transactions_per_s'])} transactions/s of this mix",
-        f"Fsyncs on the master: {_figure(plan['fsyncs_per_s'])} per second (interval: the runs' spread)",
+        f"Fsyncs on the master: {_figure(plan['fsyncs_per_s'])} per second",
     ])
 
 
