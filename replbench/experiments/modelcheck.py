@@ -35,7 +35,7 @@ from . import applycap
 from .run import Run, RunOptions
 from .study import RUN_OVERHEAD
 
-CASES = (("mixed", 500), ("mixed", 1000), ("write-mix", 100), ("write-mix", 200))
+CASES = (("mixed", 200), ("mixed", 400), ("write-mix", 100), ("write-mix", 200))  # below the knee at 8M on 2 cores
 DURATION = 30.0
 ONSET_ROWS = 500  # rows per transaction of the onset runs: between the fitted drains' 100 and 1,000
 ONSET_LOADS = (0.8, 1.25)  # of the predicted onset: just below (lag bounded) and just above (falling behind)

@@ -92,10 +92,10 @@ def render_validation(data: dict[str, Any]) -> str:
             p = v["predicted"]
             if p is None and part == "replica_cpu_s" and c.get("replica_reads"):
                 cells.append(f"not predicted: the replicas also served {c['replica_reads']:,} reads "
-                             f"(measured {v['measured']:,.4g})")
+                             f"(measured {_num(v['measured'])})")
                 continue
             cells.append("no prediction" if p is None else
-                         f"{p['value']:,.4g} [{p['low']:,.4g}–{p['high']:,.4g}] / {v['measured']:,.4g} "
+                         f"{_num(p['value'])} [{_num(p['low'])}–{_num(p['high'])}] / {_num(v['measured'])} "
                          f"({v['error_pct']:+.1f} %{'' if v['inside'] else ', outside'})")
         lines.append(f"| {c['scenario']} @ {c['rate']}/s | {c['transactions']:,} | {c['rows']:,} | "
                      + " | ".join(cells) + " |")
