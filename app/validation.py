@@ -9,13 +9,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from replbench.core.config import MAX_BULK_ROWS, SCHEMAS
+from replbench.core.config import MAX_BULK_ROWS, MAX_CITY, MAX_NAME, MAX_PREFIX, NAME_RE, SCHEMAS
 
-NAME_RE = re.compile(r"^[A-Za-z][A-Za-z' -]*$")  # letters first; no LIKE wildcards can come through
 EMAIL_RE = re.compile(r"^[^@\s]{1,64}@[A-Za-z0-9.-]{1,63}\.[A-Za-z]{2,}$")
-MAX_NAME = 60
-MAX_PREFIX = 30
-MAX_CITY = 60
 MAX_INTERESTS = 4096  # a TEXT column: write-wide stores about 1 KB
 MAX_EMAIL = 120
 MAX_ID = 2**63 - 1

@@ -4,10 +4,13 @@ knob: set online on every node, read back, and back at the reference for the nex
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
+from app.validation import ClientError, field_value, find_users_params
 from replbench.core import sql
 from replbench.core.scenario import load
 from replbench.load import targets
@@ -71,6 +74,29 @@ def test_a_write_runs_targets_cover_every_request_it_sends() -> None:
     scenario = load("write")
     assert targets.target_count(scenario, 3600, 60) >= 3600 * 60  # vegeta loops the file: no value twice
     assert targets.target_count(load("read"), 3600, 60) == load("read").target_count
+
+
+def test_donors_and_searches_the_app_would_refuse_are_passed_over() -> None:
+    """A row written outside the app's rules (a name with digits, a dot) never becomes a value or a search."""
+    bad = ("f540.726243", "Smith", "Paris")
+    good = ("Anna", "Berg", "Oslo")
+    rows = {1: ("Ola", "Nordmann", "Bergen"), 2: bad, 3: good}
+    values = targets._Values(random.Random(7), ("first_name", "last_name", "city"), rows, [2, 3] * 20)
+    picks = [values.fresh(1) for _ in range(3)]
+    assert picks[0] == good and values.refused > 0  # the bad donor was drawn and passed over
+    for name, value in zip(("first_name", "last_name", "city"), picks[0]):
+        field_value(name, value)  # the app takes what the targets write
+    with pytest.raises(ClientError):
+        field_value("first_name", bad[0])  # and would have refused the donor
+    # a donor that is bad only in a column the scenario does not write is fine
+    city_only = targets._Values(random.Random(7), ("city",), {1: rows[1], 2: bad}, [2] * 5)
+    assert city_only.fresh(1) == bad and city_only.refused == 0
+    scenario = load("read")
+    find = targets._target("find_users", 2, values, scenario, "http://x", "bench_idx", 3)
+    assert find is None and values.searches_refused == 1
+    find = targets._target("find_users", 3, values, scenario, "http://x", "bench_idx", 3)
+    assert find is not None
+    find_users_params(dict(parse_qsl(urlsplit(find["url"]).query)))
 
 
 def test_the_row_images_are_compared_column_by_column() -> None:

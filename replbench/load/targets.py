@@ -6,7 +6,9 @@ drawn uniformly over the table's real id range; name prefixes are cut from the r
 follow the data's own name distribution and always match something). An update never writes the value its row
 holds: the target rows' current first_name, last_name and city are read when the targets are built, and a donor
 row (whose values an update copies) that matches any of them, or any value an earlier target of the run gives
-that row, is passed over. interests values carry a fresh tag drawn from the nonce, so no run rewrites another's.
+that row, is passed over, and so is a donor whose names the app would refuse (a row written by hand outside the
+app's rules): its update would fail with a 400. interests values carry a fresh tag drawn from the nonce, so no
+run rewrites another's.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 import orjson
 
 from ..core import sql
-from ..core.config import Settings
+from ..core.config import MAX_CITY, MAX_NAME, MAX_PREFIX, NAME_RE, Settings
 from ..core.scenario import WRITE_ENDPOINTS, Scenario
 
 FETCH_BATCH = 5000
@@ -31,7 +33,14 @@ DONOR_TRIES = 50  # donors tried per update before one that matches the row is t
 TARGET_HEADROOM = 1.05  # a write run's targets cover rate × duration with this margin: vegeta loops the file,
 #                         and a second pass would write the values of the first one again
 NAME_FIELDS = ("first_name", "last_name", "city")  # the columns a donor row gives (all three indexed in bench_idx)
+NAME_LIMITS = (MAX_NAME, MAX_NAME, MAX_CITY)
 Row = tuple[str, str, str]
+
+
+def accepted(value: str, max_len: int) -> bool:
+    """Whether the app takes this value for a name or a city (app/validation checks the same, after strip)."""
+    value = value.strip()
+    return 0 < len(value) <= max_len and NAME_RE.match(value) is not None
 
 
 def new_nonce() -> str:
@@ -78,6 +87,8 @@ class _Values:
     written: dict[int, list[Row]] = field(default_factory=dict)  # id -> values the row holds or is given
     matched: int = 0  # updates whose every donor tried matched the row (the check will count them)
     retried: int = 0
+    refused: int = 0  # donors passed over because the app would refuse their names
+    searches_refused: int = 0  # find_users targets left out: their row's name prefix is not one the app accepts
 
     def fresh(self, account_id: int) -> Row | None:
         held = self.written.setdefault(account_id, [self.rows[account_id]] if account_id in self.rows else [])
@@ -89,12 +100,16 @@ class _Values:
             donor = self.rows.get(self.rng.choice(self.donors))
             if donor is None:
                 continue
+            if not all(accepted(donor[i], NAME_LIMITS[i]) for i in checked):
+                self.refused += 1
+                continue
             choice = donor
             if all(donor[i] != row[i] for row in held for i in checked):
                 self.retried += attempt
                 break
         else:
-            self.matched += 1
+            if choice is not None:
+                self.matched += 1
         if choice is not None:
             held.append(choice)
         return choice
@@ -129,7 +144,8 @@ def generate(settings: Settings, scenario: Scenario, base_url: str, path: Path, 
     return {"file": path.name, "count": sum(counts.values()), "per_endpoint": counts, "max_id": max_id,
             "seed": settings.seed, "nonce": nonce, "writes": any(e in WRITE_ENDPOINTS for e in counts),
             "update_fields": list(scenario.update_fields) if updates else [],
-            "values_matching_the_row": values.matched, "donors_passed_over": values.retried}
+            "values_matching_the_row": values.matched, "donors_passed_over": values.retried,
+            "donors_the_app_would_refuse": values.refused, "searches_the_app_would_refuse": values.searches_refused}
 
 
 def _target(endpoint: str, account_id: int, values: _Values, scenario: Scenario, base_url: str, schema_q: str,
@@ -142,8 +158,11 @@ def _target(endpoint: str, account_id: int, values: _Values, scenario: Scenario,
         row = values.rows.get(account_id)
         if row is None:
             return None
-        query = urllib.parse.urlencode({"first_name": row[0][:scenario.first_prefix],
-                                        "last_name": row[1][:scenario.last_prefix], "schema": scenario.schema})
+        first, last = row[0][:scenario.first_prefix], row[1][:scenario.last_prefix]
+        if not (accepted(first, MAX_PREFIX) and accepted(last, MAX_PREFIX)):
+            values.searches_refused += 1
+            return None
+        query = urllib.parse.urlencode({"first_name": first, "last_name": last, "schema": scenario.schema})
         return {"method": "GET", "url": f"{base_url}/find_users?{query}"}
     if endpoint == "update_user":
         source = values.fresh(account_id) if set(scenario.update_fields) & set(NAME_FIELDS) else \
