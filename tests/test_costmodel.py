@@ -4,6 +4,7 @@ mix or setting is refused. Pure: no topology."""
 from __future__ import annotations
 
 import random
+import shutil
 
 import pytest
 
@@ -169,9 +170,10 @@ def test_fit_and_validate_on_the_small_topology(topo) -> None:
 def test_report_md_shows_the_coefficients_and_the_newest_validation(tmp_path) -> None:
     import json
 
+    from replbench.report.assets import Writer
     from replbench.report.model import model_section
 
-    assert model_section(tmp_path) == []  # no model fitted: no section
+    assert model_section(Writer(tmp_path, tmp_path / "report.md")) == []  # no model fitted: no section
     (tmp_path / "model" / "validate-20261125-000000").mkdir(parents=True)
     (tmp_path / "model" / "model.json").write_text(json.dumps(costmodel.fit(*synthetic())))
     onset = {"rows": 500, "replica": "replica1", "predicted": {"value": 80.0, "low": 70.0, "high": 90.0},
@@ -182,7 +184,11 @@ def test_report_md_shows_the_coefficients_and_the_newest_validation(tmp_path) ->
              "error_pct": 7.7}
     (tmp_path / "model" / "validate-20261125-000000" / "validate.json").write_text(
         json.dumps({"cases": [], "onset": onset}))
-    text = "\n".join(model_section(tmp_path))
+    text = "\n".join(model_section(Writer(tmp_path, tmp_path / "report.md")))
+    # the section's files are kept in the report's assets: without the raw model, the same section from them
+    shutil.rmtree(tmp_path / "model")
+    assert "\n".join(model_section(Writer(tmp_path, tmp_path / "report.md"))) == text
+    assert (tmp_path / "report-assets" / "model" / "validate-20261125-000000" / "validate.json").exists()
     assert "## The cost model" in text and "ROW-FULL bench_idx" in text and "per row" in text
     assert "predicted 80.0 [70.0–90.0] transactions/s" in text and "| 1.25× | 100/s | 99.0 | 100.0 % | +0.250 | yes " \
         "| 74.2" in text and "Live onset: 74.2 transactions/s; predicted +7.7 % off" in text

@@ -4,6 +4,7 @@ study that ends in study.json and a report section."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from replbench.analysis.studymetrics import CRITERIA_GUARD, compare_cells, load_table, passed, unit_metrics
 from replbench.core.config import ROOT, STUDY_DIR, Settings
 from replbench.experiments import study, studyfile
-from replbench.report import markdown
+from replbench.report import costsheet, markdown, sources
 
 from .conftest import env_for, run_cli, study_folder
 
@@ -245,3 +246,108 @@ def test_a_load_study_counts_passing_runs_and_goodput_against_the_max() -> None:
     rows = load_table(units, [{"name": "a"}, {"name": "b"}], {"read": 1000})
     assert [(r["cell"], r["passed"], r["runs"]) for r in rows] == [("a", 1, 2), ("b", 0, 1)]
     assert rows[0]["goodput_pct_of_max"] == {"median": 110.0, "min": 90.0, "max": 130.0, "n": 2}
+
+
+def as_campaign(results: Path, study_dir: Path, name: str) -> Path:
+    """The study's folder inside a finished campaign `report` under results/, renamed as a study of `name`."""
+    folder = results / "campaign-report-20260101-000000"
+    shutil.copytree(study_dir, folder / study_dir.name)
+    data = json.loads((folder / study_dir.name / "study.json").read_text())
+    (folder / study_dir.name / "study.json").write_text(json.dumps({**data, "name": name}))
+    units = [{"command": f"study {name}", "status": "done", "seconds": 60, "calibration_before": 4.0,
+              "calibration_after": 5.5}]
+    (folder / "campaign.json").write_text(json.dumps({
+        "name": "report", "commit": "abc1234", "dirty": False, "status": "done", "units": units,
+        "folder": folder.name, "started_at": "2026-01-01T00:00:00Z", "finished_at": "2026-01-01T00:01:00Z"}))
+    return folder
+
+
+def test_report_md_comes_from_one_campaign_its_first_page_the_cost_sheet(topo: Settings, tmp_path: Path) -> None:
+    """A real study's folder as a campaign's binlog-format study: the report names the campaign, opens with the
+    cost sheet, mixes in no loose section (they go to the archive page), and a clone holding only the committed
+    assets rebuilds report.md byte for byte."""
+    path = write_study(tmp_path, GOOD, "tiny")
+    proc = run_cli(["study", str(path)], env_for(topo.state), timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    study_dir, _ = study_folder(proc.stdout)
+    root = tmp_path / "top"
+    results = root / "results"
+    as_campaign(results, study_dir, "binlog-format")
+    loose = results / "report-assets" / "study-20250101-000000-loose"  # published before: archive only
+    shutil.copytree(study_dir, loose)
+    settings = Settings.from_env(dict(env_for(topo.state), REPLBENCH_RESULTS=str(results)))
+    output = root / "report.md"
+    markdown.generate(settings, output, sources.pick(results))
+    text = output.read_text()
+    assert "from one campaign: `report` (`campaign-report-20260101-000000`), 1 units at commit `abc1234`" in text
+    assert "calibration 4–5.5" in text
+    sheet = text.index("## What each replication setting costs")
+    assert sheet < text.index("## Findings") < text.index("## What was measured")
+    table = text[sheet:text.index("## Findings")]
+    assert "### `write`: " in table and "\n| ROW FULL | " in table and "\n| STATEMENT | " in table, table
+    row = next(line for line in table.splitlines() if line.startswith("| STATEMENT | "))
+    assert row.split(" | ")[1] != "–" and row.endswith("| binlog-format |")  # binlog B/write, and its source
+    assert "study-20250101-000000-loose" not in text  # loose sections are not mixed in ...
+    archive = (root / "report-archive.md").read_text()
+    assert "study-20250101-000000-loose" in archive and "(results/report-assets/study-20250101-000000-loose/" \
+        "study.json)" in archive  # ... they are listed, linked
+    assert str(topo.state) not in text and str(root) not in text and str(ROOT) not in text
+    # a fresh clone: the committed assets (the campaign's, with its campaign.json) and nothing raw
+    clone = tmp_path / "clone"
+    shutil.copytree(results / "report-assets", clone / "results" / "report-assets")
+    rebuilt = clone / "report.md"
+    origin = sources.pick(clone / "results")
+    assert origin.campaign and origin.campaign["commit"] == "abc1234"
+    markdown.generate(Settings.from_env(dict(env_for(topo.state), REPLBENCH_RESULTS=str(clone / "results"))),
+                      rebuilt, origin)
+    assert rebuilt.read_text() == text
+
+
+def test_the_report_picks_a_finished_campaign_or_says_why_not(tmp_path: Path) -> None:
+    assert sources.pick(tmp_path).campaign is None  # none: everything in results/
+    folder = tmp_path / "campaign-report-20260101-000000"
+    folder.mkdir()
+    (folder / "campaign.json").write_text(json.dumps({"name": "report", "status": "interrupted", "units": []}))
+    assert sources.pick(tmp_path).campaign is None  # an unfinished one is not the report's
+    with pytest.raises(sources.SourceError, match="no finished campaign 'report'"):
+        sources.pick(tmp_path, "report")
+    with pytest.raises(sources.SourceError, match="has not finished"):
+        sources.pick(tmp_path, str(folder))
+    proc = run_cli(["report", "--campaign", "nosuch"], env_for(tmp_path))
+    assert proc.returncode == 2 and "no finished campaign 'nosuch'" in proc.stderr and "usage:" in proc.stderr
+    (folder / "campaign.json").write_text(json.dumps({"name": "report", "status": "done", "units": []}))
+    assert sources.pick(tmp_path).raw == folder
+    assert sources.pick(tmp_path, loose=True).campaign is None
+
+
+def test_the_cost_sheet_names_each_setting_and_keeps_studies_apart() -> None:
+    assert costsheet.setting({"binlog_format": "ROW", "binlog_row_image": "MINIMAL"}) == "ROW MINIMAL"
+    assert costsheet.setting({"binlog_format": "STATEMENT", "binlog_row_image": "FULL"}) == "STATEMENT"
+    assert costsheet.setting({"binlog_format": "ROW", "binlog_row_image": "FULL", "binlog_annotate": "off",
+                              "binlog_compress": "on"}) == "ROW FULL, annotate off, compression on"
+
+    def study(name: str, cells: dict[str, dict], values: dict[str, list[float]], scenario: str = "write") -> dict:
+        return {"name": name, "cells": [{"name": c, "knobs": k, "changed": {}} for c, k in cells.items()],
+                "units": [{"cell": c, "scenario": scenario, "metrics": {"bytes_per_write": v, "apply_trx_per_s": v}}
+                          for c, vs in values.items() for v in vs]}
+
+    full, minimal = {"binlog_format": "ROW", "binlog_row_image": "FULL"}, {"binlog_format": "ROW",
+                                                                           "binlog_row_image": "MINIMAL"}
+    formats = study("binlog-format", {"ROW FULL": full, "ROW MINIMAL": minimal}, {"ROW FULL": [500, 510],
+                                                                                  "ROW MINIMAL": [300, 305]})
+    compression = study("compression", {"off": full, "on": {**full, "binlog_compress": "on"}},
+                        {"off": [900, 905], "on": [200, 201]})
+    rows = costsheet.sheet_rows([compression, formats])
+    # ROW FULL comes from binlog-format alone (its cells were measured side by side), not pooled with compression's
+    assert [(label, name, [m["bytes_per_write"] for m in runs]) for label, name, runs in rows["write"]] == [
+        ("ROW FULL", "binlog-format", [500, 510]), ("ROW MINIMAL", "binlog-format", [300, 305]),
+        ("ROW FULL, compression on", "compression", [200, 201])]
+    threads = study("parallel-apply", {"serial": {**full, "parallel_threads": 0},
+                                       "4": {**full, "parallel_threads": 4, "parallel_mode": "optimistic"},
+                                       "2": {**full, "parallel_threads": 2, "parallel_mode": "optimistic"}},
+                    {"serial": [3000, 3100], "4": [6000], "2": [5000]})
+    rates = costsheet.apply_rates([threads])
+    assert rates[("write", "ROW FULL", "serial")] == ("parallel-apply", [3000, 3100])
+    assert rates[("write", "ROW FULL", "4 threads")] == ("parallel-apply", [6000]) and len(rates) == 2
+    text = "\n".join(costsheet.cost_sheet([formats, threads]))
+    assert "| ROW FULL | 505 [500–510] | " in text and "| 3,050 [3,000–3,100] | 6,000 |" in text

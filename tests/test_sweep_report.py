@@ -180,7 +180,7 @@ def test_a_small_real_sweep_and_its_report(topo: Settings, tmp_path: Path) -> No
 
     assert sweeps_part(rebuilt) == sweeps_part(first).replace(
         os.path.relpath(topo.results, tmp_path), os.path.relpath(clone, rebuilt_output.parent))
-    assert f"{len(sections)} section(s) were rebuilt from their committed assets" in rebuilt
+    assert "section(s) were rebuilt" not in rebuilt  # said on the terminal: the file is the same either way
     assert {p.relative_to(clone): p.read_bytes() for p in clone.rglob("*") if p.is_file()} == committed
 
 
@@ -278,7 +278,7 @@ def test_report_shows_the_newest_sweep_of_each_scenario_and_lists_the_rest(tmp_p
                            ("sweep-20260101-000000-write", "write")):
         (tmp_path / name).mkdir()
         (tmp_path / name / "sweep.json").write_text(json.dumps({"scenario": scenario}))
-    newest = sources.newest_per_scenario(sources.find_sweeps(tmp_path))
+    newest = sources.newest_per_scenario(sources.find_sweeps(sources.Origin.loose(tmp_path)))
     assert newest == {"read": tmp_path / "sweep-20260102-000000-read",
                       "write": tmp_path / "sweep-20260101-000000-write"}
 

@@ -15,7 +15,7 @@ import warnings
 from typing import Any
 
 from ..core.stats import median
-from .studymetrics import BY_KEY
+from .studymetrics import BY_KEY, fmt
 from .verdicts import FINDING_MIN_FACTOR
 
 ALPHA = 0.05  # the study's family-wise error rate, over all its comparisons
@@ -80,7 +80,7 @@ def study_findings(data: dict[str, Any], primary: list[str]) -> list[dict[str, A
 def sentence(study: str, finding: dict[str, Any]) -> str:
     metric = BY_KEY[finding["metric"]]
     more = finding["factor"] > 1
-    return (f"`{study}` on `{finding['group']}`: {metric.label} of `{finding['cell']}` is {finding['factor']:.3g}× "
+    return (f"`{study}` on `{finding['group']}`: {metric.label} of `{finding['cell']}` is {fmt(finding['factor'])}× "
             f"`{finding['baseline']}`'s ({'more' if more else 'less'}; Welch on log values, Holm-corrected "
             f"p = {finding['p_holm']:.3g} over the study's {finding['comparisons']} comparisons, "
             f"{finding['n'][0]} and {finding['n'][1]} repeats)")

@@ -38,7 +38,7 @@ from ..experiments.sweep import Sweep
 from ..load import cpus, faults
 from ..report.markdown import generate
 from ..report.model import render_fit, render_plan, render_validation
-from ..report.sources import asset_sources, split_kept
+from ..report.sources import SourceError, asset_sources, pick, split_kept
 from ..topology import links
 from ..topology.install import VEGETA_VERSION, mariadb_binaries
 from ..topology.knobs import KNOB_LIST, Knobs
@@ -267,8 +267,11 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--allow-dirty", action="store_true", help="run from a tree with uncommitted changes (recorded)")
     add_topology_flags(p)
 
-    p = sub.add_parser("report", help="regenerate report.md from results/", formatter_class=help_formatter)
+    p = sub.add_parser("report", help="regenerate report.md from one campaign (default: the newest finished "
+                       "'report' campaign; without one, everything in results/)", formatter_class=help_formatter)
     p.add_argument("--output", help="where to write the report (default: report.md at the top level)")
+    p.add_argument("--campaign", help="the campaign to report: a name (its newest finished folder) or a folder")
+    p.add_argument("--loose", action="store_true", help="everything in results/, not one campaign")
     p.add_argument("--results", help="results folder (default: results/, env REPLBENCH_RESULTS)")
 
     p = sub.add_parser("compare", help="compare two runs or two sweeps (folders or names under results/)",
@@ -457,13 +460,20 @@ def cmd_campaign(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
 
     settings = settings_from(args)
-    output, kept = generate(settings, Path(args.output).resolve() if args.output else None)
-    print(f"replbench: wrote {shown_path(output)}")
-    rebuilt = [p.name for p in asset_sources(settings.results) if p.name not in kept]
+    if args.campaign and args.loose:
+        raise UsageError("--campaign and --loose exclude each other")
+    try:
+        origin = pick(settings.results, args.campaign, args.loose)
+    except SourceError as exc:
+        raise UsageError(str(exc)) from None
+    output, kept = generate(settings, Path(args.output).resolve() if args.output else None, origin)
+    print(f"replbench: wrote {shown_path(output)}"
+          + (f" from campaign {origin.raw.name}" if origin.campaign else " from everything in results/"))
+    rebuilt = [p.name for p in asset_sources(origin) if p.name not in kept]
     if rebuilt:
         print(f"replbench: rebuilt {len(rebuilt)} section(s) from committed assets whose raw data is not here: "
               + ", ".join(rebuilt))
-    absent, newer = split_kept(settings.results, kept)
+    absent, newer = split_kept(origin, kept)
     if absent:
         print(f"replbench: left alone {len(absent)} committed asset folder(s) whose raw data is not here: "
               + ", ".join(absent))

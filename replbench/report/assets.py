@@ -1,5 +1,6 @@
-"""The report's assets: one folder per shown run, study or sweep under results/report-assets/, every path given
-out relative to the report, every copied text stripped of the machine's paths, and of a run's meta.json only what
+"""The report's assets: one folder per shown run, study or sweep under results/report-assets/ (a campaign's under
+results/report-assets/campaign-<name>-<time>/, beside its campaign.json), every path given out relative to the
+report, every copied text stripped of the machine's paths, and of a run's meta.json only what
 the report reads.
 """
 
@@ -11,6 +12,7 @@ import shutil
 from pathlib import Path
 
 from ..core.config import ROOT
+from .sources import Origin
 
 SETTINGS_THAT_MATTER = ("binlog_format", "binlog_row_image", "sync_binlog", "innodb_flush_log_at_trx_commit",
                         "innodb_buffer_pool_size", "innodb_log_file_size", "binlog_annotate_row_events",
@@ -25,9 +27,11 @@ META_KEPT = ("host", "versions", "dataset", "disk", "server_variables_not_defaul
 class Writer:
     """Writes the assets of one report: every path it gives out is relative to the report's folder."""
 
-    def __init__(self, results: Path, output: Path) -> None:
-        self.results = results
-        self.root = results / "report-assets"
+    def __init__(self, results: Path, output: Path, origin: Origin | None = None) -> None:
+        self.results = results  # the results folder (paths under it are written as results/…)
+        self.origin = origin or Origin.loose(results)
+        self.raw = self.origin.raw
+        self.root = self.origin.assets
         self.base = output.parent
         self.written: set[str] = set()
 
@@ -73,9 +77,16 @@ class Writer:
         kept = json.dumps(meta, indent=2, sort_keys=True) + "\n"
         dst.write_text(self.without_paths(kept))
 
+    def keep_campaign(self) -> None:
+        """The campaign's record beside its assets (commit, units, calibration), read back on a fresh clone."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        source = self.raw / "campaign.json"
+        if source.exists():
+            self.copy(source, self.root / "campaign.json")
+
     def rebuilt(self) -> list[str]:
         """The sections this report rebuilt from committed assets (their raw data is not in results/)."""
-        return sorted(name for name in self.written if not (self.results / name).is_dir())
+        return sorted(name for name in self.written if not (self.raw / name).is_dir())
 
     def kept(self) -> list[str]:
         """Committed asset folders this report did not regenerate (left on disk, never deleted)."""

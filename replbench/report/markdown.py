@@ -1,14 +1,18 @@
-"""report.md: regenerated from everything in results/ — deterministic (the same results give the same file).
+"""report.md: regenerated from one campaign's folder (the newest finished `report` campaign, or the one named), or
+without one from everything in results/ — deterministic (the same results give the same file).
 
-It opens with one page: what was measured (the SQL each endpoint runs, the statement limit), on what (machine,
-versions, dataset, reference settings), the findings in a few generated sentences (only differences the repeats
-separate), and how to read the columns. Then every study (one table per scenario: per cell the median and
-min–max over repeats, the ratio to the baseline and whether it is a difference or within noise; a bar chart),
-then the newest sweep of each scenario (table, plots; the per-step blocks in a linked file of their own), then
-the index-cost comparison. Assets go to results/report-assets/<folder>/ (committed); a committed asset folder
-whose raw data is not in results/ is left alone and listed, never deleted. No absolute path is written.
+It opens with one page for a DBA: where the figures come from (campaign, commit, dates, machine, calibration range),
+the cost sheet (per workload and setting: bytes, CPU, apply capacity, latency), large transactions, when the
+replicas fall behind, what indexes cost, the findings (only differences the repeats separate), what was measured
+(the SQL each endpoint runs), on what, and how to read the columns. Then every study (one table per scenario: per
+cell the median and min–max over repeats, the ratio to the baseline and whether it is a difference or within
+noise; a bar chart), then the newest sweep of each scenario (table, plots; the per-step blocks in a linked file of
+their own), then the paired sweeps. Assets go to results/report-assets/<folder>/ (committed); a committed asset folder
+whose raw data is not in results/ is left alone and listed, never deleted; with a campaign, every other committed
+section is listed on an archive page. No absolute path is written.
 
-This module only orders the sections; each lives in its own module (sources, assets, page, studies, faults,
+This module only orders the sections; each lives in its own module (sources, assets, page, costsheet, archive,
+studies, faults,
 sweeps, plots).
 """
 
@@ -20,24 +24,38 @@ from typing import Any
 
 from ..analysis.verdicts import describe_max
 from ..core.config import ROOT, Settings
+from .archive import archive_page
 from .assets import Writer
 from .faults import fault_section
 from .model import model_section
 from .page import bookkeeping, one_page
-from .sources import fault_runs, find_studies, find_sweeps, newest_per_name, newest_per_scenario, sweep_key
+from .sources import (
+    Origin,
+    fault_runs,
+    find_studies,
+    find_sweeps,
+    newest_per_name,
+    newest_per_scenario,
+    sweep_key,
+)
 from .studies import APP_TIER_PAGE, APP_TIER_STUDIES, study_section
 from .sweeps import comparison, reference_comparison, sweep_section
 
 
-def generate(settings: Settings, output: Path | None = None) -> tuple[Path, list[str]]:
-    """Write report.md; returns its path and the committed asset folders it left alone."""
+def generate(settings: Settings, output: Path | None = None, origin: Origin | None = None) -> tuple[Path, list[str]]:
+    """Write report.md from the origin (default: everything in results/); returns its path and the committed asset
+    folders it left alone."""
     results = settings.results
     output = output or ROOT / "report.md"
-    writer = Writer(results, output)
+    origin = origin or Origin.loose(results)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    writer = Writer(results, output, origin)
+    if origin.campaign is not None:
+        writer.keep_campaign()
     studies_text: list[str] = []
     studies: list[dict[str, Any]] = []
     app_text: list[str] = []
-    for folder in sorted(newest_per_name(find_studies(results)).values()):
+    for folder in sorted(newest_per_name(find_studies(origin)).values()):
         lines, data = study_section(folder, writer)
         if data["name"].startswith(APP_TIER_STUDIES):
             app_text += lines
@@ -51,9 +69,9 @@ def generate(settings: Settings, output: Path | None = None) -> tuple[Path, list
                                        "transport), measured by studies: not what a DBA reads first. Back to "
                                        f"[{output.name}]({output.name}).", "", *app_text]).rstrip("\n") + "\n")
     faults_text: list[str] = []
-    for folder in sorted(fault_runs(results).values()):
+    for folder in sorted(fault_runs(origin).values()):
         faults_text += fault_section(folder, writer)
-    sweeps = find_sweeps(results)
+    sweeps = find_sweeps(origin)
     shown = newest_per_scenario(sweeps)
     sweeps_text: list[str] = []
     latest: dict[str, dict[str, Any]] = {}
@@ -67,14 +85,16 @@ def generate(settings: Settings, output: Path | None = None) -> tuple[Path, list
         data = json.loads((path / "sweep.json").read_text())
         if sweep_key(data) in latest:
             latest[sweep_key(data)].setdefault("earlier_max", []).append(describe_max(data))
+    model_text = model_section(writer)
     kept = writer.kept()
     text = one_page(latest, studies, kept, writer)
+    archive = archive_page(writer, output)
     text += ["## Studies: what each replication setting costs", ""] + (studies_text or ["No study in results/ yet: "
                                                                                        "`./run.sh study <name>`.", ""])
     if app_text:
         text += [f"The app tier's studies (in-flight bound, workers, transport) are on their own page: "
                  f"[{APP_TIER_PAGE}]({APP_TIER_PAGE}).", ""]
-    text += model_section(results)
+    text += model_text
     if faults_text:
         text += ["## Faults: before, during and after", ""] + faults_text
     text += ["## Sweeps: where each setup breaks", ""] + (sweeps_text or ["No sweep found in results/: run "
@@ -84,6 +104,11 @@ def generate(settings: Settings, output: Path | None = None) -> tuple[Path, list
                  + ", ".join(f"`{p.name}`" for p in superseded), ""]
     text += comparison(latest)
     text += reference_comparison(latest)
+    if archive:
+        text += [f"Sections published before this campaign, or by other campaigns, are listed on "
+                 f"[{archive}]({archive}), not mixed in" + (f"; the app tier's earlier studies are on "
+                                                          f"[{APP_TIER_PAGE}]({APP_TIER_PAGE})"
+                                                          if not app_text and app_page.exists() else "") + ".", ""]
     text += bookkeeping(kept, writer)
     output.write_text("\n".join(text).rstrip("\n") + "\n")
     return output, kept

@@ -5,10 +5,10 @@ and report.md's section of all of it (from results/model/)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from ..analysis.costmodel import HELD_OUT
+from .assets import Writer
 
 VALIDATED = (("binlog_bytes", "binlog bytes"), ("master_cpu_s", "master CPU s"), ("replica_cpu_s", "replica CPU s"))
 PARTS = (("master_cpu_s", "master CPU", "ms", 1e3), ("replica_cpu_s", "replica CPU", "ms", 1e3),
@@ -136,18 +136,26 @@ def render_onset(o: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def model_section(results: Path) -> list[str]:
-    """report.md's cost model: the coefficients fitted from results/model/model.json and the newest validation
-    beside them; nothing where no model was fitted."""
-    path = results / "model" / "model.json"
+def model_section(writer: Writer) -> list[str]:
+    """report.md's cost model: the coefficients fitted from model/model.json and the newest validation beside them
+    (both kept in the report's assets, so a fresh clone rebuilds the section from them); nothing where no model was
+    fitted."""
+    raw = writer.raw / "model"
+    source = raw if (raw / "model.json").exists() else writer.root / "model"
+    path = source / "model.json"
     if not path.exists():
         return []
+    validations = sorted(source.glob(f"{HELD_OUT}*/validate.json"))
+    kept = writer.folder(source)
+    writer.copy(path, kept / "model.json")
+    if validations:
+        (kept / validations[-1].parent.name).mkdir(exist_ok=True)
+        writer.copy(validations[-1], kept / validations[-1].parent.name / "validate.json")
     model = json.loads(path.read_text())
     lines = ["## The cost model: what a transaction and a row cost", "",
              "Fitted by `./run.sh model fit` over this report's write runs (CPU net of idle, binlog bytes) and "
              "apply-capacity drains (one replica alone); `./run.sh model predict --mix ...` turns it into a "
              "capacity plan.", "", "```", render_fit(model), "```", ""]
-    validations = sorted((results / "model").glob(f"{HELD_OUT}*/validate.json"))
     if validations:
         lines += ["Checked on runs it was not fitted on (`./run.sh model validate`):", "",
                   render_validation(json.loads(validations[-1].read_text())), ""]

@@ -34,7 +34,7 @@ def plot_sweep(steps: list[dict[str, Any]], assets: Path, title: str) -> list[st
          [("sent", ("rate_sent",)), ("goodput", ("goodput",))]),
         ("cpu.png", "CPU per process group vs rate", "CPU (% of one core, steady mean)", False,
          [(n, ("cpu_mean_percent", n)) for n in ("app", "master", *replicas, "vegeta", "harness", "host_busy")]),
-        ("lag.png", "replication lag vs rate", "heartbeat lag p99 (ms, log scale)", True,
+        ("lag.png", "replication lag vs rate", "lag p99 (ms, log scale)", True,
          [(r, ("lag", r, "p99_ms")) for r in replicas]),
     ]
     for name, what, ylabel, log, series in specs:

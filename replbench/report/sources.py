@@ -1,36 +1,94 @@
-"""Where the report's data comes from: the newest sweep of each scenario and setting, the newest run of each
-study, the fault runs, from results/ or, where the raw data is absent (a fresh clone), from the committed asset
-folders that keep what each section needs.
+"""Where the report's data comes from: one campaign's folder (results/campaign-<name>-<time>/, what `./run.sh
+campaign` wrote at one commit) or, without one, everything in results/ ("loose"); in either, the newest sweep of
+each scenario and setting, the newest run of each study, the fault runs, and, where the raw data is absent (a fresh
+clone), the committed asset folders that keep what each section needs (a campaign's under
+results/report-assets/campaign-<name>-<time>/, with its campaign.json).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..core.stats import lookup, median
 from ..topology.knobs import Knobs
 
+ASSETS = "report-assets"
+REPORT_CAMPAIGN = "report"  # the campaign `./run.sh report` shows when it names none (campaigns/report.toml)
 
-def asset_sources(results: Path) -> list[Path]:
-    """Committed asset folders whose raw data is not in results/ (a fresh clone, another machine): the report
+
+class SourceError(Exception):
+    """The campaign asked for is not there, or not finished."""
+
+
+@dataclass(frozen=True)
+class Origin:
+    """One report's data: raw folders under `raw`, committed assets under `assets`, and the campaign's record."""
+
+    raw: Path
+    assets: Path
+    campaign: dict[str, Any] | None = None
+
+    @classmethod
+    def loose(cls, results: Path) -> Origin:
+        return cls(results, results / ASSETS)
+
+
+def campaigns(results: Path) -> dict[str, tuple[Path, dict[str, Any]]]:
+    """Every campaign folder (raw, else its committed assets) by folder name, with its campaign.json."""
+    found: dict[str, tuple[Path, dict[str, Any]]] = {}
+    for path in [*(results / ASSETS).glob("campaign-*/campaign.json"), *results.glob("campaign-*/campaign.json")]:
+        try:
+            found[path.parent.name] = (path.parent, json.loads(path.read_text()))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def pick(results: Path, campaign: str | None = None, loose: bool = False) -> Origin:
+    """The report's origin: the newest finished campaign of that name (or the folder given); without a name, the
+    newest finished `report` campaign when there is one, else everything in results/ (loose)."""
+    if loose:
+        return Origin.loose(results)
+    if campaign and Path(campaign).is_dir() and (Path(campaign) / "campaign.json").exists():
+        folder = Path(campaign)
+        data = json.loads((folder / "campaign.json").read_text())
+        name = folder.name
+    else:
+        wanted = campaign or REPORT_CAMPAIGN
+        done = sorted((name, data) for name, (_, data) in campaigns(results).items()
+                      if data.get("name") == wanted and data.get("status") == "done")
+        if not done:
+            if campaign is None:
+                return Origin.loose(results)
+            raise SourceError(f"no finished campaign {wanted!r} in {results.name}/ (run `./run.sh campaign "
+                              f"{wanted}`, or --resume an unfinished one)")
+        name, data = done[-1]
+    if data.get("status") != "done":
+        raise SourceError(f"campaign {name} has not finished ({data.get('status')}): `./run.sh campaign "
+                          f"{data.get('name')} --resume` first")
+    return Origin(results / name, results / ASSETS / name, data)
+
+
+def asset_sources(origin: Origin) -> list[Path]:
+    """Committed asset folders whose raw data is not here (a fresh clone, another machine): the report
     rebuilds their sections from the files kept in them (a study's study.json; a sweep's sweep.json with each
     step's summary and block; a fault run's summary), so regenerating never drops what was published."""
-    root = results / "report-assets"
-    if not root.is_dir():
+    if not origin.assets.is_dir():
         return []
-    return sorted(p for p in root.iterdir() if p.is_dir() and not (results / p.name).is_dir())
+    return sorted(p for p in origin.assets.iterdir() if p.is_dir() and not (origin.raw / p.name).is_dir())
 
 
-def find_sweeps(results: Path) -> list[Path]:
-    raw = [p.parent for p in results.glob("*/sweep.json")]
-    return sorted(raw + [p for p in asset_sources(results) if (p / "sweep.json").exists()], key=lambda p: p.name)
+def find_sweeps(origin: Origin) -> list[Path]:
+    raw = [p.parent for p in origin.raw.glob("*/sweep.json")]
+    return sorted(raw + [p for p in asset_sources(origin) if (p / "sweep.json").exists()], key=lambda p: p.name)
 
 
-def find_studies(results: Path) -> list[Path]:
-    raw = [p.parent for p in results.glob("study-*/study.json")]
-    return sorted(raw + [p for p in asset_sources(results) if (p / "study.json").exists()], key=lambda p: p.name)
+def find_studies(origin: Origin) -> list[Path]:
+    raw = [p.parent for p in origin.raw.glob("study-*/study.json")]
+    return sorted(raw + [p for p in asset_sources(origin) if (p / "study.json").exists()], key=lambda p: p.name)
 
 
 def sweep_key(sweep: dict[str, Any]) -> str:
@@ -86,10 +144,10 @@ def step_median(step: dict[str, Any], path: tuple[str, ...]) -> float | None:
     return median([lookup(r["summary"], path) for r in step["repeats"]])
 
 
-def fault_runs(results: Path) -> dict[str, Path]:
+def fault_runs(origin: Origin) -> dict[str, Path]:
     """The newest top-level run of each scenario that carried out planned faults (raw, or its committed assets)."""
     newest: dict[str, Path] = {}
-    paths = [*results.glob("*/summary.json"), *(p / "summary.json" for p in asset_sources(results))]
+    paths = [*origin.raw.glob("*/summary.json"), *(p / "summary.json" for p in asset_sources(origin))]
     for path in sorted((p for p in paths if p.exists()), key=lambda p: p.parent.name):
         try:
             summary = json.loads(path.read_text())
@@ -100,7 +158,7 @@ def fault_runs(results: Path) -> dict[str, Path]:
     return newest
 
 
-def split_kept(results: Path, kept: list[str]) -> tuple[list[str], list[str]]:
-    """The kept asset folders as (raw data not in results/, superseded: raw data here but a newer run shown)."""
-    newer = [name for name in kept if (results / name).is_dir()]
+def split_kept(origin: Origin, kept: list[str]) -> tuple[list[str], list[str]]:
+    """The kept asset folders as (raw data not here, superseded: raw data here but a newer run shown)."""
+    newer = [name for name in kept if (origin.raw / name).is_dir()]
     return [name for name in kept if name not in newer], newer

@@ -93,8 +93,10 @@ def sweep_section(sweep_dir: Path, writer: Writer) -> tuple[list[str], dict[str,
     (assets / "sweep.json").write_text(json.dumps(sweep, indent=2, sort_keys=True) + "\n")
     first = steps[0]["repeats"][0]
     meta = first["meta"]
-    if (sweep_dir / first["name"] / "meta.json").exists():  # kept, so a rebuild from the assets still has it
-        writer.keep_meta(sweep_dir / first["name"] / "meta.json", assets / "meta.json")
+    for source in (sweep_dir / first["name"] / "meta.json", sweep_dir / "meta.json"):
+        if source.exists():  # kept, so a rebuild from the assets still has it
+            writer.keep_meta(source, assets / "meta.json")
+            break
     reference = Knobs()  # a sweep rebuilt from assets without its meta: the knobs that differ from the reference
     knobs = meta.get("knobs_changed", {k: v for k, v in sweep["knobs"].items() if getattr(reference, k, None) != v})
     lines += [
