@@ -28,7 +28,9 @@ from . import applycap, bigtx
 from .run import STATUS_INTERRUPTED, Run, RunOptions
 from .studyfile import Spec
 
-RUN_OVERHEAD = 25.0  # seconds around each attack (settings, app restart, targets, calibration, reports)
+# seconds around each attack (settle, settings, idle window, app restart, targets, CHECKSUM TABLE, reports):
+# study binlog-format at 8M took 60 s per 20 s run
+RUN_OVERHEAD = 40.0
 BIGTX_ROWS = 100_000  # a big-transaction cell's rows when it names none
 # a big transaction's master time plus its apply, and the settings around it (study big-transaction at e7182d1,
 # 8M, 2 cores: 1.7-2 s per unit up to 10^4 rows, 11-38 s at 10^6; the estimate was 10x too long before)
