@@ -56,7 +56,7 @@ def test_the_seed_fixes_the_ids_and_the_nonce_the_values(topo, tmp_path: Path) -
     scenario = load("write")
     files = {}
     for name, nonce in (("a", "01"), ("b", "01"), ("c", "02")):
-        targets.generate(topo, scenario, "http://x", tmp_path / name, rate=10, duration=1, nonce=nonce)
+        targets.generate(topo, scenario, "http://x", tmp_path / name, rate=100, duration=5, nonce=nonce)
         files[name] = [json.loads(line) for line in (tmp_path / name).read_text().splitlines()]
     assert files["a"] == files["b"]  # seed + nonce replays a run
     assert [t["url"] for t in files["a"]] == [t["url"] for t in files["c"]]
@@ -73,6 +73,7 @@ def test_the_seed_fixes_the_ids_and_the_nonce_the_values(topo, tmp_path: Path) -
 def test_a_write_runs_targets_cover_every_request_it_sends() -> None:
     scenario = load("write")
     assert targets.target_count(scenario, 3600, 60) >= 3600 * 60  # vegeta loops the file: no value twice
+    assert 400 * 20 <= targets.target_count(scenario, 400, 20) < 100_000  # and no more: building them reads rows
     assert targets.target_count(load("read"), 3600, 60) == load("read").target_count
 
 

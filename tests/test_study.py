@@ -119,7 +119,7 @@ def test_a_cells_load_and_writes_set_its_apply_capacity_units_rate_and_backlog()
     plan = study.Plan.of(studyfile.load("cost-model"))
     drains = [u for u in plan.units() if u.measure == "apply-capacity" and u.repeat == 0]
     assert [(plan.rate_of(u), plan.writes_of(u)) for u in drains] == [(200, 9000), (90, 4500), (30, 1200), (3, 150)]
-    assert plan.unit_seconds(drains[3]) == pytest.approx(150 / 3 * 1.5 + study.RUN_OVERHEAD)  # at its own rate
+    assert plan.unit_seconds(drains[3]) == pytest.approx(150 / 3 * 1.5 + study.APPLY_OVERHEAD)  # at its own rate
 
 
 def test_cell_statistics_against_hand_computed_values() -> None:
@@ -181,6 +181,10 @@ def test_a_tiny_real_study_writes_study_json_and_a_report_section(topo: Settings
     assert data["status"] == "complete" and len(data["units"]) == 4
     assert [u["cell"] for u in data["units"]] == ["binlog_format=ROW", "binlog_format=STATEMENT"] * 2
     assert all(u["status"] in ("ok", "ok-with-warnings") for u in data["units"])
+    # every run but the last compares the rows it wrote; the last checks the whole table (no reset between)
+    scopes = [json.loads((folder / u["folder"] / "summary.json").read_text())["consistency"]["scope"]
+              for u in data["units"]]
+    assert scopes == ["rows", "rows", "rows", "table"]
     readback = data["units"][1]["knobs_readback"]["master"]["binlog_format"]
     assert readback == "STATEMENT"
     rows = data["comparison"]["write"]["bytes_per_write"]

@@ -226,5 +226,36 @@ def checksum(node: Node, settings: Settings, table: str) -> int | None:
     return None if row is None else row[1]
 
 
+ROWS_CHECKSUM_BATCH = 5000  # ids per statement of rows_checksum
+
+
+def has_primary_key(node: Node, settings: Settings, table: str) -> bool:
+    schema, name = table.split(".")
+    return bool(query_one(node, settings, "SELECT COUNT(*) FROM information_schema.STATISTICS WHERE "
+                                          "TABLE_SCHEMA = %s AND TABLE_NAME = %s AND INDEX_NAME = 'PRIMARY'",
+                          (schema, name)))
+
+
+def rows_checksum(node: Node, settings: Settings, table: str, ids: list[int]) -> int:
+    """A checksum of the given rows (by primary key id), every column and its NULL-ness included, as
+    pt-table-checksum computes one per chunk: BIT_XOR of each row's CRC32, with the row count in the high bits
+    (a missing row changes it)."""
+    schema, name = table.split(".")
+    wanted = sorted(set(ids))
+    count, crc = 0, 0
+    with admin(node, settings) as cur:
+        cur.execute("SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s "
+                    "ORDER BY ORDINAL_POSITION", (schema, name))
+        columns = [str(row[0]) for row in cur.fetchall()]
+        row_crc = "CRC32(CONCAT_WS('#', " + ", ".join(f"`{c}`, ISNULL(`{c}`)" for c in columns) + "))"
+        for start in range(0, len(wanted), ROWS_CHECKSUM_BATCH):
+            batch = wanted[start:start + ROWS_CHECKSUM_BATCH]
+            cur.execute(f"SELECT COUNT(*), COALESCE(BIT_XOR({row_crc}), 0) FROM {table} WHERE id IN "
+                        f"({','.join(['%s'] * len(batch))})", batch)
+            got, xor = cur.fetchone()
+            count, crc = count + int(got), crc ^ int(xor)
+    return (count << 32) | crc
+
+
 def sql_path(name: str) -> Path:
     return MYSQL_DIR / name

@@ -34,12 +34,12 @@ from typing import Any
 
 from ..core import named
 from ..core import scenario as scenarios
-from ..core.config import ROOT, SETTING_LIST, Settings, parse_duration
+from ..core.config import IDLE_WINDOW_MAX, ROOT, SETTING_LIST, Settings, parse_duration
 from ..core.progress import Progress
 from ..core.records import write_json
 from ..measure.cpu import calibrate
 from . import modelcheck, studyfile
-from .study import RUN_OVERHEAD, Plan
+from .study import RUN_OVERHEAD, TABLE_CHECKSUM_SECONDS, Plan
 
 CAMPAIGN_DIR = ROOT / "campaigns"
 COMMANDS = ("study", "sweep", "apply-capacity", "big-transaction", "model")  # beside `<scenario> <rate>` runs
@@ -116,7 +116,7 @@ def _estimate(args: list[str], minutes: float | None) -> float:
     if args[0] == "model":
         return modelcheck.estimate() if args[1:2] == ["validate"] else 30.0
     duration = flag("--duration")
-    return (parse_duration(duration) if duration else 60.0) + RUN_OVERHEAD
+    return (parse_duration(duration) if duration else 60.0) + IDLE_WINDOW_MAX + RUN_OVERHEAD + TABLE_CHECKSUM_SECONDS
 
 
 def _check(args: list[str]) -> None:

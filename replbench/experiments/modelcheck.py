@@ -26,14 +26,14 @@ from typing import Any
 
 from ..analysis import costmodel
 from ..core import scenario as scenarios
-from ..core.config import FALLING_BEHIND, Settings
+from ..core.config import FALLING_BEHIND, IDLE_WINDOW_MAX, Settings
 from ..core.progress import Progress
 from ..core.records import new_folder, write_json
 from ..load import faults
 from ..topology import knobs
 from . import applycap
 from .run import Run, RunOptions
-from .study import RUN_OVERHEAD
+from .study import APPLY_OVERHEAD, RUN_OVERHEAD, TABLE_CHECKSUM_SECONDS, run_seconds
 
 CASES = (("mixed", 200), ("mixed", 400), ("write-mix", 100), ("write-mix", 200))  # below the knee at 8M on 2 cores
 DURATION = 30.0
@@ -48,8 +48,9 @@ ONSET_MIN_WRITES = 50
 
 def estimate(cases: tuple[tuple[str, int], ...] = CASES, duration: float = DURATION) -> float:
     """Seconds model validate should take: its runs, and the onset runs with their stopped replicas' catch-up."""
-    drain = 60.0 + 2 * RUN_OVERHEAD  # about a minute of writing the backlog, then a few seconds per replica
-    return len(cases) * (duration + RUN_OVERHEAD) + drain + len(ONSET_LOADS) * (ONSET_DURATION + 2 * RUN_OVERHEAD)
+    drain = 60.0 + APPLY_OVERHEAD  # about a minute of writing the backlog, then a few seconds per replica
+    onset = ONSET_DURATION + IDLE_WINDOW_MAX + RUN_OVERHEAD + TABLE_CHECKSUM_SECONDS  # faults: the whole table
+    return sum(run_seconds(duration, rate) for _, rate in cases) + drain + len(ONSET_LOADS) * onset
 
 
 def validate(settings: Settings, model: dict[str, Any], cases: tuple[tuple[str, int], ...] = CASES,
@@ -59,10 +60,13 @@ def validate(settings: Settings, model: dict[str, Any], cases: tuple[tuple[str, 
     folder.mkdir(parents=True)
     progress = Progress("model validate")
     out: dict[str, Any] = {"folder": folder.name, "cases": []}
-    for name, rate in cases:
+    for index, (name, rate) in enumerate(cases):
         sc = scenarios.load(name)
         run_folder = new_folder(settings, sc, rate, parent=folder)
-        summary = Run(settings, sc, rate, RunOptions(duration=duration), run_folder, progress).execute()
+        # the rows each run wrote; the whole table by the last run (the onset runs have faults: they check it)
+        last = index == len(cases) - 1 and not onset_rows
+        summary = Run(settings, sc, rate, RunOptions(duration=duration, checksum="table" if last else "rows"),
+                      run_folder, progress).execute()
         meta = json.loads((run_folder / "meta.json").read_text())
         obs = costmodel.observation(summary, meta)
         case: dict[str, Any] = {"scenario": name, "rate": rate, "run": run_folder.name, "usable": obs is not None}

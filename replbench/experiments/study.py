@@ -20,7 +20,7 @@ from typing import Any
 
 from ..analysis.studymetrics import BY_KEY, cell_text, compare_cells, unit_metrics
 from ..core import harnesslog, scenario
-from ..core.config import QUEUE_FLOOR, Settings
+from ..core.config import QUEUE_FLOOR, Settings, idle_window
 from ..core.progress import Progress
 from ..core.records import new_folder, write_json
 from ..topology import dataset, fanout, links
@@ -28,9 +28,12 @@ from . import applycap, bigtx
 from .run import STATUS_INTERRUPTED, Run, RunOptions
 from .studyfile import Spec
 
-# seconds around each attack (settle, settings, idle window, app restart, targets, CHECKSUM TABLE, reports):
-# study binlog-format at 8M took 60 s per 20 s run
-RUN_OVERHEAD = 40.0
+# seconds around each attack beside its idle window (settle, settings, app restart, targets, catch-up, the checksum
+# of the rows written, reports): at 8M a 20 s write run at 400/s took 35 s with its 5 s idle window (55 s while every
+# run checked the whole table and built 100,000 targets)
+RUN_OVERHEAD = 10.0
+TABLE_CHECKSUM_SECONDS = 15.0  # CHECKSUM TABLE of 8M rows on 3 nodes (2 cores): a study's last run, a single run
+APPLY_OVERHEAD = 40.0  # seconds around an apply-capacity drain beside its backlog (settings, each replica alone)
 BIGTX_ROWS = 100_000  # a big-transaction cell's rows when it names none
 # a big transaction's master time plus its apply, and the settings around it (study big-transaction at e7182d1,
 # 8M, 2 cores: 1.7-2 s per unit up to 10^4 rows, 11-38 s at 10^6; the estimate was 10x too long before)
@@ -80,8 +83,8 @@ class Plan:
             rows = self.spec.cells[unit.cell].rows or BIGTX_ROWS
             return rows / 1000 * BIGTX_SECONDS_PER_1000_ROWS + BIGTX_OVERHEAD
         if unit.measure == "apply-capacity":
-            return self.writes_of(unit) / self.rate_of(unit) * 1.5 + RUN_OVERHEAD
-        return self.duration + RUN_OVERHEAD
+            return self.writes_of(unit) / self.rate_of(unit) * 1.5 + APPLY_OVERHEAD
+        return run_seconds(self.duration, self.rate_of(unit))
 
     def rate_of(self, unit: Unit) -> int:
         """The unit's rate: its scenario's in the study, times its cell's load."""
@@ -93,7 +96,9 @@ class Plan:
 
     def estimate(self) -> float:
         resets = len(self.spec.cells) * self.repeat if self.spec.reset == "each-cell" else 0
-        return sum(self.unit_seconds(u) for u in self.units()) + resets * RESET_SECONDS
+        tables = (resets or 1) if any(u.measure == "run" for u in self.units()) else 0
+        return sum(self.unit_seconds(u) for u in self.units()) + resets * RESET_SECONDS + \
+            tables * TABLE_CHECKSUM_SECONDS
 
     def describe(self) -> str:
         spec = self.spec
@@ -132,6 +137,11 @@ class Plan:
         return "\n".join(lines)
 
 
+def run_seconds(duration: float, rate: int) -> float:
+    """Seconds one run should take: its attack, its idle window before, and what the harness does around them."""
+    return duration + idle_window(rate) + RUN_OVERHEAD
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()[:40] or "cell"
 
@@ -166,7 +176,7 @@ class Study:
                 if self.plan.spec.reset == "each-cell" and unit.cell != last_cell:
                     dataset.reset(self.settings, Progress("reset"))
                 last_cell = unit.cell
-                record = self._unit(unit)
+                record = self._unit(unit, checksum="table" if self._checks_table(todo, index) else "rows")
                 self.units.append(record)
                 self._write()
                 if record["status"] == STATUS_INTERRUPTED:
@@ -189,7 +199,18 @@ class Study:
         except Exception as exc:  # noqa: BLE001 — the study's results are written whatever happens here
             self.progress.say(f"could not go back to {count} replica(s): {exc}", final=True)
 
-    def _unit(self, unit: Unit) -> dict[str, Any]:
+    def _checks_table(self, todo: list[Unit], index: int) -> bool:
+        """Whether the run at todo[index] checks the whole table (CHECKSUM TABLE) rather than the rows it wrote:
+        the last run of the study, and the last before each reset, so a divergence anywhere is seen before the
+        data is restored or the study ends; the runs between compare the rows they wrote (~14 s less each at 8M)."""
+        later = [(i, u) for i, u in enumerate(todo) if i > index and u.measure == "run"]
+        if not later:
+            return True
+        reset_between = self.plan.spec.reset == "each-cell" and any(
+            u.cell != todo[i - 1].cell for i, u in enumerate(todo) if index < i <= later[0][0])
+        return reset_between
+
+    def _unit(self, unit: Unit, checksum: str = "table") -> dict[str, Any]:
         cell = self.plan.spec.cells[unit.cell]
         sc = scenario.load(unit.scenario)
         if cell.rows is not None and unit.measure != "big-transaction":  # each update_users request's rows
@@ -217,7 +238,7 @@ class Study:
                 folder = new_folder(settings, sc, rate, parent=parent)
                 options = RunOptions(duration=self.plan.duration, knobs=cell.knobs,
                                      catch_up_timeout=sc.catch_up_timeout or RunOptions.catch_up_timeout,
-                                     links=links.parse_all(cell.links))
+                                     links=links.parse_all(cell.links), checksum=checksum)
                 data = Run(settings, sc, rate, options, folder, self.progress).execute()
                 status = data.get("status", "FAILED")
                 meta = json.loads((folder / "meta.json").read_text())

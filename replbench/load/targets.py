@@ -70,10 +70,27 @@ def id_range(settings: Settings, schema: str) -> int:
 
 
 def target_count(scenario: Scenario, rate: int | None = None, duration: float | None = None) -> int:
-    """The scenario's count, raised for a write run to cover every request it sends (no value written twice)."""
+    """The scenario's count; for a write run, what it sends with a margin (every request sent is a fresh value,
+    and the rows read to build the targets are only those: 100,000 targets at 8M read 200,000 rows, ~7 s)."""
     if not scenario.writes or not rate or not duration:
         return scenario.target_count
-    return max(scenario.target_count, math.ceil(rate * duration * TARGET_HEADROOM))
+    return math.ceil(rate * duration * TARGET_HEADROOM)
+
+
+def written_ids(path: Path) -> list[int]:
+    """Every row id a targets file's writes name (update_user's id, update_users' from_id .. from_id+count-1)."""
+    ids: list[int] = []
+    with open(path, "rb") as handle:
+        for line in handle:
+            target = orjson.loads(line)
+            if target.get("method") != "POST":
+                continue
+            body = orjson.loads(base64.b64decode(target["body"]))
+            if "id" in body:
+                ids.append(int(body["id"]))
+            else:
+                ids.extend(range(int(body["from_id"]), int(body["from_id"]) + int(body["count"])))
+    return ids
 
 
 @dataclass

@@ -270,7 +270,9 @@ def _check_lines(summary: dict[str, Any]) -> list[str]:
             if c["equal"] and not c.get("missing"):
                 count = len(c["checksums"])
                 verdict = f"equal on all {NUMBER_WORDS.get(count, str(count))} nodes"
-            lines.append(f"Consistency: CHECKSUM TABLE {c['table']} {verdict} {c['checksums']}"
+            what = f"CHECKSUM TABLE {c['table']}" if c.get("scope", "table") == "table" else \
+                f"the {c['rows']:,} rows this run wrote in {c['table']} (every column, checksummed)"
+            lines.append(f"Consistency: {what} {verdict} {c['checksums']}"
                          + (f"; not checked on {', '.join(c['missing'])}" if c.get("missing") else ""))
     planned = summary.get("planned_faults") or []
     if planned:
