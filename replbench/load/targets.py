@@ -18,6 +18,7 @@ import math
 import random
 import secrets
 import urllib.parse
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,19 +78,23 @@ def target_count(scenario: Scenario, rate: int | None = None, duration: float | 
     return math.ceil(rate * duration * TARGET_HEADROOM)
 
 
-def written_ids(path: Path) -> list[int]:
-    """Every row id a targets file's writes name (update_user's id, update_users' from_id .. from_id+count-1)."""
-    ids: list[int] = []
+def write_bodies(path: Path) -> Iterator[dict[str, Any]]:
+    """The JSON body of each write in a targets file, in the order vegeta sends them."""
     with open(path, "rb") as handle:
         for line in handle:
             target = orjson.loads(line)
-            if target.get("method") != "POST":
-                continue
-            body = orjson.loads(base64.b64decode(target["body"]))
-            if "id" in body:
-                ids.append(int(body["id"]))
-            else:
-                ids.extend(range(int(body["from_id"]), int(body["from_id"]) + int(body["count"])))
+            if target.get("method") == "POST":
+                yield orjson.loads(base64.b64decode(target["body"]))
+
+
+def written_ids(path: Path) -> list[int]:
+    """Every row id a targets file's writes name (update_user's id, update_users' from_id .. from_id+count-1)."""
+    ids: list[int] = []
+    for body in write_bodies(path):
+        if "id" in body:
+            ids.append(int(body["id"]))
+        else:
+            ids.extend(range(int(body["from_id"]), int(body["from_id"]) + int(body["count"])))
     return ids
 
 

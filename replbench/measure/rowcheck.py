@@ -17,7 +17,6 @@ big transaction (fault bigtx) is not the workload: its rows, told by the value i
 
 from __future__ import annotations
 
-import base64
 import re
 import shutil
 import subprocess
@@ -25,11 +24,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from ..core import sql
 from ..core.config import Settings
 from ..core.scenario import Scenario
+from ..load.targets import write_bodies
 from ..topology.knobs import Knobs
 from .binlog import BinlogSnapshot
 
@@ -179,15 +177,10 @@ def from_binlog(settings: Settings, scenario: Scenario, before: BinlogSnapshot, 
 def sample_ids(targets: Path, limit: int = SAMPLE_ROWS) -> list[int]:
     """The rows the first updates of a targets file change (in the order vegeta sends them)."""
     ids: list[int] = []
-    with open(targets, "rb") as handle:
-        for line in handle:
-            target = orjson.loads(line)
-            if target.get("method") != "POST":
-                continue
-            body = orjson.loads(base64.b64decode(target["body"]))
-            ids.append(int(body["id"] if "id" in body else body["from_id"]))
-            if len(ids) >= limit:
-                break
+    for body in write_bodies(targets):
+        ids.append(int(body["id"] if "id" in body else body["from_id"]))
+        if len(ids) >= limit:
+            break
     return ids
 
 
