@@ -44,6 +44,22 @@ def test_the_shipped_campaigns_parse_and_the_quick_one_fits_half_an_hour() -> No
     assert proc.returncode == 0 and "units, estimated" in proc.stdout
 
 
+@pytest.mark.parametrize("tail, finished", [
+    # what `model fit` and `model validate` print last (the report campaign's units 14 and 15 ran to their end,
+    # exit 0, and were marked failed before these were known)
+    ("ROW-FULL bench_idx (32 runs, 20 drains):\nmodel: results/model/model.json\n", True),
+    ("| case | transactions | rows | binlog bytes: predicted [interval] / measured (error) |\n|---|\n", True),
+    ("study folder: results/study-1\n", True),
+    ("[model validate 10s] applying settings: reference settings\n", False),
+    ("study folder: results/study-1\nTraceback (most recent call last):\n", False),
+])
+def test_a_unit_counts_as_finished_only_when_it_printed_its_results(tmp_path: Path, tail: str,
+                                                                     finished: bool) -> None:
+    log = tmp_path / "1.log"
+    log.write_text(tail)
+    assert campaign._finished(log) is finished
+
+
 def test_a_dirty_tree_is_told_apart(tmp_path: Path) -> None:
     def git(*args: str) -> None:
         subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)

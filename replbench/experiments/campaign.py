@@ -46,6 +46,10 @@ COMMANDS = ("study", "sweep", "apply-capacity", "big-transaction", "model")  # b
 KEYS = {"description", "units"}
 UNIT_KEYS = {"command", "minutes", "env"}
 DONE, FAILED, INTERRUPTED = "done", "failed", "interrupted"
+# What each kind of unit prints once it has run to its end: a run, a study, a sweep, apply capacity, big
+# transactions, `model fit` (its model's path) and `model validate` (its table, printed after the last run).
+FINISHED_MARKS = ("Results:", "study folder:", "max sustainable", "Apply capacity", "Big transactions",
+                  "\nmodel: ", "| case | transactions | rows |")
 EXIT_INTERRUPTED = 130
 
 
@@ -265,8 +269,7 @@ def _finished(log: Path) -> bool:
     """A unit that ran to its end: it printed its results (exit 1 may still mean a measured failure, e.g. a guard
     under --strict, which is a result, not a reason to run the unit again)."""
     text = log.read_text(errors="replace")
-    return "Traceback" not in text and any(mark in text for mark in ("Results:", "study folder:", "max sustainable",
-                                                                      "Apply capacity", "Big transactions"))
+    return "Traceback" not in text and any(mark in text for mark in FINISHED_MARKS)
 
 
 def render(data: dict[str, Any]) -> str:
