@@ -172,6 +172,22 @@ def test_a_finding_comes_from_a_primary_metric_survives_holm_and_is_worth_a_head
     assert study_findings(study({"A": [100], "B": [200]}), ["bytes_per_write"]) == []  # one repeat: nothing tested
 
 
+def test_page_one_states_at_most_max_findings_sweep_limits_included() -> None:
+    from replbench.analysis.findings import MAX_FINDINGS
+    from replbench.report.page import findings
+
+    cells = {"A": [100.0, 101.0, 102.0], **{f"C{i}": [100.0 * (2 + i), 101.0 * (2 + i), 102.0 * (2 + i)]
+                                            for i in range(MAX_FINDINGS)}}
+    units = [{"cell": c, "scenario": "read", "metrics": {"bytes_per_write": v}} for c, vs in cells.items()
+             for v in vs]
+    data = {"name": "many", "scenarios": ["read"], "units": units, "primary": ["bytes_per_write"],
+            "comparison": compare_cells(units, list(cells))}
+    latest = {k: {"scenario": k, "max_text": "500 rps"} for k in ("read", "write", "write-noindex")}
+    bullets = [line for line in findings(latest, [data]) if line.startswith("- ")]
+    assert len(bullets) == MAX_FINDINGS
+    assert sum("max sustainable rate" in b for b in bullets) == 3 and "`C14`" in bullets[0]
+
+
 def test_a_tiny_real_study_writes_study_json_and_a_report_section(topo: Settings, tmp_path: Path) -> None:
     path = write_study(tmp_path, GOOD, "tiny")
     env = env_for(topo.state)

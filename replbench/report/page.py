@@ -140,19 +140,23 @@ def findings(latest: dict[str, dict[str, Any]], studies: list[dict[str, Any]]) -
              "Only from each study's declared primary metrics (its file's `primary`), each cell against the "
              "baseline: Welch's t-test on log values, Holm-corrected over the study's comparisons (family-wise "
              f"error {ALPHA:g}), and an effect of at least {FINDING_MIN_FACTOR - 1:.0%}; the largest effects first, "
-             f"at most {MAX_FINDINGS}. Every other figure is in the tables, without a verdict.", ""]
+             f"then each sweep's limit, at most {MAX_FINDINGS} in all. Every other figure is in the tables, "
+             "without a verdict.", ""]
     found = sorted(((data["name"], f) for data in studies if verified(data)
                     for f in study_findings(data, primary_of(data))), key=lambda item: -item[1]["effect"])
-    said = [f"- {sentence(name, f)}." for name, f in found[:MAX_FINDINGS]]
+    limits = []
+    for info in latest.values():
+        others = info.get("earlier_max") or []
+        limits.append(f"- `{info.get('key', info['scenario'])}`: max sustainable rate {info['max_text']} here"
+                      + (f" (the newest sweep; earlier sweeps of it in results/ found {', '.join(others)}: one "
+                         "sweep is not a measurement of the limit on a noisy machine)" if others else "") + ".")
+    # each sweep's limit is a finding too: together at most MAX_FINDINGS lines
+    said = [f"- {sentence(name, f)}." for name, f in found[:max(MAX_FINDINGS - len(limits), 0)]]
     unverified = [data["name"] for data in studies if not verified(data)]
     if unverified:
         said.append("- No finding is stated from " + ", ".join(f"`{n}`" for n in unverified) + ": measured before "
                     "each write run was checked to change its rows (see each section), they wait for a rerun.")
-    for info in latest.values():
-        others = info.get("earlier_max") or []
-        said.append(f"- `{info.get('key', info['scenario'])}`: max sustainable rate {info['max_text']} here"
-                    + (f" (the newest sweep; earlier sweeps of it in results/ found {', '.join(others)}: one "
-                       "sweep is not a measurement of the limit on a noisy machine)" if others else "") + ".")
+    said += limits
     return lines + (said or ["- No study or sweep in results/ yet."]) + [""]
 
 
