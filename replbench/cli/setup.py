@@ -153,6 +153,8 @@ def cmd_test(args: argparse.Namespace) -> int:
 
 
 def run_tests(extra: list[str]) -> int:
-    """pytest (the tests bring up their own small topology on other ports and state)."""
-    cmd = [sys.executable, "-m", "pytest", "-ra", str(ROOT / "tests"), *extra]
+    """pytest (the tests bring up their own small topology on other ports and state): the whole suite, or the
+    test files or node ids given (`./run.sh test -- tests/test_campaign.py -k resumes`)."""
+    named = any((ROOT / a.split("::")[0]).exists() for a in extra if not a.startswith("-"))
+    cmd = [sys.executable, "-m", "pytest", "-ra", *([] if named else [str(ROOT / "tests")]), *extra]
     return subprocess.call(cmd, cwd=ROOT, env=dict(os.environ))
