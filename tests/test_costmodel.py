@@ -137,6 +137,29 @@ def test_the_model_command_refuses_bad_input_with_exit_2(tmp_path) -> None:
     assert proc.returncode == 1 and "no usable write run" in proc.stderr
 
 
+@pytest.mark.parametrize("status", ["done", "running"])
+def test_predict_without_a_fit_of_ones_own_uses_the_report_campaigns_model(tmp_path, status: str) -> None:
+    """A fresh clone has no results/model/model.json but the committed report campaign's: predict uses it (and
+    says whose it is) only when that campaign finished."""
+    import json
+
+    from .conftest import run_cli
+
+    results = tmp_path / "results"
+    folder = results / "report-assets" / "campaign-report-20990101-000000"
+    (folder / "model").mkdir(parents=True)
+    (folder / "campaign.json").write_text(json.dumps({"name": "report", "status": status, "commit": "abc1234",
+                                                      "folder": folder.name, "finished_at": "2099-01-01T02:00:00Z"}))
+    (folder / "model" / "model.json").write_text(json.dumps(costmodel.fit(*synthetic())))
+    env = {"REPLBENCH_STATE": str(tmp_path / "st"), "REPLBENCH_RESULTS": str(results)}
+    proc = run_cli(["model", "predict", "--mix", "update_user=3000/s,update_users:100=20/s"], env)
+    if status == "done":
+        assert proc.returncode == 0, proc.stderr
+        assert "Binlog: " in proc.stdout and f"fitted by campaign {folder.name} at commit abc1234" in proc.stdout
+    else:
+        assert proc.returncode == 1 and "model fit" in proc.stderr and "Traceback" not in proc.stderr
+
+
 def test_fit_and_validate_on_the_small_topology(topo) -> None:
     from .conftest import env_for, replicating, run_cli
 

@@ -38,7 +38,7 @@ from ..experiments.sweep import Sweep
 from ..load import cpus, faults
 from ..report.markdown import generate
 from ..report.model import render_fit, render_plan, render_validation
-from ..report.sources import SourceError, asset_sources, pick, split_kept
+from ..report.sources import SourceError, asset_sources, pick, published_model, split_kept
 from ..topology import links
 from ..topology.install import VEGETA_VERSION, mariadb_binaries
 from ..topology.knobs import KNOB_LIST, Knobs
@@ -434,13 +434,22 @@ def cmd_model(args: argparse.Namespace) -> int:
         mix = costmodel.parse_mix(args.mix)
     except costmodel.MixError as exc:
         raise UsageError(str(exc)) from None
+    source = f"model: {shown_path(path)} (your own `./run.sh model fit`)"
     if not path.exists():
-        raise ReplbenchError(f"no model yet: run `./run.sh model fit` first ({shown_path(path)} is missing)")
+        published = published_model(settings.results)
+        if published is None:
+            raise ReplbenchError(f"no model yet: run `./run.sh model fit` first ({shown_path(path)} is missing, "
+                                 "and no finished report campaign holds one)")
+        path, record = published
+        source = (f"model: {shown_path(path)} (fitted by campaign {record.get('folder', path.parent.parent.name)} "
+                  f"at commit {record.get('commit', '?')}, {str(record.get('finished_at', ''))[:10]}, on the "
+                  "machine that ran it; `./run.sh model fit` fits one from your own runs)")
     try:
         plan = costmodel.predict(json.loads(path.read_text()), mix, args.setting, args.replica_cores, args.table)
     except costmodel.MixError as exc:
         raise ReplbenchError(str(exc)) from None
     print(render_plan(plan))
+    print(source)
     return 0
 
 

@@ -72,6 +72,22 @@ def pick(results: Path, campaign: str | None = None, loose: bool = False) -> Ori
     return Origin(results / name, results / ASSETS / name, data)
 
 
+def published_model(results: Path) -> tuple[Path, dict[str, Any]] | None:
+    """The cost model fitted by the campaign `./run.sh report` shows (its raw folder, else its committed assets):
+    what `model predict` uses when the user has fitted none, with that campaign's record (name, commit)."""
+    try:
+        origin = pick(results)
+    except SourceError:
+        return None
+    if origin.campaign is None:
+        return None
+    for base in (origin.raw, origin.assets):
+        path = base / "model" / "model.json"
+        if path.exists():
+            return path, origin.campaign
+    return None
+
+
 def asset_sources(origin: Origin) -> list[Path]:
     """Committed asset folders whose raw data is not here (a fresh clone, another machine): the report
     rebuilds their sections from the files kept in them (a study's study.json; a sweep's sweep.json with each
