@@ -39,6 +39,24 @@ def test_a_replica_on_a_20ms_link_replicates_and_comes_back_direct(topo: Setting
     assert replicating(topo)
 
 
+@pytest.mark.parametrize("spec, downstream, upstream", [("replica1=1ms", (1, 0), (0, 0)),
+                                                          ("replica1=5ms±3ms", (3, 2), (2, 1)),
+                                                          ("replica1=20ms", (10, 0), (10, 0))])
+def test_the_two_directions_add_up_to_the_round_trip(spec: str, downstream: tuple, upstream: tuple) -> None:
+    # toxiproxy takes whole ms per direction: halving and rounding made 1 ms a 0 ms link and 5 ms a 4 ms one
+    assert links.parse(spec).toxics() == {"downstream": downstream, "upstream": upstream}
+
+
+def test_a_1ms_link_adds_a_millisecond(topo: Settings) -> None:
+    try:
+        info = links.apply(topo, links.parse_all(["replica1=1ms"]))["replica1"]
+        assert sum(t["latency_ms"] for t in info["toxics"]) == 1, info["toxics"]  # read back from toxiproxy
+        assert info["measured_rtt_ms"] >= 1, info
+    finally:
+        links.apply(topo, ())
+    assert replicating(topo)
+
+
 def test_semi_sync_waits_for_the_round_trip(topo: Settings) -> None:
     env = env_for(topo.state)
     far = run_cli(["write", "20", "--duration", "2s", "--semi-sync", "after_sync", "--link", "replica1=20ms",
@@ -70,7 +88,7 @@ def test_a_cut_link_stops_the_io_thread_and_a_restore_brings_it_back(topo: Setti
 
 
 @pytest.mark.parametrize("spec", ["replica1=5", "replica5=5ms", "master=5ms", "replica1=20000ms", "replica1=5ms±9ms",
-                                  "replica1=fast"])
+                                  "replica1=fast", "replica1=1.5ms", "replica1=4ms±0.5ms"])
 def test_bad_link_specs_exit_2(spec: str) -> None:
     proc = run_cli(["write", "10", "--link", spec], {})
     assert proc.returncode == 2, proc.stdout + proc.stderr

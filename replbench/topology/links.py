@@ -3,11 +3,12 @@ toxiproxy proxy with a latency toxic, since this kernel has no netem. toxiproxy 
 (github.com/Shopify/toxiproxy/v2 v2.12.0 in tools/go.mod), built by the install step, started by the harness only
 when a run names a link, on ports derived from the port base, its pid managed like the nodes'.
 
-`--link replica1=5ms`, `--link replica2=20ms±2ms`, `--link app-master=1ms`: the latency is the round trip, half
-added in each direction. A replica is moved onto its proxy safely (STOP SLAVE, CHANGE MASTER TO the proxy's port,
-START SLAVE, replication verified); a run that names no link puts every replica back on its direct connection
-and stops toxiproxy. The links, the toxics read back from toxiproxy's API and the round trip measured through
-each proxy (timed `SELECT 1`) go into meta.json and the block."""
+`--link replica1=5ms`, `--link replica2=20ms±2ms`, `--link app-master=1ms`: the latency is the round trip in whole
+milliseconds (toxiproxy's unit), split between the two directions (an odd one's extra millisecond downstream).
+A replica is moved onto its proxy safely (STOP SLAVE, CHANGE MASTER TO the proxy's port, START SLAVE, replication
+verified); a run that names no link puts every replica back on its direct connection and stops toxiproxy. The
+links, the toxics read back from toxiproxy's API and the round trip measured through each proxy (timed `SELECT 1`)
+go into meta.json and the block."""
 
 from __future__ import annotations
 
@@ -55,6 +56,12 @@ class Link:
         """The node the proxy leads to: the master for a replica's replication link, else the app's node."""
         return self.name.removeprefix("app-") if self.name.startswith("app-") else "master"
 
+    def toxics(self) -> dict[str, tuple[int, int]]:
+        """Each direction's latency and jitter in toxiproxy's whole milliseconds, summing to the round trip: an odd
+        round trip puts its extra millisecond downstream (1 ms is 1 + 0, never round(0.5) + round(0.5) = 0)."""
+        rtt, jitter = int(self.latency_ms), int(self.jitter_ms)
+        return {"downstream": (rtt - rtt // 2, jitter - jitter // 2), "upstream": (rtt // 2, jitter // 2)}
+
     @property
     def spec(self) -> str:
         return f"{self.name}={self.latency_ms:g}ms" + (f"±{self.jitter_ms:g}ms" if self.jitter_ms else "")
@@ -69,6 +76,9 @@ def parse(spec: str) -> Link:
     name, latency, jitter = match.group(1), float(match.group(2)), float(match.group(3) or 0)
     if latency > MAX_LATENCY_MS or jitter > latency:
         raise ValueError(f"bad link {spec!r}: latency at most {MAX_LATENCY_MS} ms, jitter at most the latency")
+    if not (latency.is_integer() and jitter.is_integer()):
+        raise ValueError(f"bad link {spec!r}: toxiproxy delays in whole milliseconds; give the round trip and "
+                         "its jitter in whole ms (e.g. replica1=1ms)")
     return Link(name, latency, jitter)
 
 
@@ -188,10 +198,10 @@ def apply(settings: Settings, links: tuple[Link, ...]) -> dict[str, Any]:
             _api(settings, "POST", "/proxies", {"name": link.name, "listen": f"127.0.0.1:"
                                                 f"{proxy_port(settings, link.name)}",
                                                 "upstream": f"127.0.0.1:{upstream}", "enabled": True})
-            for stream in ("upstream", "downstream"):  # half the round trip each way
+            for stream, (latency, jitter) in link.toxics().items():  # the round trip split between directions
                 _api(settings, "POST", f"/proxies/{link.name}/toxics",
                      {"name": f"latency_{stream}", "type": "latency", "stream": stream, "toxicity": 1.0,
-                      "attributes": {"latency": round(link.latency_ms / 2), "jitter": round(link.jitter_ms / 2)}})
+                      "attributes": {"latency": latency, "jitter": jitter}})
         for replica in settings.replicas:
             link = named.get(replica.name)
             point_replica(settings, replica.name, proxy_port(settings, replica.name) if link else settings.master.port)
