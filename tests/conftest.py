@@ -3,6 +3,7 @@ state folder so it never touches the user's dataset. Built once, torn down at th
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -19,9 +20,9 @@ from typing import Any
 import pytest
 
 from replbench.core import sql
-from replbench.core.config import ROOT, Settings
+from replbench.core.config import ROOT, ReplbenchError, Settings
 from replbench.core.progress import Progress
-from replbench.topology import appserver, dataset, nodes
+from replbench.topology import appserver, dataset, links, nodes
 
 TEST_ACCOUNTS = int(os.environ.get("REPLBENCH_TEST_ACCOUNTS", "20000"))
 TEST_PORT_BASE = int(os.environ.get("REPLBENCH_TEST_PORT_BASE", "3406"))
@@ -45,11 +46,56 @@ def env_for(state: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+STATE_PREFIX = "replbench-test-"
+SESSION_LOCK = ".session.lock"  # held (flock) by the live test session that owns the folder
+STALE_AFTER_S = 60.0  # a folder this old whose lock nobody holds was left by a killed session
+
+
+def sweep_stale_topologies(tmp: Path | None = None) -> list[str]:
+    """Stop and remove what a killed test session left behind (its teardown never ran: an interrupt during the
+    topology's setup, a `timeout` kill): every replbench-test-* folder whose session lock no live session holds.
+    Returns the folders swept."""
+    swept = []
+    for folder in sorted(Path(tmp or tempfile.gettempdir()).glob(f"{STATE_PREFIX}*")):
+        try:
+            if not folder.is_dir() or time.time() - folder.stat().st_mtime < STALE_AFTER_S:
+                continue  # a session that has just created its folder has not locked it yet
+            fd = os.open(folder / SESSION_LOCK, os.O_RDWR | os.O_CREAT)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue  # a live session holds it
+        try:
+            stale = Settings.from_env(env_for(folder))
+            for stop in (links.stop, appserver.stop, nodes.stop_all):  # by the pid files in the folder
+                try:
+                    stop(stale)
+                except (ReplbenchError, OSError) as exc:
+                    print(f"replbench tests: could not stop what {folder} left: {exc}", file=sys.stderr)
+        finally:
+            os.close(fd)
+        shutil.rmtree(folder, ignore_errors=True)
+        swept.append(folder.name)
+    return swept
+
+
 @pytest.fixture(scope="session")
 def state_dir() -> Iterator[Path]:
-    folder = Path(tempfile.mkdtemp(prefix="replbench-test-"))
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
+    swept = sweep_stale_topologies()
+    if swept:
+        print(f"replbench tests: stopped and removed {len(swept)} test topology folder(s) a killed session left: "
+              + ", ".join(swept), file=sys.stderr)
+    folder = Path(tempfile.mkdtemp(prefix=STATE_PREFIX))
+    lock = os.open(folder / SESSION_LOCK, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        yield folder
+    finally:
+        os.close(lock)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
