@@ -45,6 +45,9 @@ def test_the_shipped_campaigns_parse_and_the_quick_one_fits_half_an_hour() -> No
 
 
 @pytest.mark.parametrize("tail, finished", [
+    (f"Results: ...\n{campaign.UNIT_FINISHED} (exit 1)\n", True),
+    (f"[model validate 10s] applying settings\n{campaign.UNIT_FINISHED} (exit 0)\n", True),
+    (f"{campaign.UNIT_FINISHED} (exit 0)\nTraceback (most recent call last):\n", False),
     # what `model fit` and `model validate` print last (the report campaign's units 14 and 15 ran to their end,
     # exit 0, and were marked failed before these were known)
     ("ROW-FULL bench_idx (32 runs, 20 drains):\nmodel: results/model/model.json\n", True),
@@ -58,6 +61,36 @@ def test_a_unit_counts_as_finished_only_when_it_printed_its_results(tmp_path: Pa
     log = tmp_path / "1.log"
     log.write_text(tail)
     assert campaign._finished(log) is finished
+
+
+@pytest.mark.parametrize("log_text, outcome", [(f"Results: ...\n{campaign.UNIT_FINISHED} (exit 0)\n", "rejudged"),
+                                               ("[sweep] step 3 ...\n", "refused")])
+def test_resume_at_another_commit_only_finishes_a_campaign_whose_units_all_ran(tmp_path: Path, log_text: str,
+                                                                               outcome: str) -> None:
+    """A unit that ran to its end but was marked failed by an older completion check is re-judged from its log
+    (nothing rerun, recorded); a unit that really has to run again may not run at another commit."""
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY)
+    results = tmp_path / "results"
+    folder = results / "campaign-tiny-20990101-000000"
+    (folder / "units").mkdir(parents=True)
+    (folder / "units" / "2.log").write_text(log_text)
+    units = [{"command": "get 20 --duration 2s", "env": {}, "status": "done", "exit_code": 0, "log": "units/1.log"},
+             {"command": "get 30 --duration 2s", "env": {"REPLBENCH_ADMISSION": "none"}, "status": "failed",
+              "exit_code": 0, "log": "units/2.log"}]
+    (folder / "campaign.json").write_text(json.dumps({"name": "tiny", "commit": "0000000", "status": "failed",
+                                                      "folder": folder.name, "units": units}))
+    env = {"REPLBENCH_STATE": str(tmp_path / "st"), "REPLBENCH_RESULTS": str(results)}
+    proc = run_cli(["campaign", str(path), "--allow-dirty", "--resume"], env)
+    data = json.loads((folder / "campaign.json").read_text())
+    if outcome == "rejudged":
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert data["status"] == "done" and [u["status"] for u in data["units"]] == ["done", "done"]
+        assert data["rejudged"][0]["units"] == [2] and data["rejudged"][0]["commit"] != "0000000"
+    else:
+        assert proc.returncode == 1 and "started at commit 0000000" in proc.stderr, proc.stderr
+        assert data["status"] == "failed" and data["units"][1]["status"] == "failed" and "rejudged" not in data
+    assert not list(results.glob("campaign-tiny-*/*-get-*"))  # nothing ran
 
 
 def test_a_dirty_tree_is_told_apart(tmp_path: Path) -> None:
@@ -91,8 +124,13 @@ def test_a_campaign_runs_into_one_folder_and_resumes_only_what_did_not_finish(to
     assert modes == {"20": "codel", "30": "none"}, modes  # the default, then the unit's
     assert [u["env"] for u in data["units"]] == [{}, {"REPLBENCH_ADMISSION": "none"}]
     assert "REPLBENCH_ADMISSION=none ./run.sh get 30 --duration 2s" in proc.stdout + proc.stderr
-    # a campaign interrupted after its first unit: --resume runs the second only
-    data["units"][1]["status"], data["status"] = "failed", "failed"
+    # every unit's command said last that it returned: that line is the completion check
+    assert all((folder / u["log"]).read_text().rstrip().splitlines()[-1].startswith(campaign.UNIT_FINISHED)
+               for u in data["units"])
+    # a campaign whose second unit failed (a lost node, say): --resume runs the second only
+    data["units"][1].update(status="failed", exit_code=1)
+    data["status"] = "failed"
+    (folder / data["units"][1]["log"]).write_text("replbench: master is not running\n")
     (folder / "campaign.json").write_text(json.dumps(data))
     proc = run_cli(["campaign", str(path), "--allow-dirty", "--resume"], env)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from .. import __version__
 from ..core import harnesslog, records, scenario
 from ..core.config import OPEN_FILES_WANTED, ConfigError, ReplbenchError, Settings
+from ..experiments import campaign
 from . import bench, setup
 from .args import (
     EXIT_BROKEN_PIPE,
@@ -104,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if argv and argv[0] in scenario.available():
             _mark_incomplete_runs()
-            return bench.run_scenario(argv)
+            return _unit_finished(bench.run_scenario(argv))
         if argv and not argv[0].startswith("-") and argv[0] not in HANDLERS:
             raise UsageError(f"unknown command or scenario {argv[0]!r}; scenarios: "
                              f"{', '.join(scenario.available())}")
@@ -116,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.print_help(sys.stderr)
             return EXIT_USAGE
         _mark_incomplete_runs()
-        return HANDLERS[args.command](args)
+        return _unit_finished(HANDLERS[args.command](args))
     except UsageError as exc:
         (exc.args[1] if len(exc.args) > 1 else parser).print_usage(sys.stderr)
         print(f"./run.sh: error: {exc.args[0]}", file=sys.stderr)
@@ -139,6 +140,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"replbench: unexpected failure: {type(exc).__name__}: {exc}"
               + (f" (trace in {where})" if where else ""), file=sys.stderr)
         return EXIT_FAILURE
+
+
+def _unit_finished(code: int) -> int:
+    """Inside a campaign, a command that returned with its results (exit 0, or 1 for a measured failure) says so
+    last: the campaign's completion check reads that line, whatever the command."""
+    if os.environ.get(campaign.UNIT_ENV) and code in (0, 1):
+        print(f"{campaign.UNIT_FINISHED} (exit {code})", flush=True)
+    return code
 
 
 def _mark_incomplete_runs() -> None:

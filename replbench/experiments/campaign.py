@@ -16,7 +16,9 @@ The runner refuses a dirty tree unless told (--allow-dirty), records the commit,
 calibration before and after each unit (campaign.json), shows elapsed time and an ETA, and --resume continues the
 newest unfinished campaign of that name at the same commit without redoing the units that finished (a unit that
 failed, say after a lost node, runs again). Each unit runs as its own ./run.sh process with REPLBENCH_RESULTS set
-to the campaign's folder; its output goes to units/<n>.log.
+to the campaign's folder; its output goes to units/<n>.log, whose last line says the command returned. --resume
+first re-judges units recorded as failed from their logs (recorded in campaign.json); at another commit it may
+only finish a campaign that way, never run a unit.
 """
 
 from __future__ import annotations
@@ -46,8 +48,10 @@ COMMANDS = ("study", "sweep", "apply-capacity", "big-transaction", "model")  # b
 KEYS = {"description", "units"}
 UNIT_KEYS = {"command", "minutes", "env"}
 DONE, FAILED, INTERRUPTED = "done", "failed", "interrupted"
-# What each kind of unit prints once it has run to its end: a run, a study, a sweep, apply capacity, big
-# transactions, `model fit` (its model's path) and `model validate` (its table, printed after the last run).
+UNIT_ENV = "REPLBENCH_CAMPAIGN_UNIT"  # set for a unit's command: it then prints UNIT_FINISHED as its last line
+UNIT_FINISHED = "replbench: unit finished"  # printed by the command (cli.main) once it returned, exit 0 or 1
+# What each kind of unit printed at its end before UNIT_FINISHED existed (for units logged by older commits): a run,
+# a study, a sweep, apply capacity, big transactions, `model fit` (its model's path) and `model validate` (its table).
 FINISHED_MARKS = ("Results:", "study folder:", "max sustainable", "Apply capacity", "Big transactions",
                   "\nmodel: ", "| case | transactions | rows |")
 EXIT_INTERRUPTED = 130
@@ -196,16 +200,39 @@ def git_state(root: Path = ROOT) -> tuple[str, bool]:
     return git("rev-parse", "--short", "HEAD") or "unknown", bool(git("status", "--porcelain"))
 
 
-def _unfinished(results: Path, name: str, commit: str) -> Path | None:
-    """The newest campaign folder of that name at that commit that has units left to run."""
+def _unfinished(results: Path, name: str, commit: str | None) -> Path | None:
+    """The newest campaign folder of that name (at that commit, unless None) that has units left to run."""
     for folder in sorted(results.glob(f"campaign-{name}-*"), reverse=True):
         try:
             data = json.loads((folder / "campaign.json").read_text())
         except (OSError, ValueError):
             continue
-        if data.get("commit") == commit and data.get("status") != DONE:
+        if (commit is None or data.get("commit") == commit) and data.get("status") != DONE:
             return folder
     return None
+
+
+def _check_same_units(folder: Path, data: dict[str, Any], campaign: Campaign) -> None:
+    if ([(u["command"], u.get("env", {})) for u in data["units"]]
+            != [(u.text, dict(u.env)) for u in campaign.units]):
+        raise CampaignError(f"{folder.name} was started from another version of the campaign file")
+
+
+def rejudge(folder: Path, data: dict[str, Any], commit: str) -> list[int]:
+    """Units recorded as failed that ran to their end by the completion check of this commit (their log shows it,
+    exit 0 or 1): marked done, nothing rerun, and recorded in campaign.json's `rejudged` (which units, at which
+    commit, why). Returns their numbers (1-based)."""
+    units = [i for i, r in enumerate(data["units"], 1)
+             if r["status"] == FAILED and r.get("exit_code") in (0, 1) and r.get("log")
+             and (folder / r["log"]).exists() and _finished(folder / r["log"])]
+    for i in units:
+        data["units"][i - 1]["status"] = DONE
+    if units:
+        data.setdefault("rejudged", []).append(
+            {"commit": commit, "units": units, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+             "why": "ran to their end (exit 0 or 1, results printed) but the completion check of the commit that "
+                    "ran them missed it; nothing was rerun"})
+    return units
 
 
 def run(settings: Settings, campaign: Campaign, *, resume: bool = False, allow_dirty: bool = False) -> dict[str, Any]:
@@ -216,7 +243,21 @@ def run(settings: Settings, campaign: Campaign, *, resume: bool = False, allow_d
                             "commit (commit first, or --allow-dirty to run anyway, recorded as such)")
     folder = _unfinished(settings.results, campaign.name, commit) if resume else None
     if resume and folder is None:
-        raise CampaignError(f"no unfinished campaign {campaign.name!r} at commit {commit} to resume")
+        other = _unfinished(settings.results, campaign.name, None)
+        if other is None:
+            raise CampaignError(f"no unfinished campaign {campaign.name!r} at commit {commit} to resume")
+        data = json.loads((other / "campaign.json").read_text())
+        _check_same_units(other, data, campaign)
+        before = [r["status"] for r in data["units"]]
+        rejudge(other, data, commit)
+        if any(r["status"] != DONE for r in data["units"]):
+            for r, status in zip(data["units"], before):
+                r["status"] = status
+            raise CampaignError(f"{other.name} was started at commit {data.get('commit')} and has units to run: "
+                                "resume it at that commit (its figures must come from one commit)")
+        data.update(status=DONE, finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        write_json(other / "campaign.json", data)
+        return data
     if folder is None:
         folder = settings.results / f"campaign-{campaign.name}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
         (folder / "units").mkdir(parents=True)
@@ -227,15 +268,14 @@ def run(settings: Settings, campaign: Campaign, *, resume: bool = False, allow_d
                                           for u in campaign.units]}
     else:
         data = json.loads((folder / "campaign.json").read_text())
-        if ([(u["command"], u.get("env", {})) for u in data["units"]]
-                != [(u.text, dict(u.env)) for u in campaign.units]):
-            raise CampaignError(f"{folder.name} was started from another version of the campaign file")
+        _check_same_units(folder, data, campaign)
+        rejudge(folder, data, commit)
     data["status"] = "running"
     data["folder"] = folder.name
     write_json(folder / "campaign.json", data)
     progress = Progress(f"campaign {campaign.name}")
     begin = time.monotonic()
-    env = {**os.environ, **settings.as_env(), "REPLBENCH_RESULTS": str(folder)}
+    env = {**os.environ, **settings.as_env(), "REPLBENCH_RESULTS": str(folder), UNIT_ENV: "1"}
     try:
         for i, (unit, record) in enumerate(zip(campaign.units, data["units"]), 1):
             if record["status"] == DONE:
@@ -266,10 +306,13 @@ def run(settings: Settings, campaign: Campaign, *, resume: bool = False, allow_d
 
 
 def _finished(log: Path) -> bool:
-    """A unit that ran to its end: it printed its results (exit 1 may still mean a measured failure, e.g. a guard
-    under --strict, which is a result, not a reason to run the unit again)."""
+    """A unit that ran to its end: its command returned (exit 1 may still mean a measured failure, e.g. a guard
+    under --strict, which is a result, not a reason to run the unit again) and said so last, or, logged by an older
+    commit, printed its results."""
     text = log.read_text(errors="replace")
-    return "Traceback" not in text and any(mark in text for mark in FINISHED_MARKS)
+    lines = text.rstrip().splitlines()
+    return "Traceback" not in text and ((bool(lines) and lines[-1].startswith(UNIT_FINISHED))
+                                        or any(mark in text for mark in FINISHED_MARKS))
 
 
 def render(data: dict[str, Any]) -> str:
