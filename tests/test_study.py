@@ -119,7 +119,17 @@ def test_a_cells_load_and_writes_set_its_apply_capacity_units_rate_and_backlog()
     plan = study.Plan.of(studyfile.load("cost-model"))
     drains = [u for u in plan.units() if u.measure == "apply-capacity" and u.repeat == 0]
     assert [(plan.rate_of(u), plan.writes_of(u)) for u in drains] == [(200, 9000), (90, 4500), (30, 1200), (3, 150)]
-    assert plan.unit_seconds(drains[3]) == pytest.approx(150 / 3 * 1.5 + study.APPLY_OVERHEAD)  # at its own rate
+    assert plan.unit_seconds(drains[3]) == pytest.approx(study.apply_seconds(150, 3))  # at its own rate
+
+
+def test_the_estimate_counts_pool_resizes_and_replicas_added_between_units() -> None:
+    # fan-out, 2 rounds of 1, 1, 2, 2, 4, 4 replicas on a 3G pool from the default 2 on the reference pool: the pool
+    # resized once, replicas added 1 + 2 per round (the report campaign's fan-out ran 4.6 min over its old estimate)
+    fan_out = study.Plan.of(studyfile.load("fan-out"), repeat=2)
+    assert fan_out.changes_seconds() == pytest.approx(study.POOL_RESIZE_SECONDS + 6 * study.REPLICA_ADD_SECONDS)
+    working_set = study.Plan.of(studyfile.load("working-set"))  # every unit on another pool than the one before
+    assert working_set.changes_seconds() == pytest.approx(len(working_set.units()) * study.POOL_RESIZE_SECONDS)
+    assert study.Plan.of(studyfile.load("annotate")).changes_seconds() == 0
 
 
 def test_cell_statistics_against_hand_computed_values() -> None:

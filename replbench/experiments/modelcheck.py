@@ -33,7 +33,7 @@ from ..load import faults
 from ..topology import knobs
 from . import applycap
 from .run import Run, RunOptions
-from .study import APPLY_OVERHEAD, RUN_OVERHEAD, TABLE_CHECKSUM_SECONDS, run_seconds
+from .study import RUN_OVERHEAD, TABLE_CHECKSUM_SECONDS, apply_seconds, run_seconds
 
 CASES = (("mixed", 200), ("mixed", 400), ("write-mix", 100), ("write-mix", 200))  # below the knee at 8M on 2 cores
 DURATION = 30.0
@@ -48,7 +48,7 @@ ONSET_MIN_WRITES = 50
 
 def estimate(cases: tuple[tuple[str, int], ...] = CASES, duration: float = DURATION) -> float:
     """Seconds model validate should take: its runs, and the onset runs with their stopped replicas' catch-up."""
-    drain = 60.0 + APPLY_OVERHEAD  # about a minute of writing the backlog, then a few seconds per replica
+    drain = apply_seconds(60, 1)  # about a minute of writing the backlog, then a few seconds per replica
     onset = ONSET_DURATION + IDLE_WINDOW_MAX + RUN_OVERHEAD + TABLE_CHECKSUM_SECONDS  # faults: the whole table
     return sum(run_seconds(duration, rate) for _, rate in cases) + drain + len(ONSET_LOADS) * onset
 

@@ -33,13 +33,23 @@ from .studyfile import Spec
 # run checked the whole table and built 100,000 targets)
 RUN_OVERHEAD = 10.0
 TABLE_CHECKSUM_SECONDS = 15.0  # CHECKSUM TABLE of 8M rows on 3 nodes (2 cores): a study's last run, a single run
-APPLY_OVERHEAD = 40.0  # seconds around an apply-capacity drain beside its backlog (settings, each replica alone)
+# an apply-capacity unit: its backlog written through the app (writes / rate, a little longer: the catch-up around
+# it) and each replica's drain alone with the settings around them (report campaign at 90aed5e, 8M, 2 cores: study
+# parallel-apply, 10 units of 20 s of backlog, 41 s per unit; cost-model's 8 drains with 370 s of backlog, 570 s)
+APPLY_WRITE_FACTOR = 1.15
+APPLY_OVERHEAD = 18.0
 BIGTX_ROWS = 100_000  # a big-transaction cell's rows when it names none
 # a big transaction's master time plus its apply, and the settings around it (study big-transaction at e7182d1,
 # 8M, 2 cores: 1.7-2 s per unit up to 10^4 rows, 11-38 s at 10^6; the estimate was 10x too long before)
 BIGTX_SECONDS_PER_1000_ROWS = 0.025
 BIGTX_OVERHEAD = 2.0
 RESET_SECONDS = 40.0  # a reset of the 8M set on 2 cores
+# a unit whose cell resizes the buffer pool, or adds replicas, after the unit before it (report campaign at 90aed5e,
+# 8M, 2 cores: study working-set, 18 units each resizing the pool, took 3.6 min more than its runs; fan-out, 6
+# replicas added over 12 units, 4.6 min more)
+POOL_RESIZE_SECONDS = 12.0
+REPLICA_ADD_SECONDS = 45.0  # each replica added: a copy of replica1's datadir (about 4.6 GB at 8M) and its start
+DEFAULT_REPLICAS = 2  # what a study starts from when its cells change the count (the topology's own default)
 
 
 @dataclass(frozen=True)
@@ -83,7 +93,7 @@ class Plan:
             rows = self.spec.cells[unit.cell].rows or BIGTX_ROWS
             return rows / 1000 * BIGTX_SECONDS_PER_1000_ROWS + BIGTX_OVERHEAD
         if unit.measure == "apply-capacity":
-            return self.writes_of(unit) / self.rate_of(unit) * 1.5 + APPLY_OVERHEAD
+            return apply_seconds(self.writes_of(unit), self.rate_of(unit))
         return run_seconds(self.duration, self.rate_of(unit))
 
     def rate_of(self, unit: Unit) -> int:
@@ -98,7 +108,20 @@ class Plan:
         resets = len(self.spec.cells) * self.repeat if self.spec.reset == "each-cell" else 0
         tables = (resets or 1) if any(u.measure == "run" for u in self.units()) else 0
         return sum(self.unit_seconds(u) for u in self.units()) + resets * RESET_SECONDS + \
-            tables * TABLE_CHECKSUM_SECONDS
+            tables * TABLE_CHECKSUM_SECONDS + self.changes_seconds()
+
+    def changes_seconds(self) -> float:
+        """What the topology's changes between units cost: a buffer pool resized, replicas added (and the count
+        the study started with brought back at its end)."""
+        pool, replicas, total = "", DEFAULT_REPLICAS, 0.0
+        for unit in self.units():
+            cell = self.spec.cells[unit.cell]
+            if cell.knobs.buffer_pool != pool:
+                pool, total = cell.knobs.buffer_pool, total + POOL_RESIZE_SECONDS
+            wanted = cell.replicas or replicas
+            total += max(0, wanted - replicas) * REPLICA_ADD_SECONDS
+            replicas = wanted
+        return total + max(0, DEFAULT_REPLICAS - replicas) * REPLICA_ADD_SECONDS
 
     def describe(self) -> str:
         spec = self.spec
@@ -135,6 +158,11 @@ class Plan:
         lines.append(f"  order of cells: {order}")
         lines.append(f"  {len(self.units())} units, estimated {self.estimate() / 60:.0f} min")
         return "\n".join(lines)
+
+
+def apply_seconds(writes: int, rate: float) -> float:
+    """Seconds one apply-capacity unit should take: its backlog written at the rate, then each replica's drain."""
+    return writes / rate * APPLY_WRITE_FACTOR + APPLY_OVERHEAD
 
 
 def run_seconds(duration: float, rate: int) -> float:
