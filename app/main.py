@@ -19,6 +19,7 @@ from aiohttp import web
 from replbench.core.config import (
     APP_LATENCY_BOUNDS_MS,
     CODEL_INTERVAL_MS,
+    CODEL_LEARN_SECONDS,
     CODEL_QUEUE_MS,
     CODEL_TICK_MS,
     QUEUE_FLOOR,
@@ -109,9 +110,11 @@ def admission(limit: int, queue_ms: int = 0, mode: str = "always",
     client's pool of connections bounds what the app holds); "codel", the default, enforces the adaptive bound
     (CODEL_QUEUE_MS of queue unless queue_ms is set) only while a queue
     stands: the worker's event loop running target_ms (REPLBENCH_CODEL_TARGET_MS) late, or requests waiting that
-    long for a database connection, without a break for CODEL_INTERVAL_MS. Bursts that drain within the interval
-    are served, as unbounded would; a standing overload is cut to the bound. observe_wait() takes the connection
-    waits (app/db.py), observe_loop() the loop's lateness (a tick every CODEL_TICK_MS)."""
+    long for a database connection, without a break for CODEL_INTERVAL_MS — and only once the bound has learned the
+    worker's throughput (answers in CODEL_LEARN_SECONDS seconds; before that a fresh worker sheds nothing). Bursts
+    that drain within the interval are served, as unbounded would; a standing overload is cut to the bound.
+    observe_wait() takes the connection waits (app/db.py), observe_loop() the loop's lateness (a tick every
+    CODEL_TICK_MS)."""
     if mode == "none":
         limit, queue_ms = 0, 0
     elif mode == "codel":
@@ -119,7 +122,8 @@ def admission(limit: int, queue_ms: int = 0, mode: str = "always",
     state: dict[str, Any] = {"in_flight": 0, "shed": 0, "limit": limit, "peak_in_flight": 0, "admitted": 0,
                              "answered": 0, "failed": 0, "latency_counts": [0] * (len(APP_LATENCY_BOUNDS_MS) + 1),
                              "queue_ms": queue_ms, "limit_low": None, "limit_high": None, "rates": [],
-                             "mode": mode, "standing_s": 0.0, "episodes": 0}
+                             "mode": mode, "standing_s": 0.0, "episodes": 0,
+                             "learned": mode != "codel", "served_seconds": 0}
     counts = state["latency_counts"]
     rates: deque[int] = deque(maxlen=QUEUE_MEMORY)
     if queue_ms:
@@ -154,6 +158,9 @@ def admission(limit: int, queue_ms: int = 0, mode: str = "always",
         """Once a second: the bound from the answers served (not failed) since the last call."""
         ok = state["answered"] - state["failed"]
         rates.append(ok - last_ok[0])
+        if ok > last_ok[0]:
+            state["served_seconds"] += 1
+            state["learned"] = state["learned"] or state["served_seconds"] >= CODEL_LEARN_SECONDS
         last_ok[0] = ok
         state["rates"] = list(rates)
         if queue_ms:
@@ -171,7 +178,8 @@ def admission(limit: int, queue_ms: int = 0, mode: str = "always",
         """Also counts every answer, its failures (5xx) and its latency in the app (the live progress line)."""
         if request.path == "/health":  # probes are not the load
             return await handler(request)
-        if state["limit"] and state["in_flight"] >= state["limit"] and standing(time.monotonic()):
+        if state["limit"] and state["in_flight"] >= state["limit"] and standing(time.monotonic()) \
+                and state["learned"]:
             state["shed"] += 1
             state["answered"] += 1
             state["failed"] += 1

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from replbench.analysis.summary import above_knee
-from replbench.core.config import Settings
+from replbench.core.config import CODEL_INTERVAL_MS, CODEL_LEARN_SECONDS, Settings
 from replbench.report.block import above_knee_text
 
 from .conftest import env_for, run_cli, run_folder
@@ -16,6 +16,8 @@ from .conftest import env_for, run_cli, run_folder
 # one app worker asked far more than any Python worker serves (each request a database round trip): an overload
 # on any machine, for a few seconds
 OVERLOAD = ("get", "8000", "--duration", "3s")
+# the same, long enough that codel's bound has learned the worker's throughput (CODEL_LEARN_SECONDS) while it lasts
+LONG_OVERLOAD = ("get", "8000", "--duration", "8s")
 
 
 def run(topo: Settings, args: tuple[str, ...], **env: str) -> tuple[dict, dict, str]:
@@ -47,12 +49,14 @@ def test_the_default_admission_sheds_nothing_at_a_low_rate(topo: Settings) -> No
 
 
 def test_the_default_admission_sheds_under_an_overload_and_says_what_happened(topo: Settings) -> None:
-    summary, meta, out = run(topo, OVERLOAD)
+    summary, meta, out = run(topo, LONG_OVERLOAD)
     adm = summary["app_admission"]
     assert meta["app"]["admission"]["mode"] == "codel" and adm["mode"] == "codel"
     assert meta["app"]["admission"]["target_ms"] == 20  # REPLBENCH_CODEL_TARGET_MS's default
     assert adm["shed"] > 0 and adm["episodes"] >= 1 and adm["standing_s"] > 0
+    assert meta["app"]["admission"]["learn_s"] == CODEL_LEARN_SECONDS
     assert "codel: adaptive" in out and "only while a queue stood" in out
+    assert f"after each worker's first {CODEL_LEARN_SECONDS} s of answers" in out
     knee = summary["above_knee"]
     assert knee is not None and knee["asked"] == 8000 and knee["shed_per_s"] > 0
     assert "Above the knee: this machine served " in out and "shed by the app's admission" in out
@@ -152,3 +156,46 @@ def test_a_queue_stands_only_when_every_delay_of_an_interval_was_above_target() 
     assert not q.standing(10.6) and not q.standing(20.0)
     q.observe(0.5, now=21.0)
     assert not q.standing(21.2) and q.standing(21.5)
+
+
+def test_codel_sheds_nothing_until_the_bound_has_learned_the_workers_throughput() -> None:
+    # a fresh worker (every run restarts the app) holds its floor as the bound: a start-up burst near the max is
+    # served, as unbounded would, and the bound holds only once the worker has answered for CODEL_LEARN_SECONDS
+    import asyncio
+    import time
+    import types
+
+    from aiohttp import web
+
+    from app.main import admission
+
+    async def handler(_: object) -> web.StreamResponse:
+        return web.json_response({})
+
+    def ask(bound: object) -> int:
+        async def one() -> int:
+            return (await bound(types.SimpleNamespace(path="/users/1"), handler)).status  # type: ignore[operator]
+        return asyncio.run(one())
+
+    bound = admission(0, 0, "codel", 20)
+    state = bound.state  # type: ignore[attr-defined]
+    bound.observe_loop(0.05)  # type: ignore[attr-defined]
+    time.sleep(CODEL_INTERVAL_MS / 1000 + 0.05)
+    bound.observe_loop(0.05)  # type: ignore[attr-defined]  # every delay above target for an interval: it stands
+    state["in_flight"] = 10 * state["limit"]  # far above the bound
+    assert ask(bound) == 200 and state["shed"] == 0 and not state["learned"]
+    for _ in range(CODEL_LEARN_SECONDS):
+        assert not state["learned"]
+        state["answered"] += 100
+        bound.tune()  # type: ignore[attr-defined]  # one second with answers
+    assert state["learned"] and state["served_seconds"] == CODEL_LEARN_SECONDS
+    assert ask(bound) == 503 and state["shed"] == 1 and state["episodes"] == 1
+    # seconds without answers (an idle window) do not count as learning
+    idle = admission(0, 0, "codel", 20)
+    for _ in range(2 * CODEL_LEARN_SECONDS):
+        idle.tune()  # type: ignore[attr-defined]
+    assert not idle.state["learned"]  # type: ignore[attr-defined]
+    # a bound at all times (REPLBENCH_ADMISSION=always) holds from the first request, as the inflight studies ran
+    always = admission(64, 0, "always")
+    always.state["in_flight"] = 64  # type: ignore[attr-defined]
+    assert ask(always) == 503

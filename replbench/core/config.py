@@ -184,10 +184,15 @@ QUEUE_FLOOR = 64
 # RPC queues, "Fail at Scale" 2015): for CODEL_INTERVAL_MS every observed queueing delay stayed at or above
 # the target (REPLBENCH_CODEL_TARGET_MS, 20 ms by default). The delays observed: the worker's event loop running
 # late (a tick every CODEL_TICK_MS) and each request's wait for a database connection. A burst that drains within
-# the interval is never shed.
+# the interval is never shed. Nor is anything shed before a worker's bound has learned its throughput: until it
+# has answered requests in CODEL_LEARN_SECONDS seconds (the bound's memory, QUEUE_MEMORY), a fresh worker (every run
+# restarts the app) would hold the floor or a partial second as its bound. Near the max every run that failed only by
+# what codel shed had shed it there: at 8M, 2026-11-25, read 1,500/s at seconds 2-4 (528), 1,562/s at 3 and 5 (117 of
+# 197), write-noindex 1,800/s and 2,000/s at second 0 (189, 61), where the unbounded app passed the same rates.
 CODEL_INTERVAL_MS = 500
 CODEL_TICK_MS = 20
 CODEL_QUEUE_MS = 250
+CODEL_LEARN_SECONDS = QUEUE_MEMORY
 
 # honesty guards of a run, and the default pass criteria of a scenario (a scenario file may set its own)
 MIN_SUCCESS = 0.999  # fewer successful requests than this share: flagged

@@ -21,6 +21,7 @@ from typing import Any
 from ..analysis.studymetrics import BY_KEY, cell_text, compare_cells, unit_metrics
 from ..core import harnesslog, scenario
 from ..core.config import QUEUE_FLOOR, Settings, idle_window
+from ..core.nodenames import DEFAULT_REPLICAS  # what a study starts from when its cells change the count
 from ..core.progress import Progress
 from ..core.records import new_folder, write_json
 from ..topology import dataset, fanout, links
@@ -49,7 +50,6 @@ RESET_SECONDS = 40.0  # a reset of the 8M set on 2 cores
 # replicas added over 12 units, 4.6 min more)
 POOL_RESIZE_SECONDS = 12.0
 REPLICA_ADD_SECONDS = 45.0  # each replica added: a copy of replica1's datadir (about 4.6 GB at 8M) and its start
-DEFAULT_REPLICAS = 2  # what a study starts from when its cells change the count (the topology's own default)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from ..core.config import (
     APP_LATENCY_BOUNDS_MS,
     APP_START_TIMEOUT,
     CODEL_INTERVAL_MS,
+    CODEL_LEARN_SECONDS,
     CODEL_QUEUE_MS,
     ROOT,
     ReplbenchError,
@@ -103,7 +104,7 @@ def admission_settings(settings: Settings) -> dict[str, Any]:
     queue_ms = settings.max_queue_ms or (CODEL_QUEUE_MS if mode == "codel" else 0)
     out: dict[str, Any] = {"mode": mode, "limit_per_worker": settings.max_inflight, "queue_ms": queue_ms}
     if mode == "codel":
-        out.update(target_ms=settings.codel_target_ms, interval_ms=CODEL_INTERVAL_MS)
+        out.update(target_ms=settings.codel_target_ms, interval_ms=CODEL_INTERVAL_MS, learn_s=CODEL_LEARN_SECONDS)
     return out
 
 
@@ -111,7 +112,7 @@ def bound_text(adm: dict[str, Any], taken: bool = True, pool: int | None = None)
     """The admission as a run's summary records it: "none" with the client's pool of connections that bounds the
     app then (pool, summary["client_connections"]), "64", an adaptive bound with the range it took ("adaptive,
     250 ms of queue: 64–412"; taken=False leaves the range out), and under codel the condition it held in ("…, only
-    while a queue stood ≥ 20 ms for 500 ms")."""
+    while a queue stood ≥ 20 ms for 500 ms, after each worker's first 5 s of answers")."""
     mode = adm.get("mode") or "always"
     if mode == "none":
         return (f"none in the app: vegeta's {pool:,} connections" if pool
@@ -126,6 +127,8 @@ def bound_text(adm: dict[str, Any], taken: bool = True, pool: int | None = None)
         text = f"adaptive, {queue_ms} ms of queue{span}"
     if mode == "codel":
         text = f"codel: {text}, only while a queue stood ≥ {adm.get('target_ms')} ms for {adm.get('interval_ms')} ms"
+        if taken and adm.get("learn_s"):  # the block says it; a sweep's table row stays short
+            text += f", after each worker's first {adm['learn_s']} s of answers"
     return text
 
 
