@@ -49,8 +49,11 @@ def test_the_default_admission_sheds_nothing_at_a_low_rate(topo: Settings) -> No
 
 
 def test_the_default_admission_sheds_under_an_overload_and_says_what_happened(topo: Settings) -> None:
-    summary, meta, out = run(topo, LONG_OVERLOAD)
+    # vegeta's pool wider than the bound once it has learned the worker's throughput (a worker on the small set
+    # serves more than 512 × 4 answers/s on a fast box: the default pool would hold the excess in the client)
+    summary, meta, out = run(topo, LONG_OVERLOAD, REPLBENCH_CLIENT_CONNECTIONS="4096")
     adm = summary["app_admission"]
+    assert adm["shed"] > 0, adm
     assert meta["app"]["admission"]["mode"] == "codel" and adm["mode"] == "codel"
     assert meta["app"]["admission"]["target_ms"] == 20  # REPLBENCH_CODEL_TARGET_MS's default
     assert adm["shed"] > 0 and adm["episodes"] >= 1 and adm["standing_s"] > 0
