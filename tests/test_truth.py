@@ -4,12 +4,14 @@ binlog syncs), on the small topology."""
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from pathlib import Path
 
 from replbench.core import sql
 from replbench.core.config import Settings
+from replbench.experiments import prepare
 from replbench.measure.poslag import PositionLag
 from replbench.topology import nodes
 
@@ -55,6 +57,20 @@ def test_a_run_waits_for_the_previous_work_to_drain_and_says_so(topo: Settings) 
     assert not any("statements still running" in w for w in settle["why"])  # it waited for the statement to end
     assert settle["waited_s"] > 0 and ("Settled before the run: " in out or "NOT settled before the run" in out)
     assert summary["settle"] == settle
+
+
+def test_settle_waits_out_the_last_units_connections_in_time_wait() -> None:
+    # the server closes first, as the app did to vegeta's timed-out connections: its side sits in TIME_WAIT, 60 s
+    with socket.create_server(("127.0.0.1", 0), backlog=64) as server:
+        port = server.getsockname()[1]
+        assert prepare.time_wait_reason(port) == ""
+        for _ in range(3000):  # more than 5 % of any ephemeral range up to 60,000 ports
+            client = socket.create_connection(("127.0.0.1", port))
+            accepted, _ = server.accept()
+            accepted.close()
+            client.close()
+    reason = prepare.time_wait_reason(port)
+    assert "connections to the app in TIME_WAIT (the last unit's; near drained at " in reason, reason
 
 
 def test_semi_syncs_block_line_names_mariadbs_counter_for_what_it_is(topo: Settings) -> None:

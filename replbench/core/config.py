@@ -154,6 +154,11 @@ SETTLE_TIMEOUT = 120.0  # seconds a unit waits for the previous one's work to dr
 SETTLE_HOST_BUSY = 50.0  # % of one core: the host counts as back near idle below this (a shared box is never at 0)
 SETTLE_HOST_WAIT = 15.0  # seconds the host may take to get there once our own work has drained (other tenants' load
 #                          is not ours to wait out: past this the unit starts, marked with the reason)
+# connections to the app in TIME_WAIT (60 s in Linux after a close) above this share of the ephemeral port range:
+# the last unit's, not drained. After an unbounded overload (~20,000 of them), the next run's vegeta burned a core
+# finding free ports for its connections and sent 823-1,009 of the 1,500/s asked in its first seconds (p99 1.4 s),
+# against 1,500/s and p99 76 ms 65 s later (8M, 2026-11-26, by hand; and study codel-queue's read runs after none 2x)
+SETTLE_TIME_WAIT_SHARE = 0.05
 IDLE_WINDOW = 3.0  # seconds before each attack, on the run's clock, with the heartbeat on and the app idle: the
 #                   heartbeat's binlog bytes and every group's idle CPU (purge, flushing, heartbeat), subtracted.
 # At a low rate the idle share of each request is large and its estimate must be good: CPU is read in 10 ms ticks

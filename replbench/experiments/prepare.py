@@ -8,11 +8,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import psutil
 
 from ..core import sql
-from ..core.config import SETTLE_HOST_BUSY, SETTLE_HOST_WAIT, SETTLE_TIMEOUT, Settings
+from ..core.config import SETTLE_HOST_BUSY, SETTLE_HOST_WAIT, SETTLE_TIME_WAIT_SHARE, SETTLE_TIMEOUT, Settings
 from ..core.progress import Progress
 from ..core.scenario import Scenario
 from ..load import targets
@@ -23,7 +24,8 @@ from ..topology.bringup import ensure_topology
 
 def settle(settings: Settings, progress: Progress, timeout: float = SETTLE_TIMEOUT) -> dict[str, Any]:
     """Wait until the previous unit's work has drained before this one starts: the app has nothing in flight, no
-    client statement runs on the master, every replica has applied the master's position (at most `timeout`),
+    client statement runs on the master, every replica has applied the master's position, the previous unit's
+    connections to the app have left TIME_WAIT (below SETTLE_TIME_WAIT_SHARE of the ephemeral ports; at most `timeout`),
     then the host is back near idle (at most SETTLE_HOST_WAIT more). Past either bound the unit starts anyway,
     marked unsettled with the reasons."""
     begin = time.monotonic()
@@ -53,6 +55,9 @@ def _drains(settings: Settings) -> list[str]:
         in_flight = counted["admitted"] + counted["shed"] - counted["answered"]
         if counted["workers"] and in_flight > 0:
             reasons.append(f"the app has {in_flight:,} requests in flight")
+    closing = time_wait_reason(urlsplit(appserver.base_url(settings)).port or 80)
+    if closing:
+        reasons.append(closing)
     try:
         with sql.admin(settings.master, settings, timeout=3.0) as cur:
             cur.execute("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND IN ('Query', 'Execute') "
@@ -66,6 +71,26 @@ def _drains(settings: Settings) -> list[str]:
     except sql.MySQLError as exc:
         reasons.append(f"the master does not answer ({exc.args[-1] if exc.args else exc})")
     return reasons
+
+
+def time_wait_reason(port: int) -> str:
+    """'' unless more connections to or from this port sit in TIME_WAIT than SETTLE_TIME_WAIT_SHARE of the ephemeral
+    port range: a new client then spends its first seconds finding free ports (config.py has the measurement)."""
+    waiting = sum(1 for c in psutil.net_connections(kind="tcp")
+                  if c.status == psutil.CONN_TIME_WAIT and port in (c.laddr.port if c.laddr else None,
+                                                                     c.raddr.port if c.raddr else None))
+    limit = int(SETTLE_TIME_WAIT_SHARE * _ephemeral_ports())
+    return "" if waiting <= limit else \
+        f"{waiting:,} connections to the app in TIME_WAIT (the last unit's; near drained at {limit:,} or fewer)"
+
+
+def _ephemeral_ports() -> int:
+    """How many local ports the kernel hands out to outgoing connections."""
+    try:
+        low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+        return high - low + 1
+    except (OSError, ValueError):
+        return 28_232  # Linux's default range, 32768-60999
 
 
 def _host_busy() -> str:
