@@ -10,6 +10,7 @@ import json
 from replbench.analysis.summary import above_knee
 from replbench.core.config import CODEL_INTERVAL_MS, CODEL_LEARN_SECONDS, Settings
 from replbench.report.block import above_knee_text
+from replbench.topology import appserver
 
 from .conftest import env_for, run_cli, run_folder
 
@@ -202,3 +203,13 @@ def test_codel_sheds_nothing_until_the_bound_has_learned_the_workers_throughput(
     always = admission(64, 0, "always")
     always.state["in_flight"] = 64  # type: ignore[attr-defined]
     assert ask(always) == 503
+
+
+def test_the_blocks_bound_names_its_unit_before_codels_conditions() -> None:
+    adm = {"mode": "codel", "queue_ms": 1000, "limit_low": 64, "limit_high": 1365, "target_ms": 20,
+           "interval_ms": 500, "learn_s": 5}
+    assert appserver.bound_text(adm, per_worker=True) == (
+        "codel: adaptive, 1000 ms of queue: 64–1365 in flight per worker, only while a queue stood ≥ 20 ms for "
+        "500 ms, after each worker's first 5 s of answers")
+    fixed = {"mode": "always", "limit_per_worker": 64}
+    assert appserver.bound_text(fixed, per_worker=True) == "64 in flight per worker"

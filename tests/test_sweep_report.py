@@ -12,7 +12,7 @@ import pytest
 
 from replbench.analysis import compare, verdicts
 from replbench.core import stats
-from replbench.core.config import ROOT, Settings
+from replbench.core.config import CODEL_QUEUE_MS, ROOT, Settings
 from replbench.core.scenario import PassCriteria, load
 from replbench.experiments import sweep
 from replbench.experiments.run import RunOptions
@@ -145,7 +145,7 @@ def test_a_small_real_sweep_and_its_report(topo: Settings, tmp_path: Path) -> No
     assert (topo.results / "report-assets" / "committed-earlier").is_dir()  # never deleted
     rows = [line for line in text.splitlines() if line.startswith("| ") and ("| PASS" in line or "| FAIL" in line)]
     # below the knee the default admission sheds nothing, and the table names it
-    assert rows and all(" | 0 / " in row and " (codel: adaptive, 250 ms of queue" in row for row in rows)
+    assert rows and all(" | 0 / " in row and f" (codel: adaptive, {CODEL_QUEUE_MS} ms of queue" in row for row in rows)
     links = [line.split("](")[1].rstrip(")") for line in text.splitlines() if line.startswith("![")]
     assert len(links) >= 8  # 4 sweep plots × 2 sweeps
     for link in links:

@@ -247,7 +247,7 @@ def _app_lines(summary: dict[str, Any]) -> list[str]:
                 bound = (f"none: the app sheds nothing; vegeta's {pool:,} connections (REPLBENCH_CLIENT_CONNECTIONS) "
                          "bound what it holds, the excess waits in the client")
         else:
-            bound = f"bound {appserver.bound_text(adm)} in flight per worker"
+            bound = f"bound {appserver.bound_text(adm, per_worker=True)}"
         lines.append(f"App admission: {adm['admitted']:,} admitted, {adm['shed']:,} shed at once with 503 "
                      f"({bound}; peaks in flight summed over {adm['workers']} workers: "
                      f"{adm['peak_in_flight']:,}{stood})")

@@ -108,11 +108,12 @@ def admission_settings(settings: Settings) -> dict[str, Any]:
     return out
 
 
-def bound_text(adm: dict[str, Any], taken: bool = True, pool: int | None = None) -> str:
+def bound_text(adm: dict[str, Any], taken: bool = True, pool: int | None = None, per_worker: bool = False) -> str:
     """The admission as a run's summary records it: "none" with the client's pool of connections that bounds the
     app then (pool, summary["client_connections"]), "64", an adaptive bound with the range it took ("adaptive,
     250 ms of queue: 64–412"; taken=False leaves the range out), and under codel the condition it held in ("…, only
-    while a queue stood ≥ 20 ms for 500 ms, after each worker's first 5 s of answers")."""
+    while a queue stood ≥ 20 ms for 500 ms, after each worker's first 5 s of answers"); per_worker names the
+    bound's unit right after it ("…: 64–412 in flight per worker, only while …")."""
     mode = adm.get("mode") or "always"
     if mode == "none":
         return (f"none in the app: vegeta's {pool:,} connections" if pool
@@ -125,6 +126,8 @@ def bound_text(adm: dict[str, Any], taken: bool = True, pool: int | None = None)
         low, high = adm.get("limit_low"), adm.get("limit_high")
         span = f": {low}–{high}" if taken and low is not None and high is not None else ""
         text = f"adaptive, {queue_ms} ms of queue{span}"
+    if per_worker:
+        text += " in flight per worker"
     if mode == "codel":
         text = f"codel: {text}, only while a queue stood ≥ {adm.get('target_ms')} ms for {adm.get('interval_ms')} ms"
         if taken and adm.get("learn_s"):  # the block says it; a sweep's table row stays short
