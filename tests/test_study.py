@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -83,9 +84,19 @@ def test_cells_run_interleaved_never_one_cells_repeats_in_a_row(tmp_path: Path) 
     text = GOOD.replace('["ROW", "STATEMENT"]', '["ROW", "STATEMENT", "MIXED"]').replace("repeat = 2", "repeat = 3")
     plan = study.Plan.of(studyfile.load(str(write_study(tmp_path, text))))
     order = [u.cell for u in plan.units()]
-    assert order == [0, 1, 2, 0, 1, 2, 0, 1, 2]
+    assert order == [0, 1, 2, 1, 2, 0, 2, 0, 1]
     assert [u.repeat for u in plan.units()] == [0, 0, 0, 1, 1, 1, 2, 2, 2]
-    assert "order of cells: 1 2 3 1 2 3 1 2 3" in plan.describe()
+    assert "order of cells: 1 2 3 2 3 1 3 1 2" in plan.describe()
+
+
+@pytest.mark.parametrize("cells", [3, 4, 5, 6, 7])
+def test_over_a_full_set_of_rounds_every_cell_follows_every_other_alike(cells: int) -> None:
+    rounds = study.round_orders(cells, 2 * cells if cells % 2 else cells)
+    flat = [c for order in rounds for c in order]
+    assert all(sorted(order) == list(range(cells)) for order in rounds)
+    assert all(a != b for a, b in zip(flat, flat[1:]))
+    follows = Counter(pair for order in rounds for pair in zip(order, order[1:]))
+    assert len(follows) == cells * (cells - 1) and len(set(follows.values())) == 1
 
 
 def test_a_cell_may_set_the_apps_in_flight_bound(tmp_path: Path) -> None:
@@ -160,7 +171,7 @@ def test_a_read_run_reports_no_per_write_figures_from_stray_transactions() -> No
 
 
 def test_a_finding_comes_from_a_primary_metric_survives_holm_and_is_worth_a_headline() -> None:
-    from replbench.analysis.findings import study_findings
+    from replbench.analysis.findings import nothing_held, study_findings
 
     def study(values: dict[str, list[float]], metric: str = "bytes_per_write") -> dict:
         units = [{"cell": c, "scenario": "write", "metrics": {metric: v, "p99_ms": v}} for c, vs in values.items()
@@ -180,6 +191,10 @@ def test_a_finding_comes_from_a_primary_metric_survives_holm_and_is_worth_a_head
     crowd = {**pair, **{f"N{i}": [99 + i % 3, 105, 110 - i % 2] for i in range(11)}}
     assert study_findings(study(crowd), ["bytes_per_write"]) == []
     assert study_findings(study({"A": [100], "B": [200]}), ["bytes_per_write"]) == []  # one repeat: nothing tested
+    assert nothing_held(study(crowd), ["bytes_per_write"]) == "none holds over the study's 12 comparisons"
+    few = nothing_held(study({"A": [100, 104], "B": [150, 250], "C": [101, 99]}), ["bytes_per_write"])
+    assert few.startswith("none holds over the study's 2 comparisons — with 2 repeats on a side") and "not no" in few
+    assert nothing_held(study({"A": [100], "B": [200]}), ["bytes_per_write"]).startswith("none tested")
 
 
 def test_page_one_states_at_most_max_findings_sweep_limits_included() -> None:

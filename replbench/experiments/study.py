@@ -1,5 +1,5 @@
 """Studies: one command compares replication settings side by side with the rules of a careful experimenter
-built in — every cell × scenario × measure is a unit; units run interleaved (cell A B C, then A B C again), never
+built in — every cell × scenario × measure is a unit; units run interleaved (cell A B C, then B C A, ...), never
 all repeats of one cell in a row, so the machine's drift lands on every cell alike; each unit is a full run (or
 apply-capacity measurement) with its own warm-up; the data state is reset per cell when the study asks for it.
 
@@ -52,6 +52,26 @@ POOL_RESIZE_SECONDS = 12.0
 REPLICA_ADD_SECONDS = 45.0  # each replica added: a copy of replica1's datadir (about 4.6 GB at 8M) and its start
 
 
+
+def round_orders(cells: int, rounds: int) -> list[list[int]]:
+    """The order of the cells in each round: the rows of a Williams design (each row a shift of 0, 1, n-1, 2, n-2,
+    ...; for an odd count also the mirrored rows), so that over a full set of rows every cell follows every other
+    once and a carry-over from one cell into the next lands on all cells alike. A round never starts with the cell
+    the previous round ended with. One or two cells: 0 1 every round (each already follows the other)."""
+    if cells <= 2:
+        return [list(range(cells)) for _ in range(rounds)]
+    base = [0] + [(k + 1) // 2 if k % 2 else cells - k // 2 for k in range(1, cells)]
+    rows = [[(b + shift) % cells for b in base] for shift in range(cells)]
+    rows += [row[::-1] for row in rows] if cells % 2 else []
+    orders: list[list[int]] = []
+    pool: list[list[int]] = []
+    for _ in range(rounds):
+        pool = pool or list(rows)
+        pick = next((row for row in pool if not orders or row[0] != orders[-1][-1]), pool[0])
+        pool.remove(pick)
+        orders.append(pick)
+    return orders
+
 @dataclass(frozen=True)
 class Unit:
     repeat: int
@@ -84,9 +104,10 @@ class Plan:
         return scenario_name
 
     def units(self) -> list[Unit]:
-        """Interleaved: every cell once per round, rounds repeated; never one cell's repeats in a row."""
-        return [Unit(r, c, s, m) for r in range(self.repeat) for c in range(len(self.spec.cells))
-                for s in self.scenarios_of(c) for m in self.spec.measures]
+        """Interleaved: every cell once per round, rounds repeated; never one cell's repeats in a row; the order
+        within a round changes from round to round (round_orders) so no cell always follows the same one."""
+        return [Unit(r, c, s, m) for r, order in enumerate(round_orders(len(self.spec.cells), self.repeat))
+                for c in order for s in self.scenarios_of(c) for m in self.spec.measures]
 
     def unit_seconds(self, unit: Unit) -> float:
         if unit.measure == "big-transaction":
