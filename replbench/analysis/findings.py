@@ -77,6 +77,19 @@ def study_findings(data: dict[str, Any], primary: list[str]) -> list[dict[str, A
     return sorted(found, key=lambda f: -f["effect"])
 
 
+def nothing_held(data: dict[str, Any], primary: list[str]) -> str:
+    """What the report says when no comparison holds: how many were tested and, with two repeats on a side, that
+    Welch's test then has one to two degrees of freedom, so "none holds" is not "no difference"."""
+    tested = [c for c in comparisons(data, primary) if c["p"] is not None]
+    if not tested:
+        return "none tested (fewer than two repeats on a side, or no spread)"
+    fewest = min(min(c["n"]) for c in tested)
+    return (f"none holds over the study's {len(tested)} comparisons"
+            + (f" — with {fewest} repeats on a side Welch's test has one to two degrees of freedom, so a difference "
+               f"survives the correction only with almost no spread: this says too few repeats, not no difference "
+               f"(`--repeat 5` tests it)" if fewest < 3 else ""))
+
+
 def sentence(study: str, finding: dict[str, Any]) -> str:
     metric = BY_KEY[finding["metric"]]
     more = finding["factor"] > 1
