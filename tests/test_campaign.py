@@ -39,7 +39,8 @@ def test_the_shipped_campaigns_parse_and_the_quick_one_fits_half_an_hour() -> No
     assert {"quick", "report"} <= set(campaign.available())
     assert campaign.load("quick").estimate() <= 30 * 60
     # the report's campaign, the 8M build (~5 min) and the report itself fit one 3-hour session on a fresh machine
-    assert campaign.load("report").estimate() <= 145 * 60
+    # (the estimate runs high: at 255cae9 the campaign took 116 min of its estimated 137)
+    assert campaign.load("report").estimate() <= 150 * 60
     proc = run_cli(["campaign", "quick", "--dry-run"], {})
     assert proc.returncode == 0 and "units, estimated" in proc.stdout
 
