@@ -128,18 +128,23 @@ def test_a_cell_may_set_the_admission_and_a_multiple_of_the_rate(tmp_path: Path)
 
 def test_a_cells_load_and_writes_set_its_apply_capacity_units_rate_and_backlog() -> None:
     plan = study.Plan.of(studyfile.load("cost-model"))
-    drains = [u for u in plan.units() if u.measure == "apply-capacity" and u.repeat == 0]
+    drains = sorted((u for u in plan.units() if u.measure == "apply-capacity" and u.repeat == 0), key=lambda u: u.cell)
     assert [(plan.rate_of(u), plan.writes_of(u)) for u in drains] == [(200, 9000), (90, 4500), (30, 1200), (3, 150)]
     assert plan.unit_seconds(drains[3]) == pytest.approx(study.apply_seconds(150, 3))  # at its own rate
 
 
 def test_the_estimate_counts_pool_resizes_and_replicas_added_between_units() -> None:
-    # fan-out, 2 rounds of 1, 1, 2, 2, 4, 4 replicas on a 3G pool from the default 2 on the reference pool: the pool
-    # resized once, replicas added 1 + 2 per round (the report campaign's fan-out ran 4.6 min over its old estimate)
+    # fan-out, 2 rounds on a 3G pool from the default 2 replicas on the reference pool, cells in the order 1 2 6 3 5 4,
+    # 2 3 1 4 6 5 = replicas 1 1 4 2 4 2, 1 2 1 2 4 4: the pool resized once, replicas added 3 + 2, then 1 + 1 + 2
+    # (the report campaign's fan-out ran 4.6 min over an estimate that counted none)
     fan_out = study.Plan.of(studyfile.load("fan-out"), repeat=2)
-    assert fan_out.changes_seconds() == pytest.approx(study.POOL_RESIZE_SECONDS + 6 * study.REPLICA_ADD_SECONDS)
-    working_set = study.Plan.of(studyfile.load("working-set"))  # every unit on another pool than the one before
-    assert working_set.changes_seconds() == pytest.approx(len(working_set.units()) * study.POOL_RESIZE_SECONDS)
+    assert [u.cell + 1 for u in fan_out.units()] == [1, 2, 6, 3, 5, 4, 2, 3, 1, 4, 6, 5]
+    assert fan_out.changes_seconds() == pytest.approx(study.POOL_RESIZE_SECONDS + 9 * study.REPLICA_ADD_SECONDS)
+    # working-set, 3 rounds of 6 cells (pools 4G 1G 128M for write-noindex, then for write): 18 units, three on the
+    # pool of the unit before (6 then 3 at 128M, 1 then 4 at 4G, 2 then 5 at 1G), so 15 resizes (the first counted)
+    working_set = study.Plan.of(studyfile.load("working-set"))
+    assert [u.cell + 1 for u in working_set.units()] == [1, 2, 6, 3, 5, 4, 2, 3, 1, 4, 6, 5, 3, 4, 2, 5, 1, 6]
+    assert working_set.changes_seconds() == pytest.approx(15 * study.POOL_RESIZE_SECONDS)
     assert study.Plan.of(studyfile.load("annotate")).changes_seconds() == 0
 
 
