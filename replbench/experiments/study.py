@@ -52,12 +52,11 @@ POOL_RESIZE_SECONDS = 12.0
 REPLICA_ADD_SECONDS = 45.0  # each replica added: a copy of replica1's datadir (about 4.6 GB at 8M) and its start
 
 
-
 def round_orders(cells: int, rounds: int) -> list[list[int]]:
     """The order of the cells in each round: the rows of a Williams design (each row a shift of 0, 1, n-1, 2, n-2,
     ...; for an odd count also the mirrored rows), so that over a full set of rows every cell follows every other
-    once and a carry-over from one cell into the next lands on all cells alike. A round never starts with the cell
-    the previous round ended with. One or two cells: 0 1 every round (each already follows the other)."""
+    equally often and a carry-over from one cell into the next lands on all cells alike. A round never starts with
+    the cell the previous round ended with. One or two cells: 0 1 every round (each already follows the other)."""
     if cells <= 2:
         return [list(range(cells)) for _ in range(rounds)]
     base = [0] + [(k + 1) // 2 if k % 2 else cells - k // 2 for k in range(1, cells)]
@@ -71,6 +70,7 @@ def round_orders(cells: int, rounds: int) -> list[list[int]]:
         pool.remove(pick)
         orders.append(pick)
     return orders
+
 
 @dataclass(frozen=True)
 class Unit:
