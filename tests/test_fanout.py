@@ -1,9 +1,11 @@
 """--replicas N on the small topology: a third replica is cloned from replica1, replicates and serves reads, a run
-reports it like the others, and --replicas 2 goes back (the third stopped, its datadir kept); a bad N exits 2."""
+reports it like the others, and --replicas 2 goes back (the third stopped, its datadir kept); brought back, it
+catches up unless it is too far behind (then cloned again), off a link whose proxy is gone; a bad N exits 2."""
 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -11,7 +13,7 @@ from replbench.core import sql
 from replbench.core.config import ConfigError, Settings, recorded_replicas
 from replbench.core.nodenames import node_names
 from replbench.experiments import studyfile
-from replbench.topology import nodes
+from replbench.topology import fanout, links, nodes
 
 from .conftest import env_for, http, replicating, run_cli, run_folder, wait_until
 
@@ -106,3 +108,38 @@ def test_a_third_replica_replicates_serves_reads_and_goes_away(topo: Settings) -
     assert set(health["nodes"]) == set(node_names(2))
     down_and_up = run_cli(["status"], env)
     assert "replica3" not in down_and_up.stdout
+
+
+def test_a_stopped_replica_far_behind_is_cloned_and_one_close_behind_resumes(topo: Settings, monkeypatch) -> None:
+    env = env_for(topo.state)
+    three = topo.with_overrides(replicas_asked=3)
+    third = three.node("replica3")
+    try:
+        proc = run_cli(["up", "--replicas", "3"], env)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        links.apply(three, links.parse_all(["replica3=1ms"]))  # stopped on a link, as a study's link cell leaves it
+        proc = run_cli(["up", "--replicas", "2"], env)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        links.stop(topo)
+        assert nodes.node_pid(third) is None and (third.datadir / "mysql").is_dir()
+        with sql.admin(three.master, three) as cur:
+            for i in range(5):
+                cur.execute("UPDATE bench_idx.accounts SET city = %s WHERE id = 12", (f"Behind {'x' * i}",))
+        resumed = run_cli(["up", "--replicas", "3"], env)
+        assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+        assert re.search(r"started replica3 again \(\d[\d,]* transactions behind", resumed.stderr), resumed.stderr
+        assert "replica3 replicated through a proxy that is gone" in resumed.stderr
+        assert "added replica3" not in resumed.stderr and "cannot resume" not in resumed.stderr
+        run_cli(["up", "--replicas", "2"], env)
+        with sql.admin(three.master, three) as cur:
+            cur.execute("UPDATE bench_idx.accounts SET city = 'Far Behind' WHERE id = 12")
+        monkeypatch.setattr(fanout, "RESUME_MAX_BEHIND", 0)  # the 8M figure in config.py: one write is too many here
+        changes = fanout.reconcile(three)
+        assert f"added replica3 (a copy of replica1, port {third.port})" in changes, changes
+        assert replicating(three)
+        assert wait_until(lambda: sql.query_one(third, three, "SELECT city FROM bench_idx.accounts WHERE id = 12")
+                          == "Far Behind", timeout=30)
+    finally:
+        back = run_cli(["up", "--replicas", "2"], env)
+    assert back.returncode == 0, back.stdout + back.stderr
+    assert replicating(topo)

@@ -188,6 +188,18 @@ def master_gtid_sql(flavour: str) -> str:
     return "SELECT @@gtid_binlog_pos" if flavour == "mariadb" else "SELECT @@gtid_executed"
 
 
+def gtid_seq(position: str) -> dict[int, int]:
+    """'0-1-100,99-1-7' -> {0: 100, 99: 7} (the highest seq_no per domain; MariaDB's spelling: MySQL's uuid sets
+    give {})."""
+    out: dict[int, int] = {}
+    for part in (position or "").split(","):
+        pieces = part.strip().split("-")
+        if len(pieces) == 3 and all(p.isdigit() for p in pieces):
+            domain, seq = int(pieces[0]), int(pieces[2])
+            out[domain] = max(out.get(domain, 0), seq)
+    return out
+
+
 def set_replica_gtid_sql(flavour: str) -> str:
     return "SET GLOBAL gtid_slave_pos = %s" if flavour == "mariadb" else "SET GLOBAL gtid_purged = %s"
 

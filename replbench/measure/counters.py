@@ -51,17 +51,6 @@ class NodeCounters:
     at: float = 0.0
 
 
-def gtid_seq(position: str) -> dict[int, int]:
-    """'0-1-100,99-1-7' -> {0: 100, 99: 7} (the highest seq_no per domain)."""
-    out: dict[int, int] = {}
-    for part in (position or "").split(","):
-        pieces = part.strip().split("-")
-        if len(pieces) == 3 and all(p.isdigit() for p in pieces):
-            domain, seq = int(pieces[0]), int(pieces[2])
-            out[domain] = max(out.get(domain, 0), seq)
-    return out
-
-
 def node_snapshot(node: Node, settings: Settings, pid: int | None) -> NodeCounters | None:
     try:
         with sql.admin(node, settings, timeout=3.0) as cur:
@@ -76,7 +65,7 @@ def node_snapshot(node: Node, settings: Settings, pid: int | None) -> NodeCounte
                 except (TypeError, ValueError):
                     status[name] = 1.0 if str(value).upper() == "ON" else 0.0
             cur.execute("SELECT @@gtid_binlog_pos" if node.role == "master" else "SELECT @@gtid_slave_pos")
-            seq = gtid_seq(str(cur.fetchone()[0] or ""))
+            seq = sql.gtid_seq(str(cur.fetchone()[0] or ""))
             if settings.flavour == "mariadb":
                 cur.execute("SELECT COALESCE(SUM(ROWS_CHANGED), 0) FROM information_schema.TABLE_STATISTICS "
                             "WHERE TABLE_SCHEMA = 'mysql' AND TABLE_NAME = 'gtid_slave_pos'")

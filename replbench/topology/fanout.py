@@ -20,9 +20,9 @@ from pathlib import Path
 import psutil
 
 from ..core import sql
-from ..core.config import REPLICAS_FILE, Node, Settings, recorded_replicas
+from ..core.config import REPLICAS_FILE, RESUME_MAX_BEHIND, Node, Settings, recorded_replicas
 from ..core.progress import Progress
-from . import dataset, nodes
+from . import dataset, links, nodes
 from .knobs import parse_size
 
 NODE_OVERHEAD = 512 * 2**20  # bytes a mariadbd holds beside its buffer pool (threads, caches, log buffer)
@@ -51,8 +51,9 @@ def reconcile(settings: Settings, progress: Progress | None = None, pool_size: s
     """Give the native topology settings.replica_count replicas; returns one line per change (nothing for a
     topology file's servers). A replica beyond the count is stopped and its datadir kept, so a study that
     alternates counts brings it back by catching up from the master (its binlog is kept a day); a replica with no
-    datadir, or whose position the master no longer holds, is cloned from replica1. pool_size: the buffer pool the
-    coming run resizes the nodes to ("": REPLBENCH_BUFFER_POOL's), for the memory warning."""
+    datadir, whose position the master no longer holds, or more than RESUME_MAX_BEHIND transactions behind, is
+    cloned from replica1. pool_size: the buffer pool the coming run resizes the nodes to ("": REPLBENCH_BUFFER_POOL's),
+    for the memory warning."""
     if settings.external:
         return []
     say = progress.say if progress else (lambda text, **_: print(f"replbench: {text}", file=sys.stderr))
@@ -63,12 +64,20 @@ def reconcile(settings: Settings, progress: Progress | None = None, pool_size: s
             changes.append(f"stopped {extra.name} (its datadir is kept: {extra.home.name}, "
                            f"{_size_gb(extra.datadir):.1f} GB; a rebuild or reset deletes it)")
     back = [r for r in settings.replicas[before:] if (r.datadir / "mysql").is_dir() and not nodes.node_pid(r)]
-    stale = []
     for replica in back:
         nodes.start_node(replica, settings)
+    for name in links.repair(settings) if back else []:  # one stopped while on a link whose proxy is gone since
+        changes.append(f"{name} replicated through a proxy that is gone: back on the direct connection")
+    stale = []
+    for replica in back:
+        behind = nodes.transactions_behind(replica, settings)
         try:
+            if behind > RESUME_MAX_BEHIND:
+                raise nodes.TopologyError(f"{behind:,} transactions behind the master, more than the "
+                                          f"{RESUME_MAX_BEHIND:,} it would catch up on sooner than a copy")
             nodes.ensure_replicating(replica, settings)
-            changes.append(f"started {replica.name} again (it catches up from the master)")
+            changes.append(f"started {replica.name} again ({behind:,} transactions behind: it catches up from the "
+                           "master)")
         except nodes.TopologyError as exc:
             say(f"{replica.name} cannot resume ({exc}): cloning it again")
             nodes.stop_node(replica)

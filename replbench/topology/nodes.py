@@ -194,6 +194,16 @@ def master_gtid(settings: Settings) -> str:
     return str(sql.query_one(settings.master, settings, sql.master_gtid_sql(settings.flavour)) or "")
 
 
+def transactions_behind(replica: Node, settings: Settings) -> int:
+    """How many of the master's transactions the replica has not applied: per GTID domain, the master's seq_no
+    minus the replica's (MariaDB; 0 for MySQL's uuid sets, which this does not count)."""
+    if settings.flavour != "mariadb":
+        return 0
+    master = sql.gtid_seq(master_gtid(settings))
+    applied = sql.gtid_seq(str(sql.query_one(replica, settings, "SELECT @@gtid_slave_pos") or ""))
+    return sum(max(0, seq - applied.get(domain, 0)) for domain, seq in master.items())
+
+
 def configure_replica(replica: Node, settings: Settings, gtid: str) -> None:
     """Point a replica at the master, starting after the given GTID position (never empty: that replays all)."""
     if not gtid.strip():
