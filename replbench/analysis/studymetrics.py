@@ -152,6 +152,11 @@ BY_KEY = {m.key: m for m in METRICS}
 CRITERIA_GUARD = "beyond the scenario's pass criteria"  # how a run's guards name a breach (experiments/run)
 
 
+def measured(unit: dict[str, Any]) -> bool:
+    """Did a study unit measure anything? A failed run keeps its (empty) metrics in study.json but measured nothing."""
+    return bool(unit.get("metrics")) and unit.get("status") != "FAILED"
+
+
 def passed(summary: dict[str, Any]) -> bool | None:
     """Did the run stay within its scenario's pass criteria, as a sweep step would judge it? None: not judged."""
     if "guards" not in summary:

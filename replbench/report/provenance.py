@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..analysis.studymetrics import measured
 from ..core import scenario as scenario_file
 
 
@@ -31,7 +32,7 @@ def net_of_idle(data: dict[str, Any], folder: Path) -> bool:
             return "cpu_seconds_net" in json.loads(summary.read_text())
         return bool(unit["metrics"].get("cpu_net_of_idle"))
 
-    flags = [net(u) for u in data["units"] if u.get("metrics") and u.get("measure", "run") == "run"]
+    flags = [net(u) for u in data["units"] if measured(u) and u.get("measure", "run") == "run"]
     return bool(flags) and all(flags)
 
 
@@ -46,7 +47,7 @@ def verified(data: dict[str, Any]) -> bool:
     """A study whose write units were all checked to change their rows (or that writes nothing)."""
     if not any(scenarios_write(s) for s in data.get("scenarios", [])):
         return True
-    units = [u for u in data["units"] if u.get("metrics")]
+    units = [u for u in data["units"] if measured(u)]
     return bool(units) and all(u["metrics"].get("rows_changed_pct") is not None for u in units
                                if u.get("measure", "run") == "run")
 

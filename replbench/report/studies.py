@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.findings import nothing_held, sentence, study_findings
-from ..analysis.studymetrics import BY_KEY, cell_text, load_table, semi_sync_cost
+from ..analysis.studymetrics import BY_KEY, cell_text, load_table, measured, semi_sync_cost
 from ..core.config import STUDY_DIR
 from ..core.stats import separated
 from ..topology.knobs import parse_size
@@ -43,7 +43,7 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], dict[str, An
     assets = writer.folder(folder)
     data["cpu_net_of_idle"] = net_of_idle(data, folder)
     (assets / "study.json").write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    units_ok = sum(1 for u in data["units"] if u.get("metrics"))
+    units_ok = sum(1 for u in data["units"] if measured(u))
     lines = [f"### Study `{data['name']}` — `{folder.name}`", "", data.get("description", ""), "",
              "- **Cells** (the first is the baseline): " + "; ".join(
                  f"{c['name']} ({', '.join(f'{k}={v}' for k, v in c['changed'].items()) or 'reference'})"
@@ -54,7 +54,7 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], dict[str, An
              "- **Data state**: " + ("reset to the pristine dataset before every cell" if data["reset"] == "each-cell"
                                       else data.get("data_state") or "not reset between cells"),
              f"- **Command**: `{data.get('command', '')}`", cpu_kind(data), rows_verified(
-                 [u.get("metrics", {}).get("rows_changed_pct") for u in data["units"] if u.get("metrics")],
+                 [u["metrics"].get("rows_changed_pct") for u in data["units"] if measured(u)],
                  any(scenarios_write(s) for s in data.get("scenarios", []))),
              ""]
     primary = primary_of(data)
