@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from replbench.analysis.studymetrics import CRITERIA_GUARD, compare_cells, load_table, passed, unit_metrics
+from replbench.analysis.studymetrics import CRITERIA_GUARD, compare_cells, load_table, measured, passed, unit_metrics
 from replbench.core.config import ROOT, STUDY_DIR, Settings
 from replbench.experiments import study, studyfile
 from replbench.report import costsheet, markdown, sources
@@ -401,3 +401,10 @@ def test_the_cost_sheet_names_each_setting_and_keeps_studies_apart() -> None:
     assert rates[("write", "ROW FULL", "4 threads")] == ("parallel-apply", [6000]) and len(rates) == 2
     text = "\n".join(costsheet.cost_sheet([formats, threads]))
     assert "| ROW FULL | 505 [500–510] | " in text and "| 3,050 [3,000–3,100] | 6,000 |" in text
+
+
+def test_a_failed_unit_counts_as_not_measured() -> None:
+    kept = {"null": None, "cpu_net_of_idle": False}  # what study.json keeps of a run that failed in its preparation
+    assert not measured({"metrics": kept, "status": "FAILED"})
+    assert not measured({"metrics": {}, "status": "ok"})
+    assert measured({"metrics": {"bytes_per_write": 568.0}, "status": "ok"})
