@@ -176,7 +176,7 @@ def test_a_read_run_reports_no_per_write_figures_from_stray_transactions() -> No
 
 
 def test_a_finding_comes_from_a_primary_metric_survives_holm_and_is_worth_a_headline() -> None:
-    from replbench.analysis.findings import nothing_held, study_findings
+    from replbench.analysis.findings import brief, nothing_held, sentence, study_findings
 
     def study(values: dict[str, list[float]], metric: str = "bytes_per_write") -> dict:
         units = [{"cell": c, "scenario": "write", "metrics": {metric: v, "p99_ms": v}} for c, vs in values.items()
@@ -187,6 +187,10 @@ def test_a_finding_comes_from_a_primary_metric_survives_holm_and_is_worth_a_head
     found = study_findings(big, ["bytes_per_write"])
     assert [(f["cell"], f["metric"]) for f in found] == [("B", "bytes_per_write")] and found[0]["effect"] > 1.9
     assert study_findings(big, ["goodput"]) == []  # only the declared primary metrics give findings
+    # page one names the study and the test in each sentence; the study's own section says them once for all
+    assert sentence("tiny", found[0]).startswith("`tiny` on `write`:") and "Holm" in sentence("tiny", found[0])
+    assert brief(found[0]).startswith("binlog B/write of `B` 0.") and "tiny" not in brief(found[0])
+    assert "Holm" not in brief(found[0]) and "on `write` (p = " in brief(found[0])
     tiny = study({"A": [500, 500.5, 501], "B": [498, 498.5, 499]})
     assert study_findings(tiny, ["bytes_per_write"]) == []  # beyond the noise, but 0.4 %: no headline
     # one comparison with p ≈ 0.02 holds alone; the same data among twelve cells of noise does not survive Holm

@@ -90,6 +90,12 @@ def nothing_held(data: dict[str, Any], primary: list[str]) -> str:
                f"(`--repeat 5` tests it)" if fewest < 3 else ""))
 
 
+def brief(finding: dict[str, Any]) -> str:
+    """A finding inside its study's own section, where the study and the test are said once for all of them."""
+    return (f"{BY_KEY[finding['metric']].label} of `{finding['cell']}` {fmt(finding['factor'])}× "
+            f"`{finding['baseline']}`'s on `{finding['group']}` (p = {finding['p_holm']:.3g})")
+
+
 def sentence(study: str, finding: dict[str, Any]) -> str:
     metric = BY_KEY[finding["metric"]]
     more = finding["factor"] > 1

@@ -9,7 +9,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from ..analysis.findings import nothing_held, sentence, study_findings
+from ..analysis.findings import brief, nothing_held, study_findings
 from ..analysis.studymetrics import BY_KEY, cell_text, load_table, measured, semi_sync_cost
 from ..core.config import STUDY_DIR
 from ..core.stats import separated
@@ -109,8 +109,9 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], dict[str, An
     (assets / "study.md").write_text("\n".join(
         [f"# Study `{data['name']}` — `{folder.name}`", *lines[1:], *tables]
         + ([f"![{data['name']} study]({chart})", ""] if chart else [])).rstrip("\n") + "\n")
-    lines += ["- **Findings** (primary metrics only): " + ("; ".join(sentence(data["name"], f) for f in found)
-                                                           if found else nothing_held(data, primary)) + ".",
+    held = ("; ".join(brief(f) for f in found) + f". p: Welch's t-test on log values, Holm-corrected over the "
+            f"study's {found[0]['comparisons']} comparisons") if found else nothing_held(data, primary)
+    lines += [f"- **Findings** (primary metrics only): {held}.",
               f"- **Every figure**: [{folder.name}/study.md]({writer.rel(assets / 'study.md')})", ""]
     if chart:
         lines += [f"![{data['name']} study]({writer.rel(assets / chart)})", ""]
