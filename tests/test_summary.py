@@ -84,6 +84,56 @@ def test_cpu_net_of_idle_subtracts_what_a_group_burns_with_nothing_but_the_heart
     assert summary.net_of_idle(cpu_s, {}, 20.0, ["master"], 1000, 500) == {}  # no idle window, no net figure
 
 
+def test_a_net_figure_has_the_resolution_of_the_idle_cost_it_subtracts() -> None:
+    from replbench.core.stats import net_resolution
+    from replbench.measure.cpu import per_second_within
+    from replbench.report.block import net_text
+
+    # σ of [0.01, 0.03] is 0.01414; over 20 s with 2 samples: 2 × 0.01414 × sqrt(400 / 2 + 20)
+    assert abs(net_resolution([0.01, 0.03], 20.0, 2.0) - 0.41952) < 1e-4
+    assert net_resolution([0.02], 20.0, 2.0) is None  # one sample: no spread to estimate
+    assert net_resolution([0.02, 0.02, 0.02], 20.0, 2.0) == 0.0
+    # the samples wholly inside the idle window [10, 13]: a sample covers the second before its elapsed_s
+    rows = [{"elapsed_s": 10.0, "master": 50.0}, {"elapsed_s": 11.0, "master": 1.0},
+            {"elapsed_s": 12.0, "master": 3.0}, {"elapsed_s": 13.0, "master": 2.0},
+            {"elapsed_s": 14.0, "master": 90.0}]
+    assert per_second_within(rows, 10.0, 13.0) == {"master": [0.01, 0.03, 0.02]}
+    cpu_s = {"master": 2.0, "replica1": 0.5}
+    got = summary.net_of_idle(cpu_s, {"master": 0.02, "replica1": 0.02}, 20.0, ["master", "replica1"],
+                              requests=1000, successes=500,
+                              idle_per_second={"master": [0.01, 0.03, 0.02], "replica1": [0.02, 0.02, 0.02]})
+    # master: 2 × 0.01 × sqrt(400 / 3 + 20) = 0.2477 CPU-s, 0.495 ms over 500 successes; replica1 had no spread
+    assert got["cpu_seconds_net_resolution"] == {"master": 0.2477, "replica1": 0.0}
+    assert got["cpu_ms_per_success_net_resolution"]["master"] == 0.4954 and got["idle_samples"] == 3
+    assert net_text("master", 0.3, 0.4954) == "master < 0.495" and net_text("master", 3.2, 0.4954) == "master 3.200"
+    assert "cpu_seconds_net_resolution" not in summary.net_of_idle(cpu_s, {"master": 0.02}, 20.0, ["master"],
+                                                                   1000, 500)  # no samples: no resolution claimed
+
+
+def test_a_study_cell_below_its_resolution_is_no_cost_and_gives_no_finding() -> None:
+    from replbench.analysis.findings import study_findings
+    from replbench.analysis.studymetrics import cell_text, compare_cells, unit_metrics
+
+    def run(cpu: float, resolution: float) -> dict:
+        return {"binlog": {"successful_writes": 100}, "cpu_seconds": {"master": 1.0, "replica1": cpu + 0.5},
+                "cpu_seconds_net": {"master": 0.5, "replica1": cpu},
+                "cpu_seconds_net_resolution": {"master": 0.01, "replica1": resolution},
+                "replication": {"nodes": {"master": {"transactions": 100}, "replica1": {"transactions": 100}}}}
+
+    # keyed: 0.0-0.01 CPU-s net of idle with a 0.05 resolution (0.5 ms per write); nopk: 0.9-1.1 CPU-s, well above
+    units = [{"cell": c, "scenario": "write", "metrics": unit_metrics("run", run(cpu, 0.05))}
+             for c, cpus in {"keyed": [0.0, 0.005, 0.01], "nopk": [0.9, 1.0, 1.1]}.items() for cpu in cpus]
+    assert units[0]["metrics"]["resolution"]["replica_ms_per_write"] == 0.5
+    rows = compare_cells(units, ["keyed", "nopk"])["write"]["replica_ms_per_write"]
+    assert rows["keyed"]["resolution"] == 0.5 and cell_text(rows["keyed"]) == "< 0.5 (below resolution)"
+    # above its resolution: the figure itself, but no ratio to a baseline that cannot be told from zero
+    assert cell_text(rows["nopk"]) == "10.0 [9–11.0]" and rows["nopk"]["verdict"] == "n/a"
+    # a ratio to a baseline that cannot be told from zero is no finding, however large and steady
+    assert study_findings({"comparison": compare_cells(units, ["keyed", "nopk"])}, ["replica_ms_per_write"]) == []
+    assert [f["cell"] for f in study_findings({"comparison": compare_cells(units, ["nopk", "keyed"])},
+                                              ["master_ms_per_write", "replica_ms_per_write"])] == []
+
+
 def test_idle_rates_from_two_snapshots() -> None:
     from replbench.measure.samplers import Snapshot, idle_rates
 

@@ -35,6 +35,10 @@ def test_cpu_is_reported_gross_and_net_of_the_idle_cost(topo: Settings) -> None:
         assert abs(net[group] - expected) < 0.002, (group, net[group], expected)
         assert summary["cpu_ms_per_success_net"][group] <= summary["cpu_ms_per_success"][group]
     assert "CPU-ms per successful request net of idle: " in out and "Idle CPU, subtracted" in out
+    # each net figure with its resolution, from the idle window's one-second samples (20 s at 40/s)
+    assert summary["idle_samples"] >= 10 and set(summary["cpu_seconds_net_resolution"]) >= {"master", "replica1"}
+    assert all(v >= 0 for v in summary["cpu_seconds_net_resolution"].values())
+    assert "Resolution of the net figures (2 standard errors" in out
     # the master's disk line: its binlog syncs beside InnoDB's fsyncs, one per group commit with sync_binlog=1
     master = summary["replication"]["nodes"]["master"]
     assert master["sync_binlog"] == 1 and master["binlog_syncs"] == master["binlog_group_commits"] > 0

@@ -5,7 +5,8 @@ enough to matter. Everything else stays in the tables, without a verdict.
 Per comparison: Welch's t-test on the logarithms of the repeats (scipy.stats.ttest_ind, equal_var=False: costs
 are positive and their noise multiplicative, so a ratio is what is tested); over the whole study at once: Holm's
 step-down correction (statsmodels' multipletests), family-wise error ALPHA; and an effect of at least
-FINDING_MIN_FACTOR either way. With fewer than two repeats on a side, or no spread on both, nothing is tested.
+FINDING_MIN_FACTOR either way. With fewer than two repeats on a side, or no spread on both, nothing is tested; nor
+is a cell whose net-of-idle figure is below its resolution (a ratio to a figure that cannot be told from zero).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import warnings
 from typing import Any
 
 from ..core.stats import median
-from .studymetrics import BY_KEY, fmt
+from .studymetrics import BY_KEY, below_resolution, fmt
 from .verdicts import FINDING_MIN_FACTOR
 
 ALPHA = 0.05  # the study's family-wise error rate, over all its comparisons
@@ -30,10 +31,10 @@ def comparisons(data: dict[str, Any], primary: list[str]) -> list[dict[str, Any]
             rows = per_metric.get(key) or {}
             base = next((r for r in rows.values() if r.get("verdict") == "baseline"), None)
             base_name = next((c for c, r in rows.items() if r.get("verdict") == "baseline"), None)
-            if base is None:
+            if base is None or below_resolution(base):
                 continue
             for cell, row in rows.items():
-                if row is base:
+                if row is base or below_resolution(row):
                     continue
                 a = [v for v in row["values"] if v is not None and v > 0]
                 b = [v for v in base["values"] if v is not None and v > 0]

@@ -24,6 +24,7 @@ class Metric:
     lower_is_better: bool = True
     source: str = "run"  # run (summary.json), apply (apply.json) or bigtx (bigtx.json)
     never: Callable[[dict[str, Any]], bool] | None = None  # a unit whose figure never came (counted, not dropped)
+    resolution: Callable[[dict[str, Any]], float | None] | None = None  # below it the figure cannot be told from 0
 
 
 def _wrote(summary: dict[str, Any]) -> bool:
@@ -41,6 +42,17 @@ def _per_trx(summary: dict[str, Any], node: str) -> float | None:
         cpu = lookup(summary, ("cpu_seconds", node))
     trx = lookup(summary, ("replication", "nodes", node, "transactions"))
     return round(1000 * cpu / trx, 4) if cpu is not None and trx else None
+
+
+def _per_trx_resolution(summary: dict[str, Any], nodes: tuple[str, ...]) -> float | None:
+    """The resolution of _per_trx's net figure (the widest of the nodes'): below it, a node's net CPU per
+    transaction cannot be told from zero."""
+    if not _wrote(summary):
+        return None
+    got = [1000 * r / trx for n in nodes
+           if (r := lookup(summary, ("cpu_seconds_net_resolution", n))) is not None
+           and (trx := lookup(summary, ("replication", "nodes", n, "transactions")))]
+    return round(max(got), 4) if got else None
 
 
 def _replicas(summary: dict[str, Any]) -> tuple[str, ...]:
@@ -93,12 +105,14 @@ METRICS: tuple[Metric, ...] = (
     Metric("bytes_per_write", "binlog B/write", "B", lambda s: lookup(s, ("binlog", "bytes_per_write"))),
     Metric("bytes_per_row", "binlog B/row", "B",
            lambda s: lookup(s, ("binlog", "bytes_per_row")) if _wrote(s) else None),
-    Metric("master_ms_per_write", "master CPU-ms/write", "ms", lambda s: _per_trx(s, "master")),
+    Metric("master_ms_per_write", "master CPU-ms/write", "ms", lambda s: _per_trx(s, "master"),
+           resolution=lambda s: _per_trx_resolution(s, ("master",))),
     Metric("sent_per_write", "bytes sent to all replicas/write", "B",
            lambda s: lookup(s, ("binlog", "sent_bytes_per_write"))),
     Metric("dump_threads", "master binlog dump threads", "", lambda s: lookup(s, ("binlog", "dump_threads"))),
     Metric("replica_ms_per_write", "replica CPU-ms/applied write", "ms",
-           lambda s: max([v for v in (_per_trx(s, r) for r in _replicas(s)) if v is not None], default=None)),
+           lambda s: max([v for v in (_per_trx(s, r) for r in _replicas(s)) if v is not None], default=None),
+           resolution=lambda s: _per_trx_resolution(s, _replicas(s))),
     Metric("rows_changed_pct", "rows changed %", "%",
            lambda s: None if lookup(s, ("rows_checked", "share")) is None else
            round(100 * s["rows_checked"]["share"], 2), lower_is_better=False),
@@ -187,6 +201,8 @@ def unit_metrics(kind: str, data: dict[str, Any]) -> dict[str, float | None]:
     source = SOURCE_OF_MEASURE.get(kind, "run")
     out: dict[str, Any] = {m.key: m.get(data) for m in METRICS if m.source == source}
     out["never"] = [m.key for m in METRICS if m.source == source and m.never and m.never(data)]
+    out["resolution"] = {m.key: r for m in METRICS if m.source == source and m.resolution
+                         and (r := m.resolution(data)) is not None}
     if source == "run":
         out["passed"] = passed(data)
     out["cpu_net_of_idle"] = "cpu_seconds_net" in data or any("idle_cpu_per_s" in (r or {}) for r in
@@ -216,6 +232,12 @@ def compare_cells(units: list[dict[str, Any]], cells: list[str]) -> dict[str, An
                               "ratio": None if cell == cells[0] else _round(ratio(sp["median"],
                                                                                   spread(base)["median"])),
                               "verdict": "baseline" if cell == cells[0] else verdict(values[cell], base)}
+                resolution = median([(m.get("resolution") or {}).get(metric.key) for m in mine[cell]])
+                if resolution is not None:
+                    rows[cell]["resolution"] = resolution
+            for cell in cells[1:]:  # no ratio to, or from, a figure that cannot be told from zero
+                if below_resolution(rows[cells[0]]) or below_resolution(rows[cell]):
+                    rows[cell].update(ratio=None, verdict="n/a")
             per_metric[metric.key] = rows
         out[scenario] = per_metric
     return out
@@ -234,6 +256,11 @@ VERDICT_TEXT = {"different": "different (the repeats separate them)",
 
 def verdict_text(values: list[float | None], base: list[float | None]) -> str:
     return VERDICT_TEXT[verdict(values, base)]
+
+
+def below_resolution(row: dict[str, Any]) -> bool:
+    """A cell whose median net figure is below its runs' median resolution: no cost can be read from it."""
+    return row.get("resolution") is not None and row["median"] is not None and row["median"] < row["resolution"]
 
 
 def _round(value: float | None) -> float | None:
@@ -256,6 +283,8 @@ def cell_text(row: dict[str, Any], judged: str | None = "") -> str:
     never = f"{row['never']} of {len(row['values'])} did not catch up" if row.get("never") else ""
     if row["median"] is None:
         return never or "–"
+    if below_resolution(row):
+        return f"< {fmt(row['resolution'])} (below resolution)"
     text = fmt(row["median"])
     if row["n"] > 1 and row["min"] != row["max"]:
         text += f" [{fmt(row['min'])}–{fmt(row['max'])}]"

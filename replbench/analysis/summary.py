@@ -7,9 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.config import HOST_SATURATED, MIN_RATE_RATIO, MIN_SUCCESS
+from ..core.config import HOST_SATURATED, MIN_RATE_RATIO, MIN_SUCCESS, NET_RESOLUTION_Z
 from ..core.nodenames import nodes_in
 from ..core.scenario import WRITE_ENDPOINTS
+from ..core.stats import net_resolution
 from ..measure import binlog, counters, cpu
 from ..measure.timeline import Timeline
 
@@ -60,6 +61,7 @@ class Window:
     lag_settled_s: dict[str, Any] | None = None
     sources: dict[str, str] = field(default_factory=dict)  # where each group's CPU comes from
     sync_binlog: dict[str, int] = field(default_factory=dict)  # each node's sync_binlog, as read back
+    idle_start: float | None = None  # when the idle window began (sampler clock): its cpu_rows give the idle spread
 
 
 def servers(w: Window, *, requests: int, successes: int, writes: int, sending_s: float, databases_here: bool,
@@ -78,7 +80,9 @@ def servers(w: Window, *, requests: int, successes: int, writes: int, sending_s:
         "cpu_ms_per_request": {k: round(1000 * cpu_s[k] / max(1, requests), 3) for k in groups},
         "cpu_ms_per_success": {k: round(1000 * cpu_s[k] / successes, 3) for k in groups} if successes else {},
         "db_share_of_host": round(db / busy, 3) if busy and db is not None else None, "cores": cores,
-        **net_of_idle(cpu_s, w.idle_cpu_per_s, w.seconds, groups, requests, successes),
+        **net_of_idle(cpu_s, w.idle_cpu_per_s, w.seconds, groups, requests, successes,
+                      idle_per_second=None if w.idle_start is None else
+                      cpu.per_second_within(w.cpu_rows, w.idle_start, w.t_start)),
         "memory_mb": cpu.memory_summary(w.memory_rows), "lag": w.lag,
         "replicas_not_replicating": sorted(w.not_replicating), "nodes_lost": w.nodes_lost,
         "attack_start_s": round(w.t_start, 3),
@@ -106,15 +110,30 @@ def binlog_syncs(group_commits: int, sync_binlog: int, writes: int) -> dict[str,
 
 
 def net_of_idle(cpu_s: dict[str, float], idle: dict[str, float], seconds: float, groups: list[str],
-                requests: int, successes: int) -> dict[str, Any]:
-    """CPU net of idle: each group's CPU over the run less what it burns with only the measurement running running
-    (idle rate × the span the totals cover), never below zero; per request and per success like the gross."""
+                requests: int, successes: int,
+                idle_per_second: dict[str, list[float]] | None = None) -> dict[str, Any]:
+    """CPU net of idle: each group's CPU over the run less what it burns with only the measurement running
+    (idle rate × the span the totals cover), never below zero; per request and per success like the gross. With
+    the idle window's per-second samples, each group's resolution (CPU seconds, and per success): a net figure
+    below it cannot be told from zero."""
     if not idle or seconds <= 0:
         return {}
     net = {g: round(max(0.0, cpu_s[g] - idle.get(g, 0.0) * seconds), 3) for g in groups}
-    return {"cpu_idle_per_s": idle, "cpu_seconds_net": net, "cpu_span_s": round(seconds, 3),
-            "cpu_ms_per_request_net": {g: round(1000 * net[g] / max(1, requests), 3) for g in groups},
-            "cpu_ms_per_success_net": {g: round(1000 * net[g] / successes, 3) for g in groups} if successes else {}}
+    out: dict[str, Any] = {
+        "cpu_idle_per_s": idle, "cpu_seconds_net": net, "cpu_span_s": round(seconds, 3),
+        "cpu_ms_per_request_net": {g: round(1000 * net[g] / max(1, requests), 3) for g in groups},
+        "cpu_ms_per_success_net": {g: round(1000 * net[g] / successes, 3) for g in groups} if successes else {}}
+    if idle_per_second:
+        resolution = {g: net_resolution(idle_per_second.get(g) or [], seconds, NET_RESOLUTION_Z) for g in groups
+                      if g in idle}
+        got = {g: round(r, 4) for g, r in resolution.items() if r is not None}
+        if got:
+            out["cpu_seconds_net_resolution"] = got
+            out["net_resolution_z"] = NET_RESOLUTION_Z
+            out["idle_samples"] = max(len(v) for v in idle_per_second.values())
+            if successes:
+                out["cpu_ms_per_success_net_resolution"] = {g: round(1000 * r / successes, 4) for g, r in got.items()}
+    return out
 
 
 def writes_of(tl: Timeline) -> int:

@@ -171,6 +171,11 @@ IDLE_WINDOW = 3.0  # seconds before each attack, on the run's clock, with the he
 # gave a replica 0.26–1.02 ms per write net of idle over three runs, against 0.30–0.33 at 400/s.
 IDLE_REQUESTS = 2000
 IDLE_WINDOW_MAX = 20.0
+# a net-of-idle CPU figure's resolution: this many standard errors of the idle cost subtracted from it (the idle
+# window's per-second CPU spread, both for the rate estimated from the window and for the background's own
+# variation over the run). A net figure below its resolution is printed as "< resolution", not as a cost: at 8M
+# nopk's keyed 10-row updates at 5 writes/s read 0.0 net of idle on a replica burning 4.3 ms per write gross
+NET_RESOLUTION_Z = 2.0
 
 
 def idle_window(rate: int) -> float:

@@ -93,6 +93,18 @@ def bootstrap_interval(a: Sequence[float], b: Sequence[float], stat: Callable[[S
     return low, high
 
 
+def net_resolution(idle_per_second: Sequence[float], seconds: float, z: float) -> float | None:
+    """How far a total net of a background rate can be trusted: z standard errors of (total over `seconds`) -
+    (the rate estimated from n per-second idle samples) × seconds, with the background varying second to second
+    as it did in the idle window: z·σ·sqrt(seconds²/n + seconds). None with fewer than two samples."""
+    import numpy as np
+
+    if len(idle_per_second) < 2 or seconds <= 0:
+        return None
+    sigma = float(np.std(np.asarray(idle_per_second, dtype=float), ddof=1))
+    return z * sigma * float(np.sqrt(seconds ** 2 / len(idle_per_second) + seconds))
+
+
 def lookup(data: Any, path: Sequence[str]) -> Any:
     """data[path[0]][path[1]]..., or None where a level is missing."""
     for key in path:

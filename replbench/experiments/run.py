@@ -106,7 +106,8 @@ class Run:
         self.attack: attack.Attack | None = None
         self.vegeta: Path | None = None
         self.timeline: timeline.Timeline | None = None
-        self.t_start: float | None = None  # the attack's start, end and last send, on that clock
+        self.t_idle: float | None = None  # the idle window's start, then the attack's start, end and last send,
+        self.t_start: float | None = None  # on that clock
         self.t_end: float | None = None
         self.t_send_end: float | None = None
         self.bytes_per_beat = 0.0
@@ -206,6 +207,7 @@ class Run:
         window = idle_window(self.rate)
         self.summary["idle_window_s"] = window
         self.progress.say(f"measuring the idle cost: heartbeat binlog bytes and each group's CPU ({window:g} s)")
+        self.t_idle = time.monotonic() - self.zero
         idle_start = samplers.snapshot(s, self.samplers)
         time.sleep(window)
         self.before = samplers.snapshot(s, self.samplers)
@@ -365,7 +367,8 @@ class Run:
             lag_settled_s=None if self.t_send_end is None else watch.lag.settled_after(self.t_send_end),
             sources={"app": s.app_cpu_source, **{n.name: n.cpu_source for n in s.nodes}},
             sync_binlog={name: int(back["sync_binlog"]) for name, back in readback.items()
-                         if str(back.get("sync_binlog", "")).isdigit()})
+                         if str(back.get("sync_binlog", "")).isdigit()},
+            idle_start=self.t_idle)
         self.summary.update(summary.servers(
             window, requests=self.summary["requests"], successes=self.summary["successes"],
             writes=summary.writes_of(tl), sending_s=report["duration"] / 1e9 or (self.t_end - self.t_start),

@@ -189,6 +189,14 @@ def steady_means(rows: list[dict[str, float]], start: float, end: float) -> dict
     return means
 
 
+def per_second_within(rows: list[dict[str, float]], start: float, end: float) -> dict[str, list[float]]:
+    """Each column's CPU seconds per second over the samples that lie wholly inside [start, end] (sampler clock;
+    a sample covers the interval before its elapsed_s)."""
+    inside = [r for r in rows if r["elapsed_s"] - SAMPLE_INTERVAL >= start - 0.05 and r["elapsed_s"] <= end]
+    columns = {k for r in inside for k in r if k != "elapsed_s"}
+    return {c: [r[c] / 100.0 for r in inside if r.get(c) is not None] for c in sorted(columns)}
+
+
 def memory_summary(rows: list[dict[str, float]]) -> dict[str, dict[str, float]]:
     """Per group: RSS MiB at the first and last sample of memory.csv, and the maximum."""
     if not rows:

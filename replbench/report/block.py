@@ -91,12 +91,18 @@ def _client_lines(summary: dict[str, Any]) -> list[str]:
     knee = summary.get("above_knee")
     if knee:
         lines.append(above_knee_text(knee))
+    resolution = summary.get("cpu_ms_per_success_net_resolution") or {}
     for key, label in (("cpu_ms_per_success", "CPU-ms per successful request"),
                        ("cpu_ms_per_request", "CPU-ms per request (failed ones included)"),
                        ("cpu_ms_per_success_net", "CPU-ms per successful request net of idle")):
         figures = summary.get(key)
         if figures:
-            lines.append(f"{label}: " + ", ".join(f"{k} {v:.3f}" for k, v in figures.items()))
+            known = resolution if key == "cpu_ms_per_success_net" else {}
+            lines.append(f"{label}: " + ", ".join(net_text(k, v, known.get(k)) for k, v in figures.items()))
+    if resolution:
+        lines.append(f"Resolution of the net figures ({summary['net_resolution_z']:g} standard errors of the idle "
+                     f"cost subtracted, from {summary['idle_samples']} one-second idle samples; below it a net "
+                     "figure cannot be told from zero): " + ", ".join(f"{k} {v:.3f}" for k, v in resolution.items()))
     incident = _bigtx_text(summary)
     if incident and summary.get("cpu_ms_per_success"):
         lines.append(f"These per-request figures include {incident}: they describe the incident, not the workload")
@@ -110,6 +116,13 @@ def _client_lines(summary: dict[str, Any]) -> list[str]:
     if summary.get("db_share_of_host") is not None:
         lines.append(f"Databases' share of the busy host CPU: {summary['db_share_of_host']:.0%}")
     return lines
+
+
+def net_text(group: str, value: float, resolution: float | None) -> str:
+    """A group's net CPU figure, or "< resolution" where the idle cost's noise is larger than what is left."""
+    if resolution is not None and value < resolution:
+        return f"{group} < {resolution:.3f}"
+    return f"{group} {value:.3f}"
 
 
 def _lag_lines(summary: dict[str, Any]) -> list[str]:
