@@ -412,3 +412,39 @@ def test_a_failed_unit_counts_as_not_measured() -> None:
     assert not measured({"metrics": kept, "status": "FAILED"})
     assert not measured({"metrics": {}, "status": "ok"})
     assert measured({"metrics": {"bytes_per_write": 568.0}, "status": "ok"})
+
+
+def test_each_study_says_what_its_own_kind_of_unit_measured_and_verified() -> None:
+    from replbench.report.provenance import cpu_kind, net_of_idle, study_rows
+
+    def unit(measure: str, metrics: dict, cell: str = "a") -> dict:
+        return {"cell": cell, "measure": measure, "status": "ok", "metrics": {"x": 1.0, **metrics}}
+
+    def study(*units: dict, scenario: str = "write-bulk") -> dict:
+        data = {"name": "s", "scenarios": [scenario], "units": list(units)}
+        data["cpu_net_of_idle"] = net_of_idle(data, Path("/nonexistent"))
+        return data
+
+    big = study(unit("big-transaction", {"cpu_net_of_idle": False}),
+                {**unit("big-transaction", {}), "status": "failed"})
+    # a big transaction has no CPU figure, and its rows are checked on the master: not "gross", not "not verified"
+    assert cpu_kind(big) == "- **CPU figures**: none (each unit times one transaction and counts its bytes and lag)"
+    assert study_rows(big) == ("- **Rows changed**: 1 of 2 big transactions left every row of their range "
+                               "holding the new value (checked on the master afterwards)")
+    drains = study(unit("apply-capacity", {"cpu_net_of_idle": True}), scenario="write")
+    assert "net of idle (each drain's CPU" in cpu_kind(drains) and "not checked row by row" in study_rows(drains)
+    mixed = study(unit("run", {"cpu_net_of_idle": True, "rows_changed_pct": 100.0}),
+                  unit("apply-capacity", {"cpu_net_of_idle": True}), scenario="write")
+    assert "each run's and each drain's" in cpu_kind(mixed)
+    assert study_rows(mixed).startswith("- **Rows changed**: verified in 1 of 1 run units; 1 apply-capacity")
+    old = study(unit("run", {"cpu_net_of_idle": False}), scenario="write")
+    assert "gross (measured before runs had an idle window" in cpu_kind(old) and "not verified" in study_rows(old)
+
+
+def test_the_big_transaction_table_follows_the_study_files_order() -> None:
+    names = ["1,000 FULL", "1,000 STATEMENT", "1,000,000 FULL"]
+    data = {"name": "big-transaction", "repeat": 1, "cells": [{"name": n} for n in names],
+            "units": [{"cell": n, "scenario": "write-bulk", "status": "ok", "metrics": {"bigtx_binlog_mb": 1.0}}
+                      for n in reversed(names)]}  # run in another (Williams) order
+    rows = [line.split(" | ")[0][2:] for line in costsheet.big_transactions([data]) if line.startswith("| 1")]
+    assert rows == names

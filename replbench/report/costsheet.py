@@ -167,7 +167,8 @@ def big_transactions(studies: list[dict[str, Any]]) -> list[str]:
              "do not split one transaction).", "",
              "| transaction | binlog MB | master s (execute + commit) | slowest replica applied, s after commit | "
              "binlog cache spills |", "|---|---|---|---|---|"]
-    for name, mine in runs.items():
+    order = [c["name"] for c in data["cells"] if c["name"] in runs]  # the file's order: by size, then setting
+    for name, mine in ((n, runs[n]) for n in order):
         lines.append(f"| {name} | " + " | ".join(_figure([m.get(k) for m in mine]) for k in (
             "bigtx_binlog_mb", "bigtx_master_s", "bigtx_applied_s", "bigtx_cache_spills")) + " |")
     return lines + [""]

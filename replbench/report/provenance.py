@@ -20,25 +20,32 @@ def scenarios_write(name: str) -> bool:
         return False
 
 
-def net_of_idle(data: dict[str, Any], folder: Path) -> bool:
-    """Whether every run of the study has CPU net of idle: from each unit's summary where the raw data is here,
-    else as recorded (kept in the assets' study.json, so a rebuild from the assets says the same)."""
-    if "cpu_net_of_idle" in data:
-        return bool(data["cpu_net_of_idle"])
+CPU_MEASURES = ("run", "apply-capacity")  # the unit kinds with CPU figures (big-transaction times and counts bytes)
+
+
+def net_of_idle(data: dict[str, Any], folder: Path) -> bool | None:
+    """Whether every unit with CPU figures (runs, apply-capacity drains) has them net of idle: from each run's
+    summary where the raw data is here, else as each unit's metrics recorded it (kept in the assets' study.json,
+    so a rebuild from the assets says the same). None: the study has no CPU figures at all."""
 
     def net(unit: dict[str, Any]) -> bool:
         summary = folder / unit["folder"] / "summary.json" if unit.get("folder") else None
-        if summary is not None and summary.exists():
+        if unit.get("measure", "run") == "run" and summary is not None and summary.exists():
             return "cpu_seconds_net" in json.loads(summary.read_text())
         return bool(unit["metrics"].get("cpu_net_of_idle"))
 
-    flags = [net(u) for u in data["units"] if measured(u) and u.get("measure", "run") == "run"]
-    return bool(flags) and all(flags)
+    flags = [net(u) for u in data["units"] if measured(u) and u.get("measure", "run") in CPU_MEASURES]
+    return all(flags) if flags else None
 
 
 def cpu_kind(data: dict[str, Any]) -> str:
+    if data.get("cpu_net_of_idle") is None and not any(u.get("measure", "run") in CPU_MEASURES
+                                                      for u in data.get("units", [])):
+        return "- **CPU figures**: none (each unit times one transaction and counts its bytes and lag)"
     if data.get("cpu_net_of_idle"):
-        return "- **CPU figures**: net of idle (each run's CPU with nothing but the heartbeat running, subtracted)"
+        kinds = {u.get("measure", "run") for u in data.get("units", [])}
+        whose = " and ".join(w for k, w in (("run", "each run's"), ("apply-capacity", "each drain's")) if k in kinds)
+        return f"- **CPU figures**: net of idle ({whose} CPU with nothing but the heartbeat running, subtracted)"
     return ("- **CPU figures**: gross (measured before runs had an idle window: heartbeat, purge and flushing "
             "included, which inflates the per-write cost most at low rates)")
 
@@ -50,6 +57,30 @@ def verified(data: dict[str, Any]) -> bool:
     units = [u for u in data["units"] if measured(u)]
     return bool(units) and all(u["metrics"].get("rows_changed_pct") is not None for u in units
                                if u.get("measure", "run") == "run")
+
+
+def study_rows(data: dict[str, Any]) -> str:
+    """Whether a study's writes changed their rows, per kind of unit: runs checked by decoding their binlog (or
+    not, before that check existed), big transactions checked on the master afterwards (a unit is ok only when
+    every row of its range holds the new value), apply-capacity drains not checked row by row."""
+    units = [u for u in data["units"] if measured(u)]
+    writes = any(scenarios_write(s) for s in data.get("scenarios", []))
+    runs = [u for u in units if u.get("measure", "run") == "run"]
+    if not writes or len(runs) == len(units):
+        return rows_verified([u["metrics"].get("rows_changed_pct") for u in runs], writes)
+    parts = []
+    if runs:
+        got = [u["metrics"].get("rows_changed_pct") for u in runs]
+        parts.append(f"verified in {sum(g is not None for g in got)} of {len(runs)} run units")
+    big = [u for u in units if u.get("measure") == "big-transaction"]
+    if big:
+        parts.append(f"{sum(u.get('status') == 'ok' for u in big)} of {len(big)} big transactions left every row "
+                     "of their range holding the new value (checked on the master afterwards)")
+    drains = [u for u in units if u.get("measure") == "apply-capacity"]
+    if drains:
+        parts.append(f"{len(drains)} apply-capacity drains not checked row by row (their backlog is the "
+                     "scenario's own updates, each writing fresh values)")
+    return "- **Rows changed**: " + "; ".join(parts)
 
 
 def rows_verified(shares: list[float | None], writes: bool) -> str:

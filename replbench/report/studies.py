@@ -17,7 +17,7 @@ from ..topology.knobs import parse_size
 from .assets import Writer
 from .figures import figure
 from .plots import plot_study
-from .provenance import cpu_kind, net_of_idle, rows_verified, scenarios_write
+from .provenance import cpu_kind, net_of_idle, study_rows
 
 APP_TIER_STUDIES = ("inflight-", "app-")  # how the suite's own app should be run: a page of their own
 
@@ -53,9 +53,7 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], dict[str, An
              f"interleaved; {units_ok} of {len(data['units'])} units measured; status {data['status']}",
              "- **Data state**: " + ("reset to the pristine dataset before every cell" if data["reset"] == "each-cell"
                                       else data.get("data_state") or "not reset between cells"),
-             f"- **Command**: `{data.get('command', '')}`", cpu_kind(data), rows_verified(
-                 [u["metrics"].get("rows_changed_pct") for u in data["units"] if measured(u)],
-                 any(scenarios_write(s) for s in data.get("scenarios", []))),
+             f"- **Command**: `{data.get('command', '')}`", cpu_kind(data), study_rows(data),
              ""]
     primary = primary_of(data)
     found = study_findings(data, primary)
