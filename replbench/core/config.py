@@ -149,9 +149,10 @@ NODE_START_TIMEOUT = 120.0
 NODE_STOP_TIMEOUT = 300.0
 REPLICATION_START_TIMEOUT = 60.0
 CATCH_UP_TIMEOUT = 300.0
-RESUME_MAX_BEHIND = 200_000  # transactions a stopped replica may lag the master and still be started again rather
-# than cloned from replica1: one replica applies about 4,000 trx/s alone at 8M (report.md, apply alone), so two
-# catch up on 2 cores in about 100 s, what a copy of replica1's datadir takes at 8M. After a day of 2-replica runs
+RESUME_MAX_BEHIND = 80_000  # transactions a stopped replica may lag the master and still be started again rather
+# than cloned from replica1, the break-even of the two: at 8M a copy of replica1's datadir to replica3 and replica4
+# took 33 s (campaign report at cdaf439, fan-out's unit log), and two replicas catching up at once on 2 cores apply
+# about 2,400 trx/s each (apply-capacity --together: 2,373 and 2,412), 80,000 in 33 s. After a day of 2-replica runs
 # replica3 and replica4 were 5 million behind and never caught up within CATCH_UP_TIMEOUT (campaign report, stop 46).
 APP_START_TIMEOUT = 30.0
 SETTLE_TIMEOUT = 120.0  # seconds a unit waits for the previous one's work to drain before it starts anyway (marked)
