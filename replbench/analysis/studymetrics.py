@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.nodenames import replicas_in
+from ..core.records import STATUS_FAILED
 from ..core.stats import lookup, median, ratio, separated, spread
 
 SOURCE_OF_MEASURE = {"run": "run", "apply-capacity": "apply", "big-transaction": "bigtx"}  # a unit's data file
@@ -168,14 +169,14 @@ CRITERIA_GUARD = "beyond the scenario's pass criteria"  # how a run's guards nam
 
 def measured(unit: dict[str, Any]) -> bool:
     """Did a study unit measure anything? A failed run keeps its (empty) metrics in study.json but measured nothing."""
-    return bool(unit.get("metrics")) and unit.get("status") != "FAILED"
+    return bool(unit.get("metrics")) and unit.get("status") != STATUS_FAILED
 
 
 def passed(summary: dict[str, Any]) -> bool | None:
     """Did the run stay within its scenario's pass criteria, as a sweep step would judge it? None: not judged."""
     if "guards" not in summary:
         return None
-    return summary.get("status") != "FAILED" and not any(g.startswith(CRITERIA_GUARD) for g in summary["guards"])
+    return summary.get("status") != STATUS_FAILED and not any(g.startswith(CRITERIA_GUARD) for g in summary["guards"])
 
 
 def load_table(units: list[dict[str, Any]], cells: list[dict[str, Any]],

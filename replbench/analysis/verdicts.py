@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.records import STATUS_FAILED
 from ..core.stats import median
 
 FINDING_MIN_FACTOR = 1.10  # a separated difference smaller than 10 % is real but not worth a headline
@@ -34,7 +35,7 @@ def breaches(summary: dict[str, Any], criteria: Any, rate: int) -> list[str]:
 def evaluate(summary: dict[str, Any], criteria: Any, rate: int) -> tuple[bool, list[str], list[str]]:
     """Verdict of one step from its (median) summary: passed?, the reasons it failed, and the notes that qualify a
     pass (PASS*: the host or the load generator was saturated, or the load generator itself failed requests)."""
-    reasons = (["run failed (see its guards)"] if summary.get("status") == "FAILED" else []) + \
+    reasons = (["run failed (see its guards)"] if summary.get("status") == STATUS_FAILED else []) + \
         breaches(summary, criteria, rate)
     notes = list(summary.get("saturation") or [])
     if summary.get("client_errors"):
@@ -64,8 +65,8 @@ def median_summary(summaries: list[dict[str, Any]]) -> dict[str, Any]:
                              else median([s["catch_up_s"][r] for s in summaries])) for r in replicas}
     med["saturation"] = sorted({n for s in summaries for n in (s.get("saturation") or [])})
     med["client_errors"] = median([s.get("client_errors") or 0 for s in summaries])
-    if any(s.get("status") == "FAILED" for s in summaries):
-        med["status"] = "FAILED"
+    if any(s.get("status") == STATUS_FAILED for s in summaries):
+        med["status"] = STATUS_FAILED
     return med
 
 

@@ -13,7 +13,13 @@ from .config import ROOT, Settings
 from .processes import alive
 from .scenario import Scenario
 
-INCOMPLETE = "incomplete"
+# a run's status, in its meta.json and summary.json: the one spelling every reader compares against
+STATUS_OK = "ok"
+STATUS_WARNING = "ok-with-warnings"
+STATUS_FAILED = "FAILED"
+STATUS_INTERRUPTED = "interrupted"
+STATUS_RUNNING = "running"
+STATUS_INCOMPLETE = INCOMPLETE = "incomplete"
 
 
 def mark_incomplete(results: Path) -> list[Path]:
@@ -25,7 +31,7 @@ def mark_incomplete(results: Path) -> list[Path]:
             meta = json.loads(meta_path.read_text())
         except (OSError, ValueError):
             continue
-        if meta.get("status") != "running" or (meta.get("pid") and alive(int(meta["pid"]))):
+        if meta.get("status") != STATUS_RUNNING or (meta.get("pid") and alive(int(meta["pid"]))):
             continue
         folder = meta_path.parent
         meta.update(status=INCOMPLETE, exit_code=1,

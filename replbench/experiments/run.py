@@ -42,7 +42,14 @@ from ..core.config import (
     idle_window,
 )
 from ..core.progress import Progress
-from ..core.records import write_json
+from ..core.records import (
+    STATUS_FAILED,
+    STATUS_INTERRUPTED,
+    STATUS_OK,
+    STATUS_RUNNING,
+    STATUS_WARNING,
+    write_json,
+)
 from ..core.scenario import Scenario
 from ..load import attack, cpus, faults, targets
 from ..measure import binlog, cpu, health, rowcheck, samplers, timeline
@@ -51,13 +58,6 @@ from ..topology import appserver, dataset, knobs, links, nodes, servervars
 from ..topology.bringup import ensure_topology
 from ..topology.install import VEGETA_VERSION, ensure_vegeta, mariadb_binaries
 from . import prepare
-
-STATUS_OK = "ok"
-STATUS_WARNING = "ok-with-warnings"
-STATUS_FAILED = "FAILED"
-STATUS_INTERRUPTED = "interrupted"
-STATUS_RUNNING = "running"
-STATUS_INCOMPLETE = "incomplete"
 
 
 @dataclass(frozen=True)
