@@ -64,6 +64,8 @@ def test_every_shipped_study_parses_and_stays_short() -> None:
     (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'writes = [0]'), "'writes' must be a whole number"),
     (GOOD.replace('["write"]', '["write-bulk"]').replace('binlog_format = ["ROW", "STATEMENT"]', 'rows = [20000]'),
      "at most 10,000"),
+    (GOOD.replace("repeat = 2", 'repeat = 2\nbaseline_per = ["pool_size"]'), "'pool_size', not a knob"),
+    (GOOD.replace("repeat = 2", 'repeat = 2\nbaseline_per = ["binlog_format"]'), "every cell its own baseline"),
 ])
 def test_bad_study_files_exit_2_naming_the_problem(tmp_path: Path, text: str, needle: str) -> None:
     path = write_study(tmp_path, text)
@@ -448,3 +450,30 @@ def test_the_big_transaction_table_follows_the_study_files_order() -> None:
                       for n in reversed(names)]}  # run in another (Williams) order
     rows = [line.split(" | ")[0][2:] for line in costsheet.big_transactions([data]) if line.startswith("| 1")]
     assert rows == names
+
+
+def test_a_cell_is_compared_with_the_first_cell_sharing_its_baseline_per_values() -> None:
+    from replbench.analysis.findings import study_findings
+    from replbench.analysis.studymetrics import baseline_words, baselines
+
+    spec = studyfile.load("working-set")
+    base_of = baselines(studyfile.cell_records(spec.cells), list(spec.baseline_per))
+    assert base_of["scenario=write buffer_pool=128M"] == "scenario=write-noindex buffer_pool=128M"
+    assert base_of["scenario=write-noindex buffer_pool=1G"] == "scenario=write-noindex buffer_pool=1G"  # its own
+    assert baselines(studyfile.cell_records(spec.cells), [])["scenario=write buffer_pool=1G"] == \
+        "scenario=write-noindex buffer_pool=4G"  # without baseline_per: the first cell of all
+    # indexes cost 2x at each pool; the pool alone costs 10x: per pool the finding is the 2x, never a 20x
+    cost = {"ni 4G": [1.0, 1.02, 0.98], "ni 1G": [10.0, 10.2, 9.8], "ix 4G": [2.0, 2.04, 1.96],
+            "ix 1G": [20.0, 20.4, 19.6]}
+    cells = list(cost)
+    base_of = {"ni 4G": "ni 4G", "ni 1G": "ni 1G", "ix 4G": "ni 4G", "ix 1G": "ni 1G"}
+    units = [{"cell": c, "scenario": "write", "metrics": {"replica_ms_per_write": v}} for c, vs in cost.items()
+             for v in vs]
+    rows = compare_cells(units, cells, base_of)["write"]["replica_ms_per_write"]
+    assert rows["ix 1G"]["ratio"] == 2.0 and rows["ix 1G"]["baseline"] == "ni 1G" and rows["ni 1G"]["ratio"] is None
+    found = study_findings({"comparison": compare_cells(units, cells, base_of)}, ["replica_ms_per_write"])
+    assert sorted((f["cell"], f["baseline"], round(f["factor"], 2)) for f in found) == [
+        ("ix 1G", "ni 1G", 2.0), ("ix 4G", "ni 4G", 2.0)] and found[0]["comparisons"] == 2
+    data = {"cells": [{"name": c} for c in cells], "baseline_per": ["buffer_pool"], "baselines": base_of}
+    assert baseline_words(data) == "the first cell with the same buffer_pool: `ni 4G`, `ni 1G`"
+    assert baseline_words({"cells": [{"name": c} for c in cells]}) == "`ni 4G`"

@@ -1,6 +1,7 @@
 """Findings that hold: a study states a difference only for the metrics its file declares primary, each
-non-baseline cell against the baseline, when it survives the number of comparisons the study makes and is large
-enough to matter. Everything else stays in the tables, without a verdict.
+non-baseline cell against its baseline (the first cell, or the first with its values of the file's baseline_per),
+when it survives the number of comparisons the study makes and is large enough to matter. Everything else stays in
+the tables, without a verdict.
 
 Per comparison: Welch's t-test on the logarithms of the repeats (scipy.stats.ttest_ind, equal_var=False: costs
 are positive and their noise multiplicative, so a ratio is what is tested); over the whole study at once: Holm's
@@ -29,12 +30,11 @@ def comparisons(data: dict[str, Any], primary: list[str]) -> list[dict[str, Any]
     for group, per_metric in data["comparison"].items():
         for key in primary:
             rows = per_metric.get(key) or {}
-            base = next((r for r in rows.values() if r.get("verdict") == "baseline"), None)
-            base_name = next((c for c, r in rows.items() if r.get("verdict") == "baseline"), None)
-            if base is None or below_resolution(base):
-                continue
+            first = next((c for c, r in rows.items() if r.get("verdict") == "baseline"), None)
             for cell, row in rows.items():
-                if row is base or below_resolution(row):
+                base_name = row.get("baseline", first)  # studies from before baseline_per: the first cell
+                base = rows.get(base_name) if base_name is not None else None
+                if base is None or row is base or below_resolution(base) or below_resolution(row):
                     continue
                 a = [v for v in row["values"] if v is not None and v > 0]
                 b = [v for v in base["values"] if v is not None and v > 0]

@@ -211,9 +211,41 @@ def unit_metrics(kind: str, data: dict[str, Any]) -> dict[str, float | None]:
     return out
 
 
-def compare_cells(units: list[dict[str, Any]], cells: list[str]) -> dict[str, Any]:
-    """Per group (a scenario, or the cells' scenarios) and metric: each cell's spread, ratio to the baseline
-    (first cell) and verdict."""
+def _value(cell: dict[str, Any], key: str) -> Any:
+    """A recorded cell's value of a knob or a cell key ("" where the cell leaves it at the reference)."""
+    if key in cell.get("knobs", {}):
+        return cell["knobs"][key]
+    if key == "scenario":
+        return cell.get("scenario") or ""
+    return cell.get("changed", {}).get(key, "")
+
+
+def baselines(cells: list[dict[str, Any]], per: list[str]) -> dict[str, str]:
+    """Each cell's baseline: the first cell with the same values of `per` (itself, if it is that first one); with
+    nothing in `per`, the first cell of all."""
+    out: dict[str, str] = {}
+    first: dict[tuple[Any, ...], str] = {}
+    for cell in cells:
+        key = tuple(_value(cell, k) for k in per)
+        out[cell["name"]] = first.setdefault(key, cell["name"])
+    return out
+
+
+def baseline_words(data: dict[str, Any]) -> str:
+    """What a study's ratios are to: its first cell, or per value of its baseline_per, the first cell with it."""
+    cells = [c["name"] for c in data["cells"]]
+    per = data.get("baseline_per") or []
+    if not per:
+        return f"`{cells[0]}`"
+    bases = sorted(set(data["baselines"].values()), key=cells.index)
+    return f"the first cell with the same {', '.join(per)}: " + ", ".join(f"`{b}`" for b in bases)
+
+
+def compare_cells(units: list[dict[str, Any]], cells: list[str],
+                  base_of: dict[str, str] | None = None) -> dict[str, Any]:
+    """Per group (a scenario, or the cells' scenarios) and metric: each cell's spread, ratio to its baseline (the
+    first cell, or base_of's) and verdict."""
+    base_of = base_of or {c: cells[0] for c in cells}
     out: dict[str, Any] = {}
     groups = sorted({u.get("group", u["scenario"]) for u in units})
     for scenario in groups:
@@ -225,19 +257,17 @@ def compare_cells(units: list[dict[str, Any]], cells: list[str]) -> dict[str, An
             never = {cell: sum(metric.key in (m.get("never") or ()) for m in ms) for cell, ms in mine.items()}
             if not any(v is not None for vs in values.values() for v in vs) and not any(never.values()):
                 continue
-            base = values[cells[0]]
             rows = {}
             for cell in cells:
-                sp = spread(values[cell])
-                rows[cell] = {**sp, "values": values[cell], "never": never[cell],
-                              "ratio": None if cell == cells[0] else _round(ratio(sp["median"],
-                                                                                  spread(base)["median"])),
-                              "verdict": "baseline" if cell == cells[0] else verdict(values[cell], base)}
+                sp, own, base = spread(values[cell]), base_of[cell], values[base_of[cell]]
+                rows[cell] = {**sp, "values": values[cell], "never": never[cell], "baseline": own,
+                              "ratio": None if cell == own else _round(ratio(sp["median"], spread(base)["median"])),
+                              "verdict": "baseline" if cell == own else verdict(values[cell], base)}
                 resolution = median([(m.get("resolution") or {}).get(metric.key) for m in mine[cell]])
                 if resolution is not None:
                     rows[cell]["resolution"] = resolution
-            for cell in cells[1:]:  # no ratio to, or from, a figure that cannot be told from zero
-                if below_resolution(rows[cells[0]]) or below_resolution(rows[cell]):
+            for cell in cells:  # no ratio to, or from, a figure that cannot be told from zero
+                if cell != base_of[cell] and (below_resolution(rows[base_of[cell]]) or below_resolution(rows[cell])):
                     rows[cell].update(ratio=None, verdict="n/a")
             per_metric[metric.key] = rows
         out[scenario] = per_metric

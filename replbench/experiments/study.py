@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..analysis.studymetrics import BY_KEY, cell_text, compare_cells, unit_metrics
+from ..analysis.studymetrics import BY_KEY, baseline_words, baselines, cell_text, compare_cells, unit_metrics
 from ..core import harnesslog, scenario
 from ..core.config import QUEUE_FLOOR, Settings, idle_window
 from ..core.nodenames import DEFAULT_REPLICAS  # what a study starts from when its cells change the count
@@ -27,7 +27,7 @@ from ..core.records import new_folder, write_json
 from ..topology import dataset, fanout, links
 from . import applycap, bigtx
 from .run import STATUS_INTERRUPTED, Run, RunOptions
-from .studyfile import Spec
+from .studyfile import Spec, cell_records
 
 # seconds around each attack beside its idle window (settle, settings, app restart, targets, catch-up, the checksum
 # of the rows written, reports): at 8M a 20 s write run at 400/s took 35 s with its 5 s idle window (55 s while every
@@ -305,16 +305,16 @@ class Study:
         spec = self.plan.spec
         cells = [c.name for c in spec.cells]
         finished = [u for u in self.units if u.get("metrics")]
+        base_of = baselines(cell_records(spec.cells), list(spec.baseline_per))
         data = {
             "name": spec.name, "description": spec.description, "status": self.status,
             "scenarios": list(spec.scenarios), "rates": self.plan.rates, "duration_s": self.plan.duration,
             "measures": list(spec.measures), "repeat": self.plan.repeat, "reset": spec.reset,
             "data_state": spec.data_state, "question": spec.question, "primary": list(spec.primary),
-            "cells": [{"name": c.name, "knobs": c.knobs.as_dict(), "scenario": c.scenario,
-                       "changed": c.changed()}
-                      for c in spec.cells],
+            "cells": cell_records(spec.cells), "baseline_per": list(spec.baseline_per),
+            "baselines": base_of,
             "order": [f"{u['cell']} / {u['scenario']} / {u['measure']} / repeat {u['repeat']}" for u in self.units],
-            "units": self.units, "comparison": compare_cells(finished, cells),
+            "units": self.units, "comparison": compare_cells(finished, cells, base_of),
             "command": " ".join(["./run.sh", *sys.argv[1:]]),
         }
         write_json(self.folder / "study.json", data)
@@ -325,7 +325,8 @@ def render_table(data: dict[str, Any]) -> str:
     """The comparison as text: per scenario, a row per metric, a column per cell."""
 
     cells = [c["name"] for c in data["cells"]]
-    lines = [f"study {data['name']} ({data['status']}): median [min–max] over repeats (ratio to {cells[0]})"]
+    lines = [f"study {data['name']} ({data['status']}): median [min–max] over repeats (ratio to "
+             f"{baseline_words(data)})"]
     for scenario_name, per_metric in data["comparison"].items():
         lines.append(f"\n{scenario_name}:")
         width = max(len(BY_KEY[k].label) for k in per_metric) if per_metric else 10

@@ -28,6 +28,8 @@ unknown scenario is refused, naming the file and the line).
     # REPLBENCH_APP_TRANSPORT); the app restarts for every run anyway. replicas = 3 (or in [vary]) gives the cell
     # that many replicas (--replicas: added by cloning replica1, removed by deleting them);
     # client_connections = 512 or "unlimited" bounds vegeta's connections to the app (REPLBENCH_CLIENT_CONNECTIONS)
+    baseline_per = ["buffer_pool"]          # each cell against the first cell with its buffer_pool (default: the
+                                            # first cell of all): a study of two factors asks one of them per level
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..analysis.studymetrics import BY_KEY, SOURCE_OF_MEASURE
+from ..analysis.studymetrics import BY_KEY, SOURCE_OF_MEASURE, baselines
 from ..core import named
 from ..core import scenario as scenarios
 from ..core.config import MAX_BULK_ROWS, SETTINGS, STUDY_DIR, parse_duration
@@ -54,7 +56,7 @@ APP_KEYS = ("admission", "codel_target_ms", "max_inflight", "max_queue_ms", "app
 SETTING_OF = {"replicas": "replicas_asked"}  # a cell key whose Settings field has another name
 CELL_KEYS = ("scenario", "link", "load", "rows", "writes", *APP_KEYS)  # what a cell may set beside the knobs
 TOP_KEYS = {"description", "question", "primary", "scenarios", "scenario", "rate", "rates", "duration", "measure",
-            "repeat", "reset", "data_state", "vary", "cells", "writes"}
+            "repeat", "reset", "data_state", "vary", "cells", "writes", "baseline_per"}
 
 
 class StudyError(Exception):
@@ -115,6 +117,8 @@ class Spec:
     writes: int | None = None  # apply-capacity backlog (default: 60 s at the rate)
     question: str = ""  # what the study asks, in one sentence
     primary: tuple[str, ...] = ()  # the metrics its findings may come from (analysis/findings.py)
+    baseline_per: tuple[str, ...] = ()  # each cell against the first cell with its values of these (default: the
+    #                                     first cell of all), e.g. ("buffer_pool",): indexes against none per pool
     source: str = field(repr=False, default="")
 
 
@@ -194,11 +198,24 @@ def build(name: str, data: dict[str, Any], source: str = "") -> Spec:
     measured = {BY_KEY[k].source for k in primary}
     if primary and not measured <= {SOURCE_OF_MEASURE[m] for m in measures}:
         raise ValueError(f"primary metrics {', '.join(primary)} need a measure the study does not make")
+    baseline_per = tuple(str(k) for k in data.get("baseline_per", ()))
+    for key in baseline_per:
+        if key not in KNOBS and key not in CELL_KEYS:
+            raise ValueError(f"'baseline_per' names '{key}', not a knob or a cell key; knobs: {', '.join(KNOBS)}")
+    if baseline_per and len(set(baselines(cell_records(cells), list(baseline_per)).values())) == len(cells):
+        raise ValueError(f"'baseline_per' {', '.join(baseline_per)} leaves every cell its own baseline: "
+                         "nothing to compare")
     return Spec(name=name, description=str(data.get("description", "")), scenarios=tuple(names), rates=rates,
                 duration=parse_duration(data.get("duration", "20s")), measures=measures, repeat=repeat,
                 reset=reset, data_state=str(data.get("data_state", "")), cells=cells,
                 writes=int(data["writes"]) if "writes" in data else None, source=source,
-                question=str(data.get("question", "")), primary=primary)
+                question=str(data.get("question", "")), primary=primary, baseline_per=baseline_per)
+
+
+def cell_records(cells: tuple[Cell, ...]) -> list[dict[str, Any]]:
+    """The cells as study.json records them: name, every knob, own scenario, what they change."""
+    return [{"name": c.name, "knobs": c.knobs.as_dict(), "scenario": c.scenario, "changed": c.changed()}
+            for c in cells]
 
 
 def _check_rows(cells: tuple[Cell, ...], names: list[str], measures: tuple[str, ...]) -> None:

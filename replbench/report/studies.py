@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.findings import brief, nothing_held, study_findings
-from ..analysis.studymetrics import BY_KEY, cell_text, load_table, measured, semi_sync_cost
+from ..analysis.studymetrics import BY_KEY, baseline_words, cell_text, load_table, measured, semi_sync_cost
 from ..core.config import STUDY_DIR
 from ..core.stats import separated
 from ..topology.knobs import parse_size
@@ -45,7 +45,8 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], dict[str, An
     (assets / "study.json").write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     units_ok = sum(1 for u in data["units"] if measured(u))
     lines = [f"### Study `{data['name']}` — `{folder.name}`", "", data.get("description", ""), "",
-             "- **Cells** (the first is the baseline): " + "; ".join(
+             "- **Cells** (" + (f"each against {baseline_words(data)}" if data.get("baseline_per") else
+                                "the first is the baseline") + "): " + "; ".join(
                  f"{c['name']} ({', '.join(f'{k}={v}' for k, v in c['changed'].items()) or 'reference'})"
                  for c in data["cells"]),
              f"- **How**: {', '.join(f'{s} at {r}/s' for s, r in data['rates'].items())}; "
@@ -63,7 +64,8 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], dict[str, An
                       + (", ".join(BY_KEY[k].label for k in primary) or "none declared") + ".", ""]
     tables: list[str] = []
     for scenario_name, per_metric in data["comparison"].items():
-        tables += [f"`{scenario_name}` — median [min–max] over repeats (ratio to `{cells[0]}`); a verdict only on the "
+        tables += [f"`{scenario_name}` — median [min–max] over repeats (ratio to {baseline_words(data)}); a verdict "
+                   "only on the "
                    "primary metrics (**holds**: Holm-corrected across the study and ≥ 10 %; *not shown*: it does "
                    "not):", "", "| metric | " + " | ".join(f"`{c}`" for c in cells) + " |",
                    "|---|" + "---|" * len(cells)]
