@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.nodenames import replicas_in
+from ..core.records import STATUS_SUCCEEDED
 from ..core.stats import bootstrap_interval, lookup, median, percentile
 
 DEFAULT_BAND = 5.0  # percent: the smallest change ever called a change
@@ -198,7 +199,7 @@ def recorded_runs(results: Path, summary: dict[str, Any], knobs: dict[str, Any],
             continue
         if (other.get("scenario"), other.get("rate"), other.get("duration_s"), meta.get("knobs_changed")) == \
                 (summary.get("scenario"), summary.get("rate"), summary.get("duration_s"), knobs) \
-                and other.get("status") in ("ok", "ok-with-warnings"):
+                and other.get("status") in STATUS_SUCCEEDED:
             found.append(other)
     return found
 

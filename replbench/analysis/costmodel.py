@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.config import MIN_SUCCESS
+from ..core.records import STATUS_SUCCEEDED
 
 SETTINGS: dict[str, dict[str, str]] = {  # the model's settings, as the knobs a run changed from the reference
     "ROW-FULL": {},
@@ -62,7 +63,7 @@ def observation(summary: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]
     net = summary.get("cpu_seconds_net") or {}
     share = (summary.get("rows_checked") or {}).get("share")
     b = summary.get("binlog") or {}
-    if setting is None or summary.get("status") not in ("ok", "ok-with-warnings") or not master.get("transactions") \
+    if setting is None or summary.get("status") not in STATUS_SUCCEEDED or not master.get("transactions") \
             or "master" not in net or (share is not None and share < 0.99) or not b.get("successful_writes") \
             or (summary.get("success") or 0) < MIN_SUCCESS:  # above the knee: queues, not the work, set the CPU
         return None

@@ -20,6 +20,7 @@ STATUS_FAILED = "FAILED"
 STATUS_INTERRUPTED = "interrupted"
 STATUS_RUNNING = "running"
 STATUS_INCOMPLETE = INCOMPLETE = "incomplete"
+STATUS_SUCCEEDED = (STATUS_OK, STATUS_WARNING)  # a run that measured what it set out to
 
 
 def mark_incomplete(results: Path) -> list[Path]:

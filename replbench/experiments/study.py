@@ -23,7 +23,7 @@ from ..core import harnesslog, scenario
 from ..core.config import QUEUE_FLOOR, Settings, idle_window
 from ..core.nodenames import DEFAULT_REPLICAS  # what a study starts from when its cells change the count
 from ..core.progress import Progress
-from ..core.records import new_folder, write_json
+from ..core.records import STATUS_FAILED, STATUS_SUCCEEDED, new_folder, write_json
 from ..topology import dataset, fanout, links
 from . import applycap, bigtx
 from .run import STATUS_INTERRUPTED, Run, RunOptions
@@ -289,7 +289,7 @@ class Study:
                                      catch_up_timeout=sc.catch_up_timeout or RunOptions.catch_up_timeout,
                                      links=links.parse_all(cell.links), checksum=checksum)
                 data = Run(settings, sc, rate, options, folder, self.progress).execute()
-                status = data.get("status", "FAILED")
+                status = data.get("status", STATUS_FAILED)
                 meta = json.loads((folder / "meta.json").read_text())
                 readback = meta.get("knobs_readback")
         except KeyboardInterrupt:
@@ -333,7 +333,7 @@ def render_table(data: dict[str, Any]) -> str:
         lines.append(f"  {'metric':<{width}}  " + "  |  ".join(cells))
         for key, rows in per_metric.items():
             lines.append(f"  {BY_KEY[key].label:<{width}}  " + "  |  ".join(cell_text(rows[c]) for c in cells))
-    failed = [u for u in data["units"] if u.get("status") not in ("ok", "ok-with-warnings")]
+    failed = [u for u in data["units"] if u.get("status") not in STATUS_SUCCEEDED]
     if failed:
         lines.append("\nunits not ok: " + "; ".join(f"{u['cell']} {u['scenario']} r{u['repeat']}: {u['status']}"
                                                    for u in failed))
