@@ -32,7 +32,9 @@ from .db import Database, NoNodeAvailable, Overloaded, QueryTimeout
 from .validation import ClientError
 
 log = logging.getLogger("replbench.app")
-ADMISSION_PUBLISH = 1.0  # seconds between two writes of a worker's admission counters (and two tune() calls)
+ADMISSION_TUNE = 1.0  # seconds between two tune() calls: the bound follows answers per second
+ADMISSION_PUBLISH = 0.2  # seconds between two writes of a worker's admission counters: the harness reads
+# them right after an attack, so a short period is a short wait (a write costs tens of microseconds)
 DUPLICATE_KEY = 1062
 READ_ONLY = 1290
 
@@ -229,12 +231,16 @@ async def create_app() -> web.Application:
     counters = settings.app_dir / f"admission-{os.getpid()}.json"
 
     async def publish(_: web.Application) -> AsyncIterator[None]:
-        """Each worker's admission counters, rewritten every second for the harness to read (runs record the
-        requests shed and the peak in flight)."""
+        """Each worker's admission counters, rewritten every ADMISSION_PUBLISH for the harness to read (runs
+        record the requests shed and the peak in flight); the bound tuned every ADMISSION_TUNE."""
         async def loop() -> None:
+            clock = asyncio.get_running_loop()
+            next_tune = clock.time() + ADMISSION_TUNE
             while True:
                 await asyncio.sleep(ADMISSION_PUBLISH)
-                bound.tune()  # type: ignore[attr-defined]
+                if clock.time() >= next_tune:
+                    next_tune += ADMISSION_TUNE
+                    bound.tune()  # type: ignore[attr-defined]
                 tmp = counters.with_suffix(".tmp")
                 tmp.write_bytes(orjson.dumps(bound.state))  # type: ignore[attr-defined]
                 tmp.replace(counters)

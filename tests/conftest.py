@@ -1,12 +1,21 @@
 """Test fixtures: one small real topology (3 mariadbd + gunicorn) for the whole session, on its own ports and
-state folder so it never touches the user's dataset. Built once, torn down at the end."""
+state folder so it never touches the user's dataset. Built once, torn down at the end.
+
+The tiers (docs/development.md): a test is `unit` unless it asks for the topology (the `topo` fixture, directly
+or through another fixture) or is marked otherwise; a unit test starts no process (the command line's usage errors
+are checked in-process with `run_main`). `integration` tests share the session topology; `disruptive` ones (they
+kill nodes, rebuild, add replicas, resize the pool) run last. `./run.sh test --fast` runs the unit tier alone.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import io
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -27,6 +36,7 @@ from replbench.topology import appserver, dataset, links, nodes
 TEST_ACCOUNTS = int(os.environ.get("REPLBENCH_TEST_ACCOUNTS", "20000"))
 TEST_PORT_BASE = int(os.environ.get("REPLBENCH_TEST_PORT_BASE", "3406"))
 TEST_APP_PORT = int(os.environ.get("REPLBENCH_TEST_APP_PORT", "8180"))
+TEST_IDLE_WINDOW = "3s"
 FIXTURES = Path(__file__).parent / "fixtures" / "vegeta"  # a copy of the files used from ../shared/fixtures/vegeta
 
 
@@ -41,6 +51,9 @@ def env_for(state: Path, **extra: str) -> dict[str, str]:
         "REPLBENCH_BUFFER_POOL": "256M",
         "REPLBENCH_APP_WORKERS": "2",
         "REPLBENCH_DB_TIMEOUT": "2",
+        # 3 s of idle before each attack instead of the 20 s a rate of 100/s or less gets (REPLBENCH_IDLE_WINDOW):
+        # the tests check what the figures are made of, not how well they resolve a small cost
+        "REPLBENCH_IDLE_WINDOW": TEST_IDLE_WINDOW,
     }
     env.update(extra)
     return env
@@ -114,6 +127,77 @@ def topo(settings: Settings) -> Iterator[Settings]:
     finally:
         appserver.stop(settings)
         nodes.stop_all(settings)
+
+
+TIERS = ("unit", "integration", "disruptive")
+SERVER_FIXTURES = {"topo"}  # asking for one of these (directly or not) makes a test an integration test
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "unit: needs no server and starts no process (./run.sh test --fast)")
+    config.addinivalue_line("markers", "integration: runs against the shared session topology, or starts a process")
+    config.addinivalue_line("markers", "disruptive: disturbs the topology (kills, rebuilds, resizes): runs last")
+
+
+def tier_of(item: pytest.Item) -> str:
+    """The tier a test belongs to: its own marker, else integration when it asks for the topology, else unit."""
+    for tier in reversed(TIERS):
+        if item.get_closest_marker(tier):
+            return tier
+    return "integration" if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())) else "unit"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test gets its tier's marker (so `-m unit` selects the fast tier), and the tiers run in order: unit,
+    integration, disruptive, each in the files' own order (a stable sort)."""
+    for item in items:
+        tier = tier_of(item)
+        if not item.get_closest_marker(tier):
+            item.add_marker(getattr(pytest.mark, tier))
+    items.sort(key=lambda item: TIERS.index(tier_of(item)))
+
+
+class ProcessStarted(AssertionError):
+    """A unit test tried to start a process."""
+
+
+@pytest.fixture(autouse=True)
+def _unit_tests_start_no_process(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A unit test that starts a process fails with the command it tried: mark it integration, or check it
+    in-process (run_main)."""
+    if tier_of(request.node) != "unit":
+        return
+
+    def refuse(self: subprocess.Popen, args: Any, *rest: Any, **kwargs: Any) -> None:
+        raise ProcessStarted(f"a unit test started a process: {args!r} (mark it integration or run it in-process)")
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", refuse)
+
+
+def run_main(args: list[str], env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    """The command line in this process, as `./run.sh ARGS` would run it: (exit code, stdout, stderr). For what
+    ends before anything starts (usage errors, help, listings); the signal handlers it installs are put back."""
+    from replbench.cli.main import main
+
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    saved = {k: os.environ.get(k) for k in (env or {})}
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        os.environ.update(env or {})
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(args)
+            except SystemExit as exc:  # argparse's --help
+                code = exc.code if isinstance(exc.code, int) else 0
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+    return code, out.getvalue(), err.getvalue()
 
 
 def run_cli(args: list[str], env: dict[str, str], timeout: float = 600,

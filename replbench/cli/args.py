@@ -66,7 +66,7 @@ def add_app_flags(parser: argparse.ArgumentParser) -> None:
 
 def settings_from(args: argparse.Namespace) -> Settings:
     names = ("topology", "state", "replicas_asked", "port_base", "app_port", "accounts", "seed", "app_workers",
-             "driver", "worker_class", "pool_size", "results")
+             "driver", "worker_class", "pool_size", "results", "idle_window")
     try:
         settings = Settings.from_env().with_overrides(**{n: getattr(args, n, None) for n in names})
         settings.external  # noqa: B018 — a bad topology file is a usage error, found before anything starts

@@ -97,6 +97,10 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
                              "replica2=20ms±2ms, app-master=1ms (repeatable)")
     parser.add_argument("--nonce", metavar="HEX",
                         help="replay the values of an earlier run (its meta.json targets.nonce); default: new values")
+    parser.add_argument("--idle-window", metavar="auto|DURATION",
+                        help="idle measured before the attack, whose cost the net figures subtract: auto (2,000 "
+                             "requests' worth of the rate, 3 to 20 s) or e.g. 5s (env REPLBENCH_IDLE_WINDOW, "
+                             "default auto)")
     parser.add_argument("--checksum", choices=("table", "rows"), default="table",
                         help="after a write run, compare the whole table on every node (CHECKSUM TABLE, the "
                              "default) or only the rows the run wrote (every column; seconds less at 8M)")

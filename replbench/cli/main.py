@@ -66,6 +66,8 @@ def build_parser() -> ArgumentParser:
                        formatter_class=help_formatter)
     add_topology_flags(p)
     p = sub.add_parser("test", help="run the test suite against a small separate topology")
+    p.add_argument("--fast", action="store_true",
+                   help="the unit tier only: no server, no install, under a minute (docs/development.md)")
     p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="extra pytest arguments (after --)")
     bench.add_parsers(sub)
     return parser

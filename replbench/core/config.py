@@ -104,6 +104,9 @@ SETTING_LIST: tuple[Setting, ...] = (
             lambda v: _bounded_int(v, 10, 10_000, "heartbeat interval (ms)"),
             "heartbeat period (10 ms and up, as pt-heartbeat allows): the floor of the heartbeat lag (the "
             "cross-check; lag figures come from GTID positions every 10 ms)"),
+    Setting("idle_window", "REPLBENCH_IDLE_WINDOW", "auto", lambda v: _idle_window(v),
+            "seconds of idle measured before each attack, whose cost every net figure subtracts: auto (2,000 "
+            "requests' worth of the rate, 3 to 20 s) or a duration such as 5s"),
     Setting("find_users", "REPLBENCH_FIND_USERS", "two-step",
             lambda v: _choice(v, FIND_USERS_SHAPES, "find_users shape"),
             "find_users' SQL: two-step, one-trip or server-steps (see bench-app --find-users)"),
@@ -157,6 +160,7 @@ RESUME_MAX_BEHIND = 80_000  # transactions a stopped replica may lag the master 
 APP_START_TIMEOUT = 30.0
 SETTLE_TIMEOUT = 120.0  # seconds a unit waits for the previous one's work to drain before it starts anyway (marked)
 SETTLE_HOST_BUSY = 50.0  # % of one core: the host counts as back near idle below this (a shared box is never at 0)
+SETTLE_HOST_SAMPLE = 0.5  # seconds of host CPU each look at the host averages
 SETTLE_HOST_WAIT = 15.0  # seconds the host may take to get there once our own work has drained (other tenants' load
 #                          is not ours to wait out: past this the unit starts, marked with the reason)
 # connections to the app in TIME_WAIT (60 s in Linux after a close) above this share of the ephemeral port range:
@@ -179,8 +183,11 @@ IDLE_WINDOW_MAX = 20.0
 NET_RESOLUTION_Z = 2.0
 
 
-def idle_window(rate: int) -> float:
-    """Seconds of idle measured before a run at this rate."""
+def idle_window(rate: int, fixed: float = 0.0) -> float:
+    """Seconds of idle measured before a run at this rate: `fixed` (REPLBENCH_IDLE_WINDOW, --idle-window) when set,
+    else IDLE_REQUESTS requests' worth of the rate, from IDLE_WINDOW to IDLE_WINDOW_MAX."""
+    if fixed > 0:
+        return fixed
     return min(IDLE_WINDOW_MAX, max(IDLE_WINDOW, IDLE_REQUESTS / max(1, rate)))
 
 PROGRESS_INTERVAL = 1.0
@@ -301,6 +308,7 @@ class Settings:
     client_connections: str  # auto, unlimited or a number (see client_connection_cap)
     app_transport: str
     heartbeat_ms: int
+    idle_window: float  # seconds; 0: auto, derived from the run's rate (idle_window())
     find_users: str
     topology: str
     db_user: str
@@ -476,6 +484,20 @@ class ReplbenchError(Exception):
 def _path(value: str) -> Path:
     p = Path(value)
     return p if p.is_absolute() else ROOT / p
+
+
+def _idle_window(value: str) -> float:
+    """'auto' (or 0) -> 0.0, derived from each run's rate; else a duration ('5s', '2.5') -> seconds."""
+    word = value.strip().lower()
+    if word in ("auto", "0", "0.0"):
+        return 0.0
+    try:
+        return float(word) if float(word) > 0 else parse_duration(word)
+    except ValueError:
+        try:
+            return parse_duration(word)
+        except ValueError:
+            raise ValueError(f"idle window must be auto or a duration such as 5s, got {value!r}") from None
 
 
 def _replica_count(value: str) -> int:

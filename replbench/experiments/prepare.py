@@ -6,6 +6,7 @@ cores, the row check's sample) stays in experiments/run.py."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -13,7 +14,14 @@ from urllib.parse import urlsplit
 import psutil
 
 from ..core import sql
-from ..core.config import SETTLE_HOST_BUSY, SETTLE_HOST_WAIT, SETTLE_TIME_WAIT_SHARE, SETTLE_TIMEOUT, Settings
+from ..core.config import (
+    SETTLE_HOST_BUSY,
+    SETTLE_HOST_SAMPLE,
+    SETTLE_HOST_WAIT,
+    SETTLE_TIME_WAIT_SHARE,
+    SETTLE_TIMEOUT,
+    Settings,
+)
 from ..core.progress import Progress
 from ..core.scenario import Scenario
 from ..load import targets
@@ -22,12 +30,15 @@ from ..topology import appserver, dataset, knobs, links, nodes
 from ..topology.bringup import ensure_topology
 
 
-def settle(settings: Settings, progress: Progress, timeout: float = SETTLE_TIMEOUT) -> dict[str, Any]:
+def settle(settings: Settings, progress: Progress, timeout: float = SETTLE_TIMEOUT,
+           alongside: Callable[[], Any] | None = None) -> dict[str, Any]:
     """Wait until the previous unit's work has drained before this one starts: the app has nothing in flight, no
     client statement runs on the master, every replica has applied the master's position, the previous unit's
     connections to the app have left TIME_WAIT (below SETTLE_TIME_WAIT_SHARE of the ephemeral ports; at most `timeout`),
     then the host is back near idle (at most SETTLE_HOST_WAIT more). Past either bound the unit starts anyway,
-    marked unsettled with the reasons."""
+    marked unsettled with the reasons. `alongside` runs during the first look at the host (whose figure leaves out
+    this process's own CPU): the run's calibration loop, which would otherwise cost its own half second; its result
+    is returned as "alongside"."""
     begin = time.monotonic()
     reasons = _drains(settings)
     first = list(reasons)
@@ -36,7 +47,8 @@ def settle(settings: Settings, progress: Progress, timeout: float = SETTLE_TIMEO
         time.sleep(0.5)
         reasons = _drains(settings)
     host_since = time.monotonic()
-    busy = _host_busy()
+    done: list[Any] = []
+    busy = _host_busy(lambda: done.append(alongside()) if alongside else None)
     if busy:
         first.append(busy)
     while busy and time.monotonic() - host_since < SETTLE_HOST_WAIT:
@@ -44,7 +56,8 @@ def settle(settings: Settings, progress: Progress, timeout: float = SETTLE_TIMEO
         busy = _host_busy()
     reasons += [busy] if busy else []
     return {"settled": not reasons, "waited_s": round(time.monotonic() - begin, 1), "why": reasons,
-            "waited_for": first, "timeout_s": timeout, "host_wait_s": SETTLE_HOST_WAIT}
+            "waited_for": first, "timeout_s": timeout, "host_wait_s": SETTLE_HOST_WAIT,
+            **({"alongside": done[0]} if done else {})}
 
 
 def _drains(settings: Settings) -> list[str]:
@@ -112,19 +125,34 @@ def _ephemeral_ports() -> int:
         return 28_232  # Linux's default range, 32768-60999
 
 
-def _host_busy() -> str:
-    """'' when the host is near idle (one second's sample), else why not."""
-    busy = psutil.cpu_percent(interval=1.0) * (psutil.cpu_count() or 1)
+def _host_busy(work: Callable[[], Any] | None = None) -> str:
+    """'' when the host is near idle over SETTLE_HOST_SAMPLE seconds (or while `work` runs, if longer), leaving
+    out this process's own CPU, else why not."""
+    me = psutil.Process()
+    host, own, began = _busy_seconds(psutil.cpu_times()), sum(me.cpu_times()[:2]), time.monotonic()
+    if work is not None:
+        work()
+    time.sleep(max(0.0, SETTLE_HOST_SAMPLE - (time.monotonic() - began)))
+    elapsed = time.monotonic() - began
+    others = (_busy_seconds(psutil.cpu_times()) - host) - (sum(me.cpu_times()[:2]) - own)
+    busy = max(0.0, 100 * others / elapsed)
     return "" if busy <= SETTLE_HOST_BUSY else \
         f"host {busy:.0f} % busy (% of one core; near idle below {SETTLE_HOST_BUSY:g})"
 
 
+def _busy_seconds(times: Any) -> float:
+    """CPU seconds the host's cores spent busy (as psutil.cpu_percent counts: all but idle and iowait)."""
+    total = sum(times) - getattr(times, "guest", 0.0) - getattr(times, "guest_nice", 0.0)  # inside user already
+    return total - times.idle - getattr(times, "iowait", 0.0)
+
+
 def settings_and_data(settings: Settings, scenario: Scenario, setting: knobs.Knobs,
-                      link_set: tuple[links.Link, ...], progress: Progress) -> dict[str, Any]:
-    """Topology up, the previous work drained (settle), settings applied and read back, links, counters, warm-up:
-    what meta.json records of it."""
+                      link_set: tuple[links.Link, ...], progress: Progress,
+                      alongside: Callable[[], Any] | None = None) -> dict[str, Any]:
+    """Topology up, the previous work drained (settle, with `alongside` run during it), settings applied and read
+    back, links, counters, warm-up: what meta.json records of it."""
     ensure_topology(settings, with_app=False, pool_size=setting.buffer_pool)
-    settled = settle(settings, progress)
+    settled = settle(settings, progress, alongside=alongside)
     progress.say(f"applying settings: {setting.describe()}")
     readback = knobs.apply(settings, setting)
     out: dict[str, Any] = {"settle": settled, "knobs_readback": readback,
@@ -138,14 +166,16 @@ def settings_and_data(settings: Settings, scenario: Scenario, setting: knobs.Kno
 
 def app_and_targets(settings: Settings, scenario: Scenario, path: Path, progress: Progress, *, rate: int,
                     duration: float, catch_up_timeout: float, nonce: str | None = None) -> dict[str, Any]:
-    """The app restarted (fresh connections see the settings), the replicas caught up (or a TopologyError),
-    then the targets written; returns their description."""
-    appserver.stop(settings)
-    appserver.start(settings)
+    """The app with fresh workers (fresh connections see the settings), the replicas caught up (or a
+    TopologyError), then the targets written; returns their description."""
+    app_ready = appserver.renew(settings)  # its workers are replaced while the targets are written
     progress.say("waiting for the replicas to be caught up before the attack")
     before = nodes.wait_caught_up(settings, catch_up_timeout)
     if any(v is None for v in before.values()):
+        app_ready()
         raise nodes.TopologyError(f"replicas not caught up before the measurement: {before}")
     progress.say("generating targets from the dataset")
-    return targets.generate(settings, scenario, appserver.base_url(settings), path, rate=rate, duration=duration,
-                            nonce=nonce)
+    written = targets.generate(settings, scenario, appserver.base_url(settings), path, rate=rate, duration=duration,
+                               nonce=nonce)
+    app_ready()
+    return written

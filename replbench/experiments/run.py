@@ -27,6 +27,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from ..analysis import summary, verdicts
 from ..analysis.studymetrics import CRITERIA_GUARD
 from ..analysis.summary import nodes_lost
@@ -55,7 +57,6 @@ from ..load import attack, cpus, faults, targets
 from ..measure import binlog, cpu, health, rowcheck, samplers, timeline
 from ..report.block import render_block
 from ..topology import appserver, dataset, knobs, links, nodes, servervars
-from ..topology.bringup import ensure_topology
 from ..topology.install import VEGETA_VERSION, ensure_vegeta, mariadb_binaries
 from . import prepare
 
@@ -101,6 +102,8 @@ class Run:
             rate, options.duration, options.timeout, attackers=options.attackers,
             max_connections=attack.connection_cap(self.settings.client_connection_cap))  # computed once
         self.zero = time.monotonic()  # the one clock of every sampler: set again, once, before they start
+        self.created = self.zero  # the harness's own time around the attack is stated in the block
+        self.started_up_s = round(max(0.0, time.time() - psutil.Process().create_time()), 2)  # interpreter, imports
         self.samplers: samplers.Samplers | None = None  # lag, node health, CPU: one bundle on one clock
         self.fault_runner: faults.FaultRunner | None = None
         self.attack: attack.Attack | None = None
@@ -167,12 +170,13 @@ class Run:
     def _prepare(self) -> None:
         s = self.settings
         self.vegeta = ensure_vegeta(s)
-        ensure_topology(s, with_app=False, pool_size=self.options.knobs.buffer_pool)
+        # the topology is checked once, there (ensure_topology), before anything reads the servers
+        self.meta.update(prepare.settings_and_data(s, self.scenario, self.options.knobs, self.options.links,
+                                                   self.progress, alongside=cpu.calibrate))
+        self.meta["host"]["calibration_score"] = self.meta["settle"].pop("alongside", None)
         self.meta["versions"] = versions(s)
         self.meta["disk"] = None if s.external else \
             self._safely("disk probe", lambda: servervars.describe_disk(s.state))  # a remote server's: not visible
-        self.meta.update(prepare.settings_and_data(s, self.scenario, self.options.knobs, self.options.links,
-                                                   self.progress))
         self.meta["server_variables_not_default"] = self._safely(
             "server variables", lambda: servervars.non_default(s, mariadb_binaries().get("mariadbd")))
         self.meta["targets"] = prepare.app_and_targets(
@@ -204,7 +208,7 @@ class Run:
                                           {f.node for f in self.options.faults if f.action == "kill"})
         self.fault_runner = faults.FaultRunner(s, self.options.faults, self.zero, self.scenario.schema)
         self.samplers.start()
-        window = idle_window(self.rate)
+        window = idle_window(self.rate, s.idle_window)
         self.summary["idle_window_s"] = window
         self.progress.say(f"measuring the idle cost: heartbeat binlog bytes and each group's CPU ({window:g} s)")
         self.t_idle = time.monotonic() - self.zero
@@ -235,7 +239,7 @@ class Run:
         self._attack_done.set()
         self.t_end = time.monotonic() - self.zero
         self.meta["attack_ended_at"] = _now()
-        time.sleep(appserver.ADMISSION_SETTLE)  # the workers publish their counters every second
+        appserver.wait_published(self.settings, time.time())  # the workers' counters, once more after the attack
         self.after = samplers.snapshot(s, self.samplers)
         for error in self.after.errors:  # a lost master: its figures are missing, the run goes on
             self._record_error("snapshot after the attack", RuntimeError(error))
@@ -245,11 +249,12 @@ class Run:
         if self.status != STATUS_INTERRUPTED:
             self.progress.say("waiting for the replicas' catch-up (timed from the last request sent)", final=True)
             self._catch_thread.join()
+        # the plot's imports while the reports and checks wait on vegeta and the servers (after every figure is read)
+        threading.Thread(target=timeline.preload_plotting, daemon=True).start()
 
     def _show_progress(self) -> None:
         assert self.attack and self.samplers and self.before and self.t_start is not None
-        while self.attack.running():
-            time.sleep(PROGRESS_INTERVAL)
+        while self.attack.still_running_after(PROGRESS_INTERVAL):
             elapsed = time.monotonic() - self.zero - self.t_start
             counted = appserver.admission(self.settings)
             app = appserver.answered_since(self.before.admission, counted)
@@ -326,6 +331,7 @@ class Run:
                 + [(f["back_at_s"] - (self.t_start or 0), f"{f['node']} back") for f in seen
                    if f["back_at_s"] is not None]
                 + [(p["at_s"], p["fault"]) for p in planned if p["action"] not in ("kill", "start")]))
+        self.summary["harness_time_s"] = self._harness_time()
         self.summary["status"] = self.status
         self.summary["errors"] = self.errors
         self.meta.update(finished_at=_now(), status=self.status, exit_code=exit_code(self.status, self.options.strict))
@@ -333,6 +339,23 @@ class Run:
         write_json(self.folder / "summary.json", self.summary)
         if (self.folder / "report.txt").exists():
             (self.folder / "block.txt").write_text(render_block(self.summary, self.folder))
+
+    def _harness_time(self) -> dict[str, float]:
+        """Wall seconds of the run's parts: the process's start-up (interpreter, imports, arguments), preparing
+        (topology check, settle, settings, warm-up, app, targets), the idle window, the attack (to its last
+        answer), and what follows it (catch-up, reports, checks, plot)."""
+        now = time.monotonic()
+        parts = {"start_up": self.started_up_s}
+        if self.t_idle is None:
+            return {**parts, "before_attack": round(now - self.created, 2)}
+        idle_at = self.zero + self.t_idle
+        parts["before_attack"] = round(idle_at - self.created, 2)
+        if self.t_start is not None:
+            parts["idle_window"] = round(self.t_start - self.t_idle, 2)
+        if self.t_start is not None and self.t_end is not None:
+            parts["attack"] = round(self.t_end - self.t_start, 2)
+            parts["after_attack"] = round(now - (self.zero + self.t_end), 2)
+        return parts
 
     def _summarize(self) -> None:
         assert self.vegeta is not None
@@ -531,7 +554,8 @@ class Run:
                                   "cpu_source": n.cpu_source} for n in s.nodes},
             "topology_file": s.topology_name if s.external else None,
             "buffer_pool": s.buffer_pool, "flavour": s.flavour, "catch_up_timeout_s": self.options.catch_up_timeout,
-            "host": {**cpu.describe_host(), "platform": platform.platform()},
+            "idle_window": {"setting": s.idle_window or "auto", "seconds": idle_window(self.rate, s.idle_window)},
+            "host": {**cpu.describe_host(calibrated=False), "platform": platform.platform()},
             "created_at": _now(), "command": sys.argv, "status": STATUS_RUNNING, "pid": os.getpid(),
         }
 

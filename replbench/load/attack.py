@@ -19,6 +19,7 @@ import os
 import resource
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -116,6 +117,17 @@ class Attack:
                     return True
             except ChildProcessError:
                 continue
+        return False
+
+    def still_running_after(self, seconds: float, poll: float = 0.05) -> bool:
+        """Wait up to `seconds` while vegeta attacks; False as soon as it has finished (within `poll`), so the
+        attack's end is taken when it happens, not at the next progress line."""
+        deadline = time.monotonic() + seconds
+        while self.running():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return True
+            time.sleep(min(poll, left))
         return False
 
     def interrupt(self) -> None:

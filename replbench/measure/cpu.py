@@ -240,8 +240,9 @@ def calibrate(seconds: float = CALIBRATION_SECONDS) -> float:
     return round(loops / seconds / 1e6, 2)
 
 
-def describe_host() -> dict[str, Any]:
+def describe_host(calibrated: bool = True) -> dict[str, Any]:
+    """The host; calibrated=False leaves the calibration score to the caller (a run takes it while it settles)."""
     model, mhz = cpu_model()
     return {"cores": psutil.cpu_count(), "memory_gib": round(psutil.virtual_memory().total / 2**30, 1),
-            "cpu_model": model, "cpu_mhz": mhz, "calibration_score": calibrate(),
+            "cpu_model": model, "cpu_mhz": mhz, "calibration_score": calibrate() if calibrated else None,
             "calibration": "fixed integer loop, M iterations/s on one core"}

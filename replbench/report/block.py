@@ -22,10 +22,24 @@ def render_block(summary: dict[str, Any], folder: Path) -> str:
     lines = [*_cpu_lines(summary), *_setup_lines(summary), vegeta_text(folder / "report.txt"),
              *_client_lines(summary), *_lag_lines(summary), *_server_lines(summary), *_binlog_lines(summary),
              *_app_lines(summary), *_check_lines(summary)]
+    lines += _harness_time_lines(summary)
     guards = summary.get("guards") or []
     lines.append("Guards: " + ("none tripped" if not guards else "; ".join(f"WARNING {g}" for g in guards)))
     lines.append(f"Status: {summary.get('status')}    Results: {shown_path(folder)}")
     return "\n".join(lines) + "\n"
+
+HARNESS_PARTS = (("start_up", "start-up"), ("before_attack", "preparing"), ("idle_window", "idle window"),
+                 ("attack", "attack"), ("after_attack", "after the attack (catch-up, reports, checks)"))
+
+
+def _harness_time_lines(summary: dict[str, Any]) -> list[str]:
+    """The run's wall time by part: what the harness itself costs before and after the attack."""
+    parts = summary.get("harness_time_s") or {}
+    if not parts:
+        return []
+    shown = [f"{parts[key]:.1f} s {label}" for key, label in HARNESS_PARTS if key in parts]
+    return [f"Harness time: {', '.join(shown)}; {sum(parts.values()):.1f} s in all"]
+
 
 NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 5: "five"}
 

@@ -11,6 +11,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from typing import Any
 
 import psutil
@@ -30,7 +31,9 @@ from ..core.processes import wait_gone
 from ..core.stats import histogram_percentile
 from .nodes import port_owner
 
-ADMISSION_SETTLE = 1.2  # seconds after an attack for every worker to publish its counters once more
+ADMISSION_SETTLE = 1.2  # seconds after an attack, at most, for every worker to publish its counters once more
+FINGERPRINT = "settings.json"  # in the app folder: the settings the running app was started with
+HARNESS_ONLY = ("REPLBENCH_RESULTS", "REPLBENCH_IDLE_WINDOW")  # settings the app never reads
 # aiohttp's worker classes, with gunicorn's --backlog honoured (app/worker.py: aiohttp's own listen with 128)
 WORKER_CLASSES = {"aiohttp": "app.worker.WebWorker", "uvloop": "app.worker.UVLoopWebWorker"}
 
@@ -68,7 +71,7 @@ def app_processes(settings: Settings) -> list[psutil.Process]:
 
 
 def admission(settings: Settings) -> dict[str, Any]:
-    """The app workers' counters summed, as each worker last published them (app/main.py, every second):
+    """The app workers' counters summed, as each worker last published them (app/main.py, every ADMISSION_PUBLISH):
     requests admitted and shed, the sum of their peaks in flight, answers, failed answers (5xx, shed included)
     and the app's latency histogram (counts per APP_LATENCY_BOUNDS_MS bucket); with an adaptive bound
     (REPLBENCH_MAX_QUEUE_MS) also the lowest and highest bound any worker set since it started."""
@@ -159,8 +162,10 @@ def start(settings: Settings) -> int:
             raise AppError(f"the app at {settings.app_url} does not answer /health: {exc}") from None
         raise AppError(f"the app at {settings.app_url} does not answer /health with 200")
     pid = app_pid(settings)
-    if pid:
+    if pid and _started_with(settings):
         return pid
+    if pid:  # started with other settings: the app reads them once, at its start
+        stop(settings)
 
     owner = port_owner(settings.app_port)
     if owner:
@@ -177,8 +182,10 @@ def start(settings: Settings) -> int:
            "--control-socket", str(settings.app_dir / "gunicorn.ctl"),
            "--graceful-timeout", "5",
            "--keep-alive", "75",
-           "--backlog", str(APP_BACKLOG)]
+           "--backlog", str(APP_BACKLOG),
+           "--preload"]  # the app's modules imported once, so a worker forked on a reload (fresh()) starts at once
     env = dict(os.environ, **settings.as_env(), PYTHONPATH=str(ROOT))
+    (settings.app_dir / FINGERPRINT).write_text(json.dumps(_fingerprint(settings), sort_keys=True))
     with open(settings.app_dir / "gunicorn.log", "ab") as log:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
@@ -186,16 +193,88 @@ def start(settings: Settings) -> int:
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise AppError(f"gunicorn exited (code {proc.returncode}); see {settings.app_dir / 'gunicorn.log'}")
-        try:
-            with urllib.request.urlopen(base_url(settings) + "/health", timeout=2) as resp:
-                if resp.status == 200 and app_pid(settings):
-                    return proc.pid
-        except (urllib.error.URLError, OSError):
-            pass
-        time.sleep(0.2)
+        if _healthy(settings) and app_pid(settings):
+            return proc.pid
+        time.sleep(0.05)
     stop(settings)
     raise AppError(f"the app did not answer /health within {APP_START_TIMEOUT:.0f} s; "
                    f"see {settings.app_dir / 'gunicorn.log'}")
+
+
+def fresh(settings: Settings) -> int:
+    """The app a run measures, ready: renew(settings) and wait for it."""
+    return renew(settings)()
+
+
+def renew(settings: Settings) -> Callable[[], int]:
+    """Begin making the app a run measures: fresh workers (new database connections, which see the settings just
+    applied, and admission counters, bound and learning from zero, as at a start), started with these settings.
+    Returns the wait for it (the app's pid), so the caller can do other work meanwhile. An app already running with
+    these settings gets its workers replaced (gunicorn's HUP: new workers forked from the preloaded master, the
+    old ones stopped gracefully, which takes them a few tenths of a second); otherwise it is (re)started."""
+    pid = app_pid(settings)
+    if not pid or not _started_with(settings):
+        stop(settings)
+        started = start(settings)
+        return lambda: started
+    old = _workers(pid)
+    os.kill(pid, signal.SIGHUP)
+
+    def replaced() -> int:
+        deadline = time.monotonic() + APP_START_TIMEOUT
+        while time.monotonic() < deadline:
+            workers = _workers(pid)
+            if len(workers) >= settings.app_workers and not set(workers) & set(old) and _healthy(settings):
+                for stale in old:  # a worker stopped gracefully removes its own; one killed does not
+                    (settings.app_dir / f"admission-{stale}.json").unlink(missing_ok=True)
+                return pid
+            time.sleep(0.05)
+        stop(settings)
+        raise AppError(f"the app's workers were not replaced within {APP_START_TIMEOUT:.0f} s; "
+                       f"see {settings.app_dir / 'gunicorn.log'}")
+
+    return replaced
+
+
+def wait_published(settings: Settings, since: float, timeout: float = ADMISSION_SETTLE) -> None:
+    """Wait until every worker has published its counters after `since` (a time.time()), at most `timeout`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pid = app_pid(settings)
+        files = [settings.app_dir / f"admission-{w}.json" for w in (_workers(pid) if pid else [])]
+        try:
+            if all(f.stat().st_mtime >= since for f in files):
+                return
+        except OSError:
+            pass  # not yet published
+        time.sleep(0.05)
+
+
+def _workers(pid: int) -> list[int]:
+    try:
+        return [c.pid for c in psutil.Process(pid).children() if c.status() != psutil.STATUS_ZOMBIE]
+    except psutil.NoSuchProcess:
+        return []
+
+
+def _healthy(settings: Settings) -> bool:
+    try:
+        with urllib.request.urlopen(base_url(settings) + "/health", timeout=2) as resp:
+            return resp.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def _fingerprint(settings: Settings) -> dict[str, str]:
+    return {k: v for k, v in settings.as_env().items() if k not in HARNESS_ONLY}
+
+
+def _started_with(settings: Settings) -> bool:
+    """Whether the running app was started with these settings (its fingerprint file says so)."""
+    try:
+        return json.loads((settings.app_dir / FINGERPRINT).read_text()) == _fingerprint(settings)
+    except (OSError, ValueError):
+        return False
 
 
 def stop(settings: Settings, timeout: float = 15.0) -> bool:
