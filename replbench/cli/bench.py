@@ -65,7 +65,9 @@ def add_knob_flags(parser: argparse.ArgumentParser) -> None:
     for knob in KNOB_LIST:
         values = f" ({'|'.join(knob.choices)})" if knob.choices else "" if knob.size else \
             f" ({knob.low}..{knob.high})"
-        reference = getattr(ref, knob.name) or "the nodes' own (REPLBENCH_BUFFER_POOL, default 4G)"
+        reference = getattr(ref, knob.name)
+        if knob.size and not reference:  # a size's reference is the pool the nodes start with (0 is a value)
+            reference = "the nodes' own (REPLBENCH_BUFFER_POOL, default 4G)"
         g.add_argument("--" + knob.name.replace("_", "-"), dest=knob.name, metavar="V",
                        help=f"{knob.help}{values}; reference {reference}")
 

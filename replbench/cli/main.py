@@ -18,59 +18,22 @@ from .. import __version__
 from ..core import harnesslog, records, scenario
 from ..core.config import OPEN_FILES_WANTED, ConfigError, ReplbenchError, Settings
 from ..experiments import campaign
-from . import bench, setup
+from . import bench, docs, setup
 from .args import (
     EXIT_BROKEN_PIPE,
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
     EXIT_USAGE,
-    ArgumentParser,
     UsageError,
-    add_app_flags,
-    add_topology_flags,
-    help_formatter,
 )
+from .parser import build_parser
 
 Handler = Callable[[argparse.Namespace], int]
 HANDLERS: dict[str, Handler] = {
     "up": setup.cmd_up, "down": setup.cmd_down, "status": setup.cmd_status,
-    "dataset": setup.cmd_dataset, "reset": setup.cmd_reset, "test": setup.cmd_test,
+    "dataset": setup.cmd_dataset, "reset": setup.cmd_reset, "test": setup.cmd_test, "docs": docs.cmd_docs,
     **bench.HANDLERS,
 }
-
-
-def build_parser() -> ArgumentParser:
-
-    names = ", ".join(scenario.available()) or "(none found)"
-    parser = ArgumentParser(
-        prog="./run.sh",
-        description="replbench: what MySQL-style row-based replication really costs.",
-        epilog=f"Run a benchmark: ./run.sh <scenario> <rate> [options]   scenarios: {names}\n"
-               "Example: ./run.sh read 3000      More: ./run.sh list, ./run.sh <command> --help",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="store_true", help="print the versions of replbench, vegeta, MariaDB")
-    sub = parser.add_subparsers(dest="command", metavar="command", parser_class=ArgumentParser)
-    for name, help_text in (("up", "start the topology and the app (builds the dataset on first use)"),
-                            ("down", "stop the app and every node"),
-                            ("status", "show each node, replication, lag and the app (--rows: row counts)")):
-        p = sub.add_parser(name, help=help_text, formatter_class=help_formatter)
-        add_topology_flags(p)
-        add_app_flags(p)
-        if name == "status":
-            p.add_argument("--rows", action="store_true", help="also count the rows of every schema on every node")
-    p = sub.add_parser("dataset", help="build the accounts dataset (once; --rebuild to rebuild)",
-                       formatter_class=help_formatter)
-    add_topology_flags(p)
-    p.add_argument("--rebuild", action="store_true", help="rebuild even if a dataset exists")
-    p = sub.add_parser("reset", help="restore all nodes to the pristine post-load state and the reference settings",
-                       formatter_class=help_formatter)
-    add_topology_flags(p)
-    p = sub.add_parser("test", help="run the test suite against a small separate topology")
-    p.add_argument("--fast", action="store_true",
-                   help="the unit tier only: no server, no install, under a minute (docs/development.md)")
-    p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="extra pytest arguments (after --)")
-    bench.add_parsers(sub)
-    return parser
 
 
 def raise_open_files_limit(wanted: int = OPEN_FILES_WANTED) -> int:

@@ -1,8 +1,8 @@
 """Configuration: every default of replbench in one place, overridable by environment and CLI.
 
-The environment names are a contract (README, tests and scripts rely on them):
+The environment names are a contract (docs/settings.md, tests and scripts rely on them):
 REPLBENCH_STATE, REPLBENCH_PORT_BASE, REPLBENCH_APP_PORT, REPLBENCH_ACCOUNTS, REPLBENCH_SEED, and the others
-listed in ``ENV_DEFAULTS``. CLI flags override the environment through ``Settings.with_overrides``.
+listed in ``SETTING_LIST``. CLI flags override the environment through ``Settings.with_overrides``.
 """
 
 from __future__ import annotations
@@ -139,12 +139,10 @@ OPEN_FILES_WANTED = 262_144  # descriptors for vegeta and gunicorn: an overloade
 OPEN_FILES_RESERVE = 1024  # descriptors vegeta keeps for itself (files, pipes) below its connection cap
 APP_BACKLOG = 4096  # gunicorn's --backlog: connections waiting to be accepted (capped by net.core.somaxconn)
 # vegeta's connections to the app (REPLBENCH_CLIENT_CONNECTIONS=auto): this many per app worker, a client's pool.
-# Unlimited, an attack far above the knee opens a connection for every request it cannot place: they wait in the
-# app's accept queue, where no admission sees them (2x the read max at 8M, exploratory single runs on an uncommitted
-# tree: unlimited goodput 1,438/s p99 4.0 s; 1,024 connections 1,616/s p99 0.9 s). 512 per worker stays above the
-# default admission's bound at this machine's max (250 ms of queue at ~1,000 answers/s per worker), so the app, not
-# the client, decides what is shed; under REPLBENCH_ADMISSION=none the pool is what bounds the app and the excess
-# waits in vegeta, where its wait is counted. The block says when every connection was in use.
+# Unlimited, an attack far above the knee opens a connection for every request it cannot place, and they wait in the
+# app's accept queue where no admission sees them. 512 per worker stays above codel's bound at the box's max, so the
+# app, not the client, decides what is shed; under REPLBENCH_ADMISSION=none the pool bounds the app and the excess
+# waits in vegeta, where its wait is counted. docs/decisions/client-connections.md
 CLIENT_CONNECTIONS_PER_WORKER = 512
 
 # timeouts and intervals (seconds)
@@ -153,10 +151,8 @@ NODE_STOP_TIMEOUT = 300.0
 REPLICATION_START_TIMEOUT = 60.0
 CATCH_UP_TIMEOUT = 300.0
 RESUME_MAX_BEHIND = 80_000  # transactions a stopped replica may lag the master and still be started again rather
-# than cloned from replica1, the break-even of the two: at 8M a copy of replica1's datadir to replica3 and replica4
-# took 33 s (campaign report at cdaf439, fan-out's unit log), and two replicas catching up at once on 2 cores apply
-# about 2,400 trx/s each (apply-capacity --together: 2,373 and 2,412), 80,000 in 33 s. After a day of 2-replica runs
-# replica3 and replica4 were 5 million behind and never caught up within CATCH_UP_TIMEOUT (campaign report, stop 46).
+# than cloned from replica1: the break-even of a clone's copy and a catch-up on this box.
+# docs/decisions/replica-resume.md
 APP_START_TIMEOUT = 30.0
 SETTLE_TIMEOUT = 120.0  # seconds a unit waits for the previous one's work to drain before it starts anyway (marked)
 SETTLE_HOST_BUSY = 50.0  # % of one core: the host counts as back near idle below this (a shared box is never at 0)
@@ -164,22 +160,20 @@ SETTLE_HOST_SAMPLE = 0.5  # seconds of host CPU each look at the host averages
 SETTLE_HOST_WAIT = 15.0  # seconds the host may take to get there once our own work has drained (other tenants' load
 #                          is not ours to wait out: past this the unit starts, marked with the reason)
 # connections to the app in TIME_WAIT (60 s in Linux after a close) above this share of the ephemeral port range:
-# the last unit's, not drained. After an unbounded overload (~20,000 of them), the next run's vegeta burned a core
-# finding free ports for its connections and sent 823-1,009 of the 1,500/s asked in its first seconds (p99 1.4 s),
-# against 1,500/s and p99 76 ms 65 s later (8M, 2026-11-26, by hand; and study codel-queue's read runs after none 2x)
+# the last unit's, not drained; after an unbounded overload the next run's vegeta burns a core finding free ports and
+# cannot send its rate. docs/decisions/settle-time-wait.md
 SETTLE_TIME_WAIT_SHARE = 0.05
 IDLE_WINDOW = 3.0  # seconds before each attack, on the run's clock, with the heartbeat on and the app idle: the
 #                   heartbeat's binlog bytes and every group's idle CPU (purge, flushing, heartbeat), subtracted.
 # At a low rate the idle share of each request is large and its estimate must be good: CPU is read in 10 ms ticks
 # and the background (purge, flushing) comes in bursts, so the window grows to IDLE_REQUESTS requests' worth of the
-# run's rate, up to IDLE_WINDOW_MAX (400/s: 5 s; 100/s and below: 20 s). At 8M, 20 writes/s with a 3 s window
-# gave a replica 0.26–1.02 ms per write net of idle over three runs, against 0.30–0.33 at 400/s.
+# run's rate, up to IDLE_WINDOW_MAX (400/s: 5 s; 100/s and below: 20 s). docs/decisions/idle-window.md
 IDLE_REQUESTS = 2000
 IDLE_WINDOW_MAX = 20.0
 # a net-of-idle CPU figure's resolution: this many standard errors of the idle cost subtracted from it (the idle
 # window's per-second CPU spread, both for the rate estimated from the window and for the background's own
-# variation over the run). A net figure below its resolution is printed as "< resolution", not as a cost: at 8M
-# nopk's keyed 10-row updates at 5 writes/s read 0.0 net of idle on a replica burning 4.3 ms per write gross
+# variation over the run). A net figure below its resolution is printed as "< resolution", not as a cost.
+# docs/decisions/idle-window.md
 NET_RESOLUTION_Z = 2.0
 
 
@@ -196,21 +190,19 @@ PROGRESS_INTERVAL = 1.0
 APP_LATENCY_BOUNDS_MS = tuple(round(0.1 * 1.25 ** i, 3) for i in range(62))
 # the app's adaptive in-flight bound (REPLBENCH_MAX_QUEUE_MS): seconds of answers/s it remembers (its best second,
 # so a stall does not lower it) and the bound per worker it never goes under when REPLBENCH_MAX_INFLIGHT is 0:
-# 64, the fixed bound that shed nothing at half the max (study inflight-headroom), so it starts there
+# 64, the fixed bound that shed nothing at half the max, so it starts there. docs/decisions/fixed-bounds.md
 QUEUE_MEMORY = 5
 QUEUE_FLOOR = 64
-# the default admission (REPLBENCH_ADMISSION=codel; README's decision: in 15 s runs none with the client's pool
-# served more, in the user's 60 s runs its client queue outgrew vegeta's 30 s timeout and collapsed): the adaptive
-# bound above, CODEL_QUEUE_MS of queue when
-# REPLBENCH_MAX_QUEUE_MS is 0, enforced only while a queue stands — CoDel's test (Nichols & Jacobson 2012; Facebook's
-# RPC queues, "Fail at Scale" 2015): for CODEL_INTERVAL_MS every observed queueing delay stayed at or above
-# the target (REPLBENCH_CODEL_TARGET_MS, 20 ms by default). The delays observed: the worker's event loop running
-# late (a tick every CODEL_TICK_MS) and each request's wait for a database connection. A burst that drains within
-# the interval is never shed. Nor is anything shed before a worker's bound has learned its throughput: until it
-# has answered requests in CODEL_LEARN_SECONDS seconds (the bound's memory, QUEUE_MEMORY), a fresh worker (every run
-# restarts the app) would hold the floor or a partial second as its bound. Near the max every run that failed only by
-# what codel shed had shed it there: at 8M, 2026-11-25, read 1,500/s at seconds 2-4 (528), 1,562/s at 3 and 5 (117 of
-# 197), write-noindex 1,800/s and 2,000/s at second 0 (189, 61), where the unbounded app passed the same rates.
+# the default admission (REPLBENCH_ADMISSION=codel: unbounded, an overload longer than vegeta's timeout collapses;
+# docs/decisions/admission-default.md): the adaptive bound above, CODEL_QUEUE_MS of queue when REPLBENCH_MAX_QUEUE_MS
+# is 0 (docs/decisions/codel-queue-bound.md), enforced only while a queue stands — CoDel's test (Nichols & Jacobson
+# 2012; Facebook's RPC queues, "Fail at Scale" 2015): for CODEL_INTERVAL_MS every observed queueing delay stayed at
+# or above the target (REPLBENCH_CODEL_TARGET_MS, 20 ms by default: docs/decisions/codel-target.md). The delays
+# observed: the worker's event loop running late (a tick every CODEL_TICK_MS) and each request's wait for a database
+# connection. A burst that drains within the interval is never shed. Nor is anything shed before a worker's bound
+# has learned its throughput: until it has answered requests in CODEL_LEARN_SECONDS seconds (the bound's memory,
+# QUEUE_MEMORY), a fresh worker (every run gets fresh workers) would hold the floor or a partial second as its bound.
+# docs/decisions/codel-learning.md
 CODEL_INTERVAL_MS = 500
 CODEL_TICK_MS = 20
 CODEL_QUEUE_MS = 250

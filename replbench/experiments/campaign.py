@@ -156,7 +156,7 @@ def _unit_env(raw: Any) -> tuple[tuple[str, str], ...]:
     out = []
     for key, value in raw.items():
         if key not in known:
-            raise ValueError(f"env: {key} is not a replbench setting (see README's settings table)")
+            raise ValueError(f"env: {key} is not a replbench setting (see docs/settings.md)")
         try:
             known[key].parse(str(value))
         except ValueError as exc:

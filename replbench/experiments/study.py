@@ -30,24 +30,19 @@ from .run import STATUS_INTERRUPTED, Run, RunOptions
 from .studyfile import Spec, cell_records
 
 # seconds around each attack beside its idle window (settle, settings, app restart, targets, catch-up, the checksum
-# of the rows written, reports): at 8M a 20 s write run at 400/s took 35 s with its 5 s idle window (55 s while every
-# run checked the whole table and built 100,000 targets)
+# of the rows written, reports). Each estimate constant is measured: docs/decisions/study-estimates.md
 RUN_OVERHEAD = 10.0
 TABLE_CHECKSUM_SECONDS = 15.0  # CHECKSUM TABLE of 8M rows on 3 nodes (2 cores): a study's last run, a single run
 # an apply-capacity unit: its backlog written through the app (writes / rate, a little longer: the catch-up around
-# it) and each replica's drain alone with the settings around them (report campaign at 90aed5e, 8M, 2 cores: study
-# parallel-apply, 10 units of 20 s of backlog, 41 s per unit; cost-model's 8 drains with 370 s of backlog, 570 s)
+# it) and each replica's drain alone with the settings around them
 APPLY_WRITE_FACTOR = 1.15
 APPLY_OVERHEAD = 18.0
 BIGTX_ROWS = 100_000  # a big-transaction cell's rows when it names none
-# a big transaction's master time plus its apply, and the settings around it (study big-transaction at e7182d1,
-# 8M, 2 cores: 1.7-2 s per unit up to 10^4 rows, 11-38 s at 10^6; the estimate was 10x too long before)
+# a big transaction's master time plus its apply, and the settings around it
 BIGTX_SECONDS_PER_1000_ROWS = 0.025
 BIGTX_OVERHEAD = 2.0
 RESET_SECONDS = 40.0  # a reset of the 8M set on 2 cores
-# a unit whose cell resizes the buffer pool, or adds replicas, after the unit before it (report campaign at 90aed5e,
-# 8M, 2 cores: study working-set, 18 units each resizing the pool, took 3.6 min more than its runs; fan-out, 6
-# replicas added over 12 units, 4.6 min more)
+# a unit whose cell resizes the buffer pool, or adds replicas, after the unit before it
 POOL_RESIZE_SECONDS = 12.0
 REPLICA_ADD_SECONDS = 45.0  # each replica added: a copy of replica1's datadir (about 4.6 GB at 8M) and its start
 
