@@ -98,15 +98,15 @@ class StandingQueue:
         return self.above_since is not None and now - self.above_since >= self.interval
 
 
-def admission(limit: int, queue_ms: int = 0, mode: str = "always",
-              target_ms: int = 20) -> Callable[..., Awaitable[web.StreamResponse]]:
+def admission(limit: int, queue_ms: int = 0, mode: str = "always", target_ms: int = 20,
+              clock: Callable[[], float] = time.monotonic) -> Callable[..., Awaitable[web.StreamResponse]]:
     """Bounded requests in flight per worker (REPLBENCH_MAX_INFLIGHT): the excess is answered 503 with
     Retry-After at once, before any parsing or database work, so an overloaded app keeps the databases busy at
     their capacity instead of spending the machine on connections it cannot serve. 0 = unbounded.
 
     With queue_ms (REPLBENCH_MAX_QUEUE_MS) the bound follows the worker's throughput instead (Little's law): the
     best answers/s of the last QUEUE_MEMORY seconds × queue_ms, never under the fixed bound (or QUEUE_FLOOR when
-    that is 0), recomputed every second by tune(). A fresh worker (every run restarts the app) starts at the floor.
+    that is 0), recomputed every second by tune(). A fresh worker (every run gets fresh workers) starts at the floor.
 
     mode (REPLBENCH_ADMISSION): "always" enforces the bound at all times; "none" never (nothing is shed: the
     client's pool of connections bounds what the app holds); "codel", the default, enforces the adaptive bound
@@ -116,7 +116,7 @@ def admission(limit: int, queue_ms: int = 0, mode: str = "always",
     worker's throughput (answers in CODEL_LEARN_SECONDS seconds; before that a fresh worker sheds nothing). Bursts
     that drain within the interval are served, as unbounded would; a standing overload is cut to the bound.
     observe_wait() takes the connection waits (app/db.py), observe_loop() the loop's lateness (a tick every
-    CODEL_TICK_MS)."""
+    CODEL_TICK_MS). clock: the seconds the standing-queue test reads (time.monotonic; a test's own clock)."""
     if mode == "none":
         limit, queue_ms = 0, 0
     elif mode == "codel":
@@ -149,10 +149,10 @@ def admission(limit: int, queue_ms: int = 0, mode: str = "always",
         return now_standing
 
     def observe_wait(delay: float) -> None:
-        wait_queue.observe(delay, time.monotonic())
+        wait_queue.observe(delay, clock())
 
     def observe_loop(lateness: float) -> None:
-        now = time.monotonic()
+        now = clock()
         loop_queue.observe(lateness, now)
         standing(now)
 
@@ -171,7 +171,7 @@ def admission(limit: int, queue_ms: int = 0, mode: str = "always",
             state["limit_low"] = state["limit"] if low is None else min(low, state["limit"])
             state["limit_high"] = state["limit"] if high is None else max(high, state["limit"])
         if gate["standing"] and mode == "codel":  # the time a standing episode has lasted so far, published
-            now = time.monotonic()
+            now = clock()
             state["standing_s"] = round(state["standing_s"] + now - gate["since"], 3)
             gate["since"] = now
 
@@ -180,7 +180,7 @@ def admission(limit: int, queue_ms: int = 0, mode: str = "always",
         """Also counts every answer, its failures (5xx) and its latency in the app (the live progress line)."""
         if request.path == "/health":  # probes are not the load
             return await handler(request)
-        if state["limit"] and state["in_flight"] >= state["limit"] and standing(time.monotonic()) \
+        if state["limit"] and state["in_flight"] >= state["limit"] and standing(clock()) \
                 and state["learned"]:
             state["shed"] += 1
             state["answered"] += 1

@@ -161,29 +161,61 @@ class ProcessStarted(AssertionError):
     """A unit test tried to start a process."""
 
 
-@pytest.fixture(autouse=True)
-def _unit_tests_start_no_process(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A unit test that starts a process fails with the command it tried: mark it integration, or check it
-    in-process (run_main)."""
-    if tier_of(request.node) != "unit":
+@contextlib.contextmanager
+def _no_process(item: pytest.Item) -> Iterator[None]:
+    """Within a unit test's setup (its fixtures of every scope included), call and teardown, starting a process
+    fails with the command tried: mark the test integration, or check it in-process (run_main)."""
+    if tier_of(item) != "unit":
+        yield
         return
+    original = subprocess.Popen.__init__
 
     def refuse(self: subprocess.Popen, args: Any, *rest: Any, **kwargs: Any) -> None:
         raise ProcessStarted(f"a unit test started a process: {args!r} (mark it integration or run it in-process)")
 
-    monkeypatch.setattr(subprocess.Popen, "__init__", refuse)
+    subprocess.Popen.__init__ = refuse  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        subprocess.Popen.__init__ = original  # type: ignore[method-assign]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    with _no_process(item):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    with _no_process(item):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    with _no_process(item):
+        return (yield)
+
+
+UNUSED_PORT_BASE = "9"  # discard, daytime...: nothing of ours listens there, so a slip fails at once
 
 
 def run_main(args: list[str], env: dict[str, str] | None = None) -> tuple[int, str, str]:
     """The command line in this process, as `./run.sh ARGS` would run it: (exit code, stdout, stderr). For what
-    ends before anything starts (usage errors, help, listings); the signal handlers it installs are put back."""
+    ends before anything starts (usage errors, help, listings); the signal handlers it installs are put back. By
+    default it sees a state folder of its own and ports where nothing listens, never the user's topology."""
     from replbench.cli.main import main
 
+    scratch = None
+    if env is None:
+        scratch = Path(tempfile.mkdtemp(prefix="replbench-main-"))
+        env = env_for(scratch, REPLBENCH_PORT_BASE=UNUSED_PORT_BASE, REPLBENCH_APP_PORT="13")
     handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-    saved = {k: os.environ.get(k) for k in (env or {})}
+    saved = {k: os.environ.get(k) for k in env}
     out, err = io.StringIO(), io.StringIO()
     try:
-        os.environ.update(env or {})
+        os.environ.update(env)
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
                 code = main(args)
@@ -197,6 +229,8 @@ def run_main(args: list[str], env: dict[str, str] | None = None) -> tuple[int, s
                 os.environ[key] = value
         for sig, handler in handlers.items():
             signal.signal(sig, handler)
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
     return code, out.getvalue(), err.getvalue()
 
 

@@ -6,39 +6,67 @@ line. On the small topology, with real gunicorn and vegeta."""
 from __future__ import annotations
 
 import json
+import math
 
+import pytest
+
+from replbench.analysis.studymetrics import CRITERIA_GUARD
 from replbench.analysis.summary import above_knee
-from replbench.core.config import CODEL_INTERVAL_MS, CODEL_LEARN_SECONDS, Settings
+from replbench.core.config import (
+    CODEL_INTERVAL_MS,
+    CODEL_LEARN_SECONDS,
+    CODEL_QUEUE_MS,
+    QUEUE_FLOOR,
+    QUEUE_MEMORY,
+    Settings,
+)
+from replbench.core.records import STATUS_SUCCEEDED, STATUS_WARNING
 from replbench.report.block import above_knee_text
-from replbench.topology import appserver
+from replbench.topology import appserver, links
 
-from .conftest import env_for, run_cli, run_folder
+from .conftest import env_for, run_cli, run_folder, run_main
 
-# one app worker asked far more than any Python worker serves (each request a database round trip): an overload
-# on any machine, for a few seconds
-OVERLOAD = ("get", "8000", "--duration", "3s")
-# the same, long enough that codel's bound has learned the worker's throughput (CODEL_LEARN_SECONDS) while it lasts
-LONG_OVERLOAD = ("get", "8000", "--duration", "8s")
+# An overload by construction, not by the box being slow: the app reaches each replica through a 20 ms link with one
+# database connection per node, so it serves at most 2 × 1000 / 20 = 100 reads a second on any machine.
+SLOW_READS = ("--link", "app-replica1=20ms", "--link", "app-replica2=20ms")
+SLOW_ENV = {"REPLBENCH_POOL_SIZE": "1"}
+OVERLOAD = ("get", "300", "--duration", "3s", *SLOW_READS)  # three times what the app can serve
+# long enough that codel's bound has learned the worker's throughput (CODEL_LEARN_SECONDS) while it lasts
+LONG_OVERLOAD = ("get", "400", "--duration", "8s", *SLOW_READS)
 
 
 def run(topo: Settings, args: tuple[str, ...], **env: str) -> tuple[dict, dict, str]:
-    proc = run_cli([*args], env_for(topo.state, REPLBENCH_APP_WORKERS="1", **env))
-    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    """A run with one app worker; exit 0 (nothing failed). An overload (SLOW_READS) must end ok-with-warnings for
+    the pass criteria it broke, and the session's app is put back on its direct connections afterwards."""
+    slow = args[-len(SLOW_READS):] == SLOW_READS
+    try:
+        proc = run_cli([*args], env_for(topo.state, REPLBENCH_APP_WORKERS="1", **(SLOW_ENV if slow else {}), **env))
+    finally:
+        if slow:
+            links.apply(topo, ())
+            appserver.fresh(topo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     folder = run_folder(proc.stdout)
-    return (json.loads((folder / "summary.json").read_text()), json.loads((folder / "meta.json").read_text()),
-            proc.stdout)
+    summary, meta = (json.loads((folder / name).read_text()) for name in ("summary.json", "meta.json"))
+    if slow:
+        assert set(meta["links"]) == {"app-replica1", "app-replica2"}, meta["links"]  # the overload's construction
+        assert summary["status"] == STATUS_WARNING, (summary["guards"], summary["errors"])
+        assert any(g.startswith(CRITERIA_GUARD) for g in summary["guards"]), summary["guards"]
+    else:
+        assert summary["status"] in STATUS_SUCCEEDED, (summary["guards"], summary["errors"])
+    return summary, meta, proc.stdout
 
 
 def test_admission_none_holds_the_app_to_vegetas_pool_under_an_overload(topo: Settings) -> None:
-    # a pool far smaller than what the overload would put in flight: the app never holds more, sheds nothing, and
-    # the excess waits in vegeta
+    # a pool far smaller than what the overload puts in flight (300/s asked, 100/s served): the app holds every one
+    # of its 20 connections' requests and never more, sheds nothing, and the excess waits in vegeta
     summary, meta, out = run(topo, OVERLOAD, REPLBENCH_ADMISSION="none", REPLBENCH_CLIENT_CONNECTIONS="20")
     adm = summary["app_admission"]
     assert meta["app"]["admission"]["mode"] == "none" and adm["mode"] == "none"
-    assert adm["shed"] == 0 and 0 < adm["peak_in_flight"] <= 20
+    assert adm["shed"] == 0 and adm["peak_in_flight"] == 20
     assert "vegeta's 20 connections (REPLBENCH_CLIENT_CONNECTIONS) bound what it holds" in out
     knee = summary["above_knee"]
-    assert knee is not None and knee["asked"] == 8000 and knee["shed_per_s"] == 0 and knee["client_pool_full"]
+    assert knee is not None and knee["asked"] == 300 and knee["shed_per_s"] == 0 and knee["client_pool_full"]
     assert "Above the knee: this machine served " in out and "the excess waited in the client" in out
 
 
@@ -50,8 +78,9 @@ def test_the_default_admission_sheds_nothing_at_a_low_rate(topo: Settings) -> No
 
 
 def test_the_default_admission_sheds_under_an_overload_and_says_what_happened(topo: Settings) -> None:
-    # vegeta's pool wider than the bound once it has learned the worker's throughput (a worker on the small set
-    # serves more than 512 × 4 answers/s on a fast box: the default pool would hold the excess in the client)
+    # 400/s asked of an app that serves at most 100/s: every connection wait from the first second on is far above
+    # codel's 20 ms target, so a queue stands; once the bound has learned (CODEL_LEARN_SECONDS of answers) it is
+    # QUEUE_FLOOR in flight, and vegeta's pool (wider than that) keeps hundreds waiting in the app: they are shed
     summary, meta, out = run(topo, LONG_OVERLOAD, REPLBENCH_CLIENT_CONNECTIONS="4096")
     adm = summary["app_admission"]
     assert adm["shed"] > 0, adm
@@ -62,7 +91,7 @@ def test_the_default_admission_sheds_under_an_overload_and_says_what_happened(to
     assert "codel: adaptive" in out and "only while a queue stood" in out
     assert f"after each worker's first {CODEL_LEARN_SECONDS} s of answers" in out
     knee = summary["above_knee"]
-    assert knee is not None and knee["asked"] == 8000 and knee["shed_per_s"] > 0
+    assert knee is not None and knee["asked"] == 400 and knee["shed_per_s"] > 0
     assert "Above the knee: this machine served " in out and "shed by the app's admission" in out
 
 
@@ -76,18 +105,19 @@ def test_admission_none_with_unlimited_connections_is_the_unbounded_app_and_is_r
 
 
 def test_codels_target_is_honoured_and_recorded(topo: Settings) -> None:
-    # a target no queue reaches within the interval: the same overload is never a standing queue, nothing is shed
-    summary, meta, out = run(topo, OVERLOAD, REPLBENCH_CODEL_TARGET_MS="10000")
+    # the overload that sheds at the default target (above), with a target no delay can reach: a connection wait
+    # ends at REPLBENCH_DB_TIMEOUT (2 s here) and the loop is never 10 s late, so no queue ever stands
+    summary, meta, out = run(topo, LONG_OVERLOAD, REPLBENCH_CODEL_TARGET_MS="10000")
     assert meta["app"]["admission"]["mode"] == "codel" and meta["app"]["admission"]["target_ms"] == 10000
     adm = summary["app_admission"]
     assert adm["shed"] == 0 and adm["episodes"] == 0
 
 
 def test_a_bad_admission_exits_2() -> None:
-    proc = run_cli(["get", "10", "--duration", "1s"], {"REPLBENCH_ADMISSION": "sometimes"})
-    assert proc.returncode == 2 and "admission" in proc.stderr and "Traceback" not in proc.stderr
-    proc = run_cli(["get", "10", "--duration", "1s"], {"REPLBENCH_CODEL_TARGET_MS": "0"})
-    assert proc.returncode == 2 and "codel target" in proc.stderr and "Traceback" not in proc.stderr
+    code, _, err = run_main(["get", "10", "--duration", "1s"], {"REPLBENCH_ADMISSION": "sometimes"})
+    assert code == 2 and "admission" in err and "Traceback" not in err
+    code, _, err = run_main(["get", "10", "--duration", "1s"], {"REPLBENCH_CODEL_TARGET_MS": "0"})
+    assert code == 2 and "codel target" in err and "Traceback" not in err
 
 
 def test_the_reading_above_the_knee() -> None:
@@ -130,8 +160,8 @@ def test_vegetas_connections_follow_the_app_workers_and_unlimited_is_honoured(to
 
 
 def test_a_bad_client_connections_exits_2() -> None:
-    proc = run_cli(["get", "10", "--duration", "1s"], {"REPLBENCH_CLIENT_CONNECTIONS": "lots"})
-    assert proc.returncode == 2 and "client connections" in proc.stderr and "Traceback" not in proc.stderr
+    code, _, err = run_main(["get", "10", "--duration", "1s"], {"REPLBENCH_CLIENT_CONNECTIONS": "lots"})
+    assert code == 2 and "client connections" in err and "Traceback" not in err
 
 
 def test_the_apps_listen_queue_has_gunicorns_backlog(topo: Settings) -> None:
@@ -162,29 +192,48 @@ def test_a_queue_stands_only_when_every_delay_of_an_interval_was_above_target() 
     assert not q.standing(21.2) and q.standing(21.5)
 
 
-def test_codel_sheds_nothing_until_the_bound_has_learned_the_workers_throughput() -> None:
-    # a fresh worker (every run restarts the app) holds its floor as the bound: a start-up burst near the max is
-    # served, as unbounded would, and the bound holds only once the worker has answered for CODEL_LEARN_SECONDS
+class Clock:
+    """The seconds app.main.admission's standing-queue test reads (its clock), moved by the test."""
+
+    def __init__(self, now: float = 100.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def ask(bound: object) -> int:
+    """One request through the admission middleware to a handler that answers at once: its status."""
     import asyncio
-    import time
     import types
 
     from aiohttp import web
 
-    from app.main import admission
-
     async def handler(_: object) -> web.StreamResponse:
         return web.json_response({})
 
-    def ask(bound: object) -> int:
-        async def one() -> int:
-            return (await bound(types.SimpleNamespace(path="/users/1"), handler)).status  # type: ignore[operator]
-        return asyncio.run(one())
+    async def one() -> int:
+        return (await bound(types.SimpleNamespace(path="/users/1"), handler)).status  # type: ignore[operator]
+    return asyncio.run(one())
 
-    bound = admission(0, 0, "codel", 20)
+
+def learn(bound: object, answers: int) -> None:
+    """CODEL_LEARN_SECONDS seconds, each with `answers` served: the bound has learned the worker's throughput."""
+    for _ in range(CODEL_LEARN_SECONDS):
+        bound.state["answered"] += answers  # type: ignore[attr-defined]
+        bound.tune()  # type: ignore[attr-defined]
+
+
+def test_codel_sheds_nothing_until_the_bound_has_learned_the_workers_throughput() -> None:
+    # a fresh worker (every run restarts the app) holds its floor as the bound: a start-up burst near the max is
+    # served, as unbounded would, and the bound holds only once the worker has answered for CODEL_LEARN_SECONDS
+    from app.main import admission
+
+    clock = Clock()
+    bound = admission(0, 0, "codel", 20, clock=clock)
     state = bound.state  # type: ignore[attr-defined]
     bound.observe_loop(0.05)  # type: ignore[attr-defined]
-    time.sleep(CODEL_INTERVAL_MS / 1000 + 0.05)
+    clock.now += CODEL_INTERVAL_MS / 1000
     bound.observe_loop(0.05)  # type: ignore[attr-defined]  # every delay above target for an interval: it stands
     state["in_flight"] = 10 * state["limit"]  # far above the bound
     assert ask(bound) == 200 and state["shed"] == 0 and not state["learned"]
@@ -203,6 +252,84 @@ def test_codel_sheds_nothing_until_the_bound_has_learned_the_workers_throughput(
     always = admission(64, 0, "always")
     always.state["in_flight"] = 64  # type: ignore[attr-defined]
     assert ask(always) == 503
+
+
+def test_codel_sheds_at_the_bound_only_while_a_queue_stands_and_records_how_long_it_stood() -> None:
+    from app.main import admission
+
+    clock = Clock()
+    bound = admission(0, 0, "codel", 20, clock=clock)
+    state = bound.state  # type: ignore[attr-defined]
+    learn(bound, 1000)  # 1,000 answers a second: CODEL_QUEUE_MS of queue is that many in flight
+    assert state["limit"] == max(QUEUE_FLOOR, math.ceil(1000 * CODEL_QUEUE_MS / 1000))
+    state["in_flight"] = state["limit"]  # at the bound
+    bound.observe_wait(0.030)  # type: ignore[attr-defined]  # a connection wait above the 20 ms target ...
+    assert ask(bound) == 200 and state["episodes"] == 0  # ... not yet for a whole interval: served
+    clock.now += CODEL_INTERVAL_MS / 1000
+    bound.observe_wait(0.025)  # type: ignore[attr-defined]
+    assert ask(bound) == 503 and state["shed"] == 1 and state["episodes"] == 1  # a standing queue: shed at once
+    clock.now += 0.5
+    bound.tune()  # type: ignore[attr-defined]  # the episode's time so far, published every second
+    assert state["standing_s"] == pytest.approx(0.5)
+    clock.now += 0.2
+    bound.observe_wait(0.001)  # type: ignore[attr-defined]  # one wait under target: the queue drained
+    assert ask(bound) == 200 and state["shed"] == 1 and state["episodes"] == 1
+    assert state["standing_s"] == pytest.approx(0.7)  # the episode lasted 0.7 s
+    bound.observe_wait(0.5)  # type: ignore[attr-defined]  # a queue again, standing for an interval ...
+    clock.now += CODEL_INTERVAL_MS / 1000
+    state["in_flight"] = state["limit"] - 1  # ... but below the bound: admitted
+    assert ask(bound) == 200 and state["shed"] == 1
+
+
+def test_codels_target_decides_what_counts_as_a_standing_queue() -> None:
+    from app.main import admission
+
+    clock = Clock()
+    patient = admission(0, 0, "codel", 10_000, clock=clock)  # REPLBENCH_CODEL_TARGET_MS=10000
+    learn(patient, 1000)
+    patient.state["in_flight"] = 10 * patient.state["limit"]  # type: ignore[attr-defined]
+    for _ in range(10):  # five seconds of waits of 5 s: long, but all under the target
+        patient.observe_wait(5.0)  # type: ignore[attr-defined]
+        patient.observe_loop(5.0)  # type: ignore[attr-defined]
+        clock.now += CODEL_INTERVAL_MS / 1000
+    assert ask(patient) == 200
+    assert patient.state["shed"] == 0 and patient.state["episodes"] == 0  # type: ignore[attr-defined]
+
+
+def test_an_adaptive_bound_is_the_best_remembered_seconds_answers_times_its_queue() -> None:
+    # the decision behind test_faults' adaptive bound on a real worker, second by second (tune() once a second)
+    from app.main import admission
+
+    bound = admission(1, 1000, "always")  # REPLBENCH_MAX_INFLIGHT=1, REPLBENCH_MAX_QUEUE_MS=1000
+    state = bound.state  # type: ignore[attr-defined]
+    assert state["limit"] == 1  # a fresh worker starts at its floor
+
+    def second(answers: int, failed: int = 0) -> None:
+        state["answered"] += answers
+        state["failed"] += failed
+        bound.tune()  # type: ignore[attr-defined]
+
+    second(7, failed=2)  # 5 served: what failed is not throughput
+    assert state["rates"] == [5] and state["limit"] == 5  # 1000 ms of queue at 5 answers/s
+    second(3)
+    assert state["rates"] == [5, 3] and state["limit"] == 5  # the best second remembered
+    for _ in range(QUEUE_MEMORY - 1):
+        second(3)
+    assert state["rates"] == [3] * QUEUE_MEMORY and state["limit"] == 3  # the 5 forgotten after QUEUE_MEMORY s
+    assert (state["limit_low"], state["limit_high"]) == (3, 5)
+    state["in_flight"] = 3
+    assert ask(bound) == 503 and state["shed"] == 1  # the bound holds at all times (always)
+    state["in_flight"] = 2
+    assert ask(bound) == 200
+    quarter = admission(1, 250, "always")
+    quarter.state["answered"] += 10  # type: ignore[attr-defined]
+    quarter.tune()  # type: ignore[attr-defined]
+    assert quarter.state["limit"] == 3  # type: ignore[attr-defined]  # ceil(10/s × 250 ms)
+    floored = admission(4, 1000, "always")
+    floored.state["answered"] += 2  # type: ignore[attr-defined]
+    floored.tune()  # type: ignore[attr-defined]
+    assert floored.state["limit"] == 4  # type: ignore[attr-defined]  # never under the fixed bound
+    assert admission(0, 1000, "always").state["limit"] == QUEUE_FLOOR  # type: ignore[attr-defined]
 
 
 def test_the_blocks_bound_names_its_unit_before_codels_conditions() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from replbench.core.config import Settings
 
-from .conftest import env_for, replicating, run_cli, study_folder
+from .conftest import env_for, replicating, run_cli, run_main, study_folder
 
 
 def big(topo: Settings, *args: str) -> tuple[dict, str]:
@@ -41,8 +41,8 @@ def test_under_statement_the_binlog_carries_the_statement_not_the_rows(topo: Set
 
 def test_bad_rows_exit_2() -> None:
     for rows in ("10,x", "0", ""):
-        proc = run_cli(["big-transaction", "--rows", rows], {})
-        assert proc.returncode == 2 and "--rows" in proc.stderr and "Traceback" not in proc.stderr
+        code, _, err = run_main(["big-transaction", "--rows", rows])
+        assert code == 2 and "--rows" in err and "Traceback" not in err, (rows, err)
 
 
 def test_a_big_transaction_study_compares_its_cells(topo: Settings, tmp_path: Path) -> None:

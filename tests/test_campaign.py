@@ -13,7 +13,7 @@ import pytest
 from replbench.core.config import Settings
 from replbench.experiments import campaign
 
-from .conftest import env_for, run_cli
+from .conftest import env_for, run_cli, run_main
 
 TINY = 'description = "two tiny runs"\n[[units]]\ncommand = "get 20 --duration 2s"\n' \
        '[[units]]\ncommand = "get 30 --duration 2s"\nenv = { REPLBENCH_ADMISSION = "none" }\n'
@@ -31,8 +31,8 @@ TINY = 'description = "two tiny runs"\n[[units]]\ncommand = "get 20 --duration 2
 def test_bad_campaign_files_exit_2(tmp_path: Path, text: str, needle: str) -> None:
     path = tmp_path / "c.toml"
     path.write_text(text)
-    proc = run_cli(["campaign", str(path), "--dry-run"], {})
-    assert proc.returncode == 2 and needle in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    code, _, err = run_main(["campaign", str(path), "--dry-run"])
+    assert code == 2 and needle in err and "Traceback" not in err, err
 
 
 def test_the_shipped_campaigns_parse_and_the_quick_one_fits_half_an_hour() -> None:
@@ -41,8 +41,8 @@ def test_the_shipped_campaigns_parse_and_the_quick_one_fits_half_an_hour() -> No
     # the report's campaign, the 8M build (~5 min) and the report itself fit one 3-hour session on a fresh machine
     # (the estimate runs high: at 255cae9 the campaign took 116 min of its estimated 137)
     assert campaign.load("report").estimate() <= 150 * 60
-    proc = run_cli(["campaign", "quick", "--dry-run"], {})
-    assert proc.returncode == 0 and "units, estimated" in proc.stdout
+    code, out, _ = run_main(["campaign", "quick", "--dry-run"])
+    assert code == 0 and "units, estimated" in out
 
 
 @pytest.mark.parametrize("tail, finished", [
@@ -67,9 +67,11 @@ def test_a_unit_counts_as_finished_only_when_it_printed_its_results(tmp_path: Pa
 @pytest.mark.parametrize("log_text, outcome", [(f"Results: ...\n{campaign.UNIT_FINISHED} (exit 0)\n", "rejudged"),
                                                ("[sweep] step 3 ...\n", "refused")])
 def test_resume_at_another_commit_only_finishes_a_campaign_whose_units_all_ran(tmp_path: Path, log_text: str,
-                                                                               outcome: str) -> None:
+                                                                               outcome: str,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """A unit that ran to its end but was marked failed by an older completion check is re-judged from its log
     (nothing rerun, recorded); a unit that really has to run again may not run at another commit."""
+    monkeypatch.setattr(campaign, "git_state", lambda root=None: ("1234abc", False))  # this checkout: no git run
     path = tmp_path / "tiny.toml"
     path.write_text(TINY)
     results = tmp_path / "results"
@@ -82,18 +84,19 @@ def test_resume_at_another_commit_only_finishes_a_campaign_whose_units_all_ran(t
     (folder / "campaign.json").write_text(json.dumps({"name": "tiny", "commit": "0000000", "status": "failed",
                                                       "folder": folder.name, "units": units}))
     env = {"REPLBENCH_STATE": str(tmp_path / "st"), "REPLBENCH_RESULTS": str(results)}
-    proc = run_cli(["campaign", str(path), "--allow-dirty", "--resume"], env)
+    code, out, err = run_main(["campaign", str(path), "--allow-dirty", "--resume"], env)
     data = json.loads((folder / "campaign.json").read_text())
     if outcome == "rejudged":
-        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert code == 0, out + err
         assert data["status"] == "done" and [u["status"] for u in data["units"]] == ["done", "done"]
-        assert data["rejudged"][0]["units"] == [2] and data["rejudged"][0]["commit"] != "0000000"
+        assert data["rejudged"][0]["units"] == [2] and data["rejudged"][0]["commit"] == "1234abc"
     else:
-        assert proc.returncode == 1 and "started at commit 0000000" in proc.stderr, proc.stderr
+        assert code == 1 and "started at commit 0000000" in err, err
         assert data["status"] == "failed" and data["units"][1]["status"] == "failed" and "rejudged" not in data
     assert not list(results.glob("campaign-tiny-*/*-get-*"))  # nothing ran
 
 
+@pytest.mark.integration  # runs git
 def test_a_dirty_tree_is_told_apart(tmp_path: Path) -> None:
     def git(*args: str) -> None:
         subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)

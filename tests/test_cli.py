@@ -13,35 +13,39 @@ import pytest
 
 from replbench.core.config import ROOT, Settings
 
-from .conftest import env_for, run_cli, run_folder
+from .conftest import env_for, run_cli, run_folder, run_main
 
 
 def test_help_shows_every_knob_with_its_reference_value() -> None:
-    proc = run_cli(["read", "--help"], {})
-    assert proc.returncode == 0
-    text = " ".join(proc.stdout.split())
+    code, out, _ = run_main(["read", "--help"])
+    assert code == 0
+    text = " ".join(out.split())
     for flag in ("--binlog-annotate", "--binlog-compress", "--binlog-compress-min-len", "--parallel-threads",
                  "--parallel-mode", "--semi-sync", "--semi-sync-timeout-ms", "--sync-binlog", "--fault", "--strict"):
         assert flag in text, flag
     assert "reference on" in text and "reference 10000" in text and "(default: 30s)" in text
 
 
-def test_version_and_list() -> None:
+@pytest.mark.integration  # runs the vegeta binary for its version
+def test_version() -> None:
     version = run_cli(["--version"], {})
     assert version.returncode == 0 and "replbench " in version.stdout and "vegeta v12.13.0" in version.stdout
-    listing = run_cli(["list"], {})
-    assert listing.returncode == 0
-    assert "write-nopk" in listing.stdout and "update_users×1" in listing.stdout
-    assert "binlog-format" in listing.stdout and "5 cells" in listing.stdout
+
+
+def test_list() -> None:
+    code, out, _ = run_main(["list"])
+    assert code == 0
+    assert "write-nopk" in out and "update_users×1" in out
+    assert "binlog-format" in out and "5 cells" in out
 
 
 def test_a_subcommands_error_prints_its_own_usage_then_the_error() -> None:
-    proc = run_cli(["sweep", "read", "--repeat", "x"], {})
-    assert proc.returncode == 2
-    lines = proc.stderr.strip().splitlines()
+    code, _, err = run_main(["sweep", "read", "--repeat", "x"])
+    assert code == 2
+    lines = err.strip().splitlines()
     assert lines[0].startswith("usage: ./run.sh sweep") and lines[-1].startswith("./run.sh: error:")
-    proc = run_cli(["apply-capacity", "write", "--sync-binlog", "-1"], {})
-    assert proc.returncode == 2 and "sync-binlog" in proc.stderr.splitlines()[-1]
+    code, _, err = run_main(["apply-capacity", "write", "--sync-binlog", "-1"])
+    assert code == 2 and "sync-binlog" in err.splitlines()[-1]
 
 
 def test_strict_turns_a_tripped_guard_into_exit_1(topo: Settings) -> None:
@@ -159,16 +163,6 @@ def test_the_app_imports_only_the_core() -> None:
                 assert node.module.startswith("replbench.core"), f"{path.name} imports {node.module}"
 
 
-def test_the_readme_layout_section_matches_the_tree() -> None:
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("## How the code is laid out"):]
-    section = section[:section.index("\n## ", 5)]
-    for pkg in sorted({p for names in LAYERS for p in names}):
-        for path in sorted((ROOT / "replbench" / pkg).glob("*.py")):
-            if path.stem != "__init__":
-                assert f"{pkg}/{path.stem}" in section, f"README's layout section misses {pkg}/{path.stem}"
-
-
 def test_report_md_holds_no_absolute_path() -> None:
     text = (ROOT / "report.md").read_text()
     assert "/work/" not in text and "/tmp/" not in text and "/root/" not in text
@@ -203,7 +197,11 @@ def test_bench_app_measures_the_floor_beside_the_endpoints_and_the_load_generato
     assert read["ratio"] == [a / f for a, f in zip(read["app"], floor["app"])] and len(read["ratio"]) == 2
     order = sorted(p.name for p in (folder / "asyncmy-uvloop").iterdir())
     assert len(order) == 8  # two rounds of four runs
-    assert run_cli(["bench-app", "--repeat", "0"], {}).returncode == 2
+
+
+def test_bench_app_refuses_no_rounds_with_exit_2() -> None:
+    code, _, err = run_main(["bench-app", "--repeat", "0"])
+    assert code == 2 and err.splitlines()[-1].startswith("./run.sh: error:"), err
 
 
 def test_bench_app_compares_the_find_users_shapes_asked(topo: Settings) -> None:
@@ -215,9 +213,12 @@ def test_bench_app_compares_the_find_users_shapes_asked(topo: Settings) -> None:
     assert "replica CPU per query, server-steps against two-step:" in proc.stdout
     folder = ROOT / proc.stdout.split("data in ")[1].split()[0]
     assert sorted(p.name for p in folder.iterdir() if p.is_dir()) == ["server-steps", "two-step"]
-    for bad in ("two-step", "two-step,two-step", "two-step,nosuch"):
-        bad_run = run_cli(["bench-app", "--find-users", "--shapes", bad], {})
-        assert bad_run.returncode == 2 and "--shapes takes" in bad_run.stderr, bad
+
+
+@pytest.mark.parametrize("bad", ["two-step", "two-step,two-step", "two-step,nosuch"])
+def test_bench_app_refuses_fewer_than_two_known_shapes_with_exit_2(bad: str) -> None:
+    code, _, err = run_main(["bench-app", "--find-users", "--shapes", bad])
+    assert code == 2 and "--shapes takes" in err, err
 
 
 def test_two_attackers_give_one_merged_report(topo: Settings) -> None:
@@ -231,7 +232,11 @@ def test_two_attackers_give_one_merged_report(topo: Settings) -> None:
     assert "2 attack processes" in proc.stdout
     meta = json.loads((folder / "meta.json").read_text())
     assert meta["attack_options"]["attackers"] == 2
-    assert run_cli(["get", "41", "--attackers", "0"], {}).returncode == 2
+
+
+def test_no_attackers_exits_2() -> None:
+    code, _, err = run_main(["get", "41", "--attackers", "0"])
+    assert code == 2 and "--attackers" in err.splitlines()[-1], err
 
 
 def test_cpus_pins_every_group_and_a_run_without_it_unpins(topo: Settings) -> None:
@@ -249,7 +254,9 @@ def test_cpus_pins_every_group_and_a_run_without_it_unpins(topo: Settings) -> No
     assert (back["app"], back["master"], back["replica1"], back["replica2"]) == ([0], [1], [1], [0])
     for thread in psutil.Process(nodes.node_pid(topo.master)).threads():
         assert os.sched_getaffinity(thread.id) == {1}
-    assert "vegeta=1" in " ".join(meta["attack_command"]) or "/usr/bin/taskset" in meta["attack_command"]
+    # vegeta started already confined: its command is the taskset prefix for core 1, then vegeta itself
+    assert meta["attack_command"][:3] == ["/usr/bin/taskset", "-c", "1"], meta["attack_command"]
+    assert Path(meta["attack_command"][3]).name == "vegeta" and meta["attack_command"][4] == "attack"
     assert "Pinned cores: app 0 (" in proc.stdout
     proc = run_cli(["get", "30", "--duration", "1s"], env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -258,30 +265,33 @@ def test_cpus_pins_every_group_and_a_run_without_it_unpins(topo: Settings) -> No
     assert all(sorted(os.sched_getaffinity(p.pid)) == every for p in appserver.app_processes(topo))
 
 
+def test_a_pinned_vegeta_starts_under_taskset_and_an_unpinned_one_bare(tmp_path: Path) -> None:
+    from replbench.load import attack, cpus
+
+    assert Path("/usr/bin/taskset").exists()  # util-linux: how vegeta starts already confined (cpus.taskset_prefix)
+    assert cpus.taskset_prefix({3, 1}) == ["/usr/bin/taskset", "-c", "1,3"] and cpus.taskset_prefix(None) == []
+    options = attack.AttackOptions(30, 2.0, max_connections=8, attackers=2)
+    pinned = attack.Attack(Path("/opt/vegeta"), tmp_path, tmp_path / "targets.json", options, "get-30",
+                           cpus.taskset_prefix({1}))
+    assert all(c[:5] == ["/usr/bin/taskset", "-c", "1", "/opt/vegeta", "attack"] for c in pinned.commands)
+    assert pinned.command == pinned.commands[0]  # what meta.json records as attack_command
+    bare = attack.Attack(Path("/opt/vegeta"), tmp_path, tmp_path / "targets.json", options, "get-30",
+                         cpus.taskset_prefix(cpus.parse("app=0").get("vegeta")))
+    assert bare.command[:2] == ["/opt/vegeta", "attack"]
+
+
 def test_bad_cpus_exit_2() -> None:
     for spec in ("app=9", "db=0", "app=1-0", "app=x", "app=0,app=1"):
-        proc = run_cli(["get", "10", "--cpus", spec], {})
-        assert proc.returncode == 2 and "--cpus" in proc.stderr.splitlines()[-1], spec
+        code, _, err = run_main(["get", "10", "--cpus", spec])
+        assert code == 2 and "--cpus" in err.splitlines()[-1], spec
 
 
+@pytest.mark.integration  # a shell pipe: two processes
 def test_a_reader_that_leaves_the_pipe_early_is_not_a_failure() -> None:
     # `true` leaves before the harness has started, so every write of the listing meets a closed pipe
     proc = subprocess.run(f"{sys.executable} -m replbench list | true; echo ${{PIPESTATUS[0]}}", shell=True,
                           cwd=ROOT, text=True, capture_output=True, timeout=60, executable="/bin/bash")
     assert proc.stdout.strip() == "141" and proc.stderr == "", proc.stderr
-
-
-def test_each_setting_is_one_row_and_the_readme_lists_it() -> None:
-    import dataclasses
-
-    from replbench.core.config import SETTING_LIST
-
-    assert [f.name for f in dataclasses.fields(Settings)] == [s.name for s in SETTING_LIST]
-    readme = (ROOT / "README.md").read_text()
-    table = readme[readme.index("## Configuration"):readme.index("## Your own servers")]
-    missing = [s.env for s in SETTING_LIST if f"`{s.env}`" not in table]
-    assert not missing, f"README's configuration table misses {missing}"
-    assert Settings.from_env({}).heartbeat_ms == int(next(s.default for s in SETTING_LIST if s.name == "heartbeat_ms"))
 
 
 def test_scenario_files_state_only_what_differs_from_the_defaults() -> None:

@@ -14,8 +14,9 @@ from replbench.core.nodenames import MAX_REPLICAS, node_names
 
 SERVER_IDS = {name: i + 1 for i, name in enumerate(node_names(MAX_REPLICAS))}  # as config.Settings.nodes numbers them
 
-pytestmark = pytest.mark.skipif(shutil.which("docker-compose") is None,
-                                reason="docker-compose is not installed (./run.sh test installs it as root)")
+pytestmark = [pytest.mark.integration,  # docker-compose runs as a process
+              pytest.mark.skipif(shutil.which("docker-compose") is None,
+                                 reason="docker-compose is not installed (./run.sh test installs it as root)")]
 
 
 @pytest.fixture(scope="module")

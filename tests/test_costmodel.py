@@ -122,19 +122,19 @@ def test_an_unknown_or_unfitted_setting_is_refused() -> None:
 
 
 def test_the_model_command_refuses_bad_input_with_exit_2(tmp_path) -> None:
-    from .conftest import run_cli
+    from .conftest import run_main
 
     env = {"REPLBENCH_STATE": str(tmp_path / "st"), "REPLBENCH_RESULTS": str(tmp_path / "results")}
     for args, needle in ((["model", "predict"], "--mix"), (["model", "predict", "--mix", "x=1"], "cannot read"),
                          (["model", "predict", "--mix", "update_user=1/s", "--setting", "ROW-HALF"], "ROW-HALF"),
                          (["model", "guess"], "invalid choice")):
-        proc = run_cli(args, env)
-        assert proc.returncode == 2 and needle in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
-    proc = run_cli(["model", "predict", "--mix", "update_user=1/s"], env)
-    assert proc.returncode == 1 and "model fit" in proc.stderr and "Traceback" not in proc.stderr
+        code, _, err = run_main(args, env)
+        assert code == 2 and needle in err and "Traceback" not in err, err
+    code, _, err = run_main(["model", "predict", "--mix", "update_user=1/s"], env)
+    assert code == 1 and "model fit" in err and "Traceback" not in err
     (tmp_path / "results").mkdir(exist_ok=True)
-    proc = run_cli(["model", "fit"], env)
-    assert proc.returncode == 1 and "no usable write run" in proc.stderr
+    code, _, err = run_main(["model", "fit"], env)
+    assert code == 1 and "no usable write run" in err
 
 
 @pytest.mark.parametrize("status", ["done", "running"])
@@ -143,7 +143,7 @@ def test_predict_without_a_fit_of_ones_own_uses_the_report_campaigns_model(tmp_p
     says whose it is) only when that campaign finished."""
     import json
 
-    from .conftest import run_cli
+    from .conftest import run_main
 
     results = tmp_path / "results"
     folder = results / "report-assets" / "campaign-report-20990101-000000"
@@ -152,12 +152,12 @@ def test_predict_without_a_fit_of_ones_own_uses_the_report_campaigns_model(tmp_p
                                                       "folder": folder.name, "finished_at": "2099-01-01T02:00:00Z"}))
     (folder / "model" / "model.json").write_text(json.dumps(costmodel.fit(*synthetic())))
     env = {"REPLBENCH_STATE": str(tmp_path / "st"), "REPLBENCH_RESULTS": str(results)}
-    proc = run_cli(["model", "predict", "--mix", "update_user=3000/s,update_users:100=20/s"], env)
+    code, out, err = run_main(["model", "predict", "--mix", "update_user=3000/s,update_users:100=20/s"], env)
     if status == "done":
-        assert proc.returncode == 0, proc.stderr
-        assert "Binlog: " in proc.stdout and f"fitted by campaign {folder.name} at commit abc1234" in proc.stdout
+        assert code == 0, err
+        assert "Binlog: " in out and f"fitted by campaign {folder.name} at commit abc1234" in out
     else:
-        assert proc.returncode == 1 and "model fit" in proc.stderr and "Traceback" not in proc.stderr
+        assert code == 1 and "model fit" in err and "Traceback" not in err
 
 
 def test_fit_and_validate_on_the_small_topology(topo) -> None:

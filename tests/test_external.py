@@ -21,9 +21,10 @@ from replbench.measure import nodeexporter
 from replbench.topology import nodes
 from replbench.topology.install import ensure_node_exporter
 
-from .conftest import TEST_APP_PORT, env_for, run_cli, wait_until
+from .conftest import TEST_APP_PORT, env_for, run_cli, run_main, wait_until
 
 SECRET = "not-in-any-results-file"
+UNREACHED_EXPORTER = "http://127.0.0.1:9/metrics"  # a URL a usage check never scrapes
 
 
 def free_port() -> int:
@@ -48,11 +49,14 @@ def exporter() -> Iterator[str]:
         proc.wait(timeout=10)
 
 
-def write_topology(folder: Path, topo: Settings, exporter: str, **changes: str) -> Path:
+def write_topology(folder: Path, topo: Settings | None, exporter: str, **changes: str) -> Path:
+    """The test topology's servers as a topology file; without `topo`, servers at ports nothing is asked to reach
+    (for what is refused before any connection)."""
+    port = {n.name: n.port for n in topo.nodes} if topo else {"master": 9, "replica1": 10, "replica2": 11}
     sections = {
-        "master": f'host = "127.0.0.1"\nport = {topo.master.port}\nmetrics = "{exporter}"',
-        "replica1": f'host = "127.0.0.1"\nport = {topo.node("replica1").port}\nmetrics = "{exporter}"',
-        "replica2": f'host = "127.0.0.1"\nport = {topo.node("replica2").port}',  # no exporter: CPU n/a
+        "master": f'host = "127.0.0.1"\nport = {port["master"]}\nmetrics = "{exporter}"',
+        "replica1": f'host = "127.0.0.1"\nport = {port["replica1"]}\nmetrics = "{exporter}"',
+        "replica2": f'host = "127.0.0.1"\nport = {port["replica2"]}',  # no exporter: CPU n/a
     }
     sections.update(changes)
     path = folder / "servers.toml"
@@ -78,6 +82,7 @@ def mariadbd_pids(topo: Settings) -> dict[str, int | None]:
     return {n.name: nodes.node_pid(n) for n in topo.nodes}
 
 
+@pytest.mark.disruptive  # rebuilds the session's dataset (over SQL)
 def test_dataset_over_sql_then_status_up_down_never_touch_the_servers(topo: Settings, external: dict) -> None:
     before = mariadbd_pids(topo)
     proc = run_cli(["dataset", "--rebuild"], external, timeout=900)
@@ -143,31 +148,37 @@ def test_an_app_already_serving_at_a_url_is_used_not_started(topo: Settings, exp
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "app counters n/a" in proc.stderr and "Gunicorn cpu: n/a" in proc.stdout
     assert appserver.app_pid(topo) == app_pid  # neither restarted nor stopped
-    assert run_cli(["bench-app"], env).returncode == 2
     assert run_cli(["down"], env).returncode == 0 and appserver.app_pid(topo) == app_pid
 
 
-def test_what_needs_the_processes_is_refused(external: dict) -> None:
-    for args, needle in ((["write", "20", "--duration", "3s", "--fault", "kill:replica1@1s"], "kill fault"),
-                         (["write", "20", "--link", "replica1=5ms"], "--link needs the native topology"),
-                         (["get", "20", "--cpus", "master=0"], "do not run on this machine")):
-        proc = run_cli(args, external)
-        assert proc.returncode == 2 and needle in proc.stderr, (args, proc.stderr)
+def test_bench_app_refuses_an_app_already_serving_at_a_url(tmp_path: Path) -> None:
+    path = write_topology(tmp_path, None, UNREACHED_EXPORTER)
+    path.write_text(path.read_text() + '[app]\nurl = "http://127.0.0.1:9/"\n')
+    code, _, err = run_main(["bench-app"], env_for(tmp_path / "state", REPLBENCH_TOPOLOGY=str(path)))
+    assert code == 2 and "bench-app measures an app started here, not the one at http://127.0.0.1:9" in err, err
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["write", "20", "--duration", "3s", "--fault", "kill:replica1@1s"], "kill fault"),
+    (["write", "20", "--link", "replica1=5ms"], "--link needs the native topology"),
+    (["get", "20", "--cpus", "master=0"], "do not run on this machine"),
+])
+def test_what_needs_the_processes_is_refused(tmp_path: Path, args: list[str], needle: str) -> None:
+    env = env_for(tmp_path / "state", REPLBENCH_TOPOLOGY=str(write_topology(tmp_path, None, UNREACHED_EXPORTER)))
+    code, _, err = run_main(args, env)
+    assert code == 2 and needle in err, (args, err)
 
 
 @pytest.mark.parametrize("change, needle", [
     ({"replica1": ""}, "missing role(s) replica1"),  # replicas numbered without gaps (one replica is fine)
-    ({"replica2": 'host = "127.0.0.1"\nport = 3406'}, "are the same server"),
+    ({"replica2": 'host = "127.0.0.1"\nport = 9'}, "are the same server"),
     ({"replica1": 'host = "127.0.0.1"\nport = "x"'}, "port must be an integer"),
     ({"master": 'host = "127.0.0.1"\nmetrics = "db1:9100"'}, "metrics must be a node_exporter URL"),
 ])
-def test_bad_topology_files_exit_2_with_one_line(topo: Settings, exporter: str, tmp_path: Path, change: dict,
-                                                 needle: str) -> None:
-    if "3406" in next(iter(change.values())):
-        change = {"replica2": f'host = "127.0.0.1"\nport = {topo.master.port}'}
-    path = write_topology(tmp_path, topo, exporter, **change)
-    proc = run_cli(["status", "--topology", str(path)], env_for(tmp_path / "state"))
-    assert proc.returncode == 2 and needle in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+def test_bad_topology_files_exit_2_with_one_line(tmp_path: Path, change: dict, needle: str) -> None:
+    path = write_topology(tmp_path, None, UNREACHED_EXPORTER, **change)  # the master on port 9
+    code, _, err = run_main(["status", "--topology", str(path)], env_for(tmp_path / "state"))
+    assert code == 2 and needle in err and "Traceback" not in err, err
 
 
 def test_an_unreachable_server_is_one_clear_line(topo: Settings, exporter: str, tmp_path: Path) -> None:
@@ -179,6 +190,7 @@ def test_an_unreachable_server_is_one_clear_line(topo: Settings, exporter: str, 
     assert f"master at 127.0.0.1:{port} does not answer" in proc.stderr, proc.stderr
 
 
+@pytest.mark.integration  # the exporter fixture starts node_exporter (a module fixture: before any unit guard)
 def test_node_exporter_cpu_parsing_against_a_live_exporter(exporter: str) -> None:
     first = nodeexporter.scrape(exporter)
     assert first and first["cpus"] == psutil.cpu_count() and "idle" in first

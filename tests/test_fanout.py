@@ -15,14 +15,14 @@ from replbench.core.nodenames import node_names
 from replbench.experiments import studyfile
 from replbench.topology import fanout, links, nodes
 
-from .conftest import env_for, http, replicating, run_cli, run_folder, wait_until
+from .conftest import env_for, http, replicating, run_cli, run_folder, run_main, wait_until
 
 
 @pytest.mark.parametrize("value", ["5", "-1", "three"])
 def test_a_bad_replica_count_exits_2_with_usage(value: str) -> None:
-    proc = run_cli(["up", "--replicas", value], {})
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "usage" in proc.stderr.lower() and "replicas" in proc.stderr
+    code, out, err = run_main(["up", "--replicas", value])
+    assert code == 2, out + err
+    assert "usage" in err.lower() and "replicas" in err
 
 
 def test_settings_name_the_nodes_of_n_replicas(tmp_path) -> None:
@@ -58,12 +58,14 @@ def test_a_study_cell_sets_the_replica_count_and_a_bad_one_is_refused(tmp_path) 
         studyfile.load(str(bad))
 
 
-def test_a_fault_on_a_replica_the_topology_lacks_exits_2(topo: Settings) -> None:
-    proc = run_cli(["write", "10", "--duration", "2s", "--fault", "kill:replica3@1s"], env_for(topo.state))
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "replica3: not in this topology" in proc.stderr
+def test_a_fault_on_a_replica_the_topology_lacks_exits_2(tmp_path) -> None:
+    code, out, err = run_main(["write", "10", "--duration", "2s", "--fault", "kill:replica3@1s"],
+                              env_for(tmp_path / "state"))  # a topology of the default two replicas
+    assert code == 2, out + err
+    assert "replica3: not in this topology" in err
 
 
+@pytest.mark.disruptive  # adds replica3, then removes it
 def test_a_third_replica_replicates_serves_reads_and_goes_away(topo: Settings) -> None:
     env = env_for(topo.state)
     three = topo.with_overrides(replicas_asked=3)
@@ -110,6 +112,7 @@ def test_a_third_replica_replicates_serves_reads_and_goes_away(topo: Settings) -
     assert "replica3" not in down_and_up.stdout
 
 
+@pytest.mark.disruptive  # adds, stops, resumes and clones replica3
 def test_a_stopped_replica_far_behind_is_cloned_and_one_close_behind_resumes(topo: Settings, monkeypatch) -> None:
     env = env_for(topo.state)
     three = topo.with_overrides(replicas_asked=3)

@@ -11,7 +11,7 @@ from replbench.core import sql
 from replbench.core.config import Settings
 from replbench.topology import links
 
-from .conftest import env_for, replicating, run_cli, run_folder
+from .conftest import env_for, replicating, run_cli, run_folder, run_main
 
 
 def master_port_of(settings: Settings, replica: str) -> int:
@@ -90,24 +90,25 @@ def test_a_cut_link_stops_the_io_thread_and_a_restore_brings_it_back(topo: Setti
 @pytest.mark.parametrize("spec", ["replica1=5", "replica5=5ms", "master=5ms", "replica1=20000ms", "replica1=5ms±9ms",
                                   "replica1=fast", "replica1=1.5ms", "replica1=4ms±0.5ms"])
 def test_bad_link_specs_exit_2(spec: str) -> None:
-    proc = run_cli(["write", "10", "--link", spec], {})
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "bad link" in proc.stderr.splitlines()[-1]
+    code, out, err = run_main(["write", "10", "--link", spec])
+    assert code == 2, out + err
+    assert "bad link" in err.splitlines()[-1]
     with pytest.raises(ValueError):
         links.parse(spec)
 
 
 def test_a_link_to_a_replica_the_topology_lacks_exits_2() -> None:
-    proc = run_cli(["write", "10", "--link", "replica3=5ms", "--replicas", "2"], {})
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "replica3: not in this topology" in proc.stderr.splitlines()[-1]
+    code, out, err = run_main(["write", "10", "--link", "replica3=5ms", "--replicas", "2"])
+    assert code == 2, out + err
+    assert "replica3: not in this topology" in err.splitlines()[-1]
 
 
 def test_a_cut_without_a_link_exits_2() -> None:
-    proc = run_cli(["write", "10", "--fault", "cut:replica1@1s"], {})
-    assert proc.returncode == 2 and "needs a link" in proc.stderr
+    code, _, err = run_main(["write", "10", "--fault", "cut:replica1@1s"])
+    assert code == 2 and "needs a link" in err
 
 
+@pytest.mark.disruptive  # stops toxiproxy under replica2: its replication broken until `up`
 def test_up_puts_a_replica_left_on_a_dead_proxy_back_on_its_direct_connection(topo: Settings) -> None:
     links.apply(topo, links.parse_all(["replica2=1ms"]))
     links.stop(topo)  # toxiproxy gone, replica2 still pointed at its port

@@ -17,7 +17,7 @@ from replbench.load import targets
 from replbench.measure import rowcheck
 from replbench.topology.knobs import Knobs, parse_size
 
-from .conftest import env_for, run_cli, run_folder
+from .conftest import env_for, run_cli, run_folder, run_main
 
 BINLOG_SNIPPET = Path(__file__).parent / "fixtures" / "binlog-rows-full.txt"  # mariadb-binlog -v of a write run
 
@@ -127,6 +127,7 @@ def test_the_guard_trips_below_99_percent() -> None:
     assert rowcheck.guard(sample, 0.5) is None and rowcheck.guard(sample, 1.0)
 
 
+@pytest.mark.disruptive  # resizes every node's buffer pool
 def test_the_buffer_pool_is_set_read_back_and_restored(topo) -> None:
     summary, meta, out = run(topo, "write-noindex", "40", "--duration", "2s", "--buffer-pool", "128M")
     assert meta["knobs_changed"] == {"buffer_pool": "128M"}
@@ -145,9 +146,9 @@ def test_the_buffer_pool_is_set_read_back_and_restored(topo) -> None:
 
 @pytest.mark.parametrize("size", ["lots", "1M", "2T", "-5G", "12Q"])
 def test_a_bad_buffer_pool_size_exits_2_with_usage(size: str) -> None:
-    proc = run_cli(["write", "100", "--buffer-pool", size], {})
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "usage:" in proc.stderr and "--buffer-pool" in proc.stderr
+    code, out, err = run_main(["write", "100", "--buffer-pool", size])
+    assert code == 2, out + err
+    assert "usage:" in err and "--buffer-pool" in err
 
 
 def test_sizes_read_as_mariadb_reads_them() -> None:

@@ -9,10 +9,12 @@ import subprocess
 import time
 
 import psutil
+import pytest
 
 from .conftest import SESSION_LOCK, STALE_AFTER_S, sweep_stale_topologies
 
 
+@pytest.mark.integration  # starts a process for the sweep to stop
 def test_a_killed_sessions_leftovers_are_swept_and_a_live_sessions_are_not(tmp_path) -> None:
     killed, live, starting = (tmp_path / f"replbench-test-{n}" for n in ("killed", "live", "starting"))
     for folder in (killed, live, starting):

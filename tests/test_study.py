@@ -15,7 +15,7 @@ from replbench.core.config import ROOT, STUDY_DIR, Settings
 from replbench.experiments import study, studyfile
 from replbench.report import costsheet, markdown, sources
 
-from .conftest import env_for, run_cli, study_folder
+from .conftest import env_for, run_cli, run_main, study_folder
 
 GOOD = """
 description = "two formats"
@@ -34,15 +34,51 @@ def write_study(tmp_path: Path, text: str, name: str = "s") -> Path:
     return path
 
 
+def study_parts(text: str) -> tuple[list[str], list[list[str]]]:
+    """A study file's lines outside its [[cells]] tables, and each listed cell's lines (blank lines left out)."""
+    outside: list[str] = []
+    cells: list[list[str]] = []
+    cell: list[str] | None = None
+    for line in text.splitlines():
+        if line.strip() == "[[cells]]":
+            cell = []
+            cells.append(cell)
+        elif line.startswith("["):  # another table ends the cell
+            cell = None
+            outside.append(line)
+        elif cell is None:
+            outside.append(line)
+        elif line.strip():
+            cell.append(line)
+    return outside, cells
+
+
+STUDY_LINES = 30  # a study file's own settings, comments included, outside its [[cells]]
+CELL_LINES = 4  # a listed cell: its name and at most three settings
+
+
 def test_every_shipped_study_parses_and_stays_short() -> None:
+    # short for every study alike: its settings in STUDY_LINES, each cell it lists one by one in CELL_LINES (a study
+    # of many cells, such as big-transaction's 16, is long only by its list of short cells)
     names = studyfile.available()
     assert {"binlog-format", "annotate", "compression", "parallel-apply", "semi-sync", "durability", "indexes",
             "nopk"} <= set(names)
     for name in names:
         spec = studyfile.load(name)
         assert spec.cells and spec.scenarios
-        assert len((STUDY_DIR / f"{name}.toml").read_text().splitlines()) <= 30 or name in (
-            "binlog-format", "nopk", "parallel-apply", "big-transaction")
+        outside, cells = study_parts((STUDY_DIR / f"{name}.toml").read_text())
+        assert len(outside) <= STUDY_LINES, f"{name}: {len(outside)} lines outside its cells"
+        assert all(len(cell) <= CELL_LINES for cell in cells), f"{name}: a cell of more than {CELL_LINES} lines"
+
+
+def test_a_long_study_or_a_long_cell_is_caught() -> None:
+    cell = "[[cells]]\nname = \"a\"\nbinlog_format = \"ROW\"\n\n"
+    outside, cells = study_parts("# why\nrate = 1\n" + cell * 3 + "[rates]\nwrite = 5\n")
+    assert outside == ["# why", "rate = 1", "[rates]", "write = 5"] and cells == [['name = "a"',
+                                                                                   'binlog_format = "ROW"']] * 3
+    assert len(study_parts("# a line\n" * (STUDY_LINES + 1))[0]) > STUDY_LINES
+    long_cell = "[[cells]]\n" + "".join(f"k{i} = {i}\n" for i in range(CELL_LINES + 1))
+    assert len(study_parts(long_cell)[1][0]) > CELL_LINES
 
 
 @pytest.mark.parametrize("text,needle", [
@@ -71,9 +107,9 @@ def test_bad_study_files_exit_2_naming_the_problem(tmp_path: Path, text: str, ne
     path = write_study(tmp_path, text)
     with pytest.raises(studyfile.StudyError, match=needle):
         studyfile.load(str(path))
-    proc = run_cli(["study", str(path), "--dry-run"], {})
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert needle in proc.stderr and "Traceback" not in proc.stderr
+    code, out, err = run_main(["study", str(path), "--dry-run"])
+    assert code == 2, out + err
+    assert needle in err and "Traceback" not in err
 
 
 def test_an_unknown_knob_is_reported_with_its_line(tmp_path: Path) -> None:
@@ -369,8 +405,8 @@ def test_the_report_picks_a_finished_campaign_or_says_why_not(tmp_path: Path) ->
         sources.pick(tmp_path, "report")
     with pytest.raises(sources.SourceError, match="has not finished"):
         sources.pick(tmp_path, str(folder))
-    proc = run_cli(["report", "--campaign", "nosuch"], env_for(tmp_path))
-    assert proc.returncode == 2 and "no finished campaign 'nosuch'" in proc.stderr and "usage:" in proc.stderr
+    code, _, err = run_main(["report", "--campaign", "nosuch"], env_for(tmp_path))
+    assert code == 2 and "no finished campaign 'nosuch'" in err and "usage:" in err
     (folder / "campaign.json").write_text(json.dumps({"name": "report", "status": "done", "units": []}))
     assert sources.pick(tmp_path).raw == folder
     assert sources.pick(tmp_path, loose=True).campaign is None

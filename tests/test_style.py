@@ -5,9 +5,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from replbench.core.config import ROOT
 
 
+@pytest.mark.integration  # runs ruff's binary
 def test_ruff_is_clean() -> None:
     proc = subprocess.run([sys.executable, "-m", "ruff", "check", "replbench", "app", "tests"], cwd=ROOT,
                           capture_output=True, text=True)

@@ -18,7 +18,7 @@ from replbench.experiments import sweep
 from replbench.experiments.run import RunOptions
 from replbench.report import markdown, sources
 
-from .conftest import env_for, run_cli
+from .conftest import env_for, run_cli, run_main
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 CRITERIA = PassCriteria()
@@ -257,14 +257,16 @@ def test_the_noise_estimator_on_samples_with_known_spread() -> None:
     assert stats.spread([3, 1, 2]) == {"median": 2, "min": 1, "max": 3, "n": 3}
 
 
-def test_compare_cli_saves_under_results(topo: Settings, tmp_path: Path) -> None:
+def test_compare_cli_saves_under_results(tmp_path: Path) -> None:
     base = write_run(tmp_path / "a", p99=10.0, app_cpu=100.0)
     new = write_run(tmp_path / "b", p99=20.0, app_cpu=100.0)
-    proc = run_cli(["compare", str(base), str(new), "--results", str(tmp_path / "results")], env_for(topo.state))
-    assert proc.returncode == 0, proc.stderr
-    assert "| p99 latency ms | 10 | 20 | +10 | +100.0% |" in proc.stdout
+    env = env_for(tmp_path / "state")
+    code, out, err = run_main(["compare", str(base), str(new), "--results", str(tmp_path / "results")], env)
+    assert code == 0, err
+    assert "| p99 latency ms | 10 | 20 | +10 | +100.0% |" in out
     assert list((tmp_path / "results").glob("compare-*.md"))
-    assert run_cli(["compare", str(base), str(tmp_path / "nope")], env_for(topo.state)).returncode == 2
+    code, _, err = run_main(["compare", str(base), str(tmp_path / "nope")], env)
+    assert code == 2 and "nope" in err.splitlines()[-1], err
 
 
 def test_report_on_empty_results(tmp_path: Path) -> None:

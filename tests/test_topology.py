@@ -15,15 +15,16 @@ from replbench.core.config import Settings
 from replbench.core.progress import Progress
 from replbench.topology import dataset, nodes
 
-from .conftest import TEST_ACCOUNTS, env_for, run_cli, wait_until
+from .conftest import TEST_ACCOUNTS, env_for, run_cli, run_main, wait_until
 
 
 def test_help_and_bad_arguments_exit_2() -> None:
-    assert run_cli(["--help"], {}).returncode == 0
+    code, out, _ = run_main(["--help"])
+    assert code == 0 and out.startswith("usage: ./run.sh")
     for args in (["frobnicate"], ["up", "--port-base", "x"], ["dataset", "--nope"], []):
-        proc = run_cli(args, {})
-        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
-        assert "usage" in proc.stderr.lower()
+        code, out, err = run_main(args)
+        assert code == 2, (args, out, err)
+        assert "usage" in err.lower()
 
 
 def test_up_is_idempotent_and_status_shows_three_healthy_nodes(topo: Settings) -> None:
@@ -91,6 +92,7 @@ def test_index_sets_of_both_schemas(topo: Settings) -> None:
         assert index_names(node, "bench_noidx") == {"PRIMARY"}
 
 
+@pytest.mark.disruptive  # SIGKILLs replica2
 def test_crashed_node_with_stale_pid_file_comes_back_with_up(topo: Settings) -> None:
     replica = topo.node("replica2")
     pid = nodes.node_pid(replica)
@@ -104,6 +106,7 @@ def test_crashed_node_with_stale_pid_file_comes_back_with_up(topo: Settings) -> 
     nodes.wait_replicating(replica, topo)
 
 
+@pytest.mark.disruptive  # stops replica2 and takes its port
 def test_port_in_use_gives_a_clear_error(topo: Settings) -> None:
     replica = topo.node("replica2")
     nodes.stop_node(replica)

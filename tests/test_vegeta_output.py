@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from replbench.core.config import Settings
 from replbench.load import attack
 from replbench.measure import timeline
@@ -46,6 +48,7 @@ def test_timeline_counts_outcomes_per_endpoint() -> None:
     assert len(tl.seconds) in (3, 4)
 
 
+@pytest.mark.integration  # runs the vegeta binary
 def test_decode_with_real_vegeta_matches_the_csv_fixture(settings: Settings) -> None:
     vegeta = ensure_vegeta(settings)
     assert vegeta_version(str(vegeta)) == VEGETA_VERSION
@@ -53,6 +56,7 @@ def test_decode_with_real_vegeta_matches_the_csv_fixture(settings: Settings) -> 
     assert decoded == read_csv("results.csv")
 
 
+@pytest.mark.integration  # runs the vegeta binary
 def test_our_reports_have_vegetas_text_format(settings: Settings, tmp_path: Path) -> None:
     """vegeta report on the fixture's results.bin reproduces the fixture's report.txt byte for byte."""
     vegeta = ensure_vegeta(settings)
