@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from replbench import LAYERS, __version__
 from replbench.core.config import ROOT, Settings
 
 from .conftest import env_for, run_cli, run_folder, run_main
@@ -83,7 +84,6 @@ def test_a_run_records_its_servers_non_default_variables_and_disk(topo: Settings
     assert meta["host"]["cpu_model"] == (models[0] if models else None)  # the kernel's own name for the CPU
 
 
-LAYERS = [{"cli"}, {"experiments", "report"}, {"topology", "load", "measure", "analysis"}, {"core"}]
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -148,6 +148,12 @@ def assert_no_circle(edges: dict[str, set[str]]) -> None:
 
     for node in sorted(edges):
         visit(node, [])
+
+
+def test_the_version_is_written_once_in_the_code_and_the_same_in_pyproject() -> None:
+    import tomllib
+
+    assert tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"] == __version__
 
 
 def test_a_circle_is_found() -> None:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.config import MIN_SUCCESS
-from ..core.records import STATUS_SUCCEEDED
+from ..core.records import STATUS_SUCCEEDED, UNIT_OK
 
 SETTINGS: dict[str, dict[str, str]] = {  # the model's settings, as the knobs a run changed from the reference
     "ROW-FULL": {},
@@ -84,7 +84,7 @@ def observation(summary: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]
 def apply_observation(data: dict[str, Any]) -> list[dict[str, Any]]:
     """Each replica's drain of an apply-capacity run (alone) as the apply fit sees it."""
     setting = setting_of(data.get("knobs_changed"))
-    if setting is None or data.get("status") != "ok" or data.get("method", "alone") != "alone":
+    if setting is None or data.get("status") != UNIT_OK or data.get("method", "alone") != "alone":
         return []
     out = []
     for name, r in (data.get("replicas") or {}).items():

@@ -1,5 +1,5 @@
-"""Command-line vocabulary shared by every command module: exit codes, the usage error, the argument parser that
-raises it, the topology/app flags, and the parsers of rates and durations. A leaf: it imports only config."""
+"""Command-line vocabulary shared by every command module: the usage error, the argument parser that
+raises it, the topology/app flags, and the parsers of rates and durations. A leaf: it imports only the core."""
 
 from __future__ import annotations
 
@@ -7,11 +7,6 @@ import argparse
 
 from ..core.config import ConfigError, Settings, parse_duration
 
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
-EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the shell's own code when a reader leaves a pipe early
 MAX_RATE = 100_000
 
 

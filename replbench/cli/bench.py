@@ -30,10 +30,21 @@ from ..core.config import (
     ReplbenchError,
     Settings,
 )
-from ..core.records import new_folder, shown_path, write_json
+from ..core.records import (
+    DONE,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    UNIT_FAILED,
+    UNIT_OK,
+    collection_exit_code,
+    exit_code,
+    new_folder,
+    shown_path,
+    write_json,
+)
 from ..core.stats import spread, spread_text
 from ..experiments import applycap, benchapp, bigtx, campaign, modelcheck, study, studyfile
-from ..experiments.run import Run, RunOptions, exit_code
+from ..experiments.run import Run, RunOptions
 from ..experiments.sweep import Sweep
 from ..load import cpus, faults
 from ..report.markdown import generate
@@ -43,8 +54,6 @@ from ..topology import links
 from ..topology.install import VEGETA_VERSION, mariadb_binaries
 from ..topology.knobs import KNOB_LIST, Knobs
 from .args import (
-    EXIT_INTERRUPTED,
-    EXIT_USAGE,
     ArgumentParser,
     UsageError,
     add_app_flags,
@@ -333,7 +342,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         print(f"  {step.rate:>6} rps{' (refine)' if step.refined else '         '}  {step.verdict}")
 
     print(f"max sustainable rate: {describe_max(data)} ({scenario.criteria.describe()})")
-    return EXIT_INTERRUPTED if data["status"] == "interrupted" else 0
+    return collection_exit_code(data["status"])  # complete or interrupted
 
 
 def cmd_study(args: argparse.Namespace) -> int:
@@ -354,7 +363,7 @@ def cmd_study(args: argparse.Namespace) -> int:
     data = runner.execute()
     print(study.render_table(data))
     print(f"study folder: {shown_path(runner.folder)}")
-    return EXIT_INTERRUPTED if data["status"] == "interrupted" else 0
+    return collection_exit_code(data["status"])  # complete or interrupted
 
 
 def cmd_apply_capacity(args: argparse.Namespace) -> int:
@@ -372,7 +381,7 @@ def cmd_apply_capacity(args: argparse.Namespace) -> int:
           f"threads stopped ({knobs_from(args).describe()}) → {shown_path(folder)}", file=sys.stderr)
     data = applycap.measure(settings, scenario, knobs_from(args), writes, rate, folder, together=args.together)
     print(applycap.render(data))
-    return 0 if data.get("status") == "ok" else (EXIT_INTERRUPTED if data.get("status") == "interrupted" else 1)
+    return collection_exit_code(data.get("status", UNIT_FAILED), UNIT_OK)
 
 
 def cmd_big_transaction(args: argparse.Namespace) -> int:
@@ -391,7 +400,7 @@ def cmd_big_transaction(args: argparse.Namespace) -> int:
           f"({knobs_from(args).describe()}) → {shown_path(folder)}", file=sys.stderr)
     data = bigtx.measure(settings, args.table, rows, knobs_from(args), scenario, folder, args.repeat)
     print(bigtx.render(data))
-    return 0 if data.get("status") == "ok" else (EXIT_INTERRUPTED if data.get("status") == "interrupted" else 1)
+    return collection_exit_code(data.get("status", UNIT_FAILED), UNIT_OK)
 
 
 def cmd_model(args: argparse.Namespace) -> int:
@@ -472,7 +481,7 @@ def cmd_campaign(args: argparse.Namespace) -> int:
     except campaign.CampaignError as exc:
         raise ReplbenchError(str(exc)) from None
     print(campaign.render(data))
-    return {"done": 0, "interrupted": EXIT_INTERRUPTED}.get(data["status"], 1)
+    return collection_exit_code(data["status"], DONE)
 
 
 def cmd_report(args: argparse.Namespace) -> int:

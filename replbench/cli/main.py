@@ -17,13 +17,10 @@ from collections.abc import Callable, Sequence
 from .. import __version__
 from ..core import harnesslog, records, scenario
 from ..core.config import OPEN_FILES_WANTED, ConfigError, ReplbenchError, Settings
+from ..core.records import EXIT_BROKEN_PIPE, EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE
 from ..experiments import campaign
 from . import bench, docs, setup
 from .args import (
-    EXIT_BROKEN_PIPE,
-    EXIT_FAILURE,
-    EXIT_INTERRUPTED,
-    EXIT_USAGE,
     UsageError,
 )
 from .parser import build_parser

@@ -19,8 +19,35 @@ STATUS_WARNING = "ok-with-warnings"
 STATUS_FAILED = "FAILED"
 STATUS_INTERRUPTED = "interrupted"
 STATUS_RUNNING = "running"
-STATUS_INCOMPLETE = INCOMPLETE = "incomplete"
+STATUS_INCOMPLETE = "incomplete"
 STATUS_SUCCEEDED = (STATUS_OK, STATUS_WARNING)  # a run that measured what it set out to
+# a unit that is not one run (an apply-capacity drain, a big transaction, a study's unit) and a whole collection
+# (a study or sweep "complete", a campaign "done"), in their JSON files
+UNIT_OK = "ok"
+UNIT_FAILED = "failed"
+COMPLETE = "complete"
+DONE = "done"
+
+# exit codes of every command: 1 a failure (or a measured one), 2 bad arguments, 130 interrupted, 141 the reader of
+# a pipe left early (the shell's own code for SIGPIPE)
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141
+
+
+def exit_code(status: str, strict: bool = False) -> int:
+    """A run's exit code from its status: a warning is a failure only when --strict asked for it."""
+    if strict and status == STATUS_WARNING:
+        return EXIT_FAILURE
+    return {STATUS_OK: EXIT_OK, STATUS_WARNING: EXIT_OK, STATUS_FAILED: EXIT_FAILURE,
+            STATUS_INTERRUPTED: EXIT_INTERRUPTED}.get(status, EXIT_FAILURE)
+
+
+def collection_exit_code(status: str, finished: str = COMPLETE) -> int:
+    """A study's, sweep's, drain's or campaign's exit code from its status: 0 when it finished."""
+    return {finished: EXIT_OK, STATUS_INTERRUPTED: EXIT_INTERRUPTED}.get(status, EXIT_FAILURE)
 
 
 def mark_incomplete(results: Path) -> list[Path]:
@@ -35,12 +62,12 @@ def mark_incomplete(results: Path) -> list[Path]:
         if meta.get("status") != STATUS_RUNNING or (meta.get("pid") and alive(int(meta["pid"]))):
             continue
         folder = meta_path.parent
-        meta.update(status=INCOMPLETE, exit_code=1,
+        meta.update(status=STATUS_INCOMPLETE, exit_code=EXIT_FAILURE,
                     marked_incomplete_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         meta_path.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
         summary = folder / "summary.json"
         if not summary.exists():
-            summary.write_text(json.dumps({"status": INCOMPLETE, "scenario": meta.get("scenario"),
+            summary.write_text(json.dumps({"status": STATUS_INCOMPLETE, "scenario": meta.get("scenario"),
                                            "rate": meta.get("rate"), "folder": folder.name,
                                            "errors": ["the harness stopped before the run finished"]},
                                           indent=2, sort_keys=True) + "\n")

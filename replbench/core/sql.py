@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import mysql.connector
@@ -268,6 +267,3 @@ def rows_checksum(node: Node, settings: Settings, table: str, ids: list[int]) ->
             count, crc = count + int(got), crc ^ int(xor)
     return (count << 32) | crc
 
-
-def sql_path(name: str) -> Path:
-    return MYSQL_DIR / name

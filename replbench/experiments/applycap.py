@@ -21,6 +21,7 @@ import psutil
 from ..core import harnesslog, sql
 from ..core.config import Node, Settings
 from ..core.progress import Progress
+from ..core.records import STATUS_INTERRUPTED, UNIT_FAILED, UNIT_OK
 from ..core.scenario import Scenario
 from ..load import attack
 from ..measure import counters, nodeexporter
@@ -164,11 +165,11 @@ def measure(settings: Settings, scenario: Scenario, setting: knobs.Knobs, writes
                              capacity_ratio=round(trx_rate / master["transactions_per_s"], 2)
                              if master["transactions_per_s"] else None)
             data["replicas"][replica.name] = entry
-        data["status"] = "ok" if all(e.get("seconds") for e in data["replicas"].values()) else "failed"
+        data["status"] = UNIT_OK if all(e.get("seconds") for e in data["replicas"].values()) else UNIT_FAILED
     except KeyboardInterrupt:
-        data["status"] = "interrupted"
+        data["status"] = STATUS_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 — recorded, then the SQL threads are restarted
-        data["status"] = "failed"
+        data["status"] = UNIT_FAILED
         data["error"] = f"{type(exc).__name__}: {exc}"
         harnesslog.write(f"apply-capacity failed: {exc}", exc)
     finally:

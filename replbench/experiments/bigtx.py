@@ -24,6 +24,7 @@ from typing import Any
 from ..core import harnesslog, sql
 from ..core.config import Settings
 from ..core.progress import Progress
+from ..core.records import STATUS_INTERRUPTED, UNIT_FAILED, UNIT_OK
 from ..core.scenario import Scenario
 from ..measure import binlog
 from ..measure.poslag import PositionLag
@@ -126,13 +127,13 @@ def measure(settings: Settings, table: str, rows: tuple[int, ...], setting: knob
                 record["repeat"] = r + 1
                 data["transactions"].append(record)
                 (folder / "bigtx.json").write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
-        data["status"] = "ok" if all(t["rows_holding_the_new_value"] == t["rows"] and all(
+        data["status"] = UNIT_OK if all(t["rows_holding_the_new_value"] == t["rows"] and all(
             v["applied_after_commit_s"] is not None for v in t["replicas"].values())
-            for t in data["transactions"]) else "failed"
+            for t in data["transactions"]) else UNIT_FAILED
     except KeyboardInterrupt:
-        data["status"] = "interrupted"
+        data["status"] = STATUS_INTERRUPTED
     except (ValueError, sql.MySQLError, nodes.TopologyError) as exc:
-        data["status"] = "failed"
+        data["status"] = UNIT_FAILED
         data["error"] = f"{type(exc).__name__}: {exc}"
         harnesslog.write(f"big-transaction failed: {exc}", exc)
     finally:

@@ -38,23 +38,21 @@ from ..core import named
 from ..core import scenario as scenarios
 from ..core.config import IDLE_WINDOW_MAX, ROOT, SETTING_LIST, Settings, parse_duration
 from ..core.progress import Progress
-from ..core.records import write_json
+from ..core.records import DONE, EXIT_INTERRUPTED, STATUS_INTERRUPTED, UNIT_FAILED, write_json
 from ..measure.cpu import calibrate
 from . import modelcheck, studyfile
 from .study import RUN_OVERHEAD, TABLE_CHECKSUM_SECONDS, Plan
 
 CAMPAIGN_DIR = ROOT / "campaigns"
-COMMANDS = ("study", "sweep", "apply-capacity", "big-transaction", "model")  # beside `<scenario> <rate>` runs
 KEYS = {"description", "units"}
 UNIT_KEYS = {"command", "minutes", "env"}
-DONE, FAILED, INTERRUPTED = "done", "failed", "interrupted"
+FAILED, INTERRUPTED = UNIT_FAILED, STATUS_INTERRUPTED  # a unit's status in campaign.json
 UNIT_ENV = "REPLBENCH_CAMPAIGN_UNIT"  # set for a unit's command: it then prints UNIT_FINISHED as its last line
 UNIT_FINISHED = "replbench: unit finished"  # printed by the command (cli.main) once it returned, exit 0 or 1
 # What each kind of unit printed at its end before UNIT_FINISHED existed (for units logged by older commits): a run,
 # a study, a sweep, apply capacity, big transactions, `model fit` (its model's path) and `model validate` (its table).
 FINISHED_MARKS = ("Results:", "study folder:", "max sustainable", "Apply capacity", "Big transactions",
                   "\nmodel: ", "| case | transactions | rows |")
-EXIT_INTERRUPTED = 130
 
 
 class CampaignError(Exception):

@@ -50,6 +50,7 @@ from ..core.records import (
     STATUS_OK,
     STATUS_RUNNING,
     STATUS_WARNING,
+    exit_code,
     write_json,
 )
 from ..core.scenario import Scenario
@@ -559,12 +560,6 @@ class Run:
             "created_at": _now(), "command": sys.argv, "status": STATUS_RUNNING, "pid": os.getpid(),
         }
 
-
-
-def exit_code(status: str, strict: bool = False) -> int:
-    if strict and status == STATUS_WARNING:
-        return 1
-    return {STATUS_OK: 0, STATUS_WARNING: 0, STATUS_FAILED: 1, STATUS_INTERRUPTED: 130}.get(status, 1)
 
 
 def _now() -> str:

@@ -23,10 +23,18 @@ from ..core import harnesslog, scenario
 from ..core.config import QUEUE_FLOOR, Settings, idle_window
 from ..core.nodenames import DEFAULT_REPLICAS  # what a study starts from when its cells change the count
 from ..core.progress import Progress
-from ..core.records import STATUS_FAILED, STATUS_SUCCEEDED, new_folder, write_json
+from ..core.records import (
+    COMPLETE,
+    STATUS_FAILED,
+    STATUS_INTERRUPTED,
+    STATUS_SUCCEEDED,
+    UNIT_FAILED,
+    new_folder,
+    write_json,
+)
 from ..topology import dataset, fanout, links
 from . import applycap, bigtx
-from .run import STATUS_INTERRUPTED, Run, RunOptions
+from .run import Run, RunOptions
 from .studyfile import Spec, cell_records
 
 # seconds around each attack beside its idle window (settle, settings, app restart, targets, catch-up, the checksum
@@ -225,9 +233,9 @@ class Study:
                 self._write()
                 if record["status"] == STATUS_INTERRUPTED:
                     raise KeyboardInterrupt
-            self.status = "complete"
+            self.status = COMPLETE
         except KeyboardInterrupt:
-            self.status = "interrupted"
+            self.status = STATUS_INTERRUPTED
         finally:
             self._restore_replicas(started_with)
             harnesslog.done(self.folder / "harness.log")
@@ -270,13 +278,13 @@ class Study:
                 folder = new_folder(settings, sc, cell.rows or BIGTX_ROWS, parent=parent / "bigtx")
                 table = "noidx" if sc.schema == bigtx.TABLES["noidx"] else "idx"
                 data = bigtx.measure(settings, table, (cell.rows or BIGTX_ROWS,), cell.knobs, sc, folder)
-                status = data.get("status", "failed")
+                status = data.get("status", UNIT_FAILED)
                 readback = data.get("knobs_readback")
             elif unit.measure == "apply-capacity":
                 folder = new_folder(settings, sc, rate, parent=parent / "apply")
                 data = applycap.measure(settings, sc, cell.knobs, self.plan.writes_of(unit), rate, folder,
                                         links.parse_all(cell.links))
-                status = data.get("status", "failed")
+                status = data.get("status", UNIT_FAILED)
                 readback = data.get("knobs_readback")
             else:
                 folder = new_folder(settings, sc, rate, parent=parent)
@@ -291,7 +299,7 @@ class Study:
             return {**record, "status": STATUS_INTERRUPTED}
         except Exception as exc:  # noqa: BLE001 — a failed unit is recorded and the study goes on
             harnesslog.write(f"unit {record} failed: {exc}", exc)
-            return {**record, "status": "failed", "error": f"{type(exc).__name__}: {exc}"}
+            return {**record, "status": UNIT_FAILED, "error": f"{type(exc).__name__}: {exc}"}
         record.update(folder=str(folder.relative_to(self.folder)), status=status, knobs_readback=readback,
                       metrics=unit_metrics(unit.measure, data) if status != STATUS_INTERRUPTED else {})
         return record

@@ -18,7 +18,7 @@ import psutil
 from ..analysis.verdicts import evaluate, median_summary
 from ..core.config import Settings
 from ..core.progress import Progress
-from ..core.records import new_folder, write_json
+from ..core.records import COMPLETE, new_folder, write_json
 from ..core.scenario import Scenario
 from .run import STATUS_INTERRUPTED, Run, RunOptions
 
@@ -152,7 +152,7 @@ class Sweep:
             "criteria": self.scenario.criteria.__dict__, "criteria_text": self.scenario.criteria.describe(),
             "steps": [s.as_dict() for s in sorted(self.steps, key=lambda s: s.rate)],
             "max_sustainable_rate": max_sustainable(self.steps),
-            "status": STATUS_INTERRUPTED if self.interrupted else "complete",
+            "status": STATUS_INTERRUPTED if self.interrupted else COMPLETE,
         }
         write_json(self.folder / "sweep.json", data)
         return data

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.records import DONE
 from ..core.stats import lookup, median
 from ..topology.knobs import Knobs
 
@@ -59,7 +60,7 @@ def pick(results: Path, campaign: str | None = None, loose: bool = False) -> Ori
     else:
         wanted = campaign or REPORT_CAMPAIGN
         done = sorted((name, data) for name, (_, data) in campaigns(results).items()
-                      if data.get("name") == wanted and data.get("status") == "done")
+                      if data.get("name") == wanted and data.get("status") == DONE)
         if not done:
             if campaign is None:
                 return Origin.loose(results)
