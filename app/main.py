@@ -16,7 +16,11 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from replbench.core.config import (
+from replbench.core.config import Settings
+
+from . import handlers
+from .db import Database, NoNodeAvailable, Overloaded, QueryTimeout
+from .tuning import (
     APP_LATENCY_BOUNDS_MS,
     CODEL_INTERVAL_MS,
     CODEL_LEARN_SECONDS,
@@ -24,11 +28,7 @@ from replbench.core.config import (
     CODEL_TICK_MS,
     QUEUE_FLOOR,
     QUEUE_MEMORY,
-    Settings,
 )
-
-from . import handlers
-from .db import Database, NoNodeAvailable, Overloaded, QueryTimeout
 from .validation import ClientError
 
 log = logging.getLogger("replbench.app")

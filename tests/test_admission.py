@@ -10,16 +10,10 @@ import math
 
 import pytest
 
+from app.tuning import CODEL_INTERVAL_MS, CODEL_LEARN_SECONDS, CODEL_QUEUE_MS, QUEUE_FLOOR, QUEUE_MEMORY
 from replbench.analysis.studymetrics import CRITERIA_GUARD
 from replbench.analysis.summary import above_knee
-from replbench.core.config import (
-    CODEL_INTERVAL_MS,
-    CODEL_LEARN_SECONDS,
-    CODEL_QUEUE_MS,
-    QUEUE_FLOOR,
-    QUEUE_MEMORY,
-    Settings,
-)
+from replbench.core.config import Settings
 from replbench.core.records import STATUS_SUCCEEDED, STATUS_WARNING
 from replbench.report.block import above_knee_text
 from replbench.topology import appserver, links

@@ -121,7 +121,7 @@ def test_write_run_binlog_and_checksum(topo: Settings) -> None:
 
 
 def test_the_apps_latency_histogram_gives_the_progress_p99() -> None:
-    from replbench.core.config import APP_LATENCY_BOUNDS_MS as bounds
+    from app.tuning import APP_LATENCY_BOUNDS_MS as bounds
     from replbench.core.stats import histogram_percentile
     from replbench.topology.appserver import answered_since
 

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from app.tuning import CODEL_QUEUE_MS
 from replbench.analysis import compare, verdicts
 from replbench.core import stats
-from replbench.core.config import CODEL_QUEUE_MS, ROOT, Settings
+from replbench.core.config import ROOT, Settings
 from replbench.core.scenario import PassCriteria, load
 from replbench.experiments import sweep
 from replbench.experiments.run import RunOptions

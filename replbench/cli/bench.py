@@ -211,11 +211,10 @@ def run_scenario(argv: list[str]) -> int:
     folder = new_folder(settings, scenario, rate)
     print(f"replbench: {scenario.name} at {rate} rps for {options.duration:g} s ({options.knobs.describe()}) → "
           f"{shown_path(folder)}", file=sys.stderr)
-    summary = Run(settings, scenario, rate, options, folder).execute()
-    block = folder / "block.txt"
-    print(block.read_text() if block.exists() else
-          f"Status: {summary['status']} (no results: {'; '.join(summary.get('errors') or [])})    "
-          f"Results: {shown_path(folder)}")
+    run = Run(settings, scenario, rate, options, folder)
+    summary = run.execute()
+    print(run.block or f"Status: {summary['status']} (no results: {'; '.join(summary.get('errors') or [])})    "
+                       f"Results: {shown_path(folder)}")
     return exit_code(summary["status"], options.strict)
 
 

@@ -123,6 +123,7 @@ class Run:
         self._catch_thread: threading.Thread | None = None
         self._attack_done = threading.Event()
         self.row_sample: tuple[list[int], dict[int, tuple]] | None = None  # the row check's sample, before
+        self.block = ""  # the printed block, once the run has results to show (also block.txt)
 
     # ---- phases ----
 
@@ -339,7 +340,8 @@ class Run:
         write_json(self.folder / "meta.json", self.meta)
         write_json(self.folder / "summary.json", self.summary)
         if (self.folder / "report.txt").exists():
-            (self.folder / "block.txt").write_text(render_block(self.summary, self.folder))
+            self.block = render_block(self.summary, self.folder)
+            (self.folder / "block.txt").write_text(self.block)
 
     def _harness_time(self) -> dict[str, float]:
         """Wall seconds of the run's parts: the process's start-up (interpreter, imports, arguments), preparing

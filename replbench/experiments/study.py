@@ -18,9 +18,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from app.tuning import QUEUE_FLOOR
+
 from ..analysis.studymetrics import BY_KEY, baseline_words, baselines, cell_text, compare_cells, unit_metrics
 from ..core import harnesslog, scenario
-from ..core.config import QUEUE_FLOOR, Settings, idle_window
+from ..core.config import Settings, idle_window
 from ..core.nodenames import DEFAULT_REPLICAS  # what a study starts from when its cells change the count
 from ..core.progress import Progress
 from ..core.records import (

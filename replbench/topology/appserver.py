@@ -16,13 +16,11 @@ from typing import Any
 
 import psutil
 
+from app.tuning import APP_LATENCY_BOUNDS_MS, CODEL_INTERVAL_MS, CODEL_LEARN_SECONDS, CODEL_QUEUE_MS
+
 from ..core.config import (
     APP_BACKLOG,
-    APP_LATENCY_BOUNDS_MS,
     APP_START_TIMEOUT,
-    CODEL_INTERVAL_MS,
-    CODEL_LEARN_SECONDS,
-    CODEL_QUEUE_MS,
     ROOT,
     ReplbenchError,
     Settings,
