@@ -4,8 +4,10 @@ raises it, the topology/app flags, and the parsers of rates and durations. A lea
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
-from ..core.config import ConfigError, Settings, parse_duration
+from ..core.config import DRIVERS, SETTINGS, WORKER_CLASS_NAMES, ConfigError, Settings, parse_duration
+from ..core.nodenames import DEFAULT_REPLICAS, MAX_REPLICAS, MIN_REPLICAS
 
 MAX_RATE = 100_000
 
@@ -34,36 +36,48 @@ def help_formatter(prog: str) -> argparse.HelpFormatter:
     return HelpFormatter(prog, max_help_position=36, width=110)
 
 
+SETTING_FLAGS: set[str] = set()  # the settings some command's flag overrides (their dest is the setting's name)
+
+
+def setting_flag(group: argparse._ActionGroup, flag: str, name: str, what: str, *, type: Any = None,
+                 choices: tuple[str, ...] | None = None, default_text: str | None = None,
+                 metavar: str | None = None) -> None:
+    """A flag that overrides one setting of config.SETTING_LIST: its environment variable and default are the
+    table's, stated in the help (default_text where the table's default is not what a reader should see)."""
+    setting = SETTINGS[name]
+    SETTING_FLAGS.add(name)
+    default = default_text if default_text is not None else (setting.default or "none")
+    group.add_argument(flag, dest=name, type=type, choices=choices, metavar=metavar,
+                       help=f"{what} (env {setting.env}, default {default})")
+
+
 def add_topology_flags(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("topology")
-    g.add_argument("--topology", help="a TOML file naming your own master and replicas (env REPLBENCH_TOPOLOGY; "
-                   "default: the native topology this suite starts); credentials from REPLBENCH_DB_USER / "
-                   "REPLBENCH_DB_PASSWORD")
-    g.add_argument("--state", help="state folder (env REPLBENCH_STATE, default .state; .state-<file> with "
-                   "--topology)")
-    g.add_argument("--replicas", dest="replicas_asked",
-                   help="replicas of the native topology, 1 to 4: added (cloned from replica1) or removed before "
-                   "the command, and kept for the next (env REPLBENCH_REPLICAS; default: as many as there are now, "
-                   "2 at first)")
-    g.add_argument("--port-base", type=int, help="master port; replicas +1, +2, … (env REPLBENCH_PORT_BASE, 3306)")
-    g.add_argument("--app-port", type=int, help="app port (env REPLBENCH_APP_PORT, default 8080)")
-    g.add_argument("--accounts", type=int, help="dataset size (env REPLBENCH_ACCOUNTS, default 8000000)")
-    g.add_argument("--seed", type=int, help="dataset seed (env REPLBENCH_SEED, default 42)")
+    setting_flag(g, "--topology", "topology", "a TOML file naming your own master and replicas; credentials from "
+                 "REPLBENCH_DB_USER / REPLBENCH_DB_PASSWORD", default_text="the native topology this suite starts")
+    setting_flag(g, "--state", "state", "state folder", default_text=f"{SETTINGS['state'].default}; "
+                 ".state-<file> with --topology")
+    setting_flag(g, "--replicas", "replicas_asked", f"replicas of the native topology, {MIN_REPLICAS} to "
+                 f"{MAX_REPLICAS}: added (cloned from replica1) or removed before the command, and kept for the next",
+                 default_text=f"as many as there are now, {DEFAULT_REPLICAS} at first")
+    setting_flag(g, "--port-base", "port_base", "master port; replicas +1, +2, …", type=int)
+    setting_flag(g, "--app-port", "app_port", "app port", type=int)
+    setting_flag(g, "--accounts", "accounts", "dataset size", type=int)
+    setting_flag(g, "--seed", "seed", "dataset seed", type=int)
 
 
 def add_app_flags(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("app")
-    g.add_argument("--workers", type=int, dest="app_workers", help="gunicorn workers (default: cores)")
-    g.add_argument("--driver", choices=("aiomysql", "asyncmy"), help="async MySQL driver (default asyncmy)")
-    g.add_argument("--worker-class", choices=("aiohttp", "uvloop"), help="gunicorn worker class (default uvloop)")
-    g.add_argument("--pool-size", type=int, help="connections per node per app worker (default 16)")
+    setting_flag(g, "--workers", "app_workers", "gunicorn workers", type=int, default_text="cores")
+    setting_flag(g, "--driver", "driver", "async MySQL driver", choices=DRIVERS)
+    setting_flag(g, "--worker-class", "worker_class", "gunicorn worker class", choices=WORKER_CLASS_NAMES)
+    setting_flag(g, "--pool-size", "pool_size", "connections per node per app worker", type=int)
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
-    names = ("topology", "state", "replicas_asked", "port_base", "app_port", "accounts", "seed", "app_workers",
-             "driver", "worker_class", "pool_size", "results", "idle_window")
+    """The settings of the environment, with every flag given that names a setting (its dest) on top."""
     try:
-        settings = Settings.from_env().with_overrides(**{n: getattr(args, n, None) for n in names})
+        settings = Settings.from_env().with_overrides(**{n: getattr(args, n, None) for n in SETTING_FLAGS})
         settings.external  # noqa: B018 — a bad topology file is a usage error, found before anything starts
         return settings
     except ConfigError as exc:

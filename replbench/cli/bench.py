@@ -23,10 +23,12 @@ from ..core import scenario as scenarios
 from ..core.config import (
     BENCH_APP_RATE,
     CATCH_UP_TIMEOUT,
+    DRIVERS,
     FIND_USERS_SHAPES,
     MAX_BULK_ROWS,
     REQUEST_TIMEOUT,
     STUDY_DIR,
+    WORKER_CLASS_NAMES,
     ReplbenchError,
     Settings,
 )
@@ -61,6 +63,7 @@ from .args import (
     help_formatter,
     parse_rate,
     parse_seconds,
+    setting_flag,
     settings_from,
 )
 
@@ -108,10 +111,9 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
                              "replica2=20ms±2ms, app-master=1ms (repeatable)")
     parser.add_argument("--nonce", metavar="HEX",
                         help="replay the values of an earlier run (its meta.json targets.nonce); default: new values")
-    parser.add_argument("--idle-window", metavar="auto|DURATION",
-                        help="idle measured before the attack, whose cost the net figures subtract: auto (2,000 "
-                             "requests' worth of the rate, 3 to 20 s) or e.g. 5s (env REPLBENCH_IDLE_WINDOW, "
-                             "default auto)")
+    setting_flag(parser, "--idle-window", "idle_window", "idle measured before the attack, whose cost the net "
+                 "figures subtract: auto (2,000 requests' worth of the rate, 3 to 20 s) or a duration such as 5s",
+                 metavar="auto|DURATION")
     parser.add_argument("--checksum", choices=("table", "rows"), default="table",
                         help="after a write run, compare the whole table on every node (CHECKSUM TABLE, the "
                              "default) or only the rows the run wrote (every column; seconds less at 8M)")
@@ -289,14 +291,14 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--output", help="where to write the report (default: report.md at the top level)")
     p.add_argument("--campaign", help="the campaign to report: a name (its newest finished folder) or a folder")
     p.add_argument("--loose", action="store_true", help="everything in results/, not one campaign")
-    p.add_argument("--results", help="results folder (default: results/, env REPLBENCH_RESULTS)")
+    setting_flag(p, "--results", "results", "results folder")
 
     p = sub.add_parser("compare", help="compare two runs or two sweeps (folders or names under results/)",
                        formatter_class=help_formatter)
     p.add_argument("base")
     p.add_argument("new")
     p.add_argument("--band", type=float, default=5.0, help="smallest change in percent ever called a change")
-    p.add_argument("--results", help="results folder (default: results/, env REPLBENCH_RESULTS)")
+    setting_flag(p, "--results", "results", "results folder")
 
     p = sub.add_parser("bench-app", help="measure the app tier's CPU-ms per request (find_users, update_user)",
                        formatter_class=help_formatter)
@@ -546,7 +548,7 @@ def cmd_bench_app(args: argparse.Namespace) -> int:
         return find_users_shapes(settings, rate, duration, args.repeat, shapes)
     combos = [(settings.driver, settings.worker_class)]
     if args.combinations:
-        combos = [(d, w) for d in ("aiomysql", "asyncmy") for w in ("aiohttp", "uvloop")]
+        combos = [(d, w) for d in DRIVERS for w in WORKER_CLASS_NAMES]
     if args.repeat < 1:
         raise UsageError("--repeat must be at least 1")
     cost = benchapp.stack_cost(settings, combos, rate, duration, args.repeat)

@@ -59,10 +59,10 @@ SETTING_LIST: tuple[Setting, ...] = (
             "innodb_buffer_pool_size each node starts with: the reference --buffer-pool"),
     Setting("app_workers", "REPLBENCH_APP_WORKERS", str(os.cpu_count() or 2),
             lambda v: _positive_int(v, "app workers"), "gunicorn workers (default: cores)"),
-    Setting("driver", "REPLBENCH_DRIVER", "asyncmy", lambda v: _choice(v, ("aiomysql", "asyncmy"), "driver"),
+    Setting("driver", "REPLBENCH_DRIVER", "asyncmy", lambda v: _choice(v, DRIVERS, "driver"),
             "the app's MySQL driver (chosen by measurement: see bench-app)"),
     Setting("worker_class", "REPLBENCH_WORKER_CLASS", "uvloop",
-            lambda v: _choice(v, ("aiohttp", "uvloop"), "worker class"), "gunicorn worker class"),
+            lambda v: _choice(v, WORKER_CLASS_NAMES, "worker class"), "gunicorn worker class"),
     Setting("pool_size", "REPLBENCH_POOL_SIZE", "16", lambda v: _positive_int(v, "pool size"),
             "connections per node per worker"),
     Setting("statement_timeout", "REPLBENCH_STATEMENT_TIMEOUT", "2",
@@ -122,6 +122,8 @@ SETTINGS = {s.name: s for s in SETTING_LIST}
 
 
 FIND_USERS_SHAPES = ("two-step", "one-trip", "server-steps")
+DRIVERS = ("aiomysql", "asyncmy")  # the app's MySQL drivers (app/db.py imports the one chosen)
+WORKER_CLASS_NAMES = ("aiohttp", "uvloop")  # gunicorn worker classes of the app (topology/appserver maps them)
 APP_TRANSPORTS = ("tcp", "unix")
 ADMISSIONS = ("codel", "always", "none")
 BENCH_APP_RATE = 800  # bench-app's rate: below the 8M read limit (about 1500/s), so queueing does not inflate CPU
