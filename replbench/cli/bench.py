@@ -221,6 +221,14 @@ def run_scenario(argv: list[str]) -> int:
 
 
 def add_parsers(sub: Any) -> None:
+    """The benchmark commands' parsers, one function each."""
+    for add in (_add_sweep_parser, _add_study_parser, _add_apply_capacity_parser, _add_big_transaction_parser,
+                _add_model_parser, _add_campaign_parser, _add_report_parser, _add_compare_parser,
+                _add_bench_app_parser, _add_list_parser):
+        add(sub)
+
+
+def _add_sweep_parser(sub: Any) -> None:
     p = sub.add_parser("sweep", help="a ladder of runs of one scenario: where does it break?",
                        formatter_class=help_formatter)
     p.add_argument("scenario", help=f"one of: {', '.join(scenarios.available())}")
@@ -229,6 +237,8 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--refine", action="store_true", help="bisect between the last pass and the first fail")
     add_run_flags(p)
 
+
+def _add_study_parser(sub: Any) -> None:
     p = sub.add_parser("study", help="compare replication settings side by side, interleaved, with repeats",
                        formatter_class=help_formatter)
     p.add_argument("file", help=f"a study TOML file (or a name in {STUDY_DIR.name}/)")
@@ -239,6 +249,8 @@ def add_parsers(sub: Any) -> None:
     add_topology_flags(p)
     add_app_flags(p)
 
+
+def _add_apply_capacity_parser(sub: Any) -> None:
     p = sub.add_parser("apply-capacity", help="how fast can each replica apply a write workload at best?",
                        formatter_class=help_formatter)
     p.add_argument("scenario", help="a write scenario")
@@ -250,6 +262,8 @@ def add_parsers(sub: Any) -> None:
     add_topology_flags(p)
     add_app_flags(p)
 
+
+def _add_big_transaction_parser(sub: Any) -> None:
     p = sub.add_parser("big-transaction", help="what one UPDATE of 10^3 to 10^6 rows costs the binlog, the master "
                        "and each replica", formatter_class=help_formatter)
     p.add_argument("--rows", default=",".join(str(n) for n in bigtx.DEFAULT_ROWS),
@@ -260,6 +274,8 @@ def add_parsers(sub: Any) -> None:
     add_knob_flags(p)
     add_topology_flags(p)
 
+
+def _add_model_parser(sub: Any) -> None:
     p = sub.add_parser("model", help="fit the cost model from recorded runs, or predict a capacity plan for a mix",
                        formatter_class=help_formatter)
     p.add_argument("action", choices=("fit", "predict", "validate"),
@@ -278,6 +294,8 @@ def add_parsers(sub: Any) -> None:
                    help="predict: the table the mix writes (default: bench_idx, with its four secondary indexes)")
     add_topology_flags(p)
 
+
+def _add_campaign_parser(sub: Any) -> None:
     p = sub.add_parser("campaign", help="run a campaign file's units at one commit into one folder",
                        formatter_class=help_formatter)
     p.add_argument("file", help="a campaign TOML file (or a name in campaigns/)")
@@ -286,6 +304,8 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--allow-dirty", action="store_true", help="run from a tree with uncommitted changes (recorded)")
     add_topology_flags(p)
 
+
+def _add_report_parser(sub: Any) -> None:
     p = sub.add_parser("report", help="regenerate report.md from one campaign (default: the newest finished "
                        "'report' campaign; without one, everything in results/)", formatter_class=help_formatter)
     p.add_argument("--output", help="where to write the report (default: report.md at the top level)")
@@ -293,6 +313,8 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--loose", action="store_true", help="everything in results/, not one campaign")
     setting_flag(p, "--results", "results", "results folder")
 
+
+def _add_compare_parser(sub: Any) -> None:
     p = sub.add_parser("compare", help="compare two runs or two sweeps (folders or names under results/)",
                        formatter_class=help_formatter)
     p.add_argument("base")
@@ -300,6 +322,8 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--band", type=float, default=5.0, help="smallest change in percent ever called a change")
     setting_flag(p, "--results", "results", "results folder")
 
+
+def _add_bench_app_parser(sub: Any) -> None:
     p = sub.add_parser("bench-app", help="measure the app tier's CPU-ms per request (find_users, update_user)",
                        formatter_class=help_formatter)
     p.add_argument("--rate", type=int, default=BENCH_APP_RATE, help="constant rate of each measurement")
@@ -317,6 +341,8 @@ def add_parsers(sub: Any) -> None:
     add_topology_flags(p)
     add_app_flags(p)
 
+
+def _add_list_parser(sub: Any) -> None:
     sub.add_parser("list", help="the scenarios and studies, with what each one runs")
 
 
