@@ -98,6 +98,104 @@ class StandingQueue:
         return self.above_since is not None and now - self.above_since >= self.interval
 
 
+class Admission:
+    """One worker's admission: its counters and bound (`state`, published as JSON), CoDel's two queues and the
+    gate that says whether the bound holds now. The methods are what the app wires up (see admission())."""
+
+    def __init__(self, limit: int, queue_ms: int, mode: str, target_ms: int, clock: Callable[[], float]) -> None:
+        if mode == "none":
+            limit, queue_ms = 0, 0
+        elif mode == "codel":
+            queue_ms = queue_ms or CODEL_QUEUE_MS
+        self.mode, self.fixed, self.queue_ms, self.clock = mode, limit, queue_ms, clock
+        self.state: dict[str, Any] = {
+            "in_flight": 0, "shed": 0, "limit": limit, "peak_in_flight": 0, "admitted": 0, "answered": 0,
+            "failed": 0, "latency_counts": [0] * (len(APP_LATENCY_BOUNDS_MS) + 1), "queue_ms": queue_ms,
+            "limit_low": None, "limit_high": None, "rates": [], "mode": mode, "standing_s": 0.0, "episodes": 0,
+            "learned": mode != "codel", "served_seconds": 0}
+        self.rates: deque[int] = deque(maxlen=QUEUE_MEMORY)
+        if queue_ms:
+            self.state["limit"] = limit or QUEUE_FLOOR
+        self.last_ok = 0
+        target, interval = target_ms / 1000, CODEL_INTERVAL_MS / 1000
+        self.loop_queue, self.wait_queue = StandingQueue(target, interval), StandingQueue(target, interval)
+        self.gate_standing, self.gate_since = mode != "codel", 0.0
+
+    def standing(self, now: float) -> bool:
+        """Whether the bound holds now (always, or while a queue stands); counts the time and episodes it stood."""
+        if self.mode != "codel":
+            return True
+        now_standing = self.loop_queue.standing(now) or self.wait_queue.standing(now)
+        if now_standing and not self.gate_standing:
+            self.gate_since = now
+            self.state["episodes"] += 1
+        elif self.gate_standing and not now_standing:
+            self.state["standing_s"] = round(self.state["standing_s"] + now - self.gate_since, 3)
+        self.gate_standing = now_standing
+        return now_standing
+
+    def observe_wait(self, delay: float) -> None:
+        self.wait_queue.observe(delay, self.clock())
+
+    def observe_loop(self, lateness: float) -> None:
+        now = self.clock()
+        self.loop_queue.observe(lateness, now)
+        self.standing(now)
+
+    def tune(self) -> None:
+        """Once a second: the bound from the answers served (not failed) since the last call."""
+        state = self.state
+        ok = state["answered"] - state["failed"]
+        self.rates.append(ok - self.last_ok)
+        if ok > self.last_ok:
+            state["served_seconds"] += 1
+            state["learned"] = state["learned"] or state["served_seconds"] >= CODEL_LEARN_SECONDS
+        self.last_ok = ok
+        state["rates"] = list(self.rates)
+        if self.queue_ms:
+            state["limit"] = max(self.fixed or QUEUE_FLOOR, math.ceil(max(self.rates) * self.queue_ms / 1000))
+            low, high = state["limit_low"], state["limit_high"]
+            state["limit_low"] = state["limit"] if low is None else min(low, state["limit"])
+            state["limit_high"] = state["limit"] if high is None else max(high, state["limit"])
+        if self.gate_standing and self.mode == "codel":  # the time a standing episode has lasted so far, published
+            now = self.clock()
+            state["standing_s"] = round(state["standing_s"] + now - self.gate_since, 3)
+            self.gate_since = now
+
+    def sheds(self) -> bool:
+        """Whether a request arriving now is answered 503 at once."""
+        state = self.state
+        return bool(state["limit"] and state["in_flight"] >= state["limit"] and self.standing(self.clock())
+                    and state["learned"])
+
+    async def serve(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """Also counts every answer, its failures (5xx) and its latency in the app (the live progress line)."""
+        state = self.state
+        if request.path == "/health":  # probes are not the load
+            return await handler(request)
+        if self.sheds():
+            state["shed"] += 1
+            state["answered"] += 1
+            state["failed"] += 1
+            state["latency_counts"][0] += 1  # answered at once
+            return error("overloaded: too many requests in flight", 503, {"Retry-After": "1"})
+        state["in_flight"] += 1
+        state["admitted"] += 1
+        state["peak_in_flight"] = max(state["peak_in_flight"], state["in_flight"])
+        began = time.perf_counter()
+        failed = True
+        try:
+            response = await handler(request)
+            failed = response.status >= 500
+            return response
+        finally:
+            state["in_flight"] -= 1
+            state["answered"] += 1
+            state["failed"] += failed
+            state["latency_counts"][bisect.bisect_left(APP_LATENCY_BOUNDS_MS,
+                                                       1000 * (time.perf_counter() - began))] += 1
+
+
 def admission(limit: int, queue_ms: int = 0, mode: str = "always", target_ms: int = 20,
               clock: Callable[[], float] = time.monotonic) -> Callable[..., Awaitable[web.StreamResponse]]:
     """Bounded requests in flight per worker (REPLBENCH_MAX_INFLIGHT): the excess is answered 503 with
@@ -117,95 +215,16 @@ def admission(limit: int, queue_ms: int = 0, mode: str = "always", target_ms: in
     that drain within the interval are served, as unbounded would; a standing overload is cut to the bound.
     observe_wait() takes the connection waits (app/db.py), observe_loop() the loop's lateness (a tick every
     CODEL_TICK_MS). clock: the seconds the standing-queue test reads (time.monotonic; a test's own clock)."""
-    if mode == "none":
-        limit, queue_ms = 0, 0
-    elif mode == "codel":
-        queue_ms = queue_ms or CODEL_QUEUE_MS
-    state: dict[str, Any] = {"in_flight": 0, "shed": 0, "limit": limit, "peak_in_flight": 0, "admitted": 0,
-                             "answered": 0, "failed": 0, "latency_counts": [0] * (len(APP_LATENCY_BOUNDS_MS) + 1),
-                             "queue_ms": queue_ms, "limit_low": None, "limit_high": None, "rates": [],
-                             "mode": mode, "standing_s": 0.0, "episodes": 0,
-                             "learned": mode != "codel", "served_seconds": 0}
-    counts = state["latency_counts"]
-    rates: deque[int] = deque(maxlen=QUEUE_MEMORY)
-    if queue_ms:
-        state["limit"] = limit or QUEUE_FLOOR
-    last_ok = [0]
-    target, interval = target_ms / 1000, CODEL_INTERVAL_MS / 1000
-    loop_queue, wait_queue = StandingQueue(target, interval), StandingQueue(target, interval)
-    gate = {"standing": mode != "codel", "since": 0.0}
-
-    def standing(now: float) -> bool:
-        """Whether the bound holds now (always, or while a queue stands); counts the time and episodes it stood."""
-        if mode != "codel":
-            return True
-        now_standing = loop_queue.standing(now) or wait_queue.standing(now)
-        if now_standing and not gate["standing"]:
-            gate["since"] = now
-            state["episodes"] += 1
-        elif gate["standing"] and not now_standing:
-            state["standing_s"] = round(state["standing_s"] + now - gate["since"], 3)
-        gate["standing"] = now_standing
-        return now_standing
-
-    def observe_wait(delay: float) -> None:
-        wait_queue.observe(delay, clock())
-
-    def observe_loop(lateness: float) -> None:
-        now = clock()
-        loop_queue.observe(lateness, now)
-        standing(now)
-
-    def tune() -> None:
-        """Once a second: the bound from the answers served (not failed) since the last call."""
-        ok = state["answered"] - state["failed"]
-        rates.append(ok - last_ok[0])
-        if ok > last_ok[0]:
-            state["served_seconds"] += 1
-            state["learned"] = state["learned"] or state["served_seconds"] >= CODEL_LEARN_SECONDS
-        last_ok[0] = ok
-        state["rates"] = list(rates)
-        if queue_ms:
-            state["limit"] = max(limit or QUEUE_FLOOR, math.ceil(max(rates) * queue_ms / 1000))
-            low, high = state["limit_low"], state["limit_high"]
-            state["limit_low"] = state["limit"] if low is None else min(low, state["limit"])
-            state["limit_high"] = state["limit"] if high is None else max(high, state["limit"])
-        if gate["standing"] and mode == "codel":  # the time a standing episode has lasted so far, published
-            now = clock()
-            state["standing_s"] = round(state["standing_s"] + now - gate["since"], 3)
-            gate["since"] = now
+    gate = Admission(limit, queue_ms, mode, target_ms, clock)
 
     @web.middleware
     async def bound(request: web.Request, handler: Handler) -> web.StreamResponse:
-        """Also counts every answer, its failures (5xx) and its latency in the app (the live progress line)."""
-        if request.path == "/health":  # probes are not the load
-            return await handler(request)
-        if state["limit"] and state["in_flight"] >= state["limit"] and standing(clock()) \
-                and state["learned"]:
-            state["shed"] += 1
-            state["answered"] += 1
-            state["failed"] += 1
-            counts[0] += 1  # answered at once
-            return error("overloaded: too many requests in flight", 503, {"Retry-After": "1"})
-        state["in_flight"] += 1
-        state["admitted"] += 1
-        state["peak_in_flight"] = max(state["peak_in_flight"], state["in_flight"])
-        began = time.perf_counter()
-        failed = True
-        try:
-            response = await handler(request)
-            failed = response.status >= 500
-            return response
-        finally:
-            state["in_flight"] -= 1
-            state["answered"] += 1
-            state["failed"] += failed
-            counts[bisect.bisect_left(APP_LATENCY_BOUNDS_MS, 1000 * (time.perf_counter() - began))] += 1
+        return await gate.serve(request, handler)
 
-    bound.state = state  # type: ignore[attr-defined]
-    bound.tune = tune  # type: ignore[attr-defined]
-    bound.observe_wait = observe_wait  # type: ignore[attr-defined]
-    bound.observe_loop = observe_loop  # type: ignore[attr-defined]
+    bound.state = gate.state  # type: ignore[attr-defined]
+    bound.tune = gate.tune  # type: ignore[attr-defined]
+    bound.observe_wait = gate.observe_wait  # type: ignore[attr-defined]
+    bound.observe_loop = gate.observe_loop  # type: ignore[attr-defined]
     return bound
 
 
