@@ -76,95 +76,28 @@ def measure(settings: Settings, scenario: Scenario, setting: knobs.Knobs, writes
         stopped = True
         pids = {n.name: nodes.node_pid(n) for n in settings.nodes}
         before = counters.snapshot(settings, pids)
-        duration = writes / rate
-        run = attack.Attack(vegeta, folder, folder / "targets.json", attack.AttackOptions(rate, duration),
-                            f"apply-{scenario.name}")
-        progress.say(f"writing the backlog: {writes:,} requests at {rate}/s ({duration:g} s)")
-        begin = time.monotonic()
-        answered_before = appserver.admission(settings)
-        run.start()
-        while run.running():
-            time.sleep(1)
-            app = appserver.answered_since(answered_before, appserver.admission(settings))
-            progress.say(f"{time.monotonic() - begin:5.0f}/{duration:.0f} s, app answered {app['requests']:,}, "
-                         f"{app['failed']:,} failed")
-        run.wait()
-        gtid = nodes.master_gtid(settings)
+        gtid, begin = _write_backlog(settings, vegeta, scenario, folder, writes, rate, progress)
         queued = counters.snapshot(settings, pids)
-        attack.write_reports(vegeta, folder)
-        report = attack.read_report(folder)
-        write_seconds = report["duration"] / 1e9 or (time.monotonic() - begin)  # vegeta's sending time
-        master = counters.describe({"master": before["master"]}, {"master": queued["master"]}, write_seconds, 0,
-                                   1)["nodes"]["master"]
-        data.update(requests=report["requests"], success=report["success"], gtid=gtid,
-                    write_seconds=round(write_seconds, 3),
-                    master={"transactions": master["transactions"], "rows_changed": master["rows_changed"],
-                            "commit_rate_trx_per_s": master["transactions_per_s"],
-                            "rows_per_s": master["rows_per_s"]})
-        finished: dict[str, tuple[float | None, float | None, float | None]] = {}  # seconds, CPU s, idle CPU/s
-        spans: dict[str, tuple[float, float]] = {}  # each drain's start and end, seconds after the backlog was queued
-        queued_at = time.monotonic()
-
-        running_at_start: dict[str, list[str]] = {}  # the other replicas whose SQL thread ran as each drain began
-
-        def drain(replica: Any, idle: float | None) -> None:
-            running_at_start[replica.name] = [r.name for r in settings.replicas
-                                              if r.name != replica.name and _applying(settings, r)]
-            cpu_before = _cpu(replica)
-            t0 = time.monotonic()
-            try:
-                result = sql.query_one(replica, settings, sql.wait_gtid_sql(settings.flavour), (gtid, DRAIN_TIMEOUT))
-            except sql.MySQLError:
-                result = None
-            took = time.monotonic() - t0
-            spans[replica.name] = (round(t0 - queued_at, 3), round(t0 + took - queued_at, 3))
-            cpu_after = _cpu(replica)
-            cpu = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
-            finished[replica.name] = (round(took, 3) if result == 0 else None, cpu, idle)
-
+        backlog = _backlog_report(vegeta, folder, begin, gtid)
+        master = counters.describe({"master": before["master"]}, {"master": queued["master"]},
+                                   backlog["write_seconds"], 0, 1)["nodes"]["master"]
+        data.update(**backlog, master={"transactions": master["transactions"], "rows_changed": master["rows_changed"],
+                                       "commit_rate_trx_per_s": master["transactions_per_s"],
+                                       "rows_per_s": master["rows_per_s"]})
+        drains = Drains(settings, backlog["gtid"])
         if together:
             progress.say(f"backlog queued: {master['transactions']:,} transactions; starting every SQL thread at "
                          "once and timing MASTER_GTID_WAIT on each replica (--together)")
-            idle = {r.name: _idle_cpu(r) for r in settings.replicas}
-            threads = [threading.Thread(target=drain, args=(r, idle[r.name]), daemon=True) for r in settings.replicas]
-            _sql_thread(settings, start=True)
+            drains.together()
             stopped = False
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
         else:
-            for replica in settings.replicas:  # one at a time, the others' SQL threads still stopped
+            for replica in settings.replicas:
                 progress.say(f"backlog queued: {master['transactions']:,} transactions; {replica.name} applies it "
                              "alone (the other replicas' SQL threads held), timing MASTER_GTID_WAIT")
-                idle_rate = _idle_cpu(replica)
-                _sql_thread(settings, start=True, replicas=(replica,))
-                drain(replica, idle_rate)
-                _sql_thread(settings, start=False, replicas=(replica,))  # held again: the next one drains alone
+                drains.alone(replica)
         after = counters.snapshot(settings, pids)
-        data["replicas"] = {}
-        for replica in settings.replicas:
-            took, cpu, idle = finished.get(replica.name, (None, None, None))
-            applied = counters.describe({"r": queued[replica.name]}, {"r": after[replica.name]},
-                                        took or 1.0, 0, 1)["nodes"]["r"] if queued[replica.name] else None
-            entry: dict[str, Any] = {"seconds": took, "drain_span_s": spans.get(replica.name),
-                                     "others_applying_at_start": running_at_start.get(replica.name)}
-            if took and applied:
-                net = None if cpu is None else max(0.0, cpu - (idle or 0.0) * took)
-                trx_rate = applied["transactions"] / took
-                # the replica applies the master's very transactions (same GTIDs), hence the master's rows: the
-                # handler counters of parallel workers are not all in SHOW GLOBAL STATUS when the wait returns
-                rows = master["rows_changed"] * applied["transactions"] / max(1, master["transactions"])
-                entry.update(transactions=applied["transactions"], rows=round(rows),
-                             apply_rate_trx_per_s=round(trx_rate, 1), apply_rate_rows_per_s=round(rows / took, 1),
-                             cpu_ms_per_trx=round(1000 * net / applied["transactions"], 3)
-                             if net is not None and applied["transactions"] else None,
-                             cpu_ms_per_trx_gross=round(1000 * cpu / applied["transactions"], 3)
-                             if cpu is not None and applied["transactions"] else None,
-                             idle_cpu_per_s=idle,
-                             capacity_ratio=round(trx_rate / master["transactions_per_s"], 2)
-                             if master["transactions_per_s"] else None)
-            data["replicas"][replica.name] = entry
+        data["replicas"] = {r.name: _replica_entry(drains, r.name, queued[r.name], after[r.name], master)
+                            for r in settings.replicas}
         data["status"] = UNIT_OK if all(e.get("seconds") for e in data["replicas"].values()) else UNIT_FAILED
     except KeyboardInterrupt:
         data["status"] = STATUS_INTERRUPTED
@@ -173,20 +106,124 @@ def measure(settings: Settings, scenario: Scenario, setting: knobs.Knobs, writes
         data["error"] = f"{type(exc).__name__}: {exc}"
         harnesslog.write(f"apply-capacity failed: {exc}", exc)
     finally:
-        if stopped:
-            try:
-                _sql_thread(settings, start=True)
-            except sql.MySQLError as exc:
-                data.setdefault("error", f"could not restart the SQL threads: {exc}")
-        for replica in settings.replicas:
-            try:
-                nodes.wait_replicating(replica, settings)
-            except Exception as exc:  # noqa: BLE001
-                data.setdefault("error", f"{replica.name} not replicating afterwards: {exc}")
+        _restore(settings, data, stopped)
         harnesslog.done(log)
         data["folder"] = folder.name
         (folder / "apply.json").write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
     return data
+
+
+def _write_backlog(settings: Settings, vegeta: Path, scenario: Scenario, folder: Path, writes: int, rate: int,
+                   progress: Progress) -> tuple[str, float]:
+    """The backlog written through the app while the replicas' SQL threads are stopped: the master's GTID position
+    once it is written, and when the writing began."""
+    duration = writes / rate
+    run = attack.Attack(vegeta, folder, folder / "targets.json", attack.AttackOptions(rate, duration),
+                        f"apply-{scenario.name}")
+    progress.say(f"writing the backlog: {writes:,} requests at {rate}/s ({duration:g} s)")
+    begin = time.monotonic()
+    answered_before = appserver.admission(settings)
+    run.start()
+    while run.running():
+        time.sleep(1)
+        app = appserver.answered_since(answered_before, appserver.admission(settings))
+        progress.say(f"{time.monotonic() - begin:5.0f}/{duration:.0f} s, app answered {app['requests']:,}, "
+                     f"{app['failed']:,} failed")
+    run.wait()
+    return nodes.master_gtid(settings), begin
+
+
+def _backlog_report(vegeta: Path, folder: Path, begin: float, gtid: str) -> dict[str, Any]:
+    """vegeta's figures of the backlog's writing."""
+    attack.write_reports(vegeta, folder)
+    report = attack.read_report(folder)
+    write_seconds = report["duration"] / 1e9 or (time.monotonic() - begin)  # vegeta's sending time
+    return {"requests": report["requests"], "success": report["success"], "gtid": gtid,
+            "write_seconds": round(write_seconds, 3)}
+
+
+class Drains:
+    """Each replica's drain of the backlog up to `gtid`: seconds (None: not within DRAIN_TIMEOUT), CPU seconds and
+    idle CPU per second, when it ran (seconds after the backlog was queued) and which others applied meanwhile."""
+
+    def __init__(self, settings: Settings, gtid: str) -> None:
+        self.settings, self.gtid = settings, gtid
+        self.finished: dict[str, tuple[float | None, float | None, float | None]] = {}  # seconds, CPU s, idle/s
+        self.spans: dict[str, tuple[float, float]] = {}
+        self.others: dict[str, list[str]] = {}  # the other replicas whose SQL thread ran as each drain began
+        self.queued_at = time.monotonic()
+
+    def alone(self, replica: Node) -> None:
+        """One replica applies while the others' SQL threads stay stopped (held again after it)."""
+        idle_rate = _idle_cpu(replica)
+        _sql_thread(self.settings, start=True, replicas=(replica,))
+        self.drain(replica, idle_rate)
+        _sql_thread(self.settings, start=False, replicas=(replica,))
+
+    def together(self) -> None:
+        """Every SQL thread started at once, each replica's wait timed in its own thread."""
+        idle = {r.name: _idle_cpu(r) for r in self.settings.replicas}
+        threads = [threading.Thread(target=self.drain, args=(r, idle[r.name]), daemon=True)
+                   for r in self.settings.replicas]
+        _sql_thread(self.settings, start=True)
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    def drain(self, replica: Node, idle: float | None) -> None:
+        s = self.settings
+        self.others[replica.name] = [r.name for r in s.replicas if r.name != replica.name and _applying(s, r)]
+        cpu_before = _cpu(replica)
+        t0 = time.monotonic()
+        try:
+            result = sql.query_one(replica, s, sql.wait_gtid_sql(s.flavour), (self.gtid, DRAIN_TIMEOUT))
+        except sql.MySQLError:
+            result = None
+        took = time.monotonic() - t0
+        self.spans[replica.name] = (round(t0 - self.queued_at, 3), round(t0 + took - self.queued_at, 3))
+        cpu_after = _cpu(replica)
+        cpu = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
+        self.finished[replica.name] = (round(took, 3) if result == 0 else None, cpu, idle)
+
+
+def _replica_entry(drains: Drains, name: str, queued: dict[str, Any] | None, after: dict[str, Any],
+                   master: dict[str, Any]) -> dict[str, Any]:
+    """One replica's line of apply.json: its drain and what it applied, per transaction net of its idle CPU."""
+    took, cpu, idle = drains.finished.get(name, (None, None, None))
+    applied = counters.describe({"r": queued}, {"r": after}, took or 1.0, 0, 1)["nodes"]["r"] if queued else None
+    entry: dict[str, Any] = {"seconds": took, "drain_span_s": drains.spans.get(name),
+                             "others_applying_at_start": drains.others.get(name)}
+    if took and applied:
+        net = None if cpu is None else max(0.0, cpu - (idle or 0.0) * took)
+        trx_rate = applied["transactions"] / took
+        # the replica applies the master's very transactions (same GTIDs), hence the master's rows: the
+        # handler counters of parallel workers are not all in SHOW GLOBAL STATUS when the wait returns
+        rows = master["rows_changed"] * applied["transactions"] / max(1, master["transactions"])
+        entry.update(transactions=applied["transactions"], rows=round(rows),
+                     apply_rate_trx_per_s=round(trx_rate, 1), apply_rate_rows_per_s=round(rows / took, 1),
+                     cpu_ms_per_trx=round(1000 * net / applied["transactions"], 3)
+                     if net is not None and applied["transactions"] else None,
+                     cpu_ms_per_trx_gross=round(1000 * cpu / applied["transactions"], 3)
+                     if cpu is not None and applied["transactions"] else None,
+                     idle_cpu_per_s=idle,
+                     capacity_ratio=round(trx_rate / master["transactions_per_s"], 2)
+                     if master["transactions_per_s"] else None)
+    return entry
+
+
+def _restore(settings: Settings, data: dict[str, Any], stopped: bool) -> None:
+    """Every replica replicating again after the drains, whatever happened (a failure is recorded in data)."""
+    if stopped:
+        try:
+            _sql_thread(settings, start=True)
+        except sql.MySQLError as exc:
+            data.setdefault("error", f"could not restart the SQL threads: {exc}")
+    for replica in settings.replicas:
+        try:
+            nodes.wait_replicating(replica, settings)
+        except Exception as exc:  # noqa: BLE001
+            data.setdefault("error", f"{replica.name} not replicating afterwards: {exc}")
 
 
 def _applying(settings: Settings, replica: Node) -> bool:
