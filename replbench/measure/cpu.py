@@ -11,7 +11,6 @@ cpu.csv (and memory.csv); totals between two snapshots give CPU seconds per node
 from __future__ import annotations
 
 import csv
-import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 import psutil
 
 from ..core.nodenames import nodes_in
+from .loops import Loops
 
 SAMPLE_INTERVAL = 1.0
 GROUPS = ("app", "master", "replica1", "replica2", "vegeta", "harness")  # cpu.csv's columns (more replicas: after)
@@ -69,8 +69,7 @@ class CpuSampler:
         self.memory_rows: list[dict[str, float]] = []
         self._seen: dict[str, dict[int, float]] = {name: {} for name in groups}
         self._procs: dict[int, psutil.Process] = {}
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self.loops = Loops(path)  # its one thread (it writes cpu.csv and memory.csv itself)
         self.rows: list[dict[str, float]] = []
         self.started = time.monotonic() if clock_zero is None else clock_zero  # the run's clock: never reset
 
@@ -131,8 +130,7 @@ class CpuSampler:
         writer.writerow(row.values())
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-        self._thread.start()
+        self.loops.start(self._loop)
 
     def _loop(self) -> None:
         memory_file = open(self.memory_path, "w", newline="") if self.memory_path else None
@@ -152,7 +150,7 @@ class CpuSampler:
             writer.writerow(["elapsed_s", *columns])
             previous, previous_t = self.totals(), time.monotonic()
             samples = 0
-            while not self._stop.wait(SAMPLE_INTERVAL - ((time.monotonic() - self.started) % SAMPLE_INTERVAL)):
+            while not self.loops.stopped.wait(SAMPLE_INTERVAL - ((time.monotonic() - self.started) % SAMPLE_INTERVAL)):
                 if memory and samples % MEMORY_EVERY == 0:
                     self._write_memory(memory, time.monotonic() - self.started)
                     memory_file.flush()
@@ -168,9 +166,7 @@ class CpuSampler:
                 previous, previous_t = now_totals, now
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread:
-            self._thread.join(timeout=5)
+        self.loops.stop()
 
 
 def steady_means(rows: list[dict[str, float]], start: float, end: float) -> dict[str, float]:

@@ -10,9 +10,7 @@ counted, so binlog figures per application write can leave them out.
 
 from __future__ import annotations
 
-import csv
 import statistics
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -20,6 +18,7 @@ from typing import Any
 from ..core import sql
 from ..core.config import HEARTBEAT_DOMAIN_ID, META_SCHEMA, Settings
 from ..core.stats import percentile
+from .loops import Loops
 from .poslag import PositionLag
 
 CSV_COLUMNS = ["elapsed_s", "replica", "heartbeat_lag_ms", "seconds_behind_master", "replicating"]
@@ -40,30 +39,18 @@ class LagMonitor:
         self.lags: dict[str, list[tuple[float, float]]] = {r.name: [] for r in settings.replicas}
         self.behind: dict[str, list[tuple[float, int]]] = {r.name: [] for r in settings.replicas}
         self.not_replicating: set[str] = set()
-        self._file: Any = None
-        self._writer: Any = None
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
-        self._threads: list[threading.Thread] = []
+        self.loops = Loops(path)
         self.positions = PositionLag(settings, path.with_name("positions.csv"), clock_zero)
 
     def start(self) -> None:
         self.positions.start()
-        self._file = open(self.path, "w", newline="")
-        self._writer = csv.DictWriter(self._file, fieldnames=CSV_COLUMNS, restval="")
-        self._writer.writeheader()
-        targets = [(self._beat_loop, ())] + [(self._read_loop, (r.name,)) for r in self.settings.replicas]
-        for target, args in targets:
-            thread = threading.Thread(target=target, args=args, daemon=True)
-            thread.start()
-            self._threads.append(thread)
+        self.loops.open(CSV_COLUMNS, rows_as_dicts=True)
+        self.loops.start(self._beat_loop)
+        for replica in self.settings.replicas:
+            self.loops.start(self._read_loop, replica.name)
 
     def stop(self) -> None:
-        self._stop.set()
-        for thread in self._threads:
-            thread.join(timeout=5)
-        if self._file is not None:
-            self._file.close()
+        self.loops.stop()
         self.positions.stop()
 
     def _elapsed(self) -> float:
@@ -82,7 +69,7 @@ class LagMonitor:
 
     def _beat_loop(self) -> None:
         conn = None
-        while not self._stop.is_set():
+        while not self.loops.stopped.is_set():
             conn = conn or self._connect("master")
             if conn is not None:
                 try:
@@ -92,13 +79,13 @@ class LagMonitor:
                 except (sql.MySQLError, OSError):
                     sql.close_quietly(conn)
                     conn = None
-            self._stop.wait(self.interval)
+            self.loops.stopped.wait(self.interval)
         sql.close_quietly(conn)
 
     def _read_loop(self, replica_name: str) -> None:
         conn = None
         next_status = 0.0
-        while not self._stop.is_set():
+        while not self.loops.stopped.is_set():
             sample: dict[str, Any] = {"elapsed_s": self._elapsed(), "replica": replica_name}
             conn = conn or self._connect(replica_name)
             try:
@@ -122,13 +109,13 @@ class LagMonitor:
                 sql.close_quietly(conn)
                 conn = None
             self._record(sample)
-            self._stop.wait(self.interval)
+            self.loops.stopped.wait(self.interval)
         sql.close_quietly(conn)
 
     def _record(self, sample: dict[str, Any]) -> None:
         name, t = sample["replica"], sample["elapsed_s"]
-        with self._lock:
-            self._writer.writerow(sample)
+        with self.loops.lock:
+            self.loops.writer.writerow(sample)
             if sample.get("heartbeat_lag_ms") is not None:
                 self.lags[name].append((t, sample["heartbeat_lag_ms"]))
             if sample.get("seconds_behind_master") is not None:

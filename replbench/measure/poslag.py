@@ -20,16 +20,15 @@ and its lag at every read.
 from __future__ import annotations
 
 import bisect
-import csv
 import statistics
 import threading
 import time
 from array import array
 from pathlib import Path
-from typing import Any
 
 from ..core import sql
 from ..core.config import Settings
+from .loops import Loops
 
 POSITION_INTERVAL = 0.010  # seconds between two reads of a node's position: the lag figures' floor
 CSV_COLUMNS = ["elapsed_s", "node", "position", "lag_ms"]
@@ -103,34 +102,22 @@ class PositionLag:
         self.lags: dict[str, tuple[array, array]] = {r.name: (array("d"), array("d")) for r in settings.replicas}
         self.reads: dict[str, array] = {n.name: array("d") for n in settings.nodes}  # when each read was taken
         self.master_seen = threading.Event()  # a replica's lag means something once the master was read
-        self._writer: Any = None
-        self._file: Any = None
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
-        self._threads: list[threading.Thread] = []
+        self.loops = Loops(path)
 
     def start(self) -> None:
-        self._file = open(self.path, "w", newline="")
-        self._writer = csv.writer(self._file)
-        self._writer.writerow(CSV_COLUMNS)
+        self.loops.open(CSV_COLUMNS)
         for node in self.settings.nodes:
-            thread = threading.Thread(target=self._loop, args=(node.name, node.role), daemon=True)
-            thread.start()
-            self._threads.append(thread)
+            self.loops.start(self._loop, node.name, node.role)
 
     def stop(self) -> None:
-        self._stop.set()
-        for thread in self._threads:
-            thread.join(timeout=5)
-        if self._file is not None:
-            self._file.close()
+        self.loops.stop()
 
     def _loop(self, name: str, role: str) -> None:
         statement = position_sql(self.settings.flavour, role)
         conn = cur = None
         last = ""
         next_at = time.monotonic()
-        while not self._stop.is_set():
+        while not self.loops.stopped.is_set():
             try:
                 if conn is None:
                     conn = sql.reader(self.settings.node(name), self.settings)
@@ -148,13 +135,13 @@ class PositionLag:
 
     def _record(self, name: str, role: str, t: float, text: str, changed: bool) -> None:
         position = parse_position(self.settings.flavour, text)
-        with self._lock:
+        with self.loops.lock:
             self.reads[name].append(t)
             if role == "master":
                 self.history.add(t, position)
                 self.master_seen.set()
                 if changed:
-                    self._writer.writerow([f"{t:.4f}", name, text, ""])
+                    self.loops.writer.writerow([f"{t:.4f}", name, text, ""])
                 return
             if not self.master_seen.is_set():
                 return
@@ -162,10 +149,10 @@ class PositionLag:
             times, values = self.lags[name]
             times.append(t)
             values.append(lag_ms)
-            self._writer.writerow([f"{t:.4f}", name, text if changed else "", lag_ms])
+            self.loops.writer.writerow([f"{t:.4f}", name, text if changed else "", lag_ms])
 
     def series(self, name: str, start: float, end: float) -> list[tuple[float, float]]:
-        with self._lock:
+        with self.loops.lock:
             times, values = self.lags[name]
             lo, hi = bisect.bisect_left(times, start), bisect.bisect_right(times, end)
             return list(zip(times[lo:hi], values[lo:hi]))
@@ -174,7 +161,7 @@ class PositionLag:
         """The interval the reads actually achieved (the median gap between two reads of any node, within the
         window when given): lag below it is not resolved."""
         gaps: list[float] = []
-        with self._lock:
+        with self.loops.lock:
             for reads in self.reads.values():
                 lo = 0 if start is None else bisect.bisect_left(reads, start)
                 hi = len(reads) if end is None else bisect.bisect_right(reads, end)
