@@ -127,7 +127,9 @@ def test_the_model_command_refuses_bad_input_with_exit_2(tmp_path) -> None:
     env = {"REPLBENCH_STATE": str(tmp_path / "st"), "REPLBENCH_RESULTS": str(tmp_path / "results")}
     for args, needle in ((["model", "predict"], "--mix"), (["model", "predict", "--mix", "x=1"], "cannot read"),
                          (["model", "predict", "--mix", "update_user=1/s", "--setting", "ROW-HALF"], "ROW-HALF"),
-                         (["model", "guess"], "invalid choice")):
+                         (["model", "guess"], "invalid choice"),
+                         (["model", "validate", "--onset-backlog", "0"], "--onset-backlog"),
+                         (["model", "validate", "--onset-rows", "-1"], "--onset-rows")):
         code, _, err = run_main(args, env)
         assert code == 2 and needle in err and "Traceback" not in err, err
     code, _, err = run_main(["model", "predict", "--mix", "update_user=1/s"], env)
@@ -175,13 +177,13 @@ def test_fit_and_validate_on_the_small_topology(topo) -> None:
     fitted_from = proc.stdout.splitlines()[0]  # "Cost model from N write runs and M apply drains ..."
     proc = run_cli(["model", "predict", "--mix", "update_user=100/s,update_users:100=2/s"], env)
     assert proc.returncode == 0 and "Binlog: " in proc.stdout and "no data" not in proc.stdout.split("Replica apply")[0]
-    proc = run_cli(["model", "validate", "--cases", "write-mix@40", "--duration", "3s", "--onset-rows", "1000",
-                    "--onset-duration", "5s"], env)
+    proc = run_cli(["model", "validate", "--cases", "write-mix@40", "--duration", "3s", "--onset-rows", "300",
+                    "--onset-duration", "5s", "--onset-backlog", "0.5"], env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     row = next(line for line in proc.stdout.splitlines() if line.startswith("| write-mix @ 40/s"))
     assert row.count(" / ") == 3 and "%" in row  # binlog, master and replica: predicted beside measured
     # the lag onset: predicted from the drains of 1- and 100-row transactions, then runs below and above it
-    assert "Lag onset, 1000-row transactions (a size the fit had no drain of), one replica applying alone: " \
+    assert "Lag onset, 300-row transactions (a size the fit had no drain of), one replica applying alone: " \
         "predicted" in proc.stdout, proc.stdout
     assert "- drained alone (a backlog of" in proc.stdout and "% off the median" in proc.stdout
     assert "| 0.8× |" in proc.stdout and "| 1.25× |" in proc.stdout and "Live onset:" in proc.stdout

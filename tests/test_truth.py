@@ -32,7 +32,8 @@ def run(topo: Settings, *args: str) -> tuple[dict, dict, str]:
 
 
 def test_cpu_is_reported_gross_and_net_of_the_idle_cost(topo: Settings) -> None:
-    summary, _, out = run(topo, "write", "40", "--duration", "3s")
+    # a window of its own, long enough for the idle samples a resolution needs (the --idle-window flag)
+    summary, _, out = run(topo, "write", "40", "--duration", "3s", "--idle-window", "4s")
     idle, net, gross = summary["cpu_idle_per_s"], summary["cpu_seconds_net"], summary["cpu_seconds"]
     assert set(idle) >= {"master", "replica1", "replica2", "app", "harness"}
     for group in ("master", "replica1", "replica2"):
@@ -40,9 +41,9 @@ def test_cpu_is_reported_gross_and_net_of_the_idle_cost(topo: Settings) -> None:
         assert abs(net[group] - expected) < 0.002, (group, net[group], expected)
         assert summary["cpu_ms_per_success_net"][group] <= summary["cpu_ms_per_success"][group]
     assert "CPU-ms per successful request net of idle: " in out and "Idle CPU, subtracted" in out
-    # each net figure with its resolution, from the idle window's one-second samples (the test topology's 3 s
-    # window, REPLBENCH_IDLE_WINDOW, where 40/s alone would get 20 s; the window is recorded)
-    assert summary["idle_window_s"] == 3.0 and summary["idle_samples"] >= 2
+    # each net figure with its resolution, from the idle window's one-second samples (the 4 s asked, where 40/s
+    # alone would get 20 s; the window is recorded)
+    assert summary["idle_window_s"] == 4.0 and summary["idle_samples"] >= 3
     assert set(summary["cpu_seconds_net_resolution"]) >= {"master", "replica1"}
     assert all(v >= 0 for v in summary["cpu_seconds_net_resolution"].values())
     assert "Resolution of the net figures (2 standard errors" in out
@@ -55,17 +56,17 @@ def test_cpu_is_reported_gross_and_net_of_the_idle_cost(topo: Settings) -> None:
 def test_a_run_waits_for_the_previous_work_to_drain_and_says_so(topo: Settings) -> None:
     def busy_master() -> None:  # a statement of the previous unit, still running on the master
         with sql.admin(topo.master, topo) as cur:
-            cur.execute("SELECT SLEEP(20)")
+            cur.execute("SELECT SLEEP(6)")
 
     def sleeping() -> bool:
         with sql.admin(topo.master, topo) as cur:
-            cur.execute("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO = 'SELECT SLEEP(20)'")
+            cur.execute("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO = 'SELECT SLEEP(6)'")
             return int(cur.fetchone()[0]) > 0
 
     thread = threading.Thread(target=busy_master)
     thread.start()
     try:
-        assert wait_until(sleeping, 20, interval=0.05)  # a state: it runs on the master when the run starts
+        assert wait_until(sleeping, 6, interval=0.05)  # a state: it runs on the master when the run starts
         summary, meta, out = run(topo, "get", "20", "--duration", "2s")
     finally:
         thread.join()
@@ -73,7 +74,7 @@ def test_a_run_waits_for_the_previous_work_to_drain_and_says_so(topo: Settings) 
     assert any("statements still running on the master" in w for w in settle["waited_for"])
     assert not any("statements still running" in w for w in settle["why"])  # it waited for the statement to end
     assert settle["waited_s"] > 0 and settle["settled"] is (settle["why"] == [])
-    # the drains all end within the settle's timeout (the statement in 20 s of its 120); what may still be left is
+    # the drains all end within the settle's timeout (the statement in 6 s of its 120); what may still be left is
     # the host's idleness, the one condition no test controls (another tenant's load): the block states the recorded
     # decision either way, which prepare.settle's own test checks case by case (test_settle_decides_...)
     assert all(w.startswith("host ") for w in settle["why"]), settle["why"]
@@ -153,7 +154,10 @@ def test_settle_waits_out_the_last_units_connections_in_time_wait() -> None:
             client.close()
     reason = prepare.time_wait_reason(port)
     assert "connections to the app in TIME_WAIT (the last unit's; near drained at " in reason, reason
-    assert reason.startswith("3,000 connections"), reason  # each server-closed connection counted once
+    # each server-closed connection counted once (tcp and tcp6 alike): never more than were closed, and all but
+    # the few the kernel has not moved to TIME_WAIT yet on a busy box
+    counted = int(reason.split(" connections")[0].replace(",", ""))
+    assert 2_850 <= counted <= 3_000, reason
 
 
 def test_semi_syncs_block_line_names_mariadbs_counter_for_what_it_is(topo: Settings) -> None:

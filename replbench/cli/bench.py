@@ -286,6 +286,9 @@ def _add_model_parser(sub: Any) -> None:
     p.add_argument("--onset-rows", type=int, default=modelcheck.ONSET_ROWS,
                    help="validate: rows per transaction of the lag-onset runs (default: %(default)s; 0: none)")
     p.add_argument("--onset-duration", help="validate: each lag-onset run's duration (default: 60s)")
+    p.add_argument("--onset-backlog", type=float, default=modelcheck.ONSET_DRAIN_S,
+                   help="validate: the held-out drain's backlog, in seconds of apply at the predicted onset (it is "
+                        "written at 3,000 rows/s; a smaller one is quicker and less precise; default: %(default)g)")
     p.add_argument("--from", dest="source", help="the folder whose runs the fit reads (default: results/)")
     p.add_argument("--mix", help="predict: e.g. 'update_user=3000/s,update_users:100=20/s'")
     p.add_argument("--setting", default="ROW-FULL", help=f"predict: one of {', '.join(costmodel.SETTINGS)}")
@@ -456,14 +459,16 @@ def cmd_model(args: argparse.Namespace) -> int:
             for name, _ in cases:
                 load_scenario(name)
         duration = parse_seconds(args.duration, "--duration") if args.duration else modelcheck.DURATION
-        if not path.exists():
-            raise ReplbenchError(f"no model yet: run `./run.sh model fit` first ({shown_path(path)} is missing)")
         if not 0 <= args.onset_rows <= MAX_BULK_ROWS:
             raise UsageError(f"--onset-rows must be from 0 to {MAX_BULK_ROWS:,}")
         onset_duration = (parse_seconds(args.onset_duration, "--onset-duration") if args.onset_duration
                           else modelcheck.ONSET_DURATION)
+        if not 0 < args.onset_backlog <= 600:
+            raise UsageError("--onset-backlog must be from 0 to 600 seconds (more than 0)")
+        if not path.exists():
+            raise ReplbenchError(f"no model yet: run `./run.sh model fit` first ({shown_path(path)} is missing)")
         data = modelcheck.validate(settings, json.loads(path.read_text()), cases, duration, args.onset_rows,
-                                   onset_duration)
+                                   onset_duration, args.onset_backlog)
         print(render_validation(data))
         return 0
     if not args.mix:

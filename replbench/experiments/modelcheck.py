@@ -55,7 +55,7 @@ def estimate(cases: tuple[tuple[str, int], ...] = CASES, duration: float = DURAT
 
 def validate(settings: Settings, model: dict[str, Any], cases: tuple[tuple[str, int], ...] = CASES,
              duration: float = DURATION, onset_rows: int = ONSET_ROWS,
-             onset_duration: float = ONSET_DURATION) -> dict[str, Any]:
+             onset_duration: float = ONSET_DURATION, onset_backlog: float = ONSET_DRAIN_S) -> dict[str, Any]:
     folder = settings.results / "model" / f"{costmodel.HELD_OUT}{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
     folder.mkdir(parents=True)
     progress = Progress("model validate")
@@ -84,12 +84,12 @@ def validate(settings: Settings, model: dict[str, Any], cases: tuple[tuple[str, 
         out["cases"].append(case)
         write_json(folder / "validate.json", out)
     if onset_rows:
-        out["onset"] = _onset(settings, model, onset_rows, onset_duration, folder, progress)
+        out["onset"] = _onset(settings, model, onset_rows, onset_duration, onset_backlog, folder, progress)
         write_json(folder / "validate.json", out)
     return out
 
 
-def _onset(settings: Settings, model: dict[str, Any], rows: int, duration: float, folder: Path,
+def _onset(settings: Settings, model: dict[str, Any], rows: int, duration: float, backlog_s: float, folder: Path,
            progress: Progress) -> dict[str, Any]:
     """The predicted onset against a held-out drain (each replica alone applying a backlog of such transactions:
     its rate is the onset under the model's own premise) and against live runs just below and just above it."""
@@ -100,7 +100,7 @@ def _onset(settings: Settings, model: dict[str, Any], rows: int, duration: float
         return out
     sc = replace(scenarios.load("write-bulk"), bulk_rows=rows)
     fill = max(1, round(ONSET_FILL_ROWS_PER_S / rows))
-    writes = max(ONSET_MIN_WRITES, round(ONSET_DRAIN_S * predicted["value"]))
+    writes = max(ONSET_MIN_WRITES, round(backlog_s * predicted["value"]))
     drain_folder = new_folder(settings, sc, fill, parent=folder / "apply")
     data = applycap.measure(settings, sc, knobs.Knobs(), writes, fill, drain_folder)
     rates = [r["apply_rate_trx_per_s"] for r in (data.get("replicas") or {}).values()
