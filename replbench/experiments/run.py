@@ -29,17 +29,14 @@ from typing import Any
 
 import psutil
 
-from ..analysis import summary, verdicts
-from ..analysis.studymetrics import CRITERIA_GUARD
+from ..analysis import judge, summary
 from ..analysis.summary import nodes_lost
 from ..core import harnesslog, sql
 from ..core.config import (
     CATCH_UP_TIMEOUT,
-    HOST_SATURATED,
     PROGRESS_INTERVAL,
     REQUEST_TIMEOUT,
     ROOT,
-    VEGETA_SATURATED,
     Settings,
     idle_window,
 )
@@ -49,13 +46,12 @@ from ..core.records import (
     STATUS_INTERRUPTED,
     STATUS_OK,
     STATUS_RUNNING,
-    STATUS_WARNING,
     exit_code,
     write_json,
 )
 from ..core.scenario import Scenario
 from ..load import attack, cpus, faults, targets
-from ..measure import binlog, cpu, health, rowcheck, samplers, timeline
+from ..measure import binlog, cpu, rowcheck, samplers, timeline
 from ..report.block import render_block
 from ..topology import appserver, dataset, knobs, links, nodes, servervars
 from ..topology.install import VEGETA_VERSION, ensure_vegeta, mariadb_binaries
@@ -470,69 +466,12 @@ class Run:
         return targets.written_ids(self.folder / "targets.json")
 
     def _guards(self) -> None:
-        guards = self.summary.setdefault("guards", [])
-        saturation = self.summary.setdefault("saturation", [])
-        if "rate_sent" in self.summary:  # the scenario's pass criteria, judged as a sweep step would be
-            guards += [f"{CRITERIA_GUARD}: {text}"
-                       for text in verdicts.breaches(self.summary, self.scenario.criteria, self.rate)
-                       if not text.startswith("replicas caught up")]  # a replica's catch-up: said below
-        if self.summary.get("client_errors"):
-            guards.append(f"{self.summary['client_errors']:,} requests failed inside the load generator "
-                          "(ports/files): a client-side limit, not the server's")
-        means = self.summary.get("cpu_mean_percent", {})
-        cores = os.cpu_count() or 1
-        if means.get("host_busy", 0) > HOST_SATURATED * 100 * cores:
-            text = f"host CPU saturated ({means['host_busy']:.0f} % of {100 * cores} %)"
-            saturation.append(text)
-            guards.append(text + ": latencies include queueing for CPU; the numbers describe this box, not only "
-                                 "the database")
-        if means.get("vegeta", 0) > VEGETA_SATURATED:
-            text = f"vegeta at {means['vegeta']:.0f} % of a core"
-            saturation.append(text)
-            guards.append(text + ": the load generator competes for CPU")
-        stopped_on_purpose = {f.node for f in self.options.faults}
-        for name in self.summary.get("replicas_not_replicating", []):
-            guards.append(f"{name} was not replicating during the run"
-                          + (" (a planned fault)" if name in stopped_on_purpose else ""))
-        if self.summary.get("rows_checked"):
-            unchanged = rowcheck.guard(self.summary["rows_checked"], self.summary.get("success"))
-            if unchanged:
-                guards.append(unchanged)
-        settle = self.meta.get("settle") or {}
-        if settle and not settle.get("settled"):
-            guards.append(f"started unsettled after {settle['waited_s']:g} s: {'; '.join(settle['why'])} (the "
-                          "previous work may still cost CPU in this run)")
-        for mismatch in self.meta.get("knob_mismatches") or []:
-            guards.append(f"setting not in effect: {mismatch}")
-        semi = ((self.summary.get("replication") or {}).get("nodes", {}).get("master") or {}).get("semi_sync")
-        if semi and semi["fell_back"]:
-            guards.append(f"semi-sync fell back to async for {semi['fell_back']:,} transactions")
-        limit = self.scenario.criteria.max_catch_up
-        for replica, took in (self.summary.get("catch_up_s") or {}).items():
-            if took is None:
-                growth = ((self.summary.get("lag") or {}).get(replica) or {}).get("growth_s_per_s")
-                guards.append(f"{replica} did not catch up within {self.options.catch_up_timeout:g} s"
-                              + (f"; lag grew {growth:.2f} s per s during the attack" if growth is not None else ""))
-            elif took > limit:
-                guards.append(f"{CRITERIA_GUARD}: {replica} caught up {took:.1f} s after the "
-                              f"last request was sent (limit {limit:g} s)")
-        seen = nodes_lost(self.summary)
-        for text, fault in zip(health.describe_faults(seen, self.t_start or 0), seen):
-            guards.append(f"fault: {text}")
-            if not fault.get("planned"):
-                self.status = STATUS_FAILED if self.status != STATUS_INTERRUPTED else self.status
-        consistency = self.summary.get("consistency") or {}
-        if consistency.get("equal") is False:
-            what = "CHECKSUM TABLE" if consistency.get("scope", "table") == "table" else "the written rows' checksum"
-            guards.append(f"{what} differs between nodes after catch-up: replicas diverged — RUN FAILED")
-        if consistency.get("missing"):
-            guards.append(f"consistency checked without {', '.join(consistency['missing'])} (not answering)")
-        for error in self.errors:
-            guards.append(f"error: {error}")
-        if self.errors and self.status in (STATUS_OK, STATUS_WARNING):
-            self.status = STATUS_FAILED
-        if guards and self.status == STATUS_OK:
-            self.status = STATUS_WARNING
+        facts = judge.RunFacts(criteria=self.scenario.criteria, rate=self.rate,
+                               catch_up_timeout=self.options.catch_up_timeout, cores=os.cpu_count() or 1,
+                               planned_nodes=frozenset(f.node for f in self.options.faults),
+                               attack_start_s=self.t_start or 0, errors=tuple(self.errors))
+        guards, saturation, self.status = judge.judge(self.summary, self.meta, facts, self.status)
+        self.summary["guards"], self.summary["saturation"] = guards, saturation
 
     def _base_meta(self) -> dict[str, Any]:
         s = self.settings

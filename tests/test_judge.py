@@ -1,0 +1,50 @@
+"""A run judged from what it recorded (analysis/judge): the guards, the saturation and the status they leave, from
+a summary and a meta.json alone. Unit tier."""
+
+from __future__ import annotations
+
+from replbench.analysis.judge import RunFacts, judge
+from replbench.analysis.studymetrics import CRITERIA_GUARD
+from replbench.core.records import STATUS_FAILED, STATUS_OK, STATUS_WARNING
+from replbench.core.scenario import PassCriteria
+
+FACTS = RunFacts(criteria=PassCriteria(), rate=100, catch_up_timeout=300.0, cores=2)
+CLEAN = {"rate_sent": 100.0, "server_success": 1.0, "latency_ms": {"p99": 4.0}, "catch_up_s": {"replica1": 0.02},
+         "cpu_mean_percent": {"host_busy": 80.0, "vegeta": 5.0}}
+
+
+def test_a_clean_run_is_ok_with_no_guard() -> None:
+    assert judge(CLEAN, {"settle": {"settled": True}}, FACTS, STATUS_OK) == ([], [], STATUS_OK)
+
+
+def test_each_warning_is_a_guard_and_turns_ok_into_a_warning() -> None:
+    summary = {**CLEAN, "rate_sent": 90.0, "cpu_mean_percent": {"host_busy": 195.0, "vegeta": 95.0},
+               "catch_up_s": {"replica1": 45.0, "replica2": None}, "lag": {"replica2": {"growth_s_per_s": 0.5}},
+               "replicas_not_replicating": ["replica2"]}
+    meta = {"settle": {"settled": False, "waited_s": 15.0, "why": ["host 120 % busy"]},
+            "knob_mismatches": ["binlog_format on replica1: MIXED"]}
+    guards, saturation, status = judge(summary, meta, RunFacts(**{**FACTS.__dict__, "planned_nodes":
+                                                                  frozenset({"replica2"})}), STATUS_OK)
+    assert status == STATUS_WARNING
+    assert saturation == ["host CPU saturated (195 % of 200 %)", "vegeta at 95 % of a core"]
+    assert guards == [
+        f"{CRITERIA_GUARD}: sent 90.0/s < 99% of 100/s",
+        "host CPU saturated (195 % of 200 %): latencies include queueing for CPU; the numbers describe this box, "
+        "not only the database",
+        "vegeta at 95 % of a core: the load generator competes for CPU",
+        "replica2 was not replicating during the run (a planned fault)",
+        "started unsettled after 15 s: host 120 % busy (the previous work may still cost CPU in this run)",
+        "setting not in effect: binlog_format on replica1: MIXED",
+        f"{CRITERIA_GUARD}: replica1 caught up 45.0 s after the last request was sent (limit 30 s)",
+        "replica2 did not catch up within 300 s; lag grew 0.50 s per s during the attack"]
+
+
+def test_diverged_replicas_or_an_error_fail_the_run() -> None:
+    diverged = {**CLEAN, "consistency": {"equal": False, "scope": "rows", "missing": ["replica2"]}}
+    guards, _, status = judge(diverged, {}, FACTS, STATUS_OK)
+    assert guards == ["the written rows' checksum differs between nodes after catch-up: replicas diverged — RUN "
+                      "FAILED", "consistency checked without replica2 (not answering)"]
+    assert status == STATUS_WARNING  # the consistency check itself set FAILED where it ran (experiments/run)
+    guards, _, status = judge(CLEAN, {}, RunFacts(**{**FACTS.__dict__, "errors": ("run: OSError: gone",)}),
+                              STATUS_OK)
+    assert guards == ["error: run: OSError: gone"] and status == STATUS_FAILED
