@@ -15,6 +15,7 @@ import pytest
 
 from replbench.core import sql
 from replbench.core.config import ROOT, Settings
+from replbench.core.records import RESULTS_SCHEMA
 from replbench.core.scenario import available, load
 from replbench.measure.cpu import SAMPLE_INTERVAL
 from replbench.topology import nodes
@@ -89,6 +90,8 @@ def test_cpu_and_lag_csv_cover_every_node(topo: Settings) -> None:
     assert {r["replica"] for r in lag_rows} == {"replica1", "replica2"}
     summary = json.loads((folder / "summary.json").read_text())
     assert set(summary["cpu_ms_per_request"]) == {"app", "master", "replica1", "replica2", "vegeta", "harness"}
+    meta = json.loads((folder / "meta.json").read_text())
+    assert summary["schema_version"] == meta["schema_version"] == RESULTS_SCHEMA  # the files' shape, for readers
     # one clock for every sampler (its zero set once, before any starts; cpu.csv once ran ~2 s behind lag.csv):
     # on that clock both files hold samples before the attack (the heartbeat calibration) and through its end, to
     # within their period (cpu.csv one a second: the attack's last part-second ends before its next sample)

@@ -21,6 +21,10 @@ STATUS_INTERRUPTED = "interrupted"
 STATUS_RUNNING = "running"
 STATUS_INCOMPLETE = "incomplete"
 STATUS_SUCCEEDED = (STATUS_OK, STATUS_WARNING)  # a run that measured what it set out to
+# the shape of a run's summary.json and meta.json: a reader meets files of every version since the first (none
+# written: 0), and a change of keys or meanings gets the next number (docs/metrics.md lists the keys)
+RESULTS_SCHEMA = 1
+
 # a unit that is not one run (an apply-capacity drain, a big transaction, a study's unit) and a whole collection
 # (a study or sweep "complete", a campaign "done"), in their JSON files
 UNIT_OK = "ok"

@@ -42,6 +42,7 @@ from ..core.config import (
 )
 from ..core.progress import Progress
 from ..core.records import (
+    RESULTS_SCHEMA,
     STATUS_FAILED,
     STATUS_INTERRUPTED,
     STATUS_OK,
@@ -93,7 +94,8 @@ class Run:
         self.status = STATUS_OK
         self.meta: dict[str, Any] = {}
         self.summary: dict[str, Any] = {"scenario": scenario.name, "rate": rate, "duration_s": options.duration,
-                                        "schema": scenario.schema, "folder": folder.name}
+                                        "schema": scenario.schema, "folder": folder.name,
+                                        "schema_version": RESULTS_SCHEMA}
         self.errors: list[str] = []
         self.attack_options = attack.AttackOptions(
             rate, options.duration, options.timeout, attackers=options.attackers,
@@ -477,6 +479,7 @@ class Run:
         s = self.settings
         info = dataset.dataset_info(s) or {}
         return {
+            "schema_version": RESULTS_SCHEMA,
             "scenario": self.scenario.name, "scenario_file": self.scenario.source, "rate": self.rate,
             **({"bulk_rows": self.scenario.bulk_rows}
                if any(r.endpoint == "update_users" for r in self.scenario.requests) else {}),
