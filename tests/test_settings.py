@@ -41,3 +41,26 @@ def test_the_block_states_the_harness_time_around_the_attack() -> None:
         "Harness time: 0.6 s start-up, 1.0 s preparing, 3.0 s idle window, 5.1 s attack, 0.8 s after the attack "
         "(catch-up, reports, checks); 10.6 s in all"]
     assert _harness_time_lines({}) == []  # a run recorded before the line existed
+
+
+def test_off_a_terminal_every_step_is_a_line_and_a_long_steps_ticks_come_every_few_seconds(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from replbench.core import progress
+
+    now = [100.0]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: now[0])
+    out = io.StringIO()
+    shown = progress.Progress("run", stream=out)
+    shown.say("measuring the idle cost")
+    shown.say("1/60 s, app answered 40", tick=True)  # the first tick right after a step: shown
+    now[0] += 1
+    shown.say("2/60 s, app answered 80", tick=True)  # within LOG_INTERVAL of the last tick: not
+    shown.say("a step's own line")  # a step always
+    now[0] += progress.LOG_INTERVAL
+    shown.say("7/60 s, app answered 280", tick=True)
+    shown.say("attack finished", final=True)
+    assert [line.split("] ", 1)[1] for line in out.getvalue().splitlines()] == [
+        "measuring the idle cost", "1/60 s, app answered 40", "a step's own line", "7/60 s, app answered 280",
+        "attack finished"]

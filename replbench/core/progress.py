@@ -1,7 +1,8 @@
 """Progress display: phase timing and live one-line status with elapsed time, on stderr.
 
-On a terminal the status line is rewritten in place; otherwise (CI, logs) a line is printed at most every
-few seconds, so long phases still show life without flooding the log.
+On a terminal the status line is rewritten in place; otherwise (CI, logs) every step's line is printed, and the
+ticks of a long step (say(..., tick=True): the live progress of an attack, a load, a wait) at most every few
+seconds, so long steps still show life without flooding the log.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-LOG_INTERVAL = 5.0  # seconds between status lines when not on a terminal
+LOG_INTERVAL = 5.0  # seconds between two ticks' lines when not on a terminal
 
 
 class Progress:
@@ -24,7 +25,7 @@ class Progress:
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.started = time.monotonic()
         self.phases: list[tuple[str, float]] = []
-        self._last_log = 0.0
+        self._last_tick = 0.0
         self._lock = threading.Lock()
 
     def elapsed(self) -> float:
@@ -41,7 +42,8 @@ class Progress:
             self.phases.append((name, took))
             self.say(f"{name}: done in {took:.1f} s", final=True)
 
-    def say(self, text: str, *, final: bool = False) -> None:
+    def say(self, text: str, *, final: bool = False, tick: bool = False) -> None:
+        """A step's status line; tick: one more line of a long step's progress (throttled off a terminal)."""
         line = f"[{self.title} {self.elapsed():6.1f}s] {text}"
         with self._lock:
             if self.tty:
@@ -49,9 +51,10 @@ class Progress:
                 self.stream.write("\r\033[K" + line + end)
             else:
                 now = time.monotonic()
-                if not final and now - self._last_log < LOG_INTERVAL and self._last_log:
-                    return
-                self._last_log = now
+                if tick and not final:
+                    if self._last_tick and now - self._last_tick < LOG_INTERVAL:
+                        return
+                    self._last_tick = now
                 self.stream.write(line + "\n")
             self.stream.flush()
 

@@ -128,7 +128,7 @@ def _write_backlog(settings: Settings, vegeta: Path, scenario: Scenario, folder:
         time.sleep(1)
         app = appserver.answered_since(answered_before, appserver.admission(settings))
         progress.say(f"{time.monotonic() - begin:5.0f}/{duration:.0f} s, app answered {app['requests']:,}, "
-                     f"{app['failed']:,} failed")
+                     f"{app['failed']:,} failed", tick=True)
     run.wait()
     return nodes.master_gtid(settings), begin
 

@@ -43,7 +43,7 @@ def settle(settings: Settings, progress: Progress, timeout: float = SETTLE_TIMEO
     reasons = _drains(settings)
     first = list(reasons)
     while reasons and time.monotonic() - begin < timeout:
-        progress.say(f"settling before the run ({time.monotonic() - begin:.0f} s): {'; '.join(reasons)}")
+        progress.say(f"settling before the run ({time.monotonic() - begin:.0f} s): {'; '.join(reasons)}", tick=True)
         time.sleep(0.5)
         reasons = _drains(settings)
     host_since = time.monotonic()
@@ -52,7 +52,7 @@ def settle(settings: Settings, progress: Progress, timeout: float = SETTLE_TIMEO
     if busy:
         first.append(busy)
     while busy and time.monotonic() - host_since < SETTLE_HOST_WAIT:
-        progress.say(f"settling before the run ({time.monotonic() - begin:.0f} s): {busy}")
+        progress.say(f"settling before the run ({time.monotonic() - begin:.0f} s): {busy}", tick=True)
         busy = _host_busy()
     reasons += [busy] if busy else []
     return {"settled": not reasons, "waited_s": round(time.monotonic() - begin, 1), "why": reasons,

@@ -268,7 +268,7 @@ class Run:
                 f"{min(elapsed, self.options.duration):5.0f}/{self.options.duration:.0f} s, {answers} | cpu app "
                 f"{core['app']} master {core['master']} "
                 + "".join(f"r{r.removeprefix('replica')} {core[r]} " for r in self.settings.node_names[1:]) +
-                f"vegeta {core['vegeta']}" + (f" | {lost}" if lost else ""))
+                f"vegeta {core['vegeta']}" + (f" | {lost}" if lost else ""), tick=True)
         self.progress.say("attack finished", final=True)
 
     def _time_catch_up(self) -> None:

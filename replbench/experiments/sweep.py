@@ -83,7 +83,7 @@ def wait_settled(progress: Progress) -> float:
         busy = psutil.cpu_percent(None) / 100.0
         if busy < SETTLE_BUSY:
             break
-        progress.say(f"waiting for the CPU to settle ({busy * 100 * cores:.0f} % busy)")
+        progress.say(f"waiting for the CPU to settle ({busy * 100 * cores:.0f} % busy)", tick=True)
     return round(time.monotonic() - begin, 1)
 
 

@@ -206,7 +206,7 @@ def _wait_with_progress(settings: Settings, gtid: str, progress: Progress) -> di
                     states.append(f"{replica.name}: {doing or 'applying'}")
                 except sql.MySQLError:
                     states.append(f"{replica.name}: not answering")
-            progress.say("waiting for the replicas — " + "; ".join(states))
+            progress.say("waiting for the replicas — " + "; ".join(states), tick=True)
     return result.get("waited", {})
 
 
@@ -227,7 +227,7 @@ def load_tsv_in_chunks(settings: Settings, tsv: Path, schema: str, progress: Pro
                 chunk.write_bytes(b"".join(lines))
                 cur.execute(statement, (str(chunk),))
                 loaded += len(lines)
-                progress.say(f"loading {schema}: {loaded:,} / {settings.accounts:,} rows")
+                progress.say(f"loading {schema}: {loaded:,} / {settings.accounts:,} rows", tick=True)
     finally:
         conn.close()
         chunk.unlink(missing_ok=True)
@@ -241,7 +241,7 @@ def generate_tsv(settings: Settings, tsv: Path, progress: Progress) -> None:
     errors = []
     for line in proc.stderr:
         if line.startswith("rows "):
-            progress.say(f"generated {int(line.split()[1]):,} / {settings.accounts:,} rows")
+            progress.say(f"generated {int(line.split()[1]):,} / {settings.accounts:,} rows", tick=True)
         else:
             errors.append(line)
     if proc.wait() != 0:
@@ -303,7 +303,7 @@ def _watch_progress(settings: Settings, conn_id: int, done: threading.Event, pro
                             "WHERE ID = %s", (conn_id,))
                 row = cur.fetchone()
                 if row:
-                    progress.say(f"{label}: {_describe_progress(*row)}")
+                    progress.say(f"{label}: {_describe_progress(*row)}", tick=True)
     except sql.MySQLError:
         pass
     finally:
