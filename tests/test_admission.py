@@ -51,6 +51,40 @@ def run(topo: Settings, args: tuple[str, ...], **env: str) -> tuple[dict, dict, 
     return summary, meta, proc.stdout
 
 
+# The runs below leave vegeta's closed connections in TIME_WAIT for 60 s, and a run waits while more than 5 %
+# of the ephemeral ports sit there (settle): they run in an order whose sum stays under that, the one with the
+# most connections (unlimited) last, before test_app's requests, which need no settle.
+
+
+def test_vegetas_connections_follow_the_app_workers_and_unlimited_is_honoured(topo: Settings) -> None:
+    from replbench.core.config import CLIENT_CONNECTIONS_PER_WORKER, OPEN_FILES_RESERVE
+
+    summary, meta, out = run(topo, ("get", "20", "--duration", "1s"))  # one app worker (run's default here)
+    opts = meta["attack_options"]
+    assert opts["max_connections"] == CLIENT_CONNECTIONS_PER_WORKER == summary["client_connections"]
+    assert opts["client_connections"] == "auto (REPLBENCH_CLIENT_CONNECTIONS)"
+    assert f"-max-connections={CLIENT_CONNECTIONS_PER_WORKER}" in meta["attack_command"]
+    summary, meta, out = run(topo, ("get", "20", "--duration", "1s"), REPLBENCH_CLIENT_CONNECTIONS="unlimited")
+    opts = meta["attack_options"]
+    assert opts["max_connections"] == opts["open_files_limit"] - OPEN_FILES_RESERVE
+    summary, meta, out = run(topo, ("get", "20", "--duration", "1s"), REPLBENCH_CLIENT_CONNECTIONS="300")
+    assert meta["attack_options"]["max_connections"] == 300
+
+
+def test_the_apps_listen_queue_has_gunicorns_backlog(topo: Settings) -> None:
+    # aiohttp's worker listens again with 128 whatever gunicorn's --backlog says (aiohttp #5283); app/worker.py
+    # gives it gunicorn's, capped by the kernel's somaxconn
+    import subprocess
+
+    from replbench.core.config import APP_BACKLOG
+
+    run(topo, ("get", "10", "--duration", "1s"))  # the app is up
+    somaxconn = int(open("/proc/sys/net/core/somaxconn").read())
+    listing = subprocess.run(["ss", "-Hltn", f"sport = :{topo.app_port}"], capture_output=True, text=True,
+                             check=True).stdout.split()
+    assert listing[0] == "LISTEN" and int(listing[2]) == min(APP_BACKLOG, somaxconn)
+
+
 def test_admission_none_holds_the_app_to_vegetas_pool_under_an_overload(topo: Settings) -> None:
     # a pool far smaller than what the overload puts in flight (300/s asked, 100/s served): the app holds every one
     # of its 20 connections' requests and never more, sheds nothing, and the excess waits in vegeta
@@ -69,6 +103,16 @@ def test_the_default_admission_sheds_nothing_at_a_low_rate(topo: Settings) -> No
     adm = summary["app_admission"]
     assert adm["mode"] == "codel" and adm["shed"] == 0 and adm["admitted"] == 120
     assert summary["above_knee"] is None and "Above the knee" not in out
+
+
+def test_codels_target_is_honoured_and_recorded(topo: Settings) -> None:
+    # the overload that sheds at the default target (above), with a target no delay can reach: a connection wait
+    # ends at REPLBENCH_DB_TIMEOUT (2 s here) and the loop is never 10 s late, so no queue ever stands
+    # (at twice what the app serves, not four times: the queue nothing sheds drains within the attack's wait)
+    summary, meta, out = run(topo, ("get", "200", "--duration", "8s", *SLOW_READS), REPLBENCH_CODEL_TARGET_MS="10000")
+    assert meta["app"]["admission"]["mode"] == "codel" and meta["app"]["admission"]["target_ms"] == 10000
+    adm = summary["app_admission"]
+    assert adm["shed"] == 0 and adm["episodes"] == 0
 
 
 def test_the_default_admission_sheds_under_an_overload_and_says_what_happened(topo: Settings) -> None:
@@ -96,16 +140,6 @@ def test_admission_none_with_unlimited_connections_is_the_unbounded_app_and_is_r
     assert adm["mode"] == "none" and adm["shed"] == 0 and adm["episodes"] == 0
     assert meta["attack_options"]["client_connections"].startswith("unlimited")
     assert "none: the unbounded app (REPLBENCH_ADMISSION=none, REPLBENCH_CLIENT_CONNECTIONS=unlimited" in out
-
-
-def test_codels_target_is_honoured_and_recorded(topo: Settings) -> None:
-    # the overload that sheds at the default target (above), with a target no delay can reach: a connection wait
-    # ends at REPLBENCH_DB_TIMEOUT (2 s here) and the loop is never 10 s late, so no queue ever stands
-    # (at twice what the app serves, not four times: the queue nothing sheds drains within the attack's wait)
-    summary, meta, out = run(topo, ("get", "200", "--duration", "8s", *SLOW_READS), REPLBENCH_CODEL_TARGET_MS="10000")
-    assert meta["app"]["admission"]["mode"] == "codel" and meta["app"]["admission"]["target_ms"] == 10000
-    adm = summary["app_admission"]
-    assert adm["shed"] == 0 and adm["episodes"] == 0
 
 
 def test_a_bad_admission_exits_2() -> None:
@@ -139,38 +173,9 @@ def test_the_reading_above_the_knee() -> None:
     assert roomy is not None and not roomy["client_pool_full"] and "vegeta's connections" not in above_knee_text(roomy)
 
 
-def test_vegetas_connections_follow_the_app_workers_and_unlimited_is_honoured(topo: Settings) -> None:
-    from replbench.core.config import CLIENT_CONNECTIONS_PER_WORKER, OPEN_FILES_RESERVE
-
-    summary, meta, out = run(topo, ("get", "20", "--duration", "1s"))  # one app worker (run's default here)
-    opts = meta["attack_options"]
-    assert opts["max_connections"] == CLIENT_CONNECTIONS_PER_WORKER == summary["client_connections"]
-    assert opts["client_connections"] == "auto (REPLBENCH_CLIENT_CONNECTIONS)"
-    assert f"-max-connections={CLIENT_CONNECTIONS_PER_WORKER}" in meta["attack_command"]
-    summary, meta, out = run(topo, ("get", "20", "--duration", "1s"), REPLBENCH_CLIENT_CONNECTIONS="unlimited")
-    opts = meta["attack_options"]
-    assert opts["max_connections"] == opts["open_files_limit"] - OPEN_FILES_RESERVE
-    summary, meta, out = run(topo, ("get", "20", "--duration", "1s"), REPLBENCH_CLIENT_CONNECTIONS="300")
-    assert meta["attack_options"]["max_connections"] == 300
-
-
 def test_a_bad_client_connections_exits_2() -> None:
     code, _, err = run_main(["get", "10", "--duration", "1s"], {"REPLBENCH_CLIENT_CONNECTIONS": "lots"})
     assert code == 2 and "client connections" in err and "Traceback" not in err
-
-
-def test_the_apps_listen_queue_has_gunicorns_backlog(topo: Settings) -> None:
-    # aiohttp's worker listens again with 128 whatever gunicorn's --backlog says (aiohttp #5283); app/worker.py
-    # gives it gunicorn's, capped by the kernel's somaxconn
-    import subprocess
-
-    from replbench.core.config import APP_BACKLOG
-
-    run(topo, ("get", "10", "--duration", "1s"))  # the app is up
-    somaxconn = int(open("/proc/sys/net/core/somaxconn").read())
-    listing = subprocess.run(["ss", "-Hltn", f"sport = :{topo.app_port}"], capture_output=True, text=True,
-                             check=True).stdout.split()
-    assert listing[0] == "LISTEN" and int(listing[2]) == min(APP_BACKLOG, somaxconn)
 
 
 def test_a_queue_stands_only_when_every_delay_of_an_interval_was_above_target() -> None:

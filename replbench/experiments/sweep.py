@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import psutil
-
 from ..analysis.verdicts import evaluate, median_summary
 from ..core.config import Settings
 from ..core.progress import Progress
@@ -22,8 +20,6 @@ from ..core.records import COMPLETE, new_folder, write_json
 from ..core.scenario import Scenario
 from .run import STATUS_INTERRUPTED, Run, RunOptions
 
-SETTLE_TIMEOUT = 30.0  # seconds to wait for the host CPU to settle between steps
-SETTLE_BUSY = 0.25  # settled: host busy below this share of all cores
 REFINE_STEPS = 6  # extra steps --refine may add (bisection, or halving when even the first step failed)
 REFINE_RESOLUTION = 0.05  # stop refining when the gap is below this share of the passing rate
 
@@ -73,20 +69,6 @@ def next_refine_rate(steps: list[StepResult]) -> int | None:
     return candidate
 
 
-def wait_settled(progress: Progress) -> float:
-    """Wait (bounded) until the host CPU is quiet, so one step does not bleed into the next."""
-    begin = time.monotonic()
-    cores = psutil.cpu_count() or 1
-    psutil.cpu_percent(None)
-    while time.monotonic() - begin < SETTLE_TIMEOUT:
-        time.sleep(1.0)
-        busy = psutil.cpu_percent(None) / 100.0
-        if busy < SETTLE_BUSY:
-            break
-        progress.say(f"waiting for the CPU to settle ({busy * 100 * cores:.0f} % busy)", tick=True)
-    return round(time.monotonic() - begin, 1)
-
-
 class Sweep:
     def __init__(self, settings: Settings, scenario: Scenario, rates: list[int], options: RunOptions,
                  repeat: int = 1, refine: bool = False, folder: Path | None = None) -> None:
@@ -125,8 +107,7 @@ class Sweep:
     def _step(self, rate: int, label: str, refined: bool) -> None:
         summaries = []
         folders = []
-        for r in range(self.repeat):
-            wait_settled(self.progress)
+        for r in range(self.repeat):  # each run settles first: the last step's work drained, the host near idle
             folder = new_folder(self.settings, self.scenario, rate, parent=self.folder)
             folders.append(folder.name)
             repeat_label = f" repeat {r + 1}/{self.repeat}" if self.repeat > 1 else ""
