@@ -249,10 +249,19 @@ def wait_published(settings: Settings, since: float, timeout: float = ADMISSION_
 
 
 def _workers(pid: int) -> list[int]:
+    """The gunicorn master's live workers (one that exits meanwhile is not one)."""
     try:
-        return [c.pid for c in psutil.Process(pid).children() if c.status() != psutil.STATUS_ZOMBIE]
+        children = psutil.Process(pid).children()
     except psutil.NoSuchProcess:
         return []
+    live = []
+    for child in children:
+        try:
+            if child.status() != psutil.STATUS_ZOMBIE:
+                live.append(child.pid)
+        except psutil.NoSuchProcess:
+            continue
+    return live
 
 
 def _healthy(settings: Settings) -> bool:
