@@ -183,10 +183,11 @@ def start(settings: Settings) -> int:
            "--backlog", str(APP_BACKLOG),
            "--preload"]  # the app's modules imported once, so a worker forked on a reload (fresh()) starts at once
     env = dict(os.environ, **settings.as_env(), PYTHONPATH=str(ROOT))
-    (settings.app_dir / FINGERPRINT).write_text(json.dumps(_fingerprint(settings), sort_keys=True))
     with open(settings.app_dir / "gunicorn.log", "ab") as log:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
+    (settings.app_dir / FINGERPRINT).write_text(json.dumps({"pid": proc.pid, "settings": _fingerprint(settings)},
+                                                           sort_keys=True))
     deadline = time.monotonic() + APP_START_TIMEOUT
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -277,11 +278,13 @@ def _fingerprint(settings: Settings) -> dict[str, str]:
 
 
 def _started_with(settings: Settings) -> bool:
-    """Whether the running app was started with these settings (its fingerprint file says so)."""
+    """Whether the running app was started here with these settings (its fingerprint file names its pid and them;
+    an app another version of replbench started has none, or an older one)."""
     try:
-        return json.loads((settings.app_dir / FINGERPRINT).read_text()) == _fingerprint(settings)
+        recorded = json.loads((settings.app_dir / FINGERPRINT).read_text())
     except (OSError, ValueError):
         return False
+    return recorded.get("pid") == app_pid(settings) and recorded.get("settings") == _fingerprint(settings)
 
 
 def stop(settings: Settings, timeout: float = 15.0) -> bool:
