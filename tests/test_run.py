@@ -92,6 +92,8 @@ def test_cpu_and_lag_csv_cover_every_node(topo: Settings) -> None:
     assert set(summary["cpu_ms_per_request"]) == {"app", "master", "replica1", "replica2", "vegeta", "harness"}
     meta = json.loads((folder / "meta.json").read_text())
     assert summary["schema_version"] == meta["schema_version"] == RESULTS_SCHEMA  # the files' shape, for readers
+    # a run that is its process's whole command counts the process's start-up in its harness time
+    assert set(summary["harness_time_s"]) == {"start_up", "before_attack", "idle_window", "attack", "after_attack"}
     # one clock for every sampler (its zero set once, before any starts; cpu.csv once ran ~2 s behind lag.csv):
     # on that clock both files hold samples before the attack (the heartbeat calibration) and through its end, to
     # within their period (cpu.csv one a second: the attack's last part-second ends before its next sample)

@@ -125,6 +125,10 @@ def test_a_small_real_sweep_and_its_report(topo: Settings, tmp_path: Path) -> No
     env = env_for(topo.state)
     earlier = run_cli(["sweep", "write", "--rates", "30", "--duration", "2s"], env)  # superseded by the next
     assert earlier.returncode == 0, earlier.stdout + earlier.stderr
+    # a step's run shares the sweep's process: its harness time leaves the process's start-up out
+    step = next(topo.results.glob("sweep-*-write/*/summary.json"))
+    parts = json.loads(step.read_text())["harness_time_s"]
+    assert "start_up" not in parts and {"before_attack", "idle_window", "attack", "after_attack"} <= set(parts)
     for name, rates in (("write", "30,60"), ("write-noindex", "30,60")):
         proc = run_cli(["sweep", name, "--rates", rates, "--duration", "2s"], env)
         assert proc.returncode == 0, proc.stdout + proc.stderr

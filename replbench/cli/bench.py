@@ -213,7 +213,7 @@ def run_scenario(argv: list[str]) -> int:
     folder = new_folder(settings, scenario, rate)
     print(f"replbench: {scenario.name} at {rate} rps for {options.duration:g} s ({options.knobs.describe()}) → "
           f"{shown_path(folder)}", file=sys.stderr)
-    run = Run(settings, scenario, rate, options, folder)
+    run = Run(settings, scenario, rate, options, folder, own_process=True)
     summary = run.execute()
     print(run.block or f"Status: {summary['status']} (no results: {'; '.join(summary.get('errors') or [])})    "
                        f"Results: {shown_path(folder)}")

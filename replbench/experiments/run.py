@@ -80,7 +80,9 @@ class Run:
     """State of one run while it executes; execute() returns the summary dict."""
 
     def __init__(self, settings: Settings, scenario: Scenario, rate: int, options: RunOptions, folder: Path,
-                 progress: Progress | None = None) -> None:
+                 progress: Progress | None = None, own_process: bool = False) -> None:
+        """own_process: the run is its process's whole command (./run.sh <scenario> <rate>), so the process's
+        start-up is the run's too; a sweep's, study's or campaign's runs share their process and leave it out."""
         # a scenario may switch lag-aware reads on for the app it runs against
         self.settings = settings if scenario.max_lag is None else settings.with_overrides(max_lag=scenario.max_lag)
         if any(link.name.startswith("app-") for link in options.links):  # the app reaches those nodes by proxy
@@ -102,7 +104,8 @@ class Run:
             max_connections=attack.connection_cap(self.settings.client_connection_cap))  # computed once
         self.zero = time.monotonic()  # the one clock of every sampler: set again, once, before they start
         self.created = self.zero  # the harness's own time around the attack is stated in the block
-        self.started_up_s = round(max(0.0, time.time() - psutil.Process().create_time()), 2)  # interpreter, imports
+        self.started_up_s = round(max(0.0, time.time() - psutil.Process().create_time()), 2) if own_process \
+            else None  # interpreter, imports, arguments
         self.samplers: samplers.Samplers | None = None  # lag, node health, CPU: one bundle on one clock
         self.fault_runner: faults.FaultRunner | None = None
         self.attack: attack.Attack | None = None
@@ -346,7 +349,7 @@ class Run:
         (topology check, settle, settings, warm-up, app, targets), the idle window, the attack (to its last
         answer), and what follows it (catch-up, reports, checks, plot)."""
         now = time.monotonic()
-        parts = {"start_up": self.started_up_s}
+        parts = {} if self.started_up_s is None else {"start_up": self.started_up_s}
         if self.t_idle is None:
             return {**parts, "before_attack": round(now - self.created, 2)}
         idle_at = self.zero + self.t_idle
