@@ -7,10 +7,11 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
 
 from .config import ROOT, Settings
 from .processes import alive
+from .results import SCHEMA_VERSION as RESULTS_SCHEMA  # noqa: F401  (re-exported)
+from .results import write_json  # noqa: F401  (re-exported)
 from .scenario import Scenario
 
 # a run's status, in its meta.json and summary.json: the one spelling every reader compares against
@@ -21,9 +22,6 @@ STATUS_INTERRUPTED = "interrupted"
 STATUS_RUNNING = "running"
 STATUS_INCOMPLETE = "incomplete"
 STATUS_SUCCEEDED = (STATUS_OK, STATUS_WARNING)  # a run that measured what it set out to
-# the shape of a run's summary.json and meta.json: a reader meets files of every version since the first (none
-# written: 0), and a change of keys or meanings gets the next number (docs/metrics.md lists the keys)
-RESULTS_SCHEMA = 1
 
 # a unit that is not one run (an apply-capacity drain, a big transaction, a study's unit) and a whole collection
 # (a study or sweep "complete", a campaign "done"), in their JSON files
@@ -89,9 +87,6 @@ def new_folder(settings: Settings, scenario: Scenario, rate: int, parent: Path |
         folder = base / f"{stamp}-{scenario.name}-{rate}-{n}"
     folder.mkdir(parents=True)
     return folder
-
-def write_json(path: Path, data: Any) -> None:
-    path.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
 
 def shown_path(folder: Path) -> str:
     """A results folder as printed: relative to the repository when inside it (no machine path in committed

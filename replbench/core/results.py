@@ -1,0 +1,553 @@
+"""Every results file, read and written here: a run's summary.json and meta.json, a sweep's sweep.json, a study's
+study.json, a campaign's campaign.json, the cost model's model.json and validate.json.
+
+Readers get typed, frozen records (pydantic models) instead of dictionaries; a file written by an older version of
+replbench is migrated here, in one place, before it is validated, so every reader sees the current shape and the
+committed report assets still render. Writers hand their dictionaries to `write_*`, which stamps the schema
+version. A field absent from a file reads as None (as `dict.get` gave); keys this module does not know are kept
+(``extra="allow"``) so a newer file still reads. docs/metrics.md lists the keys and what they mean.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# the shape of a run's summary.json and meta.json: a reader meets files of every version since the first (none
+# written: 0), and a change of keys or meanings gets the next number and a migration below
+SCHEMA_VERSION = 1
+
+Num = int | float  # an int stays an int (pydantic's smart union), so figures print as they were recorded
+NodeFigures = dict[str, Num | None]  # one figure per node or process: master, replica1…, app, vegeta, host_busy…
+
+
+class Record(BaseModel):
+    """A results record: frozen, unknown keys kept, every declared field None when the file lacks it."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, protected_namespaces=(), populate_by_name=True)
+
+
+# --- a run's summary.json -------------------------------------------------------------------------------------
+
+class Latency(Record):
+    min: Num | None = None
+    mean: Num | None = None
+    p50: Num | None = None
+    p90: Num | None = None
+    p95: Num | None = None
+    p99: Num | None = None
+    max: Num | None = None
+
+
+class LagOf(Record):
+    """One replica's lag over the attack (measure/lag.py)."""
+
+    method: str | None = None
+    samples: int | None = None
+    mean_ms: Num | None = None
+    p50_ms: Num | None = None
+    p99_ms: Num | None = None
+    max_ms: Num | None = None
+    growth_s_per_s: Num | None = None
+    max_seconds_behind_master: Num | None = None
+    heartbeat_p50_ms: Num | None = None
+    heartbeat_p99_ms: Num | None = None
+    heartbeat_max_ms: Num | None = None
+
+
+class Binlog(Record):
+    """The master's binlog volume and what reached each replica (measure/binlog.py)."""
+
+    master_binlog_bytes: int | None = None
+    replica_received_bytes: NodeFigures | None = None
+    bytes_per_write: Num | None = None
+    bytes_per_row: Num | None = None
+    sent_bytes_per_write: Num | None = None
+    rows_changed: int | None = None
+    successful_writes: int | None = None
+    master_com_insert: int | None = None
+    master_com_update: int | None = None
+    heartbeat_writes: int | None = None
+    heartbeat_bytes_estimated: int | None = None
+    heartbeat_bytes_per_write: Num | None = None
+    dump_threads: int | None = None
+    files_opened: list[Any] | None = None
+
+
+class NodeCounters(Record):
+    """One node's server counters over the attack, per write (measure/counters.py)."""
+
+    transactions: int | None = None
+    transactions_per_s: Num | None = None
+    statements: int | None = None
+    rows_changed: int | None = None
+    rows_changed_counted: int | None = None
+    rows_per_s: Num | None = None
+    rows_read: int | None = None
+    rows_read_per_row_changed: Num | None = None
+    binlog_commits: int | None = None
+    binlog_group_commits: int | None = None
+    commits_per_group: Num | None = None
+    binlog_syncs: int | None = None
+    binlog_syncs_per_write: Num | None = None
+    sync_binlog: int | None = None
+    innodb_fsyncs: int | None = None
+    fsyncs_per_write: Num | None = None
+    redo_log_writes: int | None = None
+    pages_flushed_per_write: Num | None = None
+    pool_disk_reads: int | None = None
+    pool_disk_reads_per_write: Num | None = None
+    pool_miss_ratio: Num | None = None
+    write_bytes: int | None = None
+    kb_written_per_write: Num | None = None
+    kb_read_per_write: Num | None = None
+    semi_sync: dict[str, Any] | None = None
+
+
+class Replication(Record):
+    seconds: Num | None = None
+    nodes: dict[str, NodeCounters | None] | None = None
+
+
+class Consistency(Record):
+    """The checksums after the run (experiments/run.py)."""
+
+    checked: bool | None = None
+    equal: bool | None = None
+    scope: str | None = None
+    table: str | None = None
+    rows: int | None = None
+    checksums: dict[str, Any] | None = None
+    caught_up_s: NodeFigures | None = None
+    missing: list[str] | None = None
+
+
+class Admission(Record):
+    """The app's admission counters, all workers (app/admission.py)."""
+
+    mode: str | None = None
+    workers: int | None = None
+    admitted: int | None = None
+    answered: int | None = None
+    failed: int | None = None
+    shed: int | None = None
+    peak_in_flight: int | None = None
+    limit_per_worker: int | None = None
+    limit_low: int | None = None
+    limit_high: int | None = None
+    queue_ms: int | None = None
+    target_ms: int | None = None
+    interval_ms: int | None = None
+    learn_s: int | None = None
+    episodes: int | None = None
+    standing_s: Num | None = None
+    latency_counts: list[Any] | None = None
+
+
+class Settle(Record):
+    """What the run waited for before its attack (experiments/prepare.py)."""
+
+    settled: bool | None = None
+    waited_s: Num | None = None
+    host_wait_s: Num | None = None
+    timeout_s: Num | None = None
+    waited_for: list[str] | None = None
+    why: list[str] | None = None
+
+
+class AboveKnee(Record):
+    """Where an overloaded run's requests went (analysis/summary.py)."""
+
+    asked: Num | None = None
+    served: Num | None = None
+    share: Num | None = None
+    shed_per_s: Num | None = None
+    failed_otherwise_per_s: Num | None = None
+    saturated: bool | None = None
+    host_busy_percent: Num | None = None
+    shares_of_busy: NodeFigures | None = None
+    cores: int | None = None
+    client_connections: int | None = None
+    client_pool_full: bool | None = None
+
+
+class RowsChecked(Record):
+    """The written values verified (measure/rowcheck.py)."""
+
+    method: str | None = None
+    checked: int | None = None
+    changed: int | None = None
+    share: Num | None = None
+    indexed: bool | None = None
+    first_rows_only: bool | None = None
+    planned_rows_left_out: int | None = None
+    columns: list[Any] | None = None
+
+
+class Cpus(Record):
+    requested: Any = None
+    pinned: dict[str, Any] | None = None
+    read_back: dict[str, Any] | None = None
+
+
+class HarnessTime(Record):
+    start_up: Num | None = None
+    before_attack: Num | None = None
+    idle_window: Num | None = None
+    attack: Num | None = None
+    after_attack: Num | None = None
+
+
+class BufferPool(Record):
+    pool_bytes: int | None = None
+    data_bytes: int | None = None
+    table_bytes: int | None = None
+    fits: bool | None = None
+    flush_method: str | None = None
+
+
+class Memory(Record):
+    first: Num | None = None
+    last: Num | None = None
+    max: Num | None = None
+
+
+class PlannedFault(Record):
+    fault: str | None = None
+    node: str | None = None
+    action: str | None = None
+    at_s: Num | None = None
+    planned_at_s: Num | None = None
+    began_at_s: Num | None = None
+    error: str | None = None
+    bigtx: dict[str, Any] | None = None
+
+
+class FaultWindow(Record):
+    start_s: Num | None = None
+    end_s: Num | None = None
+    requests: int | None = None
+    rate: Num | None = None
+    error_pct: Num | None = None
+    p50_ms: Num | None = None
+    p99_ms: Num | None = None
+    served_by: dict[str, int] | None = None
+
+
+class Routing(Record):
+    node: str | None = None
+    down_at_s: Num | None = None
+    back_at_s: Num | None = None
+    last_served_s: Num | None = None
+    first_served_back_s: Num | None = None
+
+
+class Fault(Record):
+    """A node lost during the run, seen by the health sampler (measure/health.py)."""
+
+    node: str | None = None
+    kind: str | None = None
+    lost_at_s: Num | None = None
+    back_at_s: Num | None = None
+    planned: bool | None = None
+
+
+class RunSummary(Record):
+    """A run's summary.json: what analysis/summary.py derived from the run's records, and its verdicts."""
+
+    schema_version: int | None = None
+    status: str | None = None
+    scenario: str | None = None
+    rate: int | None = None
+    folder: str | None = None
+    schema_name: str | None = Field(None, alias="schema")  # the database (BaseModel owns .schema)
+    cores: int | None = None
+    duration_s: Num | None = None
+    attack_start_s: Num | None = None
+    errors: list[str] | None = None
+    errors_seen: list[str] | None = None
+    guards: list[str] | None = None
+    saturation: list[str] | None = None
+    # requests
+    requests: int | None = None
+    successes: int | None = None
+    success: Num | None = None
+    server_success: Num | None = None
+    client_errors: int | None = None
+    rate_sent: Num | None = None
+    goodput: Num | None = None
+    latency_ms: Latency | None = None
+    status_codes: dict[str, int] | None = None
+    outcomes: dict[str, dict[str, int]] | None = None
+    served_by: dict[str, int] | None = None
+    client_connections: int | None = None
+    client_connections_setting: str | None = None
+    app_admission: Admission | None = None
+    above_knee: AboveKnee | None = None
+    # CPU
+    cpu_seconds: NodeFigures | None = None
+    cpu_seconds_net: NodeFigures | None = None
+    cpu_seconds_net_resolution: NodeFigures | None = None
+    cpu_mean_percent: NodeFigures | None = None
+    cpu_ms_per_request: NodeFigures | None = None
+    cpu_ms_per_request_net: NodeFigures | None = None
+    cpu_ms_per_success: NodeFigures | None = None
+    cpu_ms_per_success_net: NodeFigures | None = None
+    cpu_ms_per_success_net_resolution: NodeFigures | None = None
+    cpu_idle_per_s: NodeFigures | None = None
+    cpu_sources: dict[str, str] | None = None
+    cpu_span_s: Num | None = None
+    idle_window_s: Num | None = None
+    idle_samples: int | None = None
+    net_resolution_z: Num | None = None
+    pipeline_cpu_s: dict[str, Any] | None = None
+    db_share_of_host: Num | None = None
+    cpus: Cpus | None = None
+    memory_mb: dict[str, Memory | None] | None = None
+    harness_time_s: HarnessTime | None = None
+    settle: Settle | None = None
+    # replication
+    lag: dict[str, LagOf | None] | None = None
+    lag_floor_ms: Num | None = None
+    lag_settled_s: NodeFigures | None = None
+    heartbeat_ms: Num | None = None
+    catch_up_s: NodeFigures | None = None
+    catch_up_timeout_s: Num | None = None
+    replicas_not_replicating: list[str] | None = None
+    nodes_lost: list[Any] | None = None
+    binlog: Binlog | None = None
+    replication: Replication | None = None
+    links: dict[str, Any] | None = None
+    buffer_pools: dict[str, BufferPool | None] | None = None
+    consistency: Consistency | None = None
+    rows_checked: RowsChecked | None = None
+    # faults
+    faults: list[Fault] | None = None
+    planned_faults: list[PlannedFault] | None = None
+    fault_windows: dict[str, FaultWindow] | None = None
+    routing: list[Routing] | None = None
+    restarted_after_run: list[str] | None = None
+
+
+# --- a run's meta.json ----------------------------------------------------------------------------------------
+
+class Host(Record):
+    cores: int | None = None
+    cpu_model: str | None = None
+    cpu_mhz: Num | None = None
+    memory_gib: Num | None = None
+    platform: str | None = None
+    calibration: str | None = None
+    calibration_score: Num | None = None
+
+
+class RunMeta(Record):
+    """A run's meta.json: what was asked and what the run was run on (experiments/run.py)."""
+
+    schema_version: int | None = None
+    status: str | None = None
+    exit_code: int | None = None
+    pid: int | None = None
+    scenario: str | None = None
+    scenario_file: str | None = None
+    rate: int | None = None
+    duration_s: Num | None = None
+    timeout_s: Num | None = None
+    catch_up_timeout_s: Num | None = None
+    created_at: str | None = None
+    started_at: str | None = None
+    attack_ended_at: str | None = None
+    finished_at: str | None = None
+    command: list[str] | None = None
+    attack_command: list[str] | None = None
+    attack_options: dict[str, Any] | None = None
+    flavour: str | None = None
+    host: Host | None = None
+    disk: dict[str, Any] | None = None
+    dataset: dict[str, Any] | None = None
+    versions: dict[str, Any] | None = None
+    app: dict[str, Any] | None = None
+    knobs: dict[str, Any] | None = None
+    knobs_changed: dict[str, Any] | None = None
+    knobs_readback: dict[str, Any] | None = None
+    knob_mismatches: list[Any] | None = None
+    server_variables_not_default: dict[str, Any] | None = None
+    buffer_pool: str | None = None
+    buffer_pools: dict[str, Any] | None = None
+    topology: dict[str, Any] | None = None
+    topology_file: str | None = None
+    links: dict[str, Any] | None = None
+    links_requested: list[Any] | None = None
+    cpus: Cpus | None = None
+    targets: dict[str, Any] | None = None
+    settle: Settle | None = None
+    idle_window: dict[str, Any] | None = None
+    warm_up_s: NodeFigures | None = None
+
+
+# --- collections ----------------------------------------------------------------------------------------------
+
+class SweepStep(Record):
+    rate: int | None = None
+    passed: bool | None = None
+    refined: bool | None = None
+    folders: list[str] | None = None
+    reasons: list[str] | None = None
+    notes: list[str] | None = None
+
+
+class SweepRecord(Record):
+    """A sweep's sweep.json (experiments/sweep.py)."""
+
+    scenario: str | None = None
+    status: str | None = None
+    duration_s: Num | None = None
+    repeat: int | None = None
+    refine: bool | None = None
+    ladder: list[int] | None = None
+    steps: list[SweepStep] | None = None
+    criteria: dict[str, Num] | None = None
+    criteria_text: str | None = None
+    knobs: dict[str, Any] | None = None
+    max_sustainable_rate: int | None = None
+
+
+class StudyUnit(Record):
+    cell: str | None = None
+    group: str | None = None
+    scenario: str | None = None
+    measure: str | None = None
+    rate: int | None = None
+    repeat: int | None = None
+    status: str | None = None
+    folder: str | None = None
+    metrics: dict[str, Any] | None = None
+    knobs_readback: dict[str, Any] | None = None
+
+
+class StudyCell(Record):
+    name: str | None = None
+    scenario: str | None = None
+    knobs: dict[str, Any] | None = None
+    changed: dict[str, Any] | None = None
+
+
+class StudyRecord(Record):
+    """A study's study.json (experiments/study.py)."""
+
+    name: str | None = None
+    status: str | None = None
+    description: str | None = None
+    question: str | None = None
+    command: str | None = None
+    data_state: str | None = None
+    reset: str | None = None
+    duration_s: Num | None = None
+    repeat: int | None = None
+    cpu_net_of_idle: bool | None = None
+    scenarios: list[str] | None = None
+    measures: list[str] | None = None
+    primary: list[str] | None = None
+    rates: dict[str, int] | None = None
+    cells: list[StudyCell] | None = None
+    units: list[StudyUnit] | None = None
+    order: list[Any] | None = None
+    comparison: dict[str, Any] | None = None
+    meta: RunMeta | None = None
+
+
+class CampaignUnit(Record):
+    command: str | None = None
+    status: str | None = None
+    exit_code: int | None = None
+    started_at: str | None = None
+    seconds: Num | None = None
+    estimate_s: Num | None = None
+    log: str | None = None
+    env: dict[str, str] | None = None
+    calibration_before: Num | None = None
+    calibration_after: Num | None = None
+
+
+class CampaignRecord(Record):
+    """A campaign's campaign.json (experiments/campaign.py)."""
+
+    name: str | None = None
+    description: str | None = None
+    status: str | None = None
+    folder: str | None = None
+    commit: str | None = None
+    dirty: bool | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    units: list[CampaignUnit] | None = None
+
+
+# --- reading and writing --------------------------------------------------------------------------------------
+
+def _v0_to_v1(doc: dict[str, Any]) -> dict[str, Any]:
+    """Files written before the schema had a number carry the same keys; they get the number."""
+    return doc
+
+
+# one function per version step: MIGRATIONS[n] turns a version-n document into version n + 1
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _v0_to_v1}
+
+
+def migrate(doc: dict[str, Any]) -> dict[str, Any]:
+    """A summary or meta document of any version, in the current version's shape."""
+    version = doc.get("schema_version") or 0
+    while version < SCHEMA_VERSION:
+        doc = MIGRATIONS[version](dict(doc))
+        version += 1
+    return {**doc, "schema_version": version}
+
+
+def load(path: Path) -> dict[str, Any]:
+    """A results file's raw document (OSError and ValueError as json raises them)."""
+    return json.loads(path.read_text())
+
+
+def summary_of(doc: dict[str, Any] | RunSummary) -> RunSummary:
+    """A summary document (a run's in memory, or a file's) as its typed record."""
+    return doc if isinstance(doc, RunSummary) else RunSummary.model_validate(migrate(doc))
+
+
+def meta_of(doc: dict[str, Any] | RunMeta) -> RunMeta:
+    return doc if isinstance(doc, RunMeta) else RunMeta.model_validate(migrate(doc))
+
+
+def read_summary(folder: Path) -> RunSummary:
+    return summary_of(load(folder / "summary.json"))
+
+
+def read_meta(folder: Path) -> RunMeta:
+    return meta_of(load(folder / "meta.json"))
+
+
+def read_sweep(folder: Path) -> SweepRecord:
+    return SweepRecord.model_validate(load(folder / "sweep.json"))
+
+
+def read_study(folder: Path) -> StudyRecord:
+    return StudyRecord.model_validate(load(folder / "study.json"))
+
+
+def read_campaign(folder: Path) -> CampaignRecord:
+    return CampaignRecord.model_validate(load(folder / "campaign.json"))
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Every results file's one format: indented, keys sorted, one trailing newline."""
+    path.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+
+
+def write_run(folder: Path, summary: dict[str, Any] | None, meta: dict[str, Any]) -> None:
+    """A run's meta.json and (once it has one) summary.json, stamped with the schema version."""
+    write_json(folder / "meta.json", {**meta, "schema_version": SCHEMA_VERSION})
+    if summary is not None:
+        write_json(folder / "summary.json", {**summary, "schema_version": SCHEMA_VERSION})
