@@ -215,21 +215,23 @@ def test_the_catch_up_is_timed_from_the_send_s_end_not_from_vegetas(monkeypatch:
 
     def timed(vegeta_ended: bool) -> runs.Run:
         run = object.__new__(runs.Run)  # the fields _time_catch_up reads, nothing started
-        run.settings, run.zero, run.t_start, run.status = None, 1000.0, 2.0, STATUS_OK  # type: ignore[assignment]
+        run.settings = None  # type: ignore[assignment]
         run.options = runs.RunOptions(duration=3.0, catch_up_timeout=60.0)
-        run._attack_done = Vegeta(vegeta_ended)  # type: ignore[assignment]
-        run.catch_up = run.catch_up_gtid = run.t_send_end = None
+        run.clock = runs.Clock(zero=1000.0, created=1000.0, started_up_s=None, start=2.0)
+        run.record = runs.Record(meta={}, summary={})
+        run.live = runs.Live(None, attack_done=Vegeta(vegeta_ended))  # type: ignore[arg-type]
+        run.measured = runs.Measured()
         run._time_catch_up()
         return run
 
     run = timed(vegeta_ended=False)
-    assert run.t_send_end == pytest.approx(5.0)  # attack start + duration, on the run's clock
-    assert waits == [(pytest.approx(1005.0), "0-1-77", 60.0)] and run.catch_up_gtid == "0-1-77"
-    assert run.catch_up == {"replica1": 0.01, "replica2": 0.5}
+    assert run.clock.send_end == pytest.approx(5.0)  # attack start + duration, on the run's clock
+    assert waits == [(pytest.approx(1005.0), "0-1-77", 60.0)] and run.measured.catch_up_gtid == "0-1-77"
+    assert run.measured.catch_up == {"replica1": 0.01, "replica2": 0.5}
     waits.clear()
     clock.now = 1000.0
     early = timed(vegeta_ended=True)  # vegeta gone 5 s before the send's end
-    assert waits == [] and early.catch_up is None and early.t_send_end is None
+    assert waits == [] and early.measured.catch_up is None and early.clock.send_end is None
 
 
 def test_lag_aware_routing_takes_a_stopped_replica_out_and_back(topo: Settings) -> None:

@@ -31,7 +31,7 @@ import psutil
 
 from ..analysis import judge, summary
 from ..analysis.summary import nodes_lost
-from ..core import harnesslog, sql
+from ..core import harnesslog, results, sql
 from ..core.config import (
     CATCH_UP_TIMEOUT,
     PROGRESS_INTERVAL,
@@ -76,8 +76,77 @@ class RunOptions:
     checksum: str = "table"
 
 
+@dataclass
+class Clock:
+    """The run's one clock: monotonic seconds, zero set once before any sampler starts; the marks on it are the
+    idle window's start, the attack's start and end, and the moment its last request was sent."""
+
+    zero: float
+    created: float  # the harness's own time around the attack is stated in the block
+    started_up_s: float | None  # the process's start-up, when the run is the process's command
+    idle: float | None = None
+    start: float | None = None
+    end: float | None = None
+    send_end: float | None = None
+
+
+@dataclass
+class Live:
+    """What runs while the attack does: vegeta, the samplers (lag, health, CPU on one clock), the faults, and the
+    catch-up timer."""
+
+    attack_options: attack.AttackOptions
+    vegeta: Path | None = None
+    samplers: samplers.Samplers | None = None
+    fault_runner: faults.FaultRunner | None = None
+    attack: attack.Attack | None = None
+    catch_thread: threading.Thread | None = None
+    attack_done: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass
+class Measured:
+    """What the phases measured, before the summary derives its figures from it."""
+
+    bytes_per_beat: float = 0.0  # the heartbeat's binlog bytes per beat, from the idle window
+    idle: dict[str, float] = field(default_factory=dict)  # each group's CPU seconds per second before the attack
+    before: samplers.Snapshot | None = None  # every counter, before and after the attack
+    after: samplers.Snapshot | None = None
+    catch_up: dict[str, float | None] | None = None
+    catch_up_gtid: str | None = None
+    row_sample: tuple[list[int], dict[int, tuple]] | None = None  # the row check's sample, before the attack
+    timeline: timeline.Timeline | None = None
+
+
+@dataclass
+class Record:
+    """The run's record as it is filled: status, errors, meta.json and summary.json, and the printed block."""
+
+    meta: dict[str, Any]
+    summary: dict[str, Any]
+    status: str = STATUS_OK
+    errors: list[str] = field(default_factory=list)
+    block: str = ""  # the printed block, once the run has results to show (also block.txt)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A finished run as its callers use it: the typed summary and meta, the block, the exit code."""
+
+    folder: Path
+    summary: results.RunSummary
+    meta: results.RunMeta
+    block: str
+    exit_code: int
+
+    @property
+    def status(self) -> str:
+        return self.summary.status or STATUS_FAILED
+
+
 class Run:
-    """State of one run while it executes; execute() returns the summary dict."""
+    """One run carried out in phases (prepare → idle window and attack → finish: summarize, check, judge, render);
+    execute() returns the summary dict, result() the typed RunResult."""
 
     def __init__(self, settings: Settings, scenario: Scenario, rate: int, options: RunOptions, folder: Path,
                  progress: Progress | None = None, own_process: bool = False) -> None:
@@ -91,72 +160,63 @@ class Run:
         self.rate = rate
         self.options = options
         self.folder = folder
-        self.log = folder / "harness.log"
         self.progress = progress or Progress(f"{scenario.name}@{rate}")
-        self.status = STATUS_OK
-        self.meta: dict[str, Any] = {}
-        self.summary: dict[str, Any] = {"scenario": scenario.name, "rate": rate, "duration_s": options.duration,
-                                        "schema": scenario.schema, "folder": folder.name,
-                                        "schema_version": RESULTS_SCHEMA}
-        self.errors: list[str] = []
-        self.attack_options = attack.AttackOptions(
+        self.record = Record(meta={}, summary={"scenario": scenario.name, "rate": rate, "duration_s": options.duration,
+                                               "schema": scenario.schema, "folder": folder.name,
+                                               "schema_version": RESULTS_SCHEMA})
+        self.live = Live(attack.AttackOptions(
             rate, options.duration, options.timeout, attackers=options.attackers,
-            max_connections=attack.connection_cap(self.settings.client_connection_cap))  # computed once
-        self.zero = time.monotonic()  # the one clock of every sampler: set again, once, before they start
-        self.created = self.zero  # the harness's own time around the attack is stated in the block
-        self.started_up_s = round(max(0.0, time.time() - psutil.Process().create_time()), 2) if own_process \
-            else None  # interpreter, imports, arguments
-        self.samplers: samplers.Samplers | None = None  # lag, node health, CPU: one bundle on one clock
-        self.fault_runner: faults.FaultRunner | None = None
-        self.attack: attack.Attack | None = None
-        self.vegeta: Path | None = None
-        self.timeline: timeline.Timeline | None = None
-        self.t_idle: float | None = None  # the idle window's start, then the attack's start, end and last send,
-        self.t_start: float | None = None  # on that clock
-        self.t_end: float | None = None
-        self.t_send_end: float | None = None
-        self.bytes_per_beat = 0.0
-        self.idle: dict[str, float] = {}  # each group's CPU seconds per second before the attack (net of idle)
-        self.before: samplers.Snapshot | None = None  # every counter, before and after the attack
-        self.after: samplers.Snapshot | None = None
-        self.catch_up: dict[str, float | None] | None = None
-        self.catch_up_gtid: str | None = None
-        self._catch_thread: threading.Thread | None = None
-        self._attack_done = threading.Event()
-        self.row_sample: tuple[list[int], dict[int, tuple]] | None = None  # the row check's sample, before
-        self.block = ""  # the printed block, once the run has results to show (also block.txt)
+            max_connections=attack.connection_cap(self.settings.client_connection_cap)))  # computed once
+        now = time.monotonic()
+        self.clock = Clock(zero=now, created=now, started_up_s=round(
+            max(0.0, time.time() - psutil.Process().create_time()), 2) if own_process else None)
+        self.measured = Measured()
+
+    @property
+    def log(self) -> Path:
+        return self.folder / "harness.log"
+
+    @property
+    def block(self) -> str:
+        return self.record.block
+
+    def result(self) -> RunResult:
+        """The finished run as a typed, frozen record (after execute())."""
+        r = self.record
+        return RunResult(self.folder, results.summary_of(r.summary), results.meta_of(r.meta), r.block,
+                         exit_code(r.status, self.options.strict))
 
     # ---- phases ----
 
     def execute(self) -> dict[str, Any]:
         harnesslog.use(self.log)
         try:
-            self.meta = self._base_meta()
-            write_json(self.folder / "meta.json", self.meta)
+            self.record.meta = self._base_meta()
+            write_json(self.folder / "meta.json", self.record.meta)
             try:
                 self._prepare()
                 self._attack_and_measure()
             except KeyboardInterrupt:
-                self.status = STATUS_INTERRUPTED
-                if self.attack is not None:
-                    self.attack.interrupt()
+                self.record.status = STATUS_INTERRUPTED
+                if self.live.attack is not None:
+                    self.live.attack.interrupt()
             except Exception as exc:  # noqa: BLE001 — an operational failure: keep what was measured
                 self._record_error("run", exc)
-                self.status = STATUS_FAILED
+                self.record.status = STATUS_FAILED
             finally:
                 self._stop_background()
             try:
                 self._finish()
             except KeyboardInterrupt:
-                self.status = STATUS_INTERRUPTED
+                self.record.status = STATUS_INTERRUPTED
                 self._finish(skip_waits=True)
         finally:
             harnesslog.done(self.log)
-        return self.summary
+        return self.record.summary
 
     def _record_error(self, phase: str, exc: BaseException) -> None:
         text = f"{phase}: {type(exc).__name__}: {exc}"
-        self.errors.append(text)
+        self.record.errors.append(text)
         harnesslog.write(text, exc)
         self.progress.say(f"{text} (details in {self.log.name})", final=True)
 
@@ -172,26 +232,26 @@ class Run:
 
     def _prepare(self) -> None:
         s = self.settings
-        self.vegeta = ensure_vegeta(s)
+        self.live.vegeta = ensure_vegeta(s)
         # the topology is checked once, there (ensure_topology), before anything reads the servers
-        self.meta.update(prepare.settings_and_data(s, self.scenario, self.options.knobs, self.options.links,
+        self.record.meta.update(prepare.settings_and_data(s, self.scenario, self.options.knobs, self.options.links,
                                                    self.progress, alongside=cpu.calibrate))
-        self.meta["host"]["calibration_score"] = self.meta["settle"].pop("alongside", None)
-        self.meta["versions"] = versions(s)
-        self.meta["disk"] = None if s.external else \
+        self.record.meta["host"]["calibration_score"] = self.record.meta["settle"].pop("alongside", None)
+        self.record.meta["versions"] = versions(s)
+        self.record.meta["disk"] = None if s.external else \
             self._safely("disk probe", lambda: servervars.describe_disk(s.state))  # a remote server's: not visible
-        self.meta["server_variables_not_default"] = self._safely(
+        self.record.meta["server_variables_not_default"] = self._safely(
             "server variables", lambda: servervars.non_default(s, mariadb_binaries().get("mariadbd")))
-        self.meta["targets"] = prepare.app_and_targets(
+        self.record.meta["targets"] = prepare.app_and_targets(
             s, self.scenario, self.folder / "targets.json", self.progress, rate=self.rate,
             duration=self.options.duration, catch_up_timeout=self.options.catch_up_timeout,
             nonce=self.options.nonce or None)
-        self.meta["cpus"] = self._pin()  # after the app's restart: its new processes are pinned
+        self.record.meta["cpus"] = self._pin()  # after the app's restart: its new processes are pinned
         if rowcheck.checked_columns(self.scenario) and rowcheck.method(self.options.knobs) == "sample":
             ids = rowcheck.sample_ids(self.folder / "targets.json")
-            self.row_sample = (ids, rowcheck.read_values(s, self.scenario.schema,
+            self.measured.row_sample = (ids, rowcheck.read_values(s, self.scenario.schema,
                                                          rowcheck.checked_columns(self.scenario), ids))
-        write_json(self.folder / "meta.json", self.meta)
+        write_json(self.folder / "meta.json", self.record.meta)
 
     def _pin(self) -> dict[str, Any]:
         """Every group on its cores (--cpus), or on all of them: no run inherits another's pinning."""
@@ -206,67 +266,70 @@ class Run:
 
     def _attack_and_measure(self) -> None:
         s = self.settings
-        self.zero = time.monotonic()
-        self.samplers = samplers.Samplers(s, self.folder, self.zero, lambda: self.attack.pids if self.attack else [],
+        self.clock.zero = time.monotonic()
+        live = self.live
+        live.samplers = samplers.Samplers(s, self.folder, self.clock.zero,
+                                          lambda: live.attack.pids if live.attack else [],
                                           {f.node for f in self.options.faults if f.action == "kill"})
-        self.fault_runner = faults.FaultRunner(s, self.options.faults, self.zero, self.scenario.schema)
-        self.samplers.start()
+        self.live.fault_runner = faults.FaultRunner(s, self.options.faults, self.clock.zero, self.scenario.schema)
+        self.live.samplers.start()
         window = idle_window(self.rate, s.idle_window)
-        self.summary["idle_window_s"] = window
+        self.record.summary["idle_window_s"] = window
         self.progress.say(f"measuring the idle cost: heartbeat binlog bytes and each group's CPU ({window:g} s)")
-        self.t_idle = time.monotonic() - self.zero
-        idle_start = samplers.snapshot(s, self.samplers)
+        self.clock.idle = time.monotonic() - self.clock.zero
+        idle_start = samplers.snapshot(s, self.live.samplers)
         time.sleep(window)
-        self.before = samplers.snapshot(s, self.samplers)
-        self.idle = samplers.idle_rates(idle_start, self.before)
-        if idle_start.binlog and self.before.binlog:
-            self.bytes_per_beat = binlog.written_bytes(idle_start.binlog, self.before.binlog) / \
-                max(1, self.before.beats - idle_start.beats)
-        self.attack = attack.Attack(self.vegeta, self.folder, self.folder / "targets.json", self.attack_options,
+        self.measured.before = samplers.snapshot(s, self.live.samplers)
+        self.measured.idle = samplers.idle_rates(idle_start, self.measured.before)
+        if idle_start.binlog and self.measured.before.binlog:
+            self.measured.bytes_per_beat = binlog.written_bytes(idle_start.binlog, self.measured.before.binlog) / \
+                max(1, self.measured.before.beats - idle_start.beats)
+        self.live.attack = attack.Attack(self.live.vegeta, self.folder, self.folder / "targets.json",
+                                         self.live.attack_options,
                                     f"{self.scenario.name}-{self.rate}",
                                     cpus.taskset_prefix(cpus.parse(self.options.cpus).get("vegeta")))
-        self.meta["attack_command"] = self.attack.command
-        self.meta["started_at"] = _now()
-        self.t_start = time.monotonic() - self.zero
-        self.attack.start()
-        self.fault_runner.start(self.t_start)
-        self._catch_thread = threading.Thread(target=self._time_catch_up, daemon=True)
-        self._catch_thread.start()
+        self.record.meta["attack_command"] = self.live.attack.command
+        self.record.meta["started_at"] = _now()
+        self.clock.start = time.monotonic() - self.clock.zero
+        self.live.attack.start()
+        self.live.fault_runner.start(self.clock.start)
+        self.live.catch_thread = threading.Thread(target=self._time_catch_up, daemon=True)
+        self.live.catch_thread.start()
         try:
             self._show_progress()
         except KeyboardInterrupt:
-            self.status = STATUS_INTERRUPTED
+            self.record.status = STATUS_INTERRUPTED
             self.progress.say("interrupted: stopping vegeta, keeping the partial results", final=True)
-            self.attack.interrupt()
-        self.attack.wait()
-        self._attack_done.set()
-        self.t_end = time.monotonic() - self.zero
-        self.meta["attack_ended_at"] = _now()
+            self.live.attack.interrupt()
+        self.live.attack.wait()
+        self.live.attack_done.set()
+        self.clock.end = time.monotonic() - self.clock.zero
+        self.record.meta["attack_ended_at"] = _now()
         appserver.wait_published(self.settings, time.time())  # the workers' counters, once more after the attack
-        self.after = samplers.snapshot(s, self.samplers)
-        for error in self.after.errors:  # a lost master: its figures are missing, the run goes on
+        self.measured.after = samplers.snapshot(s, self.live.samplers)
+        for error in self.measured.after.errors:  # a lost master: its figures are missing, the run goes on
             self._record_error("snapshot after the attack", RuntimeError(error))
-        after, before = self.after.admission, self.before.admission
-        self.summary["app_admission"] = {**after, **{k: after[k] - before.get(k, 0) for k in ("admitted", "shed",
+        after, before = self.measured.after.admission, self.measured.before.admission
+        self.record.summary["app_admission"] = {**after, **{k: after[k] - before.get(k, 0) for k in ("admitted", "shed",
                                                                                                 "episodes")}}
-        if self.status != STATUS_INTERRUPTED:
+        if self.record.status != STATUS_INTERRUPTED:
             self.progress.say("waiting for the replicas' catch-up (timed from the last request sent)", final=True)
-            self._catch_thread.join()
+            self.live.catch_thread.join()
         # the plot's imports while the reports and checks wait on vegeta and the servers (after every figure is read)
         threading.Thread(target=timeline.preload_plotting, daemon=True).start()
 
     def _show_progress(self) -> None:
-        assert self.attack and self.samplers and self.before and self.t_start is not None
-        while self.attack.still_running_after(PROGRESS_INTERVAL):
-            elapsed = time.monotonic() - self.zero - self.t_start
+        assert self.live.attack and self.live.samplers and self.measured.before and self.clock.start is not None
+        while self.live.attack.still_running_after(PROGRESS_INTERVAL):
+            elapsed = time.monotonic() - self.clock.zero - self.clock.start
             counted = appserver.admission(self.settings)
-            app = appserver.answered_since(self.before.admission, counted)
+            app = appserver.answered_since(self.measured.before.admission, counted)
             answers = (f"app answered {app['requests']:,}, {app['failed']:,} failed, app p99 ≤{app['p99_ms'] or 0:g} ms"
                        if counted["workers"] else "app counters n/a (an app not started here)")
-            latest = self.samplers.cpu.rows[-1] if self.samplers.cpu.rows else {}
+            latest = self.live.samplers.cpu.rows[-1] if self.live.samplers.cpu.rows else {}
             # "–": nothing measures that group (a topology file's node without node_exporter)
             core = {g: f"{latest[g]:.0f}" if g in latest else "–" for g in ("app", *self.settings.node_names, "vegeta")}
-            lost = ", ".join(f["node"] + " LOST" for f in self.samplers.health.open_faults())
+            lost = ", ".join(f["node"] + " LOST" for f in self.live.samplers.health.open_faults())
             self.progress.say(
                 f"{min(elapsed, self.options.duration):5.0f}/{self.options.duration:.0f} s, {answers} | cpu app "
                 f"{core['app']} master {core['master']} "
@@ -278,70 +341,73 @@ class Run:
         """At the moment vegeta sends its last request (attack start + duration), take the master's GTID position
         and time each replica's MASTER_GTID_WAIT for it from that instant, in parallel. Runs beside vegeta's
         wait for the responses still in flight, so it measures the replicas, not the load generator's tail."""
-        assert self.t_start is not None
-        send_end = self.zero + self.t_start + self.options.duration
-        while time.monotonic() < send_end and not self._attack_done.is_set():
+        assert self.clock.start is not None
+        send_end = self.clock.zero + self.clock.start + self.options.duration
+        while time.monotonic() < send_end and not self.live.attack_done.is_set():
             time.sleep(min(0.05, max(0.0, send_end - time.monotonic())))
-        if self.status == STATUS_INTERRUPTED or (self._attack_done.is_set() and time.monotonic() < send_end - 1):
+        if self.record.status == STATUS_INTERRUPTED or (self.live.attack_done.is_set()
+                                                        and time.monotonic() < send_end - 1):
             return  # interrupted: the send never reached its end
-        self.t_send_end = time.monotonic() - self.zero
+        self.clock.send_end = time.monotonic() - self.clock.zero
         try:
-            self.catch_up_gtid = nodes.master_gtid(self.settings)
+            self.measured.catch_up_gtid = nodes.master_gtid(self.settings)
         except sql.MySQLError as exc:
             self._record_error("catch-up (master's GTID position)", exc)
-            self.catch_up = {r.name: None for r in self.settings.replicas}
+            self.measured.catch_up = {r.name: None for r in self.settings.replicas}
             return
-        self.catch_up = nodes.wait_caught_up(self.settings, self.options.catch_up_timeout, self.catch_up_gtid)
+        self.measured.catch_up = nodes.wait_caught_up(self.settings, self.options.catch_up_timeout,
+                                                      self.measured.catch_up_gtid)
 
     def _stop_background(self) -> None:
-        if self.attack is not None and self.attack.running():
-            self.attack.interrupt()
-            self.attack.wait()
-        self._attack_done.set()
-        if self.fault_runner is not None:
-            self.fault_runner.stop()
-        if self.samplers is not None:
-            self.samplers.stop()
+        if self.live.attack is not None and self.live.attack.running():
+            self.live.attack.interrupt()
+            self.live.attack.wait()
+        self.live.attack_done.set()
+        if self.live.fault_runner is not None:
+            self.live.fault_runner.stop()
+        if self.live.samplers is not None:
+            self.live.samplers.stop()
 
     # ---- results ----
 
     def _finish(self, skip_waits: bool = False) -> None:
         files = attack.result_files(self.folder)
-        if self.vegeta is not None and any(f.stat().st_size > 0 for f in files):
-            self._safely("vegeta reports", lambda: attack.write_reports(self.vegeta, self.folder))
+        if self.live.vegeta is not None and any(f.stat().st_size > 0 for f in files):
+            self._safely("vegeta reports", lambda: attack.write_reports(self.live.vegeta, self.folder))
             if (self.folder / "report.json").exists():
                 self._safely("summary", self._summarize)
-            if (self.options.faults or (self.samplers and self.samplers.health.faults)) and not skip_waits:
+            if (self.options.faults or (self.live.samplers and self.live.samplers.health.faults)) and not skip_waits:
                 self.progress.say("bringing every node back after the faults")
                 started = self._safely("bringing the topology back", lambda: nodes.start_all(self.settings))
-                self.summary["restarted_after_run"] = started or []
-            if self.scenario.writes and self.status != STATUS_INTERRUPTED and not skip_waits:
+                self.record.summary["restarted_after_run"] = started or []
+            if self.scenario.writes and self.record.status != STATUS_INTERRUPTED and not skip_waits:
                 self._safely("consistency check", self._check_consistency)
             if rowcheck.checked_columns(self.scenario) and not skip_waits:
                 self.progress.say("checking that the writes changed their rows")
                 self._safely("row check", self._check_rows)
-        elif self.status == STATUS_OK:
-            self.status = STATUS_FAILED
-            self.errors.append("vegeta produced no results")
+        elif self.record.status == STATUS_OK:
+            self.record.status = STATUS_FAILED
+            self.record.errors.append("vegeta produced no results")
         self._guards()
-        if self.timeline is not None:
-            seen = nodes_lost(self.summary)
-            planned = self.summary.get("planned_faults") or []
+        if self.measured.timeline is not None:
+            seen = nodes_lost(self.record.summary)
+            planned = self.record.summary.get("planned_faults") or []
             self._safely("latency plot", lambda: timeline.plot(
-                self.timeline, self.folder / "latency.png",
-                f"{self.scenario.name} @ {self.rate} rps — latency over time ({self.status})",
-                [(f["lost_at_s"] - (self.t_start or 0), f"{f['node']} lost") for f in seen]
-                + [(f["back_at_s"] - (self.t_start or 0), f"{f['node']} back") for f in seen
+                self.measured.timeline, self.folder / "latency.png",
+                f"{self.scenario.name} @ {self.rate} rps — latency over time ({self.record.status})",
+                [(f["lost_at_s"] - (self.clock.start or 0), f"{f['node']} lost") for f in seen]
+                + [(f["back_at_s"] - (self.clock.start or 0), f"{f['node']} back") for f in seen
                    if f["back_at_s"] is not None]
                 + [(p["at_s"], p["fault"]) for p in planned if p["action"] not in ("kill", "start")]))
-        self.summary["harness_time_s"] = self._harness_time()
-        self.summary["status"] = self.status
-        self.summary["errors"] = self.errors
-        self.meta.update(finished_at=_now(), status=self.status, exit_code=exit_code(self.status, self.options.strict))
-        write_json(self.folder / "meta.json", self.meta)
-        write_json(self.folder / "summary.json", self.summary)
+        self.record.summary["harness_time_s"] = self._harness_time()
+        self.record.summary["status"] = self.record.status
+        self.record.summary["errors"] = self.record.errors
+        self.record.meta.update(finished_at=_now(), status=self.record.status,
+                                exit_code=exit_code(self.record.status, self.options.strict))
+        write_json(self.folder / "meta.json", self.record.meta)
+        write_json(self.folder / "summary.json", self.record.summary)
         if (self.folder / "report.txt").exists():
-            self.block = render_block(self.summary, self.folder)
+            self.record.block = render_block(self.record.summary, self.folder)
             (self.folder / "block.txt").write_text(self.block)
 
     def _harness_time(self) -> dict[str, float]:
@@ -349,85 +415,86 @@ class Run:
         (topology check, settle, settings, warm-up, app, targets), the idle window, the attack (to its last
         answer), and what follows it (catch-up, reports, checks, plot)."""
         now = time.monotonic()
-        parts = {} if self.started_up_s is None else {"start_up": self.started_up_s}
-        if self.t_idle is None:
-            return {**parts, "before_attack": round(now - self.created, 2)}
-        idle_at = self.zero + self.t_idle
-        parts["before_attack"] = round(idle_at - self.created, 2)
-        if self.t_start is not None:
-            parts["idle_window"] = round(self.t_start - self.t_idle, 2)
-        if self.t_start is not None and self.t_end is not None:
-            parts["attack"] = round(self.t_end - self.t_start, 2)
-            parts["after_attack"] = round(now - (self.zero + self.t_end), 2)
+        parts = {} if self.clock.started_up_s is None else {"start_up": self.clock.started_up_s}
+        if self.clock.idle is None:
+            return {**parts, "before_attack": round(now - self.clock.created, 2)}
+        idle_at = self.clock.zero + self.clock.idle
+        parts["before_attack"] = round(idle_at - self.clock.created, 2)
+        if self.clock.start is not None:
+            parts["idle_window"] = round(self.clock.start - self.clock.idle, 2)
+        if self.clock.start is not None and self.clock.end is not None:
+            parts["attack"] = round(self.clock.end - self.clock.start, 2)
+            parts["after_attack"] = round(now - (self.clock.zero + self.clock.end), 2)
         return parts
 
     def _summarize(self) -> None:
-        assert self.vegeta is not None
+        assert self.live.vegeta is not None
         report = attack.read_report(self.folder)
-        done = self.fault_runner.done if self.fault_runner else []
-        tl = timeline.build(attack.decode(self.vegeta, attack.result_files(self.folder)),
+        done = self.live.fault_runner.done if self.live.fault_runner else []
+        tl = timeline.build(attack.decode(self.live.vegeta, attack.result_files(self.folder)),
                             faults.windows(done, self.options.duration), faults.outages(done))
-        self.summary.update(summary.client(report, tl))
-        self.summary["app_admission"] = {**(self.summary.get("app_admission") or {}),
+        self.record.summary.update(summary.client(report, tl))
+        self.record.summary["app_admission"] = {**(self.record.summary.get("app_admission") or {}),
                                          **appserver.admission_settings(self.settings)}
-        self.summary["cpus"] = self.meta.get("cpus") or {}
-        self.summary["buffer_pools"] = self.meta.get("buffer_pools") or {}
-        self.summary["settle"] = self.meta.get("settle") or {}
-        self.summary["links"] = self.meta.get("links") or {}
+        self.record.summary["cpus"] = self.record.meta.get("cpus") or {}
+        self.record.summary["buffer_pools"] = self.record.meta.get("buffer_pools") or {}
+        self.record.summary["settle"] = self.record.meta.get("settle") or {}
+        self.record.summary["links"] = self.record.meta.get("links") or {}
         if done:
-            self.summary.update(planned_faults=done, fault_windows=tl.windows, routing=tl.routing)
+            self.record.summary.update(planned_faults=done, fault_windows=tl.windows, routing=tl.routing)
         timeline.write_csv(tl, self.folder / "timeline.csv")
-        self.timeline = tl  # plotted once the status is final
-        if self.t_end is None or self.t_start is None or self.samplers is None or self.after is None:
+        self.measured.timeline = tl  # plotted once the status is final
+        if None in (self.clock.end, self.clock.start, self.live.samplers, self.measured.after):
             return  # interrupted before the attack's counters were read
-        assert self.attack is not None and self.before is not None
-        s, b, a, watch = self.settings, self.before, self.after, self.samplers
-        readback = self.meta.get("knobs_readback") or {}
+        assert self.live.attack is not None and self.measured.before is not None
+        s, b, a, watch = self.settings, self.measured.before, self.measured.after, self.live.samplers
+        readback = self.record.meta.get("knobs_readback") or {}
         window = summary.Window(
-            t_start=self.t_start, t_end=self.t_end, cpu_before=b.cpu, cpu_after=a.cpu,
-            attack_cpu_s=self.attack.cpu_seconds, harness_cpu_s=a.own_cpu - b.own_cpu,
+            t_start=self.clock.start, t_end=self.clock.end, cpu_before=b.cpu, cpu_after=a.cpu,
+            attack_cpu_s=self.live.attack.cpu_seconds, harness_cpu_s=a.own_cpu - b.own_cpu,
             cpu_rows=watch.cpu.rows, memory_rows=watch.cpu.memory_rows,
-            lag=watch.lag.summarize(self.t_start, self.t_end), not_replicating=list(watch.lag.not_replicating),
+            lag=watch.lag.summarize(self.clock.start, self.clock.end), not_replicating=list(watch.lag.not_replicating),
             nodes_lost=watch.health.faults, counters_before=b.counters, counters_after=a.counters,
             heartbeats=a.beats - b.beats, binlog_before=b.binlog, binlog_after=a.binlog,
-            bytes_per_beat=self.bytes_per_beat, idle_cpu_per_s=self.idle, seconds=a.at - b.at,
-            lag_settled_s=None if self.t_send_end is None else watch.lag.settled_after(self.t_send_end),
+            bytes_per_beat=self.measured.bytes_per_beat, idle_cpu_per_s=self.measured.idle, seconds=a.at - b.at,
+            lag_settled_s=None if self.clock.send_end is None else watch.lag.settled_after(self.clock.send_end),
             sources={"app": s.app_cpu_source, **{n.name: n.cpu_source for n in s.nodes}},
             sync_binlog={name: int(back["sync_binlog"]) for name, back in readback.items()
                          if str(back.get("sync_binlog", "")).isdigit()},
-            idle_start=self.t_idle)
-        self.summary.update(summary.servers(
-            window, requests=self.summary["requests"], successes=self.summary["successes"],
-            writes=summary.writes_of(tl), sending_s=report["duration"] / 1e9 or (self.t_end - self.t_start),
+            idle_start=self.clock.idle)
+        self.record.summary.update(summary.servers(
+            window, requests=self.record.summary["requests"], successes=self.record.summary["successes"],
+            writes=summary.writes_of(tl), sending_s=report["duration"] / 1e9 or (self.clock.end - self.clock.start),
             databases_here=not s.external, cores=os.cpu_count()))
-        self.summary.update(lag_floor_ms=watch.lag.floor_ms(self.t_start, self.t_end), heartbeat_ms=s.heartbeat_ms,
-                            catch_up_s=self.catch_up,
+        self.record.summary.update(lag_floor_ms=watch.lag.floor_ms(self.clock.start, self.clock.end),
+                                   heartbeat_ms=s.heartbeat_ms,
+                            catch_up_s=self.measured.catch_up,
                             catch_up_timeout_s=self.options.catch_up_timeout)
-        self.summary["client_connections"] = self.attack_options.max_connections
-        self.summary["client_connections_setting"] = s.client_connections  # auto, N or unlimited
-        self.summary["above_knee"] = summary.above_knee(self.summary)
+        self.record.summary["client_connections"] = self.live.attack_options.max_connections
+        self.record.summary["client_connections_setting"] = s.client_connections  # auto, N or unlimited
+        self.record.summary["above_knee"] = summary.above_knee(self.record.summary)
 
     def _check_rows(self) -> None:
         s = self.settings
-        if self.row_sample is not None:
-            ids, before = self.row_sample
-            check = rowcheck.from_sample(s, self.scenario, ids, before, self.summary.get("requests", 0))
-        elif self.before and self.after and self.before.binlog and self.after.binlog:
-            planned = tuple(f["bigtx"]["value"] for f in self.summary.get("planned_faults") or []
+        if self.measured.row_sample is not None:
+            ids, before = self.measured.row_sample
+            check = rowcheck.from_sample(s, self.scenario, ids, before, self.record.summary.get("requests", 0))
+        elif (m := self.measured).before and m.after and m.before.binlog and m.after.binlog:
+            planned = tuple(f["bigtx"]["value"] for f in self.record.summary.get("planned_faults") or []
                             if (f.get("bigtx") or {}).get("value"))
-            check = rowcheck.from_binlog(s, self.scenario, self.before.binlog, self.after.binlog,
+            check = rowcheck.from_binlog(s, self.scenario, self.measured.before.binlog, self.measured.after.binlog,
                                          planned_values=planned)
         else:
             return
-        self.summary["rows_checked"] = check
+        self.record.summary["rows_checked"] = check
 
     def _check_consistency(self) -> None:
         s = self.settings
         table = f"{self.scenario.schema}.accounts"
-        behind = [name for name, took in (self.catch_up or {}).items() if took is None]
+        behind = [name for name, took in (self.measured.catch_up or {}).items() if took is None]
         missing = [n.name for n in s.nodes if not nodes.node_up(n, s)]
         if behind:
-            self.summary["consistency"] = {"table": table, "checked": False, "equal": None,
+            self.record.summary["consistency"] = {"table": table, "checked": False, "equal": None,
                                            "reason": f"{', '.join(behind)} did not catch up within "
                                                      f"{self.options.catch_up_timeout:g} s"}
             return
@@ -454,12 +521,12 @@ class Run:
             t.join()
         got = {k: v for k, v in sums.items() if v is not None}
         equal = len(set(got.values())) == 1 and all(v is not None for v in waited.values())
-        self.summary["consistency"] = {"table": table, "checked": True, "checksums": sums, "caught_up_s": waited,
+        self.record.summary["consistency"] = {"table": table, "checked": True, "checksums": sums, "caught_up_s": waited,
                                        "equal": equal, "missing": sorted(set(missing)),
                                        "scope": "table" if ids is None else "rows",
                                        **({} if ids is None else {"rows": len(set(ids))})}
         if not equal:
-            self.status = STATUS_FAILED
+            self.record.status = STATUS_FAILED
 
     def _checksum_rows(self, table: str) -> list[int] | None:
         """The ids a rows-scope check compares, or None for CHECKSUM TABLE: asked for, or needed when faults
@@ -474,9 +541,10 @@ class Run:
         facts = judge.RunFacts(criteria=self.scenario.criteria, rate=self.rate,
                                catch_up_timeout=self.options.catch_up_timeout, cores=os.cpu_count() or 1,
                                planned_nodes=frozenset(f.node for f in self.options.faults),
-                               attack_start_s=self.t_start or 0, errors=tuple(self.errors))
-        guards, saturation, self.status = judge.judge(self.summary, self.meta, facts, self.status)
-        self.summary["guards"], self.summary["saturation"] = guards, saturation
+                               attack_start_s=self.clock.start or 0, errors=tuple(self.record.errors))
+        rec = self.record
+        guards, saturation, rec.status = judge.judge(rec.summary, rec.meta, facts, rec.status)
+        self.record.summary["guards"], self.record.summary["saturation"] = guards, saturation
 
     def _base_meta(self) -> dict[str, Any]:
         s = self.settings
@@ -487,7 +555,7 @@ class Run:
             **({"bulk_rows": self.scenario.bulk_rows}
                if any(r.endpoint == "update_users" for r in self.scenario.requests) else {}),
             "duration_s": self.options.duration, "timeout_s": self.options.timeout,
-            "attack_options": {**self.attack_options.as_dict(),
+            "attack_options": {**self.live.attack_options.as_dict(),
                                "client_connections": f"{s.client_connections} (REPLBENCH_CLIENT_CONNECTIONS)"},
             "knobs": self.options.knobs.as_dict(), "knobs_changed": self.options.knobs.changed(),
             "links_requested": [link.spec for link in self.options.links],
