@@ -6,15 +6,17 @@ and meta.json, so a run, a test or a later re-reading judge alike; a sweep step'
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..core.config import HOST_SATURATED, VEGETA_SATURATED
+from ..core.nodenames import MASTER
 from ..core.records import STATUS_FAILED, STATUS_INTERRUPTED, STATUS_OK, STATUS_WARNING
+from ..core.results import RunMeta, RunSummary, has, meta_of, summary_of
 from ..measure import health, rowcheck
 from . import verdicts
 from .studymetrics import CRITERIA_GUARD
-from .summary import nodes_lost
 
 
 @dataclass(frozen=True)
@@ -30,77 +32,94 @@ class RunFacts:
     errors: tuple[str, ...] = ()
 
 
-def judge(summary: dict[str, Any], meta: dict[str, Any], facts: RunFacts,
+Guard = Callable[[RunSummary, RunMeta, RunFacts], list[str]]
+
+
+def judge(summary: dict[str, Any] | RunSummary, meta: dict[str, Any] | RunMeta, facts: RunFacts,
           status: str) -> tuple[list[str], list[str], str]:
-    """(guards, saturation, status): the guards already in the summary and the run's own, what saturated, and the
-    status they leave (a warning turns ok into ok-with-warnings; an unplanned node loss or an error, FAILED)."""
-    guards = list(summary.get("guards") or [])
-    saturation = list(summary.get("saturation") or [])
-    if "rate_sent" in summary:  # the scenario's pass criteria, judged as a sweep step would be
-        guards += [f"{CRITERIA_GUARD}: {text}" for text in verdicts.breaches(summary, facts.criteria, facts.rate)
-                   if not text.startswith("replicas caught up")]  # a replica's catch-up: said per replica below
-    if summary.get("client_errors"):
-        guards.append(f"{summary['client_errors']:,} requests failed inside the load generator "
-                      "(ports/files): a client-side limit, not the server's")
-    _saturation(summary, facts.cores, guards, saturation)
-    for name in summary.get("replicas_not_replicating", []):
-        guards.append(f"{name} was not replicating during the run"
-                      + (" (a planned fault)" if name in facts.planned_nodes else ""))
-    if summary.get("rows_checked"):
-        unchanged = rowcheck.guard(summary["rows_checked"], summary.get("success"))
-        if unchanged:
-            guards.append(unchanged)
-    guards += _setup_guards(summary, meta)
-    guards += _catch_up_guards(summary, facts)
-    seen = nodes_lost(summary)
-    for text, fault in zip(health.describe_faults(seen, facts.attack_start_s), seen):
-        guards.append(f"fault: {text}")
-        if not fault.get("planned"):
-            status = STATUS_FAILED if status != STATUS_INTERRUPTED else status
-    guards += _consistency_guards(summary)
-    guards += [f"error: {error}" for error in facts.errors]
+    """(guards, saturation, status): the guards already in the summary and the run's own (GUARDS, in order), what
+    saturated, and the status they leave (a warning turns ok into ok-with-warnings; an unplanned node loss or an
+    error, FAILED)."""
+    s, m = summary_of(summary), meta_of(meta)
+    guards = list(s.guards or [])
+    saturation = _saturation(s, facts.cores)
+    for check in GUARDS:
+        guards += check(s, m, facts)
+    if any(not f.planned for f in s.nodes_lost or []) and status != STATUS_INTERRUPTED:
+        status = STATUS_FAILED
     if facts.errors and status in (STATUS_OK, STATUS_WARNING):
         status = STATUS_FAILED
     if guards and status == STATUS_OK:
         status = STATUS_WARNING
-    return guards, saturation, status
+    return guards, [text for text, _ in saturation], status
 
 
-def _saturation(summary: dict[str, Any], cores: int, guards: list[str], saturation: list[str]) -> None:
-    means = summary.get("cpu_mean_percent", {})
-    if means.get("host_busy", 0) > HOST_SATURATED * 100 * cores:
+def _criteria_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
+    """The scenario's pass criteria, judged as a sweep step would be (a replica's catch-up: said per replica)."""
+    if not has(s, "rate_sent"):
+        return []
+    return [f"{CRITERIA_GUARD}: {text}" for text in verdicts.breaches(s, facts.criteria, facts.rate,
+                                                                      leave_out=("max_catch_up",))]
+
+
+def _client_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
+    return [f"{s.client_errors:,} requests failed inside the load generator (ports/files): a client-side limit, "
+            "not the server's"] if s.client_errors else []
+
+
+def _saturation(s: RunSummary, cores: int) -> list[tuple[str, str]]:
+    """(what saturated, the guard that says so): the host beyond HOST_SATURATED of its cores, vegeta beyond
+    VEGETA_SATURATED of one core."""
+    means = s.cpu_mean_percent or {}
+    out = []
+    if (means.get("host_busy") or 0) > HOST_SATURATED * 100 * cores:
         text = f"host CPU saturated ({means['host_busy']:.0f} % of {100 * cores} %)"
-        saturation.append(text)
-        guards.append(text + ": latencies include queueing for CPU; the numbers describe this box, not only "
-                             "the database")
-    if means.get("vegeta", 0) > VEGETA_SATURATED:
+        out.append((text, text + ": latencies include queueing for CPU; the numbers describe this box, not only "
+                                  "the database"))
+    if (means.get("vegeta") or 0) > VEGETA_SATURATED:
         text = f"vegeta at {means['vegeta']:.0f} % of a core"
-        saturation.append(text)
-        guards.append(text + ": the load generator competes for CPU")
+        out.append((text, text + ": the load generator competes for CPU"))
+    return out
 
 
-def _setup_guards(summary: dict[str, Any], meta: dict[str, Any]) -> list[str]:
+def _saturation_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
+    return [guard for _, guard in _saturation(s, facts.cores)]
+
+
+def _replication_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
+    return [f"{name} was not replicating during the run" + (" (a planned fault)" if name in facts.planned_nodes
+                                                             else "") for name in s.replicas_not_replicating or []]
+
+
+def _row_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
+    unchanged = rowcheck.guard(s.rows_checked.model_dump(), s.success) if s.rows_checked else None
+    return [unchanged] if unchanged else []
+
+
+def _setup_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
     """An unsettled start, a setting not in effect, semi-sync falling back to async."""
     guards = []
-    settle = meta.get("settle") or {}
-    if settle and not settle.get("settled"):
-        guards.append(f"started unsettled after {settle['waited_s']:g} s: {'; '.join(settle['why'])} (the "
+    settle = m.settle
+    if settle and has(settle, "settled") and not settle.settled:
+        guards.append(f"started unsettled after {settle.waited_s:g} s: {'; '.join(settle.why or [])} (the "
                       "previous work may still cost CPU in this run)")
-    for mismatch in meta.get("knob_mismatches") or []:
+    for mismatch in m.knob_mismatches or []:
         guards.append(f"setting not in effect: {mismatch}")
-    semi = ((summary.get("replication") or {}).get("nodes", {}).get("master") or {}).get("semi_sync")
+    master = (s.replication.nodes or {}).get(MASTER) if s.replication else None
+    semi = master.semi_sync if master else None
     if semi and semi["fell_back"]:
         guards.append(f"semi-sync fell back to async for {semi['fell_back']:,} transactions")
     return guards
 
 
-def _catch_up_guards(summary: dict[str, Any], facts: RunFacts) -> list[str]:
+def _catch_up_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
     """A replica that never caught up (within the run's timeout), or later than the scenario's limit."""
     guards = []
     limit = facts.criteria.max_catch_up
-    for replica, took in (summary.get("catch_up_s") or {}).items():
+    for replica, took in (s.catch_up_s or {}).items():
         if took is None:
-            growth = ((summary.get("lag") or {}).get(replica) or {}).get("growth_s_per_s")
+            lag = (s.lag or {}).get(replica)
+            growth = lag.growth_s_per_s if lag else None
             guards.append(f"{replica} did not catch up within {facts.catch_up_timeout:g} s"
                           + (f"; lag grew {growth:.2f} s per s during the attack" if growth is not None else ""))
         elif took > limit:
@@ -109,12 +128,27 @@ def _catch_up_guards(summary: dict[str, Any], facts: RunFacts) -> list[str]:
     return guards
 
 
-def _consistency_guards(summary: dict[str, Any]) -> list[str]:
+def _fault_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
+    seen = [f.model_dump() for f in s.nodes_lost or []]
+    return [f"fault: {text}" for text in health.describe_faults(seen, facts.attack_start_s)]
+
+
+def _consistency_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
     guards = []
-    consistency = summary.get("consistency") or {}
-    if consistency.get("equal") is False:
-        what = "CHECKSUM TABLE" if consistency.get("scope", "table") == "table" else "the written rows' checksum"
+    c = s.consistency
+    if c and c.equal is False:
+        what = "CHECKSUM TABLE" if (c.scope or "table") == "table" else "the written rows' checksum"
         guards.append(f"{what} differs between nodes after catch-up: replicas diverged — RUN FAILED")
-    if consistency.get("missing"):
-        guards.append(f"consistency checked without {', '.join(consistency['missing'])} (not answering)")
+    if c and c.missing:
+        guards.append(f"consistency checked without {', '.join(c.missing)} (not answering)")
     return guards
+
+
+def _error_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
+    return [f"error: {error}" for error in facts.errors]
+
+
+# a run's guards, in the order the block lists them: the one table of what is checked after a run (the pass
+# criteria themselves are verdicts.CRITERIA, shared with a sweep step's verdict)
+GUARDS: tuple[Guard, ...] = (_criteria_guards, _client_guards, _saturation_guards, _replication_guards, _row_guards,
+                             _setup_guards, _catch_up_guards, _fault_guards, _consistency_guards, _error_guards)

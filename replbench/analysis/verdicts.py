@@ -4,81 +4,115 @@ functions over summary dicts."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ..core.records import STATUS_FAILED
+from ..core.results import RunSummary, SweepRecord, has, summary_of, sweep_of
 from ..core.stats import median
 
 FINDING_MIN_FACTOR = 1.10  # a separated difference smaller than 10 % is real but not worth a headline
-
-
-def breaches(summary: dict[str, Any], criteria: Any, rate: int) -> list[str]:
-    """The scenario's pass criteria that a run (or a step's median of repeats) breaks: the one evaluator behind
-    both a run's guards and a sweep step's verdict, so the two never disagree. Success is judged server-side
-    (client-side errors are a load-generator limit); a replica that never caught up breaks the catch-up limit."""
-    reasons: list[str] = []
-    success = summary.get("server_success", summary.get("success"))
-    if success is None or success < criteria.min_success:
-        reasons.append(f"success {_pct(success)} < {criteria.min_success:.1%}")
-    sent = summary.get("rate_sent", summary.get("rate_achieved")) or 0.0
-    if sent < criteria.min_rate_ratio * rate:
-        reasons.append(f"sent {sent:.1f}/s < {criteria.min_rate_ratio:.0%} of {rate}/s")
-    p99 = (summary.get("latency_ms") or {}).get("p99")
-    if p99 is None or p99 > criteria.max_p99 * 1000:
-        reasons.append(f"p99 {p99} ms > {criteria.max_p99 * 1000:g} ms")
-    catch = summary.get("catch_up_s") or {}
-    if not catch or any(v is None or v > criteria.max_catch_up for v in catch.values()):
-        reasons.append(f"replicas caught up {catch or 'never measured'} (limit {criteria.max_catch_up:g} s)")
-    return reasons
-
-
-def evaluate(summary: dict[str, Any], criteria: Any, rate: int) -> tuple[bool, list[str], list[str]]:
-    """Verdict of one step from its (median) summary: passed?, the reasons it failed, and the notes that qualify a
-    pass (PASS*: the host or the load generator was saturated, or the load generator itself failed requests)."""
-    reasons = (["run failed (see its guards)"] if summary.get("status") == STATUS_FAILED else []) + \
-        breaches(summary, criteria, rate)
-    notes = list(summary.get("saturation") or [])
-    if summary.get("client_errors"):
-        notes.append(f"{summary['client_errors']:,} client-side errors (load generator limit)")
-    return not reasons, reasons, notes
 
 
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2%}"
 
 
-MEDIAN_FIGURES = ("success", "server_success", "rate_achieved", "rate_sent", "goodput")
+def _success(s: RunSummary) -> float | None:
+    """Success judged server-side (client-side errors are a load-generator limit)."""
+    return s.server_success if has(s, "server_success") else s.success
 
 
-def median_summary(summaries: list[dict[str, Any]]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Criterion:
+    """One pass criterion of a scenario (core/scenario.PassCriteria holds its limit): the figure it judges, whether
+    the figure breaks the limit, and the sentence that says so."""
+
+    name: str
+    figure: Callable[[RunSummary, int], Any]
+    broken: Callable[[Any, Any, int], bool]
+    text: Callable[[Any, Any, int], str]
+
+
+# the pass criteria, in the order a step's reasons list them: a run's guards and a sweep step's verdict read this
+# one table (docs/runs.md, "Pass criteria")
+CRITERIA: tuple[Criterion, ...] = (
+    Criterion("min_success", lambda s, rate: _success(s),
+              lambda v, lim, rate: v is None or v < lim,
+              lambda v, lim, rate: f"success {_pct(v)} < {lim:.1%}"),
+    Criterion("min_rate_ratio", lambda s, rate: s.rate_sent or 0.0,
+              lambda v, lim, rate: v < lim * rate,
+              lambda v, lim, rate: f"sent {v:.1f}/s < {lim:.0%} of {rate}/s"),
+    Criterion("max_p99", lambda s, rate: s.latency_ms.p99 if s.latency_ms else None,
+              lambda v, lim, rate: v is None or v > lim * 1000,
+              lambda v, lim, rate: f"p99 {v} ms > {lim * 1000:g} ms"),
+    Criterion("max_catch_up", lambda s, rate: s.catch_up_s or {},
+              lambda v, lim, rate: not v or any(t is None or t > lim for t in v.values()),
+              lambda v, lim, rate: f"replicas caught up {v or 'never measured'} (limit {lim:g} s)"),
+)
+
+
+def breaches(summary: dict[str, Any] | RunSummary, criteria: Any, rate: int,
+             leave_out: tuple[str, ...] = ()) -> list[str]:
+    """The scenario's pass criteria that a run (or a step's median of repeats) breaks: the one evaluator behind
+    both a run's guards and a sweep step's verdict, so the two never disagree. A replica that never caught up
+    breaks the catch-up limit. leave_out: criteria judged elsewhere (a run says its catch-up per replica)."""
+    s = summary_of(summary)
+    reasons = []
+    for c in CRITERIA:
+        value, limit = c.figure(s, rate), getattr(criteria, c.name)
+        if c.name not in leave_out and c.broken(value, limit, rate):
+            reasons.append(c.text(value, limit, rate))
+    return reasons
+
+
+def evaluate(summary: dict[str, Any] | RunSummary, criteria: Any, rate: int) -> tuple[bool, list[str], list[str]]:
+    """Verdict of one step from its (median) summary: passed?, the reasons it failed, and the notes that qualify a
+    pass (PASS*: the host or the load generator was saturated, or the load generator itself failed requests)."""
+    s = summary_of(summary)
+    reasons = (["run failed (see its guards)"] if s.status == STATUS_FAILED else []) + breaches(s, criteria, rate)
+    notes = list(s.saturation or [])
+    if s.client_errors:
+        notes.append(f"{s.client_errors:,} client-side errors (load generator limit)")
+    return not reasons, reasons, notes
+
+
+MEDIAN_FIGURES = ("success", "server_success", "rate_sent", "goodput")
+LATENCY_FIGURES = ("min", "mean", "p50", "p90", "p95", "p99", "max")
+
+
+def median_summary(summaries: list[dict[str, Any]] | list[RunSummary]) -> RunSummary:
     """The median of repeats for the figures a verdict uses (a failed repeat keeps the step failed)."""
-    if len(summaries) == 1:
-        return summaries[0]
-    med = dict(summaries[len(summaries) // 2])
+    runs = [summary_of(s) for s in summaries]
+    if len(runs) == 1:
+        return runs[0]
+    med = runs[len(runs) // 2].model_dump(by_alias=True, exclude_unset=True)
     for key in MEDIAN_FIGURES:
-        if any(key in s for s in summaries):
-            med[key] = median([s.get(key) for s in summaries])
-    med["latency_ms"] = {k: median([(s.get("latency_ms") or {}).get(k) for s in summaries])
-                         for k in ("min", "mean", "p50", "p90", "p95", "p99", "max")}
-    replicas = {r for s in summaries for r in (s.get("catch_up_s") or {})}
-    med["catch_up_s"] = {r: (None if any((s.get("catch_up_s") or {}).get(r) is None for s in summaries)
-                             else median([s["catch_up_s"][r] for s in summaries])) for r in replicas}
-    med["saturation"] = sorted({n for s in summaries for n in (s.get("saturation") or [])})
-    med["client_errors"] = median([s.get("client_errors") or 0 for s in summaries])
-    if any(s.get("status") == STATUS_FAILED for s in summaries):
+        if any(has(s, key) for s in runs):
+            med[key] = median([getattr(s, key) for s in runs])
+    med["latency_ms"] = {k: median([getattr(s.latency_ms, k) if s.latency_ms else None for s in runs])
+                         for k in LATENCY_FIGURES}
+    replicas = {r for s in runs for r in (s.catch_up_s or {})}
+    med["catch_up_s"] = {r: (None if any((s.catch_up_s or {}).get(r) is None for s in runs)
+                             else median([(s.catch_up_s or {})[r] for s in runs])) for r in replicas}
+    med["saturation"] = sorted({n for s in runs for n in (s.saturation or [])})
+    med["client_errors"] = median([s.client_errors or 0 for s in runs])
+    if any(s.status == STATUS_FAILED for s in runs):
         med["status"] = STATUS_FAILED
-    return med
+    return summary_of(med)
 
 
-def describe_max(data: dict[str, Any]) -> str:
+def describe_max(data: dict[str, Any] | SweepRecord) -> str:
     """The max sustainable rate of a sweep.json as a reader should take it: exact, a lower bound when no step
     failed (the ladder ended first), or an upper bound when no step passed."""
-    steps = data.get("steps") or []
+    sweep = sweep_of(data)
+    steps = sweep.steps or []
     if not steps:
         return "–"
-    best = data.get("max_sustainable_rate")
+    best = sweep.max_sustainable_rate
     if best is None:
-        return f"below {min(s['rate'] for s in steps)} rps (no step passed)"
-    if all(s["passed"] for s in steps):
+        return f"below {min(s.rate or 0 for s in steps)} rps (no step passed)"
+    if all(s.passed for s in steps):
         return f"≥ {best} rps (no step failed: the ladder ended first)"
     return f"{best} rps"

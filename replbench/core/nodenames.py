@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+MASTER = "master"
 MIN_REPLICAS = 1
 MAX_REPLICAS = 4
 DEFAULT_REPLICAS = 2
@@ -15,7 +16,7 @@ REPLICA_RE = re.compile(r"^replica([1-9]\d*)$")
 
 def node_names(replicas: int = DEFAULT_REPLICAS) -> tuple[str, ...]:
     """('master', 'replica1', …, 'replicaN')."""
-    return ("master", *replica_names(replicas))
+    return (MASTER, *replica_names(replicas))
 
 
 def replica_names(replicas: int = DEFAULT_REPLICAS) -> tuple[str, ...]:

@@ -247,7 +247,7 @@ class Routing(Record):
 
 
 class Fault(Record):
-    """A node lost during the run, seen by the health sampler (measure/health.py)."""
+    """A node lost during the run, seen by the health sampler (measure/health.py): a summary's nodes_lost."""
 
     node: str | None = None
     kind: str | None = None
@@ -318,7 +318,7 @@ class RunSummary(Record):
     catch_up_s: NodeFigures | None = None
     catch_up_timeout_s: Num | None = None
     replicas_not_replicating: list[str] | None = None
-    nodes_lost: list[Any] | None = None
+    nodes_lost: list[Fault] | None = None
     binlog: Binlog | None = None
     replication: Replication | None = None
     links: dict[str, Any] | None = None
@@ -326,7 +326,6 @@ class RunSummary(Record):
     consistency: Consistency | None = None
     rows_checked: RowsChecked | None = None
     # faults
-    faults: list[Fault] | None = None
     planned_faults: list[PlannedFault] | None = None
     fault_windows: dict[str, FaultWindow] | None = None
     routing: list[Routing] | None = None
@@ -490,7 +489,12 @@ class CampaignRecord(Record):
 # --- reading and writing --------------------------------------------------------------------------------------
 
 def _v0_to_v1(doc: dict[str, Any]) -> dict[str, Any]:
-    """Files written before the schema had a number carry the same keys; they get the number."""
+    """Files written before the schema had a number carry the same keys, but for two that early versions named
+    differently: the rate vegeta sent was "rate_achieved", the nodes a run saw lost were "faults"."""
+    if "rate_achieved" in doc and "rate_sent" not in doc:
+        doc["rate_sent"] = doc.pop("rate_achieved")
+    if "faults" in doc and "nodes_lost" not in doc:
+        doc["nodes_lost"] = doc.pop("faults")
     return doc
 
 
@@ -551,3 +555,21 @@ def write_run(folder: Path, summary: dict[str, Any] | None, meta: dict[str, Any]
     write_json(folder / "meta.json", {**meta, "schema_version": SCHEMA_VERSION})
     if summary is not None:
         write_json(folder / "summary.json", {**summary, "schema_version": SCHEMA_VERSION})
+
+
+def has(record: Record, key: str) -> bool:
+    """Whether the file held the key (even as null): where a reader tells an absent figure from a null one."""
+    name = "schema_name" if key == "schema" else key
+    return name in record.model_fields_set or key in (record.model_extra or {})
+
+
+def sweep_of(doc: dict[str, Any] | SweepRecord) -> SweepRecord:
+    return doc if isinstance(doc, SweepRecord) else SweepRecord.model_validate(doc)
+
+
+def study_of(doc: dict[str, Any] | StudyRecord) -> StudyRecord:
+    return doc if isinstance(doc, StudyRecord) else StudyRecord.model_validate(doc)
+
+
+def campaign_of(doc: dict[str, Any] | CampaignRecord) -> CampaignRecord:
+    return doc if isinstance(doc, CampaignRecord) else CampaignRecord.model_validate(doc)
