@@ -179,7 +179,6 @@ def test_the_catch_up_is_timed_from_the_send_s_end_not_from_vegetas(monkeypatch:
     """The run's catch-up clock, on a clock the test moves: it starts when the last request is sent (attack start
     + duration) with the master's position then, while vegeta still waits for its last answers; an attack that
     ended a second or more early (interrupted) times nothing."""
-    from replbench.core.records import STATUS_OK
     from replbench.experiments import run as runs
 
     class Clock:
