@@ -204,7 +204,7 @@ def test_the_catch_up_is_timed_from_the_send_s_end_not_from_vegetas(monkeypatch:
     waits: list[tuple[float, str | None, float]] = []
 
     def wait_caught_up(settings: object, timeout: float, gtid: str | None = None,
-                       replicas: object = None) -> dict[str, float | None]:
+                       replicas: object = None, unreachable: object = None) -> dict[str, float | None]:
         waits.append((clock.now, gtid, timeout))
         return {"replica1": 0.01, "replica2": 0.5}
 

@@ -117,7 +117,9 @@ def _catch_up_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
     guards = []
     limit = facts.criteria.max_catch_up
     for replica, took in (s.catch_up_s or {}).items():
-        if took is None:
+        if replica in (s.catch_up_unreachable or []):
+            guards.append(f"{replica}'s catch-up not measured: it did not answer when the last request was sent")
+        elif took is None:
             lag = (s.lag or {}).get(replica)
             growth = lag.growth_s_per_s if lag else None
             guards.append(f"{replica} did not catch up within {facts.catch_up_timeout:g} s"

@@ -317,6 +317,7 @@ class RunSummary(Record):
     heartbeat_ms: Num | None = None
     catch_up_s: NodeFigures | None = None
     catch_up_timeout_s: Num | None = None
+    catch_up_unreachable: list[str] | None = None  # replicas whose catch-up was not waited for: they did not answer
     replicas_not_replicating: list[str] | None = None
     nodes_lost: list[Fault] | None = None
     binlog: Binlog | None = None

@@ -355,8 +355,10 @@ class Run:
             self._record_error("catch-up (master's GTID position)", exc)
             self.measured.catch_up = {r.name: None for r in self.settings.replicas}
             return
+        unreachable: set[str] = set()
         self.measured.catch_up = nodes.wait_caught_up(self.settings, self.options.catch_up_timeout,
-                                                      self.measured.catch_up_gtid)
+                                                      self.measured.catch_up_gtid, unreachable=unreachable)
+        self.record.summary["catch_up_unreachable"] = sorted(unreachable)  # no wait took place: not "behind"
 
     def _stop_background(self) -> None:
         if self.live.attack is not None and self.live.attack.running():

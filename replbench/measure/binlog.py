@@ -46,9 +46,12 @@ def snapshot(settings: Settings) -> BinlogSnapshot:
         dumps = int(cur.fetchone()[0])
     snap = BinlogSnapshot(files, counters.get("Com_update", 0), counters.get("Com_insert", 0), dump_threads=dumps)
     for replica in settings.replicas:
-        with sql.admin(replica, settings) as cur:
-            cur.execute(sql.replica_status_sql(settings.flavour))
-            rows = sql.dict_rows(cur)
+        try:
+            with sql.admin(replica, settings) as cur:
+                cur.execute(sql.replica_status_sql(settings.flavour))
+                rows = sql.dict_rows(cur)
+        except sql.MySQLError:  # a replica that is down (the health sampler records it): its bytes received are
+            continue  # missing, the master's binlog figures are not
         if rows:
             row = rows[0]
             name = row.get("Master_Log_File") or row.get("Source_Log_File") or ""

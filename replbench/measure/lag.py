@@ -18,7 +18,7 @@ from typing import Any
 from ..core import sql
 from ..core.config import HEARTBEAT_DOMAIN_ID, META_SCHEMA, Settings
 from ..core.stats import percentile
-from .loops import Loops
+from .loops import Backoff, Loops
 from .poslag import PositionLag
 
 CSV_COLUMNS = ["elapsed_s", "replica", "heartbeat_lag_ms", "seconds_behind_master", "replicating"]
@@ -41,6 +41,8 @@ class LagMonitor:
         self.not_replicating: set[str] = set()
         self.loops = Loops(path)
         self.positions = PositionLag(settings, path.with_name("positions.csv"), clock_zero)
+        # each loop's pause before its next attempt: the heartbeat's ("master") and each replica reader's
+        self.backoff = {n.name: Backoff(self.interval) for n in settings.nodes}
 
     def start(self) -> None:
         self.positions.start()
@@ -69,22 +71,27 @@ class LagMonitor:
 
     def _beat_loop(self) -> None:
         conn = None
+        backoff = self.backoff["master"]
         while not self.loops.stopped.is_set():
             conn = conn or self._connect("master")
-            if conn is not None:
-                try:
-                    with conn.cursor() as cur:
-                        cur.execute(f"UPDATE {META_SCHEMA}.heartbeat SET ts = SYSDATE(6) WHERE id = 1")
-                    self.beats += 1
-                except (sql.MySQLError, OSError):
-                    sql.close_quietly(conn)
-                    conn = None
-            self.loops.stopped.wait(self.interval)
+            try:
+                if conn is None:
+                    raise OSError("not answering")
+                with conn.cursor() as cur:
+                    cur.execute(f"UPDATE {META_SCHEMA}.heartbeat SET ts = SYSDATE(6) WHERE id = 1")
+                self.beats += 1
+                pause = backoff.ok()
+            except (sql.MySQLError, OSError):
+                sql.close_quietly(conn)
+                conn = None
+                pause = backoff.failed()  # a master that is down: tried ever more rarely, up to once a second
+            self.loops.stopped.wait(pause)
         sql.close_quietly(conn)
 
     def _read_loop(self, replica_name: str) -> None:
         conn = None
         next_status = 0.0
+        backoff = self.backoff[replica_name]
         while not self.loops.stopped.is_set():
             sample: dict[str, Any] = {"elapsed_s": self._elapsed(), "replica": replica_name}
             conn = conn or self._connect(replica_name)
@@ -103,13 +110,15 @@ class LagMonitor:
                         sample["replicating"] = int(replicating)
                         if not replicating:
                             self.not_replicating.add(replica_name)
+                pause = backoff.ok()
             except (sql.MySQLError, OSError):
                 sample["replicating"] = 0
                 self.not_replicating.add(replica_name)
                 sql.close_quietly(conn)
                 conn = None
+                pause = backoff.failed()  # a replica that is down: tried ever more rarely, up to once a second
             self._record(sample)
-            self.loops.stopped.wait(self.interval)
+            self.loops.stopped.wait(pause)
         sql.close_quietly(conn)
 
     def _record(self, sample: dict[str, Any]) -> None:

@@ -1,5 +1,5 @@
-"""What every sampler shares: threads that run until stopped, and the CSV file they write rows to under one lock
-(the file closed once they are joined)."""
+"""What every sampler shares: threads that run until stopped, the CSV file they write rows to under one lock (the
+file closed once they are joined), and the backoff of a loop whose node does not answer."""
 
 from __future__ import annotations
 
@@ -42,3 +42,28 @@ class Loops:
             thread.join(timeout=timeout)
         if self._file is not None:
             self._file.close()
+
+
+BACKOFF_MAX = 1.0  # seconds between two attempts to reach a node that does not answer: the health sampler's cadence
+
+
+class Backoff:
+    """The pause before a loop's next attempt: its own interval while the node answers; after each failed attempt
+    twice the last pause, up to BACKOFF_MAX. A node that is down then costs a connection attempt a second instead of
+    a hundred (a refused connect costs the harness about a millisecond of CPU: at 10 ms it burnt most of a core,
+    taken from the surviving nodes whose figures the run reports; docs/decisions/sampler-cost.md)."""
+
+    def __init__(self, interval: float, longest: float = BACKOFF_MAX) -> None:
+        self.interval = interval
+        self.longest = max(interval, longest)
+        self.pause = interval
+        self.failures = 0  # failed attempts in all, for the record and the tests
+
+    def ok(self) -> float:
+        self.pause = self.interval
+        return self.pause
+
+    def failed(self) -> float:
+        self.failures += 1
+        self.pause = min(self.longest, max(self.interval, self.pause * 2))
+        return self.pause

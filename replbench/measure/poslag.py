@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ..core import sql
 from ..core.config import Settings
-from .loops import Loops
+from .loops import Backoff, Loops
 
 POSITION_INTERVAL = 0.010  # seconds between two reads of a node's position: the lag figures' floor
 CSV_COLUMNS = ["elapsed_s", "node", "position", "lag_ms"]
@@ -102,6 +102,7 @@ class PositionLag:
         self.lags: dict[str, tuple[array, array]] = {r.name: (array("d"), array("d")) for r in settings.replicas}
         self.reads: dict[str, array] = {n.name: array("d") for n in settings.nodes}  # when each read was taken
         self.master_seen = threading.Event()  # a replica's lag means something once the master was read
+        self.backoff = {n.name: Backoff(interval) for n in settings.nodes}
         self.loops = Loops(path)
 
     def start(self) -> None:
@@ -117,6 +118,7 @@ class PositionLag:
         conn = cur = None
         last = ""
         next_at = time.monotonic()
+        backoff = self.backoff[name]
         while not self.loops.stopped.is_set():
             try:
                 if conn is None:
@@ -126,11 +128,16 @@ class PositionLag:
                 text = str(cur.fetchone()[0] or "")
                 self._record(name, role, time.monotonic() - self.zero, text, text != last)
                 last = text
+                pause = backoff.ok()
             except (sql.ReaderError, OSError):
                 sql.close_quietly(conn)
                 conn = cur = None
-            next_at = max(next_at + self.interval, time.monotonic())  # a steady cadence; never a burst to catch up
-            time.sleep(max(0.0, next_at - time.monotonic()))  # cheaper than an Event's timed wait, 100 times a second
+                pause = backoff.failed()  # a node that is down: retried ever more rarely, up to once a second
+            next_at = max(next_at + pause, time.monotonic())  # a steady cadence; never a burst to catch up
+            if pause > self.interval:
+                self.loops.stopped.wait(max(0.0, next_at - time.monotonic()))  # stop() need not wait it out
+            else:
+                time.sleep(max(0.0, next_at - time.monotonic()))  # cheaper than an Event's timed wait, 100 a second
         sql.close_quietly(conn)
 
     def _record(self, name: str, role: str, t: float, text: str, changed: bool) -> None:

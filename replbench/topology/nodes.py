@@ -250,9 +250,11 @@ def wait_replicating(replica: Node, settings: Settings, timeout: float = REPLICA
 
 
 def wait_caught_up(settings: Settings, timeout: float, gtid: str | None = None,
-                   replicas: tuple[Node, ...] | None = None) -> dict[str, float | None]:
+                   replicas: tuple[Node, ...] | None = None,
+                   unreachable: set[str] | None = None) -> dict[str, float | None]:
     """Wait, on every replica at once, until it has applied the master's GTID position (now, or the one given);
-    seconds each took from the call (None: not within the timeout, or the replica did not answer)."""
+    seconds each took from the call (None: not within the timeout, or the replica did not answer: then its name
+    goes to `unreachable`, when given, as no wait took place)."""
     import threading
 
     gtid = master_gtid(settings) if gtid is None else gtid
@@ -264,6 +266,8 @@ def wait_caught_up(settings: Settings, timeout: float, gtid: str | None = None,
             result = sql.query_one(replica, settings, sql.wait_gtid_sql(settings.flavour), (gtid, timeout))
         except sql.MySQLError:
             result = None
+            if unreachable is not None:
+                unreachable.add(replica.name)
         taken[replica.name] = round(time.monotonic() - begin, 3) if result == 0 else None  # 0 = reached
 
     threads = [threading.Thread(target=wait, args=(r,), daemon=True) for r in (replicas or settings.replicas)]
