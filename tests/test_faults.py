@@ -353,3 +353,30 @@ def test_a_big_transaction_during_a_run_shows_who_served_the_reads_meanwhile(top
 def test_a_bad_bigtx_fault_exits_2(spec: str) -> None:
     code, _, err = run_main(["write", "10", "--duration", "2s", "--fault", spec])
     assert code == 2 and "bad fault" in err and "Traceback" not in err, err
+
+
+def test_the_lag_splits_by_the_thread_that_holds_it(topo: Settings) -> None:
+    # replica1 receives but applies nothing for 3 s (its SQL thread stopped); replica2 receives nothing (its IO thread)
+    proc = run_cli(["write", "100", "--duration", "7s", "--fault", "stop-sql-thread:replica1@2s", "--fault",
+                    "start-sql-thread:replica1@5s", "--fault", "stop-io-thread:replica2@2s", "--fault",
+                    "start-io-thread:replica2@5s"], env_for(topo.state))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    folder = run_folder(proc.stdout)
+    lag = json.loads((folder / "summary.json").read_text())["lag"]
+    sql_stopped, io_stopped = lag["replica1"], lag["replica2"]
+    assert sql_stopped["sql_mean_ms"] > 100 and sql_stopped["io_mean_ms"] < 0.1 * sql_stopped["sql_mean_ms"]
+    assert io_stopped["io_mean_ms"] > 100 and io_stopped["io_p99_ms"] > 0.5 * io_stopped["p99_ms"]
+    for figures in lag.values():  # the two shares add up to the whole
+        assert figures["io_mean_ms"] + figures["sql_mean_ms"] == pytest.approx(figures["mean_ms"], abs=0.15)
+    header = (folder / "timeline.csv").read_text().splitlines()[0].split(",")
+    assert {"replica1_lag_ms", "replica1_io_lag_ms", "replica2_lag_ms", "replica2_io_lag_ms"} <= set(header)
+    for name in ("replica1", "replica2"):  # replication is running again after the command
+        with sql.admin(topo.node(name), topo) as cur:
+            state = sql.replica_threads(cur, topo.flavour)
+        assert state["io"] == "Yes" and state["sql"] == "Yes", (name, state)
+
+
+@pytest.mark.parametrize("spec", ["stop-sql-thread:master@1s", "start-io-thread:master@1s"])
+def test_a_thread_fault_on_the_master_exits_2(spec: str) -> None:
+    code, _, err = run_main(["write", "10", "--duration", "2s", "--fault", spec])
+    assert code == 2 and "applies to a replica" in err and "Traceback" not in err, err

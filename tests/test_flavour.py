@@ -61,3 +61,11 @@ def test_find_users_server_steps_runs_the_built_statement_in_each_flavour() -> N
     assert mysql.endswith("; PREPARE replbench_find_users FROM @replbench_find_users; EXECUTE replbench_find_users; "
                           "DEALLOCATE PREPARE replbench_find_users")
     assert mariadb.split(";")[0] == mysql.split(";")[0] and mariadb.count("%s") == 7
+
+
+def test_the_received_position_is_read_in_each_flavour_s_spelling() -> None:
+    from replbench.measure.poslag import received_sql
+
+    assert received_sql("mariadb") == "SHOW SLAVE STATUS"
+    assert received_sql("mysql") == ("SELECT RECEIVED_TRANSACTION_SET FROM "
+                                     "performance_schema.replication_connection_status")

@@ -57,6 +57,12 @@ class LagOf(Record):
     heartbeat_p50_ms: Num | None = None
     heartbeat_p99_ms: Num | None = None
     heartbeat_max_ms: Num | None = None
+    # the lag split by replication thread (measure/lag.split_figures): io + sql means = mean_ms
+    split_samples: int | None = None
+    io_mean_ms: Num | None = None
+    sql_mean_ms: Num | None = None
+    io_p99_ms: Num | None = None
+    sql_p99_ms: Num | None = None
 
 
 class Binlog(Record):

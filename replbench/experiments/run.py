@@ -400,7 +400,8 @@ class Run:
                 [(f["lost_at_s"] - (self.clock.start or 0), f"{f['node']} lost") for f in seen]
                 + [(f["back_at_s"] - (self.clock.start or 0), f"{f['node']} back") for f in seen
                    if f["back_at_s"] is not None]
-                + [(p["at_s"], p["fault"]) for p in planned if p["action"] not in ("kill", "start")]))
+                + [(p["at_s"], p["fault"]) for p in planned if p["action"] not in ("kill", "start")],
+                lag=(*self._lag_series(), self.clock.start) if self.live.samplers and self.clock.start else None))
         self.record.summary["harness_time_s"] = self._harness_time()
         self.record.summary["status"] = self.record.status
         self.record.summary["errors"] = self.record.errors
@@ -411,6 +412,14 @@ class Run:
         if (self.folder / "report.txt").exists():
             self.record.block = render_block(self.record.summary, self.folder)
             (self.folder / "block.txt").write_text(self.block)
+
+    def _lag_series(self) -> tuple[dict[str, list[tuple[float, float]]], dict[str, list[tuple[float, float, float]]]]:
+        """Each replica's lag samples and its split over the attack (and its catch-up), on the run's clock."""
+        assert self.live.samplers is not None and self.clock.start is not None
+        positions = self.live.samplers.lag.positions
+        start, end = self.clock.start, time.monotonic() - self.clock.zero
+        names = [r.name for r in self.settings.replicas]
+        return ({n: positions.series(n, start, end) for n in names}, {n: positions.split(n, start, end) for n in names})
 
     def _harness_time(self) -> dict[str, float]:
         """Wall seconds of the run's parts: the process's start-up (interpreter, imports, arguments), preparing
@@ -444,6 +453,8 @@ class Run:
         self.record.summary["links"] = self.record.meta.get("links") or {}
         if done:
             self.record.summary.update(planned_faults=done, fault_windows=tl.windows, routing=tl.routing)
+        if self.live.samplers is not None and self.clock.start is not None:
+            timeline.add_lag(tl, *self._lag_series(), self.clock.start)
         timeline.write_csv(tl, self.folder / "timeline.csv")
         self.measured.timeline = tl  # plotted once the status is final
         if None in (self.clock.end, self.clock.start, self.live.samplers, self.measured.after):

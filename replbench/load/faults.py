@@ -2,7 +2,9 @@
 at TIME after the attack's start by a thread on the run's clock, each recorded with the moment it really happened.
 
 Actions: kill (SIGKILL the node's mariadbd), start (start it again; a replica resumes replicating),
-stop-replication / start-replication (STOP SLAVE / START SLAVE on a replica), cut / restore (disable / enable a
+stop-replication / start-replication (STOP SLAVE / START SLAVE on a replica), stop-sql-thread / start-sql-thread
+and stop-io-thread / start-io-thread (one replication thread: STOP SLAVE SQL_THREAD …; the lag split shows where
+the lag then goes), cut / restore (disable / enable a
 replica's toxiproxy link, named with --link: its IO thread loses the master and reconnects), bigtx=ROWS on the
 master (one UPDATE of ROWS rows of the scenario's table, the classic row-based incident, while the attack goes on;
 the fault is done once every replica has applied it, so its "during" window is the incident and its windows show
@@ -25,8 +27,11 @@ from ..core.config import CATCH_UP_TIMEOUT, Settings, parse_duration
 from ..core.nodenames import MAX_REPLICAS, node_names
 from ..topology import links, nodes
 
-ACTIONS = ("kill", "start", "stop-replication", "start-replication", "cut", "restore", "bigtx")
-RESTORES = {"kill": "start", "stop-replication": "start-replication", "cut": "restore"}
+ACTIONS = ("kill", "start", "stop-replication", "start-replication", "stop-sql-thread", "start-sql-thread",
+           "stop-io-thread", "start-io-thread", "cut", "restore", "bigtx")
+RESTORES = {"kill": "start", "stop-replication": "start-replication", "stop-sql-thread": "start-sql-thread",
+            "stop-io-thread": "start-io-thread", "cut": "restore"}
+THREADS = {"sql": "SQL_THREAD", "io": "IO_THREAD"}  # a thread fault's one replication thread, as the server spells it
 SPEC_RE = re.compile(r"^([a-z-]+)(?:=(\d+))?:([a-z0-9]+)@(\S+)$")
 BIGTX_DRAIN_TIMEOUT = 10 * CATCH_UP_TIMEOUT  # seconds the replicas may take to apply a bigtx fault's transaction
 
@@ -60,7 +65,7 @@ def parse(spec: str) -> Fault:
         raise ValueError(f"bad fault {spec!r}: bigtx runs on the master")
     if node not in node_names(MAX_REPLICAS):
         raise ValueError(f"bad fault {spec!r}: node must be master or replica1 … replica{MAX_REPLICAS}")
-    if (action.endswith("replication") or action in ("cut", "restore")) and node == "master":
+    if (action.endswith(("replication", "thread")) or action in ("cut", "restore")) and node == "master":
         raise ValueError(f"bad fault {spec!r}: {action} applies to a replica")
     at = 0.0 if when in ("0", "0s") else parse_duration(when)
     return Fault(action, node, at, int(rows or 0))
@@ -119,9 +124,10 @@ def carry_out(fault: Fault, settings: Settings, schema: str = "") -> dict[str, A
         if node.role == "replica":
             nodes.ensure_replicating(node, settings)
     else:
-        verb = sql.start_replica_sql if fault.action == "start-replication" else sql.stop_replica_sql
+        verb = sql.start_replica_sql if fault.action.startswith("start") else sql.stop_replica_sql
+        thread = THREADS.get(fault.action.split("-")[1], "") if fault.action.endswith("thread") else ""
         with sql.admin(node, settings) as cur:
-            cur.execute(verb(settings.flavour))
+            cur.execute(f"{verb(settings.flavour)} {thread}".strip())
     return None
 
 

@@ -148,7 +148,9 @@ class LagMonitor:
                          "heartbeat_p99_ms": percentile([v for _, v in beats], 99),
                          "heartbeat_max_ms": max((v for _, v in beats), default=None),
                          "max_seconds_behind_master": max(sbm) if sbm else None,
-                         "growth_s_per_s": growth(points)}
+                         "growth_s_per_s": growth(points),
+                         **split_figures(self.positions.split(name, start, end), out_mean=statistics.fmean(lags)
+                                         if lags and points is not beats else None)}
         return out
 
     def floor_ms(self, start: float, end: float) -> float:
@@ -166,6 +168,21 @@ class LagMonitor:
             hit = next((t for t, v in series if t >= t0 and v <= threshold_ms), None)
             out[name] = None if hit is None else round(hit - t0, 3)
         return out
+
+
+def split_figures(split: list[tuple[float, float, float]], out_mean: float | None) -> dict[str, Any]:
+    """The lag split by replication thread, from the reads that read both positions: the share not yet received
+    (the IO side: the master's position against what the replica received) and received but not applied (the SQL
+    thread's). The means add up to the lag's mean exactly (the samples' shares applied to it); the p99s are each
+    share's own."""
+    if not split or out_mean is None:
+        return {}
+    total = sum(t for _, t, _ in split)
+    io_share = sum(i for _, _, i in split) / total if total > 0 else 0.0
+    io_mean = round(out_mean * io_share, 1)
+    return {"split_samples": len(split), "io_mean_ms": io_mean, "sql_mean_ms": round(round(out_mean, 1) - io_mean, 1),
+            "io_p99_ms": percentile([i for _, _, i in split], 99),
+            "sql_p99_ms": percentile([t - i for _, t, i in split], 99)}
 
 
 def growth(points: list[tuple[float, float]]) -> float | None:

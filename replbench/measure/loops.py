@@ -58,8 +58,10 @@ class Backoff:
         self.longest = max(interval, longest)
         self.pause = interval
         self.failures = 0  # failed attempts in all, for the record and the tests
+        self.reads = 0  # answered attempts in all
 
     def ok(self) -> float:
+        self.reads += 1
         self.pause = self.interval
         return self.pause
 

@@ -10,6 +10,7 @@ import urllib.parse
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..core.stats import percentile
 from ..load.attack import ResultRow
@@ -130,9 +131,32 @@ def build(rows: Iterable[ResultRow], windows: list[tuple[str, float, float]] | N
     return timeline
 
 
+COLUMNS = ["second", "requests", "errors", "p50_ms", "p99_ms", "max_ms"]
+# each replica's lag samples (time, ms), its split samples (time, total ms, not yet received ms), the attack's start
+LagSeries = tuple[dict[str, list[tuple[float, float]]], dict[str, list[tuple[float, float, float]]], float]
+
+
+def add_lag(timeline: Timeline, lags: dict[str, list[tuple[float, float]]],
+            splits: dict[str, list[tuple[float, float, float]]], t0: float) -> None:
+    """Each replica's mean lag in each second of the timeline (`replicaN_lag_ms`) and the mean of its share not yet
+    received (`replicaN_io_lag_ms`, the IO side of the split: docs/metrics.md), from samples on the run's clock
+    whose attack started at t0."""
+    rows = {int(row["second"]): row for row in timeline.seconds}
+    for name in sorted(lags):
+        for key, points in ((f"{name}_lag_ms", lags[name]),
+                            (f"{name}_io_lag_ms", [(t, io) for t, _, io in splits.get(name, [])])):
+            per_second: dict[int, list[float]] = {}
+            for t, value in points:
+                per_second.setdefault(int(t - t0), []).append(value)
+            for second, row in rows.items():
+                values = per_second.get(second)
+                row[key] = round(sum(values) / len(values), 1) if values else ""
+
+
 def write_csv(timeline: Timeline, path: Path) -> None:
+    extra = sorted({k for row in timeline.seconds for k in row} - set(COLUMNS))
     with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=["second", "requests", "errors", "p50_ms", "p99_ms", "max_ms"])
+        writer = csv.DictWriter(f, fieldnames=COLUMNS + extra, restval="")
         writer.writeheader()
         writer.writerows(timeline.seconds)
 
@@ -143,15 +167,17 @@ def preload_plotting() -> None:
     from matplotlib.backends import backend_agg  # noqa: F401
 
 
-def plot(timeline: Timeline, path: Path, title: str, markers: list[tuple[float, str]] | None = None) -> None:
-    """latency.png: sampled points, per-second p50/p99/max, and a vertical line per marker (faults)."""
+def plot(timeline: Timeline, path: Path, title: str, markers: list[tuple[float, str]] | None = None,
+         lag: LagSeries | None = None) -> None:
+    """latency.png: sampled points, per-second p50/p99/max, and a vertical line per marker (faults); below it, when
+    the lag series are given, each replica's lag and its share not yet received (one figure: one savefig)."""
     # the Figure API without pyplot (no backend or global state to import): a run waits for this plot
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(10, 4.5), dpi=100)
+    fig = Figure(figsize=(10, 7.5 if lag else 4.5), dpi=100)
     FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
+    ax = fig.add_subplot(2, 1, 1) if lag else fig.add_subplot()
     ok = [(t, ms) for t, ms, good in timeline.scatter if good]
     bad = [(t, ms) for t, ms, good in timeline.scatter if not good]
     if ok:
@@ -161,15 +187,40 @@ def plot(timeline: Timeline, path: Path, title: str, markers: list[tuple[float, 
     secs = [s["second"] + 0.5 for s in timeline.seconds]
     for key, color in (("p50_ms", "black"), ("p99_ms", "tab:orange"), ("max_ms", "tab:red")):
         ax.plot(secs, [s[key] for s in timeline.seconds], color=color, linewidth=1.2, label=key.replace("_ms", ""))
-    for x, label in markers or []:
-        ax.axvline(x, color="tab:purple", linestyle="--", linewidth=1)
-        ax.annotate(label, (x, 1), xycoords=("data", "axes fraction"), rotation=90, va="top", ha="right",
-                    fontsize=8, color="tab:purple")
+    _mark(ax, markers)
     ax.set_yscale("log")
     ax.set_xlabel("time since attack start (s)")
     ax.set_ylabel("latency (ms, log scale)")
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(loc="upper left", fontsize=8, ncol=5)
-    fig.subplots_adjust(left=0.08, right=0.98, top=0.92, bottom=0.12)  # tight_layout's result, without its cost
+    if lag:
+        _lag_panel(fig.add_subplot(2, 1, 2, sharex=ax), lag, markers)
+    fig.subplots_adjust(left=0.08, right=0.98, top=0.94 if lag else 0.92, bottom=0.08 if lag else 0.12,
+                        hspace=0.3)  # tight_layout's result, without its cost
     fig.savefig(path)
+
+
+def _mark(ax: Any, markers: list[tuple[float, str]] | None) -> None:
+    for x, label in markers or []:
+        ax.axvline(x, color="tab:purple", linestyle="--", linewidth=1)
+        ax.annotate(label, (x, 1), xycoords=("data", "axes fraction"), rotation=90, va="top", ha="right",
+                    fontsize=8, color="tab:purple")
+
+
+def _lag_panel(ax: Any, lag: LagSeries, markers: list[tuple[float, str]] | None) -> None:
+    """Each replica's lag (solid) and its share not yet received (dashed: the IO side; the gap between them is
+    received, not applied: the SQL thread's share)."""
+    lags, splits, t0 = lag
+    for i, name in enumerate(sorted(lags)):
+        if lags[name]:
+            ax.plot([t - t0 for t, _ in lags[name]], [v for _, v in lags[name]], color=f"C{i}", linewidth=1,
+                    label=f"{name} lag")
+        if splits.get(name):
+            ax.plot([t - t0 for t, _, _ in splits[name]], [io for _, _, io in splits[name]], color=f"C{i}",
+                    linestyle="--", linewidth=1, label=f"{name} not yet received (IO)")
+    _mark(ax, markers)
+    ax.set_xlabel("time since attack start (s)")
+    ax.set_ylabel("replication lag (ms)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper left", fontsize=8, ncol=2)
