@@ -14,11 +14,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .nodenames import DEFAULT_REPLICAS, MAX_REPLICAS, MIN_REPLICAS, node_names
-from .topofile import TopologyFile, TopologyFileError
-from .topofile import load as load_topology_file
+
+if TYPE_CHECKING:
+    from .topofile import TopologyFile
 
 ROOT = Path(__file__).resolve().parents[2]  # replbench/core/config.py -> the repository
 MYSQL_DIR = ROOT / "mysql"
@@ -539,8 +540,11 @@ def _float(value: str, what: str, zero_allowed: bool) -> float:
 
 @functools.lru_cache(maxsize=8)
 def _topology_file(path: str) -> TopologyFile:
+    # imported here: the topology file's model needs pydantic, which the app (it imports this module) never loads
+    from .topofile import TopologyFileError, load
+
     try:
-        return load_topology_file(Path(path))
+        return load(Path(path))
     except TopologyFileError as exc:
         raise ConfigError(str(exc)) from None
 
