@@ -172,8 +172,8 @@ def test_what_needs_the_processes_is_refused(tmp_path: Path, args: list[str], ne
 @pytest.mark.parametrize("change, needle", [
     ({"replica1": ""}, "missing role(s) replica1"),  # replicas numbered without gaps (one replica is fine)
     ({"replica2": 'host = "127.0.0.1"\nport = 9'}, "are the same server"),
-    ({"replica1": 'host = "127.0.0.1"\nport = "x"'}, "port must be an integer"),
-    ({"master": 'host = "127.0.0.1"\nmetrics = "db1:9100"'}, "metrics must be a node_exporter URL"),
+    ({"replica1": 'host = "127.0.0.1"\nport = "x"'}, "replica1.port: must be a whole number, got 'x'"),
+    ({"master": 'host = "127.0.0.1"\nmetrics = "db1:9100"'}, "master.metrics: must be a node_exporter URL"),
 ])
 def test_bad_topology_files_exit_2_with_one_line(tmp_path: Path, change: dict, needle: str) -> None:
     path = write_topology(tmp_path, None, UNREACHED_EXPORTER, **change)  # the master on port 9

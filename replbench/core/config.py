@@ -14,11 +14,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .nodenames import DEFAULT_REPLICAS, MAX_REPLICAS, MIN_REPLICAS, node_names
-from .topofile import TopologyFile, TopologyFileError
-from .topofile import load as load_topology_file
+
+if TYPE_CHECKING:
+    from .topofile import TopologyFile
 
 ROOT = Path(__file__).resolve().parents[2]  # replbench/core/config.py -> the repository
 MYSQL_DIR = ROOT / "mysql"
@@ -30,13 +31,15 @@ TOOLS_BIN = ROOT / ".tools" / "bin"
 @dataclass(frozen=True)
 class Setting:
     """One setting: its field in Settings, the environment variable that overrides it, its default (as the
-    environment would spell it), the parser that checks and types it, and what it means."""
+    environment would spell it), the parser that checks and types it, what it means, and the key a study cell sets
+    it by ("": a cell cannot; experiments/studyfile takes its cell keys from here)."""
 
     name: str
     env: str
     default: str
     parse: Callable[[str], Any]
     help: str
+    cell: str = ""
 
 
 def _text(value: str) -> str:
@@ -51,14 +54,14 @@ SETTING_LIST: tuple[Setting, ...] = (
             "master port; replicas +1, +2, … +N"),
     Setting("replicas_asked", "REPLBENCH_REPLICAS", "", lambda v: _replica_count(v),
             f"replicas of the native topology, {MIN_REPLICAS} to {MAX_REPLICAS} (empty: as many as the state "
-            f"folder has now, {DEFAULT_REPLICAS} at first; a topology file names its own)"),
+            f"folder has now, {DEFAULT_REPLICAS} at first; a topology file names its own)", cell="replicas"),
     Setting("app_port", "REPLBENCH_APP_PORT", "8080", lambda v: _positive_int(v, "app port"), "app port"),
     Setting("accounts", "REPLBENCH_ACCOUNTS", "8000000", lambda v: _positive_int(v, "accounts"), "dataset size"),
     Setting("seed", "REPLBENCH_SEED", "42", int, "dataset seed (also fixes the ids a run's targets draw)"),
     Setting("buffer_pool", "REPLBENCH_BUFFER_POOL", "4G", _text,
             "innodb_buffer_pool_size each node starts with: the reference --buffer-pool"),
     Setting("app_workers", "REPLBENCH_APP_WORKERS", str(os.cpu_count() or 2),
-            lambda v: _positive_int(v, "app workers"), "gunicorn workers (default: cores)"),
+            lambda v: _positive_int(v, "app workers"), "gunicorn workers (default: cores)", cell="app_workers"),
     Setting("driver", "REPLBENCH_DRIVER", "asyncmy", lambda v: _choice(v, DRIVERS, "driver"),
             "the app's MySQL driver (chosen by measurement: see bench-app)"),
     Setting("worker_class", "REPLBENCH_WORKER_CLASS", "uvloop",
@@ -86,20 +89,23 @@ SETTING_LIST: tuple[Setting, ...] = (
     Setting("admission", "REPLBENCH_ADMISSION", "codel", lambda v: _choice(v, ADMISSIONS, "admission"),
             "codel: the in-flight bound (below) holds only while a queue stands (CoDel's test); always: it holds "
             "at all times; none: the app sheds nothing and holds at most vegeta's pool of connections "
-            "(REPLBENCH_CLIENT_CONNECTIONS), the excess waiting in the client"),
+            "(REPLBENCH_CLIENT_CONNECTIONS), the excess waiting in the client", cell="admission"),
     Setting("codel_target_ms", "REPLBENCH_CODEL_TARGET_MS", "20",
             lambda v: _bounded_int(v, 1, 10_000, "codel target (ms)"),
-            "codel: the queueing delay (ms) that, held for the whole interval, means a queue stands"),
+            "codel: the queueing delay (ms) that, held for the whole interval, means a queue stands",
+            cell="codel_target_ms"),
     Setting("max_inflight", "REPLBENCH_MAX_INFLIGHT", "0", lambda v: _non_negative_int(v, "max in-flight"),
-            "requests in flight per app worker above which the excess is answered 503 at once (0: unbounded)"),
+            "requests in flight per app worker above which the excess is answered 503 at once (0: unbounded)",
+            cell="max_inflight"),
     Setting("max_queue_ms", "REPLBENCH_MAX_QUEUE_MS", "0", lambda v: _non_negative_int(v, "max queue (ms)"),
-            "the bound per worker follows its best answers/s of the last 5 s × this many ms of queue (0: off)"),
+            "the bound per worker follows its best answers/s of the last 5 s × this many ms of queue (0: off)",
+            cell="max_queue_ms"),
     Setting("client_connections", "REPLBENCH_CLIENT_CONNECTIONS", "auto", lambda v: _client_connections(v),
             "the most connections vegeta opens to the app: auto (CLIENT_CONNECTIONS_PER_WORKER per app worker), "
-            "a number, or unlimited (vegeta's descriptor limit)"),
+            "a number, or unlimited (vegeta's descriptor limit)", cell="client_connections"),
     Setting("app_transport", "REPLBENCH_APP_TRANSPORT", "tcp",
             lambda v: _choice(v, APP_TRANSPORTS, "app transport"), "unix: the app reaches the native nodes by "
-            "their unix sockets"),
+            "their unix sockets", cell="app_transport"),
     Setting("heartbeat_ms", "REPLBENCH_HEARTBEAT_MS", "100",
             lambda v: _bounded_int(v, 10, 10_000, "heartbeat interval (ms)"),
             "heartbeat period (10 ms and up, as pt-heartbeat allows): the floor of the heartbeat lag (the "
@@ -539,8 +545,11 @@ def _float(value: str, what: str, zero_allowed: bool) -> float:
 
 @functools.lru_cache(maxsize=8)
 def _topology_file(path: str) -> TopologyFile:
+    # imported here: the topology file's model needs pydantic, which the app (it imports this module) never loads
+    from .topofile import TopologyFileError, load
+
     try:
-        return load_topology_file(Path(path))
+        return load(Path(path))
     except TopologyFileError as exc:
         raise ConfigError(str(exc)) from None
 

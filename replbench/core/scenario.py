@@ -1,7 +1,8 @@
 """Scenarios: the declarative TOML files in scenarios/, loaded and validated into a Scenario.
 
 A scenario names its requests (endpoint + weight), the schema, how targets are generated, the default duration and
-sweep ladder, and the pass criteria of a sweep step. Adding a scenario is adding a file; no code changes.
+sweep ladder, and the pass criteria of a sweep step. Adding a scenario is adding a file; no code changes. The file's
+model (ScenarioFile, below) refuses an unknown key or a bad value, naming the file and the key (core/schema).
 """
 
 from __future__ import annotations
@@ -9,7 +10,9 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from .config import (
     MAX_BULK_ROWS,
@@ -21,10 +24,12 @@ from .config import (
     SCHEMAS,
     parse_duration,
 )
+from .schema import FileModel, between, duration, one_of, validate
 
 ENDPOINTS = ("find_users", "get_user", "update_user", "update_users", "constant")
 WRITE_ENDPOINTS = ("update_user", "update_users", "users")  # users: POST /users (create)
 UPDATABLE = ("first_name", "last_name", "city", "interests")
+RATES = (200, 500, 1000, 2000, 3000, 4000, 5000)  # the sweep ladder of a file that gives none
 # what a scenario file need not say, as a file would spell it: (table, key) -> default ("" is the top level)
 DEFAULTS: dict[tuple[str, str], Any] = {
     ("", "duration"): "60s", ("requests", "weight"): 1, ("targets", "count"): 100_000,
@@ -95,51 +100,61 @@ def load(name: str, folder: Path = SCENARIO_DIR) -> Scenario:
     source = path.read_text()
     try:
         data = tomllib.loads(source)
-        return _build(name, data, source)
-    except (tomllib.TOMLDecodeError, ValueError, KeyError, TypeError) as exc:
-        raise ScenarioError(f"{path}: {exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"{path}: {exc}") from None
+    return validate(ScenarioFile, data, str(path), source, ScenarioError).scenario(name, source)
 
 
-def _build(name: str, data: dict[str, Any], source: str) -> Scenario:
-    schema = data["schema"]
-    if schema not in SCHEMAS:
-        raise ValueError(f"schema must be one of {SCHEMAS}")
-    weight = DEFAULTS[("requests", "weight")]
-    requests = tuple(Request(r["endpoint"], float(r.get("weight", weight))) for r in data["requests"])
-    if not requests:
-        raise ValueError("at least one [[requests]] entry is needed")
-    for r in requests:
-        if r.endpoint not in ENDPOINTS or r.weight <= 0:
-            raise ValueError(f"request {r.endpoint!r}: endpoint must be one of {ENDPOINTS}, weight > 0")
-    targets = data.get("targets", {})
-    fields = tuple(targets.get("update_fields", DEFAULTS[("targets", "update_fields")]))
-    if not set(fields) <= set(UPDATABLE) or not fields:
-        raise ValueError(f"targets.update_fields must be a non-empty subset of {UPDATABLE}")
-    rates = tuple(int(r) for r in data.get("rates", (200, 500, 1000, 2000, 3000, 4000, 5000)))
-    if not rates or any(r <= 0 for r in rates):
-        raise ValueError("rates must be positive integers")
-    crit = data.get("pass", {})
-    criteria = PassCriteria(
-        min_success=float(crit.get("min_success", DEFAULTS[("pass", "min_success")])),
-        min_rate_ratio=float(crit.get("min_rate_ratio", DEFAULTS[("pass", "min_rate_ratio")])),
-        max_p99=parse_duration(crit.get("max_p99", DEFAULTS[("pass", "max_p99")])),
-        max_catch_up=parse_duration(crit.get("max_catch_up", DEFAULTS[("pass", "max_catch_up")])))
-    return Scenario(
-        name=name, description=str(data.get("description", "")), schema=schema, requests=requests,
-        duration=parse_duration(data.get("duration", DEFAULTS[("", "duration")])), rates=tuple(sorted(set(rates))),
-        target_count=int(targets.get("count", DEFAULTS[("targets", "count")])),
-        first_prefix=int(targets.get("first_prefix", DEFAULTS[("targets", "first_prefix")])),
-        last_prefix=int(targets.get("last_prefix", DEFAULTS[("targets", "last_prefix")])), update_fields=fields,
-        criteria=criteria, source=source,
-        bulk_rows=_bounded(targets.get("bulk_rows", 100), 1, MAX_BULK_ROWS, "targets.bulk_rows"),
-        wide_bytes=_bounded(targets.get("wide_bytes", 0), 0, 4000, "targets.wide_bytes"),
-        catch_up_timeout=parse_duration(data["catch_up_timeout"]) if "catch_up_timeout" in data else None,
-        faults=tuple(str(f) for f in data.get("faults", ())),
-        max_lag=parse_duration(data["app"]["max_lag"]) if "max_lag" in data.get("app", {}) else None)
+# The file's model: what each table takes, its defaults (DEFAULTS, as a file spells them) and its checks.
+
+DURATION = duration(parse_duration)
 
 
-def _bounded(value: Any, low: int, high: int, what: str) -> int:
-    number = int(value)
-    if not low <= number <= high:
-        raise ValueError(f"{what} must be from {low} to {high}")
-    return number
+class RequestTable(FileModel):
+    endpoint: Annotated[str, one_of(ENDPOINTS)]
+    weight: float = Field(DEFAULTS[("requests", "weight")], gt=0, validate_default=True)
+
+
+class TargetsTable(FileModel):
+    count: int = Field(DEFAULTS[("targets", "count")], ge=1)
+    first_prefix: int = Field(DEFAULTS[("targets", "first_prefix")], ge=1)
+    last_prefix: int = Field(DEFAULTS[("targets", "last_prefix")], ge=1)
+    update_fields: list[Annotated[str, one_of(UPDATABLE)]] = Field(DEFAULTS[("targets", "update_fields")],
+                                                                   min_length=1)
+    bulk_rows: Annotated[int, between(1, MAX_BULK_ROWS)] = 100
+    wide_bytes: Annotated[int, between(0, 4000)] = 0
+
+
+class PassTable(FileModel):
+    min_success: Annotated[float, between(0, 1)] = DEFAULTS[("pass", "min_success")]
+    min_rate_ratio: Annotated[float, between(0, 1)] = DEFAULTS[("pass", "min_rate_ratio")]
+    max_p99: Annotated[float, DURATION] = Field(DEFAULTS[("pass", "max_p99")], validate_default=True)
+    max_catch_up: Annotated[float, DURATION] = Field(DEFAULTS[("pass", "max_catch_up")], validate_default=True)
+
+
+class AppTable(FileModel):
+    max_lag: Annotated[float, DURATION] | None = None
+
+
+class ScenarioFile(FileModel):
+    description: str = ""
+    schema_: Annotated[str, one_of(SCHEMAS)] = Field(alias="schema")  # `schema` is a BaseModel attribute
+    requests: list[RequestTable] = Field(min_length=1)
+    duration: Annotated[float, DURATION] = Field(DEFAULTS[("", "duration")], validate_default=True)
+    rates: list[Annotated[int, Field(gt=0)]] = Field(list(RATES), min_length=1)
+    targets: TargetsTable = TargetsTable()
+    pass_: PassTable = Field(PassTable(), alias="pass")  # `pass` is a keyword
+    catch_up_timeout: Annotated[float, DURATION] | None = None
+    faults: list[str] = []
+    app: AppTable = AppTable()
+
+    def scenario(self, name: str, source: str) -> Scenario:
+        targets, crit = self.targets, self.pass_
+        return Scenario(
+            name=name, description=self.description, schema=self.schema_,
+            requests=tuple(Request(r.endpoint, r.weight) for r in self.requests), duration=self.duration,
+            rates=tuple(sorted(set(self.rates))), target_count=targets.count, first_prefix=targets.first_prefix,
+            last_prefix=targets.last_prefix, update_fields=tuple(targets.update_fields),
+            criteria=PassCriteria(crit.min_success, crit.min_rate_ratio, crit.max_p99, crit.max_catch_up),
+            source=source, bulk_rows=targets.bulk_rows, wide_bytes=targets.wide_bytes,
+            catch_up_timeout=self.catch_up_timeout, faults=tuple(self.faults), max_lag=self.app.max_lag)

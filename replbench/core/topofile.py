@@ -23,11 +23,14 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
+
+from pydantic import AfterValidator, create_model, model_validator
 
 from .nodenames import MAX_REPLICAS, node_names
+from .schema import FileModel, between, http_url, validate
 
 ROLES = node_names(MAX_REPLICAS)  # every section a file may have: master, replica1 … replica4
-NODE_KEYS = {"host", "port", "metrics"}
 DEFAULT_PORT = 3306
 
 
@@ -58,53 +61,59 @@ def load(path: Path) -> TopologyFile:
     """Parse and check a topology file; every problem is one line naming the file."""
     where = path.name
     try:
-        data = tomllib.loads(path.read_text())
+        source = path.read_text()
+        data = tomllib.loads(source)
     except FileNotFoundError:
         raise TopologyFileError(f"topology file {path} does not exist") from None
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise TopologyFileError(f"{where}: not a readable TOML file ({exc})") from None
-    unknown = set(data) - {*ROLES, "description", "app"}
-    if unknown:
-        raise TopologyFileError(f"{where}: unknown section(s) {', '.join(sorted(unknown))}; "
-                                f"expected {', '.join(ROLES)} (and description)")
-    present = [role for role in ROLES if role in data]
-    roles = node_names(max(1, len(present) - 1))
-    missing = [role for role in roles if role not in data]
-    if missing:
-        raise TopologyFileError(f"{where}: missing role(s) {', '.join(missing)}: a master and replicas numbered "
-                                f"from replica1 without gaps")
-    nodes = []
-    for role in roles:
-        section = data[role]
-        if not isinstance(section, dict):
-            raise TopologyFileError(f"{where}: [{role}] must be a table with host and port")
-        extra = set(section) - NODE_KEYS
-        if extra:
-            raise TopologyFileError(f"{where}: [{role}] has unknown key(s) {', '.join(sorted(extra))}; "
-                                    f"allowed: {', '.join(sorted(NODE_KEYS))}")
-        host = section.get("host")
-        if not isinstance(host, str) or not host.strip():
-            raise TopologyFileError(f"{where}: [{role}] needs a host")
-        port = section.get("port", DEFAULT_PORT)
-        if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536:
-            raise TopologyFileError(f"{where}: [{role}] port must be an integer from 1 to 65535; got {port!r}")
-        metrics = section.get("metrics", "")
-        if not isinstance(metrics, str) or (metrics and not metrics.startswith(("http://", "https://"))):
-            raise TopologyFileError(f"{where}: [{role}] metrics must be a node_exporter URL (http://host:9100/"
-                                    f"metrics); got {metrics!r}")
-        nodes.append(NodeAddress(role, host.strip(), port, metrics))
-    seen: dict[tuple[str, int], str] = {}
-    for node in nodes:
-        key = (node.host, node.port)
-        if key in seen:
-            raise TopologyFileError(f"{where}: {node.name} and {seen[key]} are the same server "
-                                    f"({node.host}:{node.port})")
-        seen[key] = node.name
-    app = data.get("app", {})
-    if not isinstance(app, dict) or set(app) - {"url"}:
-        raise TopologyFileError(f"{where}: [app] takes one key, url (an app of this suite already serving)")
-    url = app.get("url", "")
-    if not isinstance(url, str) or (url and not url.startswith(("http://", "https://"))):
-        raise TopologyFileError(f"{where}: [app] url must be http(s)://host:port; got {url!r}")
-    description = data.get("description", "")
-    return TopologyFile(path, str(description), tuple(nodes), url.rstrip("/"))
+    checked = validate(TopologyTables, data, where, source, TopologyFileError)
+    nodes = tuple(NodeAddress(role, node.host, node.port, node.metrics) for role, node in checked.nodes())
+    return TopologyFile(path, checked.description, nodes, checked.app.url.rstrip("/"))
+
+
+# The file's model: a table per node (ROLES), the app's table, and the checks across them.
+
+def _host(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must name a host")
+    return value.strip()
+
+
+class NodeTable(FileModel):
+    host: Annotated[str, AfterValidator(_host)]
+    port: Annotated[int, between(1, 65535)] = DEFAULT_PORT
+    metrics: Annotated[str, http_url("a node_exporter URL (http://host:9100/metrics)")] = ""
+
+
+class AppTable(FileModel):
+    url: Annotated[str, http_url("http(s)://host:port (an app of this suite already serving)")] = ""
+
+
+class _Tables(FileModel):
+    description: str = ""
+    app: AppTable = AppTable()
+
+    def nodes(self) -> list[tuple[str, NodeTable]]:
+        """(role, table) of the nodes the file names, master first."""
+        return [(role, getattr(self, role)) for role in ROLES if getattr(self, role) is not None]
+
+    @model_validator(mode="after")
+    def _numbered_and_distinct(self) -> _Tables:
+        present = self.nodes()
+        missing = [role for role in node_names(max(1, len(present) - 1)) if getattr(self, role) is None]
+        if missing:
+            raise ValueError(f"missing role(s) {', '.join(missing)}: a master and replicas numbered from replica1 "
+                             "without gaps")
+        seen: dict[tuple[str, int], str] = {}
+        for role, node in present:
+            key = (node.host, node.port)
+            if key in seen:
+                raise ValueError(f"{role} and {seen[key]} are the same server ({node.host}:{node.port})")
+            seen[key] = role
+        return self
+
+
+# a table per role (master, replica1 … replica4), from the one list of node names
+TopologyTables = create_model("TopologyTables", __base__=_Tables,
+                              **{role: (NodeTable | None, None) for role in ROLES})  # type: ignore[call-overload]

@@ -32,20 +32,21 @@ import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, Field, model_validator
 
 from ..core import named
 from ..core import scenario as scenarios
 from ..core.config import IDLE_WINDOW_MAX, ROOT, SETTING_LIST, Settings, parse_duration
 from ..core.progress import Progress
 from ..core.records import DONE, EXIT_INTERRUPTED, STATUS_INTERRUPTED, UNIT_FAILED, write_json
+from ..core.schema import FileModel, located, validate
 from ..measure.cpu import calibrate
 from . import modelcheck, studyfile
 from .study import RUN_OVERHEAD, TABLE_CHECKSUM_SECONDS, Plan
 
 CAMPAIGN_DIR = ROOT / "campaigns"
-KEYS = {"description", "units"}
-UNIT_KEYS = {"command", "minutes", "env"}
 FAILED, INTERRUPTED = UNIT_FAILED, STATUS_INTERRUPTED  # a unit's status in campaign.json
 UNIT_ENV = "REPLBENCH_CAMPAIGN_UNIT"  # set for a unit's command: it then prints UNIT_FINISHED as its last line
 UNIT_FINISHED = "replbench: unit finished"  # printed by the command (cli.main) once it returned, exit 0 or 1
@@ -146,48 +147,62 @@ def _check(args: list[str]) -> None:
             raise ValueError(f"a run needs a rate: '{' '.join(args)}'")
 
 
-def _unit_env(raw: Any) -> tuple[tuple[str, str], ...]:
-    """A unit's env table: known REPLBENCH_* settings only, each value valid for its setting."""
-    if not isinstance(raw, dict):
-        raise ValueError("env must be a table of REPLBENCH_* settings, e.g. env = { REPLBENCH_ADMISSION = \"none\" }")
+def _unit_env(raw: dict[str, Any]) -> dict[str, str]:
+    """A unit's env table: known REPLBENCH_* settings only (the settings table's), each value valid for its
+    setting; in the file's order."""
     known = {s.env: s for s in SETTING_LIST}
-    out = []
     for key, value in raw.items():
         if key not in known:
-            raise ValueError(f"env: {key} is not a replbench setting (see docs/settings.md)")
+            raise ValueError(f"{key} is not a replbench setting (see docs/settings.md)")
         try:
             known[key].parse(str(value))
         except ValueError as exc:
-            raise ValueError(f"env: {key}={value}: {exc}") from None
-        out.append((key, str(value)))
-    return tuple(out)
+            raise ValueError(f"{key}={value}: {exc}") from None
+    return {key: str(value) for key, value in raw.items()}
+
+
+def _command(text: str) -> str:
+    try:
+        _check(shlex.split(text))
+    except (studyfile.StudyError, scenarios.ScenarioError) as exc:
+        raise ValueError(str(exc)) from None
+    return text
+
+
+class UnitTable(FileModel):
+    command: Annotated[str, AfterValidator(_command)]  # ./run.sh's arguments, checked to name what exists
+    minutes: Annotated[float, Field(gt=0)] | None = None  # the estimate, where the harness has none of its own
+    env: Annotated[dict[str, Any], AfterValidator(_unit_env)] = {}
+
+
+class CampaignTables(FileModel):
+    description: str = ""
+    units: list[UnitTable] = []
+
+    @model_validator(mode="after")
+    def _some_units(self) -> CampaignTables:
+        if not self.units:
+            raise ValueError("no [[units]]: nothing to run")
+        return self
 
 
 def load(name: str) -> Campaign:
     path = resolve(name)
+    source = path.read_text()
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(source)
     except tomllib.TOMLDecodeError as exc:
         raise CampaignError(f"{path}: {exc}") from None
-    try:
-        unknown = set(data) - KEYS
-        if unknown:
-            raise ValueError(f"unknown key(s) {', '.join(sorted(unknown))}; keys: {', '.join(sorted(KEYS))}")
-        units = []
-        for i, raw in enumerate(data.get("units") or [], 1):
-            if set(raw) - UNIT_KEYS:
-                raise ValueError(f"unit {i}: unknown key(s) {', '.join(sorted(set(raw) - UNIT_KEYS))}")
-            args = shlex.split(str(raw.get("command", "")))
-            try:
-                _check(args)
-                units.append(Unit(tuple(args), _estimate(args, raw.get("minutes")), _unit_env(raw.get("env", {}))))
-            except (ValueError, studyfile.StudyError, scenarios.ScenarioError) as exc:
-                raise ValueError(f"unit {i} ({raw.get('command', '')!r}): {exc}") from None
-        if not units:
-            raise ValueError("no [[units]]: nothing to run")
-    except ValueError as exc:
-        raise CampaignError(f"{path}: {exc}") from None
-    return Campaign(path.stem, str(data.get("description", "")), tuple(units))
+    checked = validate(CampaignTables, data, str(path), source, CampaignError)
+    units = []
+    for i, table in enumerate(checked.units):
+        args = shlex.split(table.command)
+        try:  # the study's own estimate reads the command's flags (--repeat 2)
+            estimate = _estimate(args, table.minutes)
+        except ValueError as exc:
+            raise CampaignError(located(str(path), source, ("units", i, "command"), str(exc))) from None
+        units.append(Unit(tuple(args), estimate, tuple(table.env.items())))
+    return Campaign(path.stem, checked.description, tuple(units))
 
 
 def git_state(root: Path = ROOT) -> tuple[str, bool]:

@@ -1,6 +1,9 @@
-"""Study files: the declarative TOML files in studies/ that compare replication settings side by side, loaded
-and validated into a Spec before anything runs (an unknown knob, an empty grid, an invalid combination or an
-unknown scenario is refused, naming the file and the line).
+"""Study files: the declarative TOML files in studies/ that compare replication settings side by side, read by
+their model (StudyTables, below) into a Spec before anything runs: an unknown knob or key, a bad value, an empty
+grid, an invalid combination or an unknown scenario is refused, naming the file, the line and the key. A cell sets
+the knobs (topology/knobs.KNOB_LIST), the settings the settings table gives a cell key (core/config.SETTING_LIST:
+replicas, admission, max_inflight …, each checked by the setting's own parser) and its own keys (scenario, link,
+load, rows, writes).
 
     description = "ROW vs STATEMENT"
     question = "What does STATEMENT save against ROW?"   # one sentence: what the study asks
@@ -38,25 +41,27 @@ import itertools
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, ClassVar
+
+from annotated_types import MinLen
+from pydantic import AfterValidator, BeforeValidator, Field, PrivateAttr, create_model, model_validator
 
 from ..analysis.studymetrics import BY_KEY, SOURCE_OF_MEASURE, baselines
 from ..core import named
 from ..core import scenario as scenarios
-from ..core.config import MAX_BULK_ROWS, SETTINGS, STUDY_DIR, parse_duration
+from ..core.config import MAX_BULK_ROWS, SETTING_LIST, STUDY_DIR, Setting, parse_duration
+from ..core.schema import FieldError, FileModel, Loc, between, checked_by, duration, one_of, shown, validate
 from ..topology import links
-from ..topology.knobs import KNOBS, Knobs
+from ..topology.knobs import KNOB_LIST, KNOBS, Knob, Knobs
 
 MEASURES = ("run", "apply-capacity", "big-transaction")
 RESETS = ("never", "each-cell")
 DEFAULT_REPEAT = 3
-# settings a cell may set (the app's, and the topology's replica count), each checked by its parser in config.SETTINGS
-APP_KEYS = ("admission", "codel_target_ms", "max_inflight", "max_queue_ms", "app_workers", "app_transport",
-            "client_connections", "replicas")
-SETTING_OF = {"replicas": "replicas_asked"}  # a cell key whose Settings field has another name
-CELL_KEYS = ("scenario", "link", "load", "rows", "writes", *APP_KEYS)  # what a cell may set beside the knobs
-TOP_KEYS = {"description", "question", "primary", "scenarios", "scenario", "rate", "rates", "duration", "measure",
-            "repeat", "reset", "data_state", "vary", "cells", "writes", "baseline_per"}
+MAX_RATE = 100_000
+# the settings a cell may set, by their cell key: the settings table's (core/config.SETTING_LIST, Setting.cell)
+CELL_SETTINGS: dict[str, Setting] = {s.cell: s for s in SETTING_LIST if s.cell}
+OWN_KEYS = ("scenario", "link", "load", "rows", "writes")  # what a cell sets beside the knobs and the settings
+CELL_KEYS = (*OWN_KEYS, *CELL_SETTINGS)  # what a cell may set beside the knobs
 
 
 class StudyError(Exception):
@@ -69,37 +74,31 @@ class Cell:
     knobs: Knobs
     scenario: str | None = None  # a cell may run its own scenario (e.g. with and without indexes)
     links: tuple[str, ...] = ()  # link specs (--link), e.g. ("replica1=5ms", "replica2=5ms")
-    admission: str | None = None  # the app's admission: codel, always or none (None: the environment's)
-    codel_target_ms: int | None = None  # codel's target queueing delay (None: the environment's)
     load: float | None = None  # the cell's rate as a multiple of the study's (e.g. 1.5: 1.5× the max)
     rows: int | None = None  # big-transaction: rows in its one transaction (default 100,000); run and
     # apply-capacity: rows each update_users request changes (the scenario's bulk_rows)
     writes: int | None = None  # apply-capacity: the writes this cell queues (None: the study's 'writes')
-    max_inflight: int | None = None  # the app's in-flight bound per worker (None: the environment's)
-    max_queue_ms: int | None = None  # the bound follows throughput × this queue time (None: the environment's)
-    app_workers: int | None = None  # the app's gunicorn workers (None: the environment's)
-    app_transport: str | None = None  # how the app reaches the nodes: tcp or unix (None: the environment's)
-    replicas: int | None = None  # the native topology's replicas for the cell, 1 to 4 (None: as they are)
-    client_connections: str | int | None = None  # vegeta's connections to the app (None: the environment's)
+    # the settings the cell sets (cell key, value as the file gives it), in the settings table's order; the others
+    # are the environment's
+    settings: tuple[tuple[str, int | str], ...] = ()
+
+    def __getattr__(self, key: str) -> Any:
+        """A setting a cell may set, by its cell key (cell.max_inflight): its value, None when the cell leaves it."""
+        if key not in CELL_SETTINGS:
+            raise AttributeError(f"'Cell' object has no attribute {key!r}")
+        return dict(self.settings).get(key)
 
     def app(self) -> dict[str, int | str]:
-        """The app settings the cell sets (Settings field names)."""
-        return {k: v for k, v in (("admission", self.admission), ("codel_target_ms", self.codel_target_ms),
-                                  ("max_inflight", self.max_inflight),
-                                  ("max_queue_ms", self.max_queue_ms),
-                                  ("app_workers", self.app_workers), ("app_transport", self.app_transport),
-                                  ("client_connections", self.client_connections),
-                                  ("replicas_asked", self.replicas))
-                if v is not None}
+        """The settings the cell sets, by their Settings field names (for Settings.with_overrides)."""
+        return {CELL_SETTINGS[key].name: value for key, value in self.settings}
 
     def changed(self) -> dict[str, str]:
-        """What the cell sets beside the reference: its knobs, its links and its app settings."""
+        """What the cell sets beside the reference: its knobs, its links and its settings."""
         return {**self.knobs.changed(), **({"link": ",".join(self.links)} if self.links else {}),
                 **({"load": f"{self.load:g}×"} if self.load is not None else {}),
                 **({"rows": f"{self.rows:,}"} if self.rows is not None else {}),
                 **({"writes": f"{self.writes:,}"} if self.writes is not None else {}),
-                **{k: str(v) for k, v in self.app().items() if k != "replicas_asked"},
-                **({"replicas": str(self.replicas)} if self.replicas is not None else {})}
+                **{key: str(value) for key, value in self.settings}}
 
 
 @dataclass(frozen=True)
@@ -140,76 +139,7 @@ def load(name: str) -> Spec:
         data = tomllib.loads(source)
     except tomllib.TOMLDecodeError as exc:
         raise StudyError(f"{path}: {exc}") from None
-    try:
-        return build(path.stem, data, source)
-    except (ValueError, TypeError, KeyError) as exc:
-        message = exc.args[0] if exc.args else str(exc)
-        raise StudyError(f"{path}{_line_of(source, message)}: {message}") from None
-
-
-def _line_of(source: str, message: str) -> str:
-    """':N' for the first line of the file that holds a quoted word of the message (a key or a value)."""
-    words = [w.strip("'\"") for w in message.split() if w.startswith(("'", '"'))]
-    for word in words:
-        for number, line in enumerate(source.splitlines(), 1):
-            if word and word in line and not line.lstrip().startswith("#"):
-                return f":{number}"
-    return ""
-
-
-def build(name: str, data: dict[str, Any], source: str = "") -> Spec:
-    unknown = sorted(set(data) - TOP_KEYS)
-    if unknown:
-        raise ValueError(f"unknown key {', '.join(repr(u) for u in unknown)}; keys: {', '.join(sorted(TOP_KEYS))}")
-    cells = _cells(data)
-    names = list(data.get("scenarios") or ([data["scenario"]] if "scenario" in data else []))
-    for cell in cells:
-        if cell.scenario and cell.scenario not in names:
-            names.append(cell.scenario)
-    if not names:
-        raise ValueError("'scenarios' must name at least one scenario")
-    if any(c.scenario for c in cells) and not all(c.scenario for c in cells):
-        raise ValueError("either every cell names its scenario or none does")
-    known = scenarios.available()
-    for s in names:
-        if s not in known:
-            raise ValueError(f"unknown scenario '{s}'; scenarios: {', '.join(known)}")
-    measures = tuple(data.get("measure", ["run"]))
-    for m in measures:
-        if m not in MEASURES:
-            raise ValueError(f"unknown measure '{m}'; use {', '.join(MEASURES)}")
-    if "apply-capacity" in measures:
-        for s in names:
-            if not scenarios.load(s).writes:
-                raise ValueError(f"apply-capacity needs write scenarios; '{s}' only reads")
-    _check_rows(cells, names, measures)
-    rates = _rates(data, names)
-    repeat = int(data.get("repeat", DEFAULT_REPEAT))
-    if repeat < 1:
-        raise ValueError("'repeat' must be 1 or more")
-    reset = data.get("reset", "never")
-    if reset not in RESETS:
-        raise ValueError(f"'reset' must be one of {', '.join(RESETS)}")
-    primary = tuple(str(k) for k in data.get("primary", ()))
-    unknown_metrics = [k for k in primary if k not in BY_KEY]
-    if unknown_metrics:
-        raise ValueError(f"unknown primary metric {', '.join(map(repr, unknown_metrics))}; metrics: "
-                         f"{', '.join(BY_KEY)}")
-    measured = {BY_KEY[k].source for k in primary}
-    if primary and not measured <= {SOURCE_OF_MEASURE[m] for m in measures}:
-        raise ValueError(f"primary metrics {', '.join(primary)} need a measure the study does not make")
-    baseline_per = tuple(str(k) for k in data.get("baseline_per", ()))
-    for key in baseline_per:
-        if key not in KNOBS and key not in CELL_KEYS:
-            raise ValueError(f"'baseline_per' names '{key}', not a knob or a cell key; knobs: {', '.join(KNOBS)}")
-    if baseline_per and len(set(baselines(cell_records(cells), list(baseline_per)).values())) == len(cells):
-        raise ValueError(f"'baseline_per' {', '.join(baseline_per)} leaves every cell its own baseline: "
-                         "nothing to compare")
-    return Spec(name=name, description=str(data.get("description", "")), scenarios=tuple(names), rates=rates,
-                duration=parse_duration(data.get("duration", "20s")), measures=measures, repeat=repeat,
-                reset=reset, data_state=str(data.get("data_state", "")), cells=cells,
-                writes=int(data["writes"]) if "writes" in data else None, source=source,
-                question=str(data.get("question", "")), primary=primary, baseline_per=baseline_per)
+    return validate(StudyTables, data, str(path), source, StudyError).spec(path.stem, source)
 
 
 def cell_records(cells: tuple[Cell, ...]) -> list[dict[str, Any]]:
@@ -218,95 +148,230 @@ def cell_records(cells: tuple[Cell, ...]) -> list[dict[str, Any]]:
             for c in cells]
 
 
-def _check_rows(cells: tuple[Cell, ...], names: list[str], measures: tuple[str, ...]) -> None:
+# The file's model. A cell's keys and the checks of their values come from the tables: every knob
+# (topology/knobs.KNOB_LIST, checked as its flag is), every setting a cell may set (CELL_SETTINGS, checked by the
+# setting's own parser), and the cell's own keys.
+
+def _word_or_number(value: Any) -> Any:
+    """A knob's or a setting's value as a file gives it: a word or a whole number (true or 2.5 is a slip)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise ValueError(f"must be a whole number or a word, got {shown(value)}")
+    return value
+
+
+def _knob(knob: Knob) -> Any:
+    return Annotated[Any, BeforeValidator(_word_or_number), checked_by(knob.value)]
+
+
+def _setting(setting: Setting) -> Any:
+    return Annotated[Any, BeforeValidator(_word_or_number), checked_by(lambda v: setting.parse(str(v)))]
+
+
+def _at_least_one(what: str) -> AfterValidator:
+    def check(value: int) -> int:
+        if value < 1:
+            raise ValueError(f"must be a whole number of {what}, 1 or more, got {value}")
+        return value
+
+    return AfterValidator(check)
+
+
+def _load(value: float) -> float:
+    if not 0 < value <= 10:
+        raise ValueError(f"must be a multiple of the study's rate, over 0 and up to 10, got {value:g}")
+    return value
+
+
+VALUE_TYPES: dict[str, Any] = {
+    **{knob.name: _knob(knob) for knob in KNOB_LIST},
+    "scenario": str, "link": links.LinkSpecs, "load": Annotated[float, AfterValidator(_load)],
+    "rows": Annotated[int, _at_least_one("rows")], "writes": Annotated[int, _at_least_one("writes")],
+    **{key: _setting(setting) for key, setting in CELL_SETTINGS.items()},
+}
+DURATION = duration(parse_duration)
+
+
+class _CellKeys(FileModel):
+    """A table of cell keys ([vary], or one of [[cells]]), keeping the file's order of its keys: a cell's name and
+    the order of a [vary] grid's cells (its first is the baseline) follow it."""
+
+    unknown_key: ClassVar[str] = (f"unknown knob or cell key; knobs: {', '.join(KNOBS)}; cell keys: "
+                                  f"{', '.join(CELL_KEYS)}")
+    _given: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _keep_file_order(cls, data: Any, handler: Any) -> Any:
+        table = handler(data)
+        table._given = dict(data)  # valid by now, so a table
+        return table
+
+    def given(self) -> dict[str, Any]:
+        """The keys the file sets, in its order, with their values as the file gives them."""
+        return dict(self._given)
+
+
+# [[cells]]: one cell, its name and any cell key; [vary]: each cell key a non-empty list, the grid their product
+CellTable = create_model("CellTable", __base__=_CellKeys, name=(str, ""),
+                         **{key: (kind | None, None) for key, kind in VALUE_TYPES.items()})  # type: ignore[call-overload]
+VaryTable = create_model("VaryTable", __base__=_CellKeys,
+                         **{key: (Annotated[list[kind], MinLen(1)] | None, None)  # type: ignore[valid-type]
+                            for key, kind in VALUE_TYPES.items()})  # type: ignore[call-overload]
+
+
+class StudyTables(FileModel):
+    """A study file: each key checked alone by its type, then across keys (_across_keys) the cells, the scenarios,
+    the rates and the metrics."""
+
+    description: str = ""
+    question: str = ""
+    primary: list[str] = []
+    scenarios: list[str] = []
+    scenario: str | None = None
+    rate: Annotated[int, between(1, MAX_RATE)] | None = None
+    rates: dict[str, Annotated[int, between(1, MAX_RATE)]] | None = None
+    duration: Annotated[float, DURATION] = Field("20s", validate_default=True)
+    measure: list[Annotated[str, one_of(MEASURES)]] = ["run"]
+    repeat: Annotated[int, _at_least_one("repeats")] = DEFAULT_REPEAT
+    reset: Annotated[str, one_of(RESETS)] = "never"
+    data_state: str = ""
+    vary: VaryTable | None = None  # type: ignore[valid-type]
+    cells: list[CellTable] | None = None  # type: ignore[valid-type]
+    writes: Annotated[int, _at_least_one("writes")] | None = None
+    baseline_per: list[str] = []
+    _derived: tuple[tuple[Cell, ...], list[str], dict[str, int]] = PrivateAttr()
+
+    @model_validator(mode="after")
+    def _across_keys(self) -> StudyTables:
+        cells, locs = self._cells()
+        names = self._scenarios(cells, locs)
+        _check_rows(cells, locs, names, tuple(self.measure))
+        self._derived = (cells, names, self._rates(names))
+        self._check_metrics(cells)
+        return self
+
+    def spec(self, name: str, source: str) -> Spec:
+        cells, names, rates = self._derived
+        return Spec(name=name, description=self.description, scenarios=tuple(names), rates=rates,
+                    duration=self.duration, measures=tuple(self.measure), repeat=self.repeat, reset=self.reset,
+                    data_state=self.data_state, cells=cells, writes=self.writes, source=source,
+                    question=self.question, primary=tuple(self.primary), baseline_per=tuple(self.baseline_per))
+
+    def _cells(self) -> tuple[tuple[Cell, ...], list[Loc]]:
+        """The cells, and where each is set in the file."""
+        if self.vary is not None and self.cells is not None:
+            raise FieldError((), "give either [vary] or [[cells]], not both")
+        if self.vary is not None:
+            grid = self.vary.given()
+            if not grid:
+                raise FieldError(("vary",), "an empty table: nothing to compare")
+            combos = [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
+            locs: list[Loc] = [("vary",)] * len(combos)
+        elif self.cells is not None:
+            if not self.cells:
+                raise FieldError(("cells",), "an empty list: nothing to compare")
+            combos = [c.given() for c in self.cells]
+            locs = [("cells", i) for i in range(len(combos))]
+        else:
+            raise FieldError((), "a study needs [vary] or [[cells]]")
+        cells = tuple(_cell(combo, loc) for combo, loc in zip(combos, locs))
+        seen: set[str] = set()
+        for cell, loc in zip(cells, locs):
+            if cell.name in seen:
+                raise FieldError((*loc, "name"), f"two cells have the same name, {cell.name!r}")
+            seen.add(cell.name)
+        return cells, locs
+
+    def _scenarios(self, cells: tuple[Cell, ...], locs: list[Loc]) -> list[str]:
+        """Every scenario the study runs: its own, then the cells' (each known, each able to do the measures)."""
+        names = list(self.scenarios or ([self.scenario] if self.scenario is not None else []))
+        where: dict[str, Loc] = {s: ("scenarios", i) for i, s in enumerate(self.scenarios)}
+        where.update({self.scenario: ("scenario",)} if self.scenario is not None else {})
+        for cell, loc in zip(cells, locs):
+            if cell.scenario and cell.scenario not in names:
+                names.append(cell.scenario)
+                where[cell.scenario] = (*loc, "scenario")
+        if not names:
+            raise FieldError(("scenarios",), "'scenarios' must name at least one scenario")
+        if any(c.scenario for c in cells) and not all(c.scenario for c in cells):
+            raise FieldError((), "either every cell names its scenario or none does")
+        known = scenarios.available()
+        for s in names:
+            if s not in known:
+                raise FieldError(where[s], f"unknown scenario '{s}'; scenarios: {', '.join(known)}")
+        if "apply-capacity" in self.measure:
+            for s in names:
+                if not _scenario(s, where[s]).writes:
+                    raise FieldError(("measure",), f"apply-capacity needs write scenarios; '{s}' only reads")
+        return names
+
+    def _rates(self, names: list[str]) -> dict[str, int]:
+        if self.rates is not None and self.rate is not None:
+            raise FieldError(("rates",), "give 'rate' (one for every scenario) or a [rates] table, not both")
+        if self.rates is not None:
+            missing = [s for s in names if s not in self.rates]
+            if missing:
+                raise FieldError(("rates",), f"no rate for {', '.join(missing)}")
+            extra = next((s for s in self.rates if s not in names), None)
+            if extra is not None:
+                raise FieldError(("rates", extra), f"not a scenario of this study; its scenarios: {', '.join(names)}")
+            return {s: self.rates[s] for s in names}
+        if self.rate is None:
+            raise FieldError((), "give 'rate' (one for every scenario) or a [rates] table")
+        return {s: self.rate for s in names}
+
+    def _check_metrics(self, cells: tuple[Cell, ...]) -> None:
+        """The primary metrics exist and the study measures them; baseline_per names a factor that groups cells."""
+        for i, key in enumerate(self.primary):
+            if key not in BY_KEY:
+                raise FieldError(("primary", i), f"unknown primary metric {key!r}; metrics: {', '.join(BY_KEY)}")
+        measured = {BY_KEY[k].source for k in self.primary}
+        if self.primary and not measured <= {SOURCE_OF_MEASURE[m] for m in self.measure}:
+            raise FieldError(("primary",), f"primary metrics {', '.join(self.primary)} need a measure the study "
+                                           "does not make")
+        for i, key in enumerate(self.baseline_per):
+            if key not in KNOBS and key not in CELL_KEYS:
+                raise FieldError(("baseline_per", i), f"names '{key}', not a knob or a cell key; knobs: "
+                                                      f"{', '.join(KNOBS)}")
+        if self.baseline_per and len(set(baselines(cell_records(cells), self.baseline_per).values())) == len(cells):
+            raise FieldError(("baseline_per",), f"{', '.join(self.baseline_per)} leaves every cell its own "
+                                                "baseline: nothing to compare")
+
+
+def _cell(combo: dict[str, Any], loc: Loc) -> Cell:
+    """One cell from its keys as the file gives them (checked one by one already): its knobs must go together."""
+    label = str(combo.pop("name", "")) or " ".join(f"{k}={v}" for k, v in combo.items())
+    own, load = combo.pop("scenario", None), combo.pop("load", None)
+    specs = tuple(x.spec for x in links.parse_all([combo.pop("link", "none")]))
+    rows, writes = combo.pop("rows", None), combo.pop("writes", None)
+    settings = tuple((key, combo.pop(key)) for key in CELL_SETTINGS if key in combo)
+    try:
+        knobs = Knobs.from_values(combo)
+    except ValueError as exc:
+        raise FieldError(loc, f"cell '{label}' is not a valid combination: {exc}") from None
+    return Cell(label, knobs, own, specs, load=None if load is None else float(load), rows=rows, writes=writes,
+                settings=settings)
+
+
+def _scenario(name: str, loc: Loc) -> scenarios.Scenario:
+    try:
+        return scenarios.load(name)
+    except scenarios.ScenarioError as exc:
+        raise FieldError(loc, str(exc)) from None
+
+
+def _check_rows(cells: tuple[Cell, ...], locs: list[Loc], names: list[str], measures: tuple[str, ...]) -> None:
     """In a run or apply-capacity, a cell's 'rows' is each update_users request's rows: its scenario needs them,
     and a request changes at most MAX_BULK_ROWS."""
     if not set(measures) - {"big-transaction"}:
         return
-    for cell in cells:
+    for cell, loc in zip(cells, locs):
         if cell.rows is None:
             continue
         if cell.rows > MAX_BULK_ROWS:
-            raise ValueError(f"cell '{cell.name}': 'rows' of an update_users request is at most "
-                             f"{MAX_BULK_ROWS:,}, got {cell.rows:,}")
+            raise FieldError((*loc, "rows"), f"the rows of an update_users request are at most {MAX_BULK_ROWS:,}, "
+                                             f"got {cell.rows:,}")
         for s in [cell.scenario] if cell.scenario else names:
-            if not any(r.endpoint == "update_users" for r in scenarios.load(s).requests):
-                raise ValueError(f"cell '{cell.name}': 'rows' sets the rows of each update_users request, and "
-                                 f"scenario '{s}' has none (write-bulk and write-mix have)")
-
-
-def _rates(data: dict[str, Any], names: list[str]) -> dict[str, int]:
-    if "rates" in data:
-        table = data["rates"]
-        missing = [s for s in names if s not in table]
-        if missing:
-            raise ValueError(f"'rates' has no rate for {', '.join(missing)}")
-        rates = {s: int(table[s]) for s in names}
-    elif "rate" in data:
-        rates = {s: int(data["rate"]) for s in names}
-    else:
-        raise ValueError("give 'rate' (one for every scenario) or a [rates] table")
-    for s, r in rates.items():
-        if not 1 <= r <= 100_000:
-            raise ValueError(f"rate of '{s}' must be from 1 to 100000")
-    return rates
-
-
-def _cells(data: dict[str, Any]) -> tuple[Cell, ...]:
-    if "vary" in data and "cells" in data:
-        raise ValueError("give either [vary] or [[cells]], not both")
-    if "vary" in data:
-        grid = data["vary"]
-        for key, values in grid.items():
-            if key not in KNOBS and key not in CELL_KEYS:
-                raise ValueError(f"unknown knob '{key}' in [vary]; knobs: {', '.join(KNOBS)}")
-            if not isinstance(values, list) or not values:
-                raise ValueError(f"'{key}' in [vary] must be a non-empty list")
-        if not grid:
-            raise ValueError("[vary] is empty: nothing to compare")
-        combos = [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
-    elif "cells" in data:
-        combos = [dict(c) for c in data["cells"]]
-        if not combos:
-            raise ValueError("[[cells]] is empty: nothing to compare")
-    else:
-        raise ValueError("a study needs [vary] or [[cells]]")
-    cells = []
-    for combo in combos:
-        label = str(combo.pop("name", "")) or " ".join(f"{k}={v}" for k, v in combo.items())
-        own = combo.pop("scenario", None)
-        link = str(combo.pop("link", "none"))
-        load = combo.pop("load", None)
-        rows = combo.pop("rows", None)
-        if rows is not None and (isinstance(rows, bool) or not isinstance(rows, int) or rows < 1):
-            raise ValueError(f"cell '{label}': 'rows' must be a whole number of rows, 1 or more, got {rows!r}")
-        writes = combo.pop("writes", None)
-        if writes is not None and (isinstance(writes, bool) or not isinstance(writes, int) or writes < 1):
-            raise ValueError(f"cell '{label}': 'writes' must be a whole number of writes, 1 or more, got {writes!r}")
-        if load is not None and (isinstance(load, bool) or not isinstance(load, (int, float)) or not 0 < load <= 10):
-            raise ValueError(f"cell '{label}': 'load' must be a multiple of the study's rate, over 0 and up to 10, "
-                             f"got {load!r}")
-        app = {key: combo.pop(key) for key in APP_KEYS if key in combo}
-        for key, value in app.items():
-            if isinstance(value, (bool, float)):
-                raise ValueError(f"cell '{label}': '{key}' must be a whole number or a word, got {value!r}")
-            try:
-                SETTINGS[SETTING_OF.get(key, key)].parse(str(value))
-            except ValueError as exc:
-                raise ValueError(f"cell '{label}': '{key}': {exc}") from None
-        try:
-            parsed = links.parse_all([link])
-        except ValueError as exc:
-            raise ValueError(f"cell '{label}': {exc}") from None
-        for key in combo:
-            if key not in KNOBS:
-                raise ValueError(f"unknown knob '{key}' in cell '{label}'; knobs: {', '.join(KNOBS)}")
-        try:
-            cells.append(Cell(label, Knobs.from_values(combo), None if own is None else str(own),
-                              tuple(x.spec for x in parsed), load=None if load is None else float(load), rows=rows,
-                              writes=writes, **app))
-        except ValueError as exc:
-            raise ValueError(f"cell '{label}' is not a valid combination: {exc}") from None
-    if len({c.name for c in cells}) != len(cells):
-        raise ValueError("two cells have the same name")
-    return tuple(cells)
+            if not any(r.endpoint == "update_users" for r in _scenario(s, (*loc, "rows")).requests):
+                raise FieldError((*loc, "rows"), f"sets the rows of each update_users request, and scenario '{s}' "
+                                                 "has none (write-bulk and write-mix have)")

@@ -62,6 +62,33 @@ class Knob:
     high: int | None = None
     size: bool = False  # a byte size such as 128M or 4G ("" = the reference)
 
+    def typed(self, raw: Any) -> Any:
+        """User input (a flag, a study file's value) typed as the knob's field and normalised (case)."""
+        if isinstance(getattr(Knobs, self.name), int):
+            try:
+                return int(raw)
+            except (TypeError, ValueError):
+                raise ValueError(f"--{_flag(self.name)} must be a whole number; got {raw!r}") from None
+        text = str(raw).strip()
+        return text.upper() if self.name in ("binlog_format", "binlog_row_image") or self.size else text.lower()
+
+    def check(self, value: Any) -> None:
+        """The knob's own values (its choices, range or sizes); a combination of knobs is Knobs' to check."""
+        if self.size and value:
+            low, high = POOL_SIZES
+            if not low <= parse_size(value, f"--{_flag(self.name)}") <= high:
+                raise ValueError(f"--{_flag(self.name)} must be from 32M to 1T; got {value}")
+        if self.choices and str(value) not in self.choices:
+            raise ValueError(f"--{_flag(self.name)} must be one of {', '.join(self.choices)}; got {value!r}")
+        if self.low is not None and not (self.low <= int(value) <= self.high):  # type: ignore[operator]
+            raise ValueError(f"--{_flag(self.name)} must be from {self.low} to {self.high}; got {value}")
+
+    def value(self, raw: Any) -> Any:
+        """User input as the knob's checked value (ValueError naming the flag when it is not one)."""
+        typed = self.typed(raw)
+        self.check(typed)
+        return typed
+
 
 KNOB_LIST = (
     Knob("binlog_format", "binlog_format on every node", BINLOG_FORMATS),
@@ -102,15 +129,7 @@ class Knobs:
 
     def __post_init__(self) -> None:
         for f in fields(self):
-            knob, value = KNOBS[f.name], getattr(self, f.name)
-            if knob.size and value:
-                low, high = POOL_SIZES
-                if not low <= parse_size(value, f"--{_flag(f.name)}") <= high:
-                    raise ValueError(f"--{_flag(f.name)} must be from 32M to 1T; got {value}")
-            if knob.choices and str(value) not in knob.choices:
-                raise ValueError(f"--{_flag(f.name)} must be one of {', '.join(knob.choices)}; got {value!r}")
-            if knob.low is not None and not (knob.low <= int(value) <= knob.high):  # type: ignore[operator]
-                raise ValueError(f"--{_flag(f.name)} must be from {knob.low} to {knob.high}; got {value}")
+            KNOBS[f.name].check(getattr(self, f.name))
         if self.parallel_threads == 0 and self.parallel_mode != Knobs.parallel_mode:
             raise ValueError("--parallel-mode needs --parallel-threads above 0 (with 0 threads there is no "
                              "parallel apply to configure)")
@@ -123,21 +142,7 @@ class Knobs:
         unknown = sorted(set(values) - set(KNOBS))
         if unknown:
             raise ValueError(f"unknown knob {', '.join(unknown)}; knobs: {', '.join(KNOBS)}")
-        typed: dict[str, Any] = {}
-        for name, raw in values.items():
-            if raw is None:
-                continue
-            default = getattr(cls, name)
-            if isinstance(default, int):
-                try:
-                    typed[name] = int(raw)
-                except (TypeError, ValueError):
-                    raise ValueError(f"--{_flag(name)} must be a whole number; got {raw!r}") from None
-            else:
-                text = str(raw).strip()
-                typed[name] = text.upper() if name in ("binlog_format", "binlog_row_image") or KNOBS[name].size \
-                    else text.lower()
-        return cls(**typed)
+        return cls(**{name: KNOBS[name].typed(raw) for name, raw in values.items() if raw is not None})
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

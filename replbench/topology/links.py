@@ -21,35 +21,51 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, ValidationError, model_validator
 
 from ..core import sql
 from ..core.config import ReplbenchError, Settings
 from ..core.nodenames import MAX_REPLICAS, node_names, replica_names
 from ..core.processes import alive, wait_gone
+from ..core.schema import FieldError, FileModel, between, one_of, problem
 from .install import ensure_toxiproxy
 from .nodes import wait_replicating
 
 LINK_NAMES = (*replica_names(MAX_REPLICAS), *(f"app-{n}" for n in node_names(MAX_REPLICAS)))  # port order
-LINK_RE = re.compile(rf"^({'|'.join(LINK_NAMES)})=(\d+(?:\.\d+)?)ms"
-                     r"(?:(?:±|\+-)(\d+(?:\.\d+)?)ms)?$")
+# the spelling; what it names is the Link model's to check
+LINK_RE = re.compile(r"^([\w-]+)=(\d+(?:\.\d+)?)ms(?:(?:±|\+-)(\d+(?:\.\d+)?)ms)?$")
 MAX_LATENCY_MS = 10_000
 API_OFFSET = 90  # toxiproxy's API on port_base + 90, its proxies on the ports after it
 RTT_SAMPLES = 10
 START_TIMEOUT = 10.0
 
 
+def _whole_ms(value: float) -> float:
+    if not value.is_integer():
+        raise ValueError(f"toxiproxy delays in whole milliseconds; got {value:g} ms")
+    return value
+
+
 class LinkError(ReplbenchError):
     """toxiproxy could not start or be configured; replication was left on (or put back to) its direct path."""
 
 
-@dataclass(frozen=True)
-class Link:
-    name: str  # replicaN (its replication), or app-<node> (the app's connection to that node)
-    latency_ms: float  # round trip added
-    jitter_ms: float = 0.0
+class Link(FileModel):
+    """One link, checked whatever spells it (a --link flag, a study cell's `link`): a link name known to the
+    topology's port plan, a round trip and a jitter in toxiproxy's whole milliseconds."""
+
+    name: Annotated[str, one_of(LINK_NAMES)]  # replicaN (its replication), or app-<node> (the app's connection)
+    latency_ms: Annotated[float, between(0, MAX_LATENCY_MS), AfterValidator(_whole_ms)]  # round trip added
+    jitter_ms: Annotated[float, AfterValidator(_whole_ms)] = 0.0
+
+    @model_validator(mode="after")
+    def _jitter_within_latency(self) -> Link:
+        if self.jitter_ms > self.latency_ms:
+            raise FieldError(("jitter_ms",), f"must be at most the latency ({self.latency_ms:g} ms)")
+        return self
 
     @property
     def node(self) -> str:
@@ -68,18 +84,16 @@ class Link:
 
 
 def parse(spec: str) -> Link:
+    """A link from its spelling, NAME=LATENCYms[±JITTERms]; the Link model checks what the spelling names."""
     match = LINK_RE.match(spec.strip())
     if not match:
         raise ValueError(f"bad link {spec!r}: use NAME=LATENCYms[±JITTERms] with NAME a replica (replica1 "
                          "… replica4: its replication) or app-master, app-replicaN (e.g. replica1=5ms, "
                          "replica2=20ms±2ms)")
-    name, latency, jitter = match.group(1), float(match.group(2)), float(match.group(3) or 0)
-    if latency > MAX_LATENCY_MS or jitter > latency:
-        raise ValueError(f"bad link {spec!r}: latency at most {MAX_LATENCY_MS} ms, jitter at most the latency")
-    if not (latency.is_integer() and jitter.is_integer()):
-        raise ValueError(f"bad link {spec!r}: toxiproxy delays in whole milliseconds; give the round trip and "
-                         "its jitter in whole ms (e.g. replica1=1ms)")
-    return Link(name, latency, jitter)
+    try:
+        return Link(name=match.group(1), latency_ms=float(match.group(2)), jitter_ms=float(match.group(3) or 0))
+    except ValidationError as exc:
+        raise ValueError(f"bad link {spec!r}: {problem(exc, Link, '', '')}") from None
 
 
 def parse_all(specs: list[str] | tuple[str, ...]) -> tuple[Link, ...]:
@@ -88,6 +102,15 @@ def parse_all(specs: list[str] | tuple[str, ...]) -> tuple[Link, ...]:
     if len(set(names)) != len(names):
         raise ValueError(f"a link is named twice: {', '.join(names)}")
     return tuple(sorted(parsed, key=lambda link: link.name))
+
+
+def _specs(text: str) -> str:
+    parse_all([text])
+    return text
+
+
+# a file's spelling of a cell's links (a study's `link`): "replica1=5ms,replica2=5ms" or "none", checked
+LinkSpecs = Annotated[str, AfterValidator(_specs)]
 
 
 def api_port(settings: Settings) -> int:
