@@ -202,6 +202,13 @@ MAX_CATCH_UP = 30.0  # seconds after the last request was sent for the replicas 
 REQUEST_TIMEOUT = 30.0  # vegeta's per-request timeout (its own default), seconds
 HOST_SATURATED = 0.95  # host CPU above this share of all cores (steady part): flagged
 VEGETA_SATURATED = 90.0  # vegeta above this % of one core (steady part): flagged as load-generator bound
+# a soak run (docs/runs.md, "Soak"): the lag's growth is fitted per window; a second is a stall when its p99 is
+# STALL_P99_FACTOR times the run's median second's or a replica's lag is STALL_LAG_MS above its median second's;
+# the counters are read STALL_CONTEXT_S either side of it
+SOAK_WINDOW = 60.0
+STALL_P99_FACTOR = 5.0
+STALL_LAG_MS = 500.0
+STALL_CONTEXT_S = 5.0
 
 
 @dataclass(frozen=True)

@@ -336,6 +336,7 @@ class RunSummary(Record):
     planned_faults: list[PlannedFault] | None = None
     fault_windows: dict[str, FaultWindow] | None = None
     routing: list[Routing] | None = None
+    soak: dict[str, Any] | None = None  # a soak run's growth per window and stalls (analysis/soak.py)
     restarted_after_run: list[str] | None = None
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import psutil
 
-from ..analysis import judge, summary
+from ..analysis import judge, soak, summary
 from ..analysis.summary import nodes_lost
 from ..core import harnesslog, results, sql
 from ..core.config import (
@@ -74,6 +74,7 @@ class RunOptions:
     # the consistency check after a write run: "table" (CHECKSUM TABLE, ~14 s for 8M rows on 3 nodes) or "rows"
     # (the rows the targets write, every column; a study's runs but the last of each stretch, which checks the table)
     checksum: str = "table"
+    soak_window: float | None = None  # a soak (./run.sh soak): InnoDB's counters every second, lag growth per window
 
 
 @dataclass
@@ -270,7 +271,8 @@ class Run:
         live = self.live
         live.samplers = samplers.Samplers(s, self.folder, self.clock.zero,
                                           lambda: live.attack.pids if live.attack else [],
-                                          {f.node for f in self.options.faults if f.action == "kill"})
+                                          {f.node for f in self.options.faults if f.action == "kill"},
+                                          soak=self.options.soak_window is not None)
         self.live.fault_runner = faults.FaultRunner(s, self.options.faults, self.clock.zero, self.scenario.schema)
         self.live.samplers.start()
         window = idle_window(self.rate, s.idle_window)
@@ -486,6 +488,10 @@ class Run:
         self.record.summary["client_connections"] = self.live.attack_options.max_connections
         self.record.summary["client_connections_setting"] = s.client_connections  # auto, N or unlimited
         self.record.summary["above_knee"] = summary.above_knee(self.record.summary)
+        if watch.innodb is not None and self.options.soak_window is not None:
+            lags = {r.name: watch.lag.positions.series(r.name, self.clock.start, self.clock.end) for r in s.replicas}
+            self.record.summary["soak"] = soak.analyse(tl.seconds, lags, watch.innodb.rows, self.clock.start,
+                                                       self.clock.end, self.options.soak_window)
 
     def _check_rows(self) -> None:
         s = self.settings

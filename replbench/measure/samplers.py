@@ -18,15 +18,17 @@ import psutil
 from ..core import sql
 from ..core.config import Settings
 from ..topology import appserver, nodes
-from . import binlog, counters, cpu, health, lag, nodeexporter
+from . import binlog, counters, cpu, health, innodb, lag, nodeexporter
 
 
 class Samplers:
     """The run's samplers, their zero set once (the clock every CSV and every figure of the run is on)."""
 
     def __init__(self, settings: Settings, folder: Path, zero: float, attack_pids: Callable[[], list[int]],
-                 planned_kills: set[str]) -> None:
+                 planned_kills: set[str], soak: bool = False) -> None:
         s = settings
+        # a soak's InnoDB and binlog counters every second (innodb.csv); a run's own need only its snapshots
+        self.innodb = innodb.InnodbSampler(s, folder / "innodb.csv", zero) if soak else None
         self.lag = lag.LagMonitor(s, folder / "lag.csv", zero)
         self.health = health.NodeSampler(s, folder / "io.csv", zero, lambda name: nodes.node_pid(s.node(name)))
         self.health.planned = planned_kills
@@ -43,12 +45,14 @@ class Samplers:
         self.cpu = cpu.CpuSampler(groups, folder / "cpu.csv", folder / "memory.csv", zero, counters=remote)
 
     def start(self) -> None:
-        for sampler in (self.lag, self.health, self.cpu):
-            sampler.start()
+        for sampler in (self.lag, self.health, self.cpu, self.innodb):
+            if sampler is not None:
+                sampler.start()
 
     def stop(self) -> None:
-        for sampler in (self.cpu, self.health, self.lag):
-            sampler.stop()
+        for sampler in (self.innodb, self.cpu, self.health, self.lag):
+            if sampler is not None:
+                sampler.stop()
 
 
 @dataclass
