@@ -492,7 +492,10 @@ class CampaignRecord(Record):
 # --- reading and writing --------------------------------------------------------------------------------------
 
 def _v0_to_v1(doc: dict[str, Any]) -> dict[str, Any]:
-    """Files written before the schema had a number carry the same keys; they get the number."""
+    """Files written before the schema had a number carry the same keys; they get the number. Summaries from
+    before "nodes_lost" was named for what it holds called the nodes lost "faults"."""
+    if "nodes_lost" not in doc and "faults" in doc:
+        doc["nodes_lost"] = doc["faults"]
     return doc
 
 
