@@ -280,6 +280,8 @@ class RunSummary(Record):
     client_errors: int | None = None
     rate_sent: Num | None = None
     goodput: Num | None = None
+    rate_achieved: Num | None = None  # rate_sent, in summaries from before the rename
+    throughput: Num | None = None  # goodput, in summaries from before the rename
     latency_ms: Latency | None = None
     status_codes: dict[str, int] | None = None
     outcomes: dict[str, dict[str, int]] | None = None
