@@ -68,7 +68,7 @@ def setting_of(knobs_changed: dict[str, Any] | None) -> str | None:
     return next((name for name, knobs in SETTINGS.items() if knobs == changed), None)
 
 
-def _node(summary: RunSummary, name: str) -> NodeCounters:
+def node_counters(summary: RunSummary, name: str) -> NodeCounters:
     """A node's server counters over the run (all None where the run has none for it)."""
     nodes = (summary.replication.nodes if summary.replication else None) or {}
     return nodes.get(name) or NodeCounters()
@@ -79,7 +79,7 @@ def observation(summary: dict[str, Any] | RunSummary, meta: dict[str, Any] | Run
     changed, a setting outside the model)."""
     s, m = summary_of(summary), meta_of(meta)
     setting = setting_of(m.knobs_changed)
-    master = _node(s, "master")
+    master = node_counters(s, "master")
     net = s.cpu_seconds_net or {}
     share = (s.rows_checked or RowsChecked()).share
     b = s.binlog or Binlog()

@@ -30,6 +30,7 @@ from ..core.results import (
     StudyUnit,
 )
 from ..core.stats import median, ratio, separated, spread
+from .costmodel import node_counters
 
 SOURCE_OF_MEASURE = {"run": "run", "apply-capacity": "apply", "big-transaction": "bigtx"}  # a unit's data file
 # how a unit's data file reads as its record, per source (a document in memory or a file's, or the record itself)
@@ -68,11 +69,6 @@ def _nodes(summary: RunSummary) -> dict[str, NodeCounters | None]:
     return (summary.replication.nodes if summary.replication else None) or {}
 
 
-def _node(summary: RunSummary, name: str) -> NodeCounters:
-    """A node's server counters (all None where the run has none for it)."""
-    return _nodes(summary).get(name) or NodeCounters()
-
-
 def _per_trx(summary: RunSummary, node: str) -> float | None:
     """A node's CPU-ms per application transaction, net of idle (gross in summaries from before the idle window)."""
     if not _wrote(summary):
@@ -80,7 +76,7 @@ def _per_trx(summary: RunSummary, node: str) -> float | None:
     cpu = (summary.cpu_seconds_net or {}).get(node)
     if cpu is None:
         cpu = (summary.cpu_seconds or {}).get(node)
-    trx = _node(summary, node).transactions
+    trx = node_counters(summary, node).transactions
     return round(1000 * cpu / trx, 4) if cpu is not None and trx else None
 
 
@@ -91,7 +87,7 @@ def _per_trx_resolution(summary: RunSummary, nodes: tuple[str, ...]) -> float | 
         return None
     got = [1000 * r / trx for n in nodes
            if (r := (summary.cpu_seconds_net_resolution or {}).get(n)) is not None
-           and (trx := _node(summary, n).transactions)]
+           and (trx := node_counters(summary, n).transactions)]
     return round(max(got), 4) if got else None
 
 
@@ -131,7 +127,7 @@ def _rows_changed_pct(summary: RunSummary) -> float | None:
 
 def _semi_sync_wait_us(summary: RunSummary) -> float | None:
     """MariaDB's own semi-sync wait counter on the master (counters.describe writes every key of the table)."""
-    semi = _node(summary, "master").semi_sync
+    semi = node_counters(summary, "master").semi_sync
     return semi["avg_tx_wait_us"] if semi else None
 
 
@@ -169,12 +165,12 @@ METRICS: tuple[Metric, ...] = (
     Metric("replica_disk_reads_per_write", "replica pages read from disk/write", "",
            lambda s: _worse_replica(_nodes(s), lambda n: n.pool_disk_reads_per_write) if _wrote(s) else None),
     Metric("master_kb_written_per_write", "master KB written/write", "KB",
-           lambda s: _node(s, "master").kb_written_per_write if _wrote(s) else None),
+           lambda s: node_counters(s, "master").kb_written_per_write if _wrote(s) else None),
     Metric("replica_kb_written_per_write", "replica KB written/write", "KB",
            lambda s: _worse_replica(_nodes(s), lambda n: n.kb_written_per_write) if _wrote(s) else None),
     Metric("binlog_syncs_per_write", "master binlog syncs/write", "",
-           lambda s: _node(s, "master").binlog_syncs_per_write if _wrote(s) else None),
-    Metric("fsyncs_per_write", "master InnoDB fsyncs/write", "", lambda s: _node(s, "master").fsyncs_per_write),
+           lambda s: node_counters(s, "master").binlog_syncs_per_write if _wrote(s) else None),
+    Metric("fsyncs_per_write", "master InnoDB fsyncs/write", "", lambda s: node_counters(s, "master").fsyncs_per_write),
     Metric("lag_p99_ms", "lag p99 ms", "ms", lambda s: _worse_replica(s.lag or {}, lambda lag: lag.p99_ms)),
     Metric("catch_up_s", "catch-up s", "s", lambda s: None if _never_caught_up(s) else
            max((s.catch_up_s or {}).values(), default=None), never=lambda s: _never_caught_up(s)),
