@@ -12,7 +12,6 @@ The table is printed and saved under results/."""
 from __future__ import annotations
 
 import csv
-import json
 import statistics
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,7 +19,8 @@ from typing import Any
 
 from ..core.nodenames import replicas_in
 from ..core.records import STATUS_SUCCEEDED
-from ..core.stats import bootstrap_interval, lookup, median, percentile
+from ..core.results import Host, Latency, RunSummary, has, read_meta, read_summary, read_sweep, summary_of
+from ..core.stats import bootstrap_interval, median, percentile
 
 DEFAULT_BAND = 5.0  # percent: the smallest change ever called a change
 CALIBRATION_WARN = 0.10
@@ -56,14 +56,14 @@ def _num(value: Any) -> float | None:
         return None
 
 
-def _replicas(summary: dict[str, Any]) -> tuple[str, ...]:
+def _replicas(summary: RunSummary) -> tuple[str, ...]:
     """The run's replicas (two in a summary that names none: a run before fan-out, or one with no CPU figures)."""
-    return replicas_in([*(summary.get("cpu_mean_percent") or {}), *(summary.get("lag") or {})]) \
-        or ("replica1", "replica2")
+    return replicas_in([*(summary.cpu_mean_percent or {}), *(summary.lag or {})]) or ("replica1", "replica2")
 
 
-def run_samples(folder: Path, summary: dict[str, Any]) -> dict[str, list[float]]:
+def run_samples(folder: Path, summary: dict[str, Any] | RunSummary) -> dict[str, list[float]]:
     """Per-second samples of the steady part of one run, per headline metric (what the noise is estimated from)."""
+    s = summary_of(summary)
     out: dict[str, list[float]] = {}
     seconds = _read_csv(folder / "timeline.csv")
     if seconds:
@@ -72,9 +72,9 @@ def run_samples(folder: Path, summary: dict[str, Any]) -> dict[str, list[float]]
         out["sent/s"] = [v for v in (_num(s["requests"]) for s in steady) if v is not None]
         for key, name in (("p50_ms", "p50 latency ms"), ("p99_ms", "p99 latency ms")):
             out[name] = [v for v in (_num(s[key]) for s in steady) if v is not None]
-    start = summary.get("attack_start_s")
-    duration = summary.get("duration_s")
-    replicas = _replicas(summary)
+    start = s.attack_start_s
+    duration = s.duration_s
+    replicas = _replicas(s)
     cpu = _read_csv(folder / "cpu.csv")
     if cpu and start is not None and duration:
         trim = duration * STEADY_TRIM
@@ -104,25 +104,30 @@ def run_samples(folder: Path, summary: dict[str, Any]) -> dict[str, list[float]]
     return out
 
 
-def run_figures(summary: dict[str, Any], prefix: str = "") -> dict[str, float | None]:
+def run_figures(summary: dict[str, Any] | RunSummary, prefix: str = "") -> dict[str, float | None]:
+    s = summary_of(summary)
+    latency = s.latency_ms or Latency()
     figures: dict[str, float | None] = {
-        f"{prefix}sent/s": summary.get("rate_sent", summary.get("rate_achieved")),
-        f"{prefix}goodput/s": summary.get("goodput", summary.get("throughput")),
-        f"{prefix}success": summary.get("success"),
-        f"{prefix}p50 latency ms": lookup(summary, ("latency_ms", "p50")),
-        f"{prefix}p99 latency ms": lookup(summary, ("latency_ms", "p99")),
+        # summaries from before the rename said rate_achieved and throughput (block.py and judge.py tell the two
+        # kinds apart by rate_sent, so they are read here rather than migrated)
+        f"{prefix}sent/s": s.rate_sent if has(s, "rate_sent") else s.rate_achieved,
+        f"{prefix}goodput/s": s.goodput if has(s, "goodput") else s.throughput,
+        f"{prefix}success": s.success,
+        f"{prefix}p50 latency ms": latency.p50,
+        f"{prefix}p99 latency ms": latency.p99,
     }
-    replicas = _replicas(summary)
+    replicas = _replicas(s)
     for node in ("app", "master", *replicas, "vegeta"):
-        figures[f"{prefix}{node} CPU %"] = lookup(summary, ("cpu_mean_percent", node))
-        figures[f"{prefix}{node} CPU-ms/req"] = lookup(summary, ("cpu_ms_per_request", node))
+        figures[f"{prefix}{node} CPU %"] = (s.cpu_mean_percent or {}).get(node)
+        figures[f"{prefix}{node} CPU-ms/req"] = (s.cpu_ms_per_request or {}).get(node)
     for replica in replicas:
-        figures[f"{prefix}{replica} lag p99 ms"] = lookup(summary, ("lag", replica, "p99_ms"))
-    figures[f"{prefix}binlog bytes/write"] = lookup(summary, ("binlog", "bytes_per_write"))
+        lag = (s.lag or {}).get(replica)
+        figures[f"{prefix}{replica} lag p99 ms"] = lag.p99_ms if lag else None
+    figures[f"{prefix}binlog bytes/write"] = s.binlog.bytes_per_write if s.binlog else None
     return figures
 
 
-Side = tuple[dict[str, float | None], dict[str, list[float]], dict[str, Any]]
+Side = tuple[dict[str, float | None], dict[str, list[float]], Host]
 
 
 def _stat_for(metric: str) -> Callable[[Sequence[float]], float]:
@@ -136,30 +141,32 @@ def _stat_for(metric: str) -> Callable[[Sequence[float]], float]:
 def side_of(folder: Path) -> Side:
     """(figures, samples per figure, host) of a run folder or a sweep folder."""
     if (folder / "sweep.json").exists():
-        sweep = json.loads((folder / "sweep.json").read_text())
-        figures: dict[str, float | None] = {"max sustainable rate": sweep.get("max_sustainable_rate")}
+        sweep = read_sweep(folder)
+        figures: dict[str, float | None] = {"max sustainable rate": sweep.max_sustainable_rate}
         samples: dict[str, list[float]] = {}
-        host: dict[str, Any] = {}
-        for step in sorted(sweep["steps"], key=lambda s: s["rate"]):
-            summaries = [(folder / f, json.loads((folder / f / "summary.json").read_text()))
-                         for f in step["folders"] if (folder / f / "summary.json").exists()]
+        host: Host | None = None
+        for step in sorted(sweep.steps or [], key=lambda s: s.rate):  # type: ignore[arg-type,return-value]
+            summaries = [(folder / f, read_summary(folder / f))
+                         for f in step.folders or [] if (folder / f / "summary.json").exists()]
             if not summaries:
                 continue
-            per_repeat = [run_figures(s, f"@{step['rate']} ") for _, s in summaries]
+            per_repeat = [run_figures(s, f"@{step.rate} ") for _, s in summaries]
             for key in per_repeat[0]:
                 figures[key] = median([r[key] for r in per_repeat])
                 samples[key] = [r[key] for r in per_repeat if r[key] is not None]  # repeats are the samples
-            host = host or _host(summaries[0][0])
-        return figures, samples, host
-    summary = json.loads((folder / "summary.json").read_text())
-    return run_figures(summary), run_samples(folder, summary), _host(folder)
+            host = host or _host(summaries[0][0])  # the first step whose run says what it ran on
+        return figures, samples, host or Host()
+    summary = read_summary(folder)
+    return run_figures(summary), run_samples(folder, summary), _host(folder) or Host()
 
 
-def _host(folder: Path) -> dict[str, Any]:
+def _host(folder: Path) -> Host | None:
+    """The machine a run ran on, as its meta.json says; None where it says nothing."""
     try:
-        return json.loads((folder / "meta.json").read_text()).get("host") or {}
+        host = read_meta(folder).host
     except (OSError, ValueError):
-        return {}
+        return None
+    return host if host is not None and host.model_fields_set | set(host.model_extra or {}) else None
 
 
 def verdict(metric: str, base: float | None, new: float | None, band: float,
@@ -184,34 +191,43 @@ def verdict(metric: str, base: float | None, new: float | None, band: float,
     return f"{delta:+.4g}", ("–" if pct is None else f"{pct:+.1f}%"), noise_text, label
 
 
-def recorded_runs(results: Path, summary: dict[str, Any], knobs: dict[str, Any], leave_out: set[Path]) -> list[
-        dict[str, Any]]:
+def recorded_runs(results: Path, summary: dict[str, Any] | RunSummary, knobs: dict[str, Any] | None,
+                  leave_out: set[Path]) -> list[RunSummary]:
     """Finished runs under results/ of the same scenario, rate, duration and settings as `summary` (any folder:
     sweep steps, study units, loose runs), the compared ones left out."""
+    s = summary_of(summary)
     found = []
     for path in results.rglob("summary.json"):
         folder = path.parent.resolve()
         if folder in leave_out or not (folder / "meta.json").exists():
             continue
         try:
-            other, meta = json.loads(path.read_text()), json.loads((folder / "meta.json").read_text())
+            other, meta = read_summary(folder), read_meta(folder)
         except (OSError, ValueError):
             continue
-        if (other.get("scenario"), other.get("rate"), other.get("duration_s"), meta.get("knobs_changed")) == \
-                (summary.get("scenario"), summary.get("rate"), summary.get("duration_s"), knobs) \
-                and other.get("status") in STATUS_SUCCEEDED:
+        if (other.scenario, other.rate, other.duration_s, meta.knobs_changed) == \
+                (s.scenario, s.rate, s.duration_s, knobs) and other.status in STATUS_SUCCEEDED:
             found.append(other)
     return found
 
 
-def between_runs(runs: list[dict[str, Any]], lag_method: str | None = None) -> dict[str, tuple[float, float]]:
+def lag_methods(summary: RunSummary) -> set[str | None]:
+    """How the run measured its replicas' lag: GTID positions or, in summaries from before them (no method
+    recorded), the heartbeat."""
+    return {lag.method if lag is not None and has(lag, "method") else "heartbeat"
+            for lag in (summary.lag or {}).values()}
+
+
+def between_runs(runs: list[dict[str, Any]] | list[RunSummary],
+                 lag_method: str | None = None) -> dict[str, tuple[float, float]]:
     """Per headline metric: the 95 % prediction interval of the difference between two new single runs, from the
     recorded runs' spread: ± t(0.975, n − 1) × s × √2 (s their standard deviation, n ≥ MIN_RECORDED_RUNS). Lag
     figures only from runs whose lag was measured the same way (GTID positions or the heartbeat)."""
     from scipy import stats  # imported where a comparison is computed, not by every command's start
 
-    figures = [run_figures(r) for r in runs]
-    methods = [{(v or {}).get("method", "heartbeat") for v in (r.get("lag") or {}).values()} for r in runs]
+    records = [summary_of(r) for r in runs]
+    figures = [run_figures(r) for r in records]
+    methods = [lag_methods(r) for r in records]
     out = {}
     for key in figures[0] if figures else ():
         lag = key.endswith("lag p99 ms")
@@ -230,27 +246,26 @@ def compare(base: Path, new: Path, band: float = DEFAULT_BAND, results: Path | N
     lines = [f"# compare: `{base.name}` (base) vs `{new.name}` (new)", ""]
     recorded: dict[str, tuple[float, float]] = {}
     if single:
-        summary = json.loads((base / "summary.json").read_text())
-        knobs = (json.loads((base / "meta.json").read_text()) if (base / "meta.json").exists() else {}).get(
-            "knobs_changed")
+        summary = read_summary(base)
+        knobs = read_meta(base).knobs_changed if (base / "meta.json").exists() else None
         runs = recorded_runs(results, summary, knobs, {base.resolve(), new.resolve()}) if results else []
-        methods = {(v or {}).get("method", "heartbeat") for v in (summary.get("lag") or {}).values()}
+        methods = lag_methods(summary)
         recorded = between_runs(runs, next(iter(methods)) if len(methods) == 1 else None) \
             if len(runs) >= MIN_RECORDED_RUNS else {}
         lines += [f"Two single runs: the noise is the 95 % prediction interval of the difference between two runs, "
-                  f"from the spread of {len(runs)} recorded runs of `{summary.get('scenario')}` at "
-                  f"{summary.get('rate')}/s with the same settings on this machine (± t × s × √2); a metric is "
+                  f"from the spread of {len(runs)} recorded runs of `{summary.scenario}` at "
+                  f"{summary.rate}/s with the same settings on this machine (± t × s × √2); a metric is "
                   f"called better or worse only beyond it and beyond ±{band:g} %."
                   if recorded else
-                  f"Two single runs, and fewer than {MIN_RECORDED_RUNS} recorded runs of `{summary.get('scenario')}` "
-                  f"at {summary.get('rate')}/s with the same settings here: **one run each cannot separate a change "
+                  f"Two single runs, and fewer than {MIN_RECORDED_RUNS} recorded runs of `{summary.scenario}` "
+                  f"at {summary.rate}/s with the same settings here: **one run each cannot separate a change "
                   "from run-to-run noise** (on this machine two identical runs differ by up to ~30 % in CPU per "
                   "request), so nothing is called better or worse. Repeat both (a sweep with --repeat, or a "
                   "study) to compare.", ""]
     else:
         lines += [f"A metric is called better or worse only when the difference is outside the noise interval (95 % "
                   f"bootstrap of the difference, from each step's repeats) and beyond ±{band:g} %.", ""]
-    ca, cb = ha.get("calibration_score"), hb.get("calibration_score")
+    ca, cb = ha.calibration_score, hb.calibration_score
     machines_differ = bool(ca and cb and abs(cb - ca) / ca > CALIBRATION_WARN)
     if machines_differ:
         lines += [f"**Warning**: the machines' calibration differs by {100 * (cb - ca) / ca:+.0f} % "

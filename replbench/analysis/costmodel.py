@@ -21,7 +21,6 @@ over ρ), and the master's fsyncs per second — each with its 95 % interval fro
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -29,6 +28,21 @@ from typing import Any
 
 from ..core.config import MIN_SUCCESS
 from ..core.records import STATUS_SUCCEEDED, UNIT_OK
+from ..core.results import (
+    ApplyRecord,
+    Binlog,
+    NodeCounters,
+    RowsChecked,
+    RunMeta,
+    RunSummary,
+    apply_of,
+    has,
+    load,
+    meta_of,
+    read_meta,
+    read_summary,
+    summary_of,
+)
 
 SETTINGS: dict[str, dict[str, str]] = {  # the model's settings, as the knobs a run changed from the reference
     "ROW-FULL": {},
@@ -54,44 +68,51 @@ def setting_of(knobs_changed: dict[str, Any] | None) -> str | None:
     return next((name for name, knobs in SETTINGS.items() if knobs == changed), None)
 
 
-def observation(summary: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any] | None:
+def node_counters(summary: RunSummary, name: str) -> NodeCounters:
+    """A node's server counters over the run (all None where the run has none for it)."""
+    nodes = (summary.replication.nodes if summary.replication else None) or {}
+    return nodes.get(name) or NodeCounters()
+
+
+def observation(summary: dict[str, Any] | RunSummary, meta: dict[str, Any] | RunMeta) -> dict[str, Any] | None:
     """One write run as the fit sees it, or None when it cannot serve (not ok, no net CPU, rows not verified as
     changed, a setting outside the model)."""
-    setting = setting_of(meta.get("knobs_changed"))
-    nodes = (summary.get("replication") or {}).get("nodes") or {}
-    master = nodes.get("master") or {}
-    net = summary.get("cpu_seconds_net") or {}
-    share = (summary.get("rows_checked") or {}).get("share")
-    b = summary.get("binlog") or {}
-    if setting is None or summary.get("status") not in STATUS_SUCCEEDED or not master.get("transactions") \
-            or "master" not in net or (share is not None and share < 0.99) or not b.get("successful_writes") \
-            or (summary.get("success") or 0) < MIN_SUCCESS:  # above the knee: queues, not the work, set the CPU
+    s, m = summary_of(summary), meta_of(meta)
+    setting = setting_of(m.knobs_changed)
+    master = node_counters(s, "master")
+    net = s.cpu_seconds_net or {}
+    share = (s.rows_checked or RowsChecked()).share
+    b = s.binlog or Binlog()
+    if setting is None or s.status not in STATUS_SUCCEEDED or not master.transactions \
+            or "master" not in net or (share is not None and share < 0.99) or not b.successful_writes \
+            or (s.success or 0) < MIN_SUCCESS:  # above the knee: queues, not the work, set the CPU
         return None
     replicas = [n for n in net if n.startswith("replica")]
-    served = summary.get("served_by") or {}
-    fsyncs = (master.get("fsyncs_per_write") or 0) + (master.get("binlog_syncs_per_write") or 0)
-    return {"setting": setting, "table": summary.get("schema"), "folder": summary.get("folder"),
-            "scenario": summary.get("scenario"),
-            "transactions": master["transactions"], "rows": master.get("rows_changed") or master["transactions"],
-            "seconds": summary.get("cpu_span_s") or summary.get("duration_s"),
+    served = s.served_by or {}
+    fsyncs = (master.fsyncs_per_write or 0) + (master.binlog_syncs_per_write or 0)
+    return {"setting": setting, "table": s.schema_name, "folder": s.folder, "scenario": s.scenario,
+            "transactions": master.transactions, "rows": master.rows_changed or master.transactions,
+            "seconds": s.cpu_span_s or s.duration_s,
             "master_cpu_s": net["master"],
-            "replica_cpu_s": sum(net[r] for r in replicas) / len(replicas) if replicas else None,
+            "replica_cpu_s": sum(net[r] for r in replicas) / len(replicas) if replicas else None,  # type: ignore[misc]
             # reads the replicas served: their CPU is in replica_cpu_s, and the model prices writes only
             "replica_reads": sum(v for k, v in served.items() if k in replicas),
-            "binlog_bytes": b["bytes_per_write"] * b["successful_writes"], "fsyncs_per_commit": fsyncs}
+            "binlog_bytes": b.bytes_per_write * b.successful_writes,  # type: ignore[operator]
+            "fsyncs_per_commit": fsyncs}
 
 
-def apply_observation(data: dict[str, Any]) -> list[dict[str, Any]]:
+def apply_observation(data: dict[str, Any] | ApplyRecord) -> list[dict[str, Any]]:
     """Each replica's drain of an apply-capacity run (alone) as the apply fit sees it."""
-    setting = setting_of(data.get("knobs_changed"))
-    if setting is None or data.get("status") != UNIT_OK or data.get("method", "alone") != "alone":
+    a = apply_of(data)
+    setting = setting_of(a.knobs_changed)
+    method = a.method if has(a, "method") else "alone"  # apply.json from before `together` had no method
+    if setting is None or a.status != UNIT_OK or method != "alone":
         return []
     out = []
-    for name, r in (data.get("replicas") or {}).items():
-        if r.get("seconds") and r.get("transactions"):
-            out.append({"setting": setting, "table": data.get("schema"), "replica": name,
-                        "transactions": r["transactions"],
-                        "rows": r.get("rows") or r["transactions"], "apply_s": r["seconds"]})
+    for name, r in (a.replicas or {}).items():
+        if r is not None and r.seconds and r.transactions:
+            out.append({"setting": setting, "table": a.schema_name, "replica": name, "transactions": r.transactions,
+                        "rows": r.rows or r.transactions, "apply_s": r.seconds})
     return out
 
 
@@ -103,7 +124,7 @@ def collect(results: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         if not meta_path.exists() or any(part.startswith(HELD_OUT) for part in path.parts):
             continue
         try:
-            obs = observation(json.loads(path.read_text()), json.loads(meta_path.read_text()))
+            obs = observation(read_summary(path.parent), read_meta(path.parent))
         except (OSError, ValueError):
             continue
         if obs:
@@ -113,7 +134,7 @@ def collect(results: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         if any(part.startswith(HELD_OUT) for part in path.parts):
             continue
         try:
-            drains += apply_observation(json.loads(path.read_text()))
+            drains += apply_observation(load(path))
         except (OSError, ValueError):
             continue
     return runs, drains
@@ -149,10 +170,12 @@ def fit(runs: list[dict[str, Any]], drains: list[dict[str, Any]]) -> dict[str, A
     import numpy as np
 
     model: dict[str, Any] = {"settings": {}, "observations": runs, "drains": drains}
-    tables = sorted({o.get("table") or "" for o in [*runs, *drains]})
+    # the observations: observation()'s and apply_observation()'s dictionaries (model.json keeps them), each with
+    # its table (None where the summary named none)
+    tables = sorted({o["table"] or "" for o in [*runs, *drains]})
     for setting, table in ((s, t) for s in SETTINGS for t in tables):
-        mine = [o for o in runs if o["setting"] == setting and (o.get("table") or "") == table]
-        drained = [d for d in drains if d["setting"] == setting and (d.get("table") or "") == table]
+        mine = [o for o in runs if o["setting"] == setting and (o["table"] or "") == table]
+        drained = [d for d in drains if d["setting"] == setting and (d["table"] or "") == table]
         if not mine and not drained:
             continue
         trx, rows = [o["transactions"] for o in mine], [o["rows"] for o in mine]
@@ -267,14 +290,14 @@ def onset(model: dict[str, Any], rows_per_trx: float, setting: str = "ROW-FULL",
           table: str = "bench_idx") -> dict[str, float] | None:
     """The rate of rows_per_trx-row transactions at which one replica (one SQL thread, on its own) starts falling
     behind: 1 / its apply seconds per transaction, with the interval; None without an apply fit that prices rows."""
-    fitted = model["settings"].get(key(setting, table)) or {}
-    return _reciprocal(_predict_one(fitted.get("apply_s"), 1.0, float(rows_per_trx)))
+    fitted = model["settings"].get(key(setting, table))
+    return _reciprocal(_predict_one(fitted["apply_s"] if fitted else None, 1.0, float(rows_per_trx)))
 
 
 def expected(model: dict[str, Any], obs: dict[str, Any]) -> dict[str, dict[str, float] | None]:
     """What the model says a measured run should have cost, from its own transactions and rows: binlog bytes and
     master and replica CPU seconds (net of idle), each with its interval; None where the model cannot say."""
-    fitted = model["settings"].get(key(obs["setting"], obs.get("table") or ""))
+    fitted = model["settings"].get(key(obs["setting"], obs["table"] or ""))  # an observation() of the run
     if not fitted:
         return {part: None for part in EXPECTED}
     return {part: _predict_one(fitted[part], obs["transactions"], obs["rows"]) for part in EXPECTED}

@@ -16,28 +16,30 @@ import math
 import warnings
 from typing import Any
 
+from ..core.results import StudyRecord, has, study_of
 from ..core.stats import median
-from .studymetrics import BY_KEY, below_resolution, fmt
+from .studymetrics import BY_KEY, below_resolution, fmt, row_of
 from .verdicts import FINDING_MIN_FACTOR
 
 ALPHA = 0.05  # the study's family-wise error rate, over all its comparisons
 MAX_FINDINGS = 15  # the report's first page states at most this many, the largest effects first
 
 
-def comparisons(data: dict[str, Any], primary: list[str]) -> list[dict[str, Any]]:
+def comparisons(data: dict[str, Any] | StudyRecord, primary: list[str]) -> list[dict[str, Any]]:
     """Every (group, primary metric, cell) against the baseline, with its effect and raw p-value."""
     out = []
-    for group, per_metric in data["comparison"].items():
+    for group, per_metric in (study_of(data).comparison or {}).items():
         for key in primary:
-            rows = per_metric.get(key) or {}
-            first = next((c for c, r in rows.items() if r.get("verdict") == "baseline"), None)
+            rows = {cell: row_of(r) for cell, r in (per_metric.get(key) or {}).items()}
+            first = next((c for c, r in rows.items() if r.verdict == "baseline"), None)
             for cell, row in rows.items():
-                base_name = row.get("baseline", first)  # studies from before baseline_per: the first cell
+                # studies from before baseline_per name no baseline per row: the first cell is every row's
+                base_name = row.baseline if has(row, "baseline") else first
                 base = rows.get(base_name) if base_name is not None else None
                 if base is None or row is base or below_resolution(base) or below_resolution(row):
                     continue
-                a = [v for v in row["values"] if v is not None and v > 0]
-                b = [v for v in base["values"] if v is not None and v > 0]
+                a = [v for v in row.values or [] if v is not None and v > 0]
+                b = [v for v in base.values or [] if v is not None and v > 0]
                 if not a or not b:
                     continue
                 factor = median(a) / median(b)  # type: ignore[operator]
@@ -61,7 +63,7 @@ def _p_value(a: list[float], b: list[float]) -> float | None:
     return None if math.isnan(p) else p
 
 
-def study_findings(data: dict[str, Any], primary: list[str]) -> list[dict[str, Any]]:
+def study_findings(data: dict[str, Any] | StudyRecord, primary: list[str]) -> list[dict[str, Any]]:
     """The comparisons that hold after Holm's correction over the whole study and are at least a 10 % effect,
     each with its corrected p-value and the number of comparisons it was corrected for."""
     from statsmodels.stats.multitest import multipletests  # heavy: see _p_value
@@ -78,7 +80,7 @@ def study_findings(data: dict[str, Any], primary: list[str]) -> list[dict[str, A
     return sorted(found, key=lambda f: -f["effect"])
 
 
-def nothing_held(data: dict[str, Any], primary: list[str]) -> str:
+def nothing_held(data: dict[str, Any] | StudyRecord, primary: list[str]) -> str:
     """What the report says when no comparison holds: how many were tested and, with two repeats on a side, that
     Welch's test then has one to two degrees of freedom, so "none holds" is not "no difference"."""
     tested = [c for c in comparisons(data, primary) if c["p"] is not None]

@@ -5,15 +5,37 @@ do not overlap, else "within noise". Shared by the study runner (study.json, the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..core import results
 from ..core.nodenames import replicas_in
 from ..core.records import STATUS_FAILED
-from ..core.stats import lookup, median, ratio, separated, spread
+from ..core.results import (
+    ApplyRecord,
+    ApplyReplica,
+    BigTxRecord,
+    BigTxReplica,
+    BigTxTransaction,
+    Binlog,
+    ComparisonRow,
+    Latency,
+    NodeCounters,
+    Num,
+    RowsChecked,
+    RunSummary,
+    StudyCell,
+    StudyRecord,
+    StudyUnit,
+)
+from ..core.stats import median, ratio, separated, spread
+from .costmodel import node_counters
 
 SOURCE_OF_MEASURE = {"run": "run", "apply-capacity": "apply", "big-transaction": "bigtx"}  # a unit's data file
+# how a unit's data file reads as its record, per source (a document in memory or a file's, or the record itself)
+RECORD_OF: dict[str, Callable[[Any], RunSummary | ApplyRecord | BigTxRecord]] = {
+    "run": results.summary_of, "apply": results.apply_of, "bigtx": results.bigtx_of}
 
 
 @dataclass(frozen=True)
@@ -21,145 +43,164 @@ class Metric:
     key: str
     label: str
     unit: str
-    get: Callable[[dict[str, Any]], float | None]
+    # each takes its source's record: a RunSummary (run), an ApplyRecord (apply) or a BigTxRecord (bigtx)
+    get: Callable[[Any], float | None]
     lower_is_better: bool = True
     source: str = "run"  # run (summary.json), apply (apply.json) or bigtx (bigtx.json)
-    never: Callable[[dict[str, Any]], bool] | None = None  # a unit whose figure never came (counted, not dropped)
-    resolution: Callable[[dict[str, Any]], float | None] | None = None  # below it the figure cannot be told from 0
+    never: Callable[[Any], bool] | None = None  # a unit whose figure never came (counted, not dropped)
+    resolution: Callable[[Any], float | None] | None = None  # below it the figure cannot be told from 0
 
 
-def _wrote(summary: dict[str, Any]) -> bool:
+def _wrote(summary: RunSummary) -> bool:
     """The run's own requests changed data: a read run's per-write figures would come from a handful of stray
     transactions (the tail of the write run before it), so they are left out."""
-    return bool(lookup(summary, ("binlog", "successful_writes")))
+    return bool(_binlog(summary).successful_writes)
 
 
-def _per_trx(summary: dict[str, Any], node: str) -> float | None:
+def _binlog(summary: RunSummary) -> Binlog:
+    return summary.binlog or Binlog()
+
+
+def _latency(summary: RunSummary) -> Latency:
+    return summary.latency_ms or Latency()
+
+
+def _nodes(summary: RunSummary) -> dict[str, NodeCounters | None]:
+    return (summary.replication.nodes if summary.replication else None) or {}
+
+
+def _per_trx(summary: RunSummary, node: str) -> float | None:
     """A node's CPU-ms per application transaction, net of idle (gross in summaries from before the idle window)."""
     if not _wrote(summary):
         return None
-    cpu = lookup(summary, ("cpu_seconds_net", node))
+    cpu = (summary.cpu_seconds_net or {}).get(node)
     if cpu is None:
-        cpu = lookup(summary, ("cpu_seconds", node))
-    trx = lookup(summary, ("replication", "nodes", node, "transactions"))
+        cpu = (summary.cpu_seconds or {}).get(node)
+    trx = node_counters(summary, node).transactions
     return round(1000 * cpu / trx, 4) if cpu is not None and trx else None
 
 
-def _per_trx_resolution(summary: dict[str, Any], nodes: tuple[str, ...]) -> float | None:
+def _per_trx_resolution(summary: RunSummary, nodes: tuple[str, ...]) -> float | None:
     """The resolution of _per_trx's net figure (the widest of the nodes'): below it, a node's net CPU per
     transaction cannot be told from zero."""
     if not _wrote(summary):
         return None
     got = [1000 * r / trx for n in nodes
-           if (r := lookup(summary, ("cpu_seconds_net_resolution", n))) is not None
-           and (trx := lookup(summary, ("replication", "nodes", n, "transactions")))]
+           if (r := (summary.cpu_seconds_net_resolution or {}).get(n)) is not None
+           and (trx := node_counters(summary, n).transactions)]
     return round(max(got), 4) if got else None
 
 
-def _replicas(summary: dict[str, Any]) -> tuple[str, ...]:
+def _replicas(summary: RunSummary) -> tuple[str, ...]:
     """The run's replicas, from its CPU and replication figures (two when it names none)."""
-    names = [*(summary.get("cpu_seconds") or {}), *(lookup(summary, ("replication", "nodes")) or {})]
+    names = [*(summary.cpu_seconds or {}), *_nodes(summary)]
     return replicas_in(names) or ("replica1", "replica2")
 
 
-def _never_caught_up(summary: dict[str, Any]) -> bool:
+def _never_caught_up(summary: RunSummary) -> bool:
     """A replica did not catch up within the run's catch-up timeout: the unit's catch-up is "never", not absent."""
-    return any(v is None for v in (summary.get("catch_up_s") or {}).values())
+    return any(v is None for v in (summary.catch_up_s or {}).values())
 
 
-def _worse_replica(summary: dict[str, Any], path: tuple[str, ...]) -> float | None:
-    values = [lookup(summary, (r, *path)) for r in replicas_in(summary)]
+def _worse_replica(per_node: Mapping[str, Any], figure: Callable[[Any], Num | None]) -> float | None:
+    """The worse (larger) of the replicas' figure: per_node maps node names to records (None where a node has none)."""
+    values = [figure(v) for r in replicas_in(per_node) if (v := per_node[r]) is not None]
     got = [v for v in values if v is not None]
     return max(got) if got else None
 
 
-def _per_ok(summary: dict[str, Any], group: str) -> float | None:
+def _per_ok(summary: RunSummary, group: str) -> float | None:
     """A group's CPU-ms per successful request, net of idle where the summary has it."""
-    net = lookup(summary, ("cpu_ms_per_success_net", group))
-    return net if net is not None else lookup(summary, ("cpu_ms_per_success", group))
+    net = (summary.cpu_ms_per_success_net or {}).get(group)
+    return net if net is not None else (summary.cpu_ms_per_success or {}).get(group)
 
 
-def _db_per_ok(summary: dict[str, Any]) -> float | None:
+def _db_per_ok(summary: RunSummary) -> float | None:
     values = [_per_ok(summary, n) for n in ("master", *_replicas(summary))]
     return None if None in values else round(sum(values), 4)  # type: ignore[arg-type]
 
 
-def _apply(data: dict[str, Any], key: str) -> float | None:
-    values = [lookup(data, ("replicas", r, key)) for r in replicas_in(data.get("replicas") or {})]
+def _rows_changed_pct(summary: RunSummary) -> float | None:
+    share = (summary.rows_checked or RowsChecked()).share
+    return None if share is None else round(100 * share, 2)
+
+
+def _semi_sync_wait_us(summary: RunSummary) -> float | None:
+    """MariaDB's own semi-sync wait counter on the master (counters.describe writes every key of the table)."""
+    semi = node_counters(summary, "master").semi_sync
+    return semi["avg_tx_wait_us"] if semi else None
+
+
+def _apply(data: ApplyRecord, figure: Callable[[ApplyReplica], Num | None]) -> float | None:
+    replicas = data.replicas or {}
+    values = [figure(e) for r in replicas_in(replicas) if (e := replicas[r]) is not None]
     got = [v for v in values if v is not None]
     return min(got) if got else None  # the slower replica bounds the topology
 
 
-def _bigtx(data: dict[str, Any], key: str, scale: float = 1.0) -> float | None:
+def _bigtx(data: BigTxRecord, figure: Callable[[BigTxTransaction], Num | None], scale: float = 1.0) -> float | None:
     """One big-transaction unit's figure (its one transaction; the median when it ran several)."""
-    values = [t[key] * scale for t in data.get("transactions") or [] if t.get(key) is not None]
+    values = [v * scale for t in data.transactions or [] if (v := figure(t)) is not None]
     return round(median(values), 4) if values else None
 
 
-def _bigtx_replica(data: dict[str, Any], key: str, scale: float = 1.0) -> float | None:
-    values = [max(vals) * scale for t in data.get("transactions") or []
-              if (vals := [r[key] for r in t["replicas"].values() if r.get(key) is not None])]
+def _bigtx_replica(data: BigTxRecord, figure: Callable[[BigTxReplica], Num | None],
+                   scale: float = 1.0) -> float | None:
+    values = [max(vals) * scale for t in data.transactions or []
+              if (vals := [v for r in (t.replicas or {}).values() if (v := figure(r)) is not None])]
     return round(median(values), 4) if values else None
 
 
 METRICS: tuple[Metric, ...] = (
-    Metric("bytes_per_write", "binlog B/write", "B", lambda s: lookup(s, ("binlog", "bytes_per_write"))),
-    Metric("bytes_per_row", "binlog B/row", "B",
-           lambda s: lookup(s, ("binlog", "bytes_per_row")) if _wrote(s) else None),
+    Metric("bytes_per_write", "binlog B/write", "B", lambda s: _binlog(s).bytes_per_write),
+    Metric("bytes_per_row", "binlog B/row", "B", lambda s: _binlog(s).bytes_per_row if _wrote(s) else None),
     Metric("master_ms_per_write", "master CPU-ms/write", "ms", lambda s: _per_trx(s, "master"),
            resolution=lambda s: _per_trx_resolution(s, ("master",))),
-    Metric("sent_per_write", "bytes sent to all replicas/write", "B",
-           lambda s: lookup(s, ("binlog", "sent_bytes_per_write"))),
-    Metric("dump_threads", "master binlog dump threads", "", lambda s: lookup(s, ("binlog", "dump_threads"))),
+    Metric("sent_per_write", "bytes sent to all replicas/write", "B", lambda s: _binlog(s).sent_bytes_per_write),
+    Metric("dump_threads", "master binlog dump threads", "", lambda s: _binlog(s).dump_threads),
     Metric("replica_ms_per_write", "replica CPU-ms/applied write", "ms",
            lambda s: max([v for v in (_per_trx(s, r) for r in _replicas(s)) if v is not None], default=None),
            resolution=lambda s: _per_trx_resolution(s, _replicas(s))),
-    Metric("rows_changed_pct", "rows changed %", "%",
-           lambda s: None if lookup(s, ("rows_checked", "share")) is None else
-           round(100 * s["rows_checked"]["share"], 2), lower_is_better=False),
+    Metric("rows_changed_pct", "rows changed %", "%", _rows_changed_pct, lower_is_better=False),
     Metric("replica_disk_reads_per_write", "replica pages read from disk/write", "",
-           lambda s: _worse_replica(lookup(s, ("replication", "nodes")) or {}, ("pool_disk_reads_per_write",))
-           if _wrote(s) else None),
+           lambda s: _worse_replica(_nodes(s), lambda n: n.pool_disk_reads_per_write) if _wrote(s) else None),
     Metric("master_kb_written_per_write", "master KB written/write", "KB",
-           lambda s: lookup(s, ("replication", "nodes", "master", "kb_written_per_write")) if _wrote(s) else None),
+           lambda s: node_counters(s, "master").kb_written_per_write if _wrote(s) else None),
     Metric("replica_kb_written_per_write", "replica KB written/write", "KB",
-           lambda s: _worse_replica(lookup(s, ("replication", "nodes")) or {}, ("kb_written_per_write",))
-           if _wrote(s) else None),
+           lambda s: _worse_replica(_nodes(s), lambda n: n.kb_written_per_write) if _wrote(s) else None),
     Metric("binlog_syncs_per_write", "master binlog syncs/write", "",
-           lambda s: lookup(s, ("replication", "nodes", "master", "binlog_syncs_per_write")) if _wrote(s) else None),
-    Metric("fsyncs_per_write", "master InnoDB fsyncs/write", "", lambda s: lookup(s, ("replication", "nodes", "master",
-                                                                             "fsyncs_per_write"))),
-    Metric("lag_p99_ms", "lag p99 ms", "ms", lambda s: _worse_replica(s.get("lag") or {}, ("p99_ms",))),
+           lambda s: node_counters(s, "master").binlog_syncs_per_write if _wrote(s) else None),
+    Metric("fsyncs_per_write", "master InnoDB fsyncs/write", "", lambda s: node_counters(s, "master").fsyncs_per_write),
+    Metric("lag_p99_ms", "lag p99 ms", "ms", lambda s: _worse_replica(s.lag or {}, lambda lag: lag.p99_ms)),
     Metric("catch_up_s", "catch-up s", "s", lambda s: None if _never_caught_up(s) else
-           max((s.get("catch_up_s") or {}).values(), default=None), never=lambda s: _never_caught_up(s)),
-    Metric("p99_ms", "client p99 ms", "ms", lambda s: lookup(s, ("latency_ms", "p99"))),
-    Metric("commit_p50_ms", "write p50 ms", "ms", lambda s: lookup(s, ("latency_ms", "p50")) if _wrote(s) else None),
-    Metric("commit_mean_ms", "write mean ms", "ms",
-           lambda s: lookup(s, ("latency_ms", "mean")) if _wrote(s) else None),
-    Metric("goodput", "goodput/s", "/s", lambda s: s.get("goodput"), lower_is_better=False),
-    Metric("shed", "requests shed by the app", "", lambda s: lookup(s, ("app_admission", "shed"))),
+           max((s.catch_up_s or {}).values(), default=None), never=lambda s: _never_caught_up(s)),
+    Metric("p99_ms", "client p99 ms", "ms", lambda s: _latency(s).p99),
+    Metric("commit_p50_ms", "write p50 ms", "ms", lambda s: _latency(s).p50 if _wrote(s) else None),
+    Metric("commit_mean_ms", "write mean ms", "ms", lambda s: _latency(s).mean if _wrote(s) else None),
+    Metric("goodput", "goodput/s", "/s", lambda s: s.goodput, lower_is_better=False),
+    Metric("shed", "requests shed by the app", "", lambda s: s.app_admission.shed if s.app_admission else None),
     Metric("app_ms_per_ok", "app CPU-ms/ok", "ms", lambda s: _per_ok(s, "app")),
     Metric("db_ms_per_ok", "db CPU-ms/ok", "ms", lambda s: _db_per_ok(s)),
-    Metric("db_share", "db share of host", "", lambda s: s.get("db_share_of_host"), lower_is_better=False),
-    Metric("semi_sync_wait_us", "MariaDB's semi-sync avg wait µs (its counter)", "µs",
-           lambda s: lookup(s, ("replication", "nodes", "master", "semi_sync", "avg_tx_wait_us"))),
-    Metric("apply_trx_per_s", "apply trx/s", "/s", lambda d: _apply(d, "apply_rate_trx_per_s"),
+    Metric("db_share", "db share of host", "", lambda s: s.db_share_of_host, lower_is_better=False),
+    Metric("semi_sync_wait_us", "MariaDB's semi-sync avg wait µs (its counter)", "µs", _semi_sync_wait_us),
+    Metric("apply_trx_per_s", "apply trx/s", "/s", lambda d: _apply(d, lambda r: r.apply_rate_trx_per_s),
            lower_is_better=False, source="apply"),
-    Metric("apply_rows_per_s", "apply rows/s", "/s", lambda d: _apply(d, "apply_rate_rows_per_s"),
+    Metric("apply_rows_per_s", "apply rows/s", "/s", lambda d: _apply(d, lambda r: r.apply_rate_rows_per_s),
            lower_is_better=False, source="apply"),
-    Metric("apply_ms_per_trx", "replica CPU-ms/trx (apply)", "ms", lambda d: _apply(d, "cpu_ms_per_trx"),
+    Metric("apply_ms_per_trx", "replica CPU-ms/trx (apply)", "ms", lambda d: _apply(d, lambda r: r.cpu_ms_per_trx),
            source="apply"),
-    Metric("bigtx_binlog_mb", "binlog MB per transaction", "MB", lambda d: _bigtx(d, "binlog_bytes", 1e-6),
+    Metric("bigtx_binlog_mb", "binlog MB per transaction", "MB", lambda d: _bigtx(d, lambda t: t.binlog_bytes, 1e-6),
            source="bigtx"),
-    Metric("bigtx_master_s", "master s (execute + commit)", "s", lambda d: _bigtx(d, "master_seconds"),
+    Metric("bigtx_master_s", "master s (execute + commit)", "s", lambda d: _bigtx(d, lambda t: t.master_seconds),
            source="bigtx"),
     Metric("bigtx_applied_s", "slowest replica applied, s after commit", "s",
-           lambda d: _bigtx_replica(d, "applied_after_commit_s"), source="bigtx"),
-    Metric("bigtx_lag_peak_s", "lag peak s", "s", lambda d: _bigtx_replica(d, "peak_ms", 1e-3), source="bigtx"),
-    Metric("bigtx_lag_above_s", "lag above its floor, s", "s", lambda d: _bigtx_replica(d, "above_floor_s"),
+           lambda d: _bigtx_replica(d, lambda r: r.applied_after_commit_s), source="bigtx"),
+    Metric("bigtx_lag_peak_s", "lag peak s", "s", lambda d: _bigtx_replica(d, lambda r: r.peak_ms, 1e-3),
            source="bigtx"),
-    Metric("bigtx_cache_spills", "binlog cache spills to disk", "", lambda d: _bigtx(d, "binlog_cache_disk_use"),
-           source="bigtx"),
+    Metric("bigtx_lag_above_s", "lag above its floor, s", "s",
+           lambda d: _bigtx_replica(d, lambda r: r.above_floor_s), source="bigtx"),
+    Metric("bigtx_cache_spills", "binlog cache spills to disk", "",
+           lambda d: _bigtx(d, lambda t: t.binlog_cache_disk_use), source="bigtx"),
 )
 BY_KEY = {m.key: m for m in METRICS}
 
@@ -167,92 +208,125 @@ BY_KEY = {m.key: m for m in METRICS}
 CRITERIA_GUARD = "beyond the scenario's pass criteria"  # how a run's guards name a breach (experiments/run)
 
 
-def measured(unit: dict[str, Any]) -> bool:
+def unit_of(unit: dict[str, Any] | StudyUnit) -> StudyUnit:
+    """A study unit (study.json's, or one the study runner holds) as its record."""
+    return unit if isinstance(unit, StudyUnit) else StudyUnit.model_validate(unit)
+
+
+def cell_of(cell: dict[str, Any] | StudyCell) -> StudyCell:
+    """A study cell (study.json's, or studyfile.cell_records') as its record."""
+    return cell if isinstance(cell, StudyCell) else StudyCell.model_validate(cell)
+
+
+def measured(unit: dict[str, Any] | StudyUnit) -> bool:
     """Did a study unit measure anything? A failed run keeps its (empty) metrics in study.json but measured nothing."""
-    return bool(unit.get("metrics")) and unit.get("status") != STATUS_FAILED
+    u = unit_of(unit)
+    return bool(u.metrics) and u.status != STATUS_FAILED
 
 
-def passed(summary: dict[str, Any]) -> bool | None:
+def passed(summary: dict[str, Any] | RunSummary) -> bool | None:
     """Did the run stay within its scenario's pass criteria, as a sweep step would judge it? None: not judged."""
-    if "guards" not in summary:
+    s = results.summary_of(summary)
+    if not results.has(s, "guards"):
         return None
-    return summary.get("status") != STATUS_FAILED and not any(g.startswith(CRITERIA_GUARD) for g in summary["guards"])
+    return s.status != STATUS_FAILED and not any(g.startswith(CRITERIA_GUARD) for g in s.guards or [])
 
 
-def load_table(units: list[dict[str, Any]], cells: list[dict[str, Any]],
+def load_table(units: list[dict[str, Any]] | list[StudyUnit], cells: list[dict[str, Any]] | list[StudyCell],
                rates: dict[str, int]) -> list[dict[str, Any]]:
     """For a study whose cells run at multiples of its rates (the max): per scenario and cell, the runs within
     the pass criteria and the goodput as a share of the max (median, min, max)."""
     out = []
+    records = [unit_of(u) for u in units]
     for scenario, top in rates.items():
-        for cell in cells:
-            mine = [u["metrics"] for u in units if u["cell"] == cell["name"] and u["scenario"] == scenario
-                    and u.get("metrics")]
+        for cell in map(cell_of, cells):
+            # a unit's metrics: its figures by metric key (METRICS) and what qualifies them; an apply-capacity
+            # or big-transaction unit has no goodput nor a pass
+            mine = [u.metrics for u in records if u.cell == cell.name and u.scenario == scenario and u.metrics]
             if not mine:
                 continue
             share = spread([None if m.get("goodput") is None else 100 * m["goodput"] / top for m in mine])
-            out.append({"scenario": scenario, "cell": cell["name"], "runs": len(mine),
+            out.append({"scenario": scenario, "cell": cell.name, "runs": len(mine),
                         "passed": sum(bool(m.get("passed")) for m in mine),
                         "goodput_pct_of_max": share})
     return out
 
 
-def unit_metrics(kind: str, data: dict[str, Any]) -> dict[str, float | None]:
-    """Every metric of one unit (a run's summary, or an apply.json)."""
+def unit_metrics(kind: str, data: dict[str, Any] | RunSummary | ApplyRecord | BigTxRecord) -> dict[str, float | None]:
+    """Every metric of one unit (a run's summary, an apply.json or a bigtx.json, as a document or its record)."""
     source = SOURCE_OF_MEASURE.get(kind, "run")
-    out: dict[str, Any] = {m.key: m.get(data) for m in METRICS if m.source == source}
-    out["never"] = [m.key for m in METRICS if m.source == source and m.never and m.never(data)]
+    record = RECORD_OF[source](data)
+    out: dict[str, Any] = {m.key: m.get(record) for m in METRICS if m.source == source}
+    out["never"] = [m.key for m in METRICS if m.source == source and m.never and m.never(record)]
     out["resolution"] = {m.key: r for m in METRICS if m.source == source and m.resolution
-                         and (r := m.resolution(data)) is not None}
-    if source == "run":
-        out["passed"] = passed(data)
-    out["cpu_net_of_idle"] = "cpu_seconds_net" in data or any("idle_cpu_per_s" in (r or {}) for r in
-                                                                 (data.get("replicas") or {}).values())
+                         and (r := m.resolution(record)) is not None}
+    if isinstance(record, RunSummary):
+        out["passed"] = passed(record)
+    out["cpu_net_of_idle"] = _net_of_idle(record)
     return out
 
 
-def _value(cell: dict[str, Any], key: str) -> Any:
+def _net_of_idle(record: RunSummary | ApplyRecord | BigTxRecord) -> bool:
+    """Whether the unit's CPU figures are net of idle: a run's when its summary has the net figures, an
+    apply-capacity's when a replica's idle CPU was measured before its drain."""
+    if isinstance(record, RunSummary):
+        return results.has(record, "cpu_seconds_net")
+    if isinstance(record, ApplyRecord):
+        return any(results.has(r, "idle_cpu_per_s") for r in (record.replicas or {}).values() if r is not None)
+    return False
+
+
+def _value(cell: StudyCell, key: str) -> Any:
     """A recorded cell's value of a knob or a cell key ("" where the cell leaves it at the reference)."""
-    if key in cell.get("knobs", {}):
-        return cell["knobs"][key]
+    knobs = cell.knobs or {}
+    if key in knobs:
+        return knobs[key]
     if key == "scenario":
-        return cell.get("scenario") or ""
-    return cell.get("changed", {}).get(key, "")
+        return cell.scenario or ""
+    return (cell.changed or {}).get(key, "")
 
 
-def baselines(cells: list[dict[str, Any]], per: list[str]) -> dict[str, str]:
+def baselines(cells: list[dict[str, Any]] | list[StudyCell], per: list[str]) -> dict[str, str]:
     """Each cell's baseline: the first cell with the same values of `per` (itself, if it is that first one); with
     nothing in `per`, the first cell of all."""
     out: dict[str, str] = {}
     first: dict[tuple[Any, ...], str] = {}
-    for cell in cells:
+    for cell in map(cell_of, cells):
         key = tuple(_value(cell, k) for k in per)
-        out[cell["name"]] = first.setdefault(key, cell["name"])
+        out[cell.name] = first.setdefault(key, cell.name)
     return out
 
 
-def baseline_words(data: dict[str, Any]) -> str:
+def baseline_words(data: dict[str, Any] | StudyRecord) -> str:
     """What a study's ratios are to: its first cell, or per value of its baseline_per, the first cell with it."""
-    cells = [c["name"] for c in data["cells"]]
-    per = data.get("baseline_per") or []
+    study = results.study_of(data)
+    cells = [c.name for c in study.cells or []]
+    per = study.baseline_per or []
     if not per:
         return f"`{cells[0]}`"
-    bases = sorted(set(data["baselines"].values()), key=cells.index)
+    bases = sorted(set((study.baselines or {}).values()), key=cells.index)
     return f"the first cell with the same {', '.join(per)}: " + ", ".join(f"`{b}`" for b in bases)
 
 
-def compare_cells(units: list[dict[str, Any]], cells: list[str],
+def _group(unit: StudyUnit) -> str | None:
+    """The table a unit belongs to; units recorded before groups existed belong to their scenario's."""
+    return unit.group if results.has(unit, "group") else unit.scenario
+
+
+def compare_cells(units: list[dict[str, Any]] | list[StudyUnit], cells: list[str],
                   base_of: dict[str, str] | None = None) -> dict[str, Any]:
     """Per group (a scenario, or the cells' scenarios) and metric: each cell's spread, ratio to its baseline (the
     first cell, or base_of's) and verdict."""
     base_of = base_of or {c: cells[0] for c in cells}
     out: dict[str, Any] = {}
-    groups = sorted({u.get("group", u["scenario"]) for u in units})
+    records = [unit_of(u) for u in units]
+    groups = sorted({_group(u) for u in records})  # type: ignore[type-var]
     for scenario in groups:
         per_metric: dict[str, Any] = {}
         for metric in METRICS:
-            mine = {cell: [u["metrics"] for u in units if u["cell"] == cell
-                           and u.get("group", u["scenario"]) == scenario and u.get("metrics")] for cell in cells}
+            # each unit's metrics: its figures by metric key, which never came, each figure's resolution
+            mine = {cell: [u.metrics for u in records if u.cell == cell and _group(u) == scenario and u.metrics]
+                    for cell in cells}
             values = {cell: [m.get(metric.key) for m in ms] for cell, ms in mine.items()}
             never = {cell: sum(metric.key in (m.get("never") or ()) for m in ms) for cell, ms in mine.items()}
             if not any(v is not None for vs in values.values() for v in vs) and not any(never.values()):
@@ -289,9 +363,15 @@ def verdict_text(values: list[float | None], base: list[float | None]) -> str:
     return VERDICT_TEXT[verdict(values, base)]
 
 
-def below_resolution(row: dict[str, Any]) -> bool:
+def row_of(row: dict[str, Any] | ComparisonRow) -> ComparisonRow:
+    """One cell's row of a study's comparison (compare_cells', or study.json's) as its record."""
+    return row if isinstance(row, ComparisonRow) else ComparisonRow.model_validate(row)
+
+
+def below_resolution(row: dict[str, Any] | ComparisonRow) -> bool:
     """A cell whose median net figure is below its runs' median resolution: no cost can be read from it."""
-    return row.get("resolution") is not None and row["median"] is not None and row["median"] < row["resolution"]
+    r = row_of(row)
+    return r.resolution is not None and r.median is not None and r.median < r.resolution
 
 
 def _round(value: float | None) -> float | None:
@@ -308,49 +388,52 @@ def fmt(value: float | None) -> str:
     return f"{value:.3g}"
 
 
-def cell_text(row: dict[str, Any], judged: str | None = "") -> str:
+def cell_text(row: dict[str, Any] | ComparisonRow, judged: str | None = "") -> str:
     """'median [min–max] (ratio×, verdict)': the verdict given (a primary metric's test), the repeats' overlap by
     default, or none at all (judged=None: a metric the study states no finding for)."""
-    never = f"{row['never']} of {len(row['values'])} did not catch up" if row.get("never") else ""
-    if row["median"] is None:
+    r = row_of(row)
+    never = f"{r.never} of {len(r.values or [])} did not catch up" if r.never else ""
+    if r.median is None:
         return never or "–"
-    if below_resolution(row):
-        return f"< {fmt(row['resolution'])} (below resolution)"
-    text = fmt(row["median"])
-    if row["n"] > 1 and row["min"] != row["max"]:
-        text += f" [{fmt(row['min'])}–{fmt(row['max'])}]"
-    if row["ratio"] is not None:
+    if below_resolution(r):
+        return f"< {fmt(r.resolution)} (below resolution)"
+    text = fmt(r.median)
+    if (r.n or 0) > 1 and r.min != r.max:
+        text += f" [{fmt(r.min)}–{fmt(r.max)}]"
+    if r.ratio is not None:
         if judged is None:
-            text += f" ({row['ratio']:.2f}×)"
+            text += f" ({r.ratio:.2f}×)"
         elif judged:
-            text += f" ({row['ratio']:.2f}×, {judged})"
+            text += f" ({r.ratio:.2f}×, {judged})"
         else:
-            text += f" ({row['ratio']:.2f}×{'' if row['verdict'] == 'different' else ', noise'})"
+            text += f" ({r.ratio:.2f}×{'' if r.verdict == 'different' else ', noise'})"
     return text + (f"; {never}" if never else "")
 
 
 SEMI_SYNC_KNOBS = ("semi_sync", "semi_sync_timeout_ms")
 
 
-def semi_sync_cost(cells: list[dict[str, Any]], comparison: dict[str, Any]) -> list[dict[str, Any]]:
+def semi_sync_cost(cells: list[dict[str, Any]] | list[StudyCell], comparison: dict[str, Any]) -> list[dict[str, Any]]:
     """What semi-sync costs a commit: each semi-sync cell's write p50 and mean against the cell that differs only
     in having semi-sync off (the same link, the same other settings), per group. MariaDB's own wait counter is
     not this: it starts when the commit is flushed and leaves out the rest of the round trip."""
     out = []
+    records = [cell_of(c) for c in cells]
     for group, per_metric in comparison.items():
-        for cell in cells:
-            if cell["knobs"].get("semi_sync", "off") == "off":
+        for cell in records:
+            if _knob(cell, "semi_sync", "off") == "off":
                 continue
-            same = {k: v for k, v in cell["changed"].items() if k not in SEMI_SYNC_KNOBS}
-            base = next((c for c in cells if c["knobs"].get("semi_sync", "off") == "off"
-                         and {k: v for k, v in c["changed"].items() if k not in SEMI_SYNC_KNOBS} == same), None)
+            same = _without_semi_sync(cell)
+            base = next((c for c in records if _knob(c, "semi_sync", "off") == "off"
+                         and _without_semi_sync(c) == same), None)
             if base is None:
                 continue
-            row: dict[str, Any] = {"group": group, "cell": cell["name"], "baseline": base["name"],
-                                   "semi_sync": cell["knobs"]["semi_sync"], "link": cell["changed"].get("link", "none")}
+            link = (cell.changed or {}).get("link", "none")  # what the cell changes: settings, not results
+            row: dict[str, Any] = {"group": group, "cell": cell.name, "baseline": base.name,
+                                   "semi_sync": _knob(cell, "semi_sync"), "link": link}
             for key in ("commit_p50_ms", "commit_mean_ms"):
                 rows = per_metric.get(key) or {}
-                a, b = rows.get(cell["name"]), rows.get(base["name"])
+                a, b = rows.get(cell.name), rows.get(base.name)
                 if not a or not b or a["median"] is None or b["median"] is None:
                     row[key] = None
                     continue
@@ -358,3 +441,13 @@ def semi_sync_cost(cells: list[dict[str, Any]], comparison: dict[str, Any]) -> l
                             "without": b["median"], "verdict": verdict(a["values"], b["values"])}
             out.append(row)
     return out
+
+
+def _knob(cell: StudyCell, name: str, default: Any = None) -> Any:
+    """A cell's value of one knob (a settings table, not a result: every knob is there in a recorded cell)."""
+    return (cell.knobs or {}).get(name, default)
+
+
+def _without_semi_sync(cell: StudyCell) -> dict[str, Any]:
+    """What the cell changes from the reference, semi-sync aside."""
+    return {k: v for k, v in (cell.changed or {}).items() if k not in SEMI_SYNC_KNOBS}

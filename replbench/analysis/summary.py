@@ -9,6 +9,7 @@ from typing import Any
 
 from ..core.config import HOST_SATURATED, MIN_RATE_RATIO, MIN_SUCCESS, NET_RESOLUTION_Z
 from ..core.nodenames import nodes_in
+from ..core.results import Admission, RunSummary, summary_of
 from ..core.scenario import WRITE_ENDPOINTS
 from ..core.stats import net_resolution
 from ..measure import binlog, counters, cpu
@@ -141,33 +142,35 @@ def writes_of(tl: Timeline) -> int:
     return sum(tl.ok_count(e) for e in WRITE_ENDPOINTS)
 
 
-def nodes_lost(data: dict[str, Any]) -> list[dict[str, Any]]:
+def nodes_lost(data: dict[str, Any] | RunSummary) -> list[dict[str, Any]]:
     """The nodes a run saw lost (each with when it was lost and back, and whether on purpose); summaries written
-    before the key was named for what it holds called it "faults", beside the planned faults."""
-    return data.get("nodes_lost", data.get("faults")) or []
+    before the key was named for what it holds called it "faults" (core/results migrates them)."""
+    return summary_of(data).nodes_lost or []
 
 
-def above_knee(summary: dict[str, Any]) -> dict[str, Any] | None:
+def above_knee(summary: dict[str, Any] | RunSummary) -> dict[str, Any] | None:
     """What happened when a run asked more than this machine served (success under MIN_SUCCESS or goodput under
     MIN_RATE_RATIO of the rate asked): goodput against the rate asked, per second what the app's admission shed and
     what failed otherwise, how busy the host was and who used it, and whether vegeta's connections were all in use
     (requests then also waited in the client, where the app's admission cannot see them). None below the knee."""
-    asked, goodput, success = summary.get("rate"), summary.get("goodput"), summary.get("success")
+    s = summary_of(summary)
+    asked, goodput, success = s.rate, s.goodput, s.success
     if not asked or goodput is None or success is None:
         return None
     if success >= MIN_SUCCESS and goodput >= MIN_RATE_RATIO * asked:
         return None
-    seconds = summary.get("duration_s") or 1
-    failed = (summary.get("requests") or 0) - (summary.get("successes") or 0)
-    shed = min(failed, (summary.get("app_admission") or {}).get("shed") or 0)
-    cpu_s = summary.get("cpu_seconds") or {}
+    seconds = s.duration_s or 1
+    failed = (s.requests or 0) - (s.successes or 0)
+    admission = s.app_admission or Admission()
+    shed = min(failed, admission.shed or 0)
+    cpu_s = s.cpu_seconds or {}
     busy = cpu_s.get("host_busy") or 0.0
-    cores = summary.get("cores") or 0
-    busy_pct = (summary.get("cpu_mean_percent") or {}).get("host_busy")
-    shares = {g: round(cpu_s[g] / busy, 3) for g in ("app", "vegeta") if busy and g in cpu_s}
-    if busy and summary.get("db_share_of_host") is not None:
-        shares["databases"] = summary["db_share_of_host"]
-    pool, peak = summary.get("client_connections"), (summary.get("app_admission") or {}).get("peak_in_flight")
+    cores = s.cores or 0
+    busy_pct = (s.cpu_mean_percent or {}).get("host_busy")
+    shares = {g: round(cpu_s[g] / busy, 3) for g in ("app", "vegeta") if busy and g in cpu_s}  # type: ignore[operator]
+    if busy and s.db_share_of_host is not None:
+        shares["databases"] = s.db_share_of_host
+    pool, peak = s.client_connections, admission.peak_in_flight
     return {"asked": asked, "served": round(goodput, 1), "share": round(goodput / asked, 3),
             "client_connections": pool, "client_pool_full": bool(pool and peak and peak >= pool),
             "shed_per_s": round(shed / seconds, 1), "failed_otherwise_per_s": round((failed - shed) / seconds, 1),

@@ -41,7 +41,7 @@ CRITERIA: tuple[Criterion, ...] = (
     Criterion("min_success", lambda s, rate: _success(s),
               lambda v, lim, rate: v is None or v < lim,
               lambda v, lim, rate: f"success {_pct(v)} < {lim:.1%}"),
-    Criterion("min_rate_ratio", lambda s, rate: s.rate_sent or 0.0,
+    Criterion("min_rate_ratio", lambda s, rate: (s.rate_sent if has(s, "rate_sent") else s.rate_achieved) or 0.0,
               lambda v, lim, rate: v < lim * rate,
               lambda v, lim, rate: f"sent {v:.1f}/s < {lim:.0%} of {rate}/s"),
     Criterion("max_p99", lambda s, rate: s.latency_ms.p99 if s.latency_ms else None,
@@ -78,7 +78,7 @@ def evaluate(summary: dict[str, Any] | RunSummary, criteria: Any, rate: int) -> 
     return not reasons, reasons, notes
 
 
-MEDIAN_FIGURES = ("success", "server_success", "rate_sent", "goodput")
+MEDIAN_FIGURES = ("success", "server_success", "rate_achieved", "rate_sent", "goodput")
 LATENCY_FIGURES = ("min", "mean", "p50", "p90", "p95", "p99", "max")
 
 

@@ -4,14 +4,13 @@ waits for it or takes it for a finished run."""
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
 from .config import ROOT, Settings
 from .processes import alive
 from .results import SCHEMA_VERSION as RESULTS_SCHEMA  # noqa: F401  (re-exported)
-from .results import write_json  # noqa: F401  (re-exported)
+from .results import load, meta_of, write_json  # write_json re-exported too
 from .scenario import Scenario
 
 # a run's status, in its meta.json and summary.json: the one spelling every reader compares against
@@ -58,21 +57,20 @@ def mark_incomplete(results: Path) -> list[Path]:
     for meta_path in list(results.glob("*/meta.json")) + list(results.glob("*/*/meta.json")) \
             + list(results.glob("*/*/*/meta.json")):
         try:
-            meta = json.loads(meta_path.read_text())
+            document = load(meta_path)  # changed below and written back as it was, with the marks
+            meta = meta_of(document)
         except (OSError, ValueError):
             continue
-        if meta.get("status") != STATUS_RUNNING or (meta.get("pid") and alive(int(meta["pid"]))):
+        if meta.status != STATUS_RUNNING or (meta.pid and alive(int(meta.pid))):
             continue
         folder = meta_path.parent
-        meta.update(status=STATUS_INCOMPLETE, exit_code=EXIT_FAILURE,
-                    marked_incomplete_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-        meta_path.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+        document.update(status=STATUS_INCOMPLETE, exit_code=EXIT_FAILURE,
+                        marked_incomplete_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        write_json(meta_path, document)
         summary = folder / "summary.json"
         if not summary.exists():
-            summary.write_text(json.dumps({"status": STATUS_INCOMPLETE, "scenario": meta.get("scenario"),
-                                           "rate": meta.get("rate"), "folder": folder.name,
-                                           "errors": ["the harness stopped before the run finished"]},
-                                          indent=2, sort_keys=True) + "\n")
+            write_json(summary, {"status": STATUS_INCOMPLETE, "scenario": meta.scenario, "rate": meta.rate,
+                                 "folder": folder.name, "errors": ["the harness stopped before the run finished"]})
         marked.append(folder)
     return marked
 

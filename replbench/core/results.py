@@ -286,6 +286,8 @@ class RunSummary(Record):
     client_errors: int | None = None
     rate_sent: Num | None = None
     goodput: Num | None = None
+    rate_achieved: Num | None = None  # rate_sent, in summaries from before the rename
+    throughput: Num | None = None  # goodput, in summaries from before the rename
     latency_ms: Latency | None = None
     status_codes: dict[str, int] | None = None
     outcomes: dict[str, dict[str, int]] | None = None
@@ -464,6 +466,8 @@ class StudyRecord(Record):
     units: list[StudyUnit] | None = None
     order: list[Any] | None = None
     comparison: dict[str, Any] | None = None
+    baseline_per: list[str] | None = None
+    baselines: dict[str, str] | None = None
     meta: RunMeta | None = None
 
 
@@ -497,12 +501,10 @@ class CampaignRecord(Record):
 # --- reading and writing --------------------------------------------------------------------------------------
 
 def _v0_to_v1(doc: dict[str, Any]) -> dict[str, Any]:
-    """Files written before the schema had a number carry the same keys, but for two that early versions named
-    differently: the rate vegeta sent was "rate_achieved", the nodes a run saw lost were "faults"."""
-    if "rate_achieved" in doc and "rate_sent" not in doc:
-        doc["rate_sent"] = doc.pop("rate_achieved")
-    if "faults" in doc and "nodes_lost" not in doc:
-        doc["nodes_lost"] = doc.pop("faults")
+    """Files written before the schema had a number carry the same keys; they get the number. Summaries from
+    before "nodes_lost" was named for what it holds called the nodes lost "faults"."""
+    if "nodes_lost" not in doc and "faults" in doc:
+        doc["nodes_lost"] = doc["faults"]
     return doc
 
 
@@ -565,13 +567,10 @@ def write_run(folder: Path, summary: dict[str, Any] | None, meta: dict[str, Any]
         write_json(folder / "summary.json", {**summary, "schema_version": SCHEMA_VERSION})
 
 
-def has(record: Record, key: str) -> bool:
-    """Whether the file held the key (even as null): where a reader tells an absent figure from a null one."""
-    name = "schema_name" if key == "schema" else key
-    return name in record.model_fields_set or key in (record.model_extra or {})
-
+# --- the readers' helpers: a document in memory or a record, as its record; whether a key was there -------------
 
 def sweep_of(doc: dict[str, Any] | SweepRecord) -> SweepRecord:
+    """A sweep document (a sweep's in memory, or a file's) as its typed record."""
     return doc if isinstance(doc, SweepRecord) else SweepRecord.model_validate(doc)
 
 
@@ -581,3 +580,122 @@ def study_of(doc: dict[str, Any] | StudyRecord) -> StudyRecord:
 
 def campaign_of(doc: dict[str, Any] | CampaignRecord) -> CampaignRecord:
     return doc if isinstance(doc, CampaignRecord) else CampaignRecord.model_validate(doc)
+
+
+def has(record: BaseModel, key: str) -> bool:
+    """Whether the document held `key`, null or not (what `key in doc` said of the dictionary): a declared field
+    reads None both when the file lacks it and when it holds null. `key` as the file spells it ("schema")."""
+    name = next((n for n, f in type(record).model_fields.items() if f.alias == key), key)
+    return name in record.model_fields_set or key in (record.model_extra or {})
+
+
+# --- an apply-capacity unit's apply.json (experiments/applycap.py) -------------------------------------------------
+
+class ApplyMaster(Record):
+    """The backlog as the master committed it."""
+
+    transactions: int | None = None
+    rows_changed: int | None = None
+    commit_rate_trx_per_s: Num | None = None
+    rows_per_s: Num | None = None
+
+
+class ApplyReplica(Record):
+    """One replica's drain of the backlog (seconds None: not within the drain timeout)."""
+
+    seconds: Num | None = None
+    drain_span_s: list[Num] | None = None
+    others_applying_at_start: list[str] | None = None
+    transactions: int | None = None
+    rows: int | None = None
+    apply_rate_trx_per_s: Num | None = None
+    apply_rate_rows_per_s: Num | None = None
+    cpu_ms_per_trx: Num | None = None
+    cpu_ms_per_trx_gross: Num | None = None
+    idle_cpu_per_s: Num | None = None
+    capacity_ratio: Num | None = None
+
+
+class ApplyRecord(Record):
+    scenario: str | None = None
+    schema_name: str | None = Field(None, alias="schema")  # the database (BaseModel owns .schema)
+    status: str | None = None
+    error: str | None = None
+    folder: str | None = None
+    method: str | None = None  # alone or together; absent: alone (files from before `together` had a name)
+    writes_asked: int | None = None
+    rate: int | None = None
+    topology: str | None = None
+    knobs: dict[str, Any] | None = None
+    knobs_changed: dict[str, Any] | None = None
+    knobs_readback: dict[str, Any] | None = None
+    cpu_sources: dict[str, str] | None = None
+    requests: int | None = None
+    success: Num | None = None
+    gtid: str | None = None
+    write_seconds: Num | None = None
+    master: ApplyMaster | None = None
+    replicas: dict[str, ApplyReplica | None] | None = None
+
+
+def apply_of(doc: dict[str, Any] | ApplyRecord) -> ApplyRecord:
+    return doc if isinstance(doc, ApplyRecord) else ApplyRecord.model_validate(doc)
+
+
+# --- a big-transaction unit's bigtx.json (experiments/bigtx.py) ----------------------------------------------------
+
+class BigTxReplica(Record):
+    applied_after_commit_s: Num | None = None
+    peak_ms: Num | None = None
+    above_floor_s: Num | None = None
+    samples: int | None = None
+
+
+class BigTxTransaction(Record):
+    rows: int | None = None
+    repeat: int | None = None
+    first_id: int | None = None
+    rows_changed: int | None = None
+    rows_holding_the_new_value: int | None = None
+    binlog_bytes: int | None = None
+    bytes_per_row: Num | None = None
+    binlog_cache_spilled: bool | None = None
+    binlog_cache_disk_use: int | None = None
+    master_seconds: Num | None = None
+    gtid: str | None = None
+    lag_floor_ms: Num | None = None
+    mariadb_semi_sync_wait_us: int | None = None  # only with semi-sync waits
+    replicas: dict[str, BigTxReplica] | None = None
+
+
+class BigTxRecord(Record):
+    table: str | None = None
+    status: str | None = None
+    error: str | None = None
+    folder: str | None = None
+    rows_asked: list[int] | None = None
+    repeat: int | None = None
+    nonce: str | None = None
+    knobs: dict[str, Any] | None = None
+    knobs_changed: dict[str, Any] | None = None
+    knobs_readback: dict[str, Any] | None = None
+    transactions: list[BigTxTransaction] | None = None
+
+
+def bigtx_of(doc: dict[str, Any] | BigTxRecord) -> BigTxRecord:
+    return doc if isinstance(doc, BigTxRecord) else BigTxRecord.model_validate(doc)
+
+
+# --- one cell's row of a study's comparison, per group and metric (analysis/studymetrics.compare_cells) -----------
+
+class ComparisonRow(Record):
+    median: Num | None = None
+    min: Num | None = None
+    max: Num | None = None
+    n: int | None = None
+    values: list[Num | None] | None = None
+    never: int | None = None  # repeats that never caught up (absent in studies from before it was counted)
+    ratio: Num | None = None
+    verdict: str | None = None
+    baseline: str | None = None  # the cell it is compared with (absent in studies from before baseline_per)
+    resolution: Num | None = None  # only where the figure has one

@@ -10,7 +10,6 @@ the replica can keep up with that workload). The SQL threads are started again w
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from pathlib import Path
@@ -22,6 +21,7 @@ from ..core import harnesslog, sql
 from ..core.config import Node, Settings
 from ..core.progress import Progress
 from ..core.records import STATUS_INTERRUPTED, UNIT_FAILED, UNIT_OK
+from ..core.results import ApplyRecord, apply_of, write_json
 from ..core.scenario import Scenario
 from ..load import attack
 from ..measure import counters, nodeexporter
@@ -98,7 +98,7 @@ def measure(settings: Settings, scenario: Scenario, setting: knobs.Knobs, writes
         after = counters.snapshot(settings, pids)
         data["replicas"] = {r.name: _replica_entry(drains, r.name, queued[r.name], after[r.name], master)
                             for r in settings.replicas}
-        data["status"] = UNIT_OK if all(e.get("seconds") for e in data["replicas"].values()) else UNIT_FAILED
+        data["status"] = UNIT_OK if all(e["seconds"] for e in data["replicas"].values()) else UNIT_FAILED
     except KeyboardInterrupt:
         data["status"] = STATUS_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 — recorded, then the SQL threads are restarted
@@ -109,7 +109,7 @@ def measure(settings: Settings, scenario: Scenario, setting: knobs.Knobs, writes
         _restore(settings, data, stopped)
         harnesslog.done(log)
         data["folder"] = folder.name
-        (folder / "apply.json").write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+        write_json(folder / "apply.json", data)
     return data
 
 
@@ -239,27 +239,27 @@ def _idle_cpu(node: Node) -> float | None:
     return None if first is None or second is None else round(max(0.0, second - first) / IDLE_SECONDS, 5)
 
 
-def render(data: dict[str, Any]) -> str:
-    setting = ", ".join(f"{k}={v}" for k, v in data["knobs_changed"].items()) or "reference settings"
+def render(data: dict[str, Any] | ApplyRecord) -> str:
+    a = apply_of(data)
+    setting = ", ".join(f"{k}={v}" for k, v in (a.knobs_changed or {}).items()) or "reference settings"
     how = ("every replica at once (--together: on a shared host they share its cores)"
-           if data.get("method") == "together" else "each replica alone, the others' SQL threads held")
-    lines = [f"Apply capacity — {data['scenario']} ({setting}); {how}; status {data['status']}"]
-    if data.get("error"):
-        lines.append(f"Error: {data['error']}")
-    master = data.get("master")
-    if master:
-        lines.append(f"Master: {master['transactions']:,} transactions ({master['rows_changed']:,} rows) committed "
-                     f"at {master['commit_rate_trx_per_s']:,.1f} trx/s, {master['rows_per_s']:,.1f} rows/s "
-                     f"({data['requests']:,} requests, {data['success']:.2%} succeeded)")
-    for name, e in (data.get("replicas") or {}).items():
-        if not e.get("seconds"):
+           if a.method == "together" else "each replica alone, the others' SQL threads held")
+    lines = [f"Apply capacity — {a.scenario} ({setting}); {how}; status {a.status}"]
+    if a.error:
+        lines.append(f"Error: {a.error}")
+    master = a.master  # absent when the backlog was never written
+    if master is not None:
+        lines.append(f"Master: {master.transactions:,} transactions ({master.rows_changed:,} rows) committed "
+                     f"at {master.commit_rate_trx_per_s:,.1f} trx/s, {master.rows_per_s:,.1f} rows/s "
+                     f"({a.requests:,} requests, {a.success:.2%} succeeded)")
+    for name, e in (a.replicas or {}).items():
+        if e is None or not e.seconds:
             lines.append(f"{name}: did not apply the backlog within {DRAIN_TIMEOUT:g} s")
             continue
-        cpu = "n/a" if e.get("cpu_ms_per_trx") is None else f"{e['cpu_ms_per_trx']:.3f}"
-        source = (data.get("cpu_sources") or {}).get(name, "process")
-        lines.append(f"{name}: applied {e['transactions']:,} trx in {e['seconds']:.2f} s = "
-                     f"{e['apply_rate_trx_per_s']:,.1f} trx/s, {e['apply_rate_rows_per_s']:,.1f} rows/s; "
+        cpu = "n/a" if e.cpu_ms_per_trx is None else f"{e.cpu_ms_per_trx:.3f}"
+        source = (a.cpu_sources or {}).get(name, "process")
+        lines.append(f"{name}: applied {e.transactions:,} trx in {e.seconds:.2f} s = "
+                     f"{e.apply_rate_trx_per_s:,.1f} trx/s, {e.apply_rate_rows_per_s:,.1f} rows/s; "
                      f"{cpu} CPU-ms per applied trx net of idle" + ("" if source == "process" else f" ({source})")
-                     + f"; capacity ratio {e.get('capacity_ratio')}")
+                     + f"; capacity ratio {e.capacity_ratio}")
     return "\n".join(lines)
-

@@ -13,6 +13,7 @@ from pathlib import Path
 from ..core.config import FIND_USERS_SHAPES, Settings
 from ..core.nodenames import nodes_in
 from ..core.records import new_folder
+from ..core.results import Latency, read_summary, summary_of
 from ..core.scenario import load
 from ..core.stats import ratio, spread
 from ..load import attack
@@ -44,11 +45,12 @@ def stack_cost(settings: Settings, combos: list[tuple[str, str]], rate: int, dur
             for name in order:
                 scenario = load(name)
                 folder = new_folder(combo_settings, scenario, rate, parent=out.parent / f"{driver}-{worker}")
-                summary = Run(combo_settings, scenario, rate, RunOptions(duration=duration), folder).execute()
-                if summary.get("status") == STATUS_INTERRUPTED:
+                summary = summary_of(Run(combo_settings, scenario, rate, RunOptions(duration=duration),
+                                         folder).execute())
+                if summary.status == STATUS_INTERRUPTED:
                     out.interrupted = True
                     return out
-                per_ok = summary.get("cpu_ms_per_success") or {}
+                per_ok = summary.cpu_ms_per_success or {}  # none at all in a run without a success
                 apps[name] = per_ok.get("app")
                 if name == "floor":
                     out.floor_folder = folder
@@ -56,8 +58,8 @@ def stack_cost(settings: Settings, combos: list[tuple[str, str]], rate: int, dur
                                            {k: [] for k in ("app", "ratio", "db", "success", "p99")})
                 f["app"].append(apps[name])
                 f["db"].append(sum(per_ok.get(n, 0) for n in nodes_in(per_ok)))
-                f["success"].append(summary.get("success"))
-                f["p99"].append((summary.get("latency_ms") or {}).get("p99"))
+                f["success"].append(summary.success)
+                f["p99"].append((summary.latency_ms or Latency()).p99)
             floor_app = apps.get("floor")
             for name in SCENARIOS[1:]:
                 app = apps.get(name)
@@ -72,14 +74,14 @@ def load_generator(settings: Settings, floor_folder: Path, rate: int, duration: 
                    parent: Path) -> dict[str, float]:
     """CPU-ms per request of a bare `vegeta attack -output=FILE` on the floor's targets, beside the floor run's
     own attack process and the harness process."""
-    summary = json.loads((floor_folder / "summary.json").read_text())
-    pipeline = summary.get("pipeline_cpu_s") or {}
-    requests = max(1, summary.get("requests") or 1)
+    summary = read_summary(floor_folder)
+    pipeline = summary.pipeline_cpu_s or {}  # the attack's processes, each as wait4 counted it
+    requests = max(1, summary.requests or 1)
     bare = attack.bare_attack(ensure_vegeta(settings), floor_folder / "targets.json",
                               attack.AttackOptions(rate, duration), parent / "bare-results.bin")
     return {"bare_ms": 1000 * bare / max(1, rate * duration),
             "attack_ms": 1000 * pipeline.get("vegeta", 0) / requests,
-            "harness_ms": (summary.get("cpu_ms_per_request") or {}).get("harness", 0)}
+            "harness_ms": (summary.cpu_ms_per_request or {}).get("harness", 0)}
 
 
 @dataclass
@@ -101,15 +103,15 @@ def find_users_shapes(settings: Settings, rate: int, duration: float, repeat: in
         for shape in order:
             shaped = settings.with_overrides(find_users=shape)
             folder = new_folder(shaped, scenario, rate, parent=out.parent / shape)
-            summary = Run(shaped, scenario, rate, RunOptions(duration=duration), folder).execute()
-            if summary.get("status") == STATUS_INTERRUPTED:
+            summary = summary_of(Run(shaped, scenario, rate, RunOptions(duration=duration), folder).execute())
+            if summary.status == STATUS_INTERRUPTED:
                 out.interrupted = True
                 return out
-            per_ok = summary.get("cpu_ms_per_success") or {}
+            per_ok = summary.cpu_ms_per_success or {}  # none at all in a run without a success
             replicas = [per_ok.get(n) for n in shaped.node_names[1:]]
             out.figures[shape]["app"].append(per_ok.get("app"))
             out.figures[shape]["replicas"].append(None if None in replicas else sum(replicas))  # type: ignore[arg-type]
-            out.figures[shape]["p99"].append((summary.get("latency_ms") or {}).get("p99"))
+            out.figures[shape]["p99"].append((summary.latency_ms or Latency()).p99)
     (out.parent / "find-users.json").write_text(json.dumps(out.figures, indent=2))
     return out
 

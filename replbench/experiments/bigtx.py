@@ -15,7 +15,6 @@ has to be reset between transactions.
 
 from __future__ import annotations
 
-import json
 import secrets
 import time
 from pathlib import Path
@@ -25,6 +24,7 @@ from ..core import harnesslog, sql
 from ..core.config import Settings
 from ..core.progress import Progress
 from ..core.records import STATUS_INTERRUPTED, UNIT_FAILED, UNIT_OK
+from ..core.results import BigTxRecord, bigtx_of, has, write_json
 from ..core.scenario import Scenario
 from ..measure import binlog
 from ..measure.poslag import PositionLag
@@ -126,7 +126,7 @@ def measure(settings: Settings, table: str, rows: tuple[int, ...], setting: knob
                 record = one(settings, sampler, schema, n, low, tag, progress)
                 record["repeat"] = r + 1
                 data["transactions"].append(record)
-                (folder / "bigtx.json").write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+                write_json(folder / "bigtx.json", data)
         data["status"] = UNIT_OK if all(t["rows_holding_the_new_value"] == t["rows"] and all(
             v["applied_after_commit_s"] is not None for v in t["replicas"].values())
             for t in data["transactions"]) else UNIT_FAILED
@@ -141,35 +141,37 @@ def measure(settings: Settings, table: str, rows: tuple[int, ...], setting: knob
             sampler.stop()
         harnesslog.done(log)
         data["folder"] = folder.name
-        (folder / "bigtx.json").write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+        write_json(folder / "bigtx.json", data)
     return data
 
 
-def render(data: dict[str, Any]) -> str:
+def render(data: dict[str, Any] | BigTxRecord) -> str:
     """The table a DBA reads: per transaction, rows × binlog, master, each replica, lag and the cache spill."""
-    setting = ", ".join(f"{k}={v}" for k, v in data["knobs_changed"].items()) or "reference settings"
-    lines = [f"Big transactions — {data['table']} ({setting}); status {data['status']}"]
-    if data.get("error"):
-        lines.append(f"Error: {data['error']}")
-    names = sorted({name for t in data["transactions"] for name in t["replicas"]})
+    b = bigtx_of(data)
+    transactions = b.transactions or []
+    setting = ", ".join(f"{k}={v}" for k, v in (b.knobs_changed or {}).items()) or "reference settings"
+    lines = [f"Big transactions — {b.table} ({setting}); status {b.status}"]
+    if b.error:
+        lines.append(f"Error: {b.error}")
+    names = sorted({name for t in transactions for name in t.replicas or {}})
     lines.append("| rows | binlog MB | B/row | cache spilled | master s | " + " | ".join(
         f"{n} applied s after commit | {n} lag peak s | {n} lag above floor s" for n in names) + " |")
     lines.append("|---" * (5 + 3 * len(names)) + "|")
-    for t in data["transactions"]:
-        cells = [f"{t['rows']:,}", f"{t['binlog_bytes'] / 1e6:.2f}", f"{t['bytes_per_row']:g}",
-                 "yes" if t["binlog_cache_spilled"] else "no", f"{t['master_seconds']:.2f}"]
+    for t in transactions:
+        cells = [f"{t.rows:,}", f"{t.binlog_bytes / 1e6:.2f}", f"{t.bytes_per_row:g}",  # type: ignore[operator]
+                 "yes" if t.binlog_cache_spilled else "no", f"{t.master_seconds:.2f}"]
         for n in names:
-            r = t["replicas"][n]
-            cells += ["–" if r["applied_after_commit_s"] is None else f"{r['applied_after_commit_s']:.2f}",
-                      "–" if r["peak_ms"] is None else f"{r['peak_ms'] / 1000:.2f}", f"{r['above_floor_s']:.2f}"]
+            r = (t.replicas or {})[n]
+            cells += ["–" if r.applied_after_commit_s is None else f"{r.applied_after_commit_s:.2f}",
+                      "–" if r.peak_ms is None else f"{r.peak_ms / 1000:.2f}", f"{r.above_floor_s:.2f}"]
         lines.append("| " + " | ".join(cells) + " |")
-    checked = data["transactions"]
-    if checked:
-        ok = sum(t["rows_holding_the_new_value"] == t["rows"] for t in checked)
-        lines.append(f"Rows: {ok} of {len(checked)} transactions left every row of their range holding the new "
+    if transactions:
+        ok = sum(t.rows_holding_the_new_value == t.rows for t in transactions)
+        lines.append(f"Rows: {ok} of {len(transactions)} transactions left every row of their range holding the new "
                      "value (checked on the master afterwards)")
-    if any("mariadb_semi_sync_wait_us" in t for t in data["transactions"]):
+    # MariaDB's wait counter is there only for a transaction that waited for a semi-sync acknowledgement
+    waited = [t for t in transactions if has(t, "mariadb_semi_sync_wait_us")]
+    if waited:
         lines.append("Semi-sync (MariaDB's own counter, not what a commit pays): " + ", ".join(
-            f"{t['rows']:,} rows {t['mariadb_semi_sync_wait_us']:,} µs" for t in data["transactions"]
-            if "mariadb_semi_sync_wait_us" in t))
+            f"{t.rows:,} rows {t.mariadb_semi_sync_wait_us:,} µs" for t in waited))
     return "\n".join(lines)

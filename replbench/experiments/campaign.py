@@ -23,7 +23,6 @@ only finish a campaign that way, never run a unit.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import subprocess
@@ -36,11 +35,12 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, model_validator
 
-from ..core import named
+from ..core import named, results
 from ..core import scenario as scenarios
 from ..core.config import IDLE_WINDOW_MAX, ROOT, SETTING_LIST, Settings, parse_duration
 from ..core.progress import Progress
 from ..core.records import DONE, EXIT_INTERRUPTED, STATUS_INTERRUPTED, UNIT_FAILED, write_json
+from ..core.results import CampaignRecord, campaign_of, has, read_campaign
 from ..core.schema import FileModel, located, validate
 from ..measure.cpu import calibrate
 from . import modelcheck, studyfile
@@ -217,16 +217,17 @@ def _unfinished(results: Path, name: str, commit: str | None) -> Path | None:
     """The newest campaign folder of that name (at that commit, unless None) that has units left to run."""
     for folder in sorted(results.glob(f"campaign-{name}-*"), reverse=True):
         try:
-            data = json.loads((folder / "campaign.json").read_text())
+            data = read_campaign(folder)
         except (OSError, ValueError):
             continue
-        if (commit is None or data.get("commit") == commit) and data.get("status") != DONE:
+        if (commit is None or data.commit == commit) and data.status != DONE:
             return folder
     return None
 
 
-def _check_same_units(folder: Path, data: dict[str, Any], campaign: Campaign) -> None:
-    if ([(u["command"], u.get("env", {})) for u in data["units"]]
+def _check_same_units(folder: Path, data: dict[str, Any] | CampaignRecord, campaign: Campaign) -> None:
+    # a unit recorded without its settings (campaign.json from before units had them) had none
+    if ([(u.command, u.env if has(u, "env") else {}) for u in campaign_of(data).units or []]
             != [(u.text, dict(u.env)) for u in campaign.units]):
         raise CampaignError(f"{folder.name} was started from another version of the campaign file")
 
@@ -234,10 +235,10 @@ def _check_same_units(folder: Path, data: dict[str, Any], campaign: Campaign) ->
 def rejudge(folder: Path, data: dict[str, Any], commit: str) -> list[int]:
     """Units recorded as failed that ran to their end by the completion check of this commit (their log shows it,
     exit 0 or 1): marked done, nothing rerun, and recorded in campaign.json's `rejudged` (which units, at which
-    commit, why). Returns their numbers (1-based)."""
-    units = [i for i, r in enumerate(data["units"], 1)
-             if r["status"] == FAILED and r.get("exit_code") in (0, 1) and r.get("log")
-             and (folder / r["log"]).exists() and _finished(folder / r["log"])]
+    commit, why). Returns their numbers (1-based). `data` is campaign.json's document, changed in place."""
+    units = [i for i, r in enumerate(campaign_of(data).units or [], 1)
+             if r.status == FAILED and r.exit_code in (0, 1) and r.log
+             and (folder / r.log).exists() and _finished(folder / r.log)]
     for i in units:
         data["units"][i - 1]["status"] = DONE
     if units:
@@ -259,14 +260,14 @@ def run(settings: Settings, campaign: Campaign, *, resume: bool = False, allow_d
         other = _unfinished(settings.results, campaign.name, None)
         if other is None:
             raise CampaignError(f"no unfinished campaign {campaign.name!r} at commit {commit} to resume")
-        data = json.loads((other / "campaign.json").read_text())
+        data = results.load(other / "campaign.json")  # the document: re-judged in place and written back
         _check_same_units(other, data, campaign)
         before = [r["status"] for r in data["units"]]
         rejudge(other, data, commit)
         if any(r["status"] != DONE for r in data["units"]):
             for r, status in zip(data["units"], before):
                 r["status"] = status
-            raise CampaignError(f"{other.name} was started at commit {data.get('commit')} and has units to run: "
+            raise CampaignError(f"{other.name} was started at commit {campaign_of(data).commit} and has units to run: "
                                 "resume it at that commit (its figures must come from one commit)")
         data.update(status=DONE, finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         write_json(other / "campaign.json", data)
@@ -280,7 +281,7 @@ def run(settings: Settings, campaign: Campaign, *, resume: bool = False, allow_d
                                            "status": "pending"}
                                           for u in campaign.units]}
     else:
-        data = json.loads((folder / "campaign.json").read_text())
+        data = results.load(folder / "campaign.json")  # the document itself: the run goes on recording in it
         _check_same_units(folder, data, campaign)
         rejudge(folder, data, commit)
     data["status"] = "running"
@@ -328,13 +329,13 @@ def _finished(log: Path) -> bool:
                                         or any(mark in text for mark in FINISHED_MARKS))
 
 
-def render(data: dict[str, Any]) -> str:
-    lines = [f"campaign {data['name']} at {data['commit']}{' (dirty)' if data.get('dirty') else ''}: "
-             f"{data['status']} — {data['folder']}"]
-    for i, r in enumerate(data["units"], 1):
-        calib = (f", calibration {r['calibration_before']:g} → {r['calibration_after']:g}"
-                 if r.get("calibration_after") is not None else "")
-        took = f", {r['seconds'] / 60:.1f} min" if r.get("seconds") is not None else ""
-        env = "".join(f"{k}={shlex.quote(str(v))} " for k, v in (r.get("env") or {}).items())
-        lines.append(f"  {i:2d}. {r['status']:<11} {env}./run.sh {r['command']}{took}{calib}")
+def render(data: dict[str, Any] | CampaignRecord) -> str:
+    c = campaign_of(data)
+    lines = [f"campaign {c.name} at {c.commit}{' (dirty)' if c.dirty else ''}: {c.status} — {c.folder}"]
+    for i, r in enumerate(c.units or [], 1):
+        calib = (f", calibration {r.calibration_before:g} → {r.calibration_after:g}"
+                 if r.calibration_after is not None else "")
+        took = f", {r.seconds / 60:.1f} min" if r.seconds is not None else ""
+        env = "".join(f"{k}={shlex.quote(str(v))} " for k, v in (r.env or {}).items())
+        lines.append(f"  {i:2d}. {r.status:<11} {env}./run.sh {r.command}{took}{calib}")
     return "\n".join(lines)

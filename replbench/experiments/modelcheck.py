@@ -17,7 +17,6 @@ The runs stay in results/model/validate-<time>/ and are never fitted on (model f
 
 from __future__ import annotations
 
-import json
 import statistics
 import time
 from dataclasses import replace
@@ -29,6 +28,7 @@ from ..core import scenario as scenarios
 from ..core.config import FALLING_BEHIND, IDLE_WINDOW_MAX, Settings
 from ..core.progress import Progress
 from ..core.records import new_folder, write_json
+from ..core.results import apply_of, read_meta, summary_of
 from ..load import faults
 from ..topology import knobs
 from . import applycap
@@ -67,8 +67,7 @@ def validate(settings: Settings, model: dict[str, Any], cases: tuple[tuple[str, 
         last = index == len(cases) - 1 and not onset_rows
         summary = Run(settings, sc, rate, RunOptions(duration=duration, checksum="table" if last else "rows"),
                       run_folder, progress).execute()
-        meta = json.loads((run_folder / "meta.json").read_text())
-        obs = costmodel.observation(summary, meta)
+        obs = costmodel.observation(summary, read_meta(run_folder))
         case: dict[str, Any] = {"scenario": name, "rate": rate, "run": run_folder.name, "usable": obs is not None}
         if obs:
             predicted = costmodel.expected(model, obs)
@@ -102,11 +101,10 @@ def _onset(settings: Settings, model: dict[str, Any], rows: int, duration: float
     fill = max(1, round(ONSET_FILL_ROWS_PER_S / rows))
     writes = max(ONSET_MIN_WRITES, round(backlog_s * predicted["value"]))
     drain_folder = new_folder(settings, sc, fill, parent=folder / "apply")
-    data = applycap.measure(settings, sc, knobs.Knobs(), writes, fill, drain_folder)
-    rates = [r["apply_rate_trx_per_s"] for r in (data.get("replicas") or {}).values()
-             if r.get("apply_rate_trx_per_s")]
+    data = apply_of(applycap.measure(settings, sc, knobs.Knobs(), writes, fill, drain_folder))
+    rates = [r.apply_rate_trx_per_s for r in (data.replicas or {}).values() if r is not None and r.apply_rate_trx_per_s]
     out["drain"] = {"folder": f"apply/{drain_folder.name}", "writes": writes, "fill_rate": fill,
-                    "status": data.get("status"), "apply_rate_trx_per_s": rates,
+                    "status": data.status, "apply_rate_trx_per_s": rates,
                     "measured": statistics.median(rates) if rates else None}
     if rates:
         out["drain"]["error_pct"] = _error(predicted["value"], out["drain"]["measured"])
@@ -119,14 +117,14 @@ def _onset(settings: Settings, model: dict[str, Any], rows: int, duration: float
     for load in ONSET_LOADS:
         rate = max(1, round(load * predicted["value"]))
         run_folder = new_folder(settings, sc, rate, parent=folder)
-        summary = Run(settings, sc, rate, RunOptions(duration=duration, faults=alone), run_folder,
-                      progress).execute()
-        master = ((summary.get("replication") or {}).get("nodes") or {}).get("master") or {}
-        growth = ((summary.get("lag") or {}).get(ONSET_REPLICA) or {}).get("growth_s_per_s")
-        tps = master.get("transactions_per_s")
+        summary = summary_of(Run(settings, sc, rate, RunOptions(duration=duration, faults=alone), run_folder,
+                                 progress).execute())
+        lag = (summary.lag or {}).get(ONSET_REPLICA)
+        growth = lag.growth_s_per_s if lag else None
+        tps = costmodel.node_counters(summary, "master").transactions_per_s
         behind = growth is not None and growth >= FALLING_BEHIND
-        out["runs"].append({"load": load, "rate": rate, "run": run_folder.name, "status": summary.get("status"),
-                            "success": summary.get("success"),
+        out["runs"].append({"load": load, "rate": rate, "run": run_folder.name, "status": summary.status,
+                            "success": summary.success,
                             "master_transactions_per_s": tps, "lag_growth_s_per_s": growth, "fell_behind": behind,
                             "applied_per_s": round(tps * (1 - growth), 2) if behind and tps else None})
     applied = [r["applied_per_s"] for r in out["runs"] if r["applied_per_s"]]

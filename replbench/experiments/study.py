@@ -10,7 +10,6 @@ and the study goes on."""
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 import time
@@ -20,7 +19,15 @@ from typing import Any
 
 from app.tuning import QUEUE_FLOOR
 
-from ..analysis.studymetrics import BY_KEY, baseline_words, baselines, cell_text, compare_cells, unit_metrics
+from ..analysis.studymetrics import (
+    BY_KEY,
+    baseline_words,
+    baselines,
+    cell_text,
+    compare_cells,
+    unit_metrics,
+    unit_of,
+)
 from ..core import harnesslog, scenario
 from ..core.config import Settings, idle_window
 from ..core.nodenames import DEFAULT_REPLICAS  # what a study starts from when its cells change the count
@@ -33,6 +40,18 @@ from ..core.records import (
     UNIT_FAILED,
     new_folder,
     write_json,
+)
+from ..core.results import (
+    ApplyRecord,
+    BigTxRecord,
+    RunSummary,
+    StudyRecord,
+    apply_of,
+    bigtx_of,
+    has,
+    read_meta,
+    study_of,
+    summary_of,
 )
 from ..topology import dataset, fanout, links
 from . import applycap, bigtx
@@ -275,28 +294,28 @@ class Study:
                                   "group": self.plan.group_of(unit.cell, unit.scenario), "measure": unit.measure,
                                   "rate": rate}
         settings = self.settings.with_overrides(**cell.app())
+        data: RunSummary | ApplyRecord | BigTxRecord
         try:
             if unit.measure == "big-transaction":
                 folder = new_folder(settings, sc, cell.rows or BIGTX_ROWS, parent=parent / "bigtx")
                 table = "noidx" if sc.schema == bigtx.TABLES["noidx"] else "idx"
-                data = bigtx.measure(settings, table, (cell.rows or BIGTX_ROWS,), cell.knobs, sc, folder)
-                status = data.get("status", UNIT_FAILED)
-                readback = data.get("knobs_readback")
+                data = bigtx_of(bigtx.measure(settings, table, (cell.rows or BIGTX_ROWS,), cell.knobs, sc, folder))
+                status = _status(data, UNIT_FAILED)
+                readback = data.knobs_readback
             elif unit.measure == "apply-capacity":
                 folder = new_folder(settings, sc, rate, parent=parent / "apply")
-                data = applycap.measure(settings, sc, cell.knobs, self.plan.writes_of(unit), rate, folder,
-                                        links.parse_all(cell.links))
-                status = data.get("status", UNIT_FAILED)
-                readback = data.get("knobs_readback")
+                data = apply_of(applycap.measure(settings, sc, cell.knobs, self.plan.writes_of(unit), rate, folder,
+                                                 links.parse_all(cell.links)))
+                status = _status(data, UNIT_FAILED)
+                readback = data.knobs_readback
             else:
                 folder = new_folder(settings, sc, rate, parent=parent)
                 options = RunOptions(duration=self.plan.duration, knobs=cell.knobs,
                                      catch_up_timeout=sc.catch_up_timeout or RunOptions.catch_up_timeout,
                                      links=links.parse_all(cell.links), checksum=checksum)
-                data = Run(settings, sc, rate, options, folder, self.progress).execute()
-                status = data.get("status", STATUS_FAILED)
-                meta = json.loads((folder / "meta.json").read_text())
-                readback = meta.get("knobs_readback")
+                data = summary_of(Run(settings, sc, rate, options, folder, self.progress).execute())
+                status = _status(data, STATUS_FAILED)
+                readback = read_meta(folder).knobs_readback
         except KeyboardInterrupt:
             return {**record, "status": STATUS_INTERRUPTED}
         except Exception as exc:  # noqa: BLE001 — a failed unit is recorded and the study goes on
@@ -309,7 +328,7 @@ class Study:
     def _write(self) -> dict[str, Any]:
         spec = self.plan.spec
         cells = [c.name for c in spec.cells]
-        finished = [u for u in self.units if u.get("metrics")]
+        finished = [u for u in map(unit_of, self.units) if u.metrics]
         base_of = baselines(cell_records(spec.cells), list(spec.baseline_per))
         data = {
             "name": spec.name, "description": spec.description, "status": self.status,
@@ -326,20 +345,24 @@ class Study:
         return data
 
 
-def render_table(data: dict[str, Any]) -> str:
-    """The comparison as text: per scenario, a row per metric, a column per cell."""
+def _status(data: RunSummary | ApplyRecord | BigTxRecord, missing: str) -> str:
+    """A unit's status as its data file records it; `missing` when it records none."""
+    return data.status if has(data, "status") else missing  # type: ignore[return-value]
 
-    cells = [c["name"] for c in data["cells"]]
-    lines = [f"study {data['name']} ({data['status']}): median [min–max] over repeats (ratio to "
-             f"{baseline_words(data)})"]
-    for scenario_name, per_metric in data["comparison"].items():
+
+def render_table(data: dict[str, Any] | StudyRecord) -> str:
+    """The comparison as text: per scenario, a row per metric, a column per cell."""
+    study = study_of(data)
+    cells = [c.name for c in study.cells or []]
+    lines = [f"study {study.name} ({study.status}): median [min–max] over repeats (ratio to "
+             f"{baseline_words(study)})"]
+    for scenario_name, per_metric in (study.comparison or {}).items():
         lines.append(f"\n{scenario_name}:")
         width = max(len(BY_KEY[k].label) for k in per_metric) if per_metric else 10
-        lines.append(f"  {'metric':<{width}}  " + "  |  ".join(cells))
+        lines.append(f"  {'metric':<{width}}  " + "  |  ".join(cells))  # type: ignore[arg-type]
         for key, rows in per_metric.items():
             lines.append(f"  {BY_KEY[key].label:<{width}}  " + "  |  ".join(cell_text(rows[c]) for c in cells))
-    failed = [u for u in data["units"] if u.get("status") not in STATUS_SUCCEEDED]
+    failed = [u for u in study.units or [] if u.status not in STATUS_SUCCEEDED]
     if failed:
-        lines.append("\nunits not ok: " + "; ".join(f"{u['cell']} {u['scenario']} r{u['repeat']}: {u['status']}"
-                                                   for u in failed))
+        lines.append("\nunits not ok: " + "; ".join(f"{u.cell} {u.scenario} r{u.repeat}: {u.status}" for u in failed))
     return "\n".join(lines)

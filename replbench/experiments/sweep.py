@@ -7,7 +7,6 @@ sweep.json in the sweep folder is rewritten after every step, so an interrupted 
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from ..analysis.verdicts import evaluate, median_summary
 from ..core.config import Settings
 from ..core.progress import Progress
 from ..core.records import COMPLETE, new_folder, write_json
+from ..core.results import summary_of
 from ..core.scenario import Scenario
 from .run import STATUS_INTERRUPTED, Run, RunOptions
 
@@ -113,8 +113,8 @@ class Sweep:
             repeat_label = f" repeat {r + 1}/{self.repeat}" if self.repeat > 1 else ""
             self.progress.say(f"step {label}: {rate} rps{repeat_label} → {folder.name}", final=True)
             summary = Run(self.settings, self.scenario, rate, self.options, folder).execute()
-            summaries.append(summary)
-            if summary.get("status") == STATUS_INTERRUPTED:
+            summaries.append(summary)  # as the run returned it: median_summary takes the runs' own documents
+            if summary_of(summary).status == STATUS_INTERRUPTED:
                 self.interrupted = True
                 break
         if self.interrupted:
@@ -137,7 +137,3 @@ class Sweep:
         }
         write_json(self.folder / "sweep.json", data)
         return data
-
-
-def load(folder: Path) -> dict[str, Any]:
-    return json.loads((folder / "sweep.json").read_text())
