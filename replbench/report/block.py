@@ -34,9 +34,9 @@ HARNESS_PARTS = (("start_up", "start-up"), ("before_attack", "preparing"), ("idl
                  ("attack", "attack"), ("after_attack", "after the attack (catch-up, reports, checks)"))
 
 
-def _harness_time_lines(summary: RunSummary) -> list[str]:
+def _harness_time_lines(doc: dict[str, Any] | RunSummary) -> list[str]:
     """The run's wall time by part: what the harness itself costs before and after the attack."""
-    parts = summary.harness_time_s
+    parts = results.summary_of(doc).harness_time_s
     if parts is None or not results.filled(parts):
         return []
     shown = [f"{results.value(parts, key):.1f} s {label}" for key, label in HARNESS_PARTS if results.has(parts, key)]
