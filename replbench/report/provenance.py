@@ -38,9 +38,9 @@ def net_of_idle(doc: dict[str, Any] | StudyRecord, folder: Path) -> bool | None:
     so a rebuild from the assets says the same). None: the study has no CPU figures at all."""
 
     def net(unit: StudyUnit) -> bool:
-        summary = folder / unit.folder if unit.folder else None
-        if _measure(unit) == "run" and summary is not None and (summary / "summary.json").exists():
-            return has(read_summary(summary), "cpu_seconds_net")
+        run = folder / unit.folder if unit.folder else None
+        if _measure(unit) == "run" and run is not None and (run / "summary.json").exists():
+            return has(read_summary(run), "cpu_seconds_net")
         return bool(unit.metrics.get("cpu_net_of_idle"))  # metrics: a map of the metrics' keys
 
     flags = [net(u) for u in study_of(doc).units if _measured(u) and _measure(u) in CPU_MEASURES]

@@ -172,9 +172,9 @@ def load_steps(sweep_dir: Path, doc: dict[str, Any] | SweepRecord) -> list[Shown
     """Each step with its repeats' summaries, meta and files: from the step folders, or, for a sweep rebuilt from
     its committed assets, from the `<step>-<file>` copies beside its sweep.json (meta then only where kept)."""
     steps = []
-    for step in sweep_of(doc).steps or []:
+    for step in sweep_of(doc).steps:
         repeats = []
-        for name in step.folders or []:
+        for name in step.folders:
             folder = sweep_dir / name
             if folder.is_dir():
                 files = {f: folder / f for f in STEP_FILES}
