@@ -389,7 +389,7 @@ def test_report_md_comes_from_one_campaign_its_first_page_the_cost_sheet(topo: S
     shutil.copytree(results / "report-assets", clone / "results" / "report-assets")
     rebuilt = clone / "report.md"
     origin = sources.pick(clone / "results")
-    assert origin.campaign and origin.campaign["commit"] == "abc1234"
+    assert origin.campaign and origin.campaign.commit == "abc1234"
     markdown.generate(Settings.from_env(dict(env_for(topo.state), REPLBENCH_RESULTS=str(clone / "results"))),
                       rebuilt, origin)
     assert rebuilt.read_text() == text

@@ -5,7 +5,6 @@ compare and prints the outcome; errors are raised and the command line reports t
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -44,6 +43,7 @@ from ..core.records import (
     shown_path,
     write_json,
 )
+from ..core.results import campaign_of, has, load, model_of, study_of, summary_of, sweep_of
 from ..core.stats import spread, spread_text
 from ..experiments import applycap, benchapp, bigtx, campaign, modelcheck, study, studyfile
 from ..experiments.run import Run, RunOptions
@@ -214,10 +214,10 @@ def run_scenario(argv: list[str]) -> int:
     print(f"replbench: {scenario.name} at {rate} rps for {options.duration:g} s ({options.knobs.describe()}) → "
           f"{shown_path(folder)}", file=sys.stderr)
     run = Run(settings, scenario, rate, options, folder, own_process=True)
-    summary = run.execute()
-    print(run.block or f"Status: {summary['status']} (no results: {'; '.join(summary.get('errors') or [])})    "
+    summary = summary_of(run.execute())
+    print(run.block or f"Status: {summary.status} (no results: {'; '.join(summary.errors or [])})    "
                        f"Results: {shown_path(folder)}")
-    return exit_code(summary["status"], options.strict)
+    return exit_code(summary.status, options.strict)
 
 
 def add_parsers(sub: Any) -> None:
@@ -372,7 +372,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         print(f"  {step.rate:>6} rps{' (refine)' if step.refined else '         '}  {step.verdict}")
 
     print(f"max sustainable rate: {describe_max(data)} ({scenario.criteria.describe()})")
-    return collection_exit_code(data["status"])  # complete or interrupted
+    return collection_exit_code(sweep_of(data).status)  # complete or interrupted
 
 
 def cmd_study(args: argparse.Namespace) -> int:
@@ -393,7 +393,7 @@ def cmd_study(args: argparse.Namespace) -> int:
     data = runner.execute()
     print(study.render_table(data))
     print(f"study folder: {shown_path(runner.folder)}")
-    return collection_exit_code(data["status"])  # complete or interrupted
+    return collection_exit_code(study_of(data).status)  # complete or interrupted
 
 
 def cmd_apply_capacity(args: argparse.Namespace) -> int:
@@ -441,7 +441,7 @@ def cmd_model(args: argparse.Namespace) -> int:
         if not source.is_dir():
             raise UsageError(f"--from {args.source}: not a folder")
         model = costmodel.fit(*costmodel.collect(source))
-        if not model["settings"]:
+        if not model_of(model).settings:
             raise ReplbenchError(f"no usable write run under {shown_path(source)} (ok, net of idle, rows verified, "
                                  "one of the model's settings)")
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -467,7 +467,7 @@ def cmd_model(args: argparse.Namespace) -> int:
             raise UsageError("--onset-backlog must be from 0 to 600 seconds (more than 0)")
         if not path.exists():
             raise ReplbenchError(f"no model yet: run `./run.sh model fit` first ({shown_path(path)} is missing)")
-        data = modelcheck.validate(settings, json.loads(path.read_text()), cases, duration, args.onset_rows,
+        data = modelcheck.validate(settings, load(path), cases, duration, args.onset_rows,
                                    onset_duration, args.onset_backlog)
         print(render_validation(data))
         return 0
@@ -488,11 +488,14 @@ def cmd_model(args: argparse.Namespace) -> int:
             raise ReplbenchError(f"no model yet: run `./run.sh model fit` first ({shown_path(path)} is missing, "
                                  "and no finished report campaign holds one)")
         path, record = published
-        source = (f"model: {shown_path(path)} (fitted by campaign {record.get('folder', path.parent.parent.name)} "
-                  f"at commit {record.get('commit', '?')}, {str(record.get('finished_at', ''))[:10]}, on the "
-                  "machine that ran it; `./run.sh model fit` fits one from your own runs)")
+        # what a campaign.json older than these keys lacks (absent, not null)
+        fitted_by = record.folder if has(record, "folder") else path.parent.parent.name
+        commit = record.commit if has(record, "commit") else "?"
+        finished = str(record.finished_at if has(record, "finished_at") else "")[:10]
+        source = (f"model: {shown_path(path)} (fitted by campaign {fitted_by} at commit {commit}, {finished}, "
+                  "on the machine that ran it; `./run.sh model fit` fits one from your own runs)")
     try:
-        plan = costmodel.predict(json.loads(path.read_text()), mix, args.setting, args.replica_cores, args.table)
+        plan = costmodel.predict(load(path), mix, args.setting, args.replica_cores, args.table)
     except costmodel.MixError as exc:
         raise ReplbenchError(str(exc)) from None
     print(render_plan(plan))
@@ -513,7 +516,7 @@ def cmd_campaign(args: argparse.Namespace) -> int:
     except campaign.CampaignError as exc:
         raise ReplbenchError(str(exc)) from None
     print(campaign.render(data))
-    return collection_exit_code(data["status"], DONE)
+    return collection_exit_code(campaign_of(data).status, DONE)
 
 
 def cmd_report(args: argparse.Namespace) -> int:

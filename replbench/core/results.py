@@ -130,6 +130,7 @@ class Consistency(Record):
     checksums: dict[str, Any] | None = None
     caught_up_s: NodeFigures | None = None
     missing: list[str] | None = None
+    reason: str | None = None
 
 
 class Admission(Record):
@@ -461,6 +462,7 @@ class StudyRecord(Record):
     scenarios: list[str] | None = None
     measures: list[str] | None = None
     primary: list[str] | None = None
+    baseline_per: list[str] | None = None
     rates: dict[str, int] | None = None
     cells: list[StudyCell] | None = None
     units: list[StudyUnit] | None = None
@@ -500,11 +502,18 @@ class CampaignRecord(Record):
 
 # --- reading and writing --------------------------------------------------------------------------------------
 
+# summary keys an older version named otherwise: (the name now, the name then); the file's older key stays. Not
+# rate_achieved and throughput (rate_sent's and goodput's older names): the block reads a summary with rate_sent as
+# one with server_success too, which those files lack, so their one reader (report/sweeps.py) reads either name
+RENAMED_BEFORE_V1 = (("nodes_lost", "faults"),)
+
+
 def _v0_to_v1(doc: dict[str, Any]) -> dict[str, Any]:
-    """Files written before the schema had a number carry the same keys; they get the number. Summaries from
-    before "nodes_lost" was named for what it holds called the nodes lost "faults"."""
-    if "nodes_lost" not in doc and "faults" in doc:
-        doc["nodes_lost"] = doc["faults"]
+    """Files written before the schema had a number carry the same keys, they get the number; a summary older
+    still also gets today's name for a key it holds under its older one (meta.json holds none of them)."""
+    for new, old in RENAMED_BEFORE_V1:
+        if new not in doc and old in doc:
+            doc[new] = doc[old]
     return doc
 
 
@@ -567,7 +576,7 @@ def write_run(folder: Path, summary: dict[str, Any] | None, meta: dict[str, Any]
         write_json(folder / "summary.json", {**summary, "schema_version": SCHEMA_VERSION})
 
 
-# --- the readers' helpers: a document in memory or a record, as its record; whether a key was there -------------
+# --- for readers that took dictionaries: the other records' `*_of`, a key's presence, a key chosen at run time ---
 
 def sweep_of(doc: dict[str, Any] | SweepRecord) -> SweepRecord:
     """A sweep document (a sweep's in memory, or a file's) as its typed record."""
@@ -699,3 +708,172 @@ class ComparisonRow(Record):
     verdict: str | None = None
     baseline: str | None = None  # the cell it is compared with (absent in studies from before baseline_per)
     resolution: Num | None = None  # only where the figure has one
+
+
+def _field_name(record: Record, key: str) -> str:
+    """The attribute of a key as the file names it: its alias's field ("schema" is schema_name), else the key."""
+    for name, info in type(record).model_fields.items():
+        if info.alias == key:
+            return name
+    return key
+
+
+def filled(record: Record | None) -> bool:
+    """Whether a nested record holds any key: what the dictionary's truth said (a file's empty {} reads as a record,
+    and a record is always true)."""
+    return record is not None and bool(record.model_fields_set)
+
+
+def value(record: Record, key: str) -> Any:
+    """The record's value of a key chosen at run time (named as in the file), None where the file held none."""
+    name = _field_name(record, key)
+    return getattr(record, name) if name in type(record).model_fields else (record.model_extra or {}).get(key)
+
+
+def at(data: Any, path: tuple[str, ...]) -> Any:
+    """core.stats.lookup through records and the maps they hold: data's path[0], then its path[1]…, or None where
+    a level is missing (("latency_ms", "p99"), ("lag", "replica1", "p99_ms"))."""
+    for key in path:
+        if isinstance(data, Record):
+            data = value(data, key)
+        elif isinstance(data, dict):
+            data = data.get(key)
+        else:
+            return None
+    return data
+
+
+def document(record: Record) -> dict[str, Any]:
+    """The record as the dictionary its file held (the file's keys, absent ones absent): for a function that still
+    takes the dictionary."""
+    return record.model_dump(by_alias=True, exclude_unset=True)
+
+
+# --- the cost model's model.json and model validate's validate.json (analysis/costmodel.py, experiments/modelcheck.py)
+
+class Fit(Record):
+    """One quantity fitted through the origin per transaction, and per row where the runs separate the two."""
+
+    terms: list[str] | None = None
+    coef: dict[str, Num] | None = None
+    ci95: dict[str, list[Num]] | None = None
+    cov: list[list[Num]] | None = None
+    n: Num | None = None
+    r2: Num | None = None
+    relative_residuals: list[Num] | None = None
+    rows_separated: bool | None = None
+
+
+class FittedSetting(Record):
+    """The fits of one setting on one table."""
+
+    setting: str | None = None
+    table: str | None = None
+    runs: Num | None = None
+    drains: Num | None = None
+    master_cpu_s: Fit | None = None
+    replica_cpu_s: Fit | None = None
+    binlog_bytes: Fit | None = None
+    apply_s: Fit | None = None
+    master_fsyncs: Fit | None = None
+    fsyncs_per_commit: Num | None = None
+
+
+class CostModel(Record):
+    """model.json: the fits per setting and table, with the runs and apply drains they were fitted on."""
+
+    settings: dict[str, FittedSetting] | None = None
+    observations: list[dict[str, Any]] | None = None
+    drains: list[dict[str, Any]] | None = None
+
+
+class Interval(Record):
+    value: Num | None = None
+    low: Num | None = None
+    high: Num | None = None
+
+
+class Checked(Record):
+    """One figure of a held-out case: predicted, with its 95 % interval, against measured."""
+
+    predicted: Interval | None = None
+    measured: Num | None = None
+    error_pct: Num | None = None
+    inside: bool | None = None
+
+
+class ValidationCase(Record):
+    scenario: str | None = None
+    rate: Num | None = None
+    run: str | None = None
+    usable: bool | None = None
+    transactions: Num | None = None
+    rows: Num | None = None
+    replica_reads: Num | None = None
+    binlog_bytes: Checked | None = None
+    master_cpu_s: Checked | None = None
+    replica_cpu_s: Checked | None = None
+
+
+class OnsetDrain(Record):
+    """A backlog drained by one replica alone, each replica in turn."""
+
+    folder: str | None = None
+    status: str | None = None
+    writes: Num | None = None
+    fill_rate: Num | None = None
+    apply_rate_trx_per_s: list[Num] | None = None
+    measured: Num | None = None
+    error_pct: Num | None = None
+
+
+class OnsetRun(Record):
+    """A live run at a share of the predicted onset, the other replicas stopped."""
+
+    run: str | None = None
+    status: str | None = None
+    load: Num | None = None
+    rate: Num | None = None
+    success: Num | None = None
+    master_transactions_per_s: Num | None = None
+    lag_growth_s_per_s: Num | None = None
+    applied_per_s: Num | None = None
+    fell_behind: bool | None = None
+
+
+class Onset(Record):
+    """Where one replica starts falling behind: predicted, drained alone and seen live."""
+
+    rows: Num | None = None
+    replica: str | None = None
+    predicted: Interval | None = None
+    measured: Num | None = None
+    error_pct: Num | None = None
+    live_note: str | None = None
+    drain: OnsetDrain | None = None
+    runs: list[OnsetRun] | None = None
+
+
+class Validation(Record):
+    """validate.json: the model's predictions against runs it was not fitted on, and the lag onset."""
+
+    folder: str | None = None
+    cases: list[ValidationCase] | None = None
+    onset: Onset | None = None
+
+
+def model_of(doc: dict[str, Any] | CostModel) -> CostModel:
+    """A cost model (a fit's in memory, or a model.json) as its typed record."""
+    return doc if isinstance(doc, CostModel) else CostModel.model_validate(doc)
+
+
+def validation_of(doc: dict[str, Any] | Validation) -> Validation:
+    return doc if isinstance(doc, Validation) else Validation.model_validate(doc)
+
+
+def read_model(folder: Path) -> CostModel:
+    return model_of(load(folder / "model.json"))
+
+
+def read_validation(folder: Path) -> Validation:
+    return validation_of(load(folder / "validate.json"))

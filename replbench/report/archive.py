@@ -3,9 +3,9 @@ sweeps from before the campaign, other campaigns), listed with a link, never mix
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from ..core.results import read_campaign
 from .assets import Writer
 
 ARCHIVE_PAGE = "report-archive.md"
@@ -38,9 +38,9 @@ def archive_page(writer: Writer, output: Path) -> str | None:
     if campaigns:
         lines += ["## Other campaigns", ""]
         for p in campaigns:
-            data = json.loads((p / "campaign.json").read_text())
-            lines.append(f"- [`{p.name}`]({writer.rel(p / 'campaign.json')}): campaign {data.get('name')} at "
-                         f"{data.get('commit')}, {data.get('status')}")
+            data = read_campaign(p)
+            lines.append(f"- [`{p.name}`]({writer.rel(p / 'campaign.json')}): campaign {data.name} at "
+                         f"{data.commit}, {data.status}")
         lines.append("")
     if loose:
         lines += ["## Loose sections (not from a campaign)", "", *(_entry(p, writer) for p in loose), ""]

@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 from ..core.config import ROOT
+from ..core.results import load, meta_of
 from .sources import Origin
 
 SETTINGS_THAT_MATTER = ("binlog_format", "binlog_row_image", "sync_binlog", "innodb_flush_log_at_trx_commit",
@@ -69,12 +70,14 @@ class Writer:
 
     def keep_meta(self, src: Path, dst: Path) -> None:
         """What the report reads of a run's meta.json (META_KEPT), kept beside a section's assets."""
-        meta = {k: v for k, v in json.loads(src.read_text()).items() if k in META_KEPT}
-        master = (meta.get("server_variables_not_default") or {}).get("master") or {}
+        doc = load(src)
+        meta = {k: v for k, v in doc.items() if k in META_KEPT}
+        # a per-node map: the master's variables, where the run recorded them
+        master = (meta_of(doc).server_variables_not_default or {}).get("master") or {}
         if "server_variables_not_default" in meta:  # only what the one page shows (no datadir paths)
             meta["server_variables_not_default"] = {
                 "master": {k: v for k, v in master.items() if k in SETTINGS_THAT_MATTER}}
-        kept = json.dumps(meta, indent=2, sort_keys=True) + "\n"
+        kept = json.dumps(meta, indent=2, sort_keys=True) + "\n"  # results.write_json's format, paths then cut
         dst.write_text(self.without_paths(kept))
 
     def keep_campaign(self) -> None:

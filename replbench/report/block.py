@@ -1,61 +1,65 @@
 """The printed block of one run: the reference write-up's CPU lines ("Gunicorn cpu / Mysql cpu: master + 2 *
 replica"), vegeta's text report verbatim, then our measurements, one line each — rendered from the run's summary
-dict alone (and its report.txt), so the same results folder always renders the same block."""
+alone (and its report.txt), so the same results folder always renders the same block."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from ..analysis.summary import nodes_lost
+from ..core import results
 from ..core.nodenames import is_node, nodes_in, replicas_in
 from ..core.records import shown_path
+from ..core.results import AboveKnee, BufferPool, RunSummary
 from ..measure import health, rowcheck
 from ..topology import appserver, links
 
 ERROR_LINES_SHOWN = 8
 
 
-def render_block(summary: dict[str, Any], folder: Path) -> str:
+def render_block(doc: dict[str, Any] | RunSummary, folder: Path) -> str:
     """The reference write-up's block: CPU lines, vegeta's text report verbatim, then our measurements, one
-    section after another."""
+    section after another (the summary a run holds in memory, or its summary.json's record)."""
+    summary = results.summary_of(doc)
     lines = [*_cpu_lines(summary), *_setup_lines(summary), vegeta_text(folder / "report.txt"),
              *_client_lines(summary), *_lag_lines(summary), *_server_lines(summary), *_binlog_lines(summary),
              *_app_lines(summary), *_check_lines(summary)]
     lines += _harness_time_lines(summary)
-    guards = summary.get("guards") or []
+    guards = summary.guards or []
     lines.append("Guards: " + ("none tripped" if not guards else "; ".join(f"WARNING {g}" for g in guards)))
-    lines.append(f"Status: {summary.get('status')}    Results: {shown_path(folder)}")
+    lines.append(f"Status: {summary.status}    Results: {shown_path(folder)}")
     return "\n".join(lines) + "\n"
 
 HARNESS_PARTS = (("start_up", "start-up"), ("before_attack", "preparing"), ("idle_window", "idle window"),
                  ("attack", "attack"), ("after_attack", "after the attack (catch-up, reports, checks)"))
 
 
-def _harness_time_lines(summary: dict[str, Any]) -> list[str]:
+def _harness_time_lines(doc: dict[str, Any] | RunSummary) -> list[str]:
     """The run's wall time by part: what the harness itself costs before and after the attack."""
-    parts = summary.get("harness_time_s") or {}
-    if not parts:
+    parts = results.summary_of(doc).harness_time_s
+    if parts is None or not results.filled(parts):
         return []
-    shown = [f"{parts[key]:.1f} s {label}" for key, label in HARNESS_PARTS if key in parts]
-    return [f"Harness time: {', '.join(shown)}; {sum(parts.values()):.1f} s in all"]
+    shown = [f"{results.value(parts, key):.1f} s {label}" for key, label in HARNESS_PARTS if results.has(parts, key)]
+    # every part the file holds, a newer one's too
+    return [f"Harness time: {', '.join(shown)}; {sum(results.document(parts).values()):.1f} s in all"]
 
 
 NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 5: "five"}
 
 
-def _cpu_lines(summary: dict[str, Any]) -> list[str]:
+def _cpu_lines(summary: RunSummary) -> list[str]:
     """The write-up's CPU lines: app, databases (master + 2 * replica), vegeta, harness, host."""
     lines: list[str] = []
-    means = summary.get("cpu_mean_percent") or {}
+    means = summary.cpu_mean_percent or {}
     if means:
         def pct(key: str) -> str:
             return f"{means[key]:.0f}" if key in means else "n/a"
 
         names = replicas_in(means) or ("replica1", "replica2")
+        attackers = (summary.pipeline_cpu_s or {}).get("per_attacker")  # a map with no record of its own
         measured = [means[r] for r in names if r in means]
         replicas = f"{sum(measured) / len(measured):.0f}" if len(measured) == len(names) else "n/a"
-        sources = summary.get("cpu_sources") or {}
+        sources = summary.cpu_sources or {}
         remote = any(v != "process" for k, v in sources.items() if is_node(k))
         lines += [f"Gunicorn cpu: {pct('app')}",
                   f"Mysql cpu: {pct('master')} + {len(names)} * {replicas}"
@@ -63,72 +67,70 @@ def _cpu_lines(summary: dict[str, Any]) -> list[str]:
                   + (f"; database CPU: {', '.join(f'{k} {v}' for k, v in sources.items() if is_node(k))}"
                      if remote else "") + ")",
                   f"vegeta cpu: {means.get('vegeta', 0):.0f}          ("
-                  + (f"{len(summary['pipeline_cpu_s']['per_attacker'])} attack processes, CPU s each: "
-                     + ", ".join(f"{s:.1f}" for s in summary["pipeline_cpu_s"]["per_attacker"])
-                     if (summary.get("pipeline_cpu_s") or {}).get("per_attacker") else "the attack process only")
+                  + (f"{len(attackers)} attack processes, CPU s each: " + ", ".join(f"{s:.1f}" for s in attackers)
+                     if attackers else "the attack process only")
                   + ")",
                   f"Harness cpu: {means.get('harness', 0):.0f}          (this harness process)",
-                  f"Host cpu: {means.get('host_busy', 0):.0f} of {100 * (summary.get('cores') or 1)}"
+                  f"Host cpu: {means.get('host_busy', 0):.0f} of {100 * (summary.cores or 1)}"
                   f" (steal {means.get('host_steal', 0):.0f})   [% of one core, mean over the steady part]"]
     return lines
 
 
-def _setup_lines(summary: dict[str, Any]) -> list[str]:
+def _setup_lines(summary: RunSummary) -> list[str]:
     """How the run was set up: links, pinned cores, the settle wait before it."""
     lines: list[str] = []
-    if summary.get("links"):
-        lines.append("Links: " + links.describe_text(summary["links"]))
-    means = summary.get("cpu_mean_percent") or {}
-    pinned = (summary.get("cpus") or {}).get("pinned") or {}
+    if summary.links:
+        lines.append("Links: " + links.describe_text(summary.links))
+    means = summary.cpu_mean_percent or {}
+    pinned = (summary.cpus.pinned if summary.cpus else None) or {}
     if pinned and means:
         lines.append("Pinned cores: " + "; ".join(
             f"{g} {','.join(map(str, c))} ({means.get(g, 0) / len(c):.0f} % of its {len(c)} core"
             f"{'s' if len(c) > 1 else ''})" for g, c in pinned.items()))
-    settle = summary.get("settle")
-    if settle:
-        lines.append(f"Settled before the run: {settle['waited_s']:g} s (app idle, master idle, replicas at its "
-                     "position, host near idle" + (f"; it waited for: {'; '.join(settle['waited_for'])}"
-                                                   if settle.get("waited_for") else "") + ")"
-                     if settle["settled"] else
-                     f"NOT settled before the run: started after {settle['waited_s']:g} s with "
-                     + "; ".join(settle["why"]))
+    settle = summary.settle
+    if settle is not None and results.filled(settle):  # a run that never settled keeps {}
+        lines.append(f"Settled before the run: {settle.waited_s:g} s (app idle, master idle, replicas at its "
+                     "position, host near idle" + (f"; it waited for: {'; '.join(settle.waited_for)}"
+                                                   if settle.waited_for else "") + ")"
+                     if settle.settled else
+                     f"NOT settled before the run: started after {settle.waited_s:g} s with "
+                     + "; ".join(settle.why))
     return lines
 
 
-def _client_lines(summary: dict[str, Any]) -> list[str]:
+def _client_lines(summary: RunSummary) -> list[str]:
     """What the client got, the reading above the knee, CPU per request (gross and net of idle)."""
     lines: list[str] = []
-    if "rate_sent" in summary:
-        lines.append(f"Sent {summary['rate_sent']:.2f}/s, goodput {summary['goodput']:.2f}/s "
-                     f"({summary['success']:.2%} succeeded; server-side success {summary['server_success']:.2%}, "
-                     f"{summary.get('client_errors', 0):,} client-side errors)")
-    knee = summary.get("above_knee")
-    if knee:
-        lines.append(above_knee_text(knee))
-    resolution = summary.get("cpu_ms_per_success_net_resolution") or {}
+    if summary.rate_sent is not None:  # never null: absent when vegeta reported nothing
+        lines.append(f"Sent {summary.rate_sent:.2f}/s, goodput {summary.goodput:.2f}/s "
+                     f"({summary.success:.2%} succeeded; server-side success {summary.server_success:.2%}, "
+                     f"{summary.client_errors or 0:,} client-side errors)")
+    if results.filled(summary.above_knee):
+        lines.append(above_knee_text(summary.above_knee))
+    resolution = summary.cpu_ms_per_success_net_resolution or {}
     for key, label in (("cpu_ms_per_success", "CPU-ms per successful request"),
                        ("cpu_ms_per_request", "CPU-ms per request (failed ones included)"),
                        ("cpu_ms_per_success_net", "CPU-ms per successful request net of idle")):
-        figures = summary.get(key)
+        figures = results.value(summary, key)
         if figures:
             known = resolution if key == "cpu_ms_per_success_net" else {}
             lines.append(f"{label}: " + ", ".join(net_text(k, v, known.get(k)) for k, v in figures.items()))
     if resolution:
-        lines.append(f"Resolution of the net figures ({summary['net_resolution_z']:g} standard errors of the idle "
-                     f"cost subtracted, from {summary['idle_samples']} one-second idle samples; below it a net "
+        lines.append(f"Resolution of the net figures ({summary.net_resolution_z:g} standard errors of the idle "
+                     f"cost subtracted, from {summary.idle_samples} one-second idle samples; below it a net "
                      "figure cannot be told from zero): " + ", ".join(f"{k} {v:.3f}" for k, v in resolution.items()))
     incident = _bigtx_text(summary)
-    if incident and summary.get("cpu_ms_per_success"):
+    if incident and summary.cpu_ms_per_success:
         lines.append(f"These per-request figures include {incident}: they describe the incident, not the workload")
-    idle = summary.get("cpu_idle_per_s")
+    idle = summary.cpu_idle_per_s
     if idle:
-        window = f", {summary['idle_window_s']:g} s" if summary.get("idle_window_s") else ""
+        window = f", {summary.idle_window_s:g} s" if summary.idle_window_s else ""
         lines.append("Idle CPU, subtracted from the net figures (no load, only the measurement running: the "
                      "heartbeat, GTID positions read every 10 ms, the app's probes; before the "
                      f"attack{window}; % of one core): " + ", ".join(f"{k} {100 * v:.1f}" for k, v in idle.items()
                                                            if k not in ("host_busy", "host_steal", "vegeta")))
-    if summary.get("db_share_of_host") is not None:
-        lines.append(f"Databases' share of the busy host CPU: {summary['db_share_of_host']:.0%}")
+    if summary.db_share_of_host is not None:
+        lines.append(f"Databases' share of the busy host CPU: {summary.db_share_of_host:.0%}")
     return lines
 
 
@@ -139,118 +141,120 @@ def net_text(group: str, value: float, resolution: float | None) -> str:
     return f"{group} {value:.3f}"
 
 
-def _lag_lines(summary: dict[str, Any]) -> list[str]:
+def _lag_lines(summary: RunSummary) -> list[str]:
     """Each replica's lag and catch-up, and the lag's floor."""
     lines: list[str] = []
-    floor = summary.get("lag_floor_ms")
-    for name, lag_of in (summary.get("lag") or {}).items():
-        catch = (summary.get("catch_up_s") or {}).get(name) if summary.get("catch_up_s") is not None else "-"
+    floor = summary.lag_floor_ms
+    lags: dict[str, Any] = summary.lag or {}  # LagOf each (a null one fails as it did)
+    for name, lag_of in lags.items():
+        catch: float | str | None = "-" if summary.catch_up_s is None else summary.catch_up_s.get(name)
         if catch == "-":
             catch_text = "catch-up not measured"
         elif catch is None:
-            growth = lag_of.get("growth_s_per_s")
-            catch_text = (f"did NOT catch up within {summary.get('catch_up_timeout_s', 0):g} s"
+            growth = lag_of.growth_s_per_s
+            timeout = 0 if summary.catch_up_timeout_s is None else summary.catch_up_timeout_s  # never null
+            catch_text = (f"did NOT catch up within {timeout:g} s"
                           + (f"; lag grew {growth:.2f} s per s" if growth is not None else ""))
         else:
             catch_text = f"caught up {catch:.2f} s after the last request was sent"
-        settled = (summary.get("lag_settled_s") or {}).get(name)
-        if lag_of.get("method") == "gtid positions":
+        settled = (summary.lag_settled_s or {}).get(name)
+        if lag_of.method == "gtid positions":
             settled_text = "" if settled is None else f", lag back under {2 * floor:g} ms after {settled:.2f} s"
-            lines.append(f"Lag {name} (GTID positions): p50 {_ms(lag_of['p50_ms'])}, p99 {_ms(lag_of['p99_ms'])}, "
-                         f"max {_ms(lag_of['max_ms'])}; heartbeat p99 {_ms(lag_of['heartbeat_p99_ms'])}; "
-                         f"Seconds_Behind_Master max {lag_of['max_seconds_behind_master']}; {catch_text}"
+            lines.append(f"Lag {name} (GTID positions): p50 {_ms(lag_of.p50_ms)}, p99 {_ms(lag_of.p99_ms)}, "
+                         f"max {_ms(lag_of.max_ms)}; heartbeat p99 {_ms(lag_of.heartbeat_p99_ms)}; "
+                         f"Seconds_Behind_Master max {lag_of.max_seconds_behind_master}; {catch_text}"
                          f"{settled_text}")
             continue
         settled_text = "" if settled is None else \
             f", heartbeat lag back under {2 * (floor or 100)} ms after {settled:.2f} s"
-        lines.append(f"Lag {name}: heartbeat p50 {_ms(lag_of['p50_ms'])}, p99 {_ms(lag_of['p99_ms'])}, "
-                     f"max {_ms(lag_of['max_ms'])}; Seconds_Behind_Master max "
-                     f"{lag_of['max_seconds_behind_master']}; {catch_text}{settled_text}")
-    methods = {lag_of.get("method") for lag_of in (summary.get("lag") or {}).values()}
+        lines.append(f"Lag {name}: heartbeat p50 {_ms(lag_of.p50_ms)}, p99 {_ms(lag_of.p99_ms)}, "
+                     f"max {_ms(lag_of.max_ms)}; Seconds_Behind_Master max "
+                     f"{lag_of.max_seconds_behind_master}; {catch_text}{settled_text}")
+    methods = {lag_of.method for lag_of in lags.values()}
     if floor and "gtid positions" in methods:
         lines.append(f"Lag floor: positions read every {floor:g} ms (achieved median), so lag below about {floor:g} ms "
                      f"is not resolved; nothing is written to measure it (the heartbeat, every "
-                     f"{summary.get('heartbeat_ms', 100)} ms, is the cross-check)")
+                     f"{100 if summary.heartbeat_ms is None else summary.heartbeat_ms} ms, is the cross-check)")
     elif floor:
         lines.append(f"Lag floor: the heartbeat is written every {floor} ms, so an idle replica reads 0–{floor} ms")
     return lines
 
 
-def _server_lines(summary: dict[str, Any]) -> list[str]:
+def _server_lines(summary: RunSummary) -> list[str]:
     """The servers: replication per node, disk per write, semi-sync, rows checked, buffer pools."""
     lines: list[str] = []
-    rep = summary.get("replication") or {}
-    master = (rep.get("nodes") or {}).get("master")
-    if master and master["transactions"]:
-        cpu = summary.get("cpu_seconds") or {}
+    nodes = (summary.replication.nodes if summary.replication else None) or {}
+    master = nodes.get("master")  # a per-node map: a run without the master's counters has none
+    if master and master.transactions:
+        cpu = summary.cpu_seconds or {}
         parts = []
-        for name in nodes_in([*rep["nodes"], *cpu, "master", "replica1"]):
-            node = rep["nodes"].get(name)
+        for name in nodes_in([*nodes, *cpu, "master", "replica1"]):
+            node = nodes.get(name)
             if node is None:
                 parts.append(f"{name} n/a")
                 continue
-            text = f"{name} {node['transactions_per_s']:,.1f} trx/s, {node['rows_per_s']:,.1f} rows/s"
-            if cpu.get(name) is not None and node["rows_changed"]:
-                text += f", {1000 * cpu[name] / node['rows_changed']:.3f} CPU-ms per row"
-            if node.get("rows_read_per_row_changed") is not None:
-                text += f", {node['rows_read_per_row_changed']:,.1f} rows read per row changed"
+            text = f"{name} {node.transactions_per_s:,.1f} trx/s, {node.rows_per_s:,.1f} rows/s"
+            if cpu.get(name) is not None and node.rows_changed:
+                text += f", {1000 * cpu[name] / node.rows_changed:.3f} CPU-ms per row"
+            if node.rows_read_per_row_changed is not None:
+                text += f", {node.rows_read_per_row_changed:,.1f} rows read per row changed"
             parts.append(text)
         lines.append("Replication (app transactions, rows changed and CPU per row, during the attack): "
                      + "; ".join(parts))
         disk = []
-        for name, node in rep["nodes"].items():
+        for name, node in nodes.items():
             if node is None:
                 continue
-            kb = node.get("kb_written_per_write")
-            fsyncs = "-" if node["fsyncs_per_write"] is None else node["fsyncs_per_write"]
-            syncs = "" if node.get("binlog_syncs_per_write") is None else \
-                f" + {node['binlog_syncs_per_write']} binlog syncs (sync_binlog={node['sync_binlog']})"
+            kb = node.kb_written_per_write
+            fsyncs = "-" if node.fsyncs_per_write is None else node.fsyncs_per_write
+            syncs = "" if node.binlog_syncs_per_write is None else \
+                f" + {node.binlog_syncs_per_write} binlog syncs (sync_binlog={node.sync_binlog})"
             disk.append(f"{name} {fsyncs} InnoDB fsyncs{syncs}, {'-' if kb is None else f'{kb:.1f}'} KB written")
         lines.append("Disk per successful write: " + "; ".join(disk)
-                     + (f"; master group commit {master['commits_per_group']} commits per group"
-                        if master.get("commits_per_group") else ""))
-        semi = master.get("semi_sync")
+                     + (f"; master group commit {master.commits_per_group} commits per group"
+                        if master.commits_per_group else ""))
+        semi = master.semi_sync
         if semi:
             lines.append(f"Semi-sync: {semi['acked']:,} acked, {semi['fell_back']:,} fell back to async; MariaDB's "
                          f"own counters: avg wait {_us(semi['avg_tx_wait_us'])} (network "
                          f"{_us(semi['avg_net_wait_us'])}), which is not what a commit pays: compare the write p50 "
                          "with a run with --semi-sync off on the same link (study semi-sync does)")
-    if summary.get("rows_checked"):
-        lines.append("Rows: " + rowcheck.describe(summary["rows_checked"]))
-    pools = summary.get("buffer_pools") or {}
+    if summary.rows_checked is not None and results.filled(summary.rows_checked):
+        lines.append("Rows: " + rowcheck.describe(results.document(summary.rows_checked)))
+    pools = summary.buffer_pools or {}
     if pools:
-        lines.append(pool_text(pools, summary.get("schema", "")))
-    if master and master["transactions"] and master.get("pool_disk_reads_per_write") is not None:
+        lines.append(pool_text(pools, summary.schema_name or ""))  # schema: the scenario's, never null
+    if master and master.transactions and master.pool_disk_reads_per_write is not None:
         lines.append("Buffer pool per successful write: " + "; ".join(
-            f"{name} {node['pool_disk_reads_per_write']:g} pages read from disk, "
-            f"{node['pages_flushed_per_write']:g} pages flushed, {node['kb_read_per_write']:g} KB read"
-            for name, node in rep["nodes"].items() if node is not None and node.get("kb_read_per_write") is not None))
+            f"{name} {node.pool_disk_reads_per_write:g} pages read from disk, "
+            f"{node.pages_flushed_per_write:g} pages flushed, {node.kb_read_per_write:g} KB read"
+            for name, node in nodes.items() if node is not None and node.kb_read_per_write is not None))
     return lines
 
 
-def _binlog_lines(summary: dict[str, Any]) -> list[str]:
+def _binlog_lines(summary: RunSummary) -> list[str]:
     """Binlog and relay log bytes."""
     lines: list[str] = []
-    b = summary.get("binlog")
-    if b:
-        per_write = "n/a (no writes)" if b["bytes_per_write"] is None else f"{b['bytes_per_write']:.1f} bytes per write"
-        per_row = "" if b.get("bytes_per_row") is None else f", {b['bytes_per_row']:.1f} bytes per row changed"
-        lines.append(f"Binlog: {b['master_binlog_bytes']:,} bytes on the master during the attack; "
+    b = summary.binlog
+    if b is not None and results.filled(b):
+        per_write = "n/a (no writes)" if b.bytes_per_write is None else f"{b.bytes_per_write:.1f} bytes per write"
+        per_row = "" if b.bytes_per_row is None else f", {b.bytes_per_row:.1f} bytes per row changed"
+        lines.append(f"Binlog: {b.master_binlog_bytes:,} bytes on the master during the attack; "
                      f"{per_write}{per_row} "
-                     f"({b['successful_writes']:,} successful writes; {b['heartbeat_writes']} heartbeats × "
-                     f"{b['heartbeat_bytes_per_write']:.0f} B excluded)")
+                     f"({b.successful_writes:,} successful writes; {b.heartbeat_writes} heartbeats × "
+                     f"{b.heartbeat_bytes_per_write:.0f} B excluded)")
         if _bigtx_text(summary):
             lines[-1] += f"; includes {_bigtx_text(summary)}"
-        if b.get("files_opened"):
-            lines.append(f"Binlog rotated during the attack (max_binlog_size): opened {', '.join(b['files_opened'])}")
-        relay = ", ".join(f"{k} {v:,}" for k, v in b["replica_received_bytes"].items())
+        if b.files_opened:
+            lines.append(f"Binlog rotated during the attack (max_binlog_size): opened {', '.join(b.files_opened)}")
+        relay = ", ".join(f"{k} {v:,}" for k, v in b.replica_received_bytes.items())
         lines.append(f"Relay log bytes received: {relay}")
     return lines
 
 
-def _bigtx_text(summary: dict[str, Any]) -> str | None:
+def _bigtx_text(summary: RunSummary) -> str | None:
     """'the planned big transaction (1,000,000 rows of bench_idx.accounts)', or None without a bigtx fault."""
-    done = [f["bigtx"] for f in summary.get("planned_faults") or [] if f.get("bigtx")]
+    done = [f.bigtx for f in summary.planned_faults or [] if f.bigtx]
     if not done:
         return None
     rows = ", ".join(f"{d['rows_changed']:,}" for d in done)
@@ -258,95 +262,98 @@ def _bigtx_text(summary: dict[str, Any]) -> str | None:
             f"{done[0]['table']})")
 
 
-def _app_lines(summary: dict[str, Any]) -> list[str]:
+def _app_lines(summary: RunSummary) -> list[str]:
     """The app's admission and every group's memory."""
     lines: list[str] = []
-    adm = summary.get("app_admission") or {}
-    if adm.get("workers"):
-        stood = (f"; a queue stood {adm['standing_s']:g} s in {adm['episodes']} episode(s)"
-                 if adm.get("mode") == "codel" and adm.get("standing_s") is not None else "")
-        pool = summary.get("client_connections")
-        if adm.get("mode") == "none":
-            if summary.get("client_connections_setting") == "unlimited" or not pool:
+    adm = summary.app_admission
+    if adm is not None and adm.workers:
+        stood = (f"; a queue stood {adm.standing_s:g} s in {adm.episodes} episode(s)"
+                 if adm.mode == "codel" and adm.standing_s is not None else "")
+        pool = summary.client_connections
+        if adm.mode == "none":
+            if summary.client_connections_setting == "unlimited" or not pool:
                 bound = ("none: the unbounded app (REPLBENCH_ADMISSION=none, REPLBENCH_CLIENT_CONNECTIONS=unlimited"
                          + (f": up to {pool:,} connections, vegeta's descriptors)" if pool else ")"))
             else:
                 bound = (f"none: the app sheds nothing; vegeta's {pool:,} connections (REPLBENCH_CLIENT_CONNECTIONS) "
                          "bound what it holds, the excess waits in the client")
         else:
-            bound = f"bound {appserver.bound_text(adm, per_worker=True)}"
-        lines.append(f"App admission: {adm['admitted']:,} admitted, {adm['shed']:,} shed at once with 503 "
-                     f"({bound}; peaks in flight summed over {adm['workers']} workers: "
-                     f"{adm['peak_in_flight']:,}{stood})")
-    memory = summary.get("memory_mb")
+            bound = f"bound {appserver.bound_text(results.document(adm), per_worker=True)}"
+        lines.append(f"App admission: {adm.admitted:,} admitted, {adm.shed:,} shed at once with 503 "
+                     f"({bound}; peaks in flight summed over {adm.workers} workers: "
+                     f"{adm.peak_in_flight:,}{stood})")
+    memory = summary.memory_mb
     if memory:
         lines.append("Memory RSS MiB (first → last sample, max): " + ", ".join(
-            f"{k} {v['first']:.0f} → {v['last']:.0f} ({v['max']:.0f})" for k, v in memory.items()))
+            f"{k} {v.first:.0f} → {v.last:.0f} ({v.max:.0f})" for k, v in memory.items()))
     return lines
 
 
-def _check_lines(summary: dict[str, Any]) -> list[str]:
+def _check_lines(summary: RunSummary) -> list[str]:
     """Consistency, planned faults with their windows, routing, who served, faults seen."""
     lines: list[str] = []
-    c = summary.get("consistency")
-    if c:
-        if not c.get("checked", True):
-            lines.append(f"Consistency: not checked — {c['reason']}")
+    c = summary.consistency
+    if c is not None and results.filled(c):
+        if c.checked is not None and not c.checked:  # absent: checked (files before the key); never null
+            lines.append(f"Consistency: not checked — {c.reason}")
         else:
-            verdict = "equal on the nodes checked" if c["equal"] else "DIFFERENT — replicas diverged, RUN FAILED"
-            if c["equal"] and not c.get("missing"):
-                count = len(c["checksums"])
+            verdict = "equal on the nodes checked" if c.equal else "DIFFERENT — replicas diverged, RUN FAILED"
+            if c.equal and not c.missing:
+                count = len(c.checksums)
                 verdict = f"equal on all {NUMBER_WORDS.get(count, str(count))} nodes"
-            what = f"CHECKSUM TABLE {c['table']}" if c.get("scope", "table") == "table" else \
-                f"the {c['rows']:,} rows this run wrote in {c['table']} (every column, checksummed)"
-            lines.append(f"Consistency: {what} {verdict} {c['checksums']}"
-                         + (f"; not checked on {', '.join(c['missing'])}" if c.get("missing") else ""))
-    planned = summary.get("planned_faults") or []
+            what = f"CHECKSUM TABLE {c.table}" if c.scope in (None, "table") else \
+                f"the {c.rows:,} rows this run wrote in {c.table} (every column, checksummed)"
+            lines.append(f"Consistency: {what} {verdict} {c.checksums}"
+                         + (f"; not checked on {', '.join(c.missing)}" if c.missing else ""))
+    planned = summary.planned_faults or []
     if planned:
         lines.append("Planned faults: " + "; ".join(
-            f"{p['fault']} done at {p['at_s']:.1f} s"
-            + (f" (began {p['began_at_s']:.1f} s)" if p.get("began_at_s") is not None
-               and p["at_s"] - p["began_at_s"] >= 0.5 else "")
-            + (f" (FAILED: {p['error']})" if p.get("error") else "")
+            f"{p.fault} done at {p.at_s:.1f} s"
+            + (f" (began {p.began_at_s:.1f} s)" if p.began_at_s is not None
+               and p.at_s - p.began_at_s >= 0.5 else "")
+            + (f" (FAILED: {p.error})" if p.error else "")
             for p in planned))
-        for name, w in (summary.get("fault_windows") or {}).items():
-            served = ", ".join(f"{k} {v:,}" for k, v in (w.get("served_by") or {}).items())
-            lines.append(f"  {name:<34} {w['start_s']:6.1f}–{w['end_s']:<6.1f} s  {w['requests']:>7,} requests, "
-                         f"{_num(w['rate'])}/s, errors {_num(w['error_pct'])} %, p50 {_num(w['p50_ms'])} ms, "
-                         f"p99 {_num(w['p99_ms'])} ms" + (f"; served by {served}" if served else ""))
+        for name, w in (summary.fault_windows or {}).items():
+            served = ", ".join(f"{k} {v:,}" for k, v in (w.served_by or {}).items())
+            lines.append(f"  {name:<34} {w.start_s:6.1f}–{w.end_s:<6.1f} s  {w.requests:>7,} requests, "
+                         f"{_num(w.rate)}/s, errors {_num(w.error_pct)} %, p50 {_num(w.p50_ms)} ms, "
+                         f"p99 {_num(w.p99_ms)} ms" + (f"; served by {served}" if served else ""))
         for p in planned:
-            if p.get("bigtx"):
-                b = p["bigtx"]
+            if p.bigtx:
+                b = p.bigtx
                 applied = ", ".join(f"{k} {'not within the timeout' if v is None else f'{v:.2f} s'}"
                                     for k, v in b["replicas_applied_after_commit_s"].items())
-                lines.append(f"  {p['fault']}: {b['rows_changed']:,} rows of {b['table']} changed in "
+                lines.append(f"  {p.fault}: {b['rows_changed']:,} rows of {b['table']} changed in "
                              f"{b['master_s']:.2f} s on the master; applied after its commit: {applied}")
-    for r in summary.get("routing") or []:
-        if r["node"] not in (summary.get("served_by") or {}) and r["last_served_s"] is None:
+    for r in summary.routing or []:
+        if r.node not in (summary.served_by or {}) and r.last_served_s is None:
             continue  # a node that serves no request of this scenario (the master of a read run)
-        stopped = "no request after it went down" if r["last_served_s"] is None else \
-            f"its last request {r['last_served_s'] - r['down_at_s']:.2f} s after it went down"
-        back = "" if r["back_at_s"] is None else ("; not used again before the end" if r["first_served_back_s"] is None
-                                                  else f"; used again {r['first_served_back_s'] - r['back_at_s']:.2f}"
-                                                       " s after it was back")
-        lines.append(f"Routing around {r['node']}: {stopped}{back}")
-    if summary.get("served_by"):
-        lines.append("Served by: " + ", ".join(f"{k} {v:,}" for k, v in sorted(summary["served_by"].items())))
-    lost = nodes_lost(summary)
+        stopped = "no request after it went down" if r.last_served_s is None else \
+            f"its last request {r.last_served_s - r.down_at_s:.2f} s after it went down"
+        back = "" if r.back_at_s is None else ("; not used again before the end" if r.first_served_back_s is None
+                                               else f"; used again {r.first_served_back_s - r.back_at_s:.2f}"
+                                                    " s after it was back")
+        lines.append(f"Routing around {r.node}: {stopped}{back}")
+    if summary.served_by:
+        lines.append("Served by: " + ", ".join(f"{k} {v:,}" for k, v in sorted(summary.served_by.items())))
+    lost = summary.nodes_lost or []  # an older summary's "faults", migrated
     if lost:
-        lines.append("Faults seen: " + "; ".join(health.describe_faults(lost, summary.get("attack_start_s", 0.0))))
+        start = 0.0 if summary.attack_start_s is None else summary.attack_start_s
+        lines.append("Faults seen: " + "; ".join(health.describe_faults(lost, start)))
     return lines
 
 
-def pool_text(pools: dict[str, dict[str, Any]], schema: str) -> str:
-    """'Buffer pool: 128 MiB on every node, smaller than bench_idx (2.0 GiB) ...' (flush method included)."""
-    sizes = sorted({p["pool_bytes"] for p in pools.values()})
-    table = max(p["table_bytes"] for p in pools.values())
+def pool_text(pools: dict[str, Any], schema: str) -> str:
+    """'Buffer pool: 128 MiB on every node, smaller than bench_idx (2.0 GiB) ...' (flush method included); each
+    node's pool a summary's record or its dictionary."""
+    got = {n: p if isinstance(p, BufferPool) else BufferPool.model_validate(p) for n, p in pools.items()}
+    sizes = sorted({p.pool_bytes for p in got.values()})
+    table = max(p.table_bytes for p in got.values())
     where = "on every node" if len(sizes) == 1 else "(" + ", ".join(
-        f"{n} {p['pool_bytes'] / 2**20:,.0f} MiB" for n, p in pools.items()) + ")"
+        f"{n} {p.pool_bytes / 2**20:,.0f} MiB" for n, p in got.items()) + ")"
     size = f"{sizes[0] / 2**20:,.0f} MiB " if len(sizes) == 1 else ""
-    flush = ", ".join(sorted({str(p["flush_method"]) for p in pools.values()}))
-    if all(p["fits"] for p in pools.values()):
+    flush = ", ".join(sorted({str(p.flush_method) for p in got.values()}))
+    if all(p.fits for p in got.values()):
         return (f"Buffer pool: {size}{where}, holding {schema} ({table / 2**30:.1f} GiB with its indexes); "
                 f"warmed before the run; innodb_flush_method {flush}")
     return (f"Buffer pool: {size}{where}, smaller than {schema} ({table / 2**30:.1f} GiB with its indexes): not "
@@ -379,26 +386,27 @@ def _us(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f} µs"
 
 
-def above_knee_text(knee: dict[str, Any]) -> str:
+def above_knee_text(doc: dict[str, Any] | AboveKnee) -> str:
     """The one line that reads a run above the knee as a finding: what this machine served of what was asked, where
-    the rest went, and who had the host."""
-    shares = knee.get("shares_of_busy") or {}
-    host = (f"the host was saturated (busy {knee['host_busy_percent']:.0f} % of {100 * knee['cores']})"
-            if knee.get("saturated") else
-            f"the host was not saturated (busy {knee['host_busy_percent']:.0f} % of {100 * knee['cores']})"
-            if knee.get("host_busy_percent") is not None else "host CPU not measured")
+    the rest went, and who had the host (analysis/summary.above_knee's dictionary, or a summary's record)."""
+    knee = doc if isinstance(doc, AboveKnee) else AboveKnee.model_validate(doc)
+    shares = knee.shares_of_busy or {}
+    host = (f"the host was saturated (busy {knee.host_busy_percent:.0f} % of {100 * knee.cores})"
+            if knee.saturated else
+            f"the host was not saturated (busy {knee.host_busy_percent:.0f} % of {100 * knee.cores})"
+            if knee.host_busy_percent is not None else "host CPU not measured")
     who = ", ".join(f"{g} {v:.0%}" for g, v in shares.items())
     rest = []
-    if knee["shed_per_s"]:
-        rest.append(f"{knee['shed_per_s']:,.0f}/s were shed by the app's admission (503 at once)")
-    if knee["failed_otherwise_per_s"]:
-        rest.append(f"{knee['failed_otherwise_per_s']:,.0f}/s failed otherwise")
+    if knee.shed_per_s:
+        rest.append(f"{knee.shed_per_s:,.0f}/s were shed by the app's admission (503 at once)")
+    if knee.failed_otherwise_per_s:
+        rest.append(f"{knee.failed_otherwise_per_s:,.0f}/s failed otherwise")
     pool = ""
-    if knee.get("client_pool_full"):
-        pool = (f"; all {knee['client_connections']:,} of vegeta's connections were in use, so requests also waited "
-                "in the client (REPLBENCH_CLIENT_CONNECTIONS)" if knee["shed_per_s"] else
-                f"; all {knee['client_connections']:,} of vegeta's connections were in use: the excess waited in the "
+    if knee.client_pool_full:
+        pool = (f"; all {knee.client_connections:,} of vegeta's connections were in use, so requests also waited "
+                "in the client (REPLBENCH_CLIENT_CONNECTIONS)" if knee.shed_per_s else
+                f"; all {knee.client_connections:,} of vegeta's connections were in use: the excess waited in the "
                 "client, its wait counted in the latency (REPLBENCH_CLIENT_CONNECTIONS)")
-    return (f"Above the knee: this machine served {knee['served']:,.0f} of the {knee['asked']:,} requests/s asked "
-            f"({knee['share']:.0%})" + (f"; {' and '.join(rest)}" if rest else "") + f"; {host}"
+    return (f"Above the knee: this machine served {knee.served:,.0f} of the {knee.asked:,} requests/s asked "
+            f"({knee.share:.0%})" + (f"; {' and '.join(rest)}" if rest else "") + f"; {host}"
             + (f": {who} of the busy CPU" if who else "") + pool)

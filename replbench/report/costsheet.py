@@ -16,6 +16,7 @@ from typing import Any
 
 from ..analysis.studymetrics import fmt
 from ..core import scenario as scenarios
+from ..core.results import StudyCell, StudyRecord, study_of
 from ..core.stats import spread
 from .assets import Writer
 
@@ -25,7 +26,8 @@ WORKLOADS = ("write", "write-bulk", "write-wide", "write-nopk-keyed", "write-nop
 BIG_TRANSACTIONS = "big-transaction"
 FOUR_THREADS = (4, "optimistic")  # the parallel column: MariaDB's default mode
 
-Metrics = dict[str, Any]
+Metrics = dict[str, Any]  # a unit's metrics: a map of analysis/studymetrics' keys, no record of its own
+Studies = list[dict[str, Any]] | list[StudyRecord]  # study.json's dictionaries, or their records
 
 
 def setting(knobs: dict[str, Any]) -> str:
@@ -61,9 +63,9 @@ def _figure(values: list[float | None]) -> str:
     return text if low == high else f"{text} [{low}–{high}]"
 
 
-def _usable(cell: dict[str, Any], scenario: str) -> bool:
+def _usable(cell: StudyCell, scenario: str) -> bool:
     """A cell that runs the workload as its scenario file defines it (not another row count or rate)."""
-    changed = cell.get("changed") or {}
+    changed = cell.changed or {}
     rows = changed.get("rows")
     try:
         default_rows = scenarios.load(scenario).bulk_rows
@@ -72,16 +74,15 @@ def _usable(cell: dict[str, Any], scenario: str) -> bool:
     return "load" not in changed and (rows is None or str(rows).replace(",", "") == str(default_rows))
 
 
-def _units(data: dict[str, Any]) -> list[tuple[str, dict[str, Any], Metrics]]:
+def _units(data: StudyRecord) -> list[tuple[str, StudyCell, Metrics]]:
     """(scenario, cell, metrics) of each measured unit of a study."""
-    cells = {c["name"]: c for c in data["cells"]}
-    return [(u["scenario"], cells[u["cell"]], u["metrics"]) for u in data["units"]
-            if u.get("metrics") and u["cell"] in cells]
+    cells = {c.name: c for c in data.cells}
+    return [(u.scenario, cells[u.cell], u.metrics) for u in data.units if u.metrics and u.cell in cells]
 
 
-def sheet_rows(studies: list[dict[str, Any]]) -> dict[str, list[tuple[str, str, list[Metrics]]]]:
+def sheet_rows(studies: Studies) -> dict[str, list[tuple[str, str, list[Metrics]]]]:
     """Per workload, (setting, study, each repeat's metrics) in the order the studies list them."""
-    by_name = {d["name"]: d for d in studies}
+    by_name = {d.name: d for d in map(study_of, studies)}
     rows: dict[str, dict[str, tuple[str, list[Metrics]]]] = {}
     for name in SHEET_STUDIES:
         if name not in by_name:
@@ -89,15 +90,15 @@ def sheet_rows(studies: list[dict[str, Any]]) -> dict[str, list[tuple[str, str, 
         mine: dict[tuple[str, str], list[Metrics]] = {}
         for scenario, cell, metrics in _units(by_name[name]):
             if scenario in WORKLOADS and _usable(cell, scenario) and "bytes_per_write" in metrics:
-                mine.setdefault((scenario, setting(cell["knobs"])), []).append(metrics)
+                mine.setdefault((scenario, setting(cell.knobs)), []).append(metrics)
         for (scenario, label), runs in mine.items():
             rows.setdefault(scenario, {}).setdefault(label, (name, runs))
     return {w: [(label, study, runs) for label, (study, runs) in rows[w].items()] for w in WORKLOADS if w in rows}
 
 
-def apply_rates(studies: list[dict[str, Any]]) -> dict[tuple[str, str, str], tuple[str, list[float | None]]]:
+def apply_rates(studies: Studies) -> dict[tuple[str, str, str], tuple[str, list[float | None]]]:
     """(workload, setting, 'serial' | '4 threads') -> (study, each repeat's apply trx/s of the slower replica)."""
-    by_name = {d["name"]: d for d in studies}
+    by_name = {d.name: d for d in map(study_of, studies)}
     out: dict[tuple[str, str, str], tuple[str, list[float | None]]] = {}
     for name in APPLY_STUDIES:
         if name not in by_name:
@@ -106,16 +107,17 @@ def apply_rates(studies: list[dict[str, Any]]) -> dict[tuple[str, str, str], tup
         for scenario, cell, metrics in _units(by_name[name]):
             if "apply_trx_per_s" not in metrics or not _usable(cell, scenario):
                 continue
-            threads = (int(cell["knobs"].get("parallel_threads") or 0), cell["knobs"].get("parallel_mode"))
+            knobs = cell.knobs  # a map of settings
+            threads = (int(knobs.get("parallel_threads") or 0), knobs.get("parallel_mode"))
             column = "serial" if threads[0] == 0 else "4 threads" if threads == FOUR_THREADS else None
             if column:
-                mine.setdefault((scenario, setting(cell["knobs"]), column), []).append(metrics["apply_trx_per_s"])
+                mine.setdefault((scenario, setting(knobs), column), []).append(metrics["apply_trx_per_s"])
         for key, values in mine.items():
             out.setdefault(key, (name, values))
     return out
 
 
-def cost_sheet(studies: list[dict[str, Any]]) -> list[str]:
+def cost_sheet(studies: Studies) -> list[str]:
     rows = sheet_rows(studies)
     if not rows:
         return ["## What each replication setting costs", "",
@@ -150,33 +152,33 @@ def cost_sheet(studies: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def big_transactions(studies: list[dict[str, Any]]) -> list[str]:
+def big_transactions(studies: Studies) -> list[str]:
     """One row per cell of study big-transaction: binlog MB, the master's execute + commit, the slowest replica."""
-    data = next((d for d in studies if d["name"] == BIG_TRANSACTIONS), None)
+    data = next((d for d in map(study_of, studies) if d.name == BIG_TRANSACTIONS), None)
     if not data:
         return []
     runs: dict[str, list[Metrics]] = {}
     for _, cell, metrics in _units(data):
-        runs.setdefault(cell["name"], []).append(metrics)
+        runs.setdefault(cell.name, []).append(metrics)
     if not runs:
         return []
     lines = ["### Large transactions: one UPDATE of many rows", "",
              "Study `big-transaction`: one transaction per unit, drained before the next; median [min–max] over "
-             f"{data['repeat']} interleaved repeats. *applied after commit*: from the master's commit until the "
+             f"{data.repeat} interleaved repeats. *applied after commit*: from the master's commit until the "
              "slowest replica applied it (a replica starts only when the master has committed; 4 parallel threads "
              "do not split one transaction).", "",
              "| transaction | binlog MB | master s (execute + commit) | slowest replica applied, s after commit | "
              "binlog cache spills |", "|---|---|---|---|---|"]
-    order = [c["name"] for c in data["cells"] if c["name"] in runs]  # the file's order: by size, then setting
+    order = [c.name for c in data.cells if c.name in runs]  # the file's order: by size, then setting
     for name, mine in ((n, runs[n]) for n in order):
         lines.append(f"| {name} | " + " | ".join(_figure([m.get(k) for m in mine]) for k in (
             "bigtx_binlog_mb", "bigtx_master_s", "bigtx_applied_s", "bigtx_cache_spills")) + " |")
     return lines + [""]
 
 
-def falling_behind(studies: list[dict[str, Any]], latest: dict[str, dict[str, Any]], writer: Writer) -> list[str]:
+def falling_behind(studies: Studies, latest: dict[str, dict[str, Any]], writer: Writer) -> list[str]:
     """Lag against write rate from the write sweep, beside one replica's apply capacity alone: one plot, one
-    sentence."""
+    sentence (latest: the sweeps' sections as report/sweeps.py gives them, by sweep key)."""
     sweep = latest.get("write")
     if not sweep or not sweep.get("steps"):
         return []
@@ -185,9 +187,8 @@ def falling_behind(studies: list[dict[str, Any]], latest: dict[str, dict[str, An
     capacity = spread(apply[1])["median"] if apply else None
     lags = []
     for step in sweep["steps"]:
-        values = [max([v.get("p99_ms") or 0 for v in (r["summary"].get("lag") or {}).values()] or [0])
-                  for r in step["repeats"]]
-        lags.append((step["rate"], spread(values)["median"], step.get("passed")))
+        values = [max([v.p99_ms or 0 for v in (r.summary.lag or {}).values()] or [0]) for r in step.repeats]
+        lags.append((step.rate, spread(values)["median"], step.passed))
     passing = sorted((rate, lag) for rate, lag, ok in lags if ok)
     sentence = f"`write` (single-row updates, ROW FULL): the master sustained {sweep['max_text']} here"
     if passing:

@@ -4,38 +4,38 @@ followed the node that went down and came back.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from ..core.results import read_summary
 from .assets import Writer
 from .figures import num
 
 
 def fault_section(folder: Path, writer: Writer) -> list[str]:
-    summary = json.loads((folder / "summary.json").read_text())
+    summary = read_summary(folder)
     assets = writer.folder(folder)
-    lines = [f"### `{summary['scenario']}` at {summary['rate']} rps — `{folder.name}`", "",
-             "Faults: " + "; ".join(f"`{p['fault']}` (done at {p['at_s']:.1f} s)" for p in summary["planned_faults"])
-             + f"; status {summary.get('status')}", "",
+    lines = [f"### `{summary.scenario}` at {summary.rate} rps — `{folder.name}`", "",
+             "Faults: " + "; ".join(f"`{p.fault}` (done at {p.at_s:.1f} s)" for p in summary.planned_faults)
+             + f"; status {summary.status}", "",
              "| window | seconds | requests | rate/s | errors % | p50 ms | p99 ms | served by |",
              "|---|---|---|---|---|---|---|---|"]
-    for name, w in (summary.get("fault_windows") or {}).items():
-        served = ", ".join(f"{k} {v:,}" for k, v in (w.get("served_by") or {}).items()) or "–"
-        lines.append(f"| {name} | {w['start_s']:.1f}–{w['end_s']:.1f} | {w['requests']:,} | {num(w['rate'])} | "
-                     f"{num(w['error_pct'])} | {num(w['p50_ms'])} | {num(w['p99_ms'])} | {served} |")
+    for name, w in (summary.fault_windows or {}).items():
+        served = ", ".join(f"{k} {v:,}" for k, v in (w.served_by or {}).items()) or "–"
+        lines.append(f"| {name} | {w.start_s:.1f}–{w.end_s:.1f} | {w.requests:,} | {num(w.rate)} | "
+                     f"{num(w.error_pct)} | {num(w.p50_ms)} | {num(w.p99_ms)} | {served} |")
     lines.append("")
-    for r in summary.get("routing") or []:
-        if r["last_served_s"] is None and r["node"] not in (summary.get("served_by") or {}):
+    for r in summary.routing or []:
+        if r.last_served_s is None and r.node not in (summary.served_by or {}):
             continue
-        stopped = "served nothing after it went down" if r["last_served_s"] is None else \
-            f"served its last request {r['last_served_s'] - r['down_at_s']:.2f} s after it went down"
-        back = "" if r["back_at_s"] is None else (
-            ", was not used again" if r["first_served_back_s"] is None else
-            f", was used again {r['first_served_back_s'] - r['back_at_s']:.2f} s after it was back")
-        lines.append(f"- `{r['node']}` {stopped}{back}.")
+        stopped = "served nothing after it went down" if r.last_served_s is None else \
+            f"served its last request {r.last_served_s - r.down_at_s:.2f} s after it went down"
+        back = "" if r.back_at_s is None else (
+            ", was not used again" if r.first_served_back_s is None else
+            f", was used again {r.first_served_back_s - r.back_at_s:.2f} s after it was back")
+        lines.append(f"- `{r.node}` {stopped}{back}.")
     for src in ("latency.png", "block.txt", "summary.json"):
         if (folder / src).exists():
             writer.copy(folder / src, assets / src)
     if (assets / "latency.png").exists():
-        lines += ["", f"![{summary['scenario']} latency over time]({writer.rel(assets / 'latency.png')})"]
+        lines += ["", f"![{summary.scenario} latency over time]({writer.rel(assets / 'latency.png')})"]
     return lines + [""]

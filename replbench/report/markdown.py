@@ -18,12 +18,12 @@ sweeps, plots).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from ..analysis.verdicts import describe_max
 from ..core.config import ROOT, Settings
+from ..core.results import StudyRecord, load
 from .archive import archive_page
 from .assets import Writer
 from .faults import fault_section
@@ -53,11 +53,11 @@ def generate(settings: Settings, output: Path | None = None, origin: Origin | No
     if origin.campaign is not None:
         writer.keep_campaign()
     studies_text: list[str] = []
-    studies: list[dict[str, Any]] = []
+    studies: list[StudyRecord] = []
     app_text: list[str] = []
     for folder in sorted(newest_per_name(find_studies(origin)).values()):
         lines, data = study_section(folder, writer)
-        if data["name"].startswith(APP_TIER_STUDIES):
+        if data.name.startswith(APP_TIER_STUDIES):
             app_text += lines
         else:
             studies_text += lines
@@ -82,7 +82,7 @@ def generate(settings: Settings, output: Path | None = None, origin: Origin | No
             latest[info["key"]] = info
     superseded = [p for p in sweeps if p not in shown.values()]
     for path in superseded:  # the one page states what the other sweeps of a scenario found
-        data = json.loads((path / "sweep.json").read_text())
+        data = load(path / "sweep.json")  # describe_max takes the dictionary
         if sweep_key(data) in latest:
             latest[sweep_key(data)].setdefault("earlier_max", []).append(describe_max(data))
     model_text = model_section(writer)

@@ -4,10 +4,21 @@ and report.md's section of all of it (from results/model/)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..analysis.costmodel import HELD_OUT
+from ..core import results
+from ..core.results import (
+    CostModel,
+    Fit,
+    Onset,
+    Validation,
+    filled,
+    model_of,
+    read_model,
+    read_validation,
+    validation_of,
+)
 from .assets import Writer
 
 VALIDATED = (("binlog_bytes", "binlog bytes"), ("master_cpu_s", "master CPU s"), ("replica_cpu_s", "replica CPU s"))
@@ -16,31 +27,33 @@ PARTS = (("master_cpu_s", "master CPU", "ms", 1e3), ("replica_cpu_s", "replica C
          ("master_fsyncs", "master fsyncs (InnoDB + binlog)", "fsyncs", 1.0))
 
 
-def _coef(part: dict[str, Any], term: str, scale: float) -> str:
-    low, high = part["ci95"][term]
-    return f"{part['coef'][term] * scale:.4g} [{low * scale:.4g}–{high * scale:.4g}]"
+def _coef(part: Fit, term: str, scale: float) -> str:
+    low, high = part.ci95[term]
+    return f"{part.coef[term] * scale:.4g} [{low * scale:.4g}–{high * scale:.4g}]"
 
 
-def render_fit(model: dict[str, Any]) -> str:
-    lines = [f"Cost model from {len(model['observations'])} write runs and {len(model['drains'])} apply drains "
+def render_fit(doc: dict[str, Any] | CostModel) -> str:
+    """The fit as text (a fit's model in memory, or model.json's record)."""
+    model = model_of(doc)
+    lines = [f"Cost model from {len(model.observations)} write runs and {len(model.drains)} apply drains "
              "(95 % intervals in brackets):"]
-    for name, fitted in model["settings"].items():
-        lines.append(f"{name} ({fitted['runs']} runs, {fitted['drains']} drains):")
+    for name, fitted in model.settings.items():
+        lines.append(f"{name} ({fitted.runs} runs, {fitted.drains} drains):")
         for key, label, unit, scale in PARTS:
-            part = fitted.get(key)
-            if not part:
+            part = results.value(fitted, key)
+            if not filled(part):  # no fit: too few runs
                 lines.append(f"  {label}: no data")
                 continue
             text = f"{_coef(part, 'per_trx', scale)} {unit} per transaction"
-            if part["rows_separated"]:
+            if part.rows_separated:
                 text += f" + {_coef(part, 'per_row', scale)} {unit} per row"
             else:
                 text += " (every run changed one row per transaction: rows not separated)"
-            lines.append(f"  {label}: {text}; R² {part['r2']:.3f}, n {part['n']}, residuals within "
-                         f"±{100 * max(map(abs, part['relative_residuals'])):.0f} %")
-        if fitted.get("fsyncs_per_commit") is not None:
+            lines.append(f"  {label}: {text}; R² {part.r2:.3f}, n {part.n}, residuals within "
+                         f"±{100 * max(map(abs, part.relative_residuals)):.0f} %")
+        if fitted.fsyncs_per_commit is not None:
             lines.append(f"  fsyncs per commit (master, InnoDB + binlog), median over the runs: "
-                         f"{fitted['fsyncs_per_commit']:.2f}")
+                         f"{fitted.fsyncs_per_commit:.2f}")
     return "\n".join(lines)
 
 
@@ -76,63 +89,66 @@ def render_plan(plan: dict[str, Any]) -> str:
     ])
 
 
-def render_validation(data: dict[str, Any]) -> str:
-    """model validate's table: predicted beside measured per held-out case, then the lag onset."""
+def render_validation(doc: dict[str, Any] | Validation) -> str:
+    """model validate's table: predicted beside measured per held-out case, then the lag onset (a validation in
+    memory, or validate.json's record)."""
+    data = validation_of(doc)
     lines = ["| case | transactions | rows | " + " | ".join(f"{label}: predicted [interval] / measured (error)"
                                                           for _, label in VALIDATED) + " |",
              "|---|---|---|" + "---|" * len(VALIDATED)]
-    for c in data["cases"]:
-        if not c["usable"]:
-            lines.append(f"| {c['scenario']} @ {c['rate']}/s | not usable (failed, above the knee or not "
+    for c in data.cases:
+        if not c.usable:
+            lines.append(f"| {c.scenario} @ {c.rate}/s | not usable (failed, above the knee or not "
                          f"verified) |" + " |" * (len(VALIDATED) + 1))
             continue
         cells = []
         for part, _ in VALIDATED:
-            v = c[part]
-            p = v["predicted"]
-            if p is None and part == "replica_cpu_s" and c.get("replica_reads"):
-                cells.append(f"not predicted: the replicas also served {c['replica_reads']:,} reads "
-                             f"(measured {_num(v['measured'])})")
+            v = results.value(c, part)
+            p = v.predicted
+            if p is None and part == "replica_cpu_s" and c.replica_reads:
+                cells.append(f"not predicted: the replicas also served {c.replica_reads:,} reads "
+                             f"(measured {_num(v.measured)})")
                 continue
             cells.append("no prediction" if p is None else
-                         f"{_num(p['value'])} [{_num(p['low'])}–{_num(p['high'])}] / {_num(v['measured'])} "
-                         f"({v['error_pct']:+.1f} %{'' if v['inside'] else ', outside'})")
-        lines.append(f"| {c['scenario']} @ {c['rate']}/s | {c['transactions']:,} | {c['rows']:,} | "
+                         f"{_num(p.value)} [{_num(p.low)}–{_num(p.high)}] / {_num(v.measured)} "
+                         f"({v.error_pct:+.1f} %{'' if v.inside else ', outside'})")
+        lines.append(f"| {c.scenario} @ {c.rate}/s | {c.transactions:,} | {c.rows:,} | "
                      + " | ".join(cells) + " |")
-    if data.get("onset"):
-        lines += ["", render_onset(data["onset"])]
+    if filled(data.onset):
+        lines += ["", render_onset(data.onset)]
     return "\n".join(lines)
 
 
-def render_onset(o: dict[str, Any]) -> str:
-    p = o["predicted"]
+def render_onset(doc: dict[str, Any] | Onset) -> str:
+    o = doc if isinstance(doc, Onset) else Onset.model_validate(doc)
+    p = o.predicted
     if p is None:
-        return (f"Lag onset ({o['rows']}-row transactions): no prediction (the model has no apply fit that prices "
+        return (f"Lag onset ({o.rows}-row transactions): no prediction (the model has no apply fit that prices "
                 "rows: fit over apply-capacity drains of several row counts, e.g. study cost-model)")
-    lines = [f"Lag onset, {o['rows']}-row transactions (a size the fit had no drain of), one replica applying "
-             f"alone: predicted {p['value']:,.1f} [{p['low']:,.1f}–{p['high']:,.1f}] transactions/s"]
-    d = o.get("drain")
-    if d:
-        rates = ", ".join(f"{r:,.1f}" for r in d["apply_rate_trx_per_s"]) or "none"
-        lines.append(f"- drained alone (a backlog of {d['writes']:,} written at {d['fill_rate']}/s, each replica in "
+    lines = [f"Lag onset, {o.rows}-row transactions (a size the fit had no drain of), one replica applying "
+             f"alone: predicted {p.value:,.1f} [{p.low:,.1f}–{p.high:,.1f}] transactions/s"]
+    d = o.drain
+    if d is not None and filled(d):
+        rates = ", ".join(f"{r:,.1f}" for r in d.apply_rate_trx_per_s) or "none"
+        lines.append(f"- drained alone (a backlog of {d.writes:,} written at {d.fill_rate}/s, each replica in "
                      f"turn): {rates} transactions/s"
-                     + (f"; predicted {d['error_pct']:+.1f} % off the median" if d.get("error_pct") is not None
+                     + (f"; predicted {d.error_pct:+.1f} % off the median" if d.error_pct is not None
                         else ""))
     lines += ["- live, the other replicas stopped:", "",
               "| load | rate | master trx/s | success | lag growth s/s | fell behind | applied trx/s |",
               "|---|---|---|---|---|---|---|"]
-    for r in o["runs"]:
-        growth = "-" if r["lag_growth_s_per_s"] is None else f"{r['lag_growth_s_per_s']:+.3f}"
-        tps = "-" if r["master_transactions_per_s"] is None else f"{r['master_transactions_per_s']:,.1f}"
-        applied = "-" if r["applied_per_s"] is None else f"{r['applied_per_s']:,.1f}"
-        success = "-" if r.get("success") is None else f"{100 * r['success']:.1f} %"
-        lines.append(f"| {r['load']:g}× | {r['rate']}/s | {tps} | {success} | {growth} | "
-                     f"{'yes' if r['fell_behind'] else 'no'} | {applied} |")
+    for r in o.runs:
+        growth = "-" if r.lag_growth_s_per_s is None else f"{r.lag_growth_s_per_s:+.3f}"
+        tps = "-" if r.master_transactions_per_s is None else f"{r.master_transactions_per_s:,.1f}"
+        applied = "-" if r.applied_per_s is None else f"{r.applied_per_s:,.1f}"
+        success = "-" if r.success is None else f"{100 * r.success:.1f} %"
+        lines.append(f"| {r.load:g}× | {r.rate}/s | {tps} | {success} | {growth} | "
+                     f"{'yes' if r.fell_behind else 'no'} | {applied} |")
     lines.append("")
-    if o["measured"] is None:
-        lines.append(f"Live onset: not reached ({o.get('live_note') or 'no run fell behind'})")
+    if o.measured is None:
+        lines.append(f"Live onset: not reached ({o.live_note or 'no run fell behind'})")
     else:
-        lines.append(f"Live onset: {o['measured']:,.1f} transactions/s; predicted {o['error_pct']:+.1f} % off")
+        lines.append(f"Live onset: {o.measured:,.1f} transactions/s; predicted {o.error_pct:+.1f} % off")
     return "\n".join(lines)
 
 
@@ -151,12 +167,12 @@ def model_section(writer: Writer) -> list[str]:
     if validations:
         (kept / validations[-1].parent.name).mkdir(exist_ok=True)
         writer.copy(validations[-1], kept / validations[-1].parent.name / "validate.json")
-    model = json.loads(path.read_text())
+    model = read_model(source)
     lines = ["## The cost model: what a transaction and a row cost", "",
              "Fitted by `./run.sh model fit` over this report's write runs (CPU net of idle, binlog bytes) and "
              "apply-capacity drains (one replica alone); `./run.sh model predict --mix ...` turns it into a "
              "capacity plan.", "", "```", render_fit(model), "```", ""]
     if validations:
         lines += ["Checked on runs it was not fitted on (`./run.sh model validate`):", "",
-                  render_validation(json.loads(validations[-1].read_text())), ""]
+                  render_validation(read_validation(validations[-1].parent)), ""]
     return lines

@@ -9,7 +9,8 @@ from typing import Any
 
 from ..analysis.studymetrics import BY_KEY
 from ..core.nodenames import replicas_in
-from .sources import step_median
+from ..core.results import StudyRecord, study_of
+from .sources import ShownStep, step_median
 
 
 def pyplot() -> Any:
@@ -21,11 +22,11 @@ def pyplot() -> Any:
     return plt
 
 
-def plot_sweep(steps: list[dict[str, Any]], assets: Path, title: str) -> list[str]:
+def plot_sweep(steps: list[ShownStep], assets: Path, title: str) -> list[str]:
     plt = pyplot()
-    rates = [s["rate"] for s in steps]
+    rates = [s.rate for s in steps]
     files = []
-    replicas = replicas_in(k for s in steps for r in s["repeats"] for k in r["summary"].get("lag") or {}) \
+    replicas = replicas_in(k for s in steps for r in s.repeats for k in r.summary.lag or {}) \
         or ("replica1", "replica2")
     specs = [
         ("latency.png", "latency percentiles vs rate", "latency (ms, log scale)", True,
@@ -62,14 +63,15 @@ STUDY_CHART = ("bytes_per_write", "master_ms_per_write", "replica_ms_per_write",
                "apply_trx_per_s", "semi_sync_wait_us", "shed", "app_ms_per_ok", "db_share")
 
 
-def plot_study(data: dict[str, Any], assets: Path) -> str | None:
+def plot_study(doc: dict[str, Any] | StudyRecord, assets: Path) -> str | None:
     """One bar chart per study: key metrics per cell (median, error bars min–max), one panel per metric."""
-    panels = [(scenario, key, rows) for scenario, per_metric in data["comparison"].items()
+    data = study_of(doc)
+    panels = [(scenario, key, rows) for scenario, per_metric in data.comparison.items()
               for key, rows in per_metric.items() if key in STUDY_CHART]
     if not panels:
         return None
     plt = pyplot()
-    cells = [c["name"] for c in data["cells"]]
+    cells = [c.name for c in data.cells]
     cols = min(3, len(panels))
     nrows = -(-len(panels) // cols)
     fig_, axes = plt.subplots(nrows, cols, figsize=(4.2 * cols, 3.2 * nrows), dpi=90, squeeze=False)

@@ -4,12 +4,12 @@ CPU is net of idle, whether its scenario writes at all.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from ..analysis.studymetrics import measured
 from ..core import scenario as scenario_file
+from ..core.results import StudyRecord, StudyUnit, document, has, read_summary, study_of
 
 
 def scenarios_write(name: str) -> bool:
@@ -23,60 +23,72 @@ def scenarios_write(name: str) -> bool:
 CPU_MEASURES = ("run", "apply-capacity")  # the unit kinds with CPU figures (big-transaction times and counts bytes)
 
 
-def net_of_idle(data: dict[str, Any], folder: Path) -> bool | None:
+def _measure(unit: StudyUnit) -> str | None:
+    """What a unit measured: a run, where a study.json from before measures has no key (never null)."""
+    return "run" if unit.measure is None else unit.measure
+
+
+def _measured(unit: StudyUnit) -> bool:
+    return measured(document(unit))  # analysis takes the unit's dictionary
+
+
+def net_of_idle(doc: dict[str, Any] | StudyRecord, folder: Path) -> bool | None:
     """Whether every unit with CPU figures (runs, apply-capacity drains) has them net of idle: from each run's
     summary where the raw data is here, else as each unit's metrics recorded it (kept in the assets' study.json,
     so a rebuild from the assets says the same). None: the study has no CPU figures at all."""
 
-    def net(unit: dict[str, Any]) -> bool:
-        summary = folder / unit["folder"] / "summary.json" if unit.get("folder") else None
-        if unit.get("measure", "run") == "run" and summary is not None and summary.exists():
-            return "cpu_seconds_net" in json.loads(summary.read_text())
-        return bool(unit["metrics"].get("cpu_net_of_idle"))
+    def net(unit: StudyUnit) -> bool:
+        run = folder / unit.folder if unit.folder else None
+        if _measure(unit) == "run" and run is not None and (run / "summary.json").exists():
+            return has(read_summary(run), "cpu_seconds_net")
+        return bool(unit.metrics.get("cpu_net_of_idle"))  # metrics: a map of the metrics' keys
 
-    flags = [net(u) for u in data["units"] if measured(u) and u.get("measure", "run") in CPU_MEASURES]
+    flags = [net(u) for u in study_of(doc).units if _measured(u) and _measure(u) in CPU_MEASURES]
     return all(flags) if flags else None
 
 
-def cpu_kind(data: dict[str, Any]) -> str:
-    if data.get("cpu_net_of_idle") is None and not any(u.get("measure", "run") in CPU_MEASURES
-                                                      for u in data.get("units", [])):
+def cpu_kind(doc: dict[str, Any] | StudyRecord) -> str:
+    data = study_of(doc)
+    units = data.units or []  # [] where the study holds none
+    if data.cpu_net_of_idle is None and not any(_measure(u) in CPU_MEASURES for u in units):
         return "- **CPU figures**: none (each unit times one transaction and counts its bytes and lag)"
-    if data.get("cpu_net_of_idle"):
-        kinds = {u.get("measure", "run") for u in data.get("units", [])}
+    if data.cpu_net_of_idle:
+        kinds = {_measure(u) for u in units}
         whose = " and ".join(w for k, w in (("run", "each run's"), ("apply-capacity", "each drain's")) if k in kinds)
         return f"- **CPU figures**: net of idle ({whose} CPU with nothing but the heartbeat running, subtracted)"
     return ("- **CPU figures**: gross (measured before runs had an idle window: heartbeat, purge and flushing "
             "included, which inflates the per-write cost most at low rates)")
 
 
-def verified(data: dict[str, Any]) -> bool:
+def verified(doc: dict[str, Any] | StudyRecord) -> bool:
     """A study whose write units were all checked to change their rows (or that writes nothing)."""
-    if not any(scenarios_write(s) for s in data.get("scenarios", [])):
+    data = study_of(doc)
+    if not any(scenarios_write(s) for s in data.scenarios or []):
         return True
-    units = [u for u in data["units"] if measured(u)]
-    return bool(units) and all(u["metrics"].get("rows_changed_pct") is not None for u in units
-                               if u.get("measure", "run") == "run")
+    units = [u for u in data.units if _measured(u)]
+    return bool(units) and all(u.metrics.get("rows_changed_pct") is not None for u in units
+                               if _measure(u) == "run")
 
 
-def study_rows(data: dict[str, Any]) -> str:
+def study_rows(doc: dict[str, Any] | StudyRecord) -> str:
     """Whether a study's writes changed their rows, per kind of unit: runs checked by decoding their binlog (or
     not, before that check existed), big transactions checked on the master afterwards (a unit is ok only when
     every row of its range holds the new value), apply-capacity drains not checked row by row."""
-    units = [u for u in data["units"] if measured(u)]
-    writes = any(scenarios_write(s) for s in data.get("scenarios", []))
-    runs = [u for u in units if u.get("measure", "run") == "run"]
+    data = study_of(doc)
+    units = [u for u in data.units if _measured(u)]
+    writes = any(scenarios_write(s) for s in data.scenarios or [])
+    runs = [u for u in units if _measure(u) == "run"]
     if not writes or len(runs) == len(units):
-        return rows_verified([u["metrics"].get("rows_changed_pct") for u in runs], writes)
+        return rows_verified([u.metrics.get("rows_changed_pct") for u in runs], writes)
     parts = []
     if runs:
-        got = [u["metrics"].get("rows_changed_pct") for u in runs]
+        got = [u.metrics.get("rows_changed_pct") for u in runs]
         parts.append(f"verified in {sum(g is not None for g in got)} of {len(runs)} run units")
-    big = [u for u in units if u.get("measure") == "big-transaction"]
+    big = [u for u in units if u.measure == "big-transaction"]
     if big:
-        parts.append(f"{sum(u.get('status') == 'ok' for u in big)} of {len(big)} big transactions left every row "
+        parts.append(f"{sum(u.status == 'ok' for u in big)} of {len(big)} big transactions left every row "
                      "of their range holding the new value (checked on the master afterwards)")
-    drains = [u for u in units if u.get("measure") == "apply-capacity"]
+    drains = [u for u in units if u.measure == "apply-capacity"]
     if drains:
         parts.append(f"{len(drains)} apply-capacity drains not checked row by row (their backlog is the "
                      "scenario's own updates, each writing fresh values)")

@@ -7,13 +7,30 @@ results/report-assets/campaign-<name>-<time>/, with its campaign.json).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..core.records import DONE
-from ..core.stats import lookup, median
+from ..core.results import (
+    CampaignRecord,
+    Record,
+    RunMeta,
+    RunSummary,
+    SweepRecord,
+    SweepStep,
+    at,
+    campaign_of,
+    load,
+    meta_of,
+    read_campaign,
+    read_study,
+    read_summary,
+    read_sweep,
+    summary_of,
+    sweep_of,
+)
+from ..core.stats import median
 from ..topology.knobs import Knobs
 
 ASSETS = "report-assets"
@@ -30,20 +47,20 @@ class Origin:
 
     raw: Path
     assets: Path
-    campaign: dict[str, Any] | None = None
+    campaign: CampaignRecord | None = None
 
     @classmethod
     def loose(cls, results: Path) -> Origin:
         return cls(results, results / ASSETS)
 
 
-def campaigns(results: Path) -> dict[str, tuple[Path, dict[str, Any]]]:
+def campaigns(results: Path) -> dict[str, tuple[Path, CampaignRecord]]:
     """Every campaign folder (raw, else its committed assets) by folder name, with its campaign.json."""
-    found: dict[str, tuple[Path, dict[str, Any]]] = {}
+    found: dict[str, tuple[Path, CampaignRecord]] = {}
     for path in [*(results / ASSETS).glob("campaign-*/campaign.json"), *results.glob("campaign-*/campaign.json")]:
         try:
-            found[path.parent.name] = (path.parent, json.loads(path.read_text()))
-        except (OSError, ValueError):
+            found[path.parent.name] = (path.parent, campaign_of(load(path)))
+        except (OSError, ValueError):  # a record that does not validate too (pydantic's error is a ValueError)
             continue
     return found
 
@@ -55,25 +72,25 @@ def pick(results: Path, campaign: str | None = None, loose: bool = False) -> Ori
         return Origin.loose(results)
     if campaign and Path(campaign).is_dir() and (Path(campaign) / "campaign.json").exists():
         folder = Path(campaign)
-        data = json.loads((folder / "campaign.json").read_text())
+        data = read_campaign(folder)
         name = folder.name
     else:
         wanted = campaign or REPORT_CAMPAIGN
-        done = sorted((name, data) for name, (_, data) in campaigns(results).items()
-                      if data.get("name") == wanted and data.get("status") == DONE)
+        done = sorted(((name, data) for name, (_, data) in campaigns(results).items()
+                       if data.name == wanted and data.status == DONE), key=lambda found: found[0])
         if not done:
             if campaign is None:
                 return Origin.loose(results)
             raise SourceError(f"no finished campaign {wanted!r} in {results.name}/ (run `./run.sh campaign "
                               f"{wanted}`, or --resume an unfinished one)")
         name, data = done[-1]
-    if data.get("status") != "done":
-        raise SourceError(f"campaign {name} has not finished ({data.get('status')}): `./run.sh campaign "
-                          f"{data.get('name')} --resume` first")
+    if data.status != "done":
+        raise SourceError(f"campaign {name} has not finished ({data.status}): `./run.sh campaign "
+                          f"{data.name} --resume` first")
     return Origin(results / name, results / ASSETS / name, data)
 
 
-def published_model(results: Path) -> tuple[Path, dict[str, Any]] | None:
+def published_model(results: Path) -> tuple[Path, CampaignRecord] | None:
     """The cost model fitted by the campaign `./run.sh report` shows (its raw folder, else its committed assets):
     what `model predict` uses when the user has fitted none, with that campaign's record (name, commit)."""
     try:
@@ -108,11 +125,12 @@ def find_studies(origin: Origin) -> list[Path]:
     return sorted(raw + [p for p in asset_sources(origin) if (p / "study.json").exists()], key=lambda p: p.name)
 
 
-def sweep_key(sweep: dict[str, Any]) -> str:
+def sweep_key(doc: dict[str, Any] | SweepRecord) -> str:
     """A sweep's scenario, with the settings that differ from the reference: 'write', 'write [buffer_pool=128M]'."""
+    sweep = sweep_of(doc)
     reference = Knobs()
-    changed = {k: v for k, v in (sweep.get("knobs") or {}).items() if getattr(reference, k, v) != v}
-    return sweep["scenario"] + (f" [{', '.join(f'{k}={v}' for k, v in changed.items())}]" if changed else "")
+    changed = {k: v for k, v in (sweep.knobs or {}).items() if getattr(reference, k, v) != v}
+    return sweep.scenario + (f" [{', '.join(f'{k}={v}' for k, v in changed.items())}]" if changed else "")
 
 
 def newest_per_scenario(sweeps: list[Path]) -> dict[str, Path]:
@@ -120,27 +138,43 @@ def newest_per_scenario(sweeps: list[Path]) -> dict[str, Path]:
     report shows."""
     newest: dict[str, Path] = {}
     for sweep_dir in sorted(sweeps, key=lambda p: p.name):
-        newest[sweep_key(json.loads((sweep_dir / "sweep.json").read_text()))] = sweep_dir
+        newest[sweep_key(read_sweep(sweep_dir))] = sweep_dir
     return newest
 
 
 def newest_per_name(studies: list[Path]) -> dict[str, Path]:
     newest: dict[str, Path] = {}
     for folder in sorted(studies, key=lambda p: p.name):
-        newest[json.loads((folder / "study.json").read_text())["name"]] = folder
+        newest[read_study(folder).name] = folder
     return newest
 
 
 STEP_FILES = ("latency.png", "summary.json", "block.txt")  # what a sweep's assets keep of each step
 
 
-def load_steps(sweep_dir: Path, sweep: dict[str, Any]) -> list[dict[str, Any]]:
+class Repeat(Record):
+    """One run of a sweep step as the report reads it: its summary and meta (empty where none was kept), and where
+    its files are."""
+
+    name: str
+    files: dict[str, Path]
+    summary: RunSummary
+    meta: RunMeta
+
+
+class ShownStep(SweepStep):
+    """A step of sweep.json with the repeats whose summary is here."""
+
+    repeats: list[Repeat]
+
+
+def load_steps(sweep_dir: Path, doc: dict[str, Any] | SweepRecord) -> list[ShownStep]:
     """Each step with its repeats' summaries, meta and files: from the step folders, or, for a sweep rebuilt from
     its committed assets, from the `<step>-<file>` copies beside its sweep.json (meta then only where kept)."""
     steps = []
-    for step in sweep["steps"]:
+    for step in sweep_of(doc).steps:
         repeats = []
-        for name in step["folders"]:
+        for name in step.folders:
             folder = sweep_dir / name
             if folder.is_dir():
                 files = {f: folder / f for f in STEP_FILES}
@@ -149,16 +183,15 @@ def load_steps(sweep_dir: Path, sweep: dict[str, Any]) -> list[dict[str, Any]]:
                 files = {f: sweep_dir / f"{name}-{f}" for f in STEP_FILES}
                 meta_file = sweep_dir / "meta.json"
             if files["summary.json"].exists():
-                repeats.append({"name": name, "files": files,
-                                "summary": json.loads(files["summary.json"].read_text()),
-                                "meta": json.loads(meta_file.read_text()) if meta_file.exists() else {}})
+                repeats.append(Repeat(name=name, files=files, summary=summary_of(load(files["summary.json"])),
+                                      meta=meta_of(load(meta_file)) if meta_file.exists() else RunMeta()))
         if repeats:
-            steps.append({**step, "repeats": repeats})
+            steps.append(ShownStep.model_validate({**step.model_dump(exclude_unset=True), "repeats": repeats}))
     return steps
 
 
-def step_median(step: dict[str, Any], path: tuple[str, ...]) -> float | None:
-    return median([lookup(r["summary"], path) for r in step["repeats"]])
+def step_median(step: ShownStep, path: tuple[str, ...]) -> float | None:
+    return median([at(r.summary, path) for r in step.repeats])
 
 
 def fault_runs(origin: Origin) -> dict[str, Path]:
@@ -167,11 +200,12 @@ def fault_runs(origin: Origin) -> dict[str, Path]:
     paths = [*origin.raw.glob("*/summary.json"), *(p / "summary.json" for p in asset_sources(origin))]
     for path in sorted((p for p in paths if p.exists()), key=lambda p: p.parent.name):
         try:
-            summary = json.loads(path.read_text())
-        except ValueError:
+            summary = read_summary(path.parent)
+        except ValueError:  # a record that does not validate too (pydantic's error is a ValueError)
             continue
-        if summary.get("planned_faults"):
-            newest[summary.get("scenario", path.parent.name)] = path.parent
+        if summary.planned_faults:
+            # the scenario, never null; a summary too old to name it, by its folder
+            newest[path.parent.name if summary.scenario is None else summary.scenario] = path.parent
     return newest
 
 

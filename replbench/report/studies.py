@@ -4,7 +4,6 @@ tables on a study.md of its own); the index cost per memory regime from study wo
 
 from __future__ import annotations
 
-import json
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ from typing import Any
 from ..analysis.findings import brief, nothing_held, study_findings
 from ..analysis.studymetrics import BY_KEY, baseline_words, cell_text, load_table, measured, semi_sync_cost
 from ..core.config import STUDY_DIR
+from ..core.results import StudyRecord, document, load, read_meta, study_of, write_json
 from ..core.stats import separated
 from ..topology.knobs import parse_size
 from .assets import Writer
@@ -25,46 +25,49 @@ APP_TIER_STUDIES = ("inflight-", "app-")  # how the suite's own app should be ru
 APP_TIER_PAGE = "report-app-tier.md"
 
 
-def primary_of(data: dict[str, Any]) -> list[str]:
+def primary_of(doc: dict[str, Any] | StudyRecord) -> list[str]:
     """A study's primary metrics: as its study.json recorded them, else as its study file declares them now (a
     study run before files declared them)."""
-    if data.get("primary"):
-        return list(data["primary"])
+    data = study_of(doc)
+    if data.primary:
+        return list(data.primary)
     try:
-        declared = tomllib.loads((STUDY_DIR / f"{data['name']}.toml").read_text()).get("primary") or []
+        declared = tomllib.loads((STUDY_DIR / f"{data.name}.toml").read_text()).get("primary") or []
     except (OSError, ValueError):
         return []
     return [str(k) for k in declared if k in BY_KEY]
 
 
-def study_section(folder: Path, writer: Writer) -> tuple[list[str], dict[str, Any]]:
-    data = json.loads((folder / "study.json").read_text())
-    cells = [c["name"] for c in data["cells"]]
+def study_section(folder: Path, writer: Writer) -> tuple[list[str], StudyRecord]:
+    """A study's section (its study.md beside its assets), and its record as the one page reads it."""
+    doc = load(folder / "study.json")  # the file's dictionary: written back to the assets, and what analysis takes
     assets = writer.folder(folder)
-    data["cpu_net_of_idle"] = net_of_idle(data, folder)
-    (assets / "study.json").write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    units_ok = sum(1 for u in data["units"] if measured(u))
-    lines = [f"### Study `{data['name']}` — `{folder.name}`", "", data.get("description", ""), "",
-             "- **Cells** (" + (f"each against {baseline_words(data)}" if data.get("baseline_per") else
+    doc["cpu_net_of_idle"] = net_of_idle(doc, folder)
+    write_json(assets / "study.json", doc)
+    data = study_of(doc)
+    cells = [c.name for c in data.cells]
+    units_ok = sum(1 for u in data.units if measured(document(u)))
+    lines = [f"### Study `{data.name}` — `{folder.name}`", "", data.description or "", "",  # never null
+             "- **Cells** (" + (f"each against {baseline_words(doc)}" if data.baseline_per else
                                 "the first is the baseline") + "): " + "; ".join(
-                 f"{c['name']} ({', '.join(f'{k}={v}' for k, v in c['changed'].items()) or 'reference'})"
-                 for c in data["cells"]),
-             f"- **How**: {', '.join(f'{s} at {r}/s' for s, r in data['rates'].items())}; "
-             f"{', '.join(data['measures'])}; {data['duration_s']:g} s per run; {data['repeat']} repeats, cells "
-             f"interleaved; {units_ok} of {len(data['units'])} units measured; status {data['status']}",
-             "- **Data state**: " + ("reset to the pristine dataset before every cell" if data["reset"] == "each-cell"
-                                      else data.get("data_state") or "not reset between cells"),
-             f"- **Command**: `{data.get('command', '')}`", cpu_kind(data), study_rows(data),
+                 f"{c.name} ({', '.join(f'{k}={v}' for k, v in c.changed.items()) or 'reference'})"
+                 for c in data.cells),
+             f"- **How**: {', '.join(f'{s} at {r}/s' for s, r in data.rates.items())}; "
+             f"{', '.join(data.measures)}; {data.duration_s:g} s per run; {data.repeat} repeats, cells "
+             f"interleaved; {units_ok} of {len(data.units)} units measured; status {data.status}",
+             "- **Data state**: " + ("reset to the pristine dataset before every cell" if data.reset == "each-cell"
+                                      else data.data_state or "not reset between cells"),
+             f"- **Command**: `{data.command or ''}`", cpu_kind(data), study_rows(data),  # never null
              ""]
     primary = primary_of(data)
-    found = study_findings(data, primary)
+    found = study_findings(doc, primary)
     held = {(f["group"], f["metric"], f["cell"]) for f in found}
-    if data.get("question"):
-        lines[4:4] = [f"**Question**: {data['question']} **Primary metrics**: "
+    if data.question:
+        lines[4:4] = [f"**Question**: {data.question} **Primary metrics**: "
                       + (", ".join(BY_KEY[k].label for k in primary) or "none declared") + ".", ""]
     tables: list[str] = []
-    for scenario_name, per_metric in data["comparison"].items():
-        tables += [f"`{scenario_name}` — median [min–max] over repeats (ratio to {baseline_words(data)}); a verdict "
+    for scenario_name, per_metric in data.comparison.items():
+        tables += [f"`{scenario_name}` — median [min–max] over repeats (ratio to {baseline_words(doc)}); a verdict "
                    "only on the "
                    "primary metrics (**holds**: Holm-corrected across the study and ≥ 10 %; *not shown*: it does "
                    "not):", "", "| metric | " + " | ".join(f"`{c}`" for c in cells) + " |",
@@ -75,7 +78,7 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], dict[str, An
                 cell_text(rows[c], ("**holds**" if (scenario_name, key, c) in held else "not shown")
                           if key in primary else None) for c in cells) + " |")
         tables.append("")
-    costs = semi_sync_cost(data["cells"], data["comparison"])
+    costs = semi_sync_cost(doc["cells"], doc["comparison"])
     if costs:
         tables += ["Semi-sync's commit cost: each semi-sync cell's write latency against the cell with semi-sync off "
                    "on the same link (medians over repeats; what a commit pays, unlike MariaDB's own wait counter):",
@@ -88,49 +91,48 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], dict[str, An
                 f"{'' if row[k]['verdict'] == 'different' else ', noise'})"
                 for k in ("commit_p50_ms", "commit_mean_ms")) + " |")
         tables.append("")
-    if any("load" in c["changed"] for c in data["cells"]):
+    if any("load" in c.changed for c in data.cells):
         tables += ["Near and above the max: each cell's runs within the scenario's pass criteria, and its goodput as a "
                    "share of the study's rate (the max; median [min–max] over repeats):", "",
                    "| scenario | cell | runs passing | goodput, % of the max |", "|---|---|---|---|"]
-        for row in load_table(data["units"], data["cells"], data["rates"]):
+        for row in load_table(doc["units"], doc["cells"], doc["rates"]):
             share = row["goodput_pct_of_max"]
             tables.append(f"| {row['scenario']} | `{row['cell']}` | {row['passed']} of {row['runs']} | "
                           + ("–" if share["median"] is None else f"{share['median']:.0f} % [{share['min']:.0f}–"
                              f"{share['max']:.0f}]") + " |")
         tables.append("")
-    first = next((u for u in data["units"] if u.get("folder") and (folder / u["folder"] / "meta.json").exists()),
-                 None)
+    first = next((u for u in data.units if u.folder and (folder / u.folder / "meta.json").exists()), None)
     if first:  # kept beside study.json, so a rebuild from the assets still has it
-        writer.keep_meta(folder / first["folder"] / "meta.json", assets / "meta.json")
-    if (assets / "meta.json").exists():
-        data["meta"] = json.loads((assets / "meta.json").read_text())
+        writer.keep_meta(folder / first.folder / "meta.json", assets / "meta.json")
+    if (assets / "meta.json").exists():  # for the one page's machine and versions
+        data = data.model_copy(update={"meta": read_meta(assets)})
     chart = plot_study(data, assets)
     # the whole study (every table) in its own file beside its assets; report.md keeps what it found
     (assets / "study.md").write_text("\n".join(
-        [f"# Study `{data['name']}` — `{folder.name}`", *lines[1:], *tables]
-        + ([f"![{data['name']} study]({chart})", ""] if chart else [])).rstrip("\n") + "\n")
+        [f"# Study `{data.name}` — `{folder.name}`", *lines[1:], *tables]
+        + ([f"![{data.name} study]({chart})", ""] if chart else [])).rstrip("\n") + "\n")
     held = ("; ".join(brief(f) for f in found) + f". p: Welch's t-test on log values, Holm-corrected over the "
-            f"study's {found[0]['comparisons']} comparisons") if found else nothing_held(data, primary)
+            f"study's {found[0]['comparisons']} comparisons") if found else nothing_held(doc, primary)
     lines += [f"- **Findings** (primary metrics only): {held}.",
               f"- **Every figure**: [{folder.name}/study.md]({writer.rel(assets / 'study.md')})", ""]
     if chart:
-        lines += [f"![{data['name']} study]({writer.rel(assets / chart)})", ""]
+        lines += [f"![{data.name} study]({writer.rel(assets / chart)})", ""]
     return lines, data
 
 
-def index_cost(studies: list[dict[str, Any]]) -> list[str]:
+def index_cost(studies: list[dict[str, Any]] | list[StudyRecord]) -> list[str]:
     """One sentence per memory regime, from study working-set: what the four secondary indexes cost each replica
     under ROW replication (write against write-noindex, the same update of the same three columns)."""
-    data = next((d for d in studies if d["name"] == "working-set"), None)
-    if not data or not data["comparison"]:
+    data = next((d for d in map(study_of, studies) if d.name == "working-set"), None)
+    if not data or not data.comparison:
         return []
-    per_metric = next(iter(data["comparison"].values()))
-    cells = {(c.get("scenario"), c["knobs"].get("buffer_pool")): c["name"] for c in data["cells"]}
+    per_metric = next(iter(data.comparison.values()))
+    cells = {(c.scenario, c.knobs.get("buffer_pool")): c.name for c in data.cells}  # knobs: a map of settings
     pools = sorted({pool for _, pool in cells}, key=lambda p: -parse_size(p) if p else 0)
     lines = ["## What indexes cost the replicas under row-based replication", "",
              f"Study `working-set`: `write` (four secondary indexes) against `write-noindex`, the same update of "
-             f"the same three columns at {', '.join(f'{r}/s' for r in sorted(set(data['rates'].values())))}, "
-             f"{data['repeat']} repeats interleaved; the busier replica's figures, median [min–max]; *noise* where "
+             f"the same three columns at {', '.join(f'{r}/s' for r in sorted(set(data.rates.values())))}, "
+             f"{data.repeat} repeats interleaved; the busier replica's figures, median [min–max]; *noise* where "
              f"the repeats overlap; CPU {'net of idle' if 'net of idle' in cpu_kind(data) else 'gross'}.", ""]
 
     def row(key: str, cell: str | None) -> dict[str, Any] | None:

@@ -4,13 +4,12 @@ page of per-step blocks; the indexed-against-bare pairs; the reference write-up'
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from ..analysis.verdicts import describe_max
 from ..core.nodenames import replicas_in
-from ..core.stats import lookup
+from ..core.results import RunSummary, SweepStep, at, document, has, load, sweep_of, value, write_json
 from ..topology import appserver
 from ..topology.knobs import Knobs
 from . import reference
@@ -18,15 +17,16 @@ from .assets import Writer
 from .figures import fig, num
 from .plots import plot_sweep
 from .provenance import rows_verified, scenarios_write
-from .sources import load_steps, step_median, sweep_key
+from .sources import ShownStep, load_steps, step_median, sweep_key
 
 PAIRS = (("read", "read-noindex"), ("write", "write-noindex"), ("write-nopk", "write-nopk-keyed"))
 
 
-def verdict_of(step: dict[str, Any]) -> str:
-    if not step["passed"]:
-        return "FAIL: " + "; ".join(step["reasons"])
-    notes = step.get("notes") or []
+def verdict_of(doc: dict[str, Any] | SweepStep) -> str:
+    step = doc if isinstance(doc, SweepStep) else SweepStep.model_validate(doc)
+    if not step.passed:
+        return "FAIL: " + "; ".join(step.reasons)
+    notes = step.notes or []
     return "PASS* (" + "; ".join(notes) + ")" if notes else "PASS"
 
 
@@ -36,22 +36,23 @@ TABLE_HEADER = ("| rate asked | sent/s | goodput/s | p50 ms | p99 ms | max ms | 
                 + "|" + "---|" * 19)
 
 
-def step_row(step: dict[str, Any]) -> str:
-    sums = [r["summary"] for r in step["repeats"]]
+def step_row(step: ShownStep) -> str:
+    sums = [r.summary for r in step.repeats]
 
     def get(*path: str) -> list[float | None]:
-        return [lookup(s, path) for s in sums]
+        return [at(s, path) for s in sums]
 
     def either(new: str, old: str) -> list[float | None]:
-        return [s.get(new, s.get(old)) for s in sums]
+        # a summary from before the rename holds the older key (left to this reader: see results.RENAMED_BEFORE_V1)
+        return [value(s, new) if has(s, new) else value(s, old) for s in sums]
 
-    per_ok = [s.get("cpu_ms_per_success") or s.get("cpu_ms_per_request") or {} for s in sums]
-    replicas = replicas_in(k for s in sums for k in s.get("cpu_mean_percent") or {}) or ("replica1", "replica2")
-    lag_p99 = [max([v.get("p99_ms") or 0 for v in (s.get("lag") or {}).values()] or [0]) for s in sums]
-    catch = [max([v if v is not None else float("inf") for v in (s.get("catch_up_s") or {}).values()] or [0])
+    per_ok = [s.cpu_ms_per_success or s.cpu_ms_per_request or {} for s in sums]
+    replicas = replicas_in(k for s in sums for k in s.cpu_mean_percent or {}) or ("replica1", "replica2")
+    lag_p99 = [max([v.p99_ms or 0 for v in (s.lag or {}).values()] or [0]) for s in sums]
+    catch = [max([v if v is not None else float("inf") for v in (s.catch_up_s or {}).values()] or [0])
              for s in sums]
     cells = [
-        f"{step['rate']}{' (refine)' if step.get('refined') else ''}",
+        f"{step.rate}{' (refine)' if step.refined else ''}",
         fig(either("rate_sent", "rate_achieved"), "{:.1f}"), fig(either("goodput", "throughput"), "{:.1f}"),
         fig(get("latency_ms", "p50"), "{:.1f}"), fig(get("latency_ms", "p99"), "{:.1f}"),
         fig(get("latency_ms", "max"), "{:.0f}"),
@@ -60,7 +61,7 @@ def step_row(step: dict[str, Any]) -> str:
         " / ".join(fig(get("cpu_mean_percent", r)) for r in replicas),
         fig([p.get("app") for p in per_ok], "{:.3f}"), fig([p.get("master") for p in per_ok], "{:.3f}"),
         fig([sum(p.get(r) or 0 for r in replicas) or None for p in per_ok], "{:.3f}"),
-        fig([None if s.get("db_share_of_host") is None else 100 * s["db_share_of_host"] for s in sums], "{:.0f}%"),
+        fig([None if s.db_share_of_host is None else 100 * s.db_share_of_host for s in sums], "{:.0f}%"),
         fig(lag_p99), fig([None if c == float("inf") else c for c in catch], "{:.1f}"),
         fig(get("binlog", "bytes_per_write"), "{:.0f}"),
         _shed(sums),
@@ -69,45 +70,48 @@ def step_row(step: dict[str, Any]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def _shed(sums: list[dict[str, Any]]) -> str:
+def _shed(sums: list[RunSummary]) -> str:
     """Requests the app shed over its in-flight bound and its workers' peaks in flight summed (medians of the
     repeats), and the bound per worker."""
-    admissions = [s.get("app_admission") for s in sums if lookup(s, ("app_admission", "limit_per_worker")) is not None]
-    if not admissions:
+    bounded = [s for s in sums if s.app_admission is not None and s.app_admission.limit_per_worker is not None]
+    if not bounded:
         return "–"
-    bound = "/".join(sorted({appserver.bound_text(s["app_admission"], taken=False, pool=s.get("client_connections"))
-                             for s in sums if lookup(s, ("app_admission", "limit_per_worker")) is not None}))
-    shed = fig([lookup(s, ("app_admission", "shed")) for s in sums])
-    peak = fig([lookup(s, ("app_admission", "peak_in_flight")) for s in sums])
+    bound = "/".join(sorted({appserver.bound_text(document(s.app_admission), taken=False, pool=s.client_connections)
+                             for s in bounded}))
+    shed = fig([s.app_admission.shed if s.app_admission else None for s in sums])
+    peak = fig([s.app_admission.peak_in_flight if s.app_admission else None for s in sums])
     return f"{shed} / {peak} ({bound})"
 
 
 def sweep_section(sweep_dir: Path, writer: Writer) -> tuple[list[str], dict[str, Any]]:
-    sweep = json.loads((sweep_dir / "sweep.json").read_text())
+    doc = load(sweep_dir / "sweep.json")
+    sweep = sweep_of(doc)
     steps = load_steps(sweep_dir, sweep)
-    name = sweep["scenario"]
+    name = sweep.scenario
     lines = [f"### Sweep `{sweep_key(sweep)}` — `{sweep_dir.name}`", ""]
     if not steps:
         return lines + ["No completed step.", ""], {"scenario": name, "max": None, "max_text": "–", "steps": []}
     assets = writer.folder(sweep_dir)
-    (assets / "sweep.json").write_text(json.dumps(sweep, indent=2, sort_keys=True) + "\n")
-    first = steps[0]["repeats"][0]
-    meta = first["meta"]
-    for source in (sweep_dir / first["name"] / "meta.json", sweep_dir / "meta.json"):
+    write_json(assets / "sweep.json", doc)
+    first = steps[0].repeats[0]
+    meta = first.meta
+    for source in (sweep_dir / first.name / "meta.json", sweep_dir / "meta.json"):
         if source.exists():  # kept, so a rebuild from the assets still has it
             writer.keep_meta(source, assets / "meta.json")
             break
     reference = Knobs()  # a sweep rebuilt from assets without its meta: the knobs that differ from the reference
-    knobs = meta.get("knobs_changed", {k: v for k, v in sweep["knobs"].items() if getattr(reference, k, None) != v})
+    # knobs_changed: never null in a meta.json
+    knobs = meta.knobs_changed if meta.knobs_changed is not None else {
+        k: v for k, v in (sweep.knobs or {}).items() if getattr(reference, k, None) != v}
     lines += [
         f"- **Settings**: {', '.join(f'{k}={v}' for k, v in knobs.items()) or 'reference'}; "
-        f"{sweep['duration_s']:g} s per step" + (f", {sweep['repeat']} repeats per step (median [range])"
-                                                 if sweep["repeat"] > 1 else ""),
-        f"- **Pass criteria**: {sweep['criteria_text']}",
-        f"- **Status**: {sweep['status']}; **max sustainable rate: {describe_max(sweep)}**",
-        rows_verified([None if lookup(r["summary"], ("rows_checked", "share")) is None
-                       else round(100 * r["summary"]["rows_checked"]["share"], 2)
-                       for s in steps for r in s["repeats"]], scenarios_write(name)),
+        f"{sweep.duration_s:g} s per step" + (f", {sweep.repeat} repeats per step (median [range])"
+                                              if sweep.repeat > 1 else ""),
+        f"- **Pass criteria**: {sweep.criteria_text}",
+        f"- **Status**: {sweep.status}; **max sustainable rate: {describe_max(doc)}**",
+        rows_verified([None if at(r.summary, ("rows_checked", "share")) is None
+                       else round(100 * r.summary.rows_checked.share, 2)
+                       for s in steps for r in s.repeats], scenarios_write(name)),
         "",
         TABLE_HEADER, *(step_row(s) for s in steps), "",
     ]
@@ -115,20 +119,20 @@ def sweep_section(sweep_dir: Path, writer: Writer) -> tuple[list[str], dict[str,
         lines.append(f"![{name} {file[:-4]}]({writer.rel(assets / file)})")
     blocks = [f"# Per-step blocks of `{sweep_dir.name}`", ""]
     for step in steps:
-        for r in step["repeats"]:
-            tag = r["name"]
-            for src, path in r["files"].items():
+        for r in step.repeats:
+            tag = r.name
+            for src, path in r.files.items():
                 if path.exists():
                     writer.copy(path, assets / f"{tag}-{src}")
-            block = (assets / f"{tag}-block.txt").read_text().rstrip("\n") if r["files"]["block.txt"].exists() \
+            block = (assets / f"{tag}-block.txt").read_text().rstrip("\n") if r.files["block.txt"].exists() \
                 else "(none)"
-            blocks += [f"## {step['rate']} rps — `{tag}`", "", "```", block, "```", "",
+            blocks += [f"## {step.rate} rps — `{tag}`", "", "```", block, "```", "",
                        f"![latency over time]({tag}-latency.png)", ""]
     (assets / "blocks.md").write_text("\n".join(blocks))
     lines += ["", f"Per-step blocks and latency over time: [{sweep_dir.name}/blocks.md]"
                   f"({writer.rel(assets / 'blocks.md')})", ""]
-    return lines, {"scenario": name, "key": sweep_key(sweep), "max": sweep["max_sustainable_rate"],
-                   "max_text": describe_max(sweep), "steps": steps, "folder": sweep_dir.name, "meta": meta}
+    return lines, {"scenario": name, "key": sweep_key(sweep), "max": sweep.max_sustainable_rate,
+                   "max_text": describe_max(doc), "steps": steps, "folder": sweep_dir.name, "meta": meta}
 
 
 def comparison(latest: dict[str, dict[str, Any]]) -> list[str]:
@@ -141,12 +145,12 @@ def comparison(latest: dict[str, dict[str, Any]]) -> list[str]:
             lines += ["## Paired sweeps: what the indexes (and the primary key) cost", ""]
         lines += [f"### `{indexed}` vs `{plain}`", "", "| | " + f"`{indexed}` | `{plain}` |", "|---|---|---|",
                   f"| max sustainable rate | {a['max_text']} | {b['max_text']} |"]
-        common = sorted({s["rate"] for s in a["steps"]} & {s["rate"] for s in b["steps"]})
+        common = sorted({s.rate for s in a["steps"]} & {s.rate for s in b["steps"]})
         if common:
             lines += ["", "Per successful request at the rates both sweeps ran (median of repeats):", "",
                       "| rate | metric | " + f"`{indexed}` | `{plain}` | ratio |", "|---|---|---|---|---|"]
-            by_a = {s["rate"]: s for s in a["steps"]}
-            by_b = {s["rate"]: s for s in b["steps"]}
+            by_a = {s.rate: s for s in a["steps"]}
+            by_b = {s.rate: s for s in b["steps"]}
             for rate in common:
                 for label, path in (("master CPU-ms/ok", ("cpu_ms_per_success", "master")),
                                     ("replica1 CPU-ms/ok", ("cpu_ms_per_success", "replica1")),
@@ -185,12 +189,12 @@ def reference_comparison(latest: dict[str, dict[str, Any]]) -> list[str]:
                          f"{num(ref.p95_ms)} | {num(ref.p99_ms)} | – |")
             for pool in REFERENCE_POOLS:
                 info = found[(scenario, pool)]
-                step = next((s for s in (info or {}).get("steps", []) if s["rate"] == ref.rate), None)
+                step = next((s for s in (info["steps"] if info else []) if s.rate == ref.rate), None)
                 label = f"ours, {pool or 'reference'} pool"
                 if step is None:
                     lines.append(f"| {ref.rate} | {label} | *not run* | | | | | | |")
                     continue
-                names = replicas_in(k for r in step["repeats"] for k in r["summary"].get("cpu_ms_per_success") or {})
+                names = replicas_in(k for r in step.repeats for k in r.summary.cpu_ms_per_success or {})
                 per_ok = [step_median(step, ("cpu_ms_per_success", n)) for n in ("app", "master", *names)]
                 replicas = [v for v in per_ok[2:] if v is not None]
                 lag = max([step_median(step, ("lag", r, "p99_ms")) or 0 for r in names] or [0])
