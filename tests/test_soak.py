@@ -3,10 +3,14 @@ with the counters around them (analysis/soak.py)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from replbench.analysis import soak
-from replbench.core.config import STALL_P99_FACTOR
+from replbench.core.config import STALL_P99_FACTOR, Settings
+
+from .conftest import env_for, run_cli, run_folder, run_main
 
 
 def _seconds(n: int, stalls: dict[int, float]) -> list[dict[str, object]]:
@@ -40,3 +44,20 @@ def test_stalls_are_found_with_what_innodb_did_around_them() -> None:
     assert master["checkpoint_age_mb"] == {"peak": 300.0, "usual": 100.0}
     assert master["pages_flushed_per_s"]["peak"] == 2500.0 and master["rotations"] == 1
     assert out["stalls"][1]["lag_ms"]["replica1"] == 2000.0
+
+
+def test_a_short_soak_lists_its_windows_and_the_counters_of_every_node(topo: Settings) -> None:
+    proc = run_cli(["soak", "write", "50", "--duration", "7s", "--window", "3s"], env_for(topo.state))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    folder = run_folder(proc.stdout)
+    summary = json.loads((folder / "summary.json").read_text())
+    for name in ("replica1", "replica2"):
+        assert summary["soak"]["growth"][name]["windows"] == 2  # two whole 3 s windows in 7 s
+    rows = (folder / "innodb.csv").read_text().splitlines()
+    assert {line.split(",")[1] for line in rows[1:]} == {"master", "replica1", "replica2"}
+    assert "Soak: lag growth per 3 s window" in proc.stdout and "Stalls: " in proc.stdout
+
+
+def test_a_soak_window_too_long_for_its_duration_exits_2() -> None:
+    code, _, err = run_main(["soak", "write", "50", "--duration", "10s", "--window", "6s"])
+    assert code == 2 and "fewer than two windows" in err and "Traceback" not in err, err

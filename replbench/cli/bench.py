@@ -5,6 +5,7 @@ compare and prints the outcome; errors are raised and the command line reports t
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import subprocess
 import sys
@@ -26,6 +27,8 @@ from ..core.config import (
     FIND_USERS_SHAPES,
     MAX_BULK_ROWS,
     REQUEST_TIMEOUT,
+    SOAK_DURATION,
+    SOAK_WINDOW,
     STUDY_DIR,
     WORKER_CLASS_NAMES,
     ReplbenchError,
@@ -98,7 +101,8 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
                         help="exit 1 when a guard trips (env REPLBENCH_STRICT=1)")
     parser.add_argument("--fault", action="append", default=[], metavar="ACTION:NODE@TIME",
                         help="a fault on purpose during the attack, e.g. kill:replica1@20s, start:replica1@40s, "
-                             "stop-replication:replica2@10s, cut:replica1@5s, bigtx=100000:master@10s (one UPDATE "
+                             "stop-replication:replica2@10s, stop-sql-thread:replica1@5s, cut:replica1@5s, "
+                             "bigtx=100000:master@10s (one UPDATE "
                              "of that many rows, done once every replica applied it) (repeatable; default: the "
                              "scenario's)")
     parser.add_argument("--cpus", metavar="GROUP=CORES,...",
@@ -222,10 +226,43 @@ def run_scenario(argv: list[str]) -> int:
 
 def add_parsers(sub: Any) -> None:
     """The benchmark commands' parsers, one function each."""
-    for add in (_add_sweep_parser, _add_study_parser, _add_apply_capacity_parser, _add_big_transaction_parser,
-                _add_model_parser, _add_campaign_parser, _add_report_parser, _add_compare_parser,
+    for add in (_add_soak_parser, _add_sweep_parser, _add_study_parser, _add_apply_capacity_parser,
+                _add_big_transaction_parser, _add_model_parser, _add_campaign_parser, _add_report_parser,
+                _add_compare_parser,
                 _add_bench_app_parser, _add_list_parser):
         add(sub)
+
+
+def _add_soak_parser(sub: Any) -> None:
+    p = sub.add_parser("soak", help="one long run that finds the stalls: lag growth per window, InnoDB's counters "
+                                    "every second, the seconds whose p99 or lag jumps", formatter_class=help_formatter)
+    p.add_argument("scenario", help=f"one of: {', '.join(scenarios.available())}")
+    p.add_argument("rate", help="requests per second (1..100000)")
+    p.add_argument("--window", default=f"{SOAK_WINDOW:g}s",
+                   help="the windows the lag's growth is fitted over, e.g. 60s (docs/runs.md, Soak)")
+    add_run_flags(p)
+    p.set_defaults(duration_default=SOAK_DURATION)
+
+
+def cmd_soak(args: argparse.Namespace) -> int:
+    """./run.sh soak <scenario> <rate> [--duration 30m] [--window 60s]: a run with its soak sampler and analysis."""
+    scenario = load_scenario(args.scenario)
+    rate = parse_rate(args.rate)
+    settings = settings_from(args)
+    if args.duration is None:
+        args.duration = args.duration_default
+    window = parse_seconds(args.window, "--window")
+    options = dataclasses.replace(run_options(args, scenario, settings), soak_window=window)
+    if window * 2 > options.duration:
+        raise UsageError(f"--window {args.window} leaves fewer than two windows in {options.duration:g} s")
+    folder = new_folder(settings, scenario, rate)
+    print(f"replbench: soak of {scenario.name} at {rate} rps for {options.duration:g} s, lag growth per "
+          f"{window:g} s window → {shown_path(folder)}", file=sys.stderr)
+    run = Run(settings, scenario, rate, options, folder, own_process=True)
+    summary = summary_of(run.execute())
+    print(run.block or f"Status: {summary.status} (no results: {'; '.join(summary.errors or [])})    "
+                       f"Results: {shown_path(folder)}")
+    return exit_code(summary.status, options.strict)
 
 
 def _add_sweep_parser(sub: Any) -> None:
@@ -671,7 +708,7 @@ def versions_text() -> str:
 
 
 HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "sweep": cmd_sweep, "study": cmd_study, "apply-capacity": cmd_apply_capacity,
+    "soak": cmd_soak, "sweep": cmd_sweep, "study": cmd_study, "apply-capacity": cmd_apply_capacity,
     "big-transaction": cmd_big_transaction, "campaign": cmd_campaign, "model": cmd_model, "report": cmd_report,
     "compare": cmd_compare, "bench-app": cmd_bench_app, "list": cmd_list,
 }

@@ -206,6 +206,7 @@ VEGETA_SATURATED = 90.0  # vegeta above this % of one core (steady part): flagge
 # STALL_P99_FACTOR times the run's median second's or a replica's lag is STALL_LAG_MS above its median second's;
 # the counters are read STALL_CONTEXT_S either side of it
 SOAK_WINDOW = 60.0
+SOAK_DURATION = "30m"  # a soak's default length: long enough for checkpoints and purge to show their cycles
 STALL_P99_FACTOR = 5.0
 STALL_LAG_MS = 500.0
 STALL_CONTEXT_S = 5.0

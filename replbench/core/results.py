@@ -263,6 +263,32 @@ class Fault(Record):
     planned: bool | None = None
 
 
+class SoakGrowth(Record):
+    """One replica's lag growth over a soak's windows (analysis/soak.growth_windows)."""
+
+    window_s: Num | None = None
+    windows: int | None = None
+    growth_s_per_s: list[Num] | None = None
+    mean_s_per_s: Num | None = None
+    ci95_s_per_s: list[Num] | None = None
+
+
+class Stall(Record):
+    """Seconds of a soak whose p99 or lag jumped, with each node's counters around them (analysis/soak)."""
+
+    from_s: int | None = None
+    to_s: int | None = None
+    p99_ms: Num | None = None
+    lag_ms: NodeFigures | None = None
+    around: dict[str, dict[str, Any]] | None = None  # node -> counter -> {peak, usual}, and "rotations"
+
+
+class Soak(Record):
+    growth: dict[str, SoakGrowth] | None = None
+    usual_p99_ms: Num | None = None
+    stalls: list[Stall] | None = None
+
+
 class RunSummary(Record):
     """A run's summary.json: what analysis/summary.py derived from the run's records, and its verdicts."""
 
@@ -339,7 +365,7 @@ class RunSummary(Record):
     planned_faults: list[PlannedFault] | None = None
     fault_windows: dict[str, FaultWindow] | None = None
     routing: list[Routing] | None = None
-    soak: dict[str, Any] | None = None  # a soak run's growth per window and stalls (analysis/soak.py)
+    soak: Soak | None = None  # a soak run's growth per window and stalls (analysis/soak.py)
     restarted_after_run: list[str] | None = None
 
 

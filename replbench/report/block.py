@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import results
+from ..core.config import STALL_LAG_MS, STALL_P99_FACTOR
 from ..core.nodenames import is_node, nodes_in, replicas_in
 from ..core.records import shown_path
 from ..core.results import AboveKnee, BufferPool, RunSummary
@@ -22,7 +23,8 @@ def render_block(doc: dict[str, Any] | RunSummary, folder: Path) -> str:
     section after another (the summary a run holds in memory, or its summary.json's record)."""
     summary = results.summary_of(doc)
     lines = [*_cpu_lines(summary), *_setup_lines(summary), vegeta_text(folder / "report.txt"),
-             *_client_lines(summary), *_lag_lines(summary), *_server_lines(summary), *_binlog_lines(summary),
+             *_client_lines(summary), *_lag_lines(summary), *_soak_lines(summary), *_server_lines(summary),
+             *_binlog_lines(summary),
              *_app_lines(summary), *_check_lines(summary)]
     lines += _harness_time_lines(summary)
     guards = summary.guards or []
@@ -150,6 +152,8 @@ def _lag_lines(summary: RunSummary) -> list[str]:
         catch: float | str | None = "-" if summary.catch_up_s is None else summary.catch_up_s.get(name)
         if catch == "-":
             catch_text = "catch-up not measured"
+        elif name in (summary.catch_up_unreachable or []):
+            catch_text = "catch-up not measured: it did not answer when the last request was sent"
         elif catch is None:
             growth = lag_of.growth_s_per_s
             timeout = 0 if summary.catch_up_timeout_s is None else summary.catch_up_timeout_s  # never null
@@ -164,6 +168,8 @@ def _lag_lines(summary: RunSummary) -> list[str]:
                          f"max {_ms(lag_of.max_ms)}; heartbeat p99 {_ms(lag_of.heartbeat_p99_ms)}; "
                          f"Seconds_Behind_Master max {lag_of.max_seconds_behind_master}; {catch_text}"
                          f"{settled_text}")
+            if lag_of.split_samples:
+                lines.append(_split_line(name, lag_of))
             continue
         settled_text = "" if settled is None else \
             f", heartbeat lag back under {2 * (floor or 100)} ms after {settled:.2f} s"
@@ -178,6 +184,56 @@ def _lag_lines(summary: RunSummary) -> list[str]:
     elif floor:
         lines.append(f"Lag floor: the heartbeat is written every {floor} ms, so an idle replica reads 0–{floor} ms")
     return lines
+
+
+STALLS_SHOWN = 10  # a soak's stalls listed in the block; soak.json-like detail stays in summary.json's "soak"
+ROTATIONS = "rotations"  # binlog files begun around a stall (analysis/soak.around)
+COUNTER_WORDS = (("checkpoint_age_mb", "checkpoint age", " MB"), ("dirty_pages", "dirty pages", ""),
+                 ("history_length", "history length", ""), ("pages_flushed_per_s", "pages flushed", "/s"))
+
+
+def _soak_lines(summary: RunSummary) -> list[str]:
+    """A soak's lag growth per window with its interval, and its stalls with the counters around them."""
+    soak = summary.soak
+    if soak is None:
+        return []
+    growth, window = [], None
+    for name, g in sorted((soak.growth or {}).items()):
+        ci, window = g.ci95_s_per_s, g.window_s
+        interval = f" [{ci[0]:+.4f}, {ci[1]:+.4f}]" if ci else ""
+        verdict = ("" if not ci else ", falling behind" if ci[0] > 0 else ", catching up" if ci[1] < 0
+                   else ", no trend beyond the noise")
+        growth.append(f"{name} {g.mean_s_per_s or 0:+.4f} s/s{interval} over {g.windows or 0} windows{verdict}")
+    lines = [f"Soak: lag growth per {window:g} s window (mean, 95 % interval across the windows): "
+             + "; ".join(growth)] if growth and window else []
+    stalls = soak.stalls or []
+    lines.append(f"Stalls: {len(stalls)} (seconds whose p99 is over {STALL_P99_FACTOR:g}× the usual second's "
+                 f"{soak.usual_p99_ms} ms, or a replica's lag {STALL_LAG_MS:g} ms above its usual)"
+                 + ("" if stalls else ": none"))
+    lines += ["  " + _stall_text(stall) for stall in stalls[:STALLS_SHOWN]]
+    if len(stalls) > STALLS_SHOWN:
+        lines.append(f"  … and {len(stalls) - STALLS_SHOWN} more (summary.json, soak.stalls)")
+    return lines
+
+
+def _stall_text(stall: Any) -> str:
+    lags = ", ".join(f"{n} {v:,.0f} ms" for n, v in sorted((stall.lag_ms or {}).items()) if v is not None)
+    around = []
+    for node, figures in sorted((stall.around or {}).items()):
+        parts = [f"{word} {figures[key]['peak']:,.0f}{unit} (usual {figures[key]['usual']:,.0f})"
+                 for key, word, unit in COUNTER_WORDS if key in figures]
+        if figures.get(ROTATIONS):
+            parts.append("binlog rotated")
+        around.append(f"{node}: {', '.join(parts)}")
+    p99 = "-" if stall.p99_ms is None else f"{stall.p99_ms:,.0f} ms"
+    return f"{stall.from_s}–{stall.to_s} s: p99 {p99}; lag {lags}; around it {'; '.join(around) or 'no counters'}"
+
+
+def _split_line(name: str, lag_of: Any) -> str:
+    """Where a replica's lag sat: not yet received (the IO side) or received, not applied (the SQL thread's)."""
+    return (f"Lag {name} split: of its mean {_ms(lag_of.mean_ms)}, {_ms(lag_of.io_mean_ms)} not yet received (IO), "
+            f"{_ms(lag_of.sql_mean_ms)} received, not applied (SQL); p99 {_ms(lag_of.io_p99_ms)} and "
+            f"{_ms(lag_of.sql_p99_ms)} (each share's own; {lag_of.split_samples:,} reads of both positions)")
 
 
 def _server_lines(summary: RunSummary) -> list[str]:
