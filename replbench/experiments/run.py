@@ -395,7 +395,7 @@ class Run:
         self._guards()
         if self.measured.timeline is not None:
             seen = nodes_lost(self.record.summary)
-            planned = self.record.summary.get("planned_faults") or []
+            planned = self.live.fault_runner.done if self.live.fault_runner else []
             self._safely("latency plot", lambda: timeline.plot(
                 self.measured.timeline, self.folder / "latency.png",
                 f"{self.scenario.name} @ {self.rate} rps — latency over time ({self.record.status})",
@@ -447,12 +447,10 @@ class Run:
         tl = timeline.build(attack.decode(self.live.vegeta, attack.result_files(self.folder)),
                             faults.windows(done, self.options.duration), faults.outages(done))
         self.record.summary.update(summary.client(report, tl))
-        self.record.summary["app_admission"] = {**(self.record.summary.get("app_admission") or {}),
+        self.record.summary["app_admission"] = {**self.record.summary.get("app_admission", {}),
                                          **appserver.admission_settings(self.settings)}
-        self.record.summary["cpus"] = self.record.meta.get("cpus") or {}
-        self.record.summary["buffer_pools"] = self.record.meta.get("buffer_pools") or {}
-        self.record.summary["settle"] = self.record.meta.get("settle") or {}
-        self.record.summary["links"] = self.record.meta.get("links") or {}
+        for key in ("cpus", "buffer_pools", "settle", "links"):  # what the run was set up with, beside its figures
+            self.record.summary[key] = self.record.meta.get(key) or {}
         if done:
             self.record.summary.update(planned_faults=done, fault_windows=tl.windows, routing=tl.routing)
         if self.live.samplers is not None and self.clock.start is not None:
@@ -463,7 +461,7 @@ class Run:
             return  # interrupted before the attack's counters were read
         assert self.live.attack is not None and self.measured.before is not None
         s, b, a, watch = self.settings, self.measured.before, self.measured.after, self.live.samplers
-        readback = self.record.meta.get("knobs_readback") or {}
+        readback = results.meta_of(self.record.meta).knobs_readback or {}
         window = summary.Window(
             t_start=self.clock.start, t_end=self.clock.end, cpu_before=b.cpu, cpu_after=a.cpu,
             attack_cpu_s=self.live.attack.cpu_seconds, harness_cpu_s=a.own_cpu - b.own_cpu,
@@ -497,10 +495,11 @@ class Run:
         s = self.settings
         if self.measured.row_sample is not None:
             ids, before = self.measured.row_sample
-            check = rowcheck.from_sample(s, self.scenario, ids, before, self.record.summary.get("requests", 0))
+            check = rowcheck.from_sample(s, self.scenario, ids, before,
+                                         results.summary_of(self.record.summary).requests or 0)
         elif (m := self.measured).before and m.after and m.before.binlog and m.after.binlog:
-            planned = tuple(f["bigtx"]["value"] for f in self.record.summary.get("planned_faults") or []
-                            if (f.get("bigtx") or {}).get("value"))
+            done = self.live.fault_runner.done if self.live.fault_runner else []
+            planned = tuple(f["bigtx"]["value"] for f in done if (f.get("bigtx") or {}).get("value"))
             check = rowcheck.from_binlog(s, self.scenario, self.measured.before.binlog, self.measured.after.binlog,
                                          planned_values=planned)
         else:
