@@ -201,6 +201,14 @@ class Cpus(Record):
     read_back: dict[str, Any] | None = None
 
 
+class AttackCpu(Record):
+    """The attack's own processes, their CPU seconds as wait4 counted them (load/attack.py)."""
+
+    vegeta: Num | None = None  # every attack process together
+    per_attacker: list[Num] | None = None  # each attack process, where the run had more than one
+    helpers: Num | None = None  # the pipeline's other processes (summaries from before the attack ran alone)
+
+
 class HarnessTime(Record):
     start_up: Num | None = None
     before_attack: Num | None = None
@@ -313,7 +321,7 @@ class RunSummary(Record):
     idle_window_s: Num | None = None
     idle_samples: int | None = None
     net_resolution_z: Num | None = None
-    pipeline_cpu_s: dict[str, Any] | None = None
+    pipeline_cpu_s: AttackCpu | None = None
     db_share_of_host: Num | None = None
     cpus: Cpus | None = None
     memory_mb: dict[str, Memory | None] | None = None
