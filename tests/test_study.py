@@ -431,7 +431,7 @@ def test_the_cost_sheet_names_each_setting_and_keeps_studies_apart() -> None:
                         {"off": [900, 905], "on": [200, 201]})
     rows = costsheet.sheet_rows([compression, formats])
     # ROW FULL comes from binlog-format alone (its cells were measured side by side), not pooled with compression's
-    assert [(label, name, [m["bytes_per_write"] for m in runs]) for label, name, runs in rows["write"]] == [
+    assert [(label, name, [m.bytes_per_write for m in runs]) for label, name, runs in rows["write"]] == [
         ("ROW FULL", "binlog-format", [500, 510]), ("ROW MINIMAL", "binlog-format", [300, 305]),
         ("ROW FULL, compression on", "compression", [200, 201])]
     threads = study("parallel-apply", {"serial": {**full, "parallel_threads": 0},
@@ -450,6 +450,13 @@ def test_a_failed_unit_counts_as_not_measured() -> None:
     assert not measured({"metrics": kept, "status": "FAILED"})
     assert not measured({"metrics": {}, "status": "ok"})
     assert measured({"metrics": {"bytes_per_write": 568.0}, "status": "ok"})
+
+
+def test_a_units_metrics_record_declares_every_key_the_map_is_written_with() -> None:
+    from replbench.core.results import UnitMetrics
+
+    written = {k for kind in studyfile.MEASURES for k in unit_metrics(kind, {})}
+    assert written == set(UnitMetrics.model_fields)
 
 
 def test_each_study_says_what_its_own_kind_of_unit_measured_and_verified() -> None:

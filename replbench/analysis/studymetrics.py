@@ -221,7 +221,7 @@ def cell_of(cell: dict[str, Any] | StudyCell) -> StudyCell:
 def measured(unit: dict[str, Any] | StudyUnit) -> bool:
     """Did a study unit measure anything? A failed run keeps its (empty) metrics in study.json but measured nothing."""
     u = unit_of(unit)
-    return bool(u.metrics) and u.status != STATUS_FAILED
+    return results.filled(u.metrics) and u.status != STATUS_FAILED
 
 
 def passed(summary: dict[str, Any] | RunSummary) -> bool | None:
@@ -240,14 +240,14 @@ def load_table(units: list[dict[str, Any]] | list[StudyUnit], cells: list[dict[s
     records = [unit_of(u) for u in units]
     for scenario, top in rates.items():
         for cell in map(cell_of, cells):
-            # a unit's metrics: its figures by metric key (METRICS) and what qualifies them; an apply-capacity
-            # or big-transaction unit has no goodput nor a pass
-            mine = [u.metrics for u in records if u.cell == cell.name and u.scenario == scenario and u.metrics]
+            # an apply-capacity or big-transaction unit has no goodput nor a pass
+            mine = [u.metrics for u in records
+                    if u.cell == cell.name and u.scenario == scenario and results.filled(u.metrics)]
             if not mine:
                 continue
-            share = spread([None if m.get("goodput") is None else 100 * m["goodput"] / top for m in mine])
+            share = spread([None if m.goodput is None else 100 * m.goodput / top for m in mine])
             out.append({"scenario": scenario, "cell": cell.name, "runs": len(mine),
-                        "passed": sum(bool(m.get("passed")) for m in mine),
+                        "passed": sum(bool(m.passed) for m in mine),
                         "goodput_pct_of_max": share})
     return out
 
@@ -324,11 +324,11 @@ def compare_cells(units: list[dict[str, Any]] | list[StudyUnit], cells: list[str
     for scenario in groups:
         per_metric: dict[str, Any] = {}
         for metric in METRICS:
-            # each unit's metrics: its figures by metric key, which never came, each figure's resolution
-            mine = {cell: [u.metrics for u in records if u.cell == cell and _group(u) == scenario and u.metrics]
+            mine = {cell: [u.metrics for u in records
+                           if u.cell == cell and _group(u) == scenario and results.filled(u.metrics)]
                     for cell in cells}
-            values = {cell: [m.get(metric.key) for m in ms] for cell, ms in mine.items()}
-            never = {cell: sum(metric.key in (m.get("never") or ()) for m in ms) for cell, ms in mine.items()}
+            values = {cell: [results.value(m, metric.key) for m in ms] for cell, ms in mine.items()}
+            never = {cell: sum(metric.key in (m.never or ()) for m in ms) for cell, ms in mine.items()}
             if not any(v is not None for vs in values.values() for v in vs) and not any(never.values()):
                 continue
             rows = {}
@@ -337,7 +337,7 @@ def compare_cells(units: list[dict[str, Any]] | list[StudyUnit], cells: list[str
                 rows[cell] = {**sp, "values": values[cell], "never": never[cell], "baseline": own,
                               "ratio": None if cell == own else _round(ratio(sp["median"], spread(base)["median"])),
                               "verdict": "baseline" if cell == own else verdict(values[cell], base)}
-                resolution = median([(m.get("resolution") or {}).get(metric.key) for m in mine[cell]])
+                resolution = median([(m.resolution or {}).get(metric.key) for m in mine[cell]])
                 if resolution is not None:
                     rows[cell]["resolution"] = resolution
             for cell in cells:  # no ratio to, or from, a figure that cannot be told from zero

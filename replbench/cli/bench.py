@@ -46,7 +46,7 @@ from ..core.records import (
     shown_path,
     write_json,
 )
-from ..core.results import campaign_of, has, load, model_of, study_of, summary_of, sweep_of
+from ..core.results import apply_of, bigtx_of, campaign_of, has, load, model_of, study_of, summary_of, sweep_of
 from ..core.stats import spread, spread_text
 from ..experiments import applycap, benchapp, bigtx, campaign, modelcheck, study, studyfile
 from ..experiments.run import Run, RunOptions
@@ -446,9 +446,10 @@ def cmd_apply_capacity(args: argparse.Namespace) -> int:
     folder = new_folder(settings, scenario, rate, parent=settings.results / "apply-capacity")
     print(f"replbench: apply capacity of {scenario.name}: {writes:,} writes at {rate}/s with the replicas' SQL "
           f"threads stopped ({knobs_from(args).describe()}) → {shown_path(folder)}", file=sys.stderr)
-    data = applycap.measure(settings, scenario, knobs_from(args), writes, rate, folder, together=args.together)
+    data = apply_of(applycap.measure(settings, scenario, knobs_from(args), writes, rate, folder,
+                                     together=args.together))
     print(applycap.render(data))
-    return collection_exit_code(data.get("status", UNIT_FAILED), UNIT_OK)
+    return collection_exit_code(data.status or UNIT_FAILED, UNIT_OK)  # measure always sets a status
 
 
 def cmd_big_transaction(args: argparse.Namespace) -> int:
@@ -465,9 +466,9 @@ def cmd_big_transaction(args: argparse.Namespace) -> int:
     folder = new_folder(settings, scenario, max(rows), parent=settings.results / "big-transaction")
     print(f"replbench: big transactions of {', '.join(f'{n:,}' for n in rows)} rows on {bigtx.TABLES[args.table]} "
           f"({knobs_from(args).describe()}) → {shown_path(folder)}", file=sys.stderr)
-    data = bigtx.measure(settings, args.table, rows, knobs_from(args), scenario, folder, args.repeat)
+    data = bigtx_of(bigtx.measure(settings, args.table, rows, knobs_from(args), scenario, folder, args.repeat))
     print(bigtx.render(data))
-    return collection_exit_code(data.get("status", UNIT_FAILED), UNIT_OK)
+    return collection_exit_code(data.status or UNIT_FAILED, UNIT_OK)  # measure always sets a status
 
 
 def cmd_model(args: argparse.Namespace) -> int:

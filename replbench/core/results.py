@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -201,6 +201,14 @@ class Cpus(Record):
     read_back: dict[str, Any] | None = None
 
 
+class AttackCpu(Record):
+    """The attack's own processes, their CPU seconds as wait4 counted them (load/attack.py)."""
+
+    vegeta: Num | None = None  # every attack process together
+    per_attacker: list[Num] | None = None  # each attack process, where the run had more than one
+    helpers: Num | None = None  # the pipeline's other processes (summaries from before the attack ran alone)
+
+
 class HarnessTime(Record):
     start_up: Num | None = None
     before_attack: Num | None = None
@@ -339,7 +347,7 @@ class RunSummary(Record):
     idle_window_s: Num | None = None
     idle_samples: int | None = None
     net_resolution_z: Num | None = None
-    pipeline_cpu_s: dict[str, Any] | None = None
+    pipeline_cpu_s: AttackCpu | None = None
     db_share_of_host: Num | None = None
     cpus: Cpus | None = None
     memory_mb: dict[str, Memory | None] | None = None
@@ -452,6 +460,53 @@ class SweepRecord(Record):
     max_sustainable_rate: int | None = None
 
 
+class UnitMetrics(Record):
+    """A study unit's metrics (analysis/studymetrics.unit_metrics): each figure of the METRICS registry by its key,
+    then what qualifies them. A unit measures one source, so only that source's keys are in its map (the others read
+    None); an interrupted unit's map is empty ({}: `filled` says so). docs/metrics.md says what each figure means."""
+
+    # a run's, from its summary.json
+    bytes_per_write: Num | None = None
+    bytes_per_row: Num | None = None
+    master_ms_per_write: Num | None = None
+    sent_per_write: Num | None = None
+    dump_threads: Num | None = None
+    replica_ms_per_write: Num | None = None
+    rows_changed_pct: Num | None = None
+    replica_disk_reads_per_write: Num | None = None
+    master_kb_written_per_write: Num | None = None
+    replica_kb_written_per_write: Num | None = None
+    binlog_syncs_per_write: Num | None = None
+    fsyncs_per_write: Num | None = None
+    lag_p99_ms: Num | None = None
+    catch_up_s: Num | None = None
+    p99_ms: Num | None = None
+    commit_p50_ms: Num | None = None
+    commit_mean_ms: Num | None = None
+    goodput: Num | None = None
+    shed: Num | None = None
+    app_ms_per_ok: Num | None = None
+    db_ms_per_ok: Num | None = None
+    db_share: Num | None = None
+    semi_sync_wait_us: Num | None = None
+    # an apply-capacity unit's, from its apply.json
+    apply_trx_per_s: Num | None = None
+    apply_rows_per_s: Num | None = None
+    apply_ms_per_trx: Num | None = None
+    # a big-transaction unit's, from its bigtx.json
+    bigtx_binlog_mb: Num | None = None
+    bigtx_master_s: Num | None = None
+    bigtx_applied_s: Num | None = None
+    bigtx_lag_peak_s: Num | None = None
+    bigtx_lag_above_s: Num | None = None
+    bigtx_cache_spills: Num | None = None
+    # what qualifies the figures
+    never: list[str] | None = None  # the metrics whose figure never came (a replica that did not catch up)
+    resolution: dict[str, Num] | None = None  # per metric, the figure below which it cannot be told from 0
+    passed: bool | None = None  # a run's: within its scenario's pass criteria (None: not judged)
+    cpu_net_of_idle: bool | None = None  # the unit's CPU figures are net of idle
+
+
 class StudyUnit(Record):
     cell: str | None = None
     group: str | None = None
@@ -461,7 +516,7 @@ class StudyUnit(Record):
     repeat: int | None = None
     status: str | None = None
     folder: str | None = None
-    metrics: dict[str, Any] | None = None
+    metrics: UnitMetrics | None = None
     knobs_readback: dict[str, Any] | None = None
 
 
@@ -744,7 +799,10 @@ def _field_name(record: Record, key: str) -> str:
     return key
 
 
-def filled(record: Record | None) -> bool:
+R = TypeVar("R", bound=Record)
+
+
+def filled(record: R | None) -> TypeGuard[R]:
     """Whether a nested record holds any key: what the dictionary's truth said (a file's empty {} reads as a record,
     and a record is always true)."""
     return record is not None and bool(record.model_fields_set)

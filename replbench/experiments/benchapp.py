@@ -13,7 +13,7 @@ from pathlib import Path
 from ..core.config import FIND_USERS_SHAPES, Settings
 from ..core.nodenames import nodes_in
 from ..core.records import new_folder
-from ..core.results import Latency, read_summary, summary_of
+from ..core.results import AttackCpu, Latency, read_summary, summary_of
 from ..core.scenario import load
 from ..core.stats import ratio, spread
 from ..load import attack
@@ -75,12 +75,12 @@ def load_generator(settings: Settings, floor_folder: Path, rate: int, duration: 
     """CPU-ms per request of a bare `vegeta attack -output=FILE` on the floor's targets, beside the floor run's
     own attack process and the harness process."""
     summary = read_summary(floor_folder)
-    pipeline = summary.pipeline_cpu_s or {}  # the attack's processes, each as wait4 counted it
+    pipeline = summary.pipeline_cpu_s or AttackCpu()  # the attack's processes, each as wait4 counted it
     requests = max(1, summary.requests or 1)
     bare = attack.bare_attack(ensure_vegeta(settings), floor_folder / "targets.json",
                               attack.AttackOptions(rate, duration), parent / "bare-results.bin")
     return {"bare_ms": 1000 * bare / max(1, rate * duration),
-            "attack_ms": 1000 * pipeline.get("vegeta", 0) / requests,
+            "attack_ms": 1000 * (pipeline.vegeta or 0) / requests,  # always written, a number
             "harness_ms": (summary.cpu_ms_per_request or {}).get("harness", 0)}
 
 

@@ -48,6 +48,7 @@ from ..core.results import (
     StudyRecord,
     apply_of,
     bigtx_of,
+    filled,
     has,
     read_meta,
     study_of,
@@ -328,7 +329,7 @@ class Study:
     def _write(self) -> dict[str, Any]:
         spec = self.plan.spec
         cells = [c.name for c in spec.cells]
-        finished = [u for u in map(unit_of, self.units) if u.metrics]
+        finished = [u for u in map(unit_of, self.units) if filled(u.metrics)]  # an interrupted unit's is {}
         base_of = baselines(cell_records(spec.cells), list(spec.baseline_per))
         data = {
             "name": spec.name, "description": spec.description, "status": self.status,

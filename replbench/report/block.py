@@ -11,7 +11,7 @@ from ..core import results
 from ..core.config import STALL_LAG_MS, STALL_P99_FACTOR
 from ..core.nodenames import is_node, nodes_in, replicas_in
 from ..core.records import shown_path
-from ..core.results import AboveKnee, BufferPool, RunSummary
+from ..core.results import AboveKnee, AttackCpu, BufferPool, RunSummary
 from ..measure import health, rowcheck
 from ..topology import appserver, links
 
@@ -58,7 +58,7 @@ def _cpu_lines(summary: RunSummary) -> list[str]:
             return f"{means[key]:.0f}" if key in means else "n/a"
 
         names = replicas_in(means) or ("replica1", "replica2")
-        attackers = (summary.pipeline_cpu_s or {}).get("per_attacker")  # a map with no record of its own
+        attackers = (summary.pipeline_cpu_s or AttackCpu()).per_attacker
         measured = [means[r] for r in names if r in means]
         replicas = f"{sum(measured) / len(measured):.0f}" if len(measured) == len(names) else "n/a"
         sources = summary.cpu_sources or {}

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..analysis.studymetrics import fmt
 from ..core import scenario as scenarios
-from ..core.results import StudyCell, StudyRecord, study_of
+from ..core.results import StudyCell, StudyRecord, UnitMetrics, filled, has, study_of, value
 from ..core.stats import spread
 from .assets import Writer
 
@@ -26,7 +26,7 @@ WORKLOADS = ("write", "write-bulk", "write-wide", "write-nopk-keyed", "write-nop
 BIG_TRANSACTIONS = "big-transaction"
 FOUR_THREADS = (4, "optimistic")  # the parallel column: MariaDB's default mode
 
-Metrics = dict[str, Any]  # a unit's metrics: a map of analysis/studymetrics' keys, no record of its own
+Metrics = UnitMetrics  # a unit's metrics, by analysis/studymetrics' keys
 Studies = list[dict[str, Any]] | list[StudyRecord]  # study.json's dictionaries, or their records
 
 
@@ -42,17 +42,17 @@ def setting(knobs: dict[str, Any]) -> str:
 
 
 def _received(m: Metrics) -> float | None:
-    sent, threads = m.get("sent_per_write"), m.get("dump_threads")
+    sent, threads = m.sent_per_write, m.dump_threads
     return sent / threads if sent is not None and threads else None
 
 
 COLUMNS: tuple[tuple[str, Callable[[Metrics], float | None]], ...] = (
-    ("binlog B/write", lambda m: m.get("bytes_per_write")),
+    ("binlog B/write", lambda m: m.bytes_per_write),
     ("B each replica received/write", _received),
-    ("master CPU-ms/write", lambda m: m.get("master_ms_per_write")),
-    ("replica CPU-ms/applied write", lambda m: m.get("replica_ms_per_write")),
+    ("master CPU-ms/write", lambda m: m.master_ms_per_write),
+    ("replica CPU-ms/applied write", lambda m: m.replica_ms_per_write),
 )
-LATENCY = ("write p50 ms", lambda m: m.get("commit_p50_ms"))
+LATENCY = ("write p50 ms", lambda m: m.commit_p50_ms)
 
 
 def _figure(values: list[float | None]) -> str:
@@ -77,7 +77,7 @@ def _usable(cell: StudyCell, scenario: str) -> bool:
 def _units(data: StudyRecord) -> list[tuple[str, StudyCell, Metrics]]:
     """(scenario, cell, metrics) of each measured unit of a study."""
     cells = {c.name: c for c in data.cells}
-    return [(u.scenario, cells[u.cell], u.metrics) for u in data.units if u.metrics and u.cell in cells]
+    return [(u.scenario, cells[u.cell], u.metrics) for u in data.units if filled(u.metrics) and u.cell in cells]
 
 
 def sheet_rows(studies: Studies) -> dict[str, list[tuple[str, str, list[Metrics]]]]:
@@ -89,7 +89,7 @@ def sheet_rows(studies: Studies) -> dict[str, list[tuple[str, str, list[Metrics]
             continue
         mine: dict[tuple[str, str], list[Metrics]] = {}
         for scenario, cell, metrics in _units(by_name[name]):
-            if scenario in WORKLOADS and _usable(cell, scenario) and "bytes_per_write" in metrics:
+            if scenario in WORKLOADS and _usable(cell, scenario) and has(metrics, "bytes_per_write"):
                 mine.setdefault((scenario, setting(cell.knobs)), []).append(metrics)
         for (scenario, label), runs in mine.items():
             rows.setdefault(scenario, {}).setdefault(label, (name, runs))
@@ -105,13 +105,13 @@ def apply_rates(studies: Studies) -> dict[tuple[str, str, str], tuple[str, list[
             continue
         mine: dict[tuple[str, str, str], list[float | None]] = {}
         for scenario, cell, metrics in _units(by_name[name]):
-            if "apply_trx_per_s" not in metrics or not _usable(cell, scenario):
+            if not has(metrics, "apply_trx_per_s") or not _usable(cell, scenario):
                 continue
             knobs = cell.knobs  # a map of settings
             threads = (int(knobs.get("parallel_threads") or 0), knobs.get("parallel_mode"))
             column = "serial" if threads[0] == 0 else "4 threads" if threads == FOUR_THREADS else None
             if column:
-                mine.setdefault((scenario, setting(knobs), column), []).append(metrics["apply_trx_per_s"])
+                mine.setdefault((scenario, setting(knobs), column), []).append(metrics.apply_trx_per_s)
         for key, values in mine.items():
             out.setdefault(key, (name, values))
     return out
@@ -171,7 +171,7 @@ def big_transactions(studies: Studies) -> list[str]:
              "binlog cache spills |", "|---|---|---|---|---|"]
     order = [c.name for c in data.cells if c.name in runs]  # the file's order: by size, then setting
     for name, mine in ((n, runs[n]) for n in order):
-        lines.append(f"| {name} | " + " | ".join(_figure([m.get(k) for m in mine]) for k in (
+        lines.append(f"| {name} | " + " | ".join(_figure([value(m, k) for m in mine]) for k in (
             "bigtx_binlog_mb", "bigtx_master_s", "bigtx_applied_s", "bigtx_cache_spills")) + " |")
     return lines + [""]
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..analysis.studymetrics import measured
 from ..core import scenario as scenario_file
-from ..core.results import StudyRecord, StudyUnit, document, has, read_summary, study_of
+from ..core.results import StudyRecord, StudyUnit, has, read_summary, study_of
 
 
 def scenarios_write(name: str) -> bool:
@@ -29,7 +29,12 @@ def _measure(unit: StudyUnit) -> str | None:
 
 
 def _measured(unit: StudyUnit) -> bool:
-    return measured(document(unit))  # analysis takes the unit's dictionary
+    return measured(unit)
+
+
+def _changed_pct(unit: StudyUnit) -> float | None:
+    """A measured unit's share of row updates that changed their rows (None: not checked)."""
+    return unit.metrics.rows_changed_pct if unit.metrics else None
 
 
 def net_of_idle(doc: dict[str, Any] | StudyRecord, folder: Path) -> bool | None:
@@ -41,7 +46,7 @@ def net_of_idle(doc: dict[str, Any] | StudyRecord, folder: Path) -> bool | None:
         run = folder / unit.folder if unit.folder else None
         if _measure(unit) == "run" and run is not None and (run / "summary.json").exists():
             return has(read_summary(run), "cpu_seconds_net")
-        return bool(unit.metrics.get("cpu_net_of_idle"))  # metrics: a map of the metrics' keys
+        return bool(unit.metrics and unit.metrics.cpu_net_of_idle)
 
     flags = [net(u) for u in study_of(doc).units if _measured(u) and _measure(u) in CPU_MEASURES]
     return all(flags) if flags else None
@@ -66,7 +71,7 @@ def verified(doc: dict[str, Any] | StudyRecord) -> bool:
     if not any(scenarios_write(s) for s in data.scenarios or []):
         return True
     units = [u for u in data.units if _measured(u)]
-    return bool(units) and all(u.metrics.get("rows_changed_pct") is not None for u in units
+    return bool(units) and all(_changed_pct(u) is not None for u in units
                                if _measure(u) == "run")
 
 
@@ -79,10 +84,10 @@ def study_rows(doc: dict[str, Any] | StudyRecord) -> str:
     writes = any(scenarios_write(s) for s in data.scenarios or [])
     runs = [u for u in units if _measure(u) == "run"]
     if not writes or len(runs) == len(units):
-        return rows_verified([u.metrics.get("rows_changed_pct") for u in runs], writes)
+        return rows_verified([_changed_pct(u) for u in runs], writes)
     parts = []
     if runs:
-        got = [u.metrics.get("rows_changed_pct") for u in runs]
+        got = [_changed_pct(u) for u in runs]
         parts.append(f"verified in {sum(g is not None for g in got)} of {len(runs)} run units")
     big = [u for u in units if u.measure == "big-transaction"]
     if big:
