@@ -102,12 +102,16 @@ def test_what_each_setting_would_write_is_exact_for_the_images_written_and_estim
     assert workload["ROW-FULL"].bytes == sum(ln.settings["ROW-FULL"].bytes for ln in p.lines if not ln.heartbeat)
 
 
-def test_a_sample_of_the_row_images_estimates_what_reading_every_one_gives() -> None:
-    every, sampled = _snippet_profile(prof.EVERY_ROW), _snippet_profile(prof.Sampling(first=2, every=3, rows=5))
+def test_a_sampled_row_stands_for_its_events_rows() -> None:
+    """Five rows read of the 100-row statement stand for its 100: the column shares and the MINIMAL saving come out
+    as reading every row gives them."""
+    every, sampled = _snippet_profile(prof.EVERY_ROW), _snippet_profile(prof.Sampling(first=100, every=1, rows=5))
     a, b = _line(every, "bench_idx"), _line(sampled, "bench_idx")
-    assert b.sampled_rows < a.sampled_rows and (a.transactions, a.rows) == (b.transactions, b.rows)
-    assert b.settings["ROW-MINIMAL"].bytes == pytest.approx(a.settings["ROW-MINIMAL"].bytes, rel=0.10)
-    assert "first 2 rows events" in sampled.sampling and every.sampling == "every row image read"
+    assert (a.sampled_rows, b.sampled_rows) == (105, 5 + 5) and (a.transactions, a.rows) == (b.transactions, b.rows)
+    assert {c.column: c.rows for c in b.columns} == {c.column: c.rows for c in a.columns}
+    saving = [ln.settings["ROW-FULL"].bytes - ln.settings["ROW-MINIMAL"].bytes for ln in (a, b)]
+    assert saving[1] == pytest.approx(saving[0], rel=0.05)
+    assert "first 100 rows events" in sampled.sampling and every.sampling == "every row image read"
 
 
 @pytest.mark.parametrize("printed,size", [
@@ -235,6 +239,9 @@ def test_the_sample_binlog_profiles_to_its_known_counts(tmp_path: Path) -> None:
     p = prof.read(out)
     idx, noidx, beat = _line(p, "bench_idx"), _line(p, "bench_noidx"), _line(p, "replbench_meta", True)
     assert idx.rows_per_transaction.histogram == {1: 894, 100: 106} and idx.rows == 11_494
+    # a 100-row statement is three Update_rows events (8 kB each at most): 894 + 3 × 106; their bytes, summed from
+    # the end_log_pos of mariadb-binlog's header lines
+    assert (idx.rows_events, idx.row_event_bytes, noidx.row_event_bytes) == (1_212, 2_563_578, 123_397)
     assert noidx.rows_per_transaction.histogram == {1: 500}
     assert (beat.transactions, p.heartbeat.transactions if p.heartbeat else None) == (538, 538)
     assert (p.workload.transactions, p.workload.rows) == (1_500, 11_994)
