@@ -172,6 +172,45 @@ def test_full_table_metadata_names_the_columns_and_shows_a_table_without_a_prima
                                                                    "table without one)")
 
 
+TWO_TABLES = """# at 4
+#261127  9:00:00 server id 1  end_log_pos 256 CRC32 0x00000000 \tStart: binlog v 4, server v 10.11.19-MariaDB
+# at 256
+#261127  9:00:01 server id 1  end_log_pos 298 CRC32 0x00000000 \tGTID 0-1-5 trans
+# at 298
+#261127  9:00:01 server id 1  end_log_pos 340 CRC32 0x00000000 \tTable_map: `shop`.`orders` mapped to number 31
+# at 340
+#261127  9:00:01 server id 1  end_log_pos 380 CRC32 0x00000000 \tDelete_rows: table id 31 flags: STMT_END_F
+### DELETE FROM `shop`.`orders`
+### WHERE
+###   @1=7 /* INT meta=0 nullable=0 is_null=0 */
+# Number of rows: 1
+# at 380
+#261127  9:00:01 server id 1  end_log_pos 420 CRC32 0x00000000 \tTable_map: `shop`.`stock` mapped to number 32
+# at 420
+#261127  9:00:01 server id 1  end_log_pos 470 CRC32 0x00000000 \tUpdate_rows: table id 32 flags: STMT_END_F
+### UPDATE `shop`.`stock`
+### WHERE
+###   @1=3 /* INT meta=0 nullable=0 is_null=0 */
+### SET
+###   @1=4 /* INT meta=0 nullable=0 is_null=0 */
+# Number of rows: 1
+# at 470
+#261127  9:00:01 server id 1  end_log_pos 501 CRC32 0x00000000 \tXid = 9
+COMMIT/*!*/;
+"""
+
+
+def test_a_transaction_that_writes_two_tables_is_on_both_lines_and_counted_once() -> None:
+    """Synthetic text in mariadb-binlog's format, without annotations (a space-padded hour, as it prints 9 h)."""
+    profiler = prof.Profiler()
+    profiler.feed(SNIPPET_FILE, binlogfile.events([TWO_TABLES.encode()]))
+    p = profiler.build("synthetic")
+    assert [(ln.table, ln.kind, ln.transactions) for ln in p.lines] == [("orders", "delete", 1), ("stock", "update", 1)]
+    assert (p.workload.transactions, p.workload.rows, p.workload.bytes) == (1, 2, 501 - 256)
+    assert p.first_event == "2026-11-27 09:00:00" and p.largest[0].tables == ["shop.orders delete", "shop.stock update"]
+    assert p.workload.settings["STATEMENT"].basis == "unknown"
+
+
 def test_each_table_is_priced_on_the_model_table_it_resembles() -> None:
     p = _snippet_profile()
     idx, noidx = _line(p, "bench_idx"), _line(p, "bench_noidx")

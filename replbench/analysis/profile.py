@@ -272,6 +272,7 @@ class Profiler:
         self.last: int | None = None
         self.files: list[BinlogFile] = []
         self.metadata: Counter = Counter()  # Table_map events with column names logged, and without
+        self.transactions: Counter = Counter()  # heartbeat or not -> transactions with rows
         self.seq = 0  # transactions seen: the largest ones' tie-break (the earlier stays)
 
     def feed(self, file: BinlogFile, events: Iterable[Event]) -> None:
@@ -398,6 +399,7 @@ class Profiler:
             line.seconds[tx.time] += 1
         assert tx.first is not None
         self.lines[tx.first].bytes += tx.bytes - tx.grouped  # GTID and commit: the transaction's first line's
+        self.transactions[tx.first[3]] += 1
         self.seq += 1
         if not tx.first[3] and (len(self.largest) < LARGEST or tx.bytes > self.largest[0][0]):
             (heapq.heappush if len(self.largest) < LARGEST else heapq.heappushpop)(self.largest,
@@ -562,7 +564,8 @@ def line_settings(line: _Line, image: str) -> dict[str, Estimate]:
     return out
 
 
-def _group(lines: list[Line], span: int) -> Group:
+def _group(lines: list[Line], span: int, transactions: int) -> Group:
+    """The lines' totals; transactions counted once each (one that writes two tables is on both lines)."""
     settings = {}
     for s in SETTINGS:
         parts = [ln.settings[s] for ln in lines]
@@ -570,9 +573,8 @@ def _group(lines: list[Line], span: int) -> Group:
         basis = "exact" if known and all(p.basis == "exact" for p in parts) else "estimated" if known else "unknown"
         settings[s] = Estimate(bytes=sum(p.bytes or 0 for p in parts) if known else None, basis=basis,
                                note="" if known or not parts else "a line's figure is unknown")
-    trx = sum(ln.transactions for ln in lines)
-    return Group(transactions=trx, rows=sum(ln.rows for ln in lines), bytes=sum(ln.bytes for ln in lines),
-                 mean_per_s=trx / span, settings=settings)
+    return Group(transactions=transactions, rows=sum(ln.rows for ln in lines), bytes=sum(ln.bytes for ln in lines),
+                 mean_per_s=transactions / span, settings=settings)
 
 
 def _columns(line: _Line) -> list[Column]:
@@ -617,8 +619,8 @@ def _build(p: Profiler, decoder: str) -> Profile:
         decoder=decoder, first_event=_clock(first), last_event=_clock(last), span_s=span,
         table_metadata="FULL" if named and not unnamed else "partly FULL" if named else "NO_LOG or MINIMAL",
         sampling=p.sampling.describe(),
-        workload=_group([ln for ln in lines if not ln.heartbeat], span),
-        heartbeat=_group(beat, span) if beat else None, lines=lines,
+        workload=_group([ln for ln in lines if not ln.heartbeat], span, p.transactions[False]),
+        heartbeat=_group(beat, span, p.transactions[True]) if beat else None, lines=lines,
         largest=[_transaction(tx) for _, _, tx in sorted(p.largest, key=lambda item: item[:2], reverse=True)],
         other=dict(p.other), notes=notes)
 

@@ -131,7 +131,7 @@ def _is_mariadb_tool(tool: str) -> bool:
     if "mariadb" in os.path.basename(os.path.realpath(tool)):
         return True
     out = subprocess.run([tool, "--version"], capture_output=True, text=True, check=False).stdout
-    return "mysql community" not in out.lower() and not re.search(r"Ver \d\d?\.\d", out.replace("Ver 3.", ""))
+    return re.search(r"\bVer 3\.", out) is not None
 
 
 def stream(argv: list[str], chunk: int = CHUNK) -> Iterator[bytes]:
