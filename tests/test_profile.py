@@ -238,16 +238,17 @@ def test_a_profile_feeds_model_predict_without_the_heartbeat(tmp_path: Path, mon
     assert sorted(mixes["bench_idx"]) == sorted([("update", 1, 5 / 77), ("update", 100, 1 / 77),
                                                  ("update", 1, 2 / 77)])  # 8 transactions over 77 s, no heartbeat
     assert "the model has no fit on bench_noidx" in " ".join(notes)
-    args = argparse.Namespace(profile=str(path), setting=None, replica_cores=1.0, replicas_asked=2)
+    args = argparse.Namespace(profile=str(path), setting=None, replica_cores=1.0, replicas_asked="2")  # as parsed
     assert predict_from_profile(args) == 0
     out = capsys.readouterr().out
     assert "Capacity plan under ROW-FULL on bench_idx" in out and "To 2 replica(s)" in out
     assert "The profile's own estimate of the binlog under ROW-FULL" in out and "left out" in out
     plan = costmodel.predict(json.loads((results / "model" / "model.json").read_text()), mixes["bench_idx"])
     assert plan["transactions_per_s"] == pytest.approx(8 / 77) and plan["rows_per_s"] == pytest.approx(107 / 77)
-    for bad, needle in ((tmp_path / "none.json", "no such file"), (SNIPPET, "not a profile")):
+    for bad, needle, cores in ((tmp_path / "none.json", "no such file", 1.0), (SNIPPET, "not a profile", 1.0),
+                               (path, "--replica-cores", 0.0)):
         with pytest.raises(UsageError, match=needle):
-            predict_from_profile(argparse.Namespace(profile=str(bad), setting=None, replica_cores=1.0))
+            predict_from_profile(argparse.Namespace(profile=str(bad), setting=None, replica_cores=cores))
 
 
 def test_bad_input_exits_2_with_the_commands_usage_and_one_line(tmp_path: Path) -> None:

@@ -94,6 +94,8 @@ def predict_from_profile(args: argparse.Namespace) -> int:
     """The cost sheet of a profile's workload (the heartbeat left out) on each setting the model has, or on
     --setting alone; each table on the model's table it resembles (profile.model_table)."""
     settings = settings_from(args)
+    if args.replica_cores <= 0:
+        raise UsageError("--replica-cores must be above 0")
     try:
         profile = read(Path(args.profile))
     except ProfileError as exc:
@@ -119,7 +121,9 @@ def predict_from_profile(args: argparse.Namespace) -> int:
                 sheets.append({"setting": setting, "table": table, "error": str(exc)})
     if not sheets:
         raise ReplbenchError(f"the model ({source}) has none of the settings asked for the profile's tables")
-    print(render_predictions(args.profile, profile, sheets, getattr(args, "replicas_asked", None), notes))
+    asked = getattr(args, "replicas_asked", None)  # --replicas N (the topology flag's, read as the setting)
+    replicas = settings.with_overrides(replicas_asked=asked).replicas_asked if asked else None
+    print(render_predictions(args.profile, profile, sheets, replicas, notes))
     print(source)
     return 0
 
