@@ -66,6 +66,15 @@ def test_the_decoders_text_reads_as_its_events_whatever_the_pieces(size: int) ->
     assert meta is not None and len(meta.types) == 10 and meta.names is None and meta.primary_key is None
 
 
+def test_a_piece_cut_inside_an_at_line_reads_the_same() -> None:
+    data = SNIPPET.read_bytes()
+    whole = [(e.kind, e.size, e.rows, e.text) for e in binlogfile.events([data])]
+    at = data.find(b"\n# at ", 5000)
+    for split in range(at, at + 7):
+        pieces = [data[:split], data[split:split + 3000], data[split + 3000:]]
+        assert [(e.kind, e.size, e.rows, e.text) for e in binlogfile.events(pieces)] == whole, split
+
+
 def test_a_snippet_profiles_to_its_known_counts_with_the_heartbeat_apart() -> None:
     p = _snippet_profile(prof.EVERY_ROW)
     idx, noidx, beat = _line(p, "bench_idx"), _line(p, "bench_noidx"), _line(p, "replbench_meta", True)

@@ -37,6 +37,7 @@ DECODE_FLAGS = ("--base64-output=decode-rows", "-vv", "--print-table-metadata")
 STATEMENT_MARK = {"update": b"\n### UPDATE ", "write": b"\n### INSERT INTO ", "delete": b"\n### DELETE FROM "}
 ROWS_KINDS = {b"Writ": "write", b"Upda": "update", b"Dele": "delete"}
 ROWS_KINDS_SET = frozenset(ROWS_KINDS.values())
+AT = b"\n# at "  # the line before each event's header
 
 # an event's header line (1 time, 2 end_log_pos, 3 what it is): the pattern starts with a literal, so the regex
 # engine skips between the "\n#" it finds without stepping through every byte
@@ -89,7 +90,7 @@ class Event:
     table: tuple[str, str] | None = None
     text: str = ""  # an annotated statement, a query's SQL, a GTID
     meta: TableMeta | None = None
-    image: memoryview | None = field(default=None, repr=False)
+    image: tuple[bytes, int, int] | None = field(default=None, repr=False)  # the text it lies in, from, to
 
 
 def inspect(path: Path) -> BinlogFile:
@@ -188,19 +189,24 @@ def _second(text: bytes) -> int:
 
 def events(chunks: Iterable[bytes], file: str = "") -> Iterator[Event]:
     """The decoder's text as events, in file order. The text is cut into pieces at `# at` lines (an event never
-    spans two pieces), each piece scanned once by LINE."""
+    spans two pieces), each piece scanned once by LINE; the blocks of an event longer than a block (a statement of
+    many rows) are joined once, when its end has come."""
     parser = _Parser(file)
-    rest = b""
+    parts: list[bytes] = []
     for block in chunks:
-        data = rest + block if rest else block
-        cut = data.rfind(b"\n# at ")
+        found = block.rfind(AT)  # (one that straddles two blocks is left for the next cut)
+        parts.append(block)
+        if found < 0:
+            continue
+        data = b"".join(parts) if len(parts) > 1 else block
+        cut = len(data) - len(block) + found
         if cut <= 0:
-            rest = data
             continue
         yield from parser.feed(data, cut + 1)
-        rest = data[cut:]
-    if rest:
-        yield from parser.feed(rest + b"\n", len(rest) + 1)
+        parts = [data[cut:]]
+    if parts:
+        data = b"".join(parts) + b"\n"
+        yield from parser.feed(data, len(data))
 
 
 class _Parser:
@@ -215,7 +221,6 @@ class _Parser:
     def feed(self, data: bytes, stop: int) -> Iterator[Event]:
         """The events of data[:stop]. A rows event's images are stepped over with one find (the `###` lines are
         most of the text), not scanned line by line."""
-        view = memoryview(data)
         search = LINE.search
         at = 0
         while (m := search(data, at, stop)) is not None:
@@ -225,7 +230,7 @@ class _Parser:
             event = self._event(data, m, _second(m.group(1)), size)
             if event.kind in ROWS_KINDS_SET:
                 if not (data.startswith(b"\n#", at) and data[at + 2:at + 3].isdigit()):
-                    at = self._rows(data, view, event, at, stop)
+                    at = self._rows(data, event, at, stop)
                 # else: one of a statement's rows events but its last: MariaDB prints their headers, then every row
             elif event.kind == "table_map":  # step over its metadata lines
                 at += self.skip
@@ -235,7 +240,7 @@ class _Parser:
             yield event
 
     @staticmethod
-    def _rows(data: bytes, view: memoryview, event: Event, at: int, stop: int) -> int:
+    def _rows(data: bytes, event: Event, at: int, stop: int) -> int:
         """Reads a rows event's row count and marks its images (to read only if asked); returns where its text
         ends."""
         text_end = data.find(b"\n# at ", at, stop)
@@ -243,10 +248,10 @@ class _Parser:
         count = data.rfind(b"\n# Number of rows: ", at, text_end)
         if count >= 0:  # MariaDB counts the rows after the images
             event.rows = int(data[count + 19:data.find(b"\n", count + 19)])
-            event.image = view[at:count + 1]
+            event.image = (data, at, count + 1)
         else:  # MySQL does not: count the rows' statement lines
             event.rows = data.count(STATEMENT_MARK[event.kind], at, text_end)
-            event.image = view[at:text_end]
+            event.image = (data, at, text_end)
         return text_end - 1
 
     def _event(self, data: bytes, m: re.Match[bytes], second: int, size: int) -> Event:
@@ -358,15 +363,16 @@ def row_images(event: Event, most: int = 1 << 30) -> list[tuple[Image | None, Im
     if event.image is None:
         return []
     rows: list[tuple[Image | None, Image | None]] = []
-    text = bytes(event.image)
+    data, start, end = event.image
     mark = STATEMENT_MARK[event.kind]
-    if most < event.rows:
-        cut = -1
+    if most < event.rows:  # copy only the rows read out of what may be megabytes of images
+        cut = start - 1
         for _ in range(most + 1):
-            cut = text.find(mark, cut + 1)
+            cut = data.find(mark, cut + 1, end)
             if cut < 0:
                 break
-        text = text[:cut] if cut > 0 else text
+        end = cut if cut > 0 else end
+    text = data[start:end]
     for row in text.split(mark)[1:]:
         if event.kind == "update":
             where, _, after = row.partition(b"\n### SET\n")
