@@ -25,6 +25,10 @@ def _rate(v: float) -> str:
     return f"{v:,.1f}" if v < 100 else f"{v:,.0f}"
 
 
+def _share(share: float) -> str:
+    return "under 1 %" if 0 < share < 0.005 else f"{100 * share:.0f} %"
+
+
 def _name(line: Line) -> str:
     return f"{line.schema_name}.{line.table}"
 
@@ -72,7 +76,7 @@ def _columns(profile: Profile) -> list[str]:
     for ln in profile.lines:
         if ln.heartbeat or not ln.columns:
             continue
-        cols = ", ".join(f"{c.column} ({c.type}) {100 * c.share:.0f} %" for c in ln.columns)
+        cols = ", ".join(f"{c.column} ({c.type}) {_share(c.share)}" for c in ln.columns)
         out.append(f"Columns {_name(ln)}'s updates change (share of rows, from {ln.sampled_rows:,} rows read): "
                    f"{cols}")
     return [*out, ""] if out else []
