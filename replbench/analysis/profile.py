@@ -584,7 +584,7 @@ def _columns(line: _Line) -> list[Column]:
     for c, n in sorted(img.changed.items(), key=lambda kv: int(kv[0])):
         number, share = int(c), n / img.updates
         out.append(Column(column=names[number - 1] if names and number <= len(names) else f"@{number}",
-                          type=img.types[c].name if c in img.types else "?", share=round(share, 4),
+                          type=img.types[c].name if c in img.types else "?", share=round(share, 6),
                           rows=round(share * line.rows)))
     return out
 
