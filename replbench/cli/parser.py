@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from ..core import scenario
-from . import bench
+from . import bench, profile
 from .args import ArgumentParser, add_app_flags, add_topology_flags, help_formatter
 
 
@@ -42,4 +42,5 @@ def build_parser() -> ArgumentParser:
     p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="extra pytest arguments (after --)")
     sub.add_parser("docs", help="rewrite docs/settings.md from the settings table and every command's flags")
     bench.add_parsers(sub)
+    profile.add_parser(sub)
     return parser

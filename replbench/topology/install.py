@@ -28,6 +28,11 @@ def mariadb_binaries() -> dict[str, str]:
     return {k: v for k, v in found.items() if v}
 
 
+def find_tool(name: str) -> str | None:
+    """A MariaDB or MySQL program on the PATH or in the sbin folders (mariadb-binlog, mysqlbinlog), or None."""
+    return shutil.which(name) or _sbin(name)
+
+
 def _sbin(name: str) -> str | None:
     for folder in ("/usr/sbin", "/usr/bin", "/usr/local/sbin"):
         candidate = Path(folder) / name

@@ -1,0 +1,652 @@
+"""A workload as its binlog shows it (docs/profile.md): per table and statement kind, transactions per second (mean,
+p99 of one-second rates, busiest minute), rows per transaction, row-event bytes per row, which columns updates
+change, whether the table has a primary key where the binlog can tell, the largest transactions, and what each
+replication setting would have written — exact for the images as written, estimated from the decoded row values'
+sizes for the other row images, and from the annotated statements for STATEMENT and MIXED.
+
+The harness's heartbeat (GTID domain HEARTBEAT_DOMAIN_ID, or a table of META_SCHEMA) is profiled on lines of its
+own and never counted in the workload's figures.
+
+Counts, rows, bytes and times come from every event; the row images (the `###` lines, the costly part to read:
+docs/profile.md, "Speed") from a sample of the rows events (Sampling), each sampled row weighted by the rows it
+stands for.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ..core.config import HEARTBEAT_DOMAIN_ID, META_SCHEMA
+from ..measure.binlogfile import BinlogFile, Event, TableMeta, ValueType, row_images, split_value, value_size
+
+SCHEMA_VERSION = 1
+SETTINGS = ("ROW-FULL", "ROW-MINIMAL", "ROW-NOBLOB", "STATEMENT", "MIXED")  # costmodel.SETTINGS' names
+LARGEST = 5
+# a Query event is an Annotate_rows event's bytes (header, statement, checksum) plus its post-header (13 bytes), the
+# status variables MariaDB writes for a DML (flags2, sql_mode, catalog, charset: about 26 bytes) and the schema's
+# name: an estimate, as statements that need a user variable or RAND() also log events of their own
+QUERY_EVENT_EXTRA = 13 + 26
+# what MIXED logs as rows, not as the statement (docs/profile.md, "STATEMENT and MIXED"): a heuristic on the text
+UNSAFE = re.compile(r"\b(UUID|UUID_SHORT|SYSDATE|USER|CURRENT_USER|SESSION_USER|SYSTEM_USER|FOUND_ROWS|ROW_COUNT|"
+                    r"LOAD_FILE|SLEEP|VERSION|CONNECTION_ID|GET_LOCK|RELEASE_LOCK|IS_FREE_LOCK|IS_USED_LOCK|"
+                    r"MASTER_POS_WAIT)\s*\(|\bLIMIT\b|@@", re.IGNORECASE)
+UNSAFE_WORDS = ("UUID", "SYSDATE", "USER", "FOUND_ROWS", "ROW_COUNT", "LOAD_FILE", "SLEEP", "VERSION",
+                "CONNECTION_ID", "LOCK", "MASTER_POS_WAIT", "LIMIT", "@@")  # a cheap test before UNSAFE's search
+HEARTBEAT_TABLE = "heartbeat"  # in META_SCHEMA (topology/dataset creates it)
+KINDS = {"write": "insert", "update": "update", "delete": "delete"}
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """Which rows events' images are read: the first `first` of each line, then one in `every`; of each, its first
+    `rows` rows (a row stands for the event's rows / the rows read)."""
+
+    first: int = 100
+    every: int = 20
+    rows: int = 10
+
+    def describe(self) -> str:
+        if self.every <= 1 and self.rows >= 1 << 30:
+            return "every row image read"
+        return (f"row images of the first {self.first:,} rows events of each line, then of one in {self.every}, "
+                f"up to {self.rows} rows of each (weighted by the event's rows); counts, rows, bytes and times from "
+                "every event")
+
+
+EVERY_ROW = Sampling(first=1 << 62, every=1, rows=1 << 30)
+
+
+class ProfileError(ValueError):
+    """A profile file that cannot be read: the message names the file and what is wrong."""
+
+
+# --- the profile file --------------------------------------------------------------------------------------------
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Distribution(_Model):
+    p50: int
+    p90: int
+    p99: int
+    max: int
+    histogram: dict[int, int]  # rows per transaction -> transactions
+
+
+class Rates(_Model):
+    mean_per_s: float  # over the files' span
+    active_mean_per_s: float  # over this line's own first to last second
+    p99_per_s: float  # of the one-second rates over the files' span (seconds without any included)
+    max_per_s: int
+    busiest_minute_per_s: float
+    busiest_minute_start: str
+
+
+class Column(_Model):
+    column: str  # its name where the binlog logs names (binlog_row_metadata=FULL), else @N
+    type: str
+    share: float  # of the sampled update rows (weighted), those whose after image differs here from the before image
+    rows: int  # the line's rows that change it: share × rows
+
+
+class Estimate(_Model):
+    bytes: int | None
+    basis: str  # exact (as written), estimated, unknown
+    note: str = ""
+
+
+class Line(_Model):
+    schema_name: str
+    table: str
+    kind: str  # insert, update, delete
+    heartbeat: bool
+    transactions: int
+    rows: int
+    rows_per_transaction: Distribution
+    rates: Rates
+    row_event_bytes: int  # the rows events alone
+    bytes: int  # with the transactions' other events (GTID, annotation, table map, commit)
+    row_event_bytes_per_row: float
+    primary_key: str  # "yes (id)", "no", or "unknown" where the binlog does not say
+    row_image: str  # as written: FULL, MINIMAL, NOBLOB, or "not read"
+    rows_events: int
+    sampled_events: int
+    sampled_rows: int  # rows whose images were read
+    statements: int
+    annotated: int
+    columns: list[Column]
+    settings: dict[str, Estimate]
+
+
+class Group(_Model):
+    transactions: int
+    rows: int
+    bytes: int
+    mean_per_s: float
+    settings: dict[str, Estimate]
+
+
+class Transaction(_Model):
+    gtid: str
+    time: str
+    rows: int
+    bytes: int
+    tables: list[str]
+    file: str
+
+
+class FileEntry(_Model):
+    path: str
+    bytes: int
+    server_version: str
+
+
+class Profile(_Model):
+    schema_version: int
+    files: list[FileEntry]
+    decoder: str
+    first_event: str  # the server's clock, as the binlog writes it
+    last_event: str
+    span_s: int
+    table_metadata: str
+    sampling: str
+    workload: Group
+    heartbeat: Group | None
+    lines: list[Line]
+    largest: list[Transaction]
+    other: dict[str, int]  # transactions without rows events, bytes outside transactions, statements logged as such
+    notes: list[str]
+
+
+def read(path: Path) -> Profile:
+    """A profile file; ProfileError (one line) when it is missing or not a profile of this version."""
+    try:
+        doc = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ProfileError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ProfileError(f"{path}: not a profile file ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("schema_version") != SCHEMA_VERSION:
+        raise ProfileError(f"{path}: not a profile of schema version {SCHEMA_VERSION} (made by ./run.sh profile)")
+    try:
+        return Profile.model_validate(doc)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ProfileError(f"{path}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+
+
+# --- what is accumulated while the events stream by -----------------------------------------------------------
+
+LineKey = tuple[str, str, str, bool]  # schema, table, kind, heartbeat
+
+
+@dataclass
+class _Images:
+    """What the sampled row images show, each row weighted by the rows it stands for: the bytes as written and,
+    where the images are FULL, what MINIMAL and NOBLOB would have written of the same rows; the columns updates
+    changed."""
+
+    events: int = 0
+    read: int = 0  # rows read
+    weight: float = 0.0  # rows they stand for
+    full_rows: int = 0
+    partial_rows: int = 0
+    blob_missing: int = 0  # partial rows that lack only BLOB/TEXT columns (NOBLOB as written)
+    written: float = 0.0
+    minimal: float = 0.0
+    noblob: float = 0.0
+    changed: Counter = field(default_factory=Counter)  # column number (b"3") -> weighted update rows it changed in
+    updates: float = 0.0  # weighted update rows
+    types: dict[bytes, ValueType] = field(default_factory=dict)
+
+
+@dataclass
+class _Line:
+    trx: int = 0
+    rows: int = 0
+    hist: Counter = field(default_factory=Counter)
+    seconds: Counter = field(default_factory=Counter)
+    rows_events: int = 0
+    row_event_bytes: int = 0
+    bytes: int = 0
+    statements: Counter = field(default_factory=Counter)  # statements, annotated, replaced/estimated bytes
+    images: _Images = field(default_factory=_Images)
+    meta: TableMeta | None = None
+
+
+@dataclass
+class _Statement:
+    """An annotated statement and the events that carry its rows (annotation, table maps, rows events)."""
+
+    text: str | None = None
+    annotation: int = 0  # the Annotate_rows event's bytes
+    bytes: int = 0
+    line: LineKey | None = None
+    schema: str = ""
+
+
+@dataclass
+class _Tx:
+    gtid: str
+    time: int
+    file: str
+    domain: int | None
+    bytes: int = 0
+    rows: Counter = field(default_factory=Counter)  # line key -> rows
+    grouped: int = 0  # bytes of its statements (the rest is GTID, commit …)
+    first: LineKey | None = None
+
+
+def _bitmap(columns: int) -> int:
+    return (columns + 7) // 8
+
+
+def _key_columns(meta: TableMeta | None) -> tuple[bytes, ...] | None:
+    """The primary key's column numbers where the binlog names them; () for a table without one; None: not said."""
+    if meta is None or meta.names is None or meta.primary_key is None:
+        return None
+    return tuple(str(meta.names.index(c) + 1).encode() for c in meta.primary_key if c in meta.names)
+
+
+class Profiler:
+    """Turns the events of one or more files into a Profile. Feed every file's events in order, then build()."""
+
+    def __init__(self, sampling: Sampling | None = None) -> None:
+        self.sampling = sampling or Sampling()
+        self.lines: dict[LineKey, _Line] = {}
+        self.tx: _Tx | None = None
+        self.stmt: _Statement | None = None
+        self.largest: list[tuple[int, int, _Tx]] = []
+        self.other: Counter = Counter()
+        self.first: int | None = None  # the first and the last event's second
+        self.last: int | None = None
+        self.files: list[BinlogFile] = []
+        self.metadata: Counter = Counter()  # Table_map events with column names logged, and without
+        self.transactions: Counter = Counter()  # heartbeat or not -> transactions with rows
+        self.seq = 0  # transactions seen: the largest ones' tie-break (the earlier stays)
+
+    def feed(self, file: BinlogFile, events: Iterable[Event]) -> None:
+        self.files.append(file)
+        e = None
+        for e in events:
+            if self.first is None:
+                self.first = e.time
+            kind = e.kind
+            if kind == "gtid":
+                self._begin(e)
+            elif kind in KINDS:
+                self._rows(e)
+            elif kind == "annotate" or kind == "table_map":
+                self._statement_part(e)
+            elif kind == "xid":
+                self._add(e.size)
+                self._commit()
+            elif kind == "query":
+                self._query(e)
+            else:
+                self._add(e.size)
+        self._commit()
+        if e is not None:
+            self.last = max(self.last or e.time, e.time)
+
+    def _begin(self, e: Event) -> None:
+        self._commit()
+        domain = e.text.split("-", 1)[0]
+        self.tx = _Tx(e.text, e.time, e.file, int(domain) if domain.isdigit() and "-" in e.text else None, e.size)
+
+    def _add(self, size: int) -> None:
+        if self.tx is None:
+            self.other["bytes_outside_transactions"] += size
+        else:
+            self.tx.bytes += size
+
+    def _statement_part(self, e: Event) -> None:
+        if e.kind == "annotate" or self.stmt is None or self.stmt.line is not None:
+            self._close_statement()
+            self.stmt = _Statement(e.text, e.size) if e.kind == "annotate" else _Statement()
+        if e.kind == "table_map":
+            self.metadata["named" if e.meta is not None and e.meta.names else "unnamed"] += 1
+            if not self.stmt.schema and e.table:
+                self.stmt.schema = e.table[0]
+        self.stmt.bytes += e.size
+        self._add(e.size)
+
+    def _line(self, e: Event) -> tuple[LineKey, _Line]:
+        schema, table = e.table or ("?", f"table id {e.table_id}")
+        tx = self.tx
+        heartbeat = (schema, table) == (META_SCHEMA, HEARTBEAT_TABLE) or (tx is not None
+                                                                         and tx.domain == HEARTBEAT_DOMAIN_ID)
+        key = (schema, table, KINDS[e.kind], heartbeat)
+        line = self.lines.get(key)
+        if line is None:
+            line = self.lines[key] = _Line(meta=e.meta)
+        return key, line
+
+    def _rows(self, e: Event) -> None:
+        if self.tx is None:  # rows outside a transaction (no GTID): one of their own
+            self.tx = _Tx("-", e.time, e.file, None)
+        key, line = self._line(e)
+        if self.stmt is None:
+            self.stmt = _Statement()
+        if self.stmt.line is None:
+            self.stmt.line = key
+        self.stmt.bytes += e.size
+        self._add(e.size)
+        self.tx.rows[key] += e.rows
+        self.tx.first = self.tx.first or key
+        line.rows_events += 1
+        line.row_event_bytes += e.size
+        sampling = self.sampling
+        if line.rows_events <= sampling.first or line.rows_events % sampling.every == 0:
+            _sample(line, e, sampling.rows)
+        if e.what.endswith(b"STMT_END_F"):
+            self._close_statement()
+
+    def _query(self, e: Event) -> None:
+        word = e.text.split(None, 1)[0].upper() if e.text.strip() else ""
+        if word in ("BEGIN", "START") and self.tx is None:
+            self.tx = _Tx("-", e.time, e.file, None)
+        if word in ("INSERT", "UPDATE", "DELETE", "REPLACE"):
+            self.other["statements_logged_as_statements"] += 1
+        self._add(e.size)
+        if word in ("COMMIT", "ROLLBACK"):
+            self._commit()
+
+    def _close_statement(self) -> None:
+        s, self.stmt = self.stmt, None
+        if s is None or s.line is None or self.tx is None:
+            return
+        line = self.lines[s.line]
+        self.tx.grouped += s.bytes
+        line.bytes += s.bytes
+        counts = line.statements
+        counts["statements"] += 1
+        counts["replaced"] += s.bytes
+        if s.text is not None:
+            counts["annotated"] += 1
+            estimate = _statement_bytes(s)
+            counts["statement"] += estimate
+            upper = s.text.upper()
+            if any(w in upper for w in UNSAFE_WORDS) and UNSAFE.search(s.text):
+                counts["mixed"] += s.bytes  # MIXED logs this one as rows
+            else:
+                counts["mixed"] += estimate
+
+    def _commit(self) -> None:
+        self._close_statement()
+        tx, self.tx = self.tx, None
+        if tx is None:
+            return
+        if not tx.rows:
+            self.other["transactions_without_rows"] += 1
+            self.other["bytes_of_transactions_without_rows"] += tx.bytes
+            return
+        for key, rows in tx.rows.items():
+            line = self.lines[key]
+            line.trx += 1
+            line.rows += rows
+            line.hist[rows] += 1
+            line.seconds[tx.time] += 1
+        assert tx.first is not None
+        self.lines[tx.first].bytes += tx.bytes - tx.grouped  # GTID and commit: the transaction's first line's
+        self.transactions[tx.first[3]] += 1
+        self.seq += 1
+        if not tx.first[3] and (len(self.largest) < LARGEST or tx.bytes > self.largest[0][0]):
+            (heapq.heappush if len(self.largest) < LARGEST else heapq.heappushpop)(self.largest,
+                                                                                   (tx.bytes, -self.seq, tx))
+
+    def build(self, decoder: str) -> Profile:
+        return _build(self, decoder)
+
+
+def _statement_bytes(s: _Statement) -> int:
+    """What STATEMENT would write for an annotated statement: its annotation as a Query event (QUERY_EVENT_EXTRA
+    and the schema's name more)."""
+    return s.annotation + QUERY_EVENT_EXTRA + len(s.schema) + 1
+
+
+def _sample(line: _Line, e: Event, most: int) -> None:
+    """Reads up to `most` rows of a rows event into the line's sample: the bytes as written, and as MINIMAL and
+    NOBLOB would write them where the images are FULL; the columns an update changed."""
+    images = line.images
+    images.events += 1
+    types = images.types
+    width = len(line.meta.types) if line.meta else None
+    key = _key_columns(line.meta)
+    rows = row_images(e, most)
+    weight = e.rows / len(rows) if rows else 0.0
+    for before, after in rows:
+        images.read += 1
+        images.weight += weight
+        sizes: dict[bytes, int] = {}
+        for c, printed in (before or {}).items():
+            sizes[c] = value_size(printed, types.get(c) or types.setdefault(c, split_value(printed)[1]))
+        changed, after_sizes = [], {}
+        for c, printed in (after or {}).items():
+            if before is None or before.get(c) != printed:
+                changed.append(c)
+                after_sizes[c] = value_size(printed, types.get(c) or types.setdefault(c, split_value(printed)[1]))
+            else:
+                after_sizes[c] = sizes[c]
+        if before is not None and after is not None:
+            images.updates += weight
+            for c in changed:
+                images.changed[c] += weight
+        seen = [i for i in (before, after) if i is not None]
+        images.written += weight * (sum(_bitmap(len(i)) for i in seen) + sum(sizes.values())
+                                    + sum(after_sizes.values()))
+        full = width or max(len(i) for i in seen)
+        if all(len(i) == full for i in seen):
+            images.full_rows += 1
+            minimal, noblob = _minimal_and_noblob(types, sizes if before is not None else None,
+                                                  after_sizes if after is not None else None, changed,
+                                                  key or (b"1",))
+            images.minimal += weight * minimal
+            images.noblob += weight * noblob
+        else:
+            images.partial_rows += 1
+            if all(types[c].blob for i in seen for c in set(types) - set(i)):
+                images.blob_missing += 1
+
+
+def _minimal_and_noblob(types: dict[bytes, ValueType], before: dict[bytes, int] | None,
+                        after: dict[bytes, int] | None, changed: list[bytes],
+                        key: tuple[bytes, ...]) -> tuple[int, int]:
+    """A FULL row's bytes under MINIMAL (the key in the before image, the changed columns in the after image) and
+    NOBLOB (the BLOB/TEXT columns left out, but for the key's and the changed ones), from its values' sizes."""
+    minimal = noblob = 0
+    if before is not None:  # update, delete
+        kept = [c for c in key if c in before]
+        minimal += _bitmap(len(kept)) + sum(before[c] for c in kept)
+        kept = [c for c in before if not types[c].blob or c in key]
+        noblob += _bitmap(len(kept)) + sum(before[c] for c in kept)
+    if after is not None and before is not None:  # update
+        minimal += _bitmap(len(changed)) + sum(after[c] for c in changed)
+        kept = [c for c in after if not types[c].blob or c in changed]
+        noblob += _bitmap(len(kept)) + sum(after[c] for c in kept)
+    elif after is not None:  # insert: every column set (MINIMAL leaves out defaults the image cannot show)
+        minimal += _bitmap(len(after)) + sum(after.values())
+        noblob += _bitmap(len(after)) + sum(after.values())
+    return minimal, noblob
+
+
+# --- the profile from what was accumulated ----------------------------------------------------------------------
+
+def _clock(second: int) -> str:
+    return datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _nearest_rank(hist: Counter, q: float) -> int:
+    total = sum(hist.values())
+    rank = max(1, int(-(-q * total // 1)))
+    seen = 0
+    for value in sorted(hist):
+        seen += hist[value]
+        if seen >= rank:
+            return int(value)
+    return 0
+
+
+def distribution(hist: Counter) -> Distribution:
+    return Distribution(p50=_nearest_rank(hist, 0.5), p90=_nearest_rank(hist, 0.9), p99=_nearest_rank(hist, 0.99),
+                        max=max(hist) if hist else 0, histogram={int(k): int(v) for k, v in sorted(hist.items())})
+
+
+def rates(seconds: Counter, first: int, last: int) -> Rates:
+    """Transactions per second over the span [first, last] (seconds without any count as 0)."""
+    span = last - first + 1
+    total = sum(seconds.values())
+    per_second = Counter(seconds.values())
+    per_second[0] += span - len(seconds)
+    own = (max(seconds) - min(seconds) + 1) if seconds else 1
+    window = min(60, span)
+    best, best_start, in_window = 0, first, 0
+    times = sorted(seconds)
+    lo = 0
+    for t in times:  # the 60-second window ending at each busy second: the busiest minute
+        in_window += seconds[t]
+        while times[lo] <= t - window:
+            in_window -= seconds[times[lo]]
+            lo += 1
+        if in_window > best:
+            best, best_start = in_window, max(first, t - window + 1)
+    return Rates(mean_per_s=total / span, active_mean_per_s=total / own, p99_per_s=_nearest_rank(per_second, 0.99),
+                 max_per_s=max(seconds.values()) if seconds else 0, busiest_minute_per_s=best / window,
+                 busiest_minute_start=_clock(best_start))
+
+
+def _primary_key(meta: TableMeta | None) -> str:
+    if meta is None or meta.names is None or meta.primary_key is None:
+        return "unknown"
+    return f"yes ({', '.join(meta.primary_key)})" if meta.primary_key else "no"
+
+
+def _row_image(images: _Images) -> str:
+    if not images.read:
+        return "not read"
+    if not images.partial_rows:
+        return "FULL"
+    return "NOBLOB" if images.blob_missing == images.partial_rows else "MINIMAL"
+
+
+def line_settings(line: _Line, image: str) -> dict[str, Estimate]:
+    """What each setting would have written for this line's transactions (their bytes attributed to it)."""
+    img, counts = line.images, line.statements
+    out: dict[str, Estimate] = {}
+    for setting in ("ROW-FULL", "ROW-MINIMAL", "ROW-NOBLOB"):
+        if setting == f"ROW-{image}":
+            out[setting] = Estimate(bytes=line.bytes, basis="exact", note="as written")
+        elif image == "FULL" and img.full_rows:
+            saved = (img.written - (img.minimal if setting == "ROW-MINIMAL" else img.noblob)) / img.weight
+            out[setting] = Estimate(bytes=round(line.bytes - saved * line.rows), basis="estimated",
+                                    note=f"from {img.read:,} sampled rows' values")
+        else:
+            out[setting] = Estimate(bytes=None, basis="unknown", note=f"the images were written {image}")
+    missing = counts["statements"] - counts["annotated"]
+    for setting, part in (("STATEMENT", "statement"), ("MIXED", "mixed")):
+        if counts["statements"] and not missing:
+            out[setting] = Estimate(bytes=round(line.bytes - counts["replaced"] + counts[part]), basis="estimated",
+                                    note="from the annotated statements")
+        else:
+            out[setting] = Estimate(bytes=None, basis="unknown",
+                                    note=f"{missing:,} of {counts['statements']:,} statements not annotated "
+                                         "(binlog_annotate_row_events=ON shows them)")
+    return out
+
+
+def _group(lines: list[Line], span: int, transactions: int) -> Group:
+    """The lines' totals; transactions counted once each (one that writes two tables is on both lines)."""
+    settings = {}
+    for s in SETTINGS:
+        parts = [ln.settings[s] for ln in lines]
+        known = all(p.bytes is not None for p in parts) and parts
+        basis = "exact" if known and all(p.basis == "exact" for p in parts) else "estimated" if known else "unknown"
+        settings[s] = Estimate(bytes=sum(p.bytes or 0 for p in parts) if known else None, basis=basis,
+                               note="" if known or not parts else "a line's figure is unknown")
+    return Group(transactions=transactions, rows=sum(ln.rows for ln in lines), bytes=sum(ln.bytes for ln in lines),
+                 mean_per_s=transactions / span, settings=settings)
+
+
+def _columns(line: _Line) -> list[Column]:
+    names = line.meta.names if line.meta else None
+    img = line.images
+    out = []
+    for c, n in sorted(img.changed.items(), key=lambda kv: int(kv[0])):
+        number, share = int(c), n / img.updates
+        out.append(Column(column=names[number - 1] if names and number <= len(names) else f"@{number}",
+                          type=img.types[c].name if c in img.types else "?", share=round(share, 6),
+                          rows=round(share * line.rows)))
+    return out
+
+
+def _line(key: LineKey, acc: _Line, first: int, last: int) -> Line:
+    image = _row_image(acc.images)
+    return Line(schema_name=key[0], table=key[1], kind=key[2], heartbeat=key[3], transactions=acc.trx, rows=acc.rows,
+                rows_per_transaction=distribution(acc.hist), rates=rates(acc.seconds, first, last),
+                row_event_bytes=acc.row_event_bytes, bytes=acc.bytes,
+                row_event_bytes_per_row=acc.row_event_bytes / acc.rows if acc.rows else 0.0,
+                primary_key=_primary_key(acc.meta), row_image=image, rows_events=acc.rows_events,
+                sampled_events=acc.images.events, sampled_rows=acc.images.read,
+                statements=acc.statements["statements"], annotated=acc.statements["annotated"],
+                columns=_columns(acc), settings=line_settings(acc, image))
+
+
+def _build(p: Profiler, decoder: str) -> Profile:
+    first, last = p.first or 0, p.last or 0
+    span = last - first + 1
+    lines = [_line(k, acc, first, last) for k, acc in sorted(p.lines.items(), key=lambda kv: (kv[0][3], kv[0]))
+             if acc.trx]
+    beat = [ln for ln in lines if ln.heartbeat]
+    named, unnamed = p.metadata["named"], p.metadata["unnamed"]
+    notes = []
+    if unnamed:
+        notes.append("the table maps log no column names and no primary keys (binlog_row_metadata is not FULL): "
+                     "columns are shown as @N and primary keys as unknown; MINIMAL's estimate takes the first "
+                     "column as the key")
+    return Profile(
+        schema_version=SCHEMA_VERSION,
+        files=[FileEntry(path=str(f.path), bytes=f.size, server_version=f.server_version) for f in p.files],
+        decoder=decoder, first_event=_clock(first), last_event=_clock(last), span_s=span,
+        table_metadata="FULL" if named and not unnamed else "partly FULL" if named else "NO_LOG or MINIMAL",
+        sampling=p.sampling.describe(),
+        workload=_group([ln for ln in lines if not ln.heartbeat], span, p.transactions[False]),
+        heartbeat=_group(beat, span, p.transactions[True]) if beat else None, lines=lines,
+        largest=[_transaction(tx) for _, _, tx in sorted(p.largest, key=lambda item: item[:2], reverse=True)],
+        other=dict(p.other), notes=notes)
+
+
+def _transaction(tx: _Tx) -> Transaction:
+    return Transaction(gtid=tx.gtid, time=_clock(tx.time), rows=sum(tx.rows.values()), bytes=tx.bytes, file=tx.file,
+                       tables=sorted({f"{k[0]}.{k[1]} {k[2]}" for k in tx.rows}))
+
+
+INDEXED = "bench_idx"  # the model's table with four secondary indexes
+NO_KEY = "bench_nopk"
+MODEL_TABLES = ("bench_idx", "bench_noidx", "bench_nopk")  # the suite's tables (schema.accounts) the model prices
+
+
+def model_table(line: Line, model_tables: list[str]) -> tuple[str, str]:
+    """The cost model's table a profiled table is priced on, and what that assumes ("" for the suite's own tables
+    the model has a fit on). A table of one's own is matched by what the binlog shows of it: no primary key →
+    bench_nopk; else the indexed table, as no binlog shows secondary indexes."""
+    fallback = INDEXED if INDEXED in model_tables or not model_tables else model_tables[0]
+    if line.schema_name in MODEL_TABLES and line.table == "accounts":
+        if line.schema_name in model_tables:
+            return line.schema_name, ""
+        return fallback, f" (the model has no fit on {line.schema_name})"
+    if line.primary_key == "no":
+        if NO_KEY in model_tables:
+            return NO_KEY, " (it has no primary key; its secondary indexes cannot be known from the binlog)"
+        return fallback, " (it has no primary key, and the model has no table without one)"
+    what = "its primary key and secondary indexes" if line.primary_key == "unknown" else "its secondary indexes"
+    return fallback, f" (the indexed table: {what} cannot be known from the binlog)"

@@ -1,0 +1,168 @@
+"""./run.sh profile FILE…: the workload a binlog shows (decoded by the server's own tool, docs/profile.md), written
+as a profile file and printed as a summary; and predict_from_profile, what `./run.sh model predict --profile FILE`
+runs: the cost model's sheet for that workload on each setting the model has."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ..analysis import costmodel
+from ..analysis.profile import EVERY_ROW, Line, Profile, ProfileError, Profiler, Sampling, model_table, read
+from ..core.config import ReplbenchError, Settings
+from ..core.records import shown_path
+from ..core.results import write_json
+from ..measure import binlogfile
+from ..report.profile import render, render_predictions
+from ..report.sources import published_model
+from .args import UsageError, help_formatter, settings_from
+
+TIMING_REPEATS = 3  # the decoder alone runs this many times; its best is the yardstick
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("profile", help="the workload a binlog shows: per table and kind, rates, rows, bytes, and "
+                       "what each replication setting would write", formatter_class=help_formatter)
+    p.add_argument("files", nargs="+", metavar="FILE", type=_binlog, help="binlog files (MariaDB, or MySQL with "
+                   "MySQL's mysqlbinlog installed), in the order the server wrote them")
+    p.add_argument("--out", type=_out_file,
+                   help="the profile file to write (default: results/profiles/<first file's name>.json)")
+    p.add_argument("--json", action="store_true", help="print the profile file's JSON instead of the summary")
+    p.add_argument("--every-row", action="store_true",
+                   help="read every row image instead of a sample (exact column shares; slower on a large binlog)")
+    p.add_argument("--timing", action="store_true",
+                   help="also time the decoder alone on the same files (to /dev/null, best of "
+                        f"{TIMING_REPEATS}) and print both times")
+
+
+def _binlog(name: str) -> binlogfile.BinlogFile:
+    """A FILE argument: a binlog, or the command's usage and one line saying why not (exit 2)."""
+    try:
+        return binlogfile.inspect(Path(name))
+    except binlogfile.NotABinlog as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _out_file(name: str) -> Path:
+    if Path(name).is_dir():
+        raise argparse.ArgumentTypeError(f"{name}: a folder; name the file to write")
+    return Path(name)
+
+
+def cmd_profile(args: argparse.Namespace) -> int:
+    files: list[binlogfile.BinlogFile] = args.files
+    decoders = [binlogfile.decoder(f) for f in files]
+    out = args.out or Settings.from_env().results / "profiles" / f"{files[0].path.name}.json"
+    alone = [sorted(binlogfile.time_alone(argv) for _ in range(TIMING_REPEATS)) for argv in decoders] \
+        if args.timing else []
+    wall, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
+    profiler = Profiler(EVERY_ROW if args.every_row else Sampling())
+    for file, argv in zip(files, decoders):
+        profiler.feed(file, binlogfile.events(binlogfile.stream(argv), file.path.name))
+    profile = profiler.build(" ".join([Path(decoders[0][0]).name, *decoders[0][1:-1]]))
+    wall, cpu, children = time.perf_counter() - wall, time.process_time() - cpu, _children_cpu() - children
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_json(out, profile.model_dump(mode="json"))
+    print(json.dumps(profile.model_dump(mode="json"), indent=2) if args.json else render(profile))
+    print(f"profile: {shown_path(out)}", file=sys.stderr if args.json else sys.stdout)
+    if alone:
+        print(timing_text(sum(t[0] for t in alone), sum(t[len(t) // 2] for t in alone), wall, cpu, children),
+              file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timing_text(best: float, median: float, wall: float, cpu: float, decoder_cpu: float) -> str:
+    """--timing's line: figures only (a timing depends on the machine and its load: nothing asserts one)."""
+    return (f"Timing: the decoder alone {best:.3f} s (to /dev/null, best of {TIMING_REPEATS}; median {median:.3f} s); "
+            f"the profile {wall:.3f} s, {wall / best:.2f}× the best (decoding and reading, one run, without Python's "
+            f"start); CPU: the decoder {decoder_cpu:.3f} s, reading its text {cpu:.3f} s")
+
+
+# --- model predict --profile ---------------------------------------------------------------------------------
+
+def predict_from_profile(args: argparse.Namespace) -> int:
+    """The cost sheet of a profile's workload (the heartbeat left out) on each setting the model has, or on
+    --setting alone; each table on the model's table it resembles (profile.model_table)."""
+    settings = settings_from(args)
+    if args.replica_cores <= 0:
+        raise UsageError("--replica-cores must be above 0")
+    try:
+        profile = read(Path(args.profile))
+    except ProfileError as exc:
+        raise UsageError(f"--profile {exc}") from None
+    model, source = load_model(settings)
+    tables = sorted({name.split(" ", 1)[1] for name in model["settings"] if " " in name})
+    mixes, mapped, notes = workload_mixes(profile, tables)
+    wanted = [args.setting] if getattr(args, "setting", None) else list(costmodel.SETTINGS)
+    sheets = []
+    for setting in wanted:
+        if setting not in costmodel.SETTINGS:
+            raise UsageError(f"unknown --setting {setting!r}; settings: {', '.join(costmodel.SETTINGS)}")
+        for table, mix in mixes.items():
+            if costmodel.key(setting, table) not in model["settings"]:
+                if len(wanted) == 1:
+                    sheets.append({"setting": setting, "table": table, "error": "the model has no data for it"})
+                continue
+            own = [ln.settings[setting].bytes for ln in mapped[table]]
+            try:
+                sheets.append({"plan": costmodel.predict(model, mix, setting, args.replica_cores, table),
+                               "profile_bytes_per_s": None if None in own else sum(own) / profile.span_s})
+            except costmodel.MixError as exc:
+                sheets.append({"setting": setting, "table": table, "error": str(exc)})
+    if not sheets:
+        raise ReplbenchError(f"the model ({source}) has none of the settings asked for the profile's tables")
+    asked = getattr(args, "replicas_asked", None)  # --replicas N (the topology flag's, read as the setting)
+    replicas = settings.with_overrides(replicas_asked=asked).replicas_asked if asked else None
+    print(render_predictions(args.profile, profile, sheets, replicas, notes))
+    print(source)
+    return 0
+
+
+def workload_mixes(profile: Profile, model_tables: list[str]) -> tuple[dict[str, list[tuple[str, int, float]]],
+                                                                      dict[str, list[Line]], list[str]]:
+    """The profile's workload lines as the cost model's mixes, per model table: (kind, rows per transaction,
+    transactions/s over the span) for every size the line's transactions had; the lines on each model table; and
+    what the mapping assumed."""
+    mixes: dict[str, list[tuple[str, int, float]]] = {}
+    mapped: dict[str, list[Line]] = {}
+    notes = []
+    for line in profile.lines:
+        if line.heartbeat:
+            continue
+        table, note = model_table(line, model_tables)
+        notes.append(f"{line.schema_name}.{line.table} {line.kind}s → the model's {table}{note}")
+        mapped.setdefault(table, []).append(line)
+        mixes.setdefault(table, []).extend(
+            (line.kind, rows, count / profile.span_s) for rows, count in line.rows_per_transaction.histogram.items())
+    if not mixes:
+        raise UsageError("--profile: the profile has no workload transactions (only the heartbeat, or nothing)")
+    return mixes, mapped, notes
+
+
+def load_model(settings: Settings) -> tuple[dict[str, Any], str]:
+    """Your own `model fit`'s model, else the report campaign's (as `model predict --mix` finds it)."""
+    path = settings.results / "model" / "model.json"
+    source = f"model: {shown_path(path)} (your own `./run.sh model fit`)"
+    if not path.exists():
+        published = published_model(settings.results)
+        if published is None:
+            raise ReplbenchError(f"no model yet: run `./run.sh model fit` first ({shown_path(path)} is missing, "
+                                 "and no finished report campaign holds one)")
+        path, record = published
+        source = (f"model: {shown_path(path)} (fitted by campaign {record.get('folder', path.parent.parent.name)} "
+                  f"at commit {record.get('commit', '?')}, on the machine that ran it; `./run.sh model fit` fits "
+                  "one from your own runs)")
+    return json.loads(path.read_text()), source
+
+
+HANDLERS = {"profile": cmd_profile}

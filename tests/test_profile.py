@@ -1,0 +1,323 @@
+"""./run.sh profile and model predict --profile (docs/profile.md). The unit tests read a committed snippet of
+mariadb-binlog's own output (tests/fixtures/binlog-profile.txt: `mariadb-binlog --base64-output=decode-rows -vv
+--print-table-metadata samples/write-mix.binlog`, transactions cut out whole: three heartbeats, five single-row and
+one 100-row update of bench_idx, two single-row updates of bench_noidx); the integration ones run the decoder on
+the committed sample binlog itself (no server)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from replbench.analysis import costmodel
+from replbench.analysis import profile as prof
+from replbench.cli.args import UsageError
+from replbench.cli.profile import predict_from_profile, workload_mixes
+from replbench.core.config import ROOT
+from replbench.core.results import write_json
+from replbench.measure import binlogfile
+
+from .conftest import run_main
+
+SNIPPET = Path(__file__).parent / "fixtures" / "binlog-profile.txt"
+SAMPLE = ROOT / "samples" / "write-mix.binlog"
+SAMPLE_PROFILE = ROOT / "samples" / "write-mix.profile.json"
+SNIPPET_FILE = binlogfile.BinlogFile(SNIPPET, 3_300_244, "10.11.19-MariaDB-0+deb12u1-log")
+
+
+def _chunks(data: bytes, size: int) -> list[bytes]:
+    return [data[i:i + size] for i in range(0, len(data), size)]
+
+
+def _snippet_profile(sampling: prof.Sampling | None = None) -> prof.Profile:
+    profiler = prof.Profiler(sampling)
+    profiler.feed(SNIPPET_FILE, binlogfile.events(_chunks(SNIPPET.read_bytes(), 64 << 10), "binlog.000005"))
+    return profiler.build("mariadb-binlog (snippet)")
+
+
+def _line(profile: prof.Profile, schema: str, heartbeat: bool = False) -> prof.Line:
+    return next(ln for ln in profile.lines if ln.schema_name == schema and ln.heartbeat == heartbeat)
+
+
+@pytest.mark.parametrize("size", [997, 8 << 10, 1 << 30])
+def test_the_decoders_text_reads_as_its_events_whatever_the_pieces(size: int) -> None:
+    events = list(binlogfile.events(_chunks(SNIPPET.read_bytes(), size)))
+    assert Counter(e.kind for e in events) == {"gtid": 11, "annotate": 11, "table_map": 11, "xid": 11,
+                                                "update": 13, "other": 5}
+    updates = [e for e in events if e.kind == "update"]
+    # each event's size is its end_log_pos less the one before: the first heartbeat's Update_rows ends at 648,
+    # its Table_map at 588; the 100-row statement's three events end at 67820, 75900 and 81568 after 59660
+    assert (updates[0].size, updates[0].rows, updates[0].table) == (60, 1, ("replbench_meta", "heartbeat"))
+    big = [e for e in updates if e.table == ("bench_idx", "accounts")][-3:]
+    assert [e.size for e in big] == [8160, 8080, 5668] and [e.rows for e in big] == [0, 0, 100]
+    assert [e.text for e in events if e.kind == "gtid"][-3:] == ["0-1-2932", "0-1-3927", "0-1-3928"]
+    annotated = [e.text for e in events if e.kind == "annotate"]
+    assert annotated[8] == ("UPDATE bench_idx.accounts SET interests = 'hiking,travel,tag4211521d51', updated_at = "
+                            "NOW() WHERE id BETWEEN 9267 AND 9366")
+    images = binlogfile.row_images(big[-1])
+    assert len(images) == 100 and all(b is not None and a is not None for b, a in images)
+    before, after = images[0]
+    assert before[b"1"].startswith(b"9267 ") and before[b"1"] == after[b"1"] and before[b"8"] != after[b"8"]
+    meta = next(e.meta for e in events if e.kind == "table_map" and e.table == ("bench_idx", "accounts"))
+    assert meta is not None and len(meta.types) == 10 and meta.names is None and meta.primary_key is None
+
+
+def test_a_piece_cut_inside_an_at_line_reads_the_same() -> None:
+    data = SNIPPET.read_bytes()
+    whole = [(e.kind, e.size, e.rows, e.text) for e in binlogfile.events([data])]
+    at = data.find(b"\n# at ", 5000)
+    for split in range(at, at + 7):
+        pieces = [data[:split], data[split:split + 3000], data[split + 3000:]]
+        assert [(e.kind, e.size, e.rows, e.text) for e in binlogfile.events(pieces)] == whole, split
+
+
+def test_a_snippet_profiles_to_its_known_counts_with_the_heartbeat_apart() -> None:
+    p = _snippet_profile(prof.EVERY_ROW)
+    idx, noidx, beat = _line(p, "bench_idx"), _line(p, "bench_noidx"), _line(p, "replbench_meta", True)
+    assert (idx.transactions, idx.rows, idx.rows_per_transaction.histogram) == (6, 105, {1: 5, 100: 1})
+    assert idx.row_event_bytes == 243 + 260 + 242 + 273 + 223 + 8160 + 8080 + 5668
+    assert (noidx.transactions, noidx.rows, noidx.row_event_bytes) == (2, 2, 219 + 238)
+    assert (beat.transactions, beat.rows, beat.kind) == (3, 3, "update")
+    assert (p.workload.transactions, p.workload.rows) == (8, 107)
+    assert p.heartbeat is not None and p.heartbeat.transactions == 3
+    assert p.workload.bytes == idx.bytes + noidx.bytes and beat.bytes == p.heartbeat.bytes
+    assert idx.row_image == "FULL" and idx.primary_key == "unknown" and p.table_metadata == "NO_LOG or MINIMAL"
+    assert (idx.statements, idx.annotated) == (6, 6)
+    changed = {c.column: c.rows for c in idx.columns}
+    assert changed["@3"] == 5 and changed["@8"] == 100  # first_name in the single-row updates, interests in the bulk
+    # (the snippet's cuts: the first event after one takes the bytes of the transactions cut out before it, so
+    # 0-1-3927 ranks first here; in the file itself its GTID event is 42 bytes)
+    bulk = {t.gtid: t for t in p.largest}["0-1-2932"]
+    assert bulk.rows == 100 and bulk.bytes == 81599 - 59394  # from its GTID's start (the Xid before) to its Xid
+    assert all("replbench_meta" not in t for tx in p.largest for t in tx.tables)
+    assert (p.first_event, p.last_event, p.span_s) == ("2026-11-27 10:14:28", "2026-11-27 10:15:44", 77)
+
+
+def test_what_each_setting_would_write_is_exact_for_the_images_written_and_estimated_for_the_rest() -> None:
+    p = _snippet_profile(prof.EVERY_ROW)
+    idx, beat = _line(p, "bench_idx"), _line(p, "replbench_meta", True)
+    s = {k: v.bytes for k, v in idx.settings.items()}
+    assert idx.settings["ROW-FULL"].basis == "exact" and s["ROW-FULL"] == idx.bytes
+    assert s["STATEMENT"] < s["ROW-MINIMAL"] < s["ROW-NOBLOB"] < s["ROW-FULL"]
+    # the bulk update changes interests (TEXT): NOBLOB keeps it in the after image, drops it from the before image
+    assert idx.settings["ROW-NOBLOB"].basis == "estimated"
+    assert s["MIXED"] == s["STATEMENT"]  # NOW() is safe for statement-based logging
+    assert beat.settings["MIXED"].bytes == beat.settings["ROW-FULL"].bytes  # SYSDATE(6) is not: MIXED logs rows
+    workload = p.workload.settings
+    assert workload["ROW-FULL"].bytes == sum(ln.settings["ROW-FULL"].bytes for ln in p.lines if not ln.heartbeat)
+
+
+def test_a_sampled_row_stands_for_its_events_rows() -> None:
+    """Five rows read of the 100-row statement stand for its 100: the column shares and the MINIMAL saving come out
+    as reading every row gives them."""
+    every, sampled = _snippet_profile(prof.EVERY_ROW), _snippet_profile(prof.Sampling(first=100, every=1, rows=5))
+    a, b = _line(every, "bench_idx"), _line(sampled, "bench_idx")
+    assert (a.sampled_rows, b.sampled_rows) == (105, 5 + 5) and (a.transactions, a.rows) == (b.transactions, b.rows)
+    assert {c.column: c.rows for c in b.columns} == {c.column: c.rows for c in a.columns}
+    saving = [ln.settings["ROW-FULL"].bytes - ln.settings["ROW-MINIMAL"].bytes for ln in (a, b)]
+    assert saving[1] == pytest.approx(saving[0], rel=0.05)
+    assert "first 100 rows events" in sampled.sampling and every.sampling == "every row image read"
+
+
+@pytest.mark.parametrize("printed,size", [
+    (b"19758 /* LONGINT meta=0 nullable=0 is_null=0 */", 8),
+    (b"'Alus' /* VARSTRING(240) meta=240 nullable=0 is_null=0 */", 1 + 4),
+    (b"'emaarom.drouley.19758@webmail.test' /* VARSTRING(480) meta=480 nullable=0 is_null=0 */", 2 + 34),
+    (b"'gardening,history' /* BLOB/TEXT meta=2 nullable=0 is_null=0 */", 2 + 17),
+    (b"'2026-11-27 10:14:30.062726' /* DATETIME(6) meta=6 nullable=0 is_null=0 */", 5 + 3),
+    (b"'2016-08-12 10:40:58' /* DATETIME(0) meta=0 nullable=0 is_null=0 */", 5),
+    (b"2 /* ENUM(1 byte) meta=63233 nullable=0 is_null=0 */", 1),
+    (b"'a\\x00b' /* STRING(10) meta=65034 nullable=0 is_null=0 */", 1 + 3),
+    (b"-12.50 /* DECIMAL(10,2) meta=2562 nullable=0 is_null=0 */", 4 + 1),
+    (b"NULL /* VARSTRING(240) meta=240 nullable=1 is_null=1 */", 0),
+])
+def test_a_values_size_in_the_row_image_follows_its_type(printed: bytes, size: int) -> None:
+    assert binlogfile.value_size(printed) == size
+
+
+FULL_METADATA = """# at 4
+#261127 10:00:00 server id 1  end_log_pos 256 CRC32 0x00000000 \tStart: binlog v 4, server v 10.11.19-MariaDB
+# at 256
+#261127 10:00:01 server id 1  end_log_pos 298 CRC32 0x00000000 \tGTID 0-1-1 trans
+START TRANSACTION
+/*!*/;
+# at 298
+#261127 10:00:01 server id 1  end_log_pos 360 CRC32 0x00000000 \tTable_map: `shop`.`log` mapped to number 30
+# Columns(`at` DATETIME NOT NULL,
+#         `note` TEXT CHARSET utf8mb4 COLLATE utf8mb4_general_ci)
+# at 360
+#261127 10:00:01 server id 1  end_log_pos 420 CRC32 0x00000000 \tWrite_rows: table id 30 flags: STMT_END_F
+### INSERT INTO `shop`.`log`
+### SET
+###   @1='2026-11-27 10:00:01' /* DATETIME(0) meta=0 nullable=0 is_null=0 */
+###   @2='hello' /* BLOB/TEXT meta=2 nullable=1 is_null=0 */
+# Number of rows: 1
+# at 420
+#261127 10:00:01 server id 1  end_log_pos 451 CRC32 0x00000000 \tXid = 7
+COMMIT/*!*/;
+"""
+
+
+def test_full_table_metadata_names_the_columns_and_shows_a_table_without_a_primary_key() -> None:
+    """Synthetic text in mariadb-binlog's format (binlog_row_metadata=FULL logs column names, and a `# Primary
+    Key(…)` line for a table that has one: none here)."""
+    events = list(binlogfile.events([FULL_METADATA.encode()]))
+    meta = next(e.meta for e in events if e.kind == "table_map")
+    assert meta is not None and meta.names == ("at", "note") and meta.primary_key == ()
+    keyed = binlogfile._table_meta(b"# Columns(`id` BIGINT NOT NULL,\n#         `v` INT)\n# Primary Key(id)\n")
+    assert keyed is not None and keyed.primary_key == ("id",)
+    profiler = prof.Profiler()
+    profiler.feed(SNIPPET_FILE, events)
+    p = profiler.build("synthetic")
+    line = p.lines[0]
+    assert (line.kind, line.rows, line.primary_key, p.table_metadata) == ("insert", 1, "no", "FULL")
+    assert line.settings["STATEMENT"].basis == "unknown" and "not annotated" in line.settings["STATEMENT"].note
+    assert prof.model_table(line, ["bench_idx", "bench_nopk"])[0] == "bench_nopk"
+    assert prof.model_table(line, ["bench_idx"]) == ("bench_idx", " (it has no primary key, and the model has no "
+                                                                   "table without one)")
+
+
+TWO_TABLES = """# at 4
+#261127  9:00:00 server id 1  end_log_pos 256 CRC32 0x00000000 \tStart: binlog v 4, server v 10.11.19-MariaDB
+# at 256
+#261127  9:00:01 server id 1  end_log_pos 298 CRC32 0x00000000 \tGTID 0-1-5 trans
+# at 298
+#261127  9:00:01 server id 1  end_log_pos 340 CRC32 0x00000000 \tTable_map: `shop`.`orders` mapped to number 31
+# at 340
+#261127  9:00:01 server id 1  end_log_pos 380 CRC32 0x00000000 \tDelete_rows: table id 31 flags: STMT_END_F
+### DELETE FROM `shop`.`orders`
+### WHERE
+###   @1=7 /* INT meta=0 nullable=0 is_null=0 */
+# Number of rows: 1
+# at 380
+#261127  9:00:01 server id 1  end_log_pos 420 CRC32 0x00000000 \tTable_map: `shop`.`stock` mapped to number 32
+# at 420
+#261127  9:00:01 server id 1  end_log_pos 470 CRC32 0x00000000 \tUpdate_rows: table id 32 flags: STMT_END_F
+### UPDATE `shop`.`stock`
+### WHERE
+###   @1=3 /* INT meta=0 nullable=0 is_null=0 */
+### SET
+###   @1=4 /* INT meta=0 nullable=0 is_null=0 */
+# Number of rows: 1
+# at 470
+#261127  9:00:01 server id 1  end_log_pos 501 CRC32 0x00000000 \tXid = 9
+COMMIT/*!*/;
+"""
+
+
+def test_a_transaction_that_writes_two_tables_is_on_both_lines_and_counted_once() -> None:
+    """Synthetic text in mariadb-binlog's format, without annotations (a space-padded hour, as it prints 9 h)."""
+    profiler = prof.Profiler()
+    profiler.feed(SNIPPET_FILE, binlogfile.events([TWO_TABLES.encode()]))
+    p = profiler.build("synthetic")
+    assert [(ln.table, ln.kind, ln.transactions) for ln in p.lines] == [("orders", "delete", 1), ("stock", "update", 1)]
+    assert (p.workload.transactions, p.workload.rows, p.workload.bytes) == (1, 2, 501 - 256)
+    assert p.first_event == "2026-11-27 09:00:00" and p.largest[0].tables == ["shop.orders delete", "shop.stock update"]
+    assert p.workload.settings["STATEMENT"].basis == "unknown"
+
+
+def test_each_table_is_priced_on_the_model_table_it_resembles() -> None:
+    p = _snippet_profile()
+    idx, noidx = _line(p, "bench_idx"), _line(p, "bench_noidx")
+    assert prof.model_table(idx, ["bench_idx", "bench_noidx"]) == ("bench_idx", "")
+    assert prof.model_table(noidx, ["bench_idx", "bench_noidx"]) == ("bench_noidx", "")
+    assert prof.model_table(noidx, ["bench_idx"]) == ("bench_idx", " (the model has no fit on bench_noidx)")
+    own = idx.model_copy(update={"schema_name": "shop", "table": "orders"})
+    table, note = prof.model_table(own, ["bench_idx", "bench_noidx", "bench_nopk"])
+    assert table == "bench_idx" and "cannot be known from the binlog" in note
+
+
+def test_a_profile_feeds_model_predict_without_the_heartbeat(tmp_path: Path, monkeypatch, capsys) -> None:
+    from .test_costmodel import synthetic
+
+    results = tmp_path / "results"
+    (results / "model").mkdir(parents=True)
+    write_json(results / "model" / "model.json", costmodel.fit(*synthetic()))  # ROW-FULL on bench_idx only
+    monkeypatch.setenv("REPLBENCH_STATE", str(tmp_path / "state"))
+    monkeypatch.setenv("REPLBENCH_RESULTS", str(results))
+    p = _snippet_profile(prof.EVERY_ROW)
+    path = tmp_path / "snippet.json"
+    write_json(path, p.model_dump(mode="json"))
+    assert prof.read(path) == p
+    mixes, mapped, notes = workload_mixes(p, ["bench_idx"])
+    assert sorted(mixes["bench_idx"]) == sorted([("update", 1, 5 / 77), ("update", 100, 1 / 77),
+                                                 ("update", 1, 2 / 77)])  # 8 transactions over 77 s, no heartbeat
+    assert "the model has no fit on bench_noidx" in " ".join(notes)
+    args = argparse.Namespace(profile=str(path), setting=None, replica_cores=1.0, replicas_asked="2")  # as parsed
+    assert predict_from_profile(args) == 0
+    out = capsys.readouterr().out
+    assert "Capacity plan under ROW-FULL on bench_idx" in out and "To 2 replica(s)" in out
+    assert "The profile's own estimate of the binlog under ROW-FULL" in out and "left out" in out
+    plan = costmodel.predict(json.loads((results / "model" / "model.json").read_text()), mixes["bench_idx"])
+    assert plan["transactions_per_s"] == pytest.approx(8 / 77) and plan["rows_per_s"] == pytest.approx(107 / 77)
+    for bad, needle, cores in ((tmp_path / "none.json", "no such file", 1.0), (SNIPPET, "not a profile", 1.0),
+                               (path, "--replica-cores", 0.0)):
+        with pytest.raises(UsageError, match=needle):
+            predict_from_profile(argparse.Namespace(profile=str(bad), setting=None, replica_cores=cores))
+
+
+def test_bad_input_exits_2_with_the_commands_usage_and_one_line(tmp_path: Path) -> None:
+    text = tmp_path / "notes.txt"
+    text.write_text("not a binlog\n")
+    for args, needle in ((["profile", str(tmp_path / "missing")], "no such file"),
+                         (["profile", str(text)], "not a MySQL/MariaDB binlog file"),
+                         (["profile", str(tmp_path)], "a folder, not a binlog file"),
+                         (["profile", str(SAMPLE), "--out", str(tmp_path)], "a folder; name the file"),
+                         (["profile", str(SAMPLE), "--out"], "expected one argument"),
+                         (["profile"], "the following arguments are required: FILE")):
+        code, out, err = run_main(args)
+        lines = err.strip().splitlines()
+        assert code == 2 and out == "" and "Traceback" not in err, err
+        assert lines[0].startswith("usage: ./run.sh profile") and lines[-1].startswith("./run.sh: error:")
+        assert needle in lines[-1] and sum(ln.startswith("./run.sh: error:") for ln in lines) == 1, err
+
+
+# --- on the committed sample, with the decoder (no server) ------------------------------------------------------
+
+@pytest.mark.integration  # runs mariadb-binlog
+def test_the_sample_binlog_profiles_to_its_known_counts(tmp_path: Path) -> None:
+    """samples/write-mix.binlog, counted by hand from mariadb-binlog's output: 894 single-row and 106 100-row
+    updates of bench_idx (write-mix), 500 single-row updates of bench_noidx (write-noindex), 538 heartbeats."""
+    out = tmp_path / "p.json"
+    code, text, err = run_main(["profile", str(SAMPLE), "--out", str(out), "--every-row"])
+    assert code == 0, err
+    p = prof.read(out)
+    idx, noidx, beat = _line(p, "bench_idx"), _line(p, "bench_noidx"), _line(p, "replbench_meta", True)
+    assert idx.rows_per_transaction.histogram == {1: 894, 100: 106} and idx.rows == 11_494
+    # a 100-row statement is three Update_rows events (8 kB each at most): 894 + 3 × 106; their bytes, summed from
+    # the end_log_pos of mariadb-binlog's header lines
+    assert (idx.rows_events, idx.row_event_bytes, noidx.row_event_bytes) == (1_212, 2_563_578, 123_397)
+    assert noidx.rows_per_transaction.histogram == {1: 500}
+    assert (beat.transactions, p.heartbeat.transactions if p.heartbeat else None) == (538, 538)
+    assert (p.workload.transactions, p.workload.rows) == (1_500, 11_994)
+    assert [ln for ln in p.lines if ln.heartbeat] == [beat] and len(p.lines) == 3
+    accounted = sum(ln.bytes for ln in p.lines) + sum(v for k, v in p.other.items() if k.startswith("bytes"))
+    assert accounted == SAMPLE.stat().st_size - 4  # every event's bytes, once (after the magic number)
+    assert {c.column: c.rows for c in idx.columns}["@3"] == 894  # first_name: the single-row updates only
+    assert "bench_idx.accounts" in text and "Heartbeat (replbench_meta.heartbeat)" in text
+
+
+@pytest.mark.integration  # runs mariadb-binlog
+def test_the_committed_sample_profile_is_what_profile_writes(tmp_path: Path) -> None:
+    out = tmp_path / "p.json"
+    code, _, err = run_main(["profile", "samples/write-mix.binlog", "--out", str(out)])
+    assert code == 0, err
+    assert prof.read(out) == prof.read(SAMPLE_PROFILE), \
+        "samples/write-mix.profile.json is stale: ./run.sh profile samples/write-mix.binlog --out " \
+        "samples/write-mix.profile.json"
+
+
+@pytest.mark.integration  # runs mariadb-binlog
+def test_json_and_timing_print_and_a_decoding_failure_is_one_line(tmp_path: Path) -> None:
+    code, out, err = run_main(["profile", str(SAMPLE), "--out", str(tmp_path / "p.json"), "--json", "--timing"])
+    assert code == 0 and json.loads(out)["schema_version"] == prof.SCHEMA_VERSION
+    assert "Timing: the decoder alone" in err  # figures only: a timing is never asserted
+    broken = tmp_path / "broken.binlog"
+    broken.write_bytes(SAMPLE.read_bytes()[:1000])  # a header, then an event cut short
+    code, out, err = run_main(["profile", str(broken), "--out", str(tmp_path / "b.json")])
+    assert code == 1 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert "failed on" in err and "truncated" in err
