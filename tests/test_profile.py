@@ -21,7 +21,7 @@ from replbench.core.config import ROOT
 from replbench.core.results import write_json
 from replbench.measure import binlogfile
 
-from .conftest import run_main
+from .conftest import env_for, run_main
 
 SNIPPET = Path(__file__).parent / "fixtures" / "binlog-profile.txt"
 SAMPLE = ROOT / "samples" / "write-mix.binlog"
@@ -321,3 +321,15 @@ def test_json_and_timing_print_and_a_decoding_failure_is_one_line(tmp_path: Path
     code, out, err = run_main(["profile", str(broken), "--out", str(tmp_path / "b.json")])
     assert code == 1 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     assert "failed on" in err and "truncated" in err
+
+
+@pytest.mark.integration  # runs mariadb-binlog on the committed sample (no server)
+def test_model_predict_takes_a_profile_on_the_command_line(tmp_path: Path) -> None:
+    out = tmp_path / "sample.profile.json"
+    code, _, err = run_main(["profile", str(ROOT / "samples" / "write-mix.binlog"), "--out", str(out)])
+    assert code == 0, err
+    # the model the committed report campaign published (read only)
+    env = env_for(tmp_path / "state", REPLBENCH_RESULTS=str(ROOT / "results"), REPLBENCH_PORT_BASE="9")
+    code, text, err = run_main(["model", "predict", "--profile", str(out)], env)
+    assert code == 0, err
+    assert "ROW-FULL" in text and "ROW-MINIMAL" in text, text

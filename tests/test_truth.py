@@ -211,4 +211,4 @@ def test_position_lag_follows_a_replica_that_stops_applying_and_returns_to_zero(
     finally:
         sampler.stop()
     rows = (tmp_path / "positions.csv").read_text().splitlines()
-    assert rows[0] == "elapsed_s,node,position,lag_ms" and any(",master," in r for r in rows)
+    assert rows[0] == "elapsed_s,node,position,lag_ms,received,io_lag_ms" and any(",master," in r for r in rows)

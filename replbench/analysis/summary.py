@@ -9,7 +9,7 @@ from typing import Any
 
 from ..core.config import HOST_SATURATED, MIN_RATE_RATIO, MIN_SUCCESS, NET_RESOLUTION_Z
 from ..core.nodenames import nodes_in
-from ..core.results import Admission, RunSummary, summary_of
+from ..core.results import Admission, Fault, RunSummary, summary_of
 from ..core.scenario import WRITE_ENDPOINTS
 from ..core.stats import net_resolution
 from ..measure import binlog, counters, cpu
@@ -142,7 +142,7 @@ def writes_of(tl: Timeline) -> int:
     return sum(tl.ok_count(e) for e in WRITE_ENDPOINTS)
 
 
-def nodes_lost(data: dict[str, Any] | RunSummary) -> list[dict[str, Any]]:
+def nodes_lost(data: dict[str, Any] | RunSummary) -> list[Fault]:
     """The nodes a run saw lost (each with when it was lost and back, and whether on purpose); summaries written
     before the key was named for what it holds called it "faults" (core/results migrates them)."""
     return summary_of(data).nodes_lost or []

@@ -58,6 +58,7 @@ from ..report.sources import SourceError, asset_sources, pick, published_model, 
 from ..topology import links
 from ..topology.install import VEGETA_VERSION, mariadb_binaries
 from ..topology.knobs import KNOB_LIST, Knobs
+from . import profile
 from .args import (
     ArgumentParser,
     UsageError,
@@ -328,7 +329,9 @@ def _add_model_parser(sub: Any) -> None:
                         "written at 3,000 rows/s; a smaller one is quicker and less precise; default: %(default)g)")
     p.add_argument("--from", dest="source", help="the folder whose runs the fit reads (default: results/)")
     p.add_argument("--mix", help="predict: e.g. 'update_user=3000/s,update_users:100=20/s'")
-    p.add_argument("--setting", default="ROW-FULL", help=f"predict: one of {', '.join(costmodel.SETTINGS)}")
+    p.add_argument("--profile", help="predict: a profile file from ./run.sh profile, priced instead of a --mix")
+    p.add_argument("--setting", help=f"predict: one of {', '.join(costmodel.SETTINGS)} (default: ROW-FULL; with "
+                   "--profile, every setting the model has)")
     p.add_argument("--replica-cores", type=float, default=1.0, help="predict: cores each replica has")
     p.add_argument("--table", choices=("bench_idx", "bench_noidx"), default="bench_idx",
                    help="predict: the table the mix writes (default: bench_idx, with its four secondary indexes)")
@@ -509,6 +512,9 @@ def cmd_model(args: argparse.Namespace) -> int:
                                    onset_duration, args.onset_backlog)
         print(render_validation(data))
         return 0
+    if args.profile:
+        return profile.predict_from_profile(args)
+    args.setting = args.setting or "ROW-FULL"
     if not args.mix:
         raise UsageError("model predict needs --mix, e.g. --mix 'update_user=3000/s,update_users:100=20/s'")
     if args.replica_cores <= 0:

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..analysis import costmodel
 from ..analysis.profile import EVERY_ROW, Line, Profile, ProfileError, Profiler, Sampling, model_table, read
+from ..core import results
 from ..core.config import ReplbenchError, Settings
 from ..core.records import shown_path
 from ..core.results import write_json
@@ -159,10 +160,10 @@ def load_model(settings: Settings) -> tuple[dict[str, Any], str]:
             raise ReplbenchError(f"no model yet: run `./run.sh model fit` first ({shown_path(path)} is missing, "
                                  "and no finished report campaign holds one)")
         path, record = published
-        source = (f"model: {shown_path(path)} (fitted by campaign {record.get('folder', path.parent.parent.name)} "
-                  f"at commit {record.get('commit', '?')}, on the machine that ran it; `./run.sh model fit` fits "
+        source = (f"model: {shown_path(path)} (fitted by campaign {record.folder or path.parent.parent.name} "
+                  f"at commit {record.commit or '?'}, on the machine that ran it; `./run.sh model fit` fits "
                   "one from your own runs)")
-    return json.loads(path.read_text()), source
+    return results.load(path), source
 
 
 HANDLERS = {"profile": cmd_profile}

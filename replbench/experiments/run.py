@@ -399,9 +399,9 @@ class Run:
             self._safely("latency plot", lambda: timeline.plot(
                 self.measured.timeline, self.folder / "latency.png",
                 f"{self.scenario.name} @ {self.rate} rps — latency over time ({self.record.status})",
-                [(f["lost_at_s"] - (self.clock.start or 0), f"{f['node']} lost") for f in seen]
-                + [(f["back_at_s"] - (self.clock.start or 0), f"{f['node']} back") for f in seen
-                   if f["back_at_s"] is not None]
+                [((f.lost_at_s or 0) - (self.clock.start or 0), f"{f.node} lost") for f in seen]
+                + [(f.back_at_s - (self.clock.start or 0), f"{f.node} back") for f in seen
+                   if f.back_at_s is not None]
                 + [(p["at_s"], p["fault"]) for p in planned if p["action"] not in ("kill", "start")],
                 lag=(*self._lag_series(), self.clock.start) if self.live.samplers and self.clock.start else None))
         self.record.summary["harness_time_s"] = self._harness_time()

@@ -395,7 +395,7 @@ def _check_lines(summary: RunSummary) -> list[str]:
     lost = summary.nodes_lost or []  # an older summary's "faults", migrated
     if lost:
         start = 0.0 if summary.attack_start_s is None else summary.attack_start_s
-        lines.append("Faults seen: " + "; ".join(health.describe_faults(lost, start)))
+        lines.append("Faults seen: " + "; ".join(health.describe_faults([f.model_dump() for f in lost], start)))
     return lines
 
 
