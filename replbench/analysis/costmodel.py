@@ -43,6 +43,7 @@ from ..core.results import (
     read_summary,
     summary_of,
 )
+from ..measure.rowcheck import MIN_CHANGED
 
 SETTINGS: dict[str, dict[str, str]] = {  # the model's settings, as the knobs a run changed from the reference
     "ROW-FULL": {},
@@ -84,7 +85,7 @@ def observation(summary: dict[str, Any] | RunSummary, meta: dict[str, Any] | Run
     share = (s.rows_checked or RowsChecked()).share
     b = s.binlog or Binlog()
     if setting is None or s.status not in STATUS_SUCCEEDED or not master.transactions \
-            or "master" not in net or (share is not None and share < 0.99) or not b.successful_writes \
+            or "master" not in net or (share is not None and share < MIN_CHANGED) or not b.successful_writes \
             or (s.success or 0) < MIN_SUCCESS:  # above the knee: queues, not the work, set the CPU
         return None
     replicas = [n for n in net if n.startswith("replica")]

@@ -148,16 +148,20 @@ def nodes_lost(data: dict[str, Any] | RunSummary) -> list[Fault]:
     return summary_of(data).nodes_lost or []
 
 
-def above_knee(summary: dict[str, Any] | RunSummary) -> dict[str, Any] | None:
-    """What happened when a run asked more than this machine served (success under MIN_SUCCESS or goodput under
-    MIN_RATE_RATIO of the rate asked): goodput against the rate asked, per second what the app's admission shed and
-    what failed otherwise, how busy the host was and who used it, and whether vegeta's connections were all in use
-    (requests then also waited in the client, where the app's admission cannot see them). None below the knee."""
+def above_knee(summary: dict[str, Any] | RunSummary, criteria: Any = None) -> dict[str, Any] | None:
+    """What happened when a run asked more than this machine served (success under the scenario's min_success or
+    goodput under its min_rate_ratio of the rate asked: its pass criteria, core/scenario.PassCriteria, whose
+    defaults are MIN_SUCCESS and MIN_RATE_RATIO): goodput against the rate asked, per second what the app's
+    admission shed and what failed otherwise, how busy the host was and who used it, and whether vegeta's
+    connections were all in use (requests then also waited in the client, where the app's admission cannot see
+    them). None below the knee."""
     s = summary_of(summary)
     asked, goodput, success = s.rate, s.goodput, s.success
     if not asked or goodput is None or success is None:
         return None
-    if success >= MIN_SUCCESS and goodput >= MIN_RATE_RATIO * asked:
+    min_success = MIN_SUCCESS if criteria is None else criteria.min_success
+    min_rate_ratio = MIN_RATE_RATIO if criteria is None else criteria.min_rate_ratio
+    if success >= min_success and goodput >= min_rate_ratio * asked:
         return None
     seconds = s.duration_s or 1
     failed = (s.requests or 0) - (s.successes or 0)

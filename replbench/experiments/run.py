@@ -485,7 +485,7 @@ class Run:
                             catch_up_timeout_s=self.options.catch_up_timeout)
         self.record.summary["client_connections"] = self.live.attack_options.max_connections
         self.record.summary["client_connections_setting"] = s.client_connections  # auto, N or unlimited
-        self.record.summary["above_knee"] = summary.above_knee(self.record.summary)
+        self.record.summary["above_knee"] = summary.above_knee(self.record.summary, self.scenario.criteria)
         if watch.innodb is not None and self.options.soak_window is not None:
             lags = {r.name: watch.lag.positions.series(r.name, self.clock.start, self.clock.end) for r in s.replicas}
             self.record.summary["soak"] = soak.analyse(tl.seconds, lags, watch.innodb.rows, self.clock.start,
