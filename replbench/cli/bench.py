@@ -46,7 +46,7 @@ from ..core.records import (
     shown_path,
     write_json,
 )
-from ..core.results import apply_of, bigtx_of, campaign_of, has, load, model_of, study_of, summary_of, sweep_of
+from ..core.results import apply_of, bigtx_of, campaign_of, load, model_of, study_of, summary_of, sweep_of
 from ..core.stats import spread, spread_text
 from ..experiments import applycap, benchapp, bigtx, campaign, modelcheck, study, studyfile
 from ..experiments.run import Run, RunOptions
@@ -54,7 +54,7 @@ from ..experiments.sweep import Sweep
 from ..load import cpus, faults
 from ..report.markdown import generate
 from ..report.model import render_fit, render_plan, render_validation
-from ..report.sources import SourceError, asset_sources, pick, published_model, split_kept
+from ..report.sources import SourceError, asset_sources, pick, split_kept
 from ..topology import links
 from ..topology.install import VEGETA_VERSION, mariadb_binaries
 from ..topology.knobs import KNOB_LIST, Knobs
@@ -215,9 +215,15 @@ def run_scenario(argv: list[str]) -> int:
         print(f"scenarios: {', '.join(scenarios.available())}", file=sys.stderr)
         print(f"./run.sh: error: {exc.args[0]}", file=sys.stderr)
         return EXIT_USAGE
+    return _run_and_print(settings, scenario, rate, options,
+                          f"{scenario.name} at {rate} rps for {options.duration:g} s ({options.knobs.describe()})")
+
+
+def _run_and_print(settings: Settings, scenario: scenarios.Scenario, rate: int, options: RunOptions,
+                   what: str) -> int:
+    """One run as its process's command (a scenario run, a soak): its folder named first, its block printed last."""
     folder = new_folder(settings, scenario, rate)
-    print(f"replbench: {scenario.name} at {rate} rps for {options.duration:g} s ({options.knobs.describe()}) → "
-          f"{shown_path(folder)}", file=sys.stderr)
+    print(f"replbench: {what} → {shown_path(folder)}", file=sys.stderr)
     run = Run(settings, scenario, rate, options, folder, own_process=True)
     summary = summary_of(run.execute())
     print(run.block or f"Status: {summary.status} (no results: {'; '.join(summary.errors or [])})    "
@@ -256,14 +262,8 @@ def cmd_soak(args: argparse.Namespace) -> int:
     options = dataclasses.replace(run_options(args, scenario, settings), soak_window=window)
     if window * 2 > options.duration:
         raise UsageError(f"--window {args.window} leaves fewer than two windows in {options.duration:g} s")
-    folder = new_folder(settings, scenario, rate)
-    print(f"replbench: soak of {scenario.name} at {rate} rps for {options.duration:g} s, lag growth per "
-          f"{window:g} s window → {shown_path(folder)}", file=sys.stderr)
-    run = Run(settings, scenario, rate, options, folder, own_process=True)
-    summary = summary_of(run.execute())
-    print(run.block or f"Status: {summary.status} (no results: {'; '.join(summary.errors or [])})    "
-                       f"Results: {shown_path(folder)}")
-    return exit_code(summary.status, options.strict)
+    return _run_and_print(settings, scenario, rate, options, f"soak of {scenario.name} at {rate} rps for "
+                          f"{options.duration:g} s, lag growth per {window:g} s window")
 
 
 def _add_sweep_parser(sub: Any) -> None:
@@ -525,21 +525,9 @@ def cmd_model(args: argparse.Namespace) -> int:
         mix = costmodel.parse_mix(args.mix)
     except costmodel.MixError as exc:
         raise UsageError(str(exc)) from None
-    source = f"model: {shown_path(path)} (your own `./run.sh model fit`)"
-    if not path.exists():
-        published = published_model(settings.results)
-        if published is None:
-            raise ReplbenchError(f"no model yet: run `./run.sh model fit` first ({shown_path(path)} is missing, "
-                                 "and no finished report campaign holds one)")
-        path, record = published
-        # what a campaign.json older than these keys lacks (absent, not null)
-        fitted_by = record.folder if has(record, "folder") else path.parent.parent.name
-        commit = record.commit if has(record, "commit") else "?"
-        finished = str(record.finished_at if has(record, "finished_at") else "")[:10]
-        source = (f"model: {shown_path(path)} (fitted by campaign {fitted_by} at commit {commit}, {finished}, "
-                  "on the machine that ran it; `./run.sh model fit` fits one from your own runs)")
+    model, source = profile.load_model(settings)
     try:
-        plan = costmodel.predict(load(path), mix, args.setting, args.replica_cores, args.table)
+        plan = costmodel.predict(model, mix, args.setting, args.replica_cores, args.table)
     except costmodel.MixError as exc:
         raise ReplbenchError(str(exc)) from None
     print(render_plan(plan))

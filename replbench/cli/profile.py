@@ -160,9 +160,12 @@ def load_model(settings: Settings) -> tuple[dict[str, Any], str]:
             raise ReplbenchError(f"no model yet: run `./run.sh model fit` first ({shown_path(path)} is missing, "
                                  "and no finished report campaign holds one)")
         path, record = published
-        source = (f"model: {shown_path(path)} (fitted by campaign {record.folder or path.parent.parent.name} "
-                  f"at commit {record.commit or '?'}, on the machine that ran it; `./run.sh model fit` fits "
-                  "one from your own runs)")
+        # what a campaign.json older than these keys lacks (absent, not null)
+        fitted_by = record.folder if results.has(record, "folder") else path.parent.parent.name
+        commit = record.commit if results.has(record, "commit") else "?"
+        finished = str(record.finished_at if results.has(record, "finished_at") else "")[:10]
+        source = (f"model: {shown_path(path)} (fitted by campaign {fitted_by} at commit {commit}, {finished}, "
+                  "on the machine that ran it; `./run.sh model fit` fits one from your own runs)")
     return results.load(path), source
 
 
