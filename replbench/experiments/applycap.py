@@ -124,12 +124,15 @@ def _write_backlog(settings: Settings, vegeta: Path, scenario: Scenario, folder:
     begin = time.monotonic()
     answered_before = appserver.admission(settings)
     run.start()
-    while run.running():
-        time.sleep(1)
-        app = appserver.answered_since(answered_before, appserver.admission(settings))
-        progress.say(f"{time.monotonic() - begin:5.0f}/{duration:.0f} s, app answered {app['requests']:,}, "
-                     f"{app['failed']:,} failed", tick=True)
-    run.wait()
+    try:
+        while run.running():
+            time.sleep(1)
+            app = appserver.answered_since(answered_before, appserver.admission(settings))
+            progress.say(f"{time.monotonic() - begin:5.0f}/{duration:.0f} s, app answered {app['requests']:,}, "
+                         f"{app['failed']:,} failed", tick=True)
+    finally:  # vegeta runs in its own session: a Ctrl-C here does not reach it, so it is stopped and reaped
+        run.interrupt()
+        run.wait()
     return nodes.master_gtid(settings), begin
 
 
