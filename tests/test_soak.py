@@ -27,6 +27,9 @@ def test_the_growth_per_window_recovers_a_known_slope_with_an_interval() -> None
     assert out["mean_s_per_s"] == pytest.approx(0.01, abs=0.0005)
     low, high = out["ci95_s_per_s"]
     assert low <= out["mean_s_per_s"] <= high
+    # the same slope in a DBA's unit: 10 ms of lag per second is 600 ms per minute
+    assert out["mean_ms_per_min"] == pytest.approx(600.0, rel=0.05)
+    assert out["ci95_ms_per_min"][0] <= out["mean_ms_per_min"] <= out["ci95_ms_per_min"][1]
 
 
 def test_stalls_are_found_with_what_innodb_did_around_them() -> None:
@@ -56,6 +59,7 @@ def test_a_short_soak_lists_its_windows_and_the_counters_of_every_node(topo: Set
     rows = (folder / "innodb.csv").read_text().splitlines()
     assert {line.split(",")[1] for line in rows[1:]} == {"master", "replica1", "replica2"}
     assert "Soak: lag growth per 3 s window" in proc.stdout and "Stalls: " in proc.stdout
+    assert " ms/min" in proc.stdout  # printed in ms of lag per minute, not in s/s rounded to nothing
 
 
 def test_a_soak_window_too_long_for_its_duration_exits_2() -> None:

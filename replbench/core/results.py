@@ -279,6 +279,8 @@ class SoakGrowth(Record):
     growth_s_per_s: list[Num] | None = None
     mean_s_per_s: Num | None = None
     ci95_s_per_s: list[Num] | None = None
+    mean_ms_per_min: Num | None = None  # the same growth in ms of lag per minute (absent from older soaks)
+    ci95_ms_per_min: list[Num] | None = None
 
 
 class Stall(Record):

@@ -199,11 +199,15 @@ def _soak_lines(summary: RunSummary) -> list[str]:
         return []
     growth, window = [], None
     for name, g in sorted((soak.growth or {}).items()):
-        ci, window = g.ci95_s_per_s, g.window_s
-        interval = f" [{ci[0]:+.4f}, {ci[1]:+.4f}]" if ci else ""
+        window = g.window_s
+        if g.mean_ms_per_min is not None:
+            ci, mean, unit, fmt = g.ci95_ms_per_min, g.mean_ms_per_min, "ms/min", "+,.2f"
+        else:  # a soak recorded before ms/min
+            ci, mean, unit, fmt = g.ci95_s_per_s, g.mean_s_per_s or 0, "s/s", "+.4f"
+        interval = f" [{ci[0]:{fmt}}, {ci[1]:{fmt}}]" if ci else ""
         verdict = ("" if not ci else ", falling behind" if ci[0] > 0 else ", catching up" if ci[1] < 0
                    else ", no trend beyond the noise")
-        growth.append(f"{name} {g.mean_s_per_s or 0:+.4f} s/s{interval} over {g.windows or 0} windows{verdict}")
+        growth.append(f"{name} {mean:{fmt}} {unit}{interval} over {g.windows or 0} windows{verdict}")
     lines = [f"Soak: lag growth per {window:g} s window (mean, 95 % interval across the windows): "
              + "; ".join(growth)] if growth and window else []
     stalls = soak.stalls or []
