@@ -105,6 +105,8 @@ class NodeCounters(Record):
     fsyncs_per_write: Num | None = None
     redo_log_writes: int | None = None
     pages_flushed_per_write: Num | None = None
+    pages_read_per_write: Num | None = None
+    pages_written_per_write: Num | None = None
     pool_disk_reads: int | None = None
     pool_disk_reads_per_write: Num | None = None
     pool_miss_ratio: Num | None = None
@@ -474,6 +476,9 @@ class UnitMetrics(Record):
     replica_ms_per_write: Num | None = None
     rows_changed_pct: Num | None = None
     replica_disk_reads_per_write: Num | None = None
+    replica_pages_read_per_write: Num | None = None
+    replica_pages_written_per_write: Num | None = None
+    replica_pages_flushed_per_write: Num | None = None
     master_kb_written_per_write: Num | None = None
     replica_kb_written_per_write: Num | None = None
     binlog_syncs_per_write: Num | None = None
