@@ -424,6 +424,7 @@ class RunMeta(Record):
     server_variables_not_default: dict[str, Any] | None = None
     buffer_pool: str | None = None
     buffer_pools: dict[str, Any] | None = None
+    indexes: dict[str, Any] | None = None  # bench_idx.accounts' indexes per node, as information_schema lists them
     topology: dict[str, Any] | None = None
     topology_file: str | None = None
     links: dict[str, Any] | None = None
