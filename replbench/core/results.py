@@ -555,6 +555,7 @@ class StudyRecord(Record):
     units: list[StudyUnit] | None = None
     order: list[Any] | None = None
     comparison: dict[str, Any] | None = None
+    indexes_restored: dict[str, Any] | None = None  # what the study's end re-created (cells without some indexes)
     baseline_per: list[str] | None = None
     baselines: dict[str, str] | None = None
     meta: RunMeta | None = None
