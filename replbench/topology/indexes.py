@@ -12,6 +12,7 @@ re-creates its cells' indexes at its end whatever happens (failure, Ctrl-C: rest
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 import time
@@ -92,6 +93,7 @@ def reconcile(settings: Settings, progress: Progress | None = None, drop: str | 
     wanted = index_names(settings.drop_indexes if drop is None else drop)
     master = settings.master
     out: dict[str, Any] = {"dropped": [], "created": []}
+    retried = False
     for attempt in range(2):
         create, remove = changes(read(master, settings), wanted)
         if not create and not remove:
@@ -99,10 +101,11 @@ def reconcile(settings: Settings, progress: Progress | None = None, drop: str | 
         try:
             _change(settings, create, remove, progress, out)
         except sql.MySQLError as exc:
-            if attempt or (exc.args[0] if exc.args else None) not in (DUP_KEY_NAME, CANT_DROP_KEY):
+            if attempt or getattr(exc, "errno", None) not in (DUP_KEY_NAME, CANT_DROP_KEY):
                 raise IndexChangeError(f"the master refused to change the indexes of {INDEXED_TABLE}: "
-                                       f"{exc.args[-1] if exc.args else exc}") from exc
-    if out["dropped"] or out["created"]:
+                                       f"{getattr(exc, 'msg', None) or exc}") from exc
+            retried = True  # another session's change got there first (a killed study's ALTER, still running)
+    if out["dropped"] or out["created"] or retried:
         check_replicas(settings)
     if out["created"]:  # the next warm-up reads the new indexes too, whatever of them the build left in the pools
         knobs.forget_warm(settings, [n.name for n in settings.nodes])
@@ -135,7 +138,12 @@ def _change(settings: Settings, create: list[str], remove: list[str], progress: 
 
 
 def check_replicas(settings: Settings) -> None:
-    """Every replica has the master's indexes on the table (names and columns), or IndexChangeError naming it."""
+    """Every replica has applied the master's position and has its indexes on the table (names and columns), or
+    IndexChangeError naming it."""
+    late = [name for name, took in nodes.wait_caught_up(settings, APPLY_TIMEOUT).items() if took is None]
+    if late:
+        raise IndexChangeError(f"{', '.join(late)} did not reach the master's position within {APPLY_TIMEOUT:g} s "
+                               f"after a change of {INDEXED_TABLE}'s indexes: see ./run.sh status")
     master = read(settings.master, settings)
     for replica in settings.replicas:
         got = read(replica, settings)
@@ -147,22 +155,20 @@ def check_replicas(settings: Settings) -> None:
 def restore(settings: Settings, progress: Progress | None = None) -> dict[str, Any]:
     """Re-create every index mysql/indexes.sql builds that the table lacks, on the master and the replicas, with
     Ctrl-C and SIGTERM held off until it is done: the table is the dataset's, not one study's."""
-    with _signals_held(progress):
+    with _signals_held():
         return reconcile(settings, progress, drop="")
 
 
 @contextmanager
-def _signals_held(progress: Progress | None) -> Iterator[None]:
+def _signals_held() -> Iterator[None]:
     """While the body runs, an interrupt is noted (and said) instead of raised: half a restore would leave the
     table without an index the next measurement then re-creates anyway, after the user thought it was done."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
-    def note(signum: int, _frame: Any) -> None:
-        if progress is not None:
-            progress.say(f"{signal.Signals(signum).name}: re-creating the indexes of {INDEXED_TABLE} first",
-                         final=True)
+    def note(signum: int, _frame: Any) -> None:  # not through Progress: its lock may be held by the code it stops
+        os.write(2, f"\n{signal.Signals(signum).name}: re-creating the indexes of {INDEXED_TABLE} first\n".encode())
 
     held = {s: signal.signal(s, note) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
