@@ -152,7 +152,8 @@ def test_the_line_is_found_in_tables_arrays_of_tables_and_inline_cells() -> None
 
 def test_a_cells_settings_are_the_settings_tables_cell_keys(tmp_path: Path) -> None:
     values = {"replicas": 3, "app_workers": 1, "admission": "none", "codel_target_ms": 100, "max_inflight": 64,
-              "max_queue_ms": 250, "client_connections": "unlimited", "app_transport": "unix"}
+              "max_queue_ms": 250, "client_connections": "unlimited", "app_transport": "unix",
+              "drop_indexes": "idx_last"}
     with_cell_key = {s.cell: s.name for s in SETTING_LIST if s.cell}
     assert set(values) == set(with_cell_key) == set(studyfile.CELL_SETTINGS)
     assert not set(with_cell_key) & set(KNOBS)

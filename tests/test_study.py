@@ -94,6 +94,8 @@ def test_a_long_study_or_a_long_cell_is_caught() -> None:
     (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'app_workers = [0]'), "app_workers"),
     (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'max_queue_ms = [0, 2.5]'), "max_queue_ms"),
     (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'admission = ["codel", "sometimes"]'), "admission"),
+    (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'drop_indexes = ["none", "idx_lst"]'),
+     "no secondary index 'idx_lst'"),
     (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'load = [1, 0]'), "load"),
     (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'load = [1, "high"]'), "load"),
     (GOOD.replace('binlog_format = ["ROW", "STATEMENT"]', 'rows = [10]'), "has none"),

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core import results
+from ..core.config import index_names
 from ..core.nodenames import replicas_in
 from ..core.records import STATUS_FAILED
 from ..core.results import (
@@ -164,6 +165,12 @@ METRICS: tuple[Metric, ...] = (
     Metric("rows_changed_pct", "rows changed %", "%", _rows_changed_pct, lower_is_better=False),
     Metric("replica_disk_reads_per_write", "replica pages read from disk/write", "",
            lambda s: _worse_replica(_nodes(s), lambda n: n.pool_disk_reads_per_write) if _wrote(s) else None),
+    Metric("replica_pages_read_per_write", "replica InnoDB pages read/write", "",
+           lambda s: _worse_replica(_nodes(s), lambda n: n.pages_read_per_write) if _wrote(s) else None),
+    Metric("replica_pages_written_per_write", "replica InnoDB pages written/write", "",
+           lambda s: _worse_replica(_nodes(s), lambda n: n.pages_written_per_write) if _wrote(s) else None),
+    Metric("replica_pages_flushed_per_write", "replica pages flushed/write", "",
+           lambda s: _worse_replica(_nodes(s), lambda n: n.pages_flushed_per_write) if _wrote(s) else None),
     Metric("master_kb_written_per_write", "master KB written/write", "KB",
            lambda s: node_counters(s, "master").kb_written_per_write if _wrote(s) else None),
     Metric("replica_kb_written_per_write", "replica KB written/write", "KB",
@@ -451,3 +458,39 @@ def _knob(cell: StudyCell, name: str, default: Any = None) -> Any:
 def _without_semi_sync(cell: StudyCell) -> dict[str, Any]:
     """What the cell changes from the reference, semi-sync aside."""
     return {k: v for k, v in (cell.changed or {}).items() if k not in SEMI_SYNC_KNOBS}
+
+
+DROP_INDEXES = "drop_indexes"  # the cell key of the secondary indexes a cell runs without (core/config)
+
+
+def index_costs(cells: list[dict[str, Any]] | list[StudyCell], comparison: dict[str, Any],
+                metric: str = "replica_ms_per_write") -> list[dict[str, Any]]:
+    """What each secondary index costs: every cell that runs without exactly one index against the cell with every
+    index and the same other settings (one thing changed per comparison), per group, most costly first within each
+    group and setting. cost = the metric's median with the index less its median without it; share = cost ÷ with."""
+    out = []
+    records = [cell_of(c) for c in cells]
+
+    def dropped(cell: StudyCell) -> tuple[str, ...]:
+        return index_names(str((cell.changed or {}).get(DROP_INDEXES, "")))
+
+    def others(cell: StudyCell) -> dict[str, Any]:
+        return {k: v for k, v in (cell.changed or {}).items() if k != DROP_INDEXES}
+
+    for group, per_metric in comparison.items():
+        rows = per_metric.get(metric) or {}
+        found = []
+        for cell in records:
+            if len(dropped(cell)) != 1:
+                continue
+            base = next((c for c in records if not dropped(c) and others(c) == others(cell)), None)
+            a, b = rows.get(cell.name), rows.get(base.name) if base else None
+            if base is None or not a or not b or a["median"] is None or not b["median"]:
+                continue
+            cost = b["median"] - a["median"]
+            found.append({"group": group, "cell": cell.name, "baseline": base.name, "index": dropped(cell)[0],
+                          "settings": others(cell), "with": b["median"], "without": a["median"],
+                          "cost": round(cost, 4), "share": round(cost / b["median"], 4),
+                          "verdict": verdict(a["values"], b["values"])})
+        out += sorted(found, key=lambda r: (sorted(r["settings"].items()), -r["cost"]))
+    return out

@@ -27,6 +27,9 @@ SCENARIO_DIR = ROOT / "scenarios"
 STUDY_DIR = ROOT / "studies"
 TOOLS_DIR = ROOT / "tools"
 TOOLS_BIN = ROOT / ".tools" / "bin"
+INDEXED_TABLE = "bench_idx.accounts"  # the table whose secondary indexes mysql/indexes.sql adds
+# one index clause of mysql/indexes.sql's ALTER: ADD [UNIQUE] KEY name (columns)
+INDEX_CLAUSE_RE = re.compile(r"ADD\s+((?:UNIQUE\s+)?KEY\s+(\w+)\s*\([^)]*\))", re.IGNORECASE)
 
 @dataclass(frozen=True)
 class Setting:
@@ -60,6 +63,11 @@ SETTING_LIST: tuple[Setting, ...] = (
     Setting("seed", "REPLBENCH_SEED", "42", int, "dataset seed (also fixes the ids a run's targets draw)"),
     Setting("buffer_pool", "REPLBENCH_BUFFER_POOL", "4G", _text,
             "innodb_buffer_pool_size each node starts with: the reference --buffer-pool"),
+    Setting("drop_indexes", "REPLBENCH_DROP_INDEXES", "", lambda v: _index_names(v),
+            f"secondary indexes of {INDEXED_TABLE} a measurement runs without: names, comma-separated, or all "
+            "(empty or none: it keeps them all); dropped on the master (replicated) before it, re-created in place "
+            "by the next measurement that keeps them and at the end of a study whose cells drop some",
+            cell="drop_indexes"),
     Setting("app_workers", "REPLBENCH_APP_WORKERS", str(os.cpu_count() or 2),
             lambda v: _positive_int(v, "app workers"), "gunicorn workers (default: cores)", cell="app_workers"),
     Setting("driver", "REPLBENCH_DRIVER", "asyncmy", lambda v: _choice(v, DRIVERS, "driver"),
@@ -272,6 +280,7 @@ class Settings:
     accounts: int
     seed: int
     buffer_pool: str
+    drop_indexes: str  # the indexes' names, comma-separated in mysql/indexes.sql's order ("": none dropped)
     app_workers: int
     driver: str
     worker_class: str
@@ -560,6 +569,35 @@ def _topology_file(path: str) -> TopologyFile:
         return load(Path(path))
     except TopologyFileError as exc:
         raise ConfigError(str(exc)) from None
+
+
+@functools.lru_cache(maxsize=1)
+def secondary_indexes() -> dict[str, str]:
+    """The secondary indexes the dataset gives INDEXED_TABLE, by name, in mysql/indexes.sql's order: each one's
+    definition as that file writes it (UNIQUE KEY uq_email (email)), which re-creates it as it was built."""
+    text = (MYSQL_DIR / "indexes.sql").read_text()
+    return {name: clause for clause, name in INDEX_CLAUSE_RE.findall(text)}
+
+
+def _index_names(value: str) -> str:
+    """'idx_last, uq_email' -> 'uq_email,idx_last' (mysql/indexes.sql's order); 'all' -> every one; '' or 'none'
+    -> ''. A name the table is not built with is refused, naming the ones it is."""
+    known = secondary_indexes()
+    words = [w.strip() for w in str(value).split(",") if w.strip()]
+    if [w.lower() for w in words] in ([], ["none"]):
+        return ""
+    if [w.lower() for w in words] == ["all"]:
+        return ",".join(known)
+    unknown = [w for w in words if w not in known]
+    if unknown:
+        raise ValueError(f"drop indexes: no secondary index {', '.join(repr(w) for w in unknown)} on "
+                         f"{INDEXED_TABLE}; its indexes (mysql/indexes.sql): {', '.join(known)}, or all, or none")
+    return ",".join(name for name in known if name in words)
+
+
+def index_names(value: str) -> tuple[str, ...]:
+    """A drop_indexes value (as the setting's parser leaves it, or as a study file gives it) as index names."""
+    return tuple(n for n in _index_names(value).split(",") if n)
 
 
 def _choice(value: str, allowed: tuple[str, ...], what: str) -> str:

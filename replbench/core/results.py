@@ -105,6 +105,8 @@ class NodeCounters(Record):
     fsyncs_per_write: Num | None = None
     redo_log_writes: int | None = None
     pages_flushed_per_write: Num | None = None
+    pages_read_per_write: Num | None = None
+    pages_written_per_write: Num | None = None
     pool_disk_reads: int | None = None
     pool_disk_reads_per_write: Num | None = None
     pool_miss_ratio: Num | None = None
@@ -424,6 +426,7 @@ class RunMeta(Record):
     server_variables_not_default: dict[str, Any] | None = None
     buffer_pool: str | None = None
     buffer_pools: dict[str, Any] | None = None
+    indexes: dict[str, Any] | None = None  # bench_idx.accounts' indexes per node, as information_schema lists them
     topology: dict[str, Any] | None = None
     topology_file: str | None = None
     links: dict[str, Any] | None = None
@@ -476,6 +479,9 @@ class UnitMetrics(Record):
     replica_ms_per_write: Num | None = None
     rows_changed_pct: Num | None = None
     replica_disk_reads_per_write: Num | None = None
+    replica_pages_read_per_write: Num | None = None
+    replica_pages_written_per_write: Num | None = None
+    replica_pages_flushed_per_write: Num | None = None
     master_kb_written_per_write: Num | None = None
     replica_kb_written_per_write: Num | None = None
     binlog_syncs_per_write: Num | None = None
@@ -551,6 +557,7 @@ class StudyRecord(Record):
     units: list[StudyUnit] | None = None
     order: list[Any] | None = None
     comparison: dict[str, Any] | None = None
+    indexes_restored: dict[str, Any] | None = None  # what the study's end re-created (cells without some indexes)
     baseline_per: list[str] | None = None
     baselines: dict[str, str] | None = None
     meta: RunMeta | None = None

@@ -1,7 +1,8 @@
-"""The preparation every measurement shares (a run, an apply-capacity drain): the topology up, every setting
-applied and read back, links in place, counters on, the buffer pools warmed (or said why not), the app restarted,
-the replicas caught up, and the targets written. What one run adds (versions, disk, server variables, pinned
-cores, the row check's sample) stays in experiments/run.py."""
+"""The preparation every measurement shares (a run, an apply-capacity drain): the topology up, bench_idx's
+secondary indexes as the settings ask (topology/indexes), every setting applied and read back, links in place,
+counters on, the buffer pools warmed (or said why not), the app restarted, the replicas caught up, and the targets
+written. What one run adds (versions, disk, server variables, pinned cores, the row check's sample) stays in
+experiments/run.py."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from ..core.progress import Progress
 from ..core.scenario import Scenario
 from ..load import targets
 from ..measure import counters
-from ..topology import appserver, dataset, knobs, links, nodes
+from ..topology import appserver, dataset, indexes, knobs, links, nodes
 from ..topology.bringup import ensure_topology
 
 
@@ -149,15 +150,20 @@ def _busy_seconds(times: Any) -> float:
 def settings_and_data(settings: Settings, scenario: Scenario, setting: knobs.Knobs,
                       link_set: tuple[links.Link, ...], progress: Progress,
                       alongside: Callable[[], Any] | None = None) -> dict[str, Any]:
-    """Topology up, the previous work drained (settle, with `alongside` run during it), settings applied and read
-    back, links, counters, warm-up: what meta.json records of it."""
+    """Topology up, bench_idx's secondary indexes as the settings ask, the previous work drained (settle, with
+    `alongside` run during it), settings applied and read back, links, counters, warm-up: what meta.json records of
+    it (the indexes as every node has them)."""
     ensure_topology(settings, with_app=False, pool_size=setting.buffer_pool)
+    # the secondary indexes the settings leave bench_idx, before the settle: it waits out what their builds leave
+    changed = indexes.reconcile(settings, progress)
     settled = settle(settings, progress, alongside=alongside)
     progress.say(f"applying settings: {setting.describe()}")
     readback = knobs.apply(settings, setting)
     out: dict[str, Any] = {"settle": settled, "knobs_readback": readback,
                            "knob_mismatches": knobs.mismatches(setting, readback, settings),
-                           "links": links.apply(settings, link_set)}
+                           "links": links.apply(settings, link_set),
+                           "indexes": {**indexes.describe(settings), "drop_indexes": settings.drop_indexes,
+                                       **({"changed": changed} if changed["dropped"] or changed["created"] else {})}}
     counters.enable(settings)
     out["warm_up_s"] = dataset.warm_up(settings, scenario.schema, progress)
     out["buffer_pools"] = dataset.pool_fit(settings, scenario.schema)

@@ -10,6 +10,7 @@ and the study goes on."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 import time
@@ -29,7 +30,7 @@ from ..analysis.studymetrics import (
     unit_of,
 )
 from ..core import harnesslog, scenario
-from ..core.config import Settings, idle_window
+from ..core.config import INDEXED_TABLE, Settings, idle_window, index_names
 from ..core.nodenames import DEFAULT_REPLICAS  # what a study starts from when its cells change the count
 from ..core.progress import Progress
 from ..core.records import (
@@ -54,7 +55,7 @@ from ..core.results import (
     study_of,
     summary_of,
 )
-from ..topology import dataset, fanout, links
+from ..topology import dataset, fanout, indexes, links
 from . import applycap, bigtx
 from .run import Run, RunOptions
 from .studyfile import Spec, cell_records
@@ -72,6 +73,13 @@ BIGTX_ROWS = 100_000  # a big-transaction cell's rows when it names none
 BIGTX_SECONDS_PER_1000_ROWS = 0.025
 BIGTX_OVERHEAD = 2.0
 RESET_SECONDS = 40.0  # a reset of the 8M set on 2 cores
+# a secondary index of the 8M table re-created (a cell's drop_indexes given back): about a minute on the master, then
+# about a minute on the replicas, which start once the master has committed it (both at once on the 2 cores). An
+# estimate, not yet measured here: each change's seconds are in the meta.json of the run that made it
+# (indexes.changed: master_s, replicas_s)
+INDEX_BUILD_SECONDS = 120.0
+INDEX_DROP_SECONDS = 5.0  # indexes dropped: metadata only, on the master then on the replicas
+MAX_INDEX_STATES = 7  # up to this many distinct drop_indexes in a study, each round's order is the cheapest of all
 # a unit whose cell resizes the buffer pool, or adds replicas, after the unit before it
 POOL_RESIZE_SECONDS = 12.0
 REPLICA_ADD_SECONDS = 45.0  # each replica added: a copy of replica1's datadir (about 4.6 GB at 8M) and its start
@@ -95,6 +103,64 @@ def round_orders(cells: int, rounds: int) -> list[list[int]]:
         pool.remove(pick)
         orders.append(pick)
     return orders
+
+
+def index_rounds(states: list[frozenset[str]], rounds: int, pools: list[str] | None = None) -> list[list[int]]:
+    """The order of the cells in each round when they run without different secondary indexes (`states`: the
+    indexes each cell drops): every round runs every cell once, as round_orders' do, but the cells that drop the same
+    indexes run one after another, and the rounds' orders of those groups are, together, the ones that re-create
+    the fewest indexes (each re-created index is minutes at 8M; a drop is free), the table whole at the start and
+    again at the end. Within a group the cells take turns to lead, never repeating the unit before, and keep the
+    buffer pool of the unit before where they can (`pools`: each cell's). More than MAX_INDEX_STATES groups: in the
+    file's order."""
+    groups: dict[frozenset[str], list[int]] = {}
+    for cell, state in enumerate(states):
+        groups.setdefault(state, []).append(cell)
+    keys = list(groups)
+    whole: frozenset[str] = frozenset()
+    orders_of = list(itertools.permutations(range(len(keys)))) if len(keys) <= MAX_INDEX_STATES else \
+        [tuple(range(len(keys)))]
+
+    def cost(start: frozenset[str], order: tuple[int, ...], last: bool) -> int:
+        total, now = 0, start
+        for g in order:
+            total, now = total + len(now - keys[g]), keys[g]
+        return total + (len(now) if last else 0)
+
+    # the cheapest orders over all rounds at once: per round, per state it ends in, the cheapest way there
+    best: dict[frozenset[str], tuple[int, list[tuple[int, ...]]]] = {whole: (0, [])}
+    for r in range(rounds):
+        step: dict[frozenset[str], tuple[int, list[tuple[int, ...]]]] = {}
+        for start, (spent, path) in best.items():
+            for order in orders_of:
+                total, end = spent + cost(start, order, r == rounds - 1), keys[order[-1]]
+                if end not in step or total < step[end][0]:
+                    step[end] = (total, [*path, order])
+        best = step
+    chosen = min(best.values(), key=lambda v: v[0])[1] if rounds else []
+    out: list[list[int]] = []
+    previous: int | None = None
+    for r, order in enumerate(chosen):
+        cells: list[int] = []
+        for g in order:
+            members = groups[keys[g]]
+            turns = [members[(r + i) % len(members):] + members[:(r + i) % len(members)] for i in range(len(members))]
+            pool = pools[previous] if pools and previous is not None else None
+            pick = min(turns, key=lambda t: (t[0] == previous, bool(pools) and pools[t[0]] != pool, turns.index(t)))
+            cells += pick
+            previous = cells[-1]
+        out.append(cells)
+    return out
+
+
+def index_changes(states: list[frozenset[str]]) -> tuple[int, int]:
+    """(indexes re-created, changes that drop some) along units run without these indexes, from a whole table and
+    back to it at the end."""
+    built = drops = 0
+    now: frozenset[str] = frozenset()
+    for state in [*states, frozenset()]:
+        built, drops, now = built + len(now - state), drops + bool(state - now), state
+    return built, drops
 
 
 @dataclass(frozen=True)
@@ -131,8 +197,15 @@ class Plan:
     def units(self) -> list[Unit]:
         """Interleaved: every cell once per round, rounds repeated; never one cell's repeats in a row; the order
         within a round changes from round to round (round_orders) so no cell always follows the same one."""
-        return [Unit(r, c, s, m) for r, order in enumerate(round_orders(len(self.spec.cells), self.repeat))
+        states = self.index_states()
+        orders = index_rounds(states, self.repeat, [c.knobs.buffer_pool for c in self.spec.cells]) \
+            if len(set(states)) > 1 else round_orders(len(self.spec.cells), self.repeat)
+        return [Unit(r, c, s, m) for r, order in enumerate(orders)
                 for c in order for s in self.scenarios_of(c) for m in self.spec.measures]
+
+    def index_states(self) -> list[frozenset[str]]:
+        """The secondary indexes each cell runs without (a cell that names none: the table whole)."""
+        return [frozenset(index_names(c.drop_indexes or "")) for c in self.spec.cells]
 
     def unit_seconds(self, unit: Unit) -> float:
         if unit.measure == "big-transaction":
@@ -158,8 +231,12 @@ class Plan:
 
     def changes_seconds(self) -> float:
         """What the topology's changes between units cost: a buffer pool resized, replicas added (and the count
-        the study started with brought back at its end)."""
+        the study started with brought back at its end), secondary indexes dropped and re-created (and every one
+        re-created at the end)."""
         pool, replicas, total = "", DEFAULT_REPLICAS, 0.0
+        states = self.index_states()
+        built, drops = index_changes([states[u.cell] for u in self.units()])
+        total += built * INDEX_BUILD_SECONDS + drops * INDEX_DROP_SECONDS
         for unit in self.units():
             cell = self.spec.cells[unit.cell]
             if cell.knobs.buffer_pool != pool:
@@ -197,11 +274,17 @@ class Plan:
                 where += f"; the app reaches the nodes by {cell.app_transport}"
             if cell.replicas is not None:
                 where += f"; {cell.replicas} replica(s)"
+            if index_names(cell.drop_indexes or ""):
+                where += f"; without {', '.join(index_names(cell.drop_indexes))} on {INDEXED_TABLE}"
             base = " (baseline)" if i == 0 else ""
             lines.append(f"  cell {i + 1}{base}: {cell.name} — {cell.knobs.describe()}{where}")
         order = " ".join(f"{u.cell + 1}" for u in self.units()
                          if u.scenario == self.scenarios_of(u.cell)[0] and u.measure == spec.measures[0])
         lines.append(f"  order of cells: {order}")
+        built, drops = index_changes([self.index_states()[u.cell] for u in self.units()])
+        if built or drops:
+            lines.append(f"  indexes of {INDEXED_TABLE}: dropped {drops} times, {built} index builds (about "
+                         f"{INDEX_BUILD_SECONDS / 60:g} min each at 8M, the study's end included)")
         lines.append(f"  {len(self.units())} units, estimated {self.estimate() / 60:.0f} min")
         return "\n".join(lines)
 
@@ -230,6 +313,7 @@ class Study:
         self.progress = Progress(f"study {plan.spec.name}")
         self.units: list[dict[str, Any]] = []
         self.status = "running"
+        self.indexes_restored: dict[str, Any] | None = None  # what the study's end re-created (cells drop some)
 
     def execute(self) -> dict[str, Any]:
         (self.folder / "command.txt").write_text(" ".join(["./run.sh", *sys.argv[1:]]) + "\n")
@@ -260,8 +344,20 @@ class Study:
             self.status = STATUS_INTERRUPTED
         finally:
             self._restore_replicas(started_with)
+            self._restore_indexes()
             harnesslog.done(self.folder / "harness.log")
         return self._write()
+
+    def _restore_indexes(self) -> None:
+        """A study whose cells drop indexes leaves the table with every one (Ctrl-C is held off meanwhile)."""
+        if all(c.drop_indexes is None for c in self.plan.spec.cells):
+            return
+        try:
+            self.indexes_restored = indexes.restore(self.settings, self.progress)
+        except Exception as exc:  # noqa: BLE001 — the study's results are written whatever happens here
+            self.indexes_restored = {"error": f"{type(exc).__name__}: {exc}"}
+            self.progress.say(f"could not re-create the indexes of {INDEXED_TABLE}: {exc} (the next run does)",
+                              final=True)
 
     def _restore_replicas(self, count: int) -> None:
         """A study whose cells set the replica count leaves the topology with the count it started with."""
@@ -341,6 +437,7 @@ class Study:
             "order": [f"{u['cell']} / {u['scenario']} / {u['measure']} / repeat {u['repeat']}" for u in self.units],
             "units": self.units, "comparison": compare_cells(finished, cells, base_of),
             "command": " ".join(["./run.sh", *sys.argv[1:]]),
+            **({"indexes_restored": self.indexes_restored} if self.indexes_restored is not None else {}),
         }
         write_json(self.folder / "study.json", data)
         return data

@@ -31,6 +31,9 @@ load, rows, writes).
     # REPLBENCH_APP_TRANSPORT); the app restarts for every run anyway. replicas = 3 (or in [vary]) gives the cell
     # that many replicas (--replicas: added by cloning replica1, removed by deleting them);
     # client_connections = 512 or "unlimited" bounds vegeta's connections to the app (REPLBENCH_CLIENT_CONNECTIONS)
+    # drop_indexes = "idx_last" (or ["uq_email", "idx_last"], "all", "none") runs the cell without those secondary
+    # indexes of bench_idx.accounts (REPLBENCH_DROP_INDEXES): dropped on the master before its units, re-created
+    # when a cell keeps them and at the study's end; the units are ordered so that few are re-created
     baseline_per = ["buffer_pool"]          # each cell against the first cell with its buffer_pool (default: the
                                             # first cell of all): a study of two factors asks one of them per level
 """
@@ -182,11 +185,22 @@ def _load(value: float) -> float:
     return value
 
 
+def _names(value: Any) -> str:
+    """A list of names as one comma string (drop_indexes = ["uq_email", "idx_last"]); a string as it is."""
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return ",".join(value)
+    if isinstance(value, str):
+        return value
+    raise ValueError(f"must be names, as a list or a comma-separated string, got {shown(value)}")
+
+
+NAME_LISTS = ("drop_indexes",)  # the cell keys whose value may be a list of names (one comma string to the setting)
 VALUE_TYPES: dict[str, Any] = {
     **{knob.name: _knob(knob) for knob in KNOB_LIST},
     "scenario": str, "link": links.LinkSpecs, "load": Annotated[float, AfterValidator(_load)],
     "rows": Annotated[int, _at_least_one("rows")], "writes": Annotated[int, _at_least_one("writes")],
     **{key: _setting(setting) for key, setting in CELL_SETTINGS.items()},
+    **{key: Annotated[Any, BeforeValidator(_names), checked_by(CELL_SETTINGS[key].parse)] for key in NAME_LISTS},
 }
 DURATION = duration(parse_duration)
 
@@ -340,6 +354,7 @@ class StudyTables(FileModel):
 
 def _cell(combo: dict[str, Any], loc: Loc) -> Cell:
     """One cell from its keys as the file gives them (checked one by one already): its knobs must go together."""
+    combo = {k: _names(v) if k in NAME_LISTS else v for k, v in combo.items()}  # checked already
     label = str(combo.pop("name", "")) or " ".join(f"{k}={v}" for k, v in combo.items())
     own, load = combo.pop("scenario", None), combo.pop("load", None)
     specs = tuple(x.spec for x in links.parse_all([combo.pop("link", "none")]))

@@ -27,7 +27,7 @@ STATUS = ("Com_update", "Com_insert", "Com_delete", "Binlog_commits", "Binlog_gr
           "Handler_write", "Handler_delete", "Handler_read_key", "Handler_read_next", "Handler_read_prev",
           "Handler_read_first", "Handler_read_last", "Handler_read_rnd", "Handler_read_rnd_next",
           "Innodb_data_fsyncs", "Innodb_log_writes", "Innodb_buffer_pool_reads", "Innodb_buffer_pool_read_requests",
-          "Innodb_buffer_pool_pages_flushed", "Innodb_data_read",
+          "Innodb_buffer_pool_pages_flushed", "Innodb_data_read", "Innodb_pages_read", "Innodb_pages_written",
           "Rpl_semi_sync_master_yes_tx", "Rpl_semi_sync_master_no_tx", "Rpl_semi_sync_master_tx_wait_time",
           "Rpl_semi_sync_master_tx_waits", "Rpl_semi_sync_master_net_wait_time", "Rpl_semi_sync_master_net_waits",
           "Rpl_semi_sync_master_status")
@@ -136,6 +136,9 @@ def describe(before: dict[str, NodeCounters | None], after: dict[str, NodeCounte
             "pool_miss_ratio": round(_d(a, b, "Innodb_buffer_pool_reads") / requests, 5)
             if (requests := _d(a, b, "Innodb_buffer_pool_read_requests")) else None,
             "pages_flushed_per_write": _per(_d(a, b, "Innodb_buffer_pool_pages_flushed"), writes, 2),
+            # every page InnoDB read from and wrote to its files (read-ahead and the doublewrite buffer included)
+            "pages_read_per_write": _per(_d(a, b, "Innodb_pages_read"), writes, 2),
+            "pages_written_per_write": _per(_d(a, b, "Innodb_pages_written"), writes, 2),
             "kb_read_per_write": _per(_d(a, b, "Innodb_data_read") / 1024, writes, 3),
             "binlog_commits": int(commits), "binlog_group_commits": int(groups),
             "commits_per_group": round(commits / groups, 2) if groups else None,

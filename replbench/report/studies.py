@@ -9,7 +9,16 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.findings import brief, nothing_held, study_findings
-from ..analysis.studymetrics import BY_KEY, baseline_words, cell_text, load_table, measured, semi_sync_cost
+from ..analysis.studymetrics import (
+    BY_KEY,
+    baseline_words,
+    cell_text,
+    fmt,
+    index_costs,
+    load_table,
+    measured,
+    semi_sync_cost,
+)
 from ..core.config import STUDY_DIR
 from ..core.results import StudyRecord, document, load, read_meta, study_of, write_json
 from ..core.stats import separated
@@ -113,11 +122,38 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], StudyRecord]
         + ([f"![{data.name} study]({chart})", ""] if chart else [])).rstrip("\n") + "\n")
     held = ("; ".join(brief(f) for f in found) + f". p: Welch's t-test on log values, Holm-corrected over the "
             f"study's {found[0]['comparisons']} comparisons") if found else nothing_held(doc, primary)
-    lines += [f"- **Findings** (primary metrics only): {held}.",
+    lines += [f"- **Findings** (primary metrics only): {held}.", *costliest_index(doc),
               f"- **Every figure**: [{folder.name}/study.md]({writer.rel(assets / 'study.md')})", ""]
     if chart:
         lines += [f"![{data.name} study]({writer.rel(assets / chart)})", ""]
     return lines, data
+
+
+def costliest_index(doc: dict[str, Any]) -> list[str]:
+    """For a study whose cells run without one index each: per group and other settings, which index costs the
+    replicas most CPU per applied write (its cell against the one with every index and the same settings), and what
+    each of the others costs; where no index's cost is beyond the repeats' noise, that is what it says."""
+    costs = index_costs(doc["cells"], doc["comparison"])
+    if not costs:
+        return []
+    parts = []
+    for group in dict.fromkeys(c["group"] for c in costs):
+        for settings in dict.fromkeys(tuple(sorted(c["settings"].items())) for c in costs if c["group"] == group):
+            mine = [c for c in costs if c["group"] == group and tuple(sorted(c["settings"].items())) == settings]
+            where = f"`{group}`" + (f", {', '.join(f'{k}={v}' for k, v in settings)}" if settings else "")
+            top, rest = mine[0], mine[1:]
+            each = ", ".join(f"`{c['index']}` {100 * c['share']:+.0f} %"
+                             + ("" if c["verdict"] == "different" else " (noise)") for c in rest)
+            if top["cost"] > 0 and top["verdict"] == "different":
+                parts.append(f"{where}: **`{top['index']}`** costs most, {fmt(top['with'])} ms a write with every "
+                             f"index against {fmt(top['without'])} without it ({100 * top['share']:+.0f} %); the "
+                             f"others {each}")
+            else:
+                parts.append(f"{where}: no index's cost is beyond the repeats' noise (the largest, `{top['index']}`, "
+                             f"{100 * top['share']:+.0f} %; the others {each})")
+    return ["- **Which index costs the replicas most** (replica CPU-ms per applied write, each index missing "
+            "against every index present, the other settings the same; medians over repeats, the cost as a share "
+            "of the figure with every index): " + "; ".join(parts) + "."]
 
 
 def index_cost(studies: list[dict[str, Any]] | list[StudyRecord]) -> list[str]:
