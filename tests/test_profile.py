@@ -267,8 +267,7 @@ def test_bad_input_exits_2_with_the_commands_usage_and_one_line(tmp_path: Path) 
                          (["profile", str(text)], "not a MySQL/MariaDB binlog file"),
                          (["profile", str(tmp_path)], "a folder, not a binlog file"),
                          (["profile", str(SAMPLE), "--out", str(tmp_path)], "a folder; name the file"),
-                         (["profile", str(SAMPLE), "--out"], "expected one argument"),
-                         (["profile"], "the following arguments are required: FILE")):
+                         (["profile", str(SAMPLE), "--out"], "expected one argument")):
         code, out, err = run_main(args)
         lines = err.strip().splitlines()
         assert code == 2 and out == "" and "Traceback" not in err, err
