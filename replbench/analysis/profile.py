@@ -126,7 +126,7 @@ class ProfileError(ValueError):
 
 
 class EmptyWindow(ReplbenchError):
-    """No event of the files falls in the window: one line saying so, with the span the files do cover."""
+    """No event of the files falls in the window: one line saying so, and when the files were opened."""
 
 
 # --- the profile file --------------------------------------------------------------------------------------------
