@@ -7,8 +7,13 @@ the committed sample binlog itself (no server)."""
 from __future__ import annotations
 
 import argparse
+import calendar
 import json
+import shutil
+import tempfile
+import time
 from collections import Counter
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -17,11 +22,13 @@ from replbench.analysis import costmodel
 from replbench.analysis import profile as prof
 from replbench.cli.args import UsageError
 from replbench.cli.profile import predict_from_profile, workload_mixes
-from replbench.core.config import ROOT
+from replbench.core.config import ROOT, Settings
 from replbench.core.results import write_json
 from replbench.measure import binlogfile
+from replbench.report.profile import render
 
-from .conftest import env_for, run_main
+from .conftest import env_for, run_cli, run_folder, run_main
+from .test_external import UNREACHED_EXPORTER, write_topology
 
 SNIPPET = Path(__file__).parent / "fixtures" / "binlog-profile.txt"
 SAMPLE = ROOT / "samples" / "write-mix.binlog"
@@ -267,13 +274,169 @@ def test_bad_input_exits_2_with_the_commands_usage_and_one_line(tmp_path: Path) 
                          (["profile", str(text)], "not a MySQL/MariaDB binlog file"),
                          (["profile", str(tmp_path)], "a folder, not a binlog file"),
                          (["profile", str(SAMPLE), "--out", str(tmp_path)], "a folder; name the file"),
-                         (["profile", str(SAMPLE), "--out"], "expected one argument"),
-                         (["profile"], "the following arguments are required: FILE")):
+                         (["profile", str(SAMPLE), "--out"], "expected one argument")):
         code, out, err = run_main(args)
         lines = err.strip().splitlines()
         assert code == 2 and out == "" and "Traceback" not in err, err
         assert lines[0].startswith("usage: ./run.sh profile") and lines[-1].startswith("./run.sh: error:")
         assert needle in lines[-1] and sum(ln.startswith("./run.sh: error:") for ln in lines) == 1, err
+
+
+# --- a window (--since / --until) and a server's binlogs (--topology FILE, or the native topology) --------------
+
+def _second(text: str) -> int:
+    """A --since/--until value as the decoder's clock second (Event.time)."""
+    return calendar.timegm(datetime.fromisoformat(text).timetuple())
+
+
+def _windowed_snippet(since: str | None, until: str | None) -> prof.Profile:
+    profiler = prof.Profiler(None, prof.Window(since and _second(since), until and _second(until)))
+    profiler.feed(SNIPPET_FILE, binlogfile.events(_chunks(SNIPPET.read_bytes(), 64 << 10), "binlog.000005"))
+    return profiler.build("mariadb-binlog (snippet)")
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--since", "2026-11-27 25:00:00"], "'2026-11-27 25:00:00' is not a date and time: use YYYY-MM-DD HH:MM:SS"),
+    (["--until", "27/11/2026 10:00"], "is not a date and time"),
+    (["--since", "2026-11-27 10:00:00+02:00"], "the local time of this machine, without a UTC offset"),
+    (["--since", "2026-11-27 10:00:00.5"], "to the second"),
+    (["--since", "2026-11-27 10:15:00", "--until", "2026-11-27 10:15:00"],
+     "--until 2026-11-27 10:15:00 is not after --since 2026-11-27 10:15:00"),
+    (["--since", "2026-11-27 10:15:00", "--until", "2026-11-27 10:00:00"], "is not after --since"),
+    (["--topology", "servers.toml"], "FILE and --topology: profile either files or the binlogs of a server"),
+    (["--state", "somewhere", "--keep"], "FILE and --state, --keep: profile either files"),
+])
+def test_a_bad_window_or_files_with_a_server_exit_2_with_the_usage_and_one_line(args: list[str],
+                                                                                  needle: str) -> None:
+    code, out, err = run_main(["profile", str(SAMPLE), *args])
+    lines = err.strip().splitlines()
+    assert code == 2 and out == "" and "Traceback" not in err, err
+    assert lines[0].startswith("usage: ./run.sh profile") and lines[-1].startswith("./run.sh: error:")
+    assert needle in lines[-1] and sum(ln.startswith("./run.sh: error:") for ln in lines) == 1, err
+
+
+def test_a_window_keeps_its_transactions_and_its_own_span() -> None:
+    """The snippet of the sample's text: from 10:14:45 to 10:15:00 only bench_idx's six updates (at 10:14:50) are
+    in it; the heartbeats (10:14:30) and bench_noidx's updates (10:15:38) are not. The rates are over the window's
+    15 s, not the files' 77."""
+    whole, p = _snippet_profile(), _windowed_snippet("2026-11-27 10:14:45", "2026-11-27 10:15:00")
+    assert (whole.workload.transactions, p.workload.transactions) == (8, 6) and p.heartbeat is None
+    assert (p.first_event, p.last_event, p.span_s) == ("2026-11-27 10:14:45", "2026-11-27 10:14:59", 15)
+    assert p.workload.mean_per_s == pytest.approx(6 / 15)
+    idx = _line(p, "bench_idx")
+    assert [ln.schema_name for ln in p.lines] == ["bench_idx"]
+    assert (idx.rates.mean_per_s, idx.rates.busiest_minute_per_s) == (pytest.approx(6 / 15), pytest.approx(6 / 15))
+    assert idx.rates.busiest_minute_start == "2026-11-27 10:14:45"
+    kept = _line(whole, "bench_idx")  # whole transactions: the same rows and bytes as without a window
+    assert (idx.transactions, idx.rows, idx.bytes, idx.rows_per_transaction) == \
+        (kept.transactions, kept.rows, kept.bytes, kept.rows_per_transaction)
+    assert p.other == {}  # the start event (10:14:28) is outside the window: its bytes are not counted
+
+
+def test_a_window_past_the_files_end_is_over_what_they_cover_and_says_so() -> None:
+    p = _windowed_snippet("2026-11-27 10:15:00", "2026-11-27 10:20:00")
+    assert (p.first_event, p.last_event, p.span_s) == ("2026-11-27 10:15:00", "2026-11-27 10:15:44", 45)
+    assert p.workload.transactions == 2 and p.workload.mean_per_s == pytest.approx(2 / 45)
+    assert any("before --until" in n for n in p.notes), p.notes
+
+
+def test_a_window_with_no_event_says_so() -> None:
+    with pytest.raises(prof.EmptyWindow, match=r"^no event from 2026-11-27 09:00:00 to 2026-11-27 09:10:00 \(the "
+                       r"local time of this machine\) in the file \(opened at"):
+        _windowed_snippet("2026-11-27 09:00:00", "2026-11-27 09:10:00")
+    with pytest.raises(prof.EmptyWindow, match="no event from 2026-11-28 00:00:00 to the last event"):
+        _windowed_snippet("2026-11-28 00:00:00", None)
+
+
+# what mariadb-binlog prints with --start-datetime past the file's start: the start event, then the events from the
+# first one at or after that time (samples/write-mix.binlog from 10:15:00, its first transaction, names changed)
+WINDOWED = """# at 4
+#261127 10:14:28 server id 1  end_log_pos 256 CRC32 0x3bf4ffd5 \tStart: binlog v 4, server v 10.11.19-MariaDB-log
+# at 2877861
+#261127 10:15:00 server id 1  end_log_pos 2877903 CRC32 0xfc1d6a1d \tGTID 0-1-3913 trans
+START TRANSACTION
+/*!*/;
+# at 2877903
+# at 2878059
+#261127 10:15:00 server id 1  end_log_pos 2878059 CRC32 0x363cd0cd \tAnnotate_rows:
+#Q> UPDATE shop.stock SET n = 4 WHERE id = 3
+#261127 10:15:00 server id 1  end_log_pos 2878138 CRC32 0x253f6d3c \tTable_map: `shop`.`stock` mapped to number 18
+# at 2878138
+#261127 10:15:00 server id 1  end_log_pos 2878415 CRC32 0xa6a95fae \tUpdate_rows: table id 18 flags: STMT_END_F
+### UPDATE `shop`.`stock`
+### WHERE
+###   @1=3 /* INT meta=0 nullable=0 is_null=0 */
+### SET
+###   @1=4 /* INT meta=0 nullable=0 is_null=0 */
+# Number of rows: 1
+# at 2878415
+#261127 10:15:00 server id 1  end_log_pos 2878446 CRC32 0x55ab87e8 \tXid = 5960
+COMMIT/*!*/;
+"""
+
+
+@pytest.mark.parametrize("size", [60, 1 << 20])
+def test_the_first_event_after_the_decoders_skip_takes_only_its_own_bytes(size: int) -> None:
+    """The events the decoder skipped to reach the window are not the first printed one's: its `# at` line says
+    where it begins (whatever the pieces the text comes in)."""
+    events = list(binlogfile.events(_chunks(WINDOWED.encode(), size)))
+    assert [(e.kind, e.size) for e in events] == [("other", 252), ("gtid", 42), ("annotate", 156),
+                                                   ("table_map", 79), ("update", 277), ("xid", 31)]
+    profiler = prof.Profiler(None, prof.Window(_second("2026-11-27 10:15:00"), None))
+    profiler.feed(SNIPPET_FILE, events)
+    p = profiler.build("synthetic")
+    assert (p.workload.transactions, p.workload.bytes) == (1, 2878446 - 2877861)
+
+
+def test_the_decoder_is_told_the_window_with_a_margin(monkeypatch) -> None:
+    monkeypatch.setattr(binlogfile, "find_tool", lambda name: f"/usr/bin/{name}")  # installed or not
+    file = binlogfile.BinlogFile(SAMPLE, 3_300_244, "10.11.19-MariaDB-0+deb12u1-log")
+    argv = binlogfile.decoder(file, (_second("2026-11-27 10:15:00"), _second("2026-11-27 10:15:20")))
+    margin = binlogfile.WINDOW_MARGIN_S
+    assert margin >= 1 and argv[-1] == str(SAMPLE)
+    assert argv[-3:-1] == [f"--start-datetime={binlogfile.clock(_second('2026-11-27 10:15:00') - margin)}",
+                           f"--stop-datetime={binlogfile.clock(_second('2026-11-27 10:15:20') + margin)}"]
+    assert binlogfile.decoder(file)[-2] == "--print-table-metadata"  # no window, no flag
+
+
+def test_a_profile_records_where_it_came_from_without_this_machines_paths() -> None:
+    outside = binlogfile.BinlogFile(Path("/var/lib/mysql/binlog.000005"), 501, "10.11.19-MariaDB-log")
+    inside = binlogfile.BinlogFile(SAMPLE.resolve(), 501, "10.11.19-MariaDB-log")
+    source = prof.Source(read_from="server", server="db1.example:3306 (the master of staging.toml)",
+                         since="2026-11-27 09:00:00", until="2026-11-27 09:10:00", time_zone="UTC (UTC+00:00)")
+    profiler = prof.Profiler(None, prof.Window(_second("2026-11-27 09:00:00"), _second("2026-11-27 09:10:00")))
+    profiler.feed(outside, binlogfile.events([TWO_TABLES.encode()]))
+    profiler.feed(inside, [])
+    profiler.covers(_second("2026-11-27 09:30:00"))  # copied from the server then: the files cover the window
+    p = profiler.build("synthetic", source)
+    assert [f.path for f in p.files] == ["binlog.000005", "samples/write-mix.binlog"]
+    text = json.dumps(p.model_dump(mode="json"))
+    assert "/var/lib" not in text and str(ROOT) not in text
+    assert p.source == source and p.span_s == 600  # the window's ten minutes, the files covering it
+    shown = render(p)
+    assert shown.startswith("Binlog profile: the binlogs of db1.example:3306 (the master of staging.toml)")
+    assert "Window: 2026-11-27 09:00:00 to 2026-11-27 09:10:00 in UTC (UTC+00:00), the end left out" in shown
+
+
+@pytest.mark.parametrize("where", ["topology", "native"])
+def test_an_unreachable_master_is_one_line_and_leaves_no_copy(where: str, tmp_path: Path, monkeypatch) -> None:
+    """No connection is made to a real server: the topology file's master is on port 9 (nothing listens), the
+    native one's socket is in a state folder with no server."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    if where == "topology":
+        path = tmp_path / "servers.toml"
+        path.write_text('[master]\nhost = "127.0.0.1"\nport = 9\n[replica1]\nhost = "127.0.0.1"\nport = 10\n')
+        code, out, err = run_main(["profile", "--topology", str(path), "--since", "2026-11-27 10:00:00"],
+                                  env_for(tmp_path / "state"))
+        needle = "127.0.0.1:9 (the master of servers.toml) does not answer as 'replbench'"
+    else:
+        code, out, err = run_main(["profile", "--state", str(tmp_path / "state")], env_for(tmp_path / "state"))
+        needle = "the native topology's master does not answer as 'replbench_admin'"
+    assert code == 1 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert err.startswith(f"replbench: {needle}"), err
+    assert not list(scratch.glob("replbench-binlogs-*"))  # the temporary folder is removed
 
 
 # --- on the committed sample, with the decoder (no server) ------------------------------------------------------
@@ -333,3 +496,66 @@ def test_model_predict_takes_a_profile_on_the_command_line(tmp_path: Path) -> No
     code, text, err = run_main(["model", "predict", "--profile", str(out)], env)
     assert code == 0, err
     assert "ROW-FULL" in text and "ROW-MINIMAL" in text, text
+
+
+@pytest.mark.integration  # runs mariadb-binlog on the committed sample (no server)
+def test_a_window_over_the_sample_binlog_is_what_filtering_its_whole_text_gives(tmp_path: Path) -> None:
+    """The decoder told the window (with its margin) prints only what is near it; the profile is the one that
+    reading every event and keeping the window's gives: 14 of the 1,500 transactions, over the window's 20 s."""
+    out = tmp_path / "p.json"
+    code, text, err = run_main(["profile", str(SAMPLE), "--since", "2026-11-27 10:15:00", "--until",
+                                "2026-11-27 10:15:20", "--out", str(out)])
+    assert code == 0, err
+    p = prof.read(out)
+    assert (p.first_event, p.last_event, p.span_s) == ("2026-11-27 10:15:00", "2026-11-27 10:15:19", 20)
+    assert (p.workload.transactions, p.workload.bytes) == (14, 74_429) and "--start-datetime=" in p.decoder
+    assert p.source is not None and (p.source.read_from, p.source.since, p.source.until) == \
+        ("files", "2026-11-27 10:15:00", "2026-11-27 10:15:20")
+    file = binlogfile.inspect(SAMPLE)
+    profiler = prof.Profiler(None, prof.Window(_second("2026-11-27 10:15:00"), _second("2026-11-27 10:15:20")))
+    profiler.feed(file, binlogfile.events(binlogfile.stream(binlogfile.decoder(file)), file.path.name))
+    whole = profiler.build(p.decoder, p.source)  # every event decoded, the window kept by the profiler alone
+    assert whole == p
+    assert "Window: 2026-11-27 10:15:00 to 2026-11-27 10:15:20" in text
+
+
+@pytest.mark.parametrize("via", ["state", "topology"])
+def test_profile_reads_a_window_of_the_test_topologys_master_and_finds_a_runs_writes(
+        topo: Settings, via: str, tmp_path: Path) -> None:
+    """A short write run, then `profile --state` (the native topology) or `profile --topology FILE` (the same
+    master over TCP with a password) over a window around it: the run's updates are on bench_idx's line, the
+    rates are over the window, the copies are removed (or kept with --keep)."""
+    since = time.time()
+    time.sleep(1.0 - since % 1 + 0.01)  # the window starts on a whole second of its own
+    since = int(time.time())
+    run = run_cli(["write", "20", "--duration", "2s"], env_for(topo.state))
+    assert run.returncode == 0, run.stderr
+    summary = json.loads((run_folder(run.stdout) / "summary.json").read_text())
+    time.sleep(1.1)
+    until = int(time.time())
+    window = ["--since", time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(since)),
+              "--until", time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(until))]
+    out = tmp_path / "p.json"
+    if via == "state":
+        env = env_for(topo.state)
+        args = ["profile", "--state", str(topo.state), *window, "--out", str(out)]
+    else:
+        env = env_for(tmp_path / "state", REPLBENCH_DB_USER="replbench_admin",
+                      REPLBENCH_DB_PASSWORD=topo.admin_password)
+        args = ["profile", "--topology", str(write_topology(tmp_path, topo, UNREACHED_EXPORTER)), *window,
+                "--out", str(out), "--keep"]
+    proc = run_cli(args, env)
+    assert proc.returncode == 0, proc.stderr
+    p = prof.read(out)
+    assert p.source is not None and p.source.read_from == "server" and p.span_s == until - since
+    assert ("native" in p.source.server) == (via == "state") and str(topo.state) not in out.read_text()
+    idx = _line(p, "bench_idx")
+    assert idx.kind == "update" and idx.transactions >= summary["successes"] > 0
+    assert idx.rates.mean_per_s == pytest.approx(idx.transactions / (until - since))
+    assert p.heartbeat is not None and p.heartbeat.transactions > 0  # the harness's, on its own line
+    kept = [ln.split(" in ", 1)[1].strip() for ln in proc.stderr.splitlines() if "binlogs are kept in" in ln]
+    if via == "topology":
+        assert kept and list(Path(kept[0]).glob("*.0*")), proc.stderr
+        shutil.rmtree(kept[0])
+    else:
+        assert not kept

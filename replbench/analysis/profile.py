@@ -18,15 +18,24 @@ import heapq
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..core.config import HEARTBEAT_DOMAIN_ID, META_SCHEMA
-from ..measure.binlogfile import BinlogFile, Event, TableMeta, ValueType, row_images, split_value, value_size
+from ..core.config import HEARTBEAT_DOMAIN_ID, META_SCHEMA, ROOT, ReplbenchError
+from ..measure.binlogfile import (
+    BinlogFile,
+    Event,
+    TableMeta,
+    ValueType,
+    local_second,
+    row_images,
+    split_value,
+    value_size,
+)
 
 SCHEMA_VERSION = 1
 SETTINGS = ("ROW-FULL", "ROW-MINIMAL", "ROW-NOBLOB", "STATEMENT", "MIXED")  # costmodel.SETTINGS' names
@@ -65,8 +74,59 @@ class Sampling:
 EVERY_ROW = Sampling(first=1 << 62, every=1, rows=1 << 30)
 
 
+@dataclass(frozen=True)
+class Window:
+    """--since / --until: the transactions whose GTID event's second is in [since, until), in seconds of the
+    decoder's clock (Event.time: the local time of the machine that decodes, read as UTC); None: open."""
+
+    since: int | None = None
+    until: int | None = None
+
+    def holds(self, second: int) -> bool:
+        return (self.since is None or second >= self.since) and (self.until is None or second < self.until)
+
+    def describe(self) -> str:
+        return (f"from {_clock(self.since) if self.since is not None else 'the first event'} to "
+                f"{_clock(self.until) if self.until is not None else 'the last event'}")
+
+
+@dataclass
+class _Windowed:
+    """A window's filter over the events as they stream by, and the first and last second of every event, kept or
+    not (seen): what the files cover."""
+
+    window: Window
+    seen: tuple[int, int] | None = None
+
+    def kept(self, events: Iterable[Event]) -> Iterator[Event]:
+        """The events of the transactions whose GTID event is in the window, and the events outside transactions
+        that are."""
+        window = self.window
+        keep = in_tx = False
+        first = e = None
+        for e in events:
+            if first is None:
+                first = e.time
+            kind = e.kind
+            if kind == "gtid":
+                keep, in_tx = window.holds(e.time), True
+            elif not in_tx:
+                keep = window.holds(e.time)
+            if keep:
+                yield e
+            if kind == "xid" or (kind == "query" and e.text[:8].upper().startswith(("COMMIT", "ROLLBACK"))):
+                in_tx = False
+        if first is not None and e is not None:
+            seen = self.seen or (first, e.time)
+            self.seen = (min(seen[0], first), max(seen[1], e.time))
+
+
 class ProfileError(ValueError):
     """A profile file that cannot be read: the message names the file and what is wrong."""
+
+
+class EmptyWindow(ReplbenchError):
+    """No event of the files falls in the window: one line saying so, and when the files were opened."""
 
 
 # --- the profile file --------------------------------------------------------------------------------------------
@@ -146,17 +206,28 @@ class Transaction(_Model):
 
 
 class FileEntry(_Model):
-    path: str
+    path: str  # inside the repository: relative to it; else the file's name (no path of the machine that read it)
     bytes: int
     server_version: str
+
+
+class Source(_Model):
+    """Where the events came from and which of them count."""
+
+    read_from: str  # "files", or "server": copied from a master (`profile --topology FILE`, or the native one)
+    server: str = ""  # the master: host:port and its topology file's name, or the native topology's
+    since: str | None = None  # the window (None: open), in time_zone; a transaction counts by its GTID's second
+    until: str | None = None  # (exclusive)
+    time_zone: str = ""  # the decoder's: the local time of the machine that read the files
 
 
 class Profile(_Model):
     schema_version: int
     files: list[FileEntry]
+    source: Source | None = None  # (profiles written before it record none)
     decoder: str
-    first_event: str  # the server's clock, as the binlog writes it
-    last_event: str
+    first_event: str  # the server's clock, as the decoder prints it (the local time of its machine)
+    last_event: str  # with a window: the window, as far as the files cover it
     span_s: int
     table_metadata: str
     sampling: str
@@ -261,8 +332,10 @@ def _key_columns(meta: TableMeta | None) -> tuple[bytes, ...] | None:
 class Profiler:
     """Turns the events of one or more files into a Profile. Feed every file's events in order, then build()."""
 
-    def __init__(self, sampling: Sampling | None = None) -> None:
+    def __init__(self, sampling: Sampling | None = None, window: Window | None = None) -> None:
         self.sampling = sampling or Sampling()
+        self.window = _Windowed(window) if window is not None and (window.since, window.until) != (None, None) \
+            else None
         self.lines: dict[LineKey, _Line] = {}
         self.tx: _Tx | None = None
         self.stmt: _Statement | None = None
@@ -273,10 +346,16 @@ class Profiler:
         self.files: list[BinlogFile] = []
         self.metadata: Counter = Counter()  # Table_map events with column names logged, and without
         self.transactions: Counter = Counter()  # heartbeat or not -> transactions with rows
-        self.seq = 0  # transactions seen: the largest ones' tie-break (the earlier stays)
+
+    def covers(self, second: int) -> None:
+        """The files cover the server's binlog up to this second (a copy taken then), written to or not."""
+        if self.window is not None and self.window.seen is not None:
+            self.window.seen = (self.window.seen[0], max(self.window.seen[1], second))
 
     def feed(self, file: BinlogFile, events: Iterable[Event]) -> None:
         self.files.append(file)
+        if self.window is not None:
+            events = self.window.kept(events)
         e = None
         for e in events:
             if self.first is None:
@@ -400,13 +479,13 @@ class Profiler:
         assert tx.first is not None
         self.lines[tx.first].bytes += tx.bytes - tx.grouped  # GTID and commit: the transaction's first line's
         self.transactions[tx.first[3]] += 1
-        self.seq += 1
+        seq = sum(self.transactions.values())  # the largest ones' tie-break (the earlier stays)
         if not tx.first[3] and (len(self.largest) < LARGEST or tx.bytes > self.largest[0][0]):
             (heapq.heappush if len(self.largest) < LARGEST else heapq.heappushpop)(self.largest,
-                                                                                   (tx.bytes, -self.seq, tx))
+                                                                                   (tx.bytes, -seq, tx))
 
-    def build(self, decoder: str) -> Profile:
-        return _build(self, decoder)
+    def build(self, decoder: str, source: Source | None = None) -> Profile:
+        return _build(self, decoder, source)
 
 
 def _statement_bytes(s: _Statement) -> int:
@@ -601,22 +680,55 @@ def _line(key: LineKey, acc: _Line, first: int, last: int) -> Line:
                 columns=_columns(acc), settings=line_settings(acc, image))
 
 
-def _build(p: Profiler, decoder: str) -> Profile:
-    first, last = p.first or 0, p.last or 0
+def _span(p: Profiler) -> tuple[int, int, list[str]]:
+    """The first and last second the figures are over: the files' first and last event; with a window, the
+    window as far as the files cover it (a rate over a window counts its quiet seconds too)."""
+    if p.window is None:
+        return p.first or 0, p.last or 0, []
+    window = p.window.window
+    created = [local_second(f.created) for f in p.files] or [0]
+    seen = p.window.seen or (min(created), max(created))  # (none printed: the start events)
+    if p.first is None:
+        opened = (f"opened at {_clock(created[0])}" if len(created) == 1 else
+                  f"opened from {_clock(min(created))} to {_clock(max(created))}")
+        raise EmptyWindow(f"no event {window.describe()} (the local time of this machine) in the "
+                          f"{'file' if len(created) == 1 else f'{len(created)} files'} ({opened})")
+    since, until = window.since, window.until
+    first = seen[0] if since is None else max(since, seen[0])
+    last = seen[1] if until is None else min(until - 1, seen[1])
+    notes = []
+    if since is not None and seen[0] > since:
+        notes.append(f"the files begin at {_clock(seen[0])}, after --since: the figures are over what they cover")
+    if until is not None and seen[1] < until - 1:
+        notes.append(f"the files end at {_clock(seen[1])}, before --until: the figures are over what they cover")
+    return min(first, p.first), max(last, p.last or last), notes
+
+
+def _shown(path: Path) -> str:
+    """A file as the profile names it: relative to the repository when inside it, else its name alone (no path of
+    the machine that read it)."""
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return path.name
+
+
+def _build(p: Profiler, decoder: str, source: Source | None) -> Profile:
+    first, last, window_notes = _span(p)
     span = last - first + 1
     lines = [_line(k, acc, first, last) for k, acc in sorted(p.lines.items(), key=lambda kv: (kv[0][3], kv[0]))
              if acc.trx]
     beat = [ln for ln in lines if ln.heartbeat]
     named, unnamed = p.metadata["named"], p.metadata["unnamed"]
-    notes = []
+    notes = window_notes
     if unnamed:
         notes.append("the table maps log no column names and no primary keys (binlog_row_metadata is not FULL): "
                      "columns are shown as @N and primary keys as unknown; MINIMAL's estimate takes the first "
                      "column as the key")
     return Profile(
         schema_version=SCHEMA_VERSION,
-        files=[FileEntry(path=str(f.path), bytes=f.size, server_version=f.server_version) for f in p.files],
-        decoder=decoder, first_event=_clock(first), last_event=_clock(last), span_s=span,
+        files=[FileEntry(path=_shown(f.path), bytes=f.size, server_version=f.server_version) for f in p.files],
+        source=source, decoder=decoder, first_event=_clock(first), last_event=_clock(last), span_s=span,
         table_metadata="FULL" if named and not unnamed else "partly FULL" if named else "NO_LOG or MINIMAL",
         sampling=p.sampling.describe(),
         workload=_group([ln for ln in lines if not ln.heartbeat], span, p.transactions[False]),

@@ -5,23 +5,39 @@ runs: the cost model's sheet for that workload on each setting the model has."""
 from __future__ import annotations
 
 import argparse
+import calendar
 import json
 import resource
+import shutil
 import sys
+import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ..analysis import costmodel
-from ..analysis.profile import EVERY_ROW, Line, Profile, ProfileError, Profiler, Sampling, model_table, read
+from ..analysis.profile import (
+    EVERY_ROW,
+    Line,
+    Profile,
+    ProfileError,
+    Profiler,
+    Sampling,
+    Source,
+    Window,
+    model_table,
+    read,
+)
 from ..core import results
-from ..core.config import ReplbenchError, Settings
+from ..core.config import SETTINGS, ReplbenchError, Settings
+from ..core.progress import Progress
 from ..core.records import shown_path
 from ..core.results import write_json
 from ..measure import binlogfile
 from ..report.profile import render, render_predictions
 from ..report.sources import published_model
-from .args import UsageError, help_formatter, settings_from
+from .args import UsageError, help_formatter, setting_flag, settings_from
 
 TIMING_REPEATS = 3  # the decoder alone runs this many times; its best is the yardstick
 
@@ -29,16 +45,35 @@ TIMING_REPEATS = 3  # the decoder alone runs this many times; its best is the ya
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("profile", help="the workload a binlog shows: per table and kind, rates, rows, bytes, and "
                        "what each replication setting would write", formatter_class=help_formatter)
-    p.add_argument("files", nargs="+", metavar="FILE", type=_binlog, help="binlog files (MariaDB, or MySQL with "
-                   "MySQL's mysqlbinlog installed), in the order the server wrote them")
+    p.add_argument("files", nargs="*", metavar="FILE", type=_binlog, help="binlog files (MariaDB, or MySQL with "
+                   "MySQL's mysqlbinlog installed), in the order the server wrote them; none: the master's binlogs, "
+                   "copied from the server (--topology FILE, else the native topology of --state)")
+    p.add_argument("--since", type=_when, metavar="DATETIME",
+                   help=f"only the transactions from this time on ({WHEN_FORMAT}, the local time of this machine: "
+                        "the decoder reads and prints times in it)")
+    p.add_argument("--until", type=_when, metavar="DATETIME",
+                   help="only the transactions before this time (same format and time zone)")
     p.add_argument("--out", type=_out_file,
-                   help="the profile file to write (default: results/profiles/<first file's name>.json)")
+                   help="the profile file to write (default: results/profiles/<first file's name>.json; from a "
+                        "server <topology>-master.json; a window adds its times)")
     p.add_argument("--json", action="store_true", help="print the profile file's JSON instead of the summary")
     p.add_argument("--every-row", action="store_true",
                    help="read every row image instead of a sample (exact column shares; slower on a large binlog)")
     p.add_argument("--timing", action="store_true",
                    help="also time the decoder alone on the same files (to /dev/null, best of "
                         f"{TIMING_REPEATS}) and print both times")
+    g = p.add_argument_group("from a server (no FILE)")
+    setting_flag(g, "--topology", "topology", "a TOML file naming your own master, whose binlogs are copied "
+                 "(SHOW BINARY LOGS, then mariadb-binlog --read-from-remote-server --raw); credentials from "
+                 "REPLBENCH_DB_USER / REPLBENCH_DB_PASSWORD", default_text="the native topology's master")
+    setting_flag(g, "--state", "state", "the native topology's state folder",
+                 default_text=f"{SETTINGS['state'].default}")
+    g.add_argument("--keep", action="store_true",
+                   help="keep the copied binlogs (their folder is printed) instead of removing them afterwards")
+    p.set_defaults(profile_parser=p)
+
+
+WHEN_FORMAT = "YYYY-MM-DD HH:MM:SS"
 
 
 def _binlog(name: str) -> binlogfile.BinlogFile:
@@ -49,6 +84,21 @@ def _binlog(name: str) -> binlogfile.BinlogFile:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _when(text: str) -> int:
+    """--since / --until: a date and time of this machine's local time, as a second of the decoder's clock
+    (Event.time)."""
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date and time: use {WHEN_FORMAT} (the local time of "
+                                         "this machine)") from None
+    if moment.tzinfo is not None:
+        raise argparse.ArgumentTypeError(f"{text!r}: give the local time of this machine, without a UTC offset")
+    if moment.microsecond:
+        raise argparse.ArgumentTypeError(f"{text!r}: to the second (the binlog's times have no fraction)")
+    return calendar.timegm(moment.timetuple())
+
+
 def _out_file(name: str) -> Path:
     if Path(name).is_dir():
         raise argparse.ArgumentTypeError(f"{name}: a folder; name the file to write")
@@ -56,16 +106,64 @@ def _out_file(name: str) -> Path:
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
-    files: list[binlogfile.BinlogFile] = args.files
-    decoders = [binlogfile.decoder(f) for f in files]
-    out = args.out or Settings.from_env().results / "profiles" / f"{files[0].path.name}.json"
+    usage = args.profile_parser
+    if args.since is not None and args.until is not None and args.until <= args.since:
+        raise UsageError(f"--until {binlogfile.clock(args.until)} is not after --since "
+                         f"{binlogfile.clock(args.since)}", usage)
+    window = Window(args.since, args.until)
+    if args.files:
+        given = [flag for flag, value in (("--topology", args.topology), ("--state", args.state),
+                                          ("--keep", args.keep)) if value]
+        if given:
+            raise UsageError(f"FILE and {', '.join(given)}: profile either files or the binlogs of a server "
+                             "(--topology FILE, or no FILE for the native topology), not both", usage)
+        source = _source("files", "", window)
+        return _profile(args, args.files, window, source, args.out or _default_out(args.files[0].path.name, window))
+    settings = settings_from(args)
+    progress = Progress("profile")
+    folder = Path(tempfile.mkdtemp(prefix="replbench-binlogs-"))
+    try:
+        files, listed = binlogfile.copy_from_server(settings, folder, args.since, progress)
+        stem = Path(settings.topology).stem if settings.topology else "native"
+        out = args.out or _default_out(f"{stem}-master", window)
+        return _profile(args, files, window, _source("server", listed.where, window), out,
+                        covered=binlogfile.local_second(listed.now))
+    finally:
+        if args.keep:
+            print(f"profile: the copied binlogs are kept in {folder}", file=sys.stderr)
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _source(read_from: str, server: str, window: Window) -> Source:
+    return Source(read_from=read_from, server=server,
+                  since=None if window.since is None else binlogfile.clock(window.since),
+                  until=None if window.until is None else binlogfile.clock(window.until),
+                  time_zone=binlogfile.local_zone())
+
+
+def _default_out(name: str, window: Window) -> Path:
+    """results/profiles/<name>.json; a window adds its times (….20261127-101500-20261127-101600.json)."""
+    if window.since is not None or window.until is not None:
+        name += "." + "-".join(binlogfile.clock(t).replace("-", "").replace(":", "").replace(" ", "-")
+                               if t is not None else edge for t, edge in ((window.since, "start"),
+                                                                          (window.until, "end")))
+    return Settings.from_env().results / "profiles" / f"{name}.json"
+
+
+def _profile(args: argparse.Namespace, files: list[binlogfile.BinlogFile], window: Window, source: Source,
+             out: Path, covered: int | None = None) -> int:
+    """Profiles the files (each decoded near the window), writes the profile file and prints it."""
+    decoders = [binlogfile.decoder(f, (window.since, window.until)) for f in files]
     alone = [sorted(binlogfile.time_alone(argv) for _ in range(TIMING_REPEATS)) for argv in decoders] \
         if args.timing else []
     wall, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
-    profiler = Profiler(EVERY_ROW if args.every_row else Sampling())
+    profiler = Profiler(EVERY_ROW if args.every_row else Sampling(), window)
     for file, argv in zip(files, decoders):
         profiler.feed(file, binlogfile.events(binlogfile.stream(argv), file.path.name))
-    profile = profiler.build(" ".join([Path(decoders[0][0]).name, *decoders[0][1:-1]]))
+    if covered is not None:
+        profiler.covers(covered)
+    profile = profiler.build(" ".join([Path(decoders[0][0]).name, *decoders[0][1:-1]]), source)
     wall, cpu, children = time.perf_counter() - wall, time.process_time() - cpu, _children_cpu() - children
     out.parent.mkdir(parents=True, exist_ok=True)
     write_json(out, profile.model_dump(mode="json"))

@@ -23,7 +23,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from ..core.config import ReplbenchError
+from ..core import sql
+from ..core.config import ReplbenchError, Settings
+from ..core.progress import Progress
 from ..topology.install import find_tool
 
 MAGIC = b"\xfebin"
@@ -59,6 +61,7 @@ class BinlogFile:
     path: Path
     size: int
     server_version: str
+    created: int = 0  # its first event's time (seconds since the epoch): when the server opened the file
 
     @property
     def mysql(self) -> bool:
@@ -108,13 +111,55 @@ def inspect(path: Path) -> BinlogFile:
     if head[:4] != MAGIC or len(head) < 4 + 19 + 2 or head[8] != FORMAT_DESCRIPTION:
         raise NotABinlog(f"{path}: not a MySQL/MariaDB binlog file (no binlog header)")
     version = head[4 + 19 + 2:].split(b"\0", 1)[0].decode("ascii", "replace")
-    return BinlogFile(path, size, version)
+    return BinlogFile(path, size, version, int.from_bytes(head[4:8], "little"))
 
 
-def decoder(file: BinlogFile) -> list[str]:
+def decoder(file: BinlogFile, window: tuple[int | None, int | None] = (None, None)) -> list[str]:
     """The command that decodes the file: MariaDB's mariadb-binlog for a MariaDB file, MySQL's mysqlbinlog for a
-    MySQL one (MariaDB's tool does not read MySQL 8's events)."""
-    if not file.mysql:
+    MySQL one (MariaDB's tool does not read MySQL 8's events). window: (since, until) in the decoder's clock (as
+    Event.time); the decoder is told to start WINDOW_MARGIN_S before and stop WINDOW_MARGIN_S after it, and the
+    profile keeps the transactions inside it (docs/profile.md, "A window")."""
+    tool = _tool(file.mysql, file.path.name, file.server_version)
+    return [tool, *DECODE_FLAGS, *window_flags(*window), str(file.path)]
+
+
+# the decoder starts and stops this far outside a window: a transaction's events carry the second its statement
+# began, and transactions committed together need not be written in the order of those seconds; the profile keeps
+# a transaction by its GTID event's second (docs/profile.md, "A window")
+WINDOW_MARGIN_S = 60
+
+
+def window_flags(since: int | None, until: int | None) -> list[str]:
+    """--start-datetime / --stop-datetime a margin outside the window: the decoder then prints only what is near
+    it (the costly part of a profile is the decoder's text), in the local time of this machine, as it reads and
+    prints times."""
+    flags = []
+    if since is not None:
+        flags.append(f"--start-datetime={clock(since - WINDOW_MARGIN_S)}")
+    if until is not None:
+        flags.append(f"--stop-datetime={clock(until + WINDOW_MARGIN_S)}")
+    return flags
+
+
+def clock(second: int) -> str:
+    """A second of the decoder's clock (as Event.time) as the decoder prints and reads it."""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(second))
+
+
+def local_second(epoch: float) -> int:
+    """A moment (seconds since the epoch) on the decoder's clock: the local time of this machine read as UTC, as
+    the decoder prints event times and Event.time reads them."""
+    return calendar.timegm(time.localtime(epoch))
+
+
+def local_zone() -> str:
+    """This machine's time zone as the profile names it: its abbreviation and its offset now, "CET (UTC+01:00)"."""
+    offset = time.strftime("%z")
+    return f"{time.strftime('%Z')} (UTC{offset[:3]}:{offset[3:]})"
+
+
+def _tool(mysql: bool, name: str, version: str) -> str:
+    if not mysql:
         tool = find_tool("mariadb-binlog") or find_tool("mysqlbinlog")
         if tool is None:
             raise BinlogFileError("mariadb-binlog is missing: install the MariaDB client (Debian/Ubuntu: "
@@ -122,9 +167,9 @@ def decoder(file: BinlogFile) -> list[str]:
     else:
         tool = find_tool("mysqlbinlog")
         if tool is None or _is_mariadb_tool(tool):
-            raise BinlogFileError(f"{file.path.name} was written by MySQL {file.server_version}: decoding it needs "
-                                  "MySQL's own mysqlbinlog, which is not installed here")
-    return [tool, *DECODE_FLAGS, str(file.path)]
+            raise BinlogFileError(f"{name} was written by MySQL {version}: decoding it needs MySQL's own "
+                                  "mysqlbinlog, which is not installed here")
+    return tool
 
 
 def _is_mariadb_tool(tool: str) -> bool:
@@ -133,6 +178,113 @@ def _is_mariadb_tool(tool: str) -> bool:
         return True
     out = subprocess.run([tool, "--version"], capture_output=True, text=True, check=False).stdout
     return re.search(r"\bVer 3\.", out) is not None
+
+
+# --- a server's binlogs, copied as files (./run.sh profile --topology FILE, or the native topology's master) -----
+
+COPY_POLL_S = 1.0  # how often a copy's progress is looked at
+LIST_TIMEOUT_S = 10.0  # connecting to the master and listing its binlogs
+
+
+@dataclass(frozen=True)
+class ServerLogs:
+    """What the master says of its binary logs (SHOW BINARY LOGS), when asked."""
+
+    where: str  # the master as the profile names it: host:port and the topology file, or the native topology
+    logs: tuple[tuple[str, int], ...]  # (name, size), oldest first
+    version: str
+    now: int  # its clock then, seconds since the epoch: the copies cover its binlog up to here
+
+
+def _master_where(settings: Settings) -> str:
+    node = settings.master
+    if node.external:
+        return f"{node.host}:{node.port} (the master of {settings.topology_name})"
+    return "the native topology's master"
+
+
+def list_server_logs(settings: Settings) -> ServerLogs:
+    """SHOW BINARY LOGS on the master; one line (BinlogFileError) when it does not answer or writes none."""
+    node = settings.master
+    where = _master_where(settings)
+    user = settings.db_user if node.external else sql.ADMIN_USER
+    conn = None
+    try:  # the light reader (PyMySQL): two statements, and it starts no process to describe the platform
+        conn = sql.reader(node, settings, timeout=LIST_TIMEOUT_S)
+        with conn.cursor() as cur:
+            cur.execute("SELECT VERSION(), UNIX_TIMESTAMP()")
+            version, now = cur.fetchone()
+            cur.execute("SHOW BINARY LOGS")
+            rows = cur.fetchall()
+    except sql.ReaderError as exc:
+        code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
+        message = str(exc.args[1] if len(exc.args) > 1 else exc).splitlines()[0]
+        if code == 1381:  # ER_NO_BINARY_LOGGING
+            raise BinlogFileError(f"{where} writes no binary log (log_bin is OFF): nothing to profile") from None
+        raise BinlogFileError(f"{where} does not answer as {user!r}: {message}") from None
+    finally:
+        sql.close_quietly(conn)
+    if not rows:
+        raise BinlogFileError(f"{where} lists no binary log (SHOW BINARY LOGS is empty)")
+    return ServerLogs(where, tuple((Path(str(r[0])).name, int(r[1])) for r in rows), str(version), int(float(now)))
+
+
+def copy_from_server(settings: Settings, folder: Path, since: int | None,
+                     progress: Progress) -> tuple[list[BinlogFile], ServerLogs]:
+    """The master's binlogs copied into folder as they are (`--read-from-remote-server --raw`), newest first, down
+    to the newest one opened before `since` less WINDOW_MARGIN_S (its older ones cannot hold the window), or all
+    of them without `since`; returned oldest first. The password goes by MYSQL_PWD, never on the command line."""
+    listed = list_server_logs(settings)
+    node = settings.master
+    tool = _tool("mariadb" not in listed.version.lower(), "the master's binlog", listed.version)
+    where = ([f"--host={node.host}", f"--port={node.port}", f"--user={settings.db_user}"] if node.external else
+             [f"--socket={node.socket}", f"--user={sql.ADMIN_USER}"])
+    argv = [tool, "--read-from-remote-server", "--raw", *where, f"--result-file={folder}{os.sep}"]
+    env = {**os.environ, "MYSQL_PWD": settings.db_password if node.external else settings.admin_password}
+    copied: list[BinlogFile] = []
+    done = 0
+    for name, size in reversed(listed.logs):
+        progress.say(f"copying {name} ({size / 1e6:,.1f} MB) from {listed.where}; {len(copied)} file(s), "
+                     f"{done / 1e6:,.1f} MB copied so far")
+        file = _copy_one([*argv, name], folder / name, size, env, listed.where, progress)
+        copied.append(file)
+        done += file.size
+        if since is not None and local_second(file.created) <= since - WINDOW_MARGIN_S:
+            break
+    progress.say(f"copied {len(copied)} of the master's {len(listed.logs)} binlog(s), {done / 1e6:,.1f} MB",
+                 final=True)
+    return copied[::-1], listed
+
+
+def _copy_one(argv: list[str], path: Path, size: int, env: dict[str, str], where: str,
+              progress: Progress) -> BinlogFile:
+    with tempfile.TemporaryFile() as err:
+        try:
+            proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, env=env)
+        except OSError as exc:
+            raise BinlogFileError(f"cannot start {argv[0]}: {exc.strerror}") from None
+        try:
+            while True:
+                try:
+                    code = proc.wait(timeout=COPY_POLL_S)
+                    break
+                except subprocess.TimeoutExpired:
+                    have = path.stat().st_size if path.exists() else 0
+                    progress.say(f"copying {path.name}: {have / 1e6:,.1f} of {size / 1e6:,.1f} MB", tick=True)
+        finally:
+            if proc.poll() is None:  # interrupted: the copy is not wanted any more
+                proc.kill()
+                proc.wait()
+        if code != 0:
+            err.seek(0)
+            lines = [ln.strip().removeprefix("ERROR: ") for ln in err.read().decode("utf-8", "replace").splitlines()
+                     if ln.strip()]
+            raise BinlogFileError(f"{os.path.basename(argv[0])} could not copy {path.name} from {where} (exit "
+                                  f"{code}){': ' + lines[0] if lines else ''}")
+    try:
+        return inspect(path)
+    except NotABinlog as exc:
+        raise BinlogFileError(f"the copy of {path.name} from {where} is no binlog: {exc}") from None
 
 
 def stream(argv: list[str], chunk: int = CHUNK) -> Iterator[bytes]:
@@ -217,6 +369,7 @@ class _Parser:
         self.end = 4  # the first event starts after the magic number
         self.tables: dict[int, tuple[tuple[str, str], TableMeta | None, int]] = {}  # id -> table, meta, its lines
         self.skip = 0  # the last table map's metadata lines (bytes)
+        self.restart = False  # after the file's start event: the next event's `# at` line says where it begins
 
     def feed(self, data: bytes, stop: int) -> Iterator[Event]:
         """The events of data[:stop]. A rows event's images are stepped over with one find (the `###` lines are
@@ -224,6 +377,11 @@ class _Parser:
         search = LINE.search
         at = 0
         while (m := search(data, at, stop)) is not None:
+            if self.restart:  # with --start-datetime the decoder prints the start event, then skips to the window
+                self.restart = False
+                found = data.find(b"# at ", at, m.start())
+                if found >= 0:
+                    self.end = int(data[found + 5:data.index(b"\n", found)])
             at = m.end()
             end = int(m.group(2))
             size, self.end = (end - self.end if end >= self.end else 0), max(end, self.end)
@@ -284,6 +442,8 @@ class _Parser:
             event.kind = "xid"
         elif head == b"Quer":
             event.kind, event.text = "query", _query_text(data, m.end() + 1)
+        elif head == b"Star":  # the format description, always printed (docs/profile.md, "A window")
+            self.restart = True
         return event
 
 

@@ -37,10 +37,17 @@ def render(profile: Profile) -> str:
     files = profile.files
     size = sum(f.bytes for f in files)
     head = files[0].path if len(files) == 1 else f"{len(files)} files ({files[0].path} …)"
-    lines = [f"Binlog profile: {head}, {_bytes(size)}, server {files[0].server_version}",
-             f"Span: {profile.first_event} to {profile.last_event} ({profile.span_s:,} s, the server's clock); "
-             f"table metadata: {profile.table_metadata}",
-             f"Sampling: {profile.sampling}", ""]
+    source = profile.source
+    if source is not None and source.read_from == "server":
+        head = f"the binlogs of {source.server}, {head} copied"
+    zone = f" in {source.time_zone}" if source is not None and source.time_zone else ""
+    lines = [f"Binlog profile: {head}, {_bytes(size)}, server {files[0].server_version}"]
+    if source is not None and (source.since or source.until):
+        lines.append(f"Window: {source.since or 'the first event'} to {source.until or 'the last event'}{zone}, "
+                     "the end left out: the transactions whose GTID event falls in it")
+    lines += [f"Span: {profile.first_event} to {profile.last_event} ({profile.span_s:,} s, the server's clock{zone}, "
+              f"as the decoder prints it); table metadata: {profile.table_metadata}",
+              f"Sampling: {profile.sampling}", ""]
     lines += _workload_table(profile)
     lines += _columns(profile)
     lines += _settings_table(profile)
