@@ -103,6 +103,13 @@ class NodeCounters(Record):
     sync_binlog: int | None = None
     innodb_fsyncs: int | None = None
     fsyncs_per_write: Num | None = None
+    # net of idle (the idle window's rate × the span, analysis/summary.syncs_net_of_idle); absent before they were
+    idle_fsyncs_per_s: Num | None = None
+    innodb_fsyncs_net: int | None = None
+    fsyncs_per_write_net: Num | None = None
+    idle_binlog_syncs_per_s: Num | None = None
+    binlog_syncs_net: int | None = None
+    binlog_syncs_per_write_net: Num | None = None
     redo_log_writes: int | None = None
     pages_flushed_per_write: Num | None = None
     pool_disk_reads: int | None = None
