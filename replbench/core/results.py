@@ -853,6 +853,13 @@ class Fit(Record):
     r2: Num | None = None
     relative_residuals: list[Num] | None = None
     rows_separated: bool | None = None
+    # the non-negative fit's (analysis/costmodel.fit_part); absent from a model fitted before it
+    cells: Num | None = None
+    interval_method: str | None = None
+    run_variance: Num | None = None  # one run's relative variance about the fit: in every prediction's interval
+    run_variance_dof: Num | None = None
+    run_variance_from: str | None = None  # "repeats" (pooled within cells), "residuals" or "none"
+    reads: str | None = None  # the replica fit without a read term: why
 
 
 class FittedSetting(Record):
@@ -868,6 +875,7 @@ class FittedSetting(Record):
     apply_s: Fit | None = None
     master_fsyncs: Fit | None = None
     fsyncs_per_commit: Num | None = None
+    domain: dict[str, Any] | None = None  # {"points": [[rows per transaction, transactions/s], …]} of its runs
 
 
 class CostModel(Record):
@@ -904,6 +912,8 @@ class ValidationCase(Record):
     binlog_bytes: Checked | None = None
     master_cpu_s: Checked | None = None
     replica_cpu_s: Checked | None = None
+    not_predicted: dict[str, str] | None = None  # per figure without a prediction, why (costmodel.not_predicted)
+    outside_domain: str | None = None  # the run's rate outside the rates the fit saw (costmodel.outside_domain)
 
 
 class OnsetDrain(Record):
