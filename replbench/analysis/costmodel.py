@@ -16,8 +16,9 @@ Each coefficient's 95 % interval, and the covariance a prediction's interval com
 over MODEL_BOOTSTRAP_ROUNDS resamples of whole cells (a cell: the repeats of one scenario at one rate and size);
 with fewer than MODEL_BOOTSTRAP_MIN_CELLS cells they are the weighted least-squares covariance of the coefficients
 the bound left free (the active set: conditional on which are zero, so a coefficient at zero gets [0, 0]). Each fit
-also keeps the run-to-run variance: the pooled within-cell variance of measured/fitted over the repeats
-(core/stats.pooled_variance), or, where no cell was repeated, the residuals' (n − terms degrees of freedom); R²,
+also keeps the run-to-run variance: the pooled within-cell variance of each repeat's figure per transaction over its
+cell's mean (core/stats.pooled_variance), or, where no cell was repeated, the relative residuals' (n − terms degrees
+of freedom); R²,
 relative residuals, and model.json the observations it came from.
 
 predict() turns a mix ("update_user=3000/s,update_users:100=20/s") into binlog MB/s and GB/day, bytes per second
@@ -211,8 +212,8 @@ def fit_part(y: Iterable[float], trx: Iterable[float], rows: Iterable[float], ce
     fitted = x @ coef
     groups = _groups(cells if cells is not None else [str(i) for i in range(n)])
     low, high, cov, method = _intervals(x, y_, weight, coef, groups)
-    run_var, dof, source = _run_variance(y_, fitted, groups, len(names))
     relative = (y_ - fitted) * weight
+    run_var, dof, source = _run_variance(y_, t_, relative, groups, len(names))
     return {"coef": dict(zip(names, map(float, coef))),
             "ci95": {name: [float(a), float(b)] for name, a, b in zip(names, low, high)},
             "cov": np.asarray(cov).tolist(), "terms": names,
@@ -262,21 +263,26 @@ def _intervals(x: Any, y: Any, weight: Any, coef: Any, groups: list[list[int]]) 
     return np.maximum(low, 0.0), high, cov, f"active-set covariance ({len(groups)} cells)"
 
 
-def _run_variance(y: Any, fitted: Any, groups: list[list[int]], terms: int) -> tuple[float, int, str]:
-    """One run's relative variance about what the fit says (measured / fitted): pooled over the repeats of each
-    cell where some cell was repeated, else from the residuals (n − terms degrees of freedom); 0 where neither has
-    any (then the interval is the fit's alone, and says so by its 0)."""
+def _run_variance(y: Any, trx: Any, relative: Any, groups: list[list[int]], terms: int) -> tuple[float, int, str]:
+    """One run's relative variance: pooled over the repeats of each cell (each repeat's figure per transaction over
+    its cell's mean: the measurement's own spread, whatever the fit says) where some cell was repeated, else the
+    relative residuals' (n − terms degrees of freedom); 0 where neither has any (the interval is then the fit's
+    alone, and says so by its 0)."""
     import numpy as np
 
-    ratio = np.where(fitted > 0, y / np.where(fitted > 0, fitted, 1.0), np.nan)
-    pooled = pooled_variance([[float(ratio[i]) for i in g if np.isfinite(ratio[i])] for g in groups])
+    per_trx = y / np.maximum(trx, 1e-12)
+    shares = []
+    for g in groups:
+        mean = float(np.mean(per_trx[g]))
+        if mean > 0:
+            shares.append([float(per_trx[i]) / mean for i in g])
+    pooled = pooled_variance(shares)
     if pooled is not None:
         return float(pooled[0]), pooled[1], "repeats"
     dof = len(y) - terms
-    finite = ratio[np.isfinite(ratio)]
-    if dof <= 0 or not len(finite):
+    if dof <= 0:
         return 0.0, 0, "none"
-    return float(np.sum((finite - 1.0) ** 2) / dof), dof, "residuals"
+    return float(np.sum(relative ** 2) / dof), dof, "residuals"
 
 
 def fit(runs: list[dict[str, Any]], drains: list[dict[str, Any]]) -> dict[str, Any]:

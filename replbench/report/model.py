@@ -79,7 +79,7 @@ def _domain(points: list[list[float]]) -> str:
     rates: dict[float, list[float]] = {}
     for size, rate in points:
         rates.setdefault(size, []).append(rate)
-    return ", ".join(f"{size:g} at {_num(min(r))}" + (f"–{_num(max(r))}/s" if max(r) > min(r) else "/s")
+    return ", ".join(f"{size:g} at {_num(min(r))}" + (f"–{_num(max(r))}/s" if _num(max(r)) != _num(min(r)) else "/s")
                      for size, r in sorted(rates.items()))
 
 
