@@ -22,3 +22,12 @@ def test_the_block_shows_what_the_summary_holds_and_nothing_else() -> None:
     block = render_block(summary, GOLDEN.resolve())
     assert "Rows: " not in block and "Buffer pool: " not in block
     assert block.startswith("Gunicorn cpu: ") and "Status: ok" in block
+
+
+def test_the_disk_line_shows_the_syncs_net_of_idle_where_the_summary_has_them() -> None:
+    summary = json.loads((GOLDEN / "summary.json").read_text())
+    master = summary["replication"]["nodes"]["master"]
+    assert "net of idle" not in render_block(summary, GOLDEN.resolve())  # recorded before the idle counter rates
+    master.update(fsyncs_per_write_net=0.812, binlog_syncs_per_write_net=0.405)
+    line = next(ln for ln in render_block(summary, GOLDEN.resolve()).splitlines() if ln.startswith("Disk per"))
+    assert "(net of idle: 0.812 fsyncs + 0.405 binlog syncs)" in line, line

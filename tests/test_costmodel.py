@@ -49,6 +49,110 @@ def test_the_fit_recovers_known_coefficients() -> None:
     assert row["fsyncs_per_commit"] == 2.0
 
 
+def repeated(noise: float, per_row: float = B_MASTER, seed: int | None = None) -> list[dict]:
+    """Master CPU of 1-, 10-, 100- and 1,000-row cells at two rates, each cell run twice: once `noise` above what
+    the coefficients give, once as far below (the cell's mean on the line, its repeats `noise` apart); with a seed,
+    each run `noise` (relative, Gaussian) off instead."""
+    rnd = random.Random(seed)
+    runs = []
+    for rows_per_trx in (1, 10, 100, 1000):
+        for trx in (3_000, 9_000):
+            for sign in (1, -1):
+                rows = trx * rows_per_trx
+                off = rnd.gauss(0, noise) if seed is not None else sign * noise
+                runs.append({"setting": "ROW-FULL", "table": "bench_idx", "cell": f"{rows_per_trx} rows {trx}",
+                             "transactions": trx, "rows": rows, "seconds": 30, "fsyncs_per_commit": None,
+                             "master_cpu_s": (A_MASTER * trx + per_row * rows) * (1 + off),
+                             "replica_cpu_s": None, "binlog_bytes": F_BINLOG * trx + G_BINLOG * rows})
+    return runs
+
+
+def test_the_constrained_fit_recovers_known_nonnegative_coefficients_from_repeated_cells() -> None:
+    part = costmodel.fit(repeated(0.03, seed=11), [])["settings"]["ROW-FULL bench_idx"]["master_cpu_s"]
+    assert part["coef"]["per_trx"] == pytest.approx(A_MASTER, rel=0.05)
+    assert part["coef"]["per_row"] == pytest.approx(B_MASTER, rel=0.05)
+    assert part["interval_method"] == "bootstrap over 8 cells" and part["run_variance_from"] == "repeats"
+    assert part["run_variance_dof"] == 8  # 8 cells of 2 repeats
+    for term, truth in (("per_trx", A_MASTER), ("per_row", B_MASTER)):
+        low, high = part["ci95"][term]
+        assert 0 <= low <= truth <= high, term
+
+
+def test_a_thin_cell_that_makes_least_squares_negative_gives_zero_not_a_negative_cost() -> None:
+    """Rows cost nothing here, and the 1,000-row runs measured a little less than the 1-row runs per transaction:
+    ordinary (weighted) least squares says a row costs less than nothing; the bounded fit says 0."""
+    import numpy as np
+
+    runs = repeated(0.0, per_row=0.0)
+    for o in runs:
+        o["master_cpu_s"] *= 1 - 0.1 * o["rows"] / o["transactions"] / 1000  # 10 % less at 1,000 rows
+    y = np.array([o["master_cpu_s"] for o in runs])
+    x = np.array([[o["transactions"], o["rows"]] for o in runs], dtype=float) / y[:, None]
+    assert np.linalg.lstsq(x, np.ones(len(y)), rcond=None)[0][1] < 0  # what the fit before issue 50 gave
+    part = costmodel.fit(runs, [])["settings"]["ROW-FULL bench_idx"]["master_cpu_s"]
+    assert part["coef"]["per_row"] == 0.0 and part["coef"]["per_trx"] > 0
+    assert all(low >= 0 for low, _ in part["ci95"].values())
+    plan = costmodel.predict(costmodel.fit(runs, []), costmodel.parse_mix("update_users:1000=10/s"))
+    assert plan["master_cpu_cores"]["low"] >= 0
+
+
+def test_the_prediction_interval_includes_the_run_to_run_spread_and_grows_with_it() -> None:
+    mix = costmodel.parse_mix("update_user=200/s,update_users:100=2/s")
+    quiet, noisy = (costmodel.predict(costmodel.fit(repeated(noise), []), mix)["master_cpu_cores"]
+                    for noise in (0.01, 0.10))
+    assert quiet["value"] == pytest.approx(noisy["value"], rel=0.03)  # weighted 1/y: a noisier cell reads lower
+    assert noisy["high"] - noisy["low"] > 5 * (quiet["high"] - quiet["low"])
+    # repeats ±10 % about their cell's mean: one run's sd is 10 % × √2 (pooled, 1 degree of freedom per cell);
+    # the interval holds at least 1.96 of it either side, whatever the fit's own variance
+    assert (noisy["high"] - noisy["value"]) >= 0.99 * 1.96 * 0.10 * 2 ** 0.5 * noisy["value"]
+
+
+def test_the_domain_flags_a_rate_below_what_the_fit_saw_for_small_transactions() -> None:
+    model = costmodel.fit(*synthetic())  # 1-row runs at 67 to 400/s, 1,000-row runs at 7 to 40/s
+    assert costmodel.predict(model, costmodel.parse_mix("update_user=200/s"))["outside_domain"] is None
+    low = costmodel.predict(model, costmodel.parse_mix("update_user=20/s"))["outside_domain"]
+    assert low.startswith("20 transactions/s, below the lowest rate at which the fit saw transactions of 1 rows "
+                          "or fewer (66.7/s)"), low
+    assert costmodel.predict(model, costmodel.parse_mix("update_users:1000=20/s"))["outside_domain"] is None
+
+
+def test_the_replica_fit_prices_a_read_where_runs_served_reads() -> None:
+    runs = [dict(o) for o in synthetic()[0]]
+    per_read = 0.00010  # CPU s per read a replica served
+    for i, o in enumerate(runs):
+        reads_each = (i % 4) * 4000  # two replicas, each serving 0 to 12,000 reads
+        o.update(replica_reads=2 * reads_each, replicas=2, replica_cpu_s=o["replica_cpu_s"] + per_read * reads_each)
+    part = costmodel.fit(runs, [])["settings"]["ROW-FULL bench_idx"]["replica_cpu_s"]
+    assert part["terms"] == ["per_trx", "per_row", "per_read"]
+    assert part["coef"]["per_read"] == pytest.approx(per_read, rel=0.10)
+    assert part["coef"]["per_row"] == pytest.approx(B_REPLICA, rel=0.10)
+    obs = {**runs[1], "transactions": 1000, "rows": 1000, "replica_reads": 6000}
+    model = costmodel.fit(runs, [])
+    got = costmodel.expected(model, obs)["replica_cpu_s"]
+    assert got["value"] == pytest.approx(A_REPLICA * 1000 + B_REPLICA * 1000 + per_read * 3000, rel=0.10)
+    # no run with reads: the mixed run's replicas are not predicted, and the reason says so
+    plain = costmodel.fit(synthetic()[0], [])
+    assert costmodel.expected(plain, obs)["replica_cpu_s"] is None
+    assert costmodel.not_predicted(plain, obs)["replica_cpu_s"] == (
+        "the replicas also served 6,000 reads, and no run whose replicas served reads: reads not priced")
+
+
+def test_the_cost_model_prices_fsyncs_net_of_idle_and_leaves_out_runs_without_them() -> None:
+    def run(net: dict) -> dict:
+        master = {"transactions": 300, "rows_changed": 300, "fsyncs_per_write": 6.4, "binlog_syncs_per_write": 3.2,
+                  **net}
+        return {"status": "ok", "success": 1.0, "scenario": "write", "rate": 5, "schema": "bench_idx",
+                "cpu_seconds_net": {"master": 0.5, "replica1": 0.3}, "cpu_span_s": 60.0,
+                "binlog": {"successful_writes": 300, "bytes_per_write": 700.0},
+                "replication": {"nodes": {"master": master}}}
+
+    meta = {"knobs_changed": {}}
+    net = costmodel.observation(run({"fsyncs_per_write_net": 1.1, "binlog_syncs_per_write_net": 1.0}), meta)
+    assert net is not None and net["fsyncs_per_commit"] == pytest.approx(2.1)  # not the gross 9.6
+    old = costmodel.observation(run({}), meta)
+    assert old is not None and old["fsyncs_per_commit"] is None
+
+
 def test_one_row_per_transaction_is_fitted_per_transaction_only() -> None:
     runs = [r for r in synthetic()[0] if r["rows"] == r["transactions"]]
     part = costmodel.fit(runs, [])["settings"]["ROW-FULL bench_idx"]["binlog_bytes"]
@@ -87,8 +191,11 @@ def test_a_plan_prints_every_figure_with_its_interval_and_no_e_notation() -> Non
     text = render_plan(costmodel.predict(costmodel.fit(*synthetic()), costmodel.parse_mix(
         "update_user=3000/s,update_users:100=20/s")))
     assert "e+" not in text and "no data" not in text
-    figures = text.splitlines()[1:]
-    assert len(figures) == 6 and all("[" in line and "–" in line for line in figures), text
+    figures = text.splitlines()[1:7]
+    assert all("[" in line and "–" in line for line in figures), text
+    # 3,020 transactions/s against synthetic runs of 7 to 400/s: flagged, the figures kept
+    assert text.splitlines()[7:] == ["Outside the model's domain: 3,020 transactions/s, above the highest rate the "
+                                     "fit saw (400/s): the CPU and fsync figures are extrapolated"], text
 
 
 def test_the_lag_onset_and_growth_follow_the_apply_fit() -> None:

@@ -156,6 +156,34 @@ def test_a_replica_that_never_caught_up_counts_as_did_not_catch_up() -> None:
     assert rows["a"]["never"] == 0 and "did not" not in cell_text(rows["a"])
 
 
+def test_fsyncs_and_binlog_syncs_net_of_idle_subtract_the_idle_windows_rate_over_the_span() -> None:
+    from replbench.measure import counters
+
+    # the idle window: 2 s of the heartbeat alone, 20 InnoDB fsyncs and 20 group commits on the master
+    idle_start = {"master": NodeCounters({"Innodb_data_fsyncs": 100.0, "Binlog_group_commits": 50.0}, at=10.0),
+                  "replica1": None}
+    idle_end = {"master": NodeCounters({"Innodb_data_fsyncs": 120.0, "Binlog_group_commits": 70.0}, at=12.0),
+                "replica1": None}
+    idle = counters.idle_rates(idle_start, idle_end)
+    assert idle == {"master": {"fsyncs_per_s": 10.0, "binlog_group_commits_per_s": 10.0}, "replica1": None}
+    # the run: 500 writes over 10 s of counters, 500 fsyncs and 250 group commits (sync_binlog=1: 250 syncs)
+    w = summary.Window(
+        t_start=1.0, t_end=11.0, cpu_before={}, cpu_after={}, attack_cpu_s={}, harness_cpu_s=0.0, cpu_rows=[],
+        memory_rows=[], lag={}, not_replicating=[], nodes_lost=[], counters_before={"master": node(0, 0, 0)},
+        counters_after={"master": node(500, 500, 100)}, heartbeats=100, seconds=10.0, sync_binlog={"master": 1},
+        idle_counters_per_s=idle)
+    master = summary.servers(w, requests=500, successes=500, writes=500, sending_s=10.0, databases_here=True,
+                             cores=2)["replication"]["nodes"]["master"]
+    assert master["fsyncs_per_write"] == 1.0 and master["binlog_syncs_per_write"] == 0.5  # gross, as before
+    assert master["innodb_fsyncs_net"] == 400 and master["fsyncs_per_write_net"] == 0.8  # 500 − 10/s × 10 s
+    assert master["binlog_syncs_net"] == 150 and master["binlog_syncs_per_write_net"] == 0.3  # 250 − 10/s × 10 s
+    # never below zero; and a run without idle counter rates (recorded before them) gets no net figures
+    assert summary.syncs_net_of_idle({"innodb_fsyncs": 5}, {"fsyncs_per_s": 10.0,
+                                                            "binlog_group_commits_per_s": 0.0}, 10.0, 5)[
+        "innodb_fsyncs_net"] == 0
+    assert summary.syncs_net_of_idle({"innodb_fsyncs": 5}, None, 10.0, 5) == {}
+
+
 def test_binlog_syncs_follow_sync_binlog_and_the_group_commits() -> None:
     assert summary.binlog_syncs(400, 1, 800) == {"sync_binlog": 1, "binlog_syncs": 400, "binlog_syncs_per_write": 0.5}
     assert summary.binlog_syncs(400, 0, 800)["binlog_syncs"] == 0  # the OS flushes it

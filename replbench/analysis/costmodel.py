@@ -1,32 +1,46 @@
 """The cost model: from measured write runs to a capacity plan for a stated workload.
 
 Fitted per replication setting (ROW-FULL, ROW-MINIMAL, ROW-NOBLOB, STATEMENT, MIXED) and table (bench_idx with
-its four secondary indexes, bench_noidx without) by least squares through the origin (statsmodels WLS, weighted
-for relative noise), each run one observation: a node role's CPU seconds net of idle = a·transactions + b·rows
-(master; replica = the mean of the replicas, from runs whose replicas served no reads), the binlog bytes the
-application wrote = f·transactions + g·rows, and one replica's apply time alone (apply-capacity drains) =
-c·transactions + d·rows. Where every run changed one row per transaction, transactions and rows cannot be told
-apart and the fit is per transaction only (said in the model). Runs above the knee (success under the pass
-criterion) are left out: queues, not the work, set their CPU. The master's fsyncs (InnoDB + binlog) are fitted the
-same way (a big transaction syncs more than once); their median per commit is shown. Each coefficient keeps its
-95 % interval, each fit its R² and
-relative residuals, and model.json keeps the observations it came from.
+its four secondary indexes, bench_noidx without), each run one observation: a node role's CPU seconds net of idle =
+a·transactions + b·rows (master; replica = the mean of the replicas, + r·reads each replica served where the fit has
+runs whose replicas served reads, docs/cost-model.md), the binlog bytes the application wrote = f·transactions +
+g·rows, and one replica's apply time alone (apply-capacity drains) = c·transactions + d·rows. Where every run
+changed one row per transaction, transactions and rows cannot be told apart and the fit is per transaction only
+(said in the model). Runs above the knee (success under the pass criterion) are left out: queues, not the work, set
+their CPU. The master's fsyncs (InnoDB + binlog, net of the idle window's: the heartbeat's commits are not the
+workload's) are fitted the same way (a big transaction syncs more than once); their median per commit is shown.
+
+The fit (fit_part) is least squares through the origin, weighted for relative noise, with every coefficient bounded
+at zero (scipy.optimize.nnls): a cost cannot be negative, and a thin cell that would make one so gets 0 instead.
+Each coefficient's 95 % interval, and the covariance a prediction's interval comes from, are those of the bounded fit
+over MODEL_BOOTSTRAP_ROUNDS resamples of whole cells (a cell: the repeats of one scenario at one rate and size);
+with fewer than MODEL_BOOTSTRAP_MIN_CELLS cells they are the weighted least-squares covariance of the coefficients
+the bound left free (the active set: conditional on which are zero, so a coefficient at zero gets [0, 0]). Each fit
+also keeps the run-to-run variance: the pooled within-cell variance of each repeat's figure per transaction over its
+cell's mean (core/stats.pooled_variance), or, where no cell was repeated, the relative residuals' (n − terms degrees
+of freedom); R²,
+relative residuals, and model.json the observations it came from.
 
 predict() turns a mix ("update_user=3000/s,update_users:100=20/s") into binlog MB/s and GB/day, bytes per second
 to each replica, master and replica CPU in cores (and the replica's share of its --replica-cores), each replica's
 apply utilisation ρ (seconds of one SQL thread's apply per second; lag stays bounded while ρ < 1 and grows by
 1 − 1/ρ seconds per second beyond), the mix's rate at which a replica starts falling behind (its transactions/s
-over ρ), and the master's fsyncs per second — each with its 95 % interval from the fit's covariance.
+over ρ), and the master's fsyncs per second — each with its 95 % prediction interval: the fit's variance at the mix
+plus one run's (value² × the run-to-run relative variance), so a figure's interval holds what a repeat would
+measure, not only where the mean is. The model has no term for the per-transaction wake-up cost at low rates (its
+runs cannot tell it from the per-row cost: docs/decisions/cost-model-rate.md); it states its domain instead (the
+rates it saw per transaction size) and flags a mix outside it.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..core.config import MIN_SUCCESS
+from ..core.config import MIN_SUCCESS, MODEL_BOOTSTRAP_MIN_CELLS, MODEL_BOOTSTRAP_ROUNDS, MODEL_DOMAIN_SLACK
 from ..core.records import STATUS_SUCCEEDED, UNIT_OK
 from ..core.results import (
     ApplyRecord,
@@ -43,6 +57,7 @@ from ..core.results import (
     read_summary,
     summary_of,
 )
+from ..core.stats import group_bootstrap, pooled_variance
 from ..measure.rowcheck import MIN_CHANGED
 
 SETTINGS: dict[str, dict[str, str]] = {  # the model's settings, as the knobs a run changed from the reference
@@ -56,6 +71,8 @@ ENDPOINT_ROWS = {"update_user": 1}  # update_users:N changes N rows in one state
 MIX_ITEM = re.compile(r"^(update_user|update_users:(\d+))=(\d+(?:\.\d+)?)/s$")
 SECONDS_PER_DAY = 86_400
 EXPECTED = ("binlog_bytes", "master_cpu_s", "replica_cpu_s")  # what a measured run is checked against
+RATE_DEPENDENT = "the CPU and fsync figures"  # what a rate outside the model's domain makes extrapolations
+Z95 = 1.96
 HELD_OUT = "validate-"  # the folders of model validate's runs: never fitted on
 
 
@@ -90,16 +107,40 @@ def observation(summary: dict[str, Any] | RunSummary, meta: dict[str, Any] | Run
         return None
     replicas = [n for n in net if n.startswith("replica")]
     served = s.served_by or {}
-    fsyncs = (master.fsyncs_per_write or 0) + (master.binlog_syncs_per_write or 0)
+    # net of the idle window's (the heartbeat commits and syncs whether or not the app writes); a summary from
+    # before the idle counter rates were recorded has only the gross counts, which the fsync fit leaves out
+    fsyncs = None if master.fsyncs_per_write_net is None else \
+        master.fsyncs_per_write_net + (master.binlog_syncs_per_write_net or 0)
+    rows = master.rows_changed or master.transactions
     return {"setting": setting, "table": s.schema_name, "folder": s.folder, "scenario": s.scenario,
-            "transactions": master.transactions, "rows": master.rows_changed or master.transactions,
+            "cell": cell_name(s.scenario, s.rate, rows / master.transactions),
+            "transactions": master.transactions, "rows": rows,
             "seconds": s.cpu_span_s or s.duration_s,
             "master_cpu_s": net["master"],
             "replica_cpu_s": sum(net[r] for r in replicas) / len(replicas) if replicas else None,  # type: ignore[misc]
-            # reads the replicas served: their CPU is in replica_cpu_s, and the model prices writes only
-            "replica_reads": sum(v for k, v in served.items() if k in replicas),
+            # reads the replicas served (all of them; replica_cpu_s is their mean): priced by a read term where
+            # the fit has such runs, else those runs are left out of the replica fit
+            "replica_reads": sum(v for k, v in served.items() if k in replicas), "replicas": len(replicas),
             "binlog_bytes": b.bytes_per_write * b.successful_writes,  # type: ignore[operator]
             "fsyncs_per_commit": fsyncs}
+
+
+def cell_name(scenario: str | None, rate: float | None, rows_per_trx: float) -> str:
+    """The cell a run repeats: its scenario at its rate and transaction size (rows per transaction to a tenth of
+    a decade, so repeats whose mixes drew a few rows more or less stay together)."""
+    size = 10 ** round(math.log10(max(rows_per_trx, 1e-9)), 1)
+    return f"{scenario or 'drain'} {'' if rate is None else f'@{rate:g}/s '}{size:.3g} rows"
+
+
+def cell_of(obs: dict[str, Any]) -> str:
+    """An observation's cell: its own, or one made from its figures (a drain, or a test's synthetic run): the
+    rate from its transactions over its seconds, a drain's size from its transactions."""
+    if obs.get("cell"):
+        return str(obs["cell"])
+    rate = obs["transactions"] / obs["seconds"] if obs.get("seconds") else None
+    name = cell_name(obs.get("scenario"), None if rate is None else float(f"{rate:.2g}"),
+                     obs["rows"] / obs["transactions"])
+    return name if rate is not None else f"{name} × {obs['transactions']}"
 
 
 def apply_observation(data: dict[str, Any] | ApplyRecord) -> list[dict[str, Any]]:
@@ -141,33 +182,112 @@ def collect(results: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return runs, drains
 
 
-def ols(y: Iterable[float], trx: Iterable[float], rows: Iterable[float]) -> dict[str, Any] | None:
-    """y = a·trx + b·rows through the origin (statsmodels, least squares weighted for relative noise): the
-    coefficients with their 95 % intervals and covariance, R² and relative residuals; per transaction only when
-    rows never differ from transactions."""
+def fit_part(y: Iterable[float], trx: Iterable[float], rows: Iterable[float], cells: Sequence[str] | None = None,
+             reads: Iterable[float] | None = None) -> dict[str, Any] | None:
+    """y = a·trx + b·rows (+ r·reads) through the origin, every coefficient ≥ 0 (scipy's nnls), least squares
+    weighted for relative noise: the coefficients with their 95 % intervals and covariance (a bootstrap over the
+    cells, or the active set's covariance with few cells: the module's docstring), the run-to-run relative variance,
+    R² and relative residuals; per transaction only when rows never differ from transactions, and a read term only
+    where some run has reads and they can be told apart from the rest."""
     import numpy as np
-    import statsmodels.api as sm  # imported where a model is fitted, not by every command's start
 
     y_, t_, r_ = (np.asarray(list(v), dtype=float) for v in (y, trx, rows))
-    if len(y_) < 2:
+    n = len(y_)
+    if n < 2:
         return None
-    separable = len(y_) >= 3 and np.linalg.matrix_rank(np.column_stack([t_, r_])) == 2
-    x = np.column_stack([t_, r_]) if separable else t_[:, None]
-    # run-to-run noise is relative (two identical runs differ by a share, not by a constant): weighted least
-    # squares with weights 1/y², so a 1,000-row run does not drown the per-transaction term of 1-row runs
-    fit = sm.WLS(y_, x, weights=1.0 / np.maximum(np.abs(y_), 1e-12) ** 2).fit()
-    low, high = fit.conf_int(0.05).T
-    names = ["per_trx", "per_row"] if separable else ["per_trx"]
-    return {"coef": dict(zip(names, map(float, fit.params))),
-            "ci95": {n: [float(a), float(b)] for n, a, b in zip(names, low, high)},
-            "cov": np.asarray(fit.cov_params()).tolist(), "terms": names,
-            "r2": float(fit.rsquared), "n": len(y_),
-            "relative_residuals": [round(float(v), 4) for v in fit.resid / np.maximum(np.abs(y_), 1e-12)],
-            "rows_separated": bool(separable)}
+    names, columns = ["per_trx"], [t_]
+    if n >= 3 and np.linalg.matrix_rank(np.column_stack([t_, r_])) == 2:
+        names.append("per_row")
+        columns.append(r_)
+    if reads is not None:
+        d_ = np.asarray(list(reads), dtype=float)
+        if d_.any() and n > len(columns) and np.linalg.matrix_rank(np.column_stack([*columns, d_])) > len(columns):
+            names.append("per_read")
+            columns.append(d_)
+    x = np.column_stack(columns)
+    # run-to-run noise is relative (two identical runs differ by a share, not by a constant): each run weighted by
+    # 1/y, so a 1,000-row run does not drown the per-transaction term of 1-row runs
+    weight = 1.0 / np.maximum(np.abs(y_), 1e-12)
+    coef = _nnls(x, y_, weight)
+    fitted = x @ coef
+    groups = _groups(cells if cells is not None else [str(i) for i in range(n)])
+    low, high, cov, method = _intervals(x, y_, weight, coef, groups)
+    relative = (y_ - fitted) * weight
+    run_var, dof, source = _run_variance(y_, t_, relative, groups, len(names))
+    return {"coef": dict(zip(names, map(float, coef))),
+            "ci95": {name: [float(a), float(b)] for name, a, b in zip(names, low, high)},
+            "cov": np.asarray(cov).tolist(), "terms": names,
+            "r2": float(1 - np.sum(relative ** 2) / n),  # weighted, through the origin: 1 − Σ relative residual² / n
+            "n": n, "cells": len(groups), "interval_method": method,
+            "run_variance": run_var, "run_variance_dof": dof, "run_variance_from": source,
+            "relative_residuals": [round(float(v), 4) for v in relative],
+            "rows_separated": "per_row" in names}
+
+
+def _nnls(x: Any, y: Any, weight: Any) -> Any:
+    """The weighted least-squares coefficients, each bounded at zero."""
+    from scipy.optimize import nnls  # imported where a model is fitted, not by every command's start
+
+    return nnls(x * weight[:, None], y * weight)[0]
+
+
+def _groups(cells: Sequence[str]) -> list[list[int]]:
+    """The observations' indexes per cell, in the order the cells first appear."""
+    out: dict[str, list[int]] = {}
+    for index, cell in enumerate(cells):
+        out.setdefault(cell, []).append(index)
+    return list(out.values())
+
+
+def _intervals(x: Any, y: Any, weight: Any, coef: Any, groups: list[list[int]]) -> tuple[Any, Any, Any, str]:
+    """The coefficients' 95 % intervals and covariance: the bounded fit over resamples of whole cells (percentiles,
+    and the resamples' covariance), or with fewer than MODEL_BOOTSTRAP_MIN_CELLS cells the weighted least-squares
+    covariance of the free coefficients (t interval, cut at the bound), zero for those at the bound."""
+    import numpy as np
+
+    k = x.shape[1]
+    if len(groups) >= MODEL_BOOTSTRAP_MIN_CELLS:
+        samples = np.array([_nnls(x[rows], y[rows], weight[rows]) for rows in
+                            ([i for g in draw for i in groups[g]] for draw in
+                             group_bootstrap(len(groups), MODEL_BOOTSTRAP_ROUNDS))])
+        low, high = np.percentile(samples, [2.5, 97.5], axis=0)
+        return low, high, np.atleast_2d(np.cov(samples, rowvar=False)), f"bootstrap over {len(groups)} cells"
+    import statsmodels.api as sm  # imported where a model is fitted
+
+    free = coef > 0
+    cov, low, high = np.zeros((k, k)), coef.copy(), coef.copy()
+    if free.any() and len(y) > free.sum():
+        wls = sm.WLS(y, x[:, free], weights=weight ** 2).fit()
+        cov[np.ix_(free, free)] = wls.cov_params()
+        low[free], high[free] = np.asarray(wls.conf_int(0.05)).T
+    return np.maximum(low, 0.0), high, cov, f"active-set covariance ({len(groups)} cells)"
+
+
+def _run_variance(y: Any, trx: Any, relative: Any, groups: list[list[int]], terms: int) -> tuple[float, int, str]:
+    """One run's relative variance: pooled over the repeats of each cell (each repeat's figure per transaction over
+    its cell's mean: the measurement's own spread, whatever the fit says) where some cell was repeated, else the
+    relative residuals' (n − terms degrees of freedom); 0 where neither has any (the interval is then the fit's
+    alone, and says so by its 0)."""
+    import numpy as np
+
+    per_trx = y / np.maximum(trx, 1e-12)
+    shares = []
+    for g in groups:
+        mean = float(np.mean(per_trx[g]))
+        if mean > 0:
+            shares.append([float(per_trx[i]) / mean for i in g])
+    pooled = pooled_variance(shares)
+    if pooled is not None:
+        return float(pooled[0]), pooled[1], "repeats"
+    dof = len(y) - terms
+    if dof <= 0:
+        return 0.0, 0, "none"
+    return float(np.sum(relative ** 2) / dof), dof, "residuals"
 
 
 def fit(runs: list[dict[str, Any]], drains: list[dict[str, Any]]) -> dict[str, Any]:
-    """The model per setting: CPU per role, binlog bytes, one replica's apply time, fsyncs per commit."""
+    """The model per setting: CPU per role, binlog bytes, one replica's apply time, fsyncs per commit, and the
+    domain of rates and sizes its runs cover."""
     import numpy as np
 
     model: dict[str, Any] = {"settings": {}, "observations": runs, "drains": drains}
@@ -179,21 +299,83 @@ def fit(runs: list[dict[str, Any]], drains: list[dict[str, Any]]) -> dict[str, A
         drained = [d for d in drains if d["setting"] == setting and (d["table"] or "") == table]
         if not mine and not drained:
             continue
-        trx, rows = [o["transactions"] for o in mine], [o["rows"] for o in mine]
-        replica = [o for o in mine if o["replica_cpu_s"] is not None and not o.get("replica_reads")]
+        synced = [o for o in mine if o.get("fsyncs_per_commit") is not None]  # net of idle (observation())
         model["settings"][key(setting, table)] = {
             "setting": setting, "table": table, "runs": len(mine), "drains": len(drained),
-            "master_cpu_s": ols([o["master_cpu_s"] for o in mine], trx, rows),
-            "replica_cpu_s": ols([o["replica_cpu_s"] for o in replica], [o["transactions"] for o in replica],
-                                 [o["rows"] for o in replica]),
-            "binlog_bytes": ols([o["binlog_bytes"] for o in mine], trx, rows),
-            "apply_s": ols([d["apply_s"] for d in drained], [d["transactions"] for d in drained],
-                           [d["rows"] for d in drained]),
-            "fsyncs_per_commit": float(np.median([o["fsyncs_per_commit"] for o in mine])) if mine else None,
+            "master_cpu_s": _fit_of(mine, "master_cpu_s"),
+            "replica_cpu_s": _replica_fit(mine),
+            "binlog_bytes": _fit_of(mine, "binlog_bytes"),
+            "apply_s": _fit_of(drained, "apply_s"),
+            "fsyncs_per_commit": float(np.median([o["fsyncs_per_commit"] for o in synced])) if synced else None,
             # the master's fsyncs (InnoDB + binlog) per run: big transactions sync more than once per commit
-            "master_fsyncs": ols([o["fsyncs_per_commit"] * o["transactions"] for o in mine], trx, rows),
+            "master_fsyncs": fit_part([o["fsyncs_per_commit"] * o["transactions"] for o in synced],
+                                      [o["transactions"] for o in synced], [o["rows"] for o in synced],
+                                      [cell_of(o) for o in synced]),
+            "domain": domain_of(mine),
         }
     return model
+
+
+def _fit_of(obs: list[dict[str, Any]], part: str, reads: list[float] | None = None) -> dict[str, Any] | None:
+    return fit_part([o[part] for o in obs], [o["transactions"] for o in obs], [o["rows"] for o in obs],
+                    [cell_of(o) for o in obs], reads)
+
+
+def reads_each(obs: dict[str, Any]) -> float:
+    """The reads one replica served over the run (the replicas' total over their count: replica_cpu_s is their
+    mean)."""
+    return (obs.get("replica_reads") or 0) / max(1, obs.get("replicas") or 1)
+
+
+def _replica_fit(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The replicas' CPU: with a read term where runs whose replicas served reads can price one, else from the
+    runs whose replicas served none (a run with reads would charge its reads to the writes), saying why."""
+    replica = [o for o in runs if o["replica_cpu_s"] is not None]
+    readers = [o for o in replica if reads_each(o)]
+    if readers:
+        part = _fit_of(replica, "replica_cpu_s", [reads_each(o) for o in replica])
+        if part is not None and "per_read" in part["terms"]:
+            return part
+    part = _fit_of([o for o in replica if not reads_each(o)], "replica_cpu_s")
+    if part is not None:
+        part["reads"] = (f"{len(readers)} run(s) whose replicas served reads left out: too few to tell a read's "
+                         "cost from a write's") if readers else "no run whose replicas served reads: reads not priced"
+    return part
+
+
+def domain_of(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The sizes and rates the fit saw: each run's rows per transaction and transactions per second."""
+    points = sorted({(float(f"{o['rows'] / o['transactions']:.3g}"), round(o["transactions"] / o["seconds"], 1))
+                     for o in runs if o.get("seconds") and o["transactions"]})
+    return {"points": [list(p) for p in points]} if points else None
+
+
+def outside_domain(fitted: dict[str, Any], trx: float, rows: float) -> str | None:
+    """Why trx transactions/s of rows/trx rows each lie outside the rates the fit saw, or None inside (or where
+    the model recorded no domain: one fitted before it was). Below the lowest rate at which the fit saw
+    transactions this small or smaller, a transaction's wake-up cost is higher than the model's; above the highest
+    rate, group commit shares more of each commit's syncs (docs/decisions/cost-model-rate.md)."""
+    points = (fitted.get("domain") or {}).get("points")
+    if not points or trx <= 0:
+        return None
+    size, slack = rows / trx, MODEL_DOMAIN_SLACK
+    smaller = [rate for n, rate in points if n <= size * (1 + slack)]
+    highest = max(rate for _, rate in points)
+    if not smaller:
+        return (f"transactions of {_g(size)} rows, smaller than any the fit saw ({_g(min(n for n, _ in points))} "
+                f"rows): {RATE_DEPENDENT} are extrapolated")
+    if trx < min(smaller) * (1 - slack):
+        return (f"{_g(trx)} transactions/s, below the lowest rate at which the fit saw transactions of "
+                f"{_g(size)} rows or fewer ({_g(min(smaller))}/s): a transaction's wake-up cost is higher at low "
+                f"rates than the model's, so {RATE_DEPENDENT} are likely low")
+    if trx > highest * (1 + slack):
+        return (f"{_g(trx)} transactions/s, above the highest rate the fit saw ({_g(highest)}/s): "
+                f"{RATE_DEPENDENT} are extrapolated")
+    return None
+
+
+def _g(v: float) -> str:
+    return f"{v:,.0f}" if v >= 100 else f"{v:.3g}"
 
 
 def key(setting: str, table: str) -> str:
@@ -219,18 +401,22 @@ def parse_mix(text: str) -> list[tuple[str, int, float]]:
     return out
 
 
-def _predict_one(part: dict[str, Any] | None, trx: float, rows: float) -> dict[str, float] | None:
-    """A fitted quantity per second for trx and rows per second, with its 95 % interval (normal, from the
-    coefficients' covariance)."""
+def _predict_one(part: dict[str, Any] | None, trx: float, rows: float,
+                 reads: float = 0.0) -> dict[str, float] | None:
+    """A fitted quantity for trx transactions, rows rows (and reads reads per replica), with its 95 % prediction
+    interval (normal): the fit's variance there (x·cov·x) plus one run's, value² × the run-to-run relative variance
+    (a model fitted before it was kept has none: the fit's alone). The low end is cut at 0, as the coefficients are."""
     import numpy as np
 
     if not part or (not part["rows_separated"] and rows != trx):
         return None  # several rows per transaction, and a fit that cannot price a row: no figure, not a guess
-    x = np.array([trx, rows][:len(part["terms"])]) if part["rows_separated"] else np.array([trx])
+    inputs = {"per_trx": trx, "per_row": rows, "per_read": reads}
+    x = np.array([inputs[t] for t in part["terms"]], dtype=float)
     coef = np.array([part["coef"][t] for t in part["terms"]])
     value = float(x @ coef)
-    sd = float(np.sqrt(max(0.0, x @ np.asarray(part["cov"]) @ x)))
-    return {"value": value, "low": value - 1.96 * sd, "high": value + 1.96 * sd}
+    variance = float(x @ np.asarray(part["cov"]) @ x) + value ** 2 * float(part.get("run_variance") or 0.0)
+    sd = float(np.sqrt(max(0.0, variance)))
+    return {"value": value, "low": max(0.0, value - Z95 * sd), "high": value + Z95 * sd}
 
 
 def predict(model: dict[str, Any], mix: list[tuple[str, int, float]], setting: str = "ROW-FULL",
@@ -269,6 +455,7 @@ def predict(model: dict[str, Any], mix: list[tuple[str, int, float]], setting: s
          "high": lag_growth(rho["high"])},
         "onset_transactions_per_s": _reciprocal(rho, trx),
         "fsyncs_per_s": _predict_one(fitted.get("master_fsyncs"), trx, rows),
+        "outside_domain": outside_domain(fitted, trx, rows),
     }
 
 
@@ -296,9 +483,35 @@ def onset(model: dict[str, Any], rows_per_trx: float, setting: str = "ROW-FULL",
 
 
 def expected(model: dict[str, Any], obs: dict[str, Any]) -> dict[str, dict[str, float] | None]:
-    """What the model says a measured run should have cost, from its own transactions and rows: binlog bytes and
-    master and replica CPU seconds (net of idle), each with its interval; None where the model cannot say."""
+    """What the model says a measured run should have cost, from its own transactions and rows (and the reads its
+    replicas served, where the replica fit prices a read): binlog bytes and master and replica CPU seconds (net of
+    idle), each with its interval; None where the model cannot say (not_predicted says why)."""
     fitted = model["settings"].get(key(obs["setting"], obs["table"] or ""))  # an observation() of the run
     if not fitted:
         return {part: None for part in EXPECTED}
-    return {part: _predict_one(fitted[part], obs["transactions"], obs["rows"]) for part in EXPECTED}
+    out = {part: _predict_one(fitted[part], obs["transactions"], obs["rows"]) for part in EXPECTED}
+    replica = fitted["replica_cpu_s"]
+    if reads_each(obs):
+        out["replica_cpu_s"] = _predict_one(replica, obs["transactions"], obs["rows"], reads_each(obs)) \
+            if replica and "per_read" in replica["terms"] else None
+    return out
+
+
+def not_predicted(model: dict[str, Any], obs: dict[str, Any]) -> dict[str, str]:
+    """Why expected() has no figure, per part it has none for."""
+    fitted = model["settings"].get(key(obs["setting"], obs["table"] or ""))
+    if not fitted:
+        return {part: f"the model has no fit of {key(obs['setting'], obs['table'] or '')}" for part in EXPECTED}
+    got = expected(model, obs)
+    out = {}
+    for part in EXPECTED:
+        if got[part] is not None:
+            continue
+        if part == "replica_cpu_s" and reads_each(obs):
+            out[part] = (f"the replicas also served {obs['replica_reads']:,} reads, and "
+                         + ((fitted[part] or {}).get("reads") or "the fit has no read term"))
+        elif not fitted[part]:
+            out[part] = "too few runs to fit"
+        else:
+            out[part] = "several rows per transaction, and a fit whose runs never told rows from transactions"
+    return out

@@ -63,6 +63,8 @@ class Window:
     sources: dict[str, str] = field(default_factory=dict)  # where each group's CPU comes from
     sync_binlog: dict[str, int] = field(default_factory=dict)  # each node's sync_binlog, as read back
     idle_start: float | None = None  # when the idle window began (sampler clock): its cpu_rows give the idle spread
+    # each node's fsyncs and binlog group commits per second in the idle window (measure/counters.idle_rates)
+    idle_counters_per_s: dict[str, Any] = field(default_factory=dict)
 
 
 def servers(w: Window, *, requests: int, successes: int, writes: int, sending_s: float, databases_here: bool,
@@ -94,6 +96,8 @@ def servers(w: Window, *, requests: int, successes: int, writes: int, sending_s:
     for name, node in rep["nodes"].items():
         if node is not None and name in w.sync_binlog:
             node.update(binlog_syncs(node["binlog_group_commits"], w.sync_binlog[name], writes))
+        if node is not None:
+            node.update(syncs_net_of_idle(node, w.idle_counters_per_s.get(name), w.seconds, writes))
     out["replication"] = rep
     if w.binlog_before is not None and w.binlog_after is not None:
         rows = (rep["nodes"].get("master") or {}).get("rows_changed") or 0
@@ -108,6 +112,26 @@ def binlog_syncs(group_commits: int, sync_binlog: int, writes: int) -> dict[str,
     syncs = group_commits // sync_binlog if sync_binlog > 0 else 0
     return {"sync_binlog": sync_binlog, "binlog_syncs": syncs,
             "binlog_syncs_per_write": round(syncs / writes, 3) if writes else None}
+
+
+def syncs_net_of_idle(node: dict[str, Any], idle: dict[str, float] | None, seconds: float,
+                      writes: int) -> dict[str, Any]:
+    """A node's fsyncs and binlog syncs net of idle, as its CPU is: each count over the run less what the idle
+    window's rate (the heartbeat and the background alone) gives over the span the counts cover (rate × seconds),
+    never below zero; per write like the gross. A heartbeat commit that joins an application's group commit
+    syncs nothing of its own, so the net may be a little low at high rates, never high. {} without idle rates (a
+    run recorded before they were, or a node the idle window missed)."""
+    if not idle or seconds <= 0:
+        return {}
+    fsyncs = max(0.0, (node.get("innodb_fsyncs") or 0) - idle["fsyncs_per_s"] * seconds)
+    out: dict[str, Any] = {"idle_fsyncs_per_s": idle["fsyncs_per_s"], "innodb_fsyncs_net": round(fsyncs),
+                           "fsyncs_per_write_net": round(fsyncs / writes, 3) if writes else None}
+    if node.get("sync_binlog"):  # sync_binlog=N: one binlog sync per N group commits, the idle ones too
+        idle_syncs = idle["binlog_group_commits_per_s"] / node["sync_binlog"]
+        syncs = max(0.0, (node.get("binlog_syncs") or 0) - idle_syncs * seconds)
+        out.update(idle_binlog_syncs_per_s=round(idle_syncs, 4), binlog_syncs_net=round(syncs),
+                   binlog_syncs_per_write_net=round(syncs / writes, 3) if writes else None)
+    return out
 
 
 def net_of_idle(cpu_s: dict[str, float], idle: dict[str, float], seconds: float, groups: list[str],

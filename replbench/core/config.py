@@ -218,6 +218,16 @@ SOAK_DURATION = "30m"  # a soak's default length: long enough for checkpoints an
 STALL_P99_FACTOR = 5.0
 STALL_LAG_MS = 500.0
 STALL_CONTEXT_S = 5.0
+# the cost model's fit (analysis/costmodel.py, docs/cost-model.md): each coefficient's interval is the spread of
+# the non-negative fit over MODEL_BOOTSTRAP_ROUNDS resamples of whole cells (a cell's repeats go together); with
+# fewer than MODEL_BOOTSTRAP_MIN_CELLS cells a resample cannot show the scatter between cells, and the interval is
+# the least-squares covariance of the coefficients left free (the active set) instead
+MODEL_BOOTSTRAP_ROUNDS = 1000
+MODEL_BOOTSTRAP_MIN_CELLS = 4
+# the model's domain: a mix is priced inside it when its transactions/s lie between the lowest rate at which the fit
+# saw transactions of its size or smaller and the highest rate it saw at all (rows per transaction compared with
+# this much slack); outside, the CPU and fsync figures are flagged. docs/decisions/cost-model-rate.md
+MODEL_DOMAIN_SLACK = 0.05
 
 
 @dataclass(frozen=True)

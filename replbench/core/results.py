@@ -103,6 +103,13 @@ class NodeCounters(Record):
     sync_binlog: int | None = None
     innodb_fsyncs: int | None = None
     fsyncs_per_write: Num | None = None
+    # net of idle (the idle window's rate × the span, analysis/summary.syncs_net_of_idle); absent before they were
+    idle_fsyncs_per_s: Num | None = None
+    innodb_fsyncs_net: int | None = None
+    fsyncs_per_write_net: Num | None = None
+    idle_binlog_syncs_per_s: Num | None = None
+    binlog_syncs_net: int | None = None
+    binlog_syncs_per_write_net: Num | None = None
     redo_log_writes: int | None = None
     pages_flushed_per_write: Num | None = None
     pages_read_per_write: Num | None = None
@@ -855,6 +862,13 @@ class Fit(Record):
     r2: Num | None = None
     relative_residuals: list[Num] | None = None
     rows_separated: bool | None = None
+    # the non-negative fit's (analysis/costmodel.fit_part); absent from a model fitted before it
+    cells: Num | None = None
+    interval_method: str | None = None
+    run_variance: Num | None = None  # one run's relative variance about the fit: in every prediction's interval
+    run_variance_dof: Num | None = None
+    run_variance_from: str | None = None  # "repeats" (pooled within cells), "residuals" or "none"
+    reads: str | None = None  # the replica fit without a read term: why
 
 
 class FittedSetting(Record):
@@ -870,6 +884,7 @@ class FittedSetting(Record):
     apply_s: Fit | None = None
     master_fsyncs: Fit | None = None
     fsyncs_per_commit: Num | None = None
+    domain: dict[str, Any] | None = None  # {"points": [[rows per transaction, transactions/s], …]} of its runs
 
 
 class CostModel(Record):
@@ -906,6 +921,8 @@ class ValidationCase(Record):
     binlog_bytes: Checked | None = None
     master_cpu_s: Checked | None = None
     replica_cpu_s: Checked | None = None
+    not_predicted: dict[str, str] | None = None  # per figure without a prediction, why (costmodel.not_predicted)
+    outside_domain: str | None = None  # the run's rate outside the rates the fit saw (costmodel.outside_domain)
 
 
 class OnsetDrain(Record):

@@ -1,6 +1,7 @@
-"""The statistics every reader of results shares (sweep, study, report, compare, the app's histogram): percentiles,
-medians and ranges of repeats, whether two sets of repeats are told apart, a bootstrap noise interval. Pure
-functions: no I/O, no imports."""
+"""The statistics every reader of results shares (sweep, study, report, compare, the app's histogram, the cost
+model): percentiles, medians and ranges of repeats, whether two sets of repeats are told apart, a bootstrap noise
+interval, the pooled run-to-run variance of repeats and a bootstrap that resamples whole groups. Pure functions: no
+I/O, no imports."""
 
 from __future__ import annotations
 
@@ -91,6 +92,29 @@ def bootstrap_interval(a: Sequence[float], b: Sequence[float], stat: Callable[[S
     low = diffs[int((1 - level) / 2 * BOOTSTRAP_ROUNDS)]
     high = diffs[min(BOOTSTRAP_ROUNDS - 1, int((1 + level) / 2 * BOOTSTRAP_ROUNDS))]
     return low, high
+
+
+def pooled_variance(groups: Sequence[Sequence[float]]) -> tuple[float, int] | None:
+    """The pooled within-group variance of repeats, with its degrees of freedom: Σ_g Σ_i (x_gi − mean_g)² /
+    Σ_g (n_g − 1) — how far one repeat strays from its own group's mean, whatever the groups' means are. A group of
+    one value adds nothing; None when no group has two."""
+    dof = sum(len(g) - 1 for g in groups if len(g) > 1)
+    if dof <= 0:
+        return None
+    squares = 0.0
+    for g in groups:
+        if len(g) > 1:
+            mean = statistics.fmean(g)
+            squares += sum((x - mean) ** 2 for x in g)
+    return squares / dof, dof
+
+
+def group_bootstrap(n_groups: int, rounds: int, seed: int = BOOTSTRAP_SEED) -> list[list[int]]:
+    """The groups each bootstrap round draws (n_groups of them, with replacement): a resample of whole groups
+    (the repeats of one cell go together), so the spread it gives includes the groups' scatter, not only the
+    repeats'. Deterministic for a seed."""
+    rng = random.Random(seed)
+    return [[rng.randrange(n_groups) for _ in range(n_groups)] for _ in range(rounds)] if n_groups > 0 else []
 
 
 def net_resolution(idle_per_second: Sequence[float], seconds: float, z: float) -> float | None:

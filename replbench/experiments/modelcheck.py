@@ -2,7 +2,8 @@
 mix of single-row and 100-row updates, each at two rates) runs as an ordinary run; the model is then asked what
 that run should have cost from the run's own transactions and rows, and the table sets predicted beside measured
 for binlog bytes and master and replica CPU (net of idle), with the error and whether the measurement falls in
-the prediction's interval (not the replicas' CPU where they also served reads: the model prices writes only).
+the prediction's interval (the replicas' CPU where they also served reads only when the fit prices a read; else the
+case says why not), and whether the run's rate lay outside the fit's domain.
 
 Then the lag onset: the model's rate at which one replica (one SQL thread, on its own host) starts falling behind
 under transactions of ONSET_ROWS rows (a row count no fitted drain had), checked twice. Drained: a backlog of such
@@ -73,10 +74,13 @@ def validate(settings: Settings, model: dict[str, Any], cases: tuple[tuple[str, 
             predicted = costmodel.expected(model, obs)
             case["transactions"], case["rows"] = obs["transactions"], obs["rows"]
             case["replica_reads"] = obs["replica_reads"]
+            case["not_predicted"] = costmodel.not_predicted(model, obs)
+            fitted = model["settings"].get(costmodel.key(obs["setting"], obs["table"] or ""))
+            case["outside_domain"] = costmodel.outside_domain(
+                fitted, obs["transactions"] / obs["seconds"], obs["rows"] / obs["seconds"]) \
+                if fitted and obs["seconds"] else None
             for part in costmodel.EXPECTED:
-                p, m = predicted[part], obs[part]
-                if part == "replica_cpu_s" and obs["replica_reads"]:
-                    p = None  # the replicas' CPU served reads too, which the model does not price
+                p, m = predicted[part], obs[part]  # the replicas' CPU: with their reads where a read is priced
                 case[part] = {"measured": m, "predicted": p,
                               "error_pct": None if p is None or not m else round(100 * (p["value"] - m) / m, 1),
                               "inside": None if p is None or m is None else p["low"] <= m <= p["high"]}

@@ -52,7 +52,7 @@ from ..core.records import (
 )
 from ..core.scenario import Scenario
 from ..load import attack, cpus, faults, targets
-from ..measure import binlog, cpu, rowcheck, samplers, timeline
+from ..measure import binlog, counters, cpu, rowcheck, samplers, timeline
 from ..report.block import render_block
 from ..topology import appserver, dataset, knobs, links, nodes, servervars
 from ..topology.install import VEGETA_VERSION, ensure_vegeta, mariadb_binaries
@@ -111,6 +111,7 @@ class Measured:
 
     bytes_per_beat: float = 0.0  # the heartbeat's binlog bytes per beat, from the idle window
     idle: dict[str, float] = field(default_factory=dict)  # each group's CPU seconds per second before the attack
+    idle_counters: dict[str, Any] = field(default_factory=dict)  # each node's fsyncs and group commits per second
     before: samplers.Snapshot | None = None  # every counter, before and after the attack
     after: samplers.Snapshot | None = None
     catch_up: dict[str, float | None] | None = None
@@ -283,6 +284,7 @@ class Run:
         time.sleep(window)
         self.measured.before = samplers.snapshot(s, self.live.samplers)
         self.measured.idle = samplers.idle_rates(idle_start, self.measured.before)
+        self.measured.idle_counters = counters.idle_rates(idle_start.counters, self.measured.before.counters)
         if idle_start.binlog and self.measured.before.binlog:
             self.measured.bytes_per_beat = binlog.written_bytes(idle_start.binlog, self.measured.before.binlog) / \
                 max(1, self.measured.before.beats - idle_start.beats)
@@ -474,7 +476,7 @@ class Run:
             sources={"app": s.app_cpu_source, **{n.name: n.cpu_source for n in s.nodes}},
             sync_binlog={name: int(back["sync_binlog"]) for name, back in readback.items()
                          if str(back.get("sync_binlog", "")).isdigit()},
-            idle_start=self.clock.idle)
+            idle_start=self.clock.idle, idle_counters_per_s=self.measured.idle_counters)
         self.record.summary.update(summary.servers(
             window, requests=self.record.summary["requests"], successes=self.record.summary["successes"],
             writes=summary.writes_of(tl), sending_s=report["duration"] / 1e9 or (self.clock.end - self.clock.start),

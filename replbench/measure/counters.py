@@ -100,6 +100,22 @@ def _per(value: float, writes: int, digits: int) -> float | None:
     return round(value / writes, digits) if writes else None
 
 
+def idle_rates(first: dict[str, NodeCounters | None], second: dict[str, NodeCounters | None]) -> dict[str, Any]:
+    """Each node's InnoDB fsyncs and binlog group commits per second between two snapshots taken with only the
+    measurement running (the idle window: the heartbeat's commits, the background's flushing): what a run's counts
+    net of idle subtract, as its CPU is net of the same window's. None for a node either snapshot missed."""
+    out: dict[str, Any] = {}
+    for name, b in first.items():
+        a = second.get(name)
+        if a is None or b is None or a.at <= b.at:
+            out[name] = None
+            continue
+        seconds = a.at - b.at
+        out[name] = {"fsyncs_per_s": round(max(0.0, _d(a, b, "Innodb_data_fsyncs")) / seconds, 4),
+                     "binlog_group_commits_per_s": round(max(0.0, _d(a, b, "Binlog_group_commits")) / seconds, 4)}
+    return out
+
+
 def describe(before: dict[str, NodeCounters | None], after: dict[str, NodeCounters | None], seconds: float,
              heartbeats: int, writes: int) -> dict[str, Any]:
     """Per node: transactions (app domain), rows changed (heartbeat rows excluded), statements, fsyncs, bytes

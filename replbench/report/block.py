@@ -269,6 +269,10 @@ def _server_lines(summary: RunSummary) -> list[str]:
             fsyncs = "-" if node.fsyncs_per_write is None else node.fsyncs_per_write
             syncs = "" if node.binlog_syncs_per_write is None else \
                 f" + {node.binlog_syncs_per_write} binlog syncs (sync_binlog={node.sync_binlog})"
+            if node.fsyncs_per_write_net is not None:  # summaries from before the idle counter rates lack it
+                net_syncs = "" if node.binlog_syncs_per_write_net is None else \
+                    f" + {node.binlog_syncs_per_write_net} binlog syncs"
+                syncs += f" (net of idle: {node.fsyncs_per_write_net} fsyncs{net_syncs})"
             disk.append(f"{name} {fsyncs} InnoDB fsyncs{syncs}, {'-' if kb is None else f'{kb:.1f}'} KB written")
         lines.append("Disk per successful write: " + "; ".join(disk)
                      + (f"; master group commit {master.commits_per_group} commits per group"

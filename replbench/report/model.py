@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..analysis.costmodel import HELD_OUT
+from ..analysis.costmodel import HELD_OUT, Z95
 from ..core import results
 from ..core.results import (
     CostModel,
@@ -49,12 +49,38 @@ def render_fit(doc: dict[str, Any] | CostModel) -> str:
                 text += f" + {_coef(part, 'per_row', scale)} {unit} per row"
             else:
                 text += " (every run changed one row per transaction: rows not separated)"
+            if "per_read" in (part.terms or []):
+                text += f" + {_coef(part, 'per_read', scale)} {unit} per read served"
             lines.append(f"  {label}: {text}; R² {part.r2:.3f}, n {part.n}, residuals within "
-                         f"±{100 * max(map(abs, part.relative_residuals)):.0f} %")
+                         f"±{100 * max(map(abs, part.relative_residuals)):.0f} %" + _noise(part))
+            if part.reads:
+                lines.append(f"    reads: {part.reads}")
         if fitted.fsyncs_per_commit is not None:
             lines.append(f"  fsyncs per commit (master, InnoDB + binlog), median over the runs: "
                          f"{fitted.fsyncs_per_commit:.2f}")
+        if fitted.domain and fitted.domain.get("points"):
+            lines.append(f"  domain (rows per transaction at transactions/s): {_domain(fitted.domain['points'])}")
     return "\n".join(lines)
+
+
+def _noise(part: Fit) -> str:
+    """How the intervals were made and the run-to-run spread every prediction's interval includes; nothing for a
+    model fitted before they were kept."""
+    if part.interval_method is None:
+        return ""
+    spread = {"repeats": f"{part.run_variance_dof} degrees of freedom of repeats",
+              "residuals": "from the residuals: no cell repeated"}.get(part.run_variance_from or "", "unknown")
+    return (f"; intervals: {part.interval_method}; one run ±{100 * Z95 * (part.run_variance or 0) ** 0.5:.0f} % "
+            f"({spread})")
+
+
+def _domain(points: list[list[float]]) -> str:
+    """Each transaction size's rates, lowest to highest."""
+    rates: dict[float, list[float]] = {}
+    for size, rate in points:
+        rates.setdefault(size, []).append(rate)
+    return ", ".join(f"{size:g} at {_num(min(r))}" + (f"–{_num(max(r))}/s" if _num(max(r)) != _num(min(r)) else "/s")
+                     for size, r in sorted(rates.items()))
 
 
 def _num(v: float) -> str:
@@ -86,6 +112,7 @@ def render_plan(plan: dict[str, Any]) -> str:
         + (f" ({_figure(plan['lag_growth_s_per_s'])} s per s)" if plan.get("lag_growth_s_per_s") else ""),
         f"A replica starts falling behind at {_figure(plan['onset_transactions_per_s'])} transactions/s of this mix",
         f"Fsyncs on the master: {_figure(plan['fsyncs_per_s'])} per second",
+        *([f"Outside the model's domain: {plan['outside_domain']}"] if plan.get("outside_domain") else []),
     ])
 
 
@@ -105,7 +132,11 @@ def render_validation(doc: dict[str, Any] | Validation) -> str:
         for part, _ in VALIDATED:
             v = results.value(c, part)
             p = v.predicted
-            if p is None and part == "replica_cpu_s" and c.replica_reads:
+            why = (c.not_predicted or {}).get(part)
+            if p is None and why:
+                cells.append(f"not predicted: {why} (measured {_num(v.measured)})")
+                continue
+            if p is None and part == "replica_cpu_s" and c.replica_reads:  # a validate.json from before the reasons
                 cells.append(f"not predicted: the replicas also served {c.replica_reads:,} reads "
                              f"(measured {_num(v.measured)})")
                 continue
@@ -114,6 +145,9 @@ def render_validation(doc: dict[str, Any] | Validation) -> str:
                          f"({v.error_pct:+.1f} %{'' if v.inside else ', outside'})")
         lines.append(f"| {c.scenario} @ {c.rate}/s | {c.transactions:,} | {c.rows:,} | "
                      + " | ".join(cells) + " |")
+    outside = [f"- {c.scenario} @ {c.rate}/s: {c.outside_domain}" for c in data.cases if c.usable and c.outside_domain]
+    if outside:
+        lines += ["", "Outside the fit's domain:", *outside]
     if filled(data.onset):
         lines += ["", render_onset(data.onset)]
     return "\n".join(lines)
