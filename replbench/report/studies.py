@@ -183,8 +183,8 @@ def semi_sync_note(doc: dict[str, Any]) -> list[str]:
             + f"; under after_sync a commit can wait on another transaction's binlog position, a known MariaDB "
             f"bug class ({MDEV_SEMI_SYNC}). MariaDB's own wait counter reads "
             + ", ".join(f"{k} {v / 1000:.1f} ms" for k, v in waits.items() if v is not None)
-            + " at that link: it starts when the commit is flushed and leaves out the rest of the wait, so the "
-            "client's latency is the cost. Not yet checked by hand with one sequential client."]
+            + " at that link: the client's latency, not the counter, is what a commit pays. Not yet checked by "
+            "hand with one sequential client."]
 
 
 def compression_note(doc: dict[str, Any], data: StudyRecord) -> list[str]:
