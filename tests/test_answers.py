@@ -153,7 +153,8 @@ def test_the_answers_from_the_committed_campaign() -> None:
     lines = answers.the_answers(latest, [_study(n) for n in names], {"semi-sync-distance": "#semi"})
     text = "\n".join(lines)
     assert len(lines) <= 12 and "|" not in text  # before any table
-    assert "a single-row update 569 [569–570] B against 385 (0.68×) / 517 (0.91×) / 281 (0.49×)" in text
+    assert "a single-row update 569 [569–570] B against 385 (0.676×) / 517 (0.908×) / 281 (0.494×)" in text
+    assert "a 100-row update 23,323 [23,318–23,327] B against 4,678 (0.201×)" in text
     assert "At 1200 single-row updates/s" in text and "FULL 59, MINIMAL 40, STATEMENT 29 GB of binlog a day" in text
     assert "ROW MINIMAL, ROW NOBLOB: no difference beyond noise" in text
     assert "1.8× with a 4G pool" in text and "3.5× with a 128M pool" in text

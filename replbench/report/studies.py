@@ -53,7 +53,6 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], StudyRecord]
     doc["cpu_net_of_idle"] = net_of_idle(doc, folder)
     write_json(assets / "study.json", doc)
     data = study_of(doc)
-    cells = [c.name for c in data.cells]
     units_ok = sum(1 for u in data.units if measured(document(u)))
     lines = [f"### Study `{data.name}` — `{folder.name}`", "", data.description or "", "",  # never null
              "- **Cells** (" + (f"each against {baseline_words(doc)}" if data.baseline_per else
@@ -69,27 +68,10 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], StudyRecord]
              ""]
     primary = primary_of(data)
     found = study_findings(doc, primary)
-    held: dict[tuple[str, str, str], list[str]] = {}
-    for f in found:
-        held.setdefault((f["group"], f["metric"], f["cell"]), []).append(f["baseline"])
     if data.question:
         lines[4:4] = [f"**Question**: {data.question} **Primary metrics**: "
                       + (", ".join(BY_KEY[k].label for k in primary) or "none declared") + ".", ""]
-    tables: list[str] = []
-    for scenario_name, per_metric in data.comparison.items():
-        tables += [f"`{scenario_name}` — median [min–max] over repeats (ratio to {baseline_words(doc)}); a verdict "
-                   "only on the "
-                   "primary metrics (**holds**: against a cell that differs in one setting, ≥ 10 %, Holm-corrected "
-                   "across the study where tested; *not shown*: it does not):", "",
-                   "| metric | " + " | ".join(f"`{c}`" for c in cells) + " |",
-                   "|---|" + "---|" * len(cells)]
-        for key, rows in per_metric.items():
-            label = BY_KEY[key].label + (" (primary)" if key in primary else "")
-            first = next((c for c, r in rows.items() if r.get("verdict") == "baseline"), None)
-            tables.append(f"| {label} | " + " | ".join(
-                cell_text(rows[c], _judged(held.get((scenario_name, key, c)), rows[c].get("baseline", first))
-                          if key in primary else None, key) for c in cells) + " |")
-        tables.append("")
+    tables = comparison_tables(doc, found, primary)
     costs = semi_sync_cost(doc["cells"], doc["comparison"])
     if costs:
         tables += ["Semi-sync's commit cost: each semi-sync cell's write latency against the cell with semi-sync off "
@@ -129,6 +111,29 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], StudyRecord]
     if chart:
         lines += [f"![{data.name} study]({writer.rel(assets / chart)})", ""]
     return lines, data
+
+
+def comparison_tables(doc: dict[str, Any], found: list[dict[str, Any]], primary: list[str]) -> list[str]:
+    """One table per group of a study: every metric per cell, a verdict on the primary ones."""
+    data = study_of(doc)
+    cells = [c.name for c in data.cells or []]
+    held: dict[tuple[str, str, str], list[str]] = {}
+    for f in found:
+        held.setdefault((f["group"], f["metric"], f["cell"]), []).append(f["baseline"])
+    tables: list[str] = []
+    for scenario_name, per_metric in (data.comparison or {}).items():
+        tables += [f"`{scenario_name}` — median [min–max] over repeats (ratio to {baseline_words(doc)}); a verdict "
+                   "only on the primary metrics (**holds**: against a cell that differs in one setting, ≥ 10 %, "
+                   "Holm-corrected across the study where tested; *not shown*: it does not):", "",
+                   "| metric | " + " | ".join(f"`{c}`" for c in cells) + " |", "|---|" + "---|" * len(cells)]
+        for key, rows in per_metric.items():
+            label = BY_KEY[key].label + (" (primary)" if key in primary else "")
+            first = next((c for c, r in rows.items() if r.get("verdict") == "baseline"), None)
+            tables.append(f"| {label} | " + " | ".join(
+                cell_text(rows[c], _judged(held.get((scenario_name, key, c)), rows[c].get("baseline", first))
+                          if key in primary else None, key) for c in cells) + " |")
+        tables.append("")
+    return tables
 
 
 def _judged(against: list[str] | None, stored: str | None) -> str:
