@@ -29,6 +29,7 @@ def test_each_warning_is_a_guard_and_turns_ok_into_a_warning() -> None:
     assert saturation == ["host CPU saturated (195 % of 200 %)", "vegeta at 95 % of a core"]
     assert guards == [
         f"{CRITERIA_GUARD}: sent 90.0/s < 99% of 100/s",
+        f"{CRITERIA_GUARD}: replica2's lag grew 0.5 s per s (limit 0.01: falling behind)",
         "host CPU saturated (195 % of 200 %): latencies include queueing for CPU; the numbers describe this box, "
         "not only the database",
         "vegeta at 95 % of a core: the load generator competes for CPU",

@@ -250,16 +250,21 @@ def test_page_one_states_at_most_max_findings_sweep_limits_included() -> None:
     from replbench.analysis.findings import MAX_FINDINGS
     from replbench.report.page import findings
 
-    cells = {"A": [100.0, 101.0, 102.0], **{f"C{i}": [100.0 * (2 + i), 101.0 * (2 + i), 102.0 * (2 + i)]
-                                            for i in range(MAX_FINDINGS)}}
-    units = [{"cell": c, "scenario": "read", "metrics": {"bytes_per_write": v}} for c, vs in cells.items()
-             for v in vs]
-    data = {"name": "many", "scenarios": ["read"], "units": units, "primary": ["bytes_per_write"],
-            "comparison": compare_cells(units, list(cells))}
+    def study(name: str, cells: dict[str, list[float]]) -> dict:
+        units = [{"cell": c, "scenario": "read", "metrics": {"p99_ms": v}} for c, vs in cells.items() for v in vs]
+        return {"name": name, "scenarios": ["read"], "units": units, "primary": ["p99_ms"],
+                "comparison": compare_cells(units, list(cells))}
+
+    # one study per finding: page one keeps the largest of each study, table and metric
+    datas = [study(f"s{i}", {"A": [100.0, 101.0, 102.0], "C": [100.0 * (2 + i), 101.0 * (2 + i), 102.0 * (2 + i)]})
+             for i in range(MAX_FINDINGS)]
     latest = {k: {"scenario": k, "max_text": "500 rps"} for k in ("read", "write", "write-noindex")}
-    bullets = [line for line in findings(latest, [data]) if line.startswith("- ")]
-    assert len(bullets) == MAX_FINDINGS
-    assert sum("max sustainable rate" in b for b in bullets) == 3 and "`C14`" in bullets[0]
+    bullets = [line for line in findings(latest, datas) if line.startswith("- ")]
+    assert len(bullets) == MAX_FINDINGS and "`s14`" in bullets[0]
+    many = study("many", {"A": [100.0, 101.0, 102.0], "B": [200.0, 202.0, 204.0], "C": [300.0, 303.0, 306.0]})
+    said = [line for line in findings({}, [many]) if line.startswith("- ")]
+    assert len(said) == 1 and "`C`" in said[0]  # B's finding is in the study's own section
+    assert sum("max sustainable rate" in b for b in bullets) == 3
 
 
 def test_a_tiny_real_study_writes_study_json_and_a_report_section(topo: Settings, tmp_path: Path) -> None:

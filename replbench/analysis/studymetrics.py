@@ -50,6 +50,7 @@ class Metric:
     source: str = "run"  # run (summary.json), apply (apply.json) or bigtx (bigtx.json)
     never: Callable[[Any], bool] | None = None  # a unit whose figure never came (counted, not dropped)
     resolution: Callable[[Any], float | None] | None = None  # below it the figure cannot be told from 0
+    count: bool = False  # a count the server keeps (bytes, threads, spills): compared exactly, never tested
 
 
 def _wrote(summary: RunSummary) -> bool:
@@ -153,12 +154,14 @@ def _bigtx_replica(data: BigTxRecord, figure: Callable[[BigTxReplica], Num | Non
 
 
 METRICS: tuple[Metric, ...] = (
-    Metric("bytes_per_write", "binlog B/write", "B", lambda s: _binlog(s).bytes_per_write),
-    Metric("bytes_per_row", "binlog B/row", "B", lambda s: _binlog(s).bytes_per_row if _wrote(s) else None),
+    Metric("bytes_per_write", "binlog B/write", "B", lambda s: _binlog(s).bytes_per_write, count=True),
+    Metric("bytes_per_row", "binlog B/row", "B", lambda s: _binlog(s).bytes_per_row if _wrote(s) else None,
+           count=True),
     Metric("master_ms_per_write", "master CPU-ms/write", "ms", lambda s: _per_trx(s, "master"),
            resolution=lambda s: _per_trx_resolution(s, ("master",))),
-    Metric("sent_per_write", "bytes sent to all replicas/write", "B", lambda s: _binlog(s).sent_bytes_per_write),
-    Metric("dump_threads", "master binlog dump threads", "", lambda s: _binlog(s).dump_threads),
+    Metric("sent_per_write", "bytes sent to all replicas/write", "B", lambda s: _binlog(s).sent_bytes_per_write,
+           count=True),
+    Metric("dump_threads", "master binlog dump threads", "", lambda s: _binlog(s).dump_threads, count=True),
     Metric("replica_ms_per_write", "replica CPU-ms/applied write", "ms",
            lambda s: max([v for v in (_per_trx(s, r) for r in _replicas(s)) if v is not None], default=None),
            resolution=lambda s: _per_trx_resolution(s, _replicas(s))),
@@ -197,7 +200,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("apply_ms_per_trx", "replica CPU-ms/trx (apply)", "ms", lambda d: _apply(d, lambda r: r.cpu_ms_per_trx),
            source="apply"),
     Metric("bigtx_binlog_mb", "binlog MB per transaction", "MB", lambda d: _bigtx(d, lambda t: t.binlog_bytes, 1e-6),
-           source="bigtx"),
+           source="bigtx", count=True),
     Metric("bigtx_master_s", "master s (execute + commit)", "s", lambda d: _bigtx(d, lambda t: t.master_seconds),
            source="bigtx"),
     Metric("bigtx_applied_s", "slowest replica applied, s after commit", "s",
@@ -207,7 +210,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("bigtx_lag_above_s", "lag above its floor, s", "s",
            lambda d: _bigtx_replica(d, lambda r: r.above_floor_s), source="bigtx"),
     Metric("bigtx_cache_spills", "binlog cache spills to disk", "",
-           lambda d: _bigtx(d, lambda t: t.binlog_cache_disk_use), source="bigtx"),
+           lambda d: _bigtx(d, lambda t: t.binlog_cache_disk_use), source="bigtx", count=True),
 )
 BY_KEY = {m.key: m for m in METRICS}
 
@@ -283,7 +286,7 @@ def _net_of_idle(record: RunSummary | ApplyRecord | BigTxRecord) -> bool:
     return False
 
 
-def _value(cell: StudyCell, key: str) -> Any:
+def setting_value(cell: StudyCell, key: str) -> Any:
     """A recorded cell's value of a knob or a cell key ("" where the cell leaves it at the reference)."""
     knobs = cell.knobs or {}
     if key in knobs:
@@ -299,7 +302,7 @@ def baselines(cells: list[dict[str, Any]] | list[StudyCell], per: list[str]) -> 
     out: dict[str, str] = {}
     first: dict[tuple[Any, ...], str] = {}
     for cell in map(cell_of, cells):
-        key = tuple(_value(cell, k) for k in per)
+        key = tuple(setting_value(cell, k) for k in per)
         out[cell.name] = first.setdefault(key, cell.name)
     return out
 
@@ -375,10 +378,44 @@ def row_of(row: dict[str, Any] | ComparisonRow) -> ComparisonRow:
     return row if isinstance(row, ComparisonRow) else ComparisonRow.model_validate(row)
 
 
-def below_resolution(row: dict[str, Any] | ComparisonRow) -> bool:
-    """A cell whose median net figure is below its runs' median resolution: no cost can be read from it."""
+def below_resolution(row: dict[str, Any] | ComparisonRow, key: str | None = None) -> bool:
+    """A cell whose median net figure is below its runs' median resolution: no cost can be read from it (with the
+    metric's key, also a net figure recorded without its resolution that unresolved() bounds)."""
     r = row_of(row)
-    return r.resolution is not None and r.median is not None and r.median < r.resolution
+    if r.resolution is not None and r.median is not None and r.median < r.resolution:
+        return True
+    return key is not None and unresolved(r, key) is not None
+
+
+def unresolved(row: dict[str, Any] | ComparisonRow, key: str) -> tuple[str, float] | None:
+    """('<', resolution) for a net figure whose median is below its resolution; ('≤', the largest repeat) for one
+    recorded without its resolution where a repeat reads exactly 0 (net of idle, clamped: that repeat could not be
+    told from the idle, so neither can the median); None for a figure that is resolved, or not a net figure."""
+    r = row_of(row)
+    if r.median is None:
+        return None
+    if r.resolution is not None:
+        return ("<", float(r.resolution)) if r.median < r.resolution else None
+    metric = BY_KEY.get(key)
+    got = [v for v in r.values or [] if v is not None]
+    if metric is not None and metric.resolution is not None and got and min(got) == 0:
+        return "≤", float(max(got))
+    return None
+
+
+def figure_text(row: dict[str, Any] | ComparisonRow, key: str | None = None) -> str:
+    """A cell's figure as every table prints it: 'median [min–max]', or 'below resolution (< r)' / 'not resolved
+    (≤ m)' for a net figure that cannot be told from zero (never printed as a cost)."""
+    r = row_of(row)
+    if r.median is None:
+        return "–"
+    bound = unresolved(r, key) if key is not None else (
+        ("<", float(r.resolution)) if r.resolution is not None and r.median < r.resolution else None)
+    if bound is not None:
+        return (f"below resolution (< {fmt(bound[1])})" if bound[0] == "<"
+                else f"not resolved (≤ {fmt(bound[1])})")
+    low, high = fmt(r.min), fmt(r.max)
+    return fmt(r.median) + (f" [{low}–{high}]" if (r.n or 0) > 1 and low != high else "")
 
 
 def _round(value: float | None) -> float | None:
@@ -395,18 +432,17 @@ def fmt(value: float | None) -> str:
     return f"{value:.3g}"
 
 
-def cell_text(row: dict[str, Any] | ComparisonRow, judged: str | None = "") -> str:
+def cell_text(row: dict[str, Any] | ComparisonRow, judged: str | None = "", key: str | None = None) -> str:
     """'median [min–max] (ratio×, verdict)': the verdict given (a primary metric's test), the repeats' overlap by
-    default, or none at all (judged=None: a metric the study states no finding for)."""
+    default, or none at all (judged=None: a metric the study states no finding for). With the metric's key, a
+    net figure recorded without its resolution is judged too (unresolved)."""
     r = row_of(row)
     never = f"{r.never} of {len(r.values or [])} did not catch up" if r.never else ""
     if r.median is None:
         return never or "–"
-    if below_resolution(r):
-        return f"< {fmt(r.resolution)} (below resolution)"
-    text = fmt(r.median)
-    if (r.n or 0) > 1 and r.min != r.max:
-        text += f" [{fmt(r.min)}–{fmt(r.max)}]"
+    if below_resolution(r, key):
+        return figure_text(r, key)
+    text = figure_text(r)
     if r.ratio is not None:
         if judged is None:
             text += f" ({r.ratio:.2f}×)"

@@ -207,6 +207,11 @@ FALLING_BEHIND = 0.01  # lag growing by this many seconds per second or more ove
 MIN_RATE_RATIO = 0.99  # sent rate below this share of the asked rate: flagged
 MAX_P99 = 1.0  # seconds
 MAX_CATCH_UP = 30.0  # seconds after the last request was sent for the replicas to catch up
+# the replicas kept up during a step: their lag did not grow (its least-squares slope over the attack below
+# MAX_LAG_GROWTH) and its p99 stayed within MAX_LAG_P99; catch-up alone would pass a replica that fell behind for a
+# whole step and caught up within MAX_CATCH_UP after it (docs/scenarios.md, "Sweeps")
+MAX_LAG_GROWTH = FALLING_BEHIND  # seconds of lag per second
+MAX_LAG_P99 = 1.0  # seconds
 REQUEST_TIMEOUT = 30.0  # vegeta's per-request timeout (its own default), seconds
 HOST_SATURATED = 0.95  # host CPU above this share of all cores (steady part): flagged
 VEGETA_SATURATED = 90.0  # vegeta above this % of one core (steady part): flagged as load-generator bound

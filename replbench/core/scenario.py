@@ -17,6 +17,8 @@ from pydantic import Field
 from .config import (
     MAX_BULK_ROWS,
     MAX_CATCH_UP,
+    MAX_LAG_GROWTH,
+    MAX_LAG_P99,
     MAX_P99,
     MIN_RATE_RATIO,
     MIN_SUCCESS,
@@ -37,6 +39,7 @@ DEFAULTS: dict[tuple[str, str], Any] = {
     ("targets", "update_fields"): ["first_name", "last_name", "city"],
     ("pass", "min_success"): MIN_SUCCESS, ("pass", "min_rate_ratio"): MIN_RATE_RATIO,
     ("pass", "max_p99"): f"{MAX_P99:g}s", ("pass", "max_catch_up"): f"{MAX_CATCH_UP:g}s",
+    ("pass", "max_lag_p99"): f"{MAX_LAG_P99:g}s", ("pass", "max_lag_growth"): MAX_LAG_GROWTH,
 }
 
 
@@ -58,10 +61,14 @@ class PassCriteria:
     min_rate_ratio: float = MIN_RATE_RATIO
     max_p99: float = MAX_P99  # seconds
     max_catch_up: float = MAX_CATCH_UP  # seconds after the last request was sent
+    max_lag_p99: float = MAX_LAG_P99  # seconds: each replica's lag p99 during the step
+    max_lag_growth: float = MAX_LAG_GROWTH  # seconds of lag per second: each replica's lag slope during the step
 
     def describe(self) -> str:
         return (f"success ≥ {self.min_success:.1%}, achieved rate ≥ {self.min_rate_ratio:.0%} of asked, "
-                f"p99 ≤ {self.max_p99 * 1000:g} ms, replicas caught up ≤ {self.max_catch_up:g} s after the step")
+                f"p99 ≤ {self.max_p99 * 1000:g} ms, replicas kept up during the step (lag p99 ≤ "
+                f"{self.max_lag_p99 * 1000:g} ms, lag growing < {self.max_lag_growth:g} s per s) and caught up "
+                f"≤ {self.max_catch_up:g} s after it")
 
 
 @dataclass(frozen=True)
@@ -130,6 +137,8 @@ class PassTable(FileModel):
     min_rate_ratio: Annotated[float, between(0, 1)] = DEFAULTS[("pass", "min_rate_ratio")]
     max_p99: Annotated[float, DURATION] = Field(DEFAULTS[("pass", "max_p99")], validate_default=True)
     max_catch_up: Annotated[float, DURATION] = Field(DEFAULTS[("pass", "max_catch_up")], validate_default=True)
+    max_lag_p99: Annotated[float, DURATION] = Field(DEFAULTS[("pass", "max_lag_p99")], validate_default=True)
+    max_lag_growth: Annotated[float, between(0, 1)] = DEFAULTS[("pass", "max_lag_growth")]
 
 
 class AppTable(FileModel):
@@ -155,6 +164,7 @@ class ScenarioFile(FileModel):
             requests=tuple(Request(r.endpoint, r.weight) for r in self.requests), duration=self.duration,
             rates=tuple(sorted(set(self.rates))), target_count=targets.count, first_prefix=targets.first_prefix,
             last_prefix=targets.last_prefix, update_fields=tuple(targets.update_fields),
-            criteria=PassCriteria(crit.min_success, crit.min_rate_ratio, crit.max_p99, crit.max_catch_up),
+            criteria=PassCriteria(crit.min_success, crit.min_rate_ratio, crit.max_p99, crit.max_catch_up,
+                                  crit.max_lag_p99, crit.max_lag_growth),
             source=source, bulk_rows=targets.bulk_rows, wide_bytes=targets.wide_bytes,
             catch_up_timeout=self.catch_up_timeout, faults=tuple(self.faults), max_lag=self.app.max_lag)

@@ -5,8 +5,7 @@ setting (ROW FULL / MINIMAL / NOBLOB, STATEMENT, MIXED, annotate off, compressio
 write, bytes each replica received per write, master CPU-ms per write, replica CPU-ms per applied write (net of
 idle), one replica's apply capacity alone (serial, 4 threads), write latency p50; each the median [min–max] over a
 study's interleaved repeats. A row's run figures come from one study only (the first in SHEET_STUDIES that has the
-setting: rows of one study were measured interleaved, rows of two studies were not). Then the large transactions,
-and when the replicas fall behind: lag against write rate from the write sweep beside one replica's apply capacity.
+setting: rows of one study were measured interleaved, rows of two studies were not). Then the large transactions.
 """
 
 from __future__ import annotations
@@ -14,11 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..analysis.studymetrics import fmt
+from ..analysis.studymetrics import figure_text
 from ..core import scenario as scenarios
 from ..core.results import StudyCell, StudyRecord, UnitMetrics, filled, has, study_of, value
-from ..core.stats import spread
-from .assets import Writer
+from ..core.stats import median, spread
 
 SHEET_STUDIES = ("binlog-format", "annotate", "compression", "nopk")  # run figures, in order of precedence
 APPLY_STUDIES = ("parallel-apply", "cost-model")  # one replica's apply capacity alone, in order of precedence
@@ -46,21 +44,22 @@ def _received(m: Metrics) -> float | None:
     return sent / threads if sent is not None and threads else None
 
 
-COLUMNS: tuple[tuple[str, Callable[[Metrics], float | None]], ...] = (
-    ("binlog B/write", lambda m: m.bytes_per_write),
-    ("B each replica received/write", _received),
-    ("master CPU-ms/write", lambda m: m.master_ms_per_write),
-    ("replica CPU-ms/applied write", lambda m: m.replica_ms_per_write),
+# (header, the metric's key where it has one, the figure): a net-of-idle CPU figure below its resolution is printed
+# as that, never as a cost
+COLUMNS: tuple[tuple[str, str | None, Callable[[Metrics], float | None]], ...] = (
+    ("binlog B/write", "bytes_per_write", lambda m: m.bytes_per_write),
+    ("B each replica received/write", None, _received),
+    ("master CPU-ms/write", "master_ms_per_write", lambda m: m.master_ms_per_write),
+    ("replica CPU-ms/applied write", "replica_ms_per_write", lambda m: m.replica_ms_per_write),
 )
 LATENCY = ("write p50 ms", lambda m: m.commit_p50_ms)
 
 
-def _figure(values: list[float | None]) -> str:
-    got = spread(values)
-    if got["median"] is None:
-        return "–"
-    text, low, high = fmt(got["median"]), fmt(got["min"]), fmt(got["max"])
-    return text if low == high else f"{text} [{low}–{high}]"
+def _figure(values: list[float | None], runs: list[Metrics] | None = None, key: str | None = None) -> str:
+    """The repeats' median [min–max]; with the runs and the metric's key, 'below resolution (< r)' where a net
+    figure cannot be told from zero."""
+    resolution = median([(m.resolution or {}).get(key) for m in runs or []]) if key else None
+    return figure_text({**spread(values), "values": values, "resolution": resolution}, key)
 
 
 def _usable(cell: StudyCell, scenario: str) -> bool:
@@ -137,11 +136,11 @@ def cost_sheet(studies: Studies) -> list[str]:
         except (OSError, ValueError):
             title = workload
         lines += [f"### `{workload}`: {title}", "",
-                  "| setting | " + " | ".join(c for c, _ in COLUMNS)
+                  "| setting | " + " | ".join(c for c, _, _ in COLUMNS)
                   + " | apply alone trx/s | apply alone, 4 threads | " + LATENCY[0] + " | study |",
                   "|---|" + "---|" * (len(COLUMNS) + 4)]
         for label, study, runs in settings:
-            cells = [_figure([get(m) for m in runs]) for _, get in COLUMNS]
+            cells = [_figure([get(m) for m in runs], runs, key) for _, key, get in COLUMNS]
             found = [applied.get((workload, label, column)) for column in ("serial", "4 threads")]
             cells += [_figure(f[1]) if f else "–" for f in found]
             cells.append(_figure([LATENCY[1](m) for m in runs]))
@@ -174,36 +173,3 @@ def big_transactions(studies: Studies) -> list[str]:
         lines.append(f"| {name} | " + " | ".join(_figure([value(m, k) for m in mine]) for k in (
             "bigtx_binlog_mb", "bigtx_master_s", "bigtx_applied_s", "bigtx_cache_spills")) + " |")
     return lines + [""]
-
-
-def falling_behind(studies: Studies, latest: dict[str, dict[str, Any]], writer: Writer) -> list[str]:
-    """Lag against write rate from the write sweep, beside one replica's apply capacity alone: one plot, one
-    sentence (latest: the sweeps' sections as report/sweeps.py gives them, by sweep key)."""
-    sweep = latest.get("write")
-    if not sweep or not sweep.get("steps"):
-        return []
-    lines = ["## When do the replicas fall behind?", ""]
-    apply = apply_rates(studies).get(("write", "ROW FULL", "serial"))
-    capacity = spread(apply[1])["median"] if apply else None
-    lags = []
-    for step in sweep["steps"]:
-        values = [max([v.p99_ms or 0 for v in (r.summary.lag or {}).values()] or [0]) for r in step.repeats]
-        lags.append((step.rate, spread(values)["median"], step.passed))
-    passing = sorted((rate, lag) for rate, lag, ok in lags if ok)
-    sentence = f"`write` (single-row updates, ROW FULL): the master sustained {sweep['max_text']} here"
-    if passing:
-        rate, lag = passing[-1]
-        sentence += f"; at {rate}/s, the highest passing step, the busier replica's lag p99 was {fmt(lag)} ms"
-    if capacity:
-        sentence += (f"; one replica applying alone keeps up with {fmt(capacity)} transactions/s ("
-                     f"`{apply[0]}`, serial SQL thread)")
-        if sweep.get("max") and capacity > sweep["max"]:
-            sentence += (f", {capacity / sweep['max']:.1f}× what the master could commit: on this box the master "
-                         "saturates first, and lag rises with the shared CPU, not because the SQL thread is too slow")
-        elif sweep.get("max"):
-            sentence += ": below the master's ceiling, so the replicas fall behind from about that rate"
-    lines += [sentence + ".", ""]
-    plot = writer.root / sweep["folder"] / "lag.png"
-    if plot.exists():
-        lines += [f"![lag against write rate]({writer.rel(plot)})", ""]
-    return lines

@@ -1,7 +1,8 @@
 """report.md: regenerated from one campaign's folder (the newest finished `report` campaign, or the one named), or
 without one from everything in results/ — deterministic (the same results give the same file).
 
-It opens with one page for a DBA: where the figures come from (campaign, commit, dates, machine, calibration range),
+It opens with the answers (one sentence per question a DBA asks, each linked to its table), then one page for a
+DBA: where the figures come from (campaign, commit, dates, machine, calibration range),
 the cost sheet (per workload and setting: bytes, CPU, apply capacity, latency), large transactions, when the
 replicas fall behind, what indexes cost, the findings (only differences the repeats separate), what was measured
 (the SQL each endpoint runs), on what, and how to read the columns. Then every study (one table per scenario: per
@@ -24,6 +25,7 @@ from typing import Any
 from ..analysis.verdicts import describe_max
 from ..core.config import ROOT, Settings
 from ..core.results import StudyRecord, load
+from .answers import reference_verdict
 from .archive import archive_page
 from .assets import Writer
 from .faults import fault_section
@@ -55,6 +57,7 @@ def generate(settings: Settings, output: Path | None = None, origin: Origin | No
     studies_text: list[str] = []
     studies: list[StudyRecord] = []
     app_text: list[str] = []
+    links: dict[str, str] = {}  # each study's section, by name: the answers link to it
     for folder in sorted(newest_per_name(find_studies(origin)).values()):
         lines, data = study_section(folder, writer)
         if data.name.startswith(APP_TIER_STUDIES):
@@ -62,6 +65,7 @@ def generate(settings: Settings, output: Path | None = None, origin: Origin | No
         else:
             studies_text += lines
             studies.append(data)
+            links[data.name] = f"#study-{data.name}--{folder.name}"
     app_page = output.parent / APP_TIER_PAGE
     if app_text:
         app_page.write_text("\n".join(["# replbench: the app tier", "",
@@ -87,7 +91,7 @@ def generate(settings: Settings, output: Path | None = None, origin: Origin | No
             latest[sweep_key(data)].setdefault("earlier_max", []).append(describe_max(data))
     model_text = model_section(writer)
     kept = writer.kept()
-    text = one_page(latest, studies, kept, writer)
+    text = one_page(latest, studies, kept, writer, links)
     archive = archive_page(writer, output)
     text += ["## Studies: what each replication setting costs", ""] + (studies_text or ["No study in results/ yet: "
                                                                                        "`./run.sh study <name>`.", ""])
@@ -103,7 +107,7 @@ def generate(settings: Settings, output: Path | None = None, origin: Origin | No
         text += ["Older sweeps (superseded by the newest of their scenario): "
                  + ", ".join(f"`{p.name}`" for p in superseded), ""]
     text += comparison(latest)
-    text += reference_comparison(latest)
+    text += reference_comparison(latest, reference_verdict(latest, studies))
     if archive:
         text += [f"Sections published before this campaign, or by other campaigns, are listed on "
                  f"[{archive}]({archive}), not mixed in" + (f"; the app tier's earlier studies are on "

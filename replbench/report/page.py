@@ -10,10 +10,12 @@ from typing import Any
 from ..analysis.findings import ALPHA, MAX_FINDINGS, sentence, study_findings
 from ..analysis.verdicts import FINDING_MIN_FACTOR
 from ..core.results import Host, RunMeta, StudyRecord, document, filled, has, meta_of, study_of
+from .answers import REPLICA_MEANS, falling_behind, the_answers
 from .assets import SETTINGS_THAT_MATTER, Writer
-from .costsheet import big_transactions, cost_sheet, falling_behind
+from .costsheet import big_transactions, cost_sheet
 from .provenance import verified
 from .studies import index_cost, primary_of
+from .sweeps import kept_text
 
 # the statements behind each endpoint (tests check every fragment still stands in app/handlers.py)
 ENDPOINT_SQL = {
@@ -34,6 +36,10 @@ SQL_FRAGMENTS = ("GROUP BY first_name", "first_name IN (", "ORDER BY first_name,
 
 
 COLUMN_GUIDE = (
+    f"**replica** (a figure not named for one replica): {REPLICA_MEANS}; *replica % (each)* lists every one.",
+    "**below resolution (< r)**: a net-of-idle CPU figure that cannot be told from zero (r: z standard errors of "
+    "the idle's noise over the run); *not resolved (≤ m)*: one recorded before resolutions were, where a repeat "
+    "reads 0 net of idle. Neither is a cost, and no ratio is taken over it (a lower bound, *≥ n×*, at most).",
     "**sent/s**: the rate vegeta sent requests at; **goodput/s**: successful responses per second (vegeta's "
     "throughput). A step can send 1750/s and get 830/s back.",
     "**CPU-ms/ok**: a process group's CPU milliseconds per *successful* request (failed ones cost CPU but are "
@@ -91,15 +97,17 @@ def provenance(writer: Writer, docs: Metas) -> list[str]:
 
 
 def one_page(latest: dict[str, dict[str, Any]], studies: list[dict[str, Any]] | list[StudyRecord], kept: list[str],
-             writer: Writer) -> list[str]:
-    """The first page (latest: the sweeps' sections as report/sweeps.py gives them, by sweep key)."""
+             writer: Writer, links: dict[str, str] | None = None) -> list[str]:
+    """The first page (latest: the sweeps' sections as report/sweeps.py gives them, by sweep key; links: each
+    study's section, by name), opened by the answers."""
     metas = [meta_of(info["meta"]) for info in latest.values() if info.get("meta")]
     metas += [s.meta for s in map(study_of, studies) if s.meta is not None]
     metas = [m for m in metas if filled(m)]  # an empty meta (none kept) is none
     return ["# replbench report", "",
             "What MySQL-style row-based replication costs, measured on a master and two replicas (MariaDB, GTID "
             "replication) behind an aiohttp service driven by vegeta at constant rates.", "",
-            *provenance(writer, metas), *cost_sheet(studies), *big_transactions(studies),
+            *the_answers(latest, studies, links or {}), *provenance(writer, metas), *cost_sheet(studies),
+            *big_transactions(studies),
             *falling_behind(studies, latest, writer), *index_cost(studies), *findings(latest, studies),
             *measured(), *on_what(metas),
             "## How to read the columns", "", *(f"- {g}" for g in COLUMN_GUIDE), ""]
@@ -154,17 +162,22 @@ def on_what(docs: Metas) -> list[str]:
 def findings(latest: dict[str, dict[str, Any]], docs: list[dict[str, Any]] | list[StudyRecord]) -> list[str]:
     studies = [study_of(d) for d in docs]
     lines = ["## Findings", "",
-             "Only from each study's declared primary metrics (its file's `primary`), each cell against the "
-             "baseline: Welch's t-test on log values, Holm-corrected over the study's comparisons (family-wise "
-             f"error {ALPHA:g}), and an effect of at least {FINDING_MIN_FACTOR - 1:.0%}; the largest effects first, "
-             f"then each sweep's limit, at most {MAX_FINDINGS} in all. Every other figure is in the tables, "
-             "without a verdict.", ""]
+             "Only from each study's declared primary metrics (its file's `primary`), only between two cells that "
+             "differ in one setting, and only an effect of at least "
+             f"{FINDING_MIN_FACTOR - 1:.0%}: counts whose repeats agree (bytes, threads) compared exactly, without a "
+             "test; a ratio over a figure below its resolution as a lower bound; anything else by Welch's t-test on "
+             f"log values, Holm-corrected over the study's tested comparisons (family-wise error {ALPHA:g}). The "
+             "largest effect of each study, table and metric, largest first, then each sweep's limit, at most "
+             f"{MAX_FINDINGS} in all; the rest are in each study's section.", ""]
     found = sorted(((data.name, f) for data in studies if verified(data)
                     for f in study_findings(document(data), primary_of(data))), key=lambda item: -item[1]["effect"])
+    found = _largest_each(found)
     limits = []
     for info in latest.values():
         others = info.get("earlier_max") or []
+        kept = info.get("kept_up") or {}
         limits.append(f"- `{info.get('key', info['scenario'])}`: max sustainable rate {info['max_text']} here"
+                      + (f", the replicas kept up {kept_text(kept)}" if kept else "")
                       + (f" (the newest sweep; earlier sweeps of it in results/ found {', '.join(others)}: one "
                          "sweep is not a measurement of the limit on a noisy machine)" if others else "") + ".")
     # each sweep's limit is a finding too: together at most MAX_FINDINGS lines
@@ -175,6 +188,18 @@ def findings(latest: dict[str, dict[str, Any]], docs: list[dict[str, Any]] | lis
                     "each write run was checked to change its rows (see each section), they wait for a rerun.")
     said += limits
     return lines + (said or ["- No study or sweep in results/ yet."]) + [""]
+
+
+def _largest_each(found: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+    """The first (largest) finding of each study, table and metric, in the order given."""
+    seen: set[tuple[str, str, str]] = set()
+    out = []
+    for name, f in found:
+        key = (name, f["group"], f["metric"])
+        if key not in seen:
+            seen.add(key)
+            out.append((name, f))
+    return out
 
 
 def bookkeeping(kept: list[str], writer: Writer) -> list[str]:

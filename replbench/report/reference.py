@@ -2,7 +2,8 @@
 beside ours rate by rate.
 
 The write-up ran on a 16-vCPU host (gunicorn with 12 workers, MySQL and two row-based replicas in Docker, 8M
-accounts with 4 indexes, vegeta 60 s per step, a Docker image's default buffer pool). Each step gives "Gunicorn
+accounts with 4 indexes, vegeta 60 s per step); it does not state its buffer pool (128M is the image's default: an
+inference, not a figure of the write-up), its MySQL version, nor its disk beyond "NVMe". Each step gives "Gunicorn
 cpu" and "Mysql cpu: master + 2 * replica" in % of one core and vegeta's latencies. Per request, so that a
 16-vCPU host and a 2-core box compare: CPU-ms per write = CPU % × 10 ÷ rate.
 
@@ -27,6 +28,7 @@ class Step:
     p50_ms: float | None
     p95_ms: float | None
     p99_ms: float | None
+    note: str = ""  # what the write-up's step lacks, said in the table instead of a bare gap
 
     def cpu_ms(self, percent: float | None) -> float | None:
         return None if percent is None else round(percent * 10 / self.rate, 3)
@@ -48,11 +50,22 @@ WRITES: dict[str, tuple[Step, ...]] = {
     "write-noindex": (
         Step(1200, 70, 85, (7, 7), 31.569, 33.819, 64.295),
         Step(1600, 95, 110, (9, 9), 31.666, 34.932, 82.896),
-        Step(2400, 150, 340, (13, 13), None, None, None),
-        Step(3600, None, None, None, 35.482, 170.455, 604.084),
+        Step(2400, 150, 340, (13, 13), None, None, None,
+             "its vegeta lines repeat the 1600 step's: only its CPU line is its own"),
+        Step(3600, None, None, None, 35.482, 170.455, 604.084, "no CPU line"),
     ),
 }
 
 
 def rates(scenario: str) -> list[int]:
     return [s.rate for s in WRITES.get(scenario, ())]
+
+
+def replica_cpu_ms(scenario: str) -> list[float]:
+    """The write-up's replica CPU-ms per write of each step of a scenario (a range's midpoint)."""
+    out = []
+    for step in WRITES.get(scenario, ()):
+        if step.replica is not None:
+            low, high = (step.cpu_ms(v) for v in step.replica)
+            out.append(round(((low or 0) + (high or 0)) / 2, 3))
+    return out

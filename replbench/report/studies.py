@@ -8,7 +8,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from ..analysis.findings import brief, nothing_held, study_findings
+from ..analysis.answers import pool_index_costs, round_trips
+from ..analysis.findings import brief, factors, nothing_held, study_findings
 from ..analysis.studymetrics import (
     BY_KEY,
     baseline_words,
@@ -22,7 +23,6 @@ from ..analysis.studymetrics import (
 from ..core.config import STUDY_DIR
 from ..core.results import StudyRecord, document, load, read_meta, study_of, write_json
 from ..core.stats import separated
-from ..topology.knobs import parse_size
 from .assets import Writer
 from .figures import figure
 from .plots import plot_study
@@ -54,7 +54,6 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], StudyRecord]
     doc["cpu_net_of_idle"] = net_of_idle(doc, folder)
     write_json(assets / "study.json", doc)
     data = study_of(doc)
-    cells = [c.name for c in data.cells]
     units_ok = sum(1 for u in data.units if measured(document(u)))
     lines = [f"### Study `{data.name}` — `{folder.name}`", "", data.description or "", "",  # never null
              "- **Cells** (" + (f"each against {baseline_words(doc)}" if data.baseline_per else
@@ -70,23 +69,10 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], StudyRecord]
              ""]
     primary = primary_of(data)
     found = study_findings(doc, primary)
-    held = {(f["group"], f["metric"], f["cell"]) for f in found}
     if data.question:
         lines[4:4] = [f"**Question**: {data.question} **Primary metrics**: "
                       + (", ".join(BY_KEY[k].label for k in primary) or "none declared") + ".", ""]
-    tables: list[str] = []
-    for scenario_name, per_metric in data.comparison.items():
-        tables += [f"`{scenario_name}` — median [min–max] over repeats (ratio to {baseline_words(doc)}); a verdict "
-                   "only on the "
-                   "primary metrics (**holds**: Holm-corrected across the study and ≥ 10 %; *not shown*: it does "
-                   "not):", "", "| metric | " + " | ".join(f"`{c}`" for c in cells) + " |",
-                   "|---|" + "---|" * len(cells)]
-        for key, rows in per_metric.items():
-            label = BY_KEY[key].label + (" (primary)" if key in primary else "")
-            tables.append(f"| {label} | " + " | ".join(
-                cell_text(rows[c], ("**holds**" if (scenario_name, key, c) in held else "not shown")
-                          if key in primary else None) for c in cells) + " |")
-        tables.append("")
+    tables = comparison_tables(doc, found, primary)
     costs = semi_sync_cost(doc["cells"], doc["comparison"])
     if costs:
         tables += ["Semi-sync's commit cost: each semi-sync cell's write latency against the cell with semi-sync off "
@@ -120,9 +106,8 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], StudyRecord]
     (assets / "study.md").write_text("\n".join(
         [f"# Study `{data.name}` — `{folder.name}`", *lines[1:], *tables]
         + ([f"![{data.name} study]({chart})", ""] if chart else [])).rstrip("\n") + "\n")
-    held = ("; ".join(brief(f) for f in found) + f". p: Welch's t-test on log values, Holm-corrected over the "
-            f"study's {found[0]['comparisons']} comparisons") if found else nothing_held(doc, primary)
-    lines += [f"- **Findings** (primary metrics only): {held}.", *costliest_index(doc),
+    lines += [*semi_sync_note(doc), *compression_note(doc, data), f"- **Findings** (primary metrics only, between "
+              f"cells that differ in one setting): {held_text(found, doc, primary)}.", *costliest_index(doc),
               f"- **Every figure**: [{folder.name}/study.md]({writer.rel(assets / 'study.md')})", ""]
     if chart:
         lines += [f"![{data.name} study]({writer.rel(assets / chart)})", ""]
@@ -156,6 +141,112 @@ def costliest_index(doc: dict[str, Any]) -> list[str]:
             "of the figure with every index): " + "; ".join(parts) + "."]
 
 
+def comparison_tables(doc: dict[str, Any], found: list[dict[str, Any]], primary: list[str]) -> list[str]:
+    """One table per group of a study: every metric per cell, a verdict on the primary ones."""
+    data = study_of(doc)
+    cells = [c.name for c in data.cells or []]
+    held: dict[tuple[str, str, str], list[str]] = {}
+    for f in found:
+        held.setdefault((f["group"], f["metric"], f["cell"]), []).append(f["baseline"])
+    tables: list[str] = []
+    for scenario_name, per_metric in (data.comparison or {}).items():
+        tables += [f"`{scenario_name}` — median [min–max] over repeats (ratio to {baseline_words(doc)}); a verdict "
+                   "only on the primary metrics (**holds**: against a cell that differs in one setting, ≥ 10 %, "
+                   "Holm-corrected across the study where tested; *not shown*: it does not):", "",
+                   "| metric | " + " | ".join(f"`{c}`" for c in cells) + " |", "|---|" + "---|" * len(cells)]
+        for key, rows in per_metric.items():
+            label = BY_KEY[key].label + (" (primary)" if key in primary else "")
+            first = next((c for c, r in rows.items() if r.get("verdict") == "baseline"), None)
+            tables.append(f"| {label} | " + " | ".join(
+                cell_text(rows[c], _judged(held.get((scenario_name, key, c)), rows[c].get("baseline", first))
+                          if key in primary else None, key) for c in cells) + " |")
+        tables.append("")
+    return tables
+
+
+def _judged(against: list[str] | None, stored: str | None) -> str:
+    """A primary metric's verdict in a study table: holds (against the ratio's own baseline, or the cells named),
+    or not shown."""
+    if not against:
+        return "not shown"
+    return "**holds**" if against == [stored] else "**holds** against " + ", ".join(f"`{b}`" for b in against)
+
+
+SECTION_FINDINGS = 6  # a study's section in report.md lists its largest findings; its tables mark every one
+
+
+def held_text(found: list[dict[str, Any]], doc: dict[str, Any], primary: list[str]) -> str:
+    """A study's findings in its own section, the test said once for the tested ones; or why none holds."""
+    if not found:
+        return nothing_held(doc, primary)
+    tested = next((f["comparisons"] for f in found if "comparisons" in f), None)
+    more = len(found) - SECTION_FINDINGS
+    return "; ".join(brief(f) for f in found[:SECTION_FINDINGS]) + (
+        f"; {more} more, each marked **holds** in the study's tables" if more > 0 else "") + (
+        f". p: Welch's t-test on log values, Holm-corrected over the study's {tested} tested comparisons"
+        if tested else "")
+
+
+# MariaDB compresses a binlog event only from this many bytes (log_bin_compress_min_len's default:
+# https://mariadb.com/kb/en/compressing-events-to-reduce-size-of-the-binary-log/)
+COMPRESS_MIN_LEN_DEFAULT = 256
+MDEV_SEMI_SYNC = "[MDEV-35109](https://jira.mariadb.org/browse/MDEV-35109)"
+
+
+def semi_sync_note(doc: dict[str, Any]) -> list[str]:
+    """Why semi-sync costs what it does, from the study's own figures: the cost in round trips of each link, what
+    the published behaviour is (one round trip per commit) and why a commit here may pay more."""
+    costs = round_trips(semi_sync_cost(doc["cells"], doc["comparison"]))
+    if not costs:
+        return []
+    paid = [c["round_trips"] for c in costs]
+    widest = max(costs, key=lambda c: c["rtt_ms"])
+    mine = [c for c in costs if c["rtt_ms"] == widest["rtt_ms"]]
+    rate = max((doc.get("rates") or {}).values(), default=None)
+    counter = (doc["comparison"].get("write") or {}).get("semi_sync_wait_us") or {}
+    waits = {c["semi_sync"]: (counter.get(c["cell"]) or {}).get("median") for c in mine}
+    return ["- **Why semi-sync costs what it does**: a commit waited "
+            f"{min(paid):.2f}–{max(paid):.2f} round trips of its link ("
+            + "; ".join(f"{c['semi_sync']} +{c['cost_ms']:.1f} ms over {c['rtt_ms']:g} ms" for c in mine)
+            + ", write p50 against the same link with semi-sync off). Published behaviour is one round trip per "
+            "commit (the master waits for one replica's acknowledgement of the transaction it publishes)"
+            + (f"; at {rate} writes/s over a {widest['rtt_ms']:g} ms link about {rate * widest['rtt_ms'] / 1000:.0f} "
+               "commits are in flight at once, and a commit whose acknowledgement queues behind another's pays part "
+               "of that one's wait too (our reading, not measured here)" if rate else "")
+            + f"; under after_sync a commit can wait on another transaction's binlog position, a known MariaDB "
+            f"bug class ({MDEV_SEMI_SYNC}). MariaDB's own wait counter reads "
+            + ", ".join(f"{k} {v / 1000:.1f} ms" for k, v in waits.items() if v is not None)
+            + " at that link: the client's latency, not the counter, is what a commit pays. Not yet checked by "
+            "hand with one sequential client."]
+
+
+def compression_note(doc: dict[str, Any], data: StudyRecord) -> list[str]:
+    """Why compression left a single-row update's bytes unchanged: MariaDB compresses an event only from
+    log_bin_compress_min_len bytes (read from the recorded server variables, else its default)."""
+    rows = {g: per.get("bytes_per_write") or {} for g, per in (doc.get("comparison") or {}).items()}
+    cells = {c.name: c for c in data.cells or []}
+    on = [name for name, c in cells.items() if (c.knobs or {}).get("binlog_compress") == "on"]
+    if not on or not rows:
+        return []
+    recorded = ((data.meta.server_variables_not_default or {}).get("master") or {}) if data.meta else {}
+    setting = recorded.get("log_bin_compress_min_len")
+    threshold = (f"{setting['value']} B (set here)" if setting else f"{COMPRESS_MIN_LEN_DEFAULT} B, its default "
+                 "(the recorded server variables do not list it as changed)")
+    said = []
+    for group, per_cell in rows.items():
+        for cell in on:
+            base = next((c.name for c in data.cells or [] if factors(c, cells[cell]) == ["binlog_compress"]), None)
+            a, b = per_cell.get(cell), per_cell.get(base) if base else None
+            if a and b and a["median"] and b["median"]:
+                said.append(f"`{group}` {fmt(b['median'])} → {fmt(a['median'])} B per write ({cell.split()[0]})")
+    if not said:
+        return []
+    return [f"- **Why some bytes do not change**: MariaDB compresses only events of at least "
+            f"log_bin_compress_min_len bytes, here {threshold}; " + "; ".join(said) + ". Where a write's bytes are "
+            "the same with compression on, none of its events reached the threshold (a single-row update's row "
+            "event is below it); only events at or above it shrink."]
+
+
 def index_cost(studies: list[dict[str, Any]] | list[StudyRecord]) -> list[str]:
     """One sentence per memory regime, from study working-set: what the four secondary indexes cost each replica
     under ROW replication (write against write-noindex, the same update of the same three columns)."""
@@ -163,8 +254,6 @@ def index_cost(studies: list[dict[str, Any]] | list[StudyRecord]) -> list[str]:
     if not data or not data.comparison:
         return []
     per_metric = next(iter(data.comparison.values()))
-    cells = {(c.scenario, c.knobs.get("buffer_pool")): c.name for c in data.cells}  # knobs: a map of settings
-    pools = sorted({pool for _, pool in cells}, key=lambda p: -parse_size(p) if p else 0)
     lines = ["## What indexes cost the replicas under row-based replication", "",
              f"Study `working-set`: `write` (four secondary indexes) against `write-noindex`, the same update of "
              f"the same three columns at {', '.join(f'{r}/s' for r in sorted(set(data.rates.values())))}, "
@@ -181,15 +270,10 @@ def index_cost(studies: list[dict[str, Any]] | list[StudyRecord]) -> list[str]:
         text = f"{figure(a)}{unit} against {figure(b)}{unit}"
         return text + ("" if separated(a["values"], b["values"]) else " (noise)")
 
-    for pool in pools:
-        indexed, bare = cells.get(("write", pool)), cells.get(("write-noindex", pool))
-        if not indexed or not bare:
-            continue
-        a, b = row("replica_ms_per_write", indexed), row("replica_ms_per_write", bare)
-        if not a or not b or not a["median"] or not b["median"]:
-            continue
+    for cost in pool_index_costs(data):
+        indexed, bare = cost["indexed"], cost["bare"]
         lines.append(
-            f"- **{pool or 'reference'} pool**: the indexes cost each replica {a['median'] / b['median']:.1f}× the "
+            f"- **{cost['pool'] or 'reference'} pool**: the indexes cost the replica {cost['ratio']:.1f}× the "
             f"CPU per applied write ({both('replica_ms_per_write', indexed, bare, ' ms')}), "
             f"{both('replica_disk_reads_per_write', indexed, bare)} pages read from disk and "
             f"{both('replica_kb_written_per_write', indexed, bare, ' KB')} written per write; replica lag p99 "

@@ -1,0 +1,86 @@
+"""The figures behind the report's answers, derived from recorded runs and studies (report/answers.py words them):
+which process saturates first against its own capacity, what indexes cost a replica per memory regime, semi-sync's
+commit cost in round trips of the link, binlog volume per day at a rate. Pure functions over records.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.config import HOST_SATURATED, VEGETA_SATURATED
+from ..core.results import RunSummary, StudyRecord, study_of
+from ..core.stats import separated
+from ..topology import links
+from ..topology.knobs import parse_size
+
+SECONDS_PER_DAY = 86_400
+GROUPS = ("master", "replica", "app", "vegeta")  # the processes whose CPU a run samples (replica: the busier)
+
+
+def capacities(cores: int) -> dict[str, float]:
+    """What each process can use, in % of one core: the host and the master (many threads) all cores, a replica
+    the one core of its SQL thread (serial apply, the reference setting), the app all cores, vegeta one core."""
+    return {"host": 100.0 * cores, "master": 100.0 * cores, "replica": 100.0, "app": 100.0 * cores, "vegeta": 100.0}
+
+
+def saturation(summary: RunSummary, cores: int) -> list[dict[str, Any]]:
+    """Each process's mean CPU (% of one core) against its capacity, the fullest first (the host's limit is
+    HOST_SATURATED of its cores and vegeta's VEGETA_SATURATED of its core, as the judge flags them). The replica
+    is the busier one."""
+    means = summary.cpu_mean_percent or {}
+    replica = max([v for k, v in means.items() if k.startswith("replica") and v is not None], default=None)
+    figures = {"host": means.get("host_busy"), "master": means.get("master"), "replica": replica,
+               "app": means.get("app"), "vegeta": means.get("vegeta")}
+    caps = capacities(cores)
+    limit = {**caps, "host": HOST_SATURATED * caps["host"], "vegeta": VEGETA_SATURATED}
+    out = [{"name": name, "percent": float(v), "capacity": caps[name], "share": float(v) / limit[name]}
+           for name, v in figures.items() if v is not None]
+    return sorted(out, key=lambda row: -row["share"])
+
+
+def pool_index_costs(doc: dict[str, Any] | StudyRecord) -> list[dict[str, Any]]:
+    """Per buffer pool of study working-set (largest first): each replica's CPU per applied write with the indexes
+    (`write`) and without (`write-noindex`), its rows of the comparison, the ratio and whether the repeats separate.
+    A pool without both cells is left out."""
+    data = study_of(doc)
+    if not data.comparison:
+        return []
+    per_metric = next(iter(data.comparison.values()))
+    cells = {(c.scenario, (c.knobs or {}).get("buffer_pool")): c.name for c in data.cells or []}
+    pools = sorted({pool for _, pool in cells}, key=lambda p: -parse_size(p) if p else 0)
+    out = []
+    for pool in pools:
+        indexed, bare = cells.get(("write", pool)), cells.get(("write-noindex", pool))
+        rows = per_metric.get("replica_ms_per_write") or {}
+        a, b = rows.get(indexed) if indexed else None, rows.get(bare) if bare else None
+        if not a or not b or not a["median"] or not b["median"]:
+            continue
+        out.append({"pool": pool, "indexed": indexed, "bare": bare, "ratio": a["median"] / b["median"],
+                    "separated": bool(separated(a["values"], b["values"])), "rows": (a, b)})
+    return out
+
+
+def link_rtt_ms(spec: str | None) -> float | None:
+    """The round trip a cell's link adds ('replica1=20ms,replica2=20ms': 20; the slowest of its links); None for
+    no link."""
+    if not spec or spec == "none":
+        return None
+    parsed = links.parse_all([s for s in spec.split(",") if s])
+    return max((link.latency_ms for link in parsed), default=None)
+
+
+def round_trips(costs: list[dict[str, Any]], key: str = "commit_p50_ms") -> list[dict[str, Any]]:
+    """Semi-sync's commit cost (studymetrics.semi_sync_cost's rows) in round trips of the cell's link: the cells
+    with a link and a cost beyond the noise."""
+    out = []
+    for row in costs:
+        rtt, cost = link_rtt_ms(row.get("link")), row.get(key)
+        if rtt and cost and cost["verdict"] == "different":
+            out.append({"cell": row["cell"], "semi_sync": row["semi_sync"], "rtt_ms": rtt, "cost_ms": cost["cost_ms"],
+                        "round_trips": cost["cost_ms"] / rtt})
+    return out
+
+
+def gb_per_day(bytes_per_write: float, rate: float) -> float:
+    """Binlog (and each replica's relay log) volume per day at a steady write rate, in GB (10^9 bytes)."""
+    return bytes_per_write * rate * SECONDS_PER_DAY / 1e9

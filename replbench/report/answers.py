@@ -1,0 +1,272 @@
+""""The answers": what opens report.md, one sentence per question a DBA asks, each with its figure, the repeats'
+range and a link to the table behind it, from the same sources as the rest of the report (the campaign's studies
+and sweeps). A question whose source is missing says so; nothing is filled in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..analysis.answers import gb_per_day, pool_index_costs, round_trips, saturation
+from ..analysis.studymetrics import figure_text, fmt, semi_sync_cost
+from ..core.results import StudyRecord, document, meta_of, study_of
+from ..core.stats import separated, spread
+from . import reference
+from .assets import Writer
+from .costsheet import BIG_TRANSACTIONS, apply_rates, sheet_rows
+from .sweeps import REPLICA, lag_p99, step_figure
+
+SIZE_FACTOR = 2.0  # our largest ratio within this factor of the write-up's: its size reproduces
+REPLICA_MEANS = "the busier replica's figure (the larger of the replicas')"  # what "replica" means in every table
+ALTERNATIVES = ("ROW MINIMAL", "ROW NOBLOB", "STATEMENT", "MIXED")  # set against ROW FULL
+COST_SHEET = "#what-each-replication-setting-costs"
+FALLING_BEHIND = "#when-do-the-replicas-fall-behind"
+INDEXES = "#what-indexes-cost-the-replicas-under-row-based-replication"
+BIG = "#large-transactions-one-update-of-many-rows"
+REFERENCE = "#the-reference-experiments-write-steps-beside-ours"
+
+Studies = list[dict[str, Any]] | list[StudyRecord]
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the answers read: the sweeps' sections by key (report/sweeps), the studies, each study's section link."""
+
+    latest: dict[str, dict[str, Any]]
+    studies: list[StudyRecord]
+    links: dict[str, str]
+
+
+Answer = Callable[[Facts], str]
+
+
+def _text(values: list[float | None], unit: str = "") -> str:
+    return figure_text({**spread(values), "values": values}) + unit
+
+
+def _missing(what: str) -> str:
+    return f"not measured in the data this report shows ({what})"
+
+
+def kept_up_rate(latest: dict[str, dict[str, Any]]) -> int | None:
+    """The highest rate of the write sweep at which the replicas kept up."""
+    sweep = latest.get("write")
+    return (sweep.get("kept_up") or {}).get("rate") if sweep else None
+
+
+def bytes_answer(facts: Facts) -> str:
+    latest, studies = facts.latest, facts.studies
+    rows = sheet_rows(studies)
+    head = f"**Binlog bytes per write**, ROW FULL against {' / '.join(a.split()[-1] for a in ALTERNATIVES)} " \
+           f"([cost sheet]({COST_SHEET})): "
+    said = []
+    for workload, words in (("write", "a single-row update"), ("write-bulk", "a 100-row update")):
+        mine = {label: [m.bytes_per_write for m in runs] for label, _, runs in rows.get(workload, [])}
+        full = spread(mine.get("ROW FULL", []))["median"]
+        if not full:
+            continue
+        others = [f"{fmt(spread(mine[a])['median'])} ({fmt(spread(mine[a])['median'] / full)}×)"
+                  for a in ALTERNATIVES if a in mine and spread(mine[a])["median"]]
+        said.append(f"{words} {_text(mine['ROW FULL'])} B against " + " / ".join(others))
+    if not said:
+        return head + _missing("no binlog-format study") + "."
+    rate = kept_up_rate(latest)
+    text = head + "; ".join(said) + " (counts: the repeats agree, so the ratio is the comparison)"
+    single = {label: spread([m.bytes_per_write for m in runs])["median"] for label, _, runs in rows.get("write", [])}
+    if rate and single.get("ROW FULL"):
+        per_day = [f"{label.replace('ROW ', '')} {gb_per_day(single[label], rate):.0f}" for label in
+                   ("ROW FULL", *ALTERNATIVES[:1], "STATEMENT") if single.get(label)]
+        text += (f". At {rate} single-row updates/s, the write sweep's highest rate with the replicas keeping up, "
+                 f"that is {', '.join(per_day)} GB of binlog a day, and as much relay log on each replica")
+    else:
+        text += ". GB per day: " + _missing("no write sweep whose replicas kept up")
+    return text + "."
+
+
+def replica_cpu_answer(facts: Facts) -> str:
+    studies = facts.studies
+    head = f"**Replica CPU per applied write** by setting, single-row update ([cost sheet]({COST_SHEET})): "
+    rows = {label: runs for label, _, runs in sheet_rows(studies).get("write", [])}
+    if "ROW FULL" not in rows:
+        return head + _missing("no binlog-format study") + "."
+    base = [m.replica_ms_per_write for m in rows["ROW FULL"]]
+    same, apart = [], []
+    for label in ALTERNATIVES:
+        if label not in rows:
+            continue
+        mine = [m.replica_ms_per_write for m in rows[label]]
+        if separated(mine, base):
+            ratio = (spread(mine)["median"] or 0) / (spread(base)["median"] or 1)
+            apart.append(f"{label} {_text(mine, ' ms')} ({ratio:.2f}×)")
+        else:
+            same.append(label)
+    return (head + f"ROW FULL {_text(base, ' ms')}"
+            + (f"; {', '.join(same)}: no difference beyond noise (the repeats overlap)" if same else "")
+            + (f"; {', '.join(apart)}: the repeats separate them" if apart else "") + ".")
+
+
+def index_answer(facts: Facts) -> str:
+    studies = facts.studies
+    head = f"**What the four secondary indexes cost the replica** per applied write ([working-set]({INDEXES})): "
+    data = next((d for d in studies if d.name == "working-set"), None)
+    costs = pool_index_costs(data) if data else []
+    if not costs:
+        return head + _missing("no working-set study") + "."
+    return head + "; ".join(
+        f"{c['ratio']:.1f}× with a {c['pool'] or 'reference'} pool ({figure_text(c['rows'][0])} against "
+        f"{figure_text(c['rows'][1])} ms" + ("" if c["separated"] else ", within noise") + ")" for c in costs) + \
+        " — the smaller the pool against the 8M rows' indexes, the more each index change costs in pages read."
+
+
+def falling_behind_answer(facts: Facts) -> str:
+    latest, studies = facts.latest, facts.studies
+    head = f"**When the replicas stop keeping up** with single-row updates ([write sweep]({FALLING_BEHIND})): "
+    sweep = latest.get("write")
+    if not sweep or not sweep.get("steps"):
+        return head + _missing("no write sweep") + "."
+    kept = sweep["kept_up"]
+    by_rate = {s.rate: s for s in sweep["steps"]}
+    if kept["rate"] is None:
+        text = head + "they fell behind at every step of the sweep"
+        step = by_rate[min(by_rate)]
+    else:
+        step = by_rate[kept["rate"]]
+        lag = lag_p99(step)
+        text = head + f"they kept up to {kept['rate']}/s (lag p99 {fmt(lag)} ms, not growing)"
+        if kept["first_behind"]:
+            text += f"; at {kept['first_behind']}/s {'; '.join(kept['why'])}"
+        elif kept["all"]:
+            text += ", the highest step the sweep ran: the limit is above it"
+    cores = next((m.host.cores for info in latest.values() if (m := meta_of(info.get("meta") or {})).host
+                  and m.host.cores), None)
+    if cores:
+        text += _saturated(step, by_rate.get(kept["first_behind"]) if kept["first_behind"] else None, cores)
+    applied = apply_rates(studies).get(("write", "ROW FULL", "serial"))
+    if applied and spread(applied[1])["median"]:
+        text += f"; one replica alone applies {_text(applied[1], ' trx/s')} serially"
+    return text + "."
+
+
+CAPACITY_WORDS = {"replica": "of the one core its SQL thread uses"}  # how a capacity reads beside its figure
+
+
+def _saturated(step: Any, behind: Any, cores: int) -> str:
+    """What saturated first, named from each process's measured CPU against its capacity: at the highest step the
+    replicas kept up, or at the first step they did not when nothing was saturated yet."""
+    for at in (step, behind):
+        full = saturation(at.repeats[len(at.repeats) // 2].summary, cores) if at is not None else []
+        if full and full[0]["share"] >= 1:
+            first, rest = full[0], full[1:]
+            return (f". What saturates first is the {first['name']}'s CPU: {first['percent']:.0f} % of its "
+                    f"{first['capacity']:.0f} % at {at.rate}/s, against " + ", ".join(
+                        f"{r['name']} {r['percent']:.0f} % "
+                        + CAPACITY_WORDS.get(r["name"], f"of {r['capacity']:.0f} %") for r in rest))
+    full = saturation(step.repeats[len(step.repeats) // 2].summary, cores)
+    if not full:
+        return ""
+    return (f". No process was saturated at {step.rate}/s; the fullest was the {full[0]['name']} at "
+            f"{full[0]['percent']:.0f} % of {full[0]['capacity']:.0f} %")
+
+
+def semi_sync_answer(facts: Facts) -> str:
+    studies = facts.studies
+    head = "**Semi-sync's commit cost**"
+    data = next((d for d in studies if d.name == "semi-sync-distance"), None)
+    if not data or not data.comparison:
+        return head + ": " + _missing("no semi-sync-distance study") + "."
+    doc = document(data)
+    costs = round_trips(semi_sync_cost(doc["cells"], doc["comparison"]))
+    if not costs:
+        return head + ": no cost beyond the noise at any link."
+    widest = max(c["rtt_ms"] for c in costs)
+    paid = [c["round_trips"] for c in costs]
+    return (head + f" ([semi-sync-distance]({facts.links.get(data.name or '', '')})): "
+            f"{min(paid):.1f}–{max(paid):.1f} round trips of the link per commit ("
+            + ", ".join(f"{c['semi_sync']} +{c['cost_ms']:.1f} ms" for c in costs if c["rtt_ms"] == widest)
+            + f" over a {widest:g} ms round trip, write p50 against semi-sync off on the same link).")
+
+
+def big_answer(facts: Facts) -> str:
+    studies = facts.studies
+    head = f"**The lag a large transaction causes** ([large transactions]({BIG})): "
+    data = next((d for d in studies if d.name == BIG_TRANSACTIONS), None)
+    per = next(iter((data.comparison or {}).values()), {}) if data else {}
+    applied, size = per.get("bigtx_applied_s") or {}, per.get("bigtx_binlog_mb") or {}
+    said = [f"{cell.split(',')[0]} {figure_text(applied[cell])} s" + (f" ({figure_text(size[cell])} MB of binlog)"
+                                                                       if cell in size else "")
+            for cell in applied if cell.endswith(" 100,000 rows") and "threads" not in cell]
+    if not said:
+        return head + _missing("no big-transaction study with 100,000 rows") + "."
+    return head + "per 10^5 rows in one UPDATE, the slowest replica applied it after the master's commit in " + \
+        ", ".join(said) + "; a replica starts only at the commit, and parallel threads do not split one transaction."
+
+
+def reference_answer(facts: Facts) -> str:
+    return (f"**The reference write-up's finding** ([beside ours]({REFERENCE})): "
+            + reference_verdict(facts.latest, facts.studies))
+
+
+def reference_verdict(latest: dict[str, dict[str, Any]], studies: Studies) -> str:
+    """Whether the write-up's "indexes strongly affect the replicas' CPU under write load" reproduces: direction and
+    size, from our paired sweeps (the busier replica's CPU-ms per write at the rates both ran) and study
+    working-set, against the write-up's own replica figures."""
+    theirs = [reference.replica_cpu_ms(s) for s in ("write", "write-noindex")]
+    indexed, bare = (spread(t)["median"] for t in theirs)
+    if not indexed or not bare:
+        return "the write-up's replica figures are missing."
+    ours, ratios = [], []
+    a, b = latest.get("write"), latest.get("write-noindex")
+    if a and b:
+        by_b = {s.rate: s for s in b["steps"]}
+        paired = [va / vb for s in a["steps"] if s.rate in by_b
+                  and (va := step_figure(s, ("cpu_ms_per_success", REPLICA)))
+                  and (vb := step_figure(by_b[s.rate], ("cpu_ms_per_success", REPLICA)))]
+        if paired:
+            ours.append(f"{min(paired):.1f}–{max(paired):.1f}× in our paired sweeps at the rates both ran")
+            ratios += paired
+    data = next((d for d in map(study_of, studies) if d.name == "working-set"), None)
+    costs = pool_index_costs(data) if data else []
+    if costs:
+        ours.append(", ".join(f"{c['ratio']:.1f}× ({c['pool']} pool)" for c in costs) + " in study working-set")
+        ratios += [c["ratio"] for c in costs]
+    theirs_ratio = indexed / bare
+    said = f"indexes cost its replicas {theirs_ratio:.0f}× the CPU per write ({indexed:.2f} against {bare:.3f} ms)"
+    if not ratios:
+        return f"{said}; ours: " + _missing("no paired write sweeps, no working-set study") + "."
+    direction = all(r > 1 for r in ratios)
+    size = max(ratios) >= theirs_ratio / SIZE_FACTOR
+    verdict = ("the direction reproduces, " + ("and the size" if size else "the size does not") if direction
+               else "the direction does not reproduce")
+    return (f"{verdict}: {said}, ours {'; '.join(ours)}. Candidate reasons, none measured here: its 16-vCPU host "
+            "against our 2 cores, MySQL against MariaDB 10.11, its pool and disk (not stated).")
+
+
+ANSWERS: tuple[Answer, ...] = (bytes_answer, replica_cpu_answer, index_answer, falling_behind_answer,
+                               semi_sync_answer, big_answer, reference_answer)
+
+
+def the_answers(latest: dict[str, dict[str, Any]], studies: Studies, links: dict[str, str]) -> list[str]:
+    """The block that opens report.md: a heading, what "replica" means, one line per question (links: each study's
+    section, by name)."""
+    facts = Facts(latest, [study_of(d) for d in studies], links)
+    return ["## The answers", "",
+            f"Medians [min–max] over repeats; *replica*, here and in every table, is {REPLICA_MEANS}.", "",
+            *(f"- {answer(facts)}" for answer in ANSWERS), ""]
+
+
+def falling_behind(studies: Studies, latest: dict[str, dict[str, Any]], writer: Writer) -> list[str]:
+    """The section behind the fall-behind answer: the master's max by the client's criteria, then the answer (up to
+    which rate the replicas kept up, what saturated first, one replica's apply capacity), and the lag plot."""
+    sweep = latest.get("write")
+    if not sweep or not sweep.get("steps"):
+        return []
+    answer = falling_behind_answer(Facts(latest, [study_of(d) for d in studies], {})).split("): ", 1)[1]
+    lines = ["## When do the replicas fall behind?", "",
+             f"`write` (single-row updates, ROW FULL): max sustainable rate by the sweep's recorded criteria "
+             f"{sweep['max_text']}; {answer}", ""]
+    plot = writer.root / sweep["folder"] / "lag.png"
+    if plot.exists():
+        lines += [f"![lag against write rate]({writer.rel(plot)})", ""]
+    return lines

@@ -1,0 +1,190 @@
+"""report.md answers a DBA's questions, and every statement on it holds (issue 49): the answers block, statistics fit
+for the quantity (counts compared exactly, a comparison only between cells that differ in one setting, figures below
+their resolution never printed as a cost), a sweep's step that passes only when the replicas kept up, semi-sync and
+compression explained, the reference comparison with its verdict. Unit tier: synthetic records and the committed
+campaign's assets, no server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from replbench.analysis import answers as derived
+from replbench.analysis import verdicts
+from replbench.analysis.findings import BOUND, COUNT, TESTED, sentence, study_findings
+from replbench.analysis.studymetrics import compare_cells, figure_text, unit_metrics
+from replbench.core.config import ROOT
+from replbench.core.results import load, read_meta, study_of, summary_of
+from replbench.core.scenario import PassCriteria
+from replbench.report import answers, costsheet, sources, studies, sweeps
+
+CAMPAIGN = ROOT / "results" / "report-assets" / "campaign-report-20261126-171314"
+CRITERIA = PassCriteria()
+
+
+def _study(name: str) -> dict[str, Any]:
+    folder = next(CAMPAIGN.glob(f"study-*-{name}"))
+    return load(folder / "study.json")
+
+
+def _sweep(scenario: str) -> dict[str, Any]:
+    """A committed sweep as report/sweeps.sweep_section hands it to the first page."""
+    folder = next(p for p in CAMPAIGN.glob(f"sweep-*-{scenario}") if p.name.endswith(f"-{scenario}"))
+    doc = load(folder / "sweep.json")
+    steps = sources.load_steps(folder, doc)
+    kept = verdicts.kept_up_to([(s.rate, [r.summary for r in s.repeats]) for s in steps], verdicts.criteria_of(doc))
+    meta = read_meta(folder) if (folder / "meta.json").exists() else steps[0].repeats[0].meta
+    return {"scenario": scenario, "key": scenario, "max": doc["max_sustainable_rate"], "kept_up": kept,
+            "max_text": verdicts.describe_max(doc), "steps": steps, "folder": folder.name, "meta": meta}
+
+
+def step_summary(growth: float = 0.0, lag_p99: float = 20.0, catch: float = 0.5) -> dict[str, Any]:
+    return {"status": "ok", "success": 1.0, "rate_achieved": 2000, "latency_ms": {"p50": 1.0, "p99": 10.0},
+            "catch_up_s": {"replica1": catch, "replica2": 0.1},
+            "lag": {"replica1": {"p99_ms": lag_p99, "growth_s_per_s": growth},
+                    "replica2": {"p99_ms": 1.0, "growth_s_per_s": 0.0}}}
+
+
+def test_a_step_whose_replica_fell_behind_all_along_fails_though_it_caught_up_in_time() -> None:
+    ok, reasons, _ = verdicts.evaluate(step_summary(growth=0.142, lag_p99=900.0, catch=1.8), CRITERIA, 1600)
+    assert not ok and reasons == ["replica1's lag grew 0.142 s per s (limit 0.01: falling behind)"]
+    ok, reasons, _ = verdicts.evaluate(step_summary(lag_p99=3180.0), CRITERIA, 1600)
+    assert not ok and reasons == ["replica1's lag p99 3180 ms > 1000 ms"]
+    assert verdicts.evaluate(step_summary(growth=0.002, lag_p99=357.5), CRITERIA, 1200)[0]  # kept up
+    # a sweep recorded before the lag criteria: judged by them from its steps' own lag, apart from its max
+    kept = verdicts.kept_up_to([(800, [summary_of(step_summary())]),
+                                (1200, [summary_of(step_summary(growth=0.002, lag_p99=357.5))]),
+                                (1600, [summary_of(step_summary(growth=0.142))])],
+                               verdicts.criteria_of({"criteria": {"max_catch_up": 30.0}}))
+    assert (kept["rate"], kept["first_behind"], kept["all"]) == (1200, 1600, False)
+    assert sweeps.kept_text(kept).startswith("to 1200 rps (at 1600 rps: replica1's lag grew 0.142 s per s")
+
+
+def test_the_committed_write_sweep_kept_up_to_1200_and_the_host_saturated_first() -> None:
+    latest = {"write": _sweep("write")}
+    assert latest["write"]["kept_up"]["rate"] == 1200
+    text = answers.falling_behind_answer(answers.Facts(latest, [], {}))
+    assert "they kept up to 1200/s" in text and "at 1600/s" in text
+    assert "What saturates first is the host's CPU: 192 % of its 200 % at 1200/s" in text
+    assert "master 51 % of 200 %" in text and "the master saturates first" not in text
+
+
+def test_what_saturates_first_is_named_from_each_process_against_its_capacity() -> None:
+    busy_master = summary_of({"cpu_mean_percent": {"host_busy": 120.0, "master": 190.0, "replica1": 30.0,
+                                                   "replica2": 35.0, "app": 40.0, "vegeta": 10.0}})
+    full = derived.saturation(busy_master, cores=2)
+    assert [r["name"] for r in full][:2] == ["master", "host"]
+    assert next(r for r in full if r["name"] == "replica")["percent"] == 35.0  # the busier replica
+    sql_thread = summary_of({"cpu_mean_percent": {"host_busy": 120.0, "master": 40.0, "replica1": 99.0}})
+    assert derived.saturation(sql_thread, cores=2)[0]["name"] == "replica"  # its SQL thread: one core
+
+
+def _cells_study(values: dict[str, list[float]], changed: dict[str, dict[str, str]],
+                 metric: str = "commit_p50_ms") -> dict[str, Any]:
+    units = [{"cell": c, "scenario": "write", "metrics": {metric: v}} for c, vs in values.items() for v in vs]
+    return {"cells": [{"name": c, "changed": changed[c]} for c in values],
+            "comparison": compare_cells(units, list(values))}
+
+
+def test_findings_never_compare_cells_that_differ_in_two_settings() -> None:
+    changed = {"off": {}, "20ms off": {"link": "20ms"}, "after_sync": {"semi_sync": "after_sync"},
+               "20ms after_sync": {"link": "20ms", "semi_sync": "after_sync"}}
+    data = _cells_study({"off": [1.5, 1.52, 1.55], "20ms off": [1.55, 1.6, 1.58], "after_sync": [1.8, 1.85, 1.9],
+                         "20ms after_sync": [31.0, 31.2, 30.8]}, changed)
+    found = study_findings(data, ["commit_p50_ms"])
+    pairs = {(f["cell"], f["baseline"]) for f in found}
+    assert ("20ms after_sync", "off") not in pairs  # link and semi-sync at once: confounded
+    assert {("20ms after_sync", "20ms off"), ("20ms after_sync", "after_sync")} <= pairs
+    assert all(f["kind"] == TESTED for f in found)
+
+
+def test_a_deterministic_count_is_compared_exactly_and_never_tested() -> None:
+    data = _cells_study({"ROW FULL": [569.0, 569.0, 570.0], "STATEMENT": [281.0, 281.0, 281.0]},
+                        {"ROW FULL": {}, "STATEMENT": {"binlog_format": "STATEMENT"}}, "bytes_per_write")
+    [found] = study_findings(data, ["bytes_per_write"])
+    assert found["kind"] == COUNT and found["p"] is None and "p_holm" not in found
+    said = sentence("binlog-format", found)
+    assert "0.494×" in said and "281 against 569 [569–570]" in said and "no test" in said and "p =" not in said
+
+
+def test_a_ratio_over_a_baseline_below_its_resolution_is_a_lower_bound() -> None:
+    def run(cpu: float) -> dict:
+        return {"binlog": {"successful_writes": 100}, "cpu_seconds": {"master": 1.0, "replica1": cpu + 0.5},
+                "cpu_seconds_net": {"master": 0.5, "replica1": cpu},
+                "cpu_seconds_net_resolution": {"master": 0.01, "replica1": 0.05},
+                "replication": {"nodes": {"master": {"transactions": 100}, "replica1": {"transactions": 100}}}}
+
+    units = [{"cell": c, "scenario": "write", "metrics": unit_metrics("run", run(cpu))}
+             for c, cpus in {"keyed": [0.0, 0.005, 0.01], "nopk": [0.9, 1.0, 1.1]}.items() for cpu in cpus]
+    [found] = study_findings({"comparison": compare_cells(units, ["keyed", "nopk"])}, ["replica_ms_per_write"])
+    assert found["kind"] == BOUND and found["factor"] == 20.0  # 10 ms over the 0.5 ms resolution
+    assert "is ≥ 20.0× `keyed`'s" in sentence("nopk", found) and "below resolution (< 0.5)" in sentence("nopk", found)
+
+
+def test_a_figure_below_its_resolution_is_never_printed_as_a_cost() -> None:
+    assert figure_text({"median": 0.3, "min": 0.2, "max": 0.4, "n": 3, "resolution": 0.5}) == \
+        "below resolution (< 0.5)"
+    # recorded before resolutions were: a repeat at 0 net of idle cannot be told from the idle
+    row = {"median": 0.34, "min": 0.0, "max": 0.68, "n": 2, "values": [0.0, 0.68]}
+    assert figure_text(row, "replica_ms_per_write") == "not resolved (≤ 0.68)"
+    assert figure_text(row, "bytes_per_write") == "0.34 [0–0.68]"  # not a net figure: printed as it is
+    nopk = _study("nopk")
+    sheet = "\n".join(costsheet.cost_sheet([nopk]))
+    # its master figure, 0.805 [0.14–1.47], has no repeat at 0 and no recorded resolution: nothing to claim
+    assert "| ROW FULL | 2,632 [2,630–2,634] | 2,632 [2,630–2,634] | 0.805 [0.14–1.47] | not resolved (≤ 0.68) |" \
+        in sheet
+    found = [f for f in study_findings(nopk, ["replica_ms_per_write"]) if f["cell"] == "no PK ROW"]
+    assert found[0]["kind"] == BOUND and round(found[0]["factor"]) == 234  # 159 ms over ≤ 0.68, not 468×
+
+
+def test_the_answers_open_the_report_and_say_what_is_missing() -> None:
+    lines = answers.the_answers({}, [], {})
+    assert lines[0] == "## The answers" and len(lines) <= 12
+    bullets = [line for line in lines if line.startswith("- ")]
+    assert len(bullets) == len(answers.ANSWERS)
+    assert all("not measured in the data this report shows" in b for b in bullets[:-1])
+    assert "ours: not measured" in bullets[-1]  # the write-up's side is its own text
+
+
+def test_the_answers_from_the_committed_campaign() -> None:
+    names = ("binlog-format", "working-set", "semi-sync-distance", "big-transaction", "parallel-apply")
+    latest = {s: _sweep(s) for s in ("write", "write-noindex")}
+    lines = answers.the_answers(latest, [_study(n) for n in names], {"semi-sync-distance": "#semi"})
+    text = "\n".join(lines)
+    assert len(lines) <= 12 and "|" not in text  # before any table
+    assert "a single-row update 569 [569–570] B against 385 (0.676×) / 517 (0.908×) / 281 (0.494×)" in text
+    assert "a 100-row update 23,323 [23,318–23,327] B against 4,678 (0.201×)" in text
+    assert "At 1200 single-row updates/s" in text and "FULL 59, MINIMAL 40, STATEMENT 29 GB of binlog a day" in text
+    assert "ROW MINIMAL, ROW NOBLOB: no difference beyond noise" in text
+    assert "1.8× with a 4G pool" in text and "3.5× with a 128M pool" in text
+    assert "1.1–1.5 round trips of the link per commit" in text and "(#semi)" in text
+    assert "ROW FULL 0.399 [0.353–0.445] s (20.9 MB of binlog)" in text
+    assert "the direction reproduces, the size does not: indexes cost its replicas 16×" in text
+
+
+def test_the_reference_rows_say_why_ours_are_missing_and_what_the_write_up_lacks() -> None:
+    latest = {"write": _sweep("write"), "write-noindex": _sweep("write-noindex")}
+    text = "\n".join(sweeps.reference_comparison(latest, "the verdict"))
+    assert "**Verdict**: the verdict" in text and "Docker default pool" not in text
+    assert "it does not state its pool, 128M is the image default" in text
+    assert "| 200 | ours, 128M pool | *not in this campaign* |" in text
+    assert "| 3600 | ours, reference pool | *not reached*: the sweep stopped after two failing steps" in text
+    assert "| 2400 | the write-up (its vegeta lines repeat the 1600 step's: only its CPU line is its own) |" in text
+    assert "the sweep stopped after two failing steps in a row" not in text.split("| 200 |")[1].split("\n")[1]
+
+
+def test_semi_sync_is_explained_in_round_trips_and_compression_by_its_threshold(tmp_path: Path) -> None:
+    note = "\n".join(studies.semi_sync_note(_study("semi-sync-distance")))
+    assert "1.09–1.48 round trips" in note and "after_sync +29.5 ms over 20 ms" in note
+    assert "one round trip per commit" in note and "MDEV-35109" in note and "after_sync 8.5 ms" in note
+    doc = _study("compression")
+    folder = next(CAMPAIGN.glob("study-*-compression"))
+    data = study_of(doc).model_copy(update={"meta": read_meta(folder)})
+    note = "\n".join(studies.compression_note(doc, data))
+    assert "256 B, its default" in note and "`write` 570 → 569 B" in note and "`write-wide` 3,168 → 2,168 B" in note
+    meta = json.loads((folder / "meta.json").read_text())
+    meta["server_variables_not_default"]["master"]["log_bin_compress_min_len"] = {"value": "10", "default": "256"}
+    (tmp_path / "meta.json").write_text(json.dumps(meta))
+    data = study_of(doc).model_copy(update={"meta": read_meta(tmp_path)})
+    assert "here 10 B (set here)" in "\n".join(studies.compression_note(doc, data))
