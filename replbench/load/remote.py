@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -252,7 +253,6 @@ class RemoteAttack:
         self.command = self.commands[0]
         self._procs: list[subprocess.Popen[bytes]] = []
         self._busy: list[tuple[float | None, float]] = []  # each host's node_exporter busy seconds at the start
-        self._ended: list[float | None] = []
         self._interrupted = False
         self.cpu_seconds: dict[str, Any] = {}
         self.exit_codes: list[int | None] = []
@@ -274,15 +274,18 @@ class RemoteAttack:
             with open(self.folder / f"attacker-{c.index}.log", "wb") as log:
                 self._procs.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
                                                     stdin=subprocess.DEVNULL, start_new_session=True))
-        self._ended = [None] * len(self._procs)
         time.sleep(max(0.0, self.start_at - time.time()))
 
     def running(self) -> bool:
-        for i, proc in enumerate(self._procs):
-            if proc.poll() is None:
-                return True
-            if self._ended[i] is None:
-                self._ended[i] = time.time()
+        """Is any host's ssh session still open? Checked without reaping (wait() reaps, for the exact CPU)."""
+        for proc in self._procs:
+            if proc.returncode is not None:
+                continue
+            try:
+                if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+                    return True
+            except ChildProcessError:
+                continue
         return False
 
     def still_running_after(self, seconds: float, poll: float = 0.05) -> bool:
@@ -301,12 +304,11 @@ class RemoteAttack:
         self._interrupted = True
         _parallel([lambda c=c: subprocess.run(ssh_command(
             self.settings, c.host, f"kill -INT $(cat {shlex.quote(c.folder)}/vegeta.pid)"), capture_output=True,
-            timeout=CHECK_TIMEOUT, check=False) for c, p in zip(self.checks, self._procs) if p.poll() is None])
+            timeout=CHECK_TIMEOUT, check=False) for c, p in zip(self.checks, self._procs) if p.returncode is None])
 
     def wait(self) -> int:
         """Wait for every host's ssh session; each host's CPU over the attack from its node_exporter."""
         ssh_cpu = sum(_reap(proc) for proc in self._procs)
-        self.running()
         self.exit_codes = [p.returncode for p in self._procs]
         self.cpu_percent = []
         for c, (before, at) in zip(self.checks, self._busy):
