@@ -52,7 +52,7 @@ from ..core.records import (
 )
 from ..core.scenario import Scenario
 from ..load import attack, cpus, faults, remote, targets
-from ..measure import binlog, cpu, rowcheck, samplers, timeline
+from ..measure import binlog, cpu, nodeexporter, rowcheck, samplers, timeline
 from ..report.block import render_block
 from ..topology import appserver, dataset, knobs, links, nodes, servervars
 from ..topology.install import VEGETA_VERSION, ensure_vegeta, mariadb_binaries
@@ -294,7 +294,8 @@ class Run:
                 max(1, self.measured.before.beats - idle_start.beats)
         name = f"{self.scenario.name}-{self.rate}"
         if self.live.hosts is not None:
-            self.live.attack = remote.RemoteAttack(s, self.live.hosts, self.folder, self.live.attack_options, name)
+            self.live.attack = remote.RemoteAttack(s, self.live.hosts, self.folder, self.live.attack_options, name,
+                                                     nodeexporter.host_busy)
         else:
             self.live.attack = attack.Attack(self.live.vegeta, self.folder, self.folder / "targets.json",
                                              self.live.attack_options, name,

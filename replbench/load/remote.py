@@ -42,7 +42,6 @@ from ..core.config import (
     Settings,
 )
 from ..core.topofile import AttackerHost
-from ..measure import nodeexporter
 from ..topology.install import VEGETA_VERSION
 from .attack import AttackOptions, _reap
 
@@ -237,26 +236,32 @@ def attack_script(c: HostCheck, start_at: float, flags: list[str], name: str) ->
 
 class RemoteAttack:
     """The attack on every checked host at one agreed instant; the interface of load.attack.Attack (start,
-    running, interrupt, wait) so a run drives either."""
+    running, interrupt, wait) so a run drives either. `host_busy` reads a node_exporter URL's busy CPU seconds
+    (measure.nodeexporter.host_busy, handed in: the measuring layer sits above this one)."""
 
     def __init__(self, settings: Settings, checks: list[HostCheck], folder: Path, options: AttackOptions,
-                 name: str) -> None:
+                 name: str, host_busy: Callable[[str], float | None]) -> None:
         self.settings = settings
         self.checks = checks
         self.folder = folder
-        self.attackers = len(checks)
-        self.parts = replace(options, attackers=len(checks)).split()
-        self.names = [f"{name}#{c.index}" for c in checks]
-        self.start_at = 0.0
-        self.commands = [ssh_command(settings, c.host, attack_script(c, 0.0, p.flags(), n))
-                         for c, p, n in zip(checks, self.parts, self.names)]
-        self.command = self.commands[0]
+        self.parts = replace(options, attackers=len(checks)).split()  # each host's share of the rate
+        self.name = name
+        self.start_at = 0.0  # the agreed instant, this host's clock (Unix seconds)
+        self.host_busy = host_busy
         self._procs: list[subprocess.Popen[bytes]] = []
-        self._busy: list[tuple[float | None, float]] = []  # each host's node_exporter busy seconds at the start
+        self._busy: list[tuple[float | None, float]] = []  # each host's busy CPU seconds at the start, and when
         self._interrupted = False
         self.cpu_seconds: dict[str, Any] = {}
-        self.exit_codes: list[int | None] = []
-        self.cpu_percent: list[float | None] = []
+        self.ended: list[tuple[int | None, float | None]] = []  # each host's exit code and CPU % over the attack
+
+    @property
+    def commands(self) -> list[list[str]]:
+        return [ssh_command(self.settings, c.host, attack_script(c, self.start_at, p.flags(), f"{self.name}#{c.index}"))
+                for c, p in zip(self.checks, self.parts)]
+
+    @property
+    def command(self) -> list[str]:
+        return self.commands[0]
 
     @property
     def pids(self) -> list[int]:
@@ -266,10 +271,7 @@ class RemoteAttack:
     def start(self) -> None:
         """Start every host's attack over ssh and return at the agreed instant (this host's clock)."""
         self.start_at = time.time() + start_lead(self.checks)
-        self._busy = [(_busy(c.host.metrics), time.time()) for c in self.checks]
-        self.commands = [ssh_command(self.settings, c.host, attack_script(c, self.start_at, p.flags(), n))
-                         for c, p, n in zip(self.checks, self.parts, self.names)]
-        self.command = self.commands[0]
+        self._busy = [(self._host_cpu(c), time.time()) for c in self.checks]
         for c, cmd in zip(self.checks, self.commands):
             with open(self.folder / f"attacker-{c.index}.log", "wb") as log:
                 self._procs.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
@@ -309,15 +311,17 @@ class RemoteAttack:
     def wait(self) -> int:
         """Wait for every host's ssh session; each host's CPU over the attack from its node_exporter."""
         ssh_cpu = sum(_reap(proc) for proc in self._procs)
-        self.exit_codes = [p.returncode for p in self._procs]
-        self.cpu_percent = []
-        for c, (before, at) in zip(self.checks, self._busy):
-            after, now = _busy(c.host.metrics), time.time()
-            self.cpu_percent.append(None if before is None or after is None or now <= at else
-                                    round(100 * (after - before) / (now - at), 1))
+        self.ended = []
+        for c, proc, (before, at) in zip(self.checks, self._procs, self._busy):
+            after, now = self._host_cpu(c), time.time()
+            self.ended.append((proc.returncode, None if before is None or after is None or now <= at else
+                               round(100 * (after - before) / (now - at), 1)))
         # no vegeta ran here: the ssh clients are this host's whole cost of the attack
         self.cpu_seconds = {"vegeta": 0.0, "ssh_clients": round(ssh_cpu, 3)}
-        return next((code for code in self.exit_codes if code), 0)
+        return next((code for code, _ in self.ended if code), 0)
+
+    def _host_cpu(self, c: HostCheck) -> float | None:
+        return self.host_busy(c.host.metrics) if c.host.metrics else None
 
     def collect(self, vegeta: Path) -> list[dict[str, Any]]:
         """Copy every host's results file back (results-<i>.bin), remove its folder there, and describe each host's
@@ -327,7 +331,7 @@ class RemoteAttack:
         for i, c in enumerate(self.checks):
             fetched = got[i]
             report = _file_report(vegeta, self.folder / f"results-{c.index}.bin")
-            code = self.exit_codes[i] if i < len(self.exit_codes) else None
+            code, cpu = self.ended[i] if i < len(self.ended) else (None, None)
             error = None
             if isinstance(fetched, BaseException):
                 error = str(fetched)
@@ -340,8 +344,8 @@ class RemoteAttack:
                 **c.as_dict(), "rate": self.parts[i].rate, "requests": None if report is None else report["requests"],
                 "first_request_s": None if first is None else round(first, 3),
                 "late": first is not None and first > ATTACKER_LATE_S, "exit_code": code, "error": error,
-                "cpu_percent": self.cpu_percent[i] if i < len(self.cpu_percent) else None,
-                "cpu_source": ("host CPU from node_exporter" if self.cpu_percent[i] is not None else
+                "cpu_percent": cpu,
+                "cpu_source": ("host CPU from node_exporter" if cpu is not None else
                                "n/a (node_exporter did not answer)") if c.host.metrics else "n/a (no metrics URL)",
                 "results_file": f"results-{c.index}.bin" if report is not None else None,
             })
@@ -362,10 +366,6 @@ class RemoteAttack:
 
     def start_text(self) -> str:
         return time.strftime("%H:%M:%S", time.gmtime(self.start_at)) + f".{int(self.start_at * 1000) % 1000:03d}"
-
-
-def _busy(url: str) -> float | None:
-    return nodeexporter.host_busy(url) if url else None
 
 
 def _file_report(vegeta: Path, path: Path) -> dict[str, Any] | None:
