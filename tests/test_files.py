@@ -65,7 +65,7 @@ def test_a_scenario_file_names_the_key_it_refuses(tmp_path: Path, text: str, exp
 
 @pytest.mark.parametrize("text, expected", [
     (TOPOLOGY + "colour = 1\n", "servers.toml:5: replica1.colour: unknown key; keys: host, metrics, port"),
-    ("rack = 1\n" + TOPOLOGY, "servers.toml:1: rack: unknown key; keys: app, description, master, replica1,"),
+    ("rack = 1\n" + TOPOLOGY, "servers.toml:1: rack: unknown key; keys: app, attacker, description, master, replica1,"),
     (TOPOLOGY + "port = 70000\n", "servers.toml:5: replica1.port: must be from 1 to 65535, got 70000"),
     (TOPOLOGY + "port = true\n", "servers.toml:5: replica1.port: must be a whole number, got True"),
     (TOPOLOGY.replace('"db1"', '" "'), "servers.toml:2: master.host: must name a host"),

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.config import HOST_SATURATED, VEGETA_SATURATED
+from ..core.config import ATTACKER_SKEW_WARN_MS, HOST_SATURATED, VEGETA_SATURATED
 from ..core.nodenames import MASTER
 from ..core.records import STATUS_FAILED, STATUS_INTERRUPTED, STATUS_OK, STATUS_WARNING
 from ..core.results import RunMeta, RunSummary, has, meta_of, summary_of
@@ -146,6 +146,26 @@ def _consistency_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]
     return guards
 
 
+def _attacker_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
+    """An attacker host that failed or started late (its share missing for a while), and clocks too far apart
+    for the merged report's start and end (docs/own-servers.md, "Clock skew")."""
+    guards = []
+    hosts = s.remote_attackers or []
+    for a in hosts:
+        who = f"attacker {a.index} ({a.host})"
+        if a.error:
+            guards.append(f"{who} failed: {a.error}; its share of {a.rate}/s is missing from "
+                          f"{facts.rate}/s ({a.requests or 0:,} of its requests came back)")
+        elif a.late:
+            guards.append(f"{who} started {a.first_request_s:.2f} s after the agreed start: until then the rate "
+                          f"was {facts.rate - (a.rate or 0)}/s of {facts.rate}/s")
+    skews = [a.skew_ms for a in hosts if a.skew_ms is not None]
+    if len(skews) > 1 and max(skews) - min(skews) > ATTACKER_SKEW_WARN_MS:
+        guards.append(f"the attacker hosts' clocks differ by {max(skews) - min(skews):.0f} ms: the merged report's "
+                      "duration and rate, and the latency timeline beside the lag, are off by up to that much")
+    return guards
+
+
 def _error_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
     return [f"error: {error}" for error in facts.errors]
 
@@ -153,4 +173,5 @@ def _error_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
 # a run's guards, in the order the block lists them: the one table of what is checked after a run (the pass
 # criteria themselves are verdicts.CRITERIA, shared with a sweep step's verdict)
 GUARDS: tuple[Guard, ...] = (_criteria_guards, _client_guards, _saturation_guards, _replication_guards, _row_guards,
-                             _setup_guards, _catch_up_guards, _fault_guards, _consistency_guards, _error_guards)
+                             _setup_guards, _catch_up_guards, _fault_guards, _consistency_guards, _attacker_guards,
+                             _error_guards)

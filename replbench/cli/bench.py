@@ -164,7 +164,7 @@ def run_options(args: argparse.Namespace, scenario: scenarios.Scenario, settings
     if cut:
         raise UsageError(f"a cut or restore fault needs a link: name it with --link {sorted(cut)[0]}=0ms")
     if settings.external:
-        refuse_on_external(settings, planned, linked, args.cpus or "")
+        refuse_on_external(settings, planned, linked, args.cpus or "", args.attackers)
     return RunOptions(duration=duration, timeout=parse_seconds(args.timeout, "--timeout"), knobs=knobs_from(args),
                       catch_up_timeout=scenario.catch_up_timeout or CATCH_UP_TIMEOUT, strict=args.strict,
                       faults=planned, links=linked, attackers=args.attackers, cpus=args.cpus or "",
@@ -178,9 +178,17 @@ def _nonce(args: argparse.Namespace) -> str:
     return nonce.lower()
 
 
-def refuse_on_external(settings: Settings, planned: list[Any], linked: list[Any], pinning: str) -> None:
-    """What needs the servers' processes or their network cannot be done to a topology file's servers."""
+def refuse_on_external(settings: Settings, planned: list[Any], linked: list[Any], pinning: str,
+                       attackers: int = 1) -> None:
+    """What needs the servers' processes or their network cannot be done to a topology file's servers; with the
+    file's attacker hosts, the attack is theirs (one vegeta each), not this host's."""
     where = settings.topology_name
+    hosts = settings.attacker_hosts
+    if hosts and attackers != 1:
+        raise UsageError(f"--attackers {attackers}: {where} names {len(hosts)} attacker host(s), one vegeta each; "
+                         "add [[attacker]] tables to the file for more")
+    if hosts and "vegeta" in cpus.parse(pinning):
+        raise UsageError(f"--cpus vegeta=...: the attack runs on {where}'s attacker hosts, not on this machine")
     touching = sorted({f.action for f in planned if f.action in ("kill", "start")})
     if touching:
         raise UsageError(f"a {touching[0]} fault needs the native topology: replbench never kills or starts the "

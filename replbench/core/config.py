@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from .nodenames import DEFAULT_REPLICAS, MAX_REPLICAS, MIN_REPLICAS, node_names
 
 if TYPE_CHECKING:
-    from .topofile import TopologyFile
+    from .topofile import AttackerHost, TopologyFile
 
 ROOT = Path(__file__).resolve().parents[2]  # replbench/core/config.py -> the repository
 MYSQL_DIR = ROOT / "mysql"
@@ -131,6 +131,10 @@ SETTING_LIST: tuple[Setting, ...] = (
             "its password (environment only: never written to a results file)"),
     Setting("app_user", "REPLBENCH_APP_USER", "", _text,
             "the app's user on a topology file's servers (empty: the harness's)"),
+    Setting("ssh_key", "REPLBENCH_SSH_KEY", "", lambda v: str(_path(v)) if v else "",
+            "the private key ssh uses to reach a topology file's attacker hosts (empty: ssh's own choice)"),
+    Setting("ssh_config", "REPLBENCH_SSH_CONFIG", "", lambda v: str(_path(v)) if v else "",
+            "an ssh_config file for the attacker hosts (ssh -F; empty: ~/.ssh/config as usual)"),
 )
 SETTINGS = {s.name: s for s in SETTING_LIST}
 
@@ -233,6 +237,13 @@ MODEL_BOOTSTRAP_MIN_CELLS = 4
 # saw transactions of its size or smaller and the highest rate it saw at all (rows per transaction compared with
 # this much slack); outside, the CPU and fsync figures are flagged. docs/decisions/cost-model-rate.md
 MODEL_DOMAIN_SLACK = 0.05
+# attackers on other hosts (a topology file's [[attacker]], load/remote.py; docs/own-servers.md, "Attackers on
+# several hosts"): each starts at one agreed instant, this far ahead of the last host's check at least (and 3 ssh
+# connections' time); its first request more than ATTACKER_LATE_S after that instant (on this host's clock, its
+# own corrected by the measured skew) is a late start; clocks further apart than ATTACKER_SKEW_WARN_MS are flagged
+ATTACKER_START_LEAD_S = 1.0
+ATTACKER_LATE_S = 0.5
+ATTACKER_SKEW_WARN_MS = 100.0
 
 
 @dataclass(frozen=True)
@@ -323,6 +334,8 @@ class Settings:
     db_user: str
     db_password: str
     app_user: str
+    ssh_key: str
+    ssh_config: str
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -366,6 +379,16 @@ class Settings:
     def app_url(self) -> str:
         """An app already serving elsewhere (a topology file's [app] url): never started or stopped here."""
         return _topology_file(self.topology).app_url if self.topology else ""
+
+    @property
+    def app_listen(self) -> str:
+        """The address the app started here listens on (a topology file's [app] listen; else loopback)."""
+        return _topology_file(self.topology).app_listen if self.topology else "127.0.0.1"
+
+    @property
+    def attacker_hosts(self) -> tuple[AttackerHost, ...]:
+        """A topology file's client hosts, driven over SSH (none: vegeta runs here)."""
+        return _topology_file(self.topology).attackers if self.topology else ()
 
     @property
     def app_cpu_source(self) -> str:

@@ -218,6 +218,29 @@ class AttackCpu(Record):
     helpers: Num | None = None  # the pipeline's other processes (summaries from before the attack ran alone)
 
 
+class RemoteAttacker(Record):
+    """One attacker host of a topology file, driven over SSH (load/remote.py): its share and what it did."""
+
+    index: int | None = None
+    host: str | None = None
+    user: str | None = None
+    port: int | None = None
+    vegeta: str | None = None
+    rate: int | None = None  # its share of the run's rate
+    requests: int | None = None  # in its results file
+    first_request_s: Num | None = None  # after the agreed start, on this host's clock (its skew removed)
+    late: bool | None = None
+    skew_ms: Num | None = None  # its clock minus the harness's
+    skew_uncertainty_ms: Num | None = None
+    connect_s: Num | None = None
+    exit_code: int | None = None
+    error: str | None = None
+    cpu_percent: Num | None = None  # its host's busy CPU over the attack, % of one core (node_exporter)
+    cpu_source: str | None = None
+    metrics: str | None = None
+    results_file: str | None = None
+
+
 class HarnessTime(Record):
     start_up: Num | None = None
     before_attack: Num | None = None
@@ -339,6 +362,8 @@ class RunSummary(Record):
     outcomes: dict[str, dict[str, int]] | None = None
     served_by: dict[str, int] | None = None
     client_connections: int | None = None
+    remote_attackers: list[RemoteAttacker] | None = None  # a topology file's attacker hosts (none: vegeta here)
+    attack_start_agreed: str | None = None
     client_connections_setting: str | None = None
     app_admission: Admission | None = None
     above_knee: AboveKnee | None = None

@@ -16,6 +16,13 @@ REPLBENCH_APP_USER / REPLBENCH_APP_PASSWORD (the app; default: the harness's) co
     host = "db3.example"
     [app]                                         # optional: an app of this suite already serving elsewhere
     url = "http://app1.example:8080"              # (default: started here, reaching the nodes above)
+    # listen = "10.0.0.5"                         # or: the address the app started here listens on (the
+                                                  # attackers' hosts reach it there; default 127.0.0.1)
+    [[attacker]]                                  # optional, one table per client host: the load comes from
+    host = "client1.example"                      # vegeta on each over SSH (REPLBENCH_SSH_KEY / _CONFIG), at
+    user = "bench"                                # one agreed start, each with its share of the rate
+    metrics = "http://client1.example:9100/metrics"  # optional: node_exporter, for that host's CPU
+    vegeta = "/usr/local/bin/vegeta"              # optional (default: vegeta on that host's PATH)
 """
 
 from __future__ import annotations
@@ -28,10 +35,13 @@ from typing import Annotated
 from pydantic import AfterValidator, create_model, model_validator
 
 from .nodenames import MAX_REPLICAS, node_names
-from .schema import FileModel, between, http_url, validate
+from .schema import FieldError, FileModel, between, http_url, validate
 
 ROLES = node_names(MAX_REPLICAS)  # every section a file may have: master, replica1 … replica4
 DEFAULT_PORT = 3306
+DEFAULT_LISTEN = "127.0.0.1"
+SSH_PORT = 22
+MAX_ATTACKERS = 16
 
 
 class TopologyFileError(ValueError):
@@ -47,11 +57,28 @@ class NodeAddress:
 
 
 @dataclass(frozen=True)
+class AttackerHost:
+    """A client host the attack runs on (over SSH): load/remote.py."""
+
+    host: str
+    user: str  # "" = ssh's own choice (REPLBENCH_SSH_CONFIG, else the local user)
+    port: int
+    metrics: str  # node_exporter URL, "" when none
+    vegeta: str  # the vegeta program on that host
+
+    @property
+    def destination(self) -> str:
+        return f"{self.user}@{self.host}" if self.user else self.host
+
+
+@dataclass(frozen=True)
 class TopologyFile:
     path: Path
     description: str
     nodes: tuple[NodeAddress, ...]
     app_url: str = ""  # an app of this suite already serving there ("" = started here as usual)
+    app_listen: str = DEFAULT_LISTEN  # where the app started here listens (and the targets point)
+    attackers: tuple[AttackerHost, ...] = ()  # client hosts driven over SSH (none: vegeta runs here)
 
     def node(self, name: str) -> NodeAddress:
         return next(n for n in self.nodes if n.name == name)
@@ -69,7 +96,9 @@ def load(path: Path) -> TopologyFile:
         raise TopologyFileError(f"{where}: not a readable TOML file ({exc})") from None
     checked = validate(TopologyTables, data, where, source, TopologyFileError)
     nodes = tuple(NodeAddress(role, node.host, node.port, node.metrics) for role, node in checked.nodes())
-    return TopologyFile(path, checked.description, nodes, checked.app.url.rstrip("/"))
+    attackers = tuple(AttackerHost(a.host, a.user, a.port, a.metrics, a.vegeta) for a in checked.attacker)
+    return TopologyFile(path, checked.description, nodes, checked.app.url.rstrip("/"), checked.app.listen,
+                        attackers)
 
 
 # The file's model: a table per node (ROLES), the app's table, and the checks across them.
@@ -88,11 +117,33 @@ class NodeTable(FileModel):
 
 class AppTable(FileModel):
     url: Annotated[str, http_url("http(s)://host:port (an app of this suite already serving)")] = ""
+    listen: Annotated[str, AfterValidator(_host)] = DEFAULT_LISTEN
+
+    @model_validator(mode="after")
+    def _one_app(self) -> AppTable:
+        if self.url and self.listen != DEFAULT_LISTEN:
+            raise FieldError(("listen",), "an app at a url is not started here: listen has no use beside url")
+        return self
+
+
+def _user(value: str) -> str:
+    if value != value.strip() or any(c in value for c in "@ :/"):
+        raise ValueError(f"must be a user name (no spaces, @, : or /); got {value!r}")
+    return value
+
+
+class AttackerTable(FileModel):
+    host: Annotated[str, AfterValidator(_host)]
+    user: Annotated[str, AfterValidator(_user)] = ""
+    port: Annotated[int, between(1, 65535)] = SSH_PORT
+    metrics: Annotated[str, http_url("a node_exporter URL (http://host:9100/metrics)")] = ""
+    vegeta: Annotated[str, AfterValidator(_host)] = "vegeta"
 
 
 class _Tables(FileModel):
     description: str = ""
     app: AppTable = AppTable()
+    attacker: list[AttackerTable] = []
 
     def nodes(self) -> list[tuple[str, NodeTable]]:
         """(role, table) of the nodes the file names, master first."""
@@ -111,6 +162,18 @@ class _Tables(FileModel):
             if key in seen:
                 raise ValueError(f"{role} and {seen[key]} are the same server ({node.host}:{node.port})")
             seen[key] = role
+        if len(self.attacker) > MAX_ATTACKERS:
+            raise FieldError(("attacker",), f"at most {MAX_ATTACKERS} attacker hosts, got {len(self.attacker)}")
+        hosts: dict[tuple[str, int], int] = {}
+        for i, attacker in enumerate(self.attacker):
+            key = (attacker.host, attacker.port)
+            if key in hosts:
+                raise FieldError(("attacker", i, "host"), f"the same host as attacker {hosts[key] + 1} "
+                                 f"({attacker.host}:{attacker.port}); one table per client host")
+            hosts[key] = i
+        if self.attacker and self.app.url:
+            raise FieldError(("app", "url"), "attackers on other hosts need an app started here (listen = "
+                             "its address they reach), not an app at a url")
         return self
 
 

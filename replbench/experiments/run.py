@@ -51,8 +51,8 @@ from ..core.records import (
     write_json,
 )
 from ..core.scenario import Scenario
-from ..load import attack, cpus, faults, targets
-from ..measure import binlog, counters, cpu, rowcheck, samplers, timeline
+from ..load import attack, cpus, faults, remote, targets
+from ..measure import binlog, counters, cpu, nodeexporter, rowcheck, samplers, timeline
 from ..report.block import render_block
 from ..topology import appserver, dataset, knobs, links, nodes, servervars
 from ..topology.install import VEGETA_VERSION, ensure_vegeta, mariadb_binaries
@@ -100,7 +100,8 @@ class Live:
     vegeta: Path | None = None
     samplers: samplers.Samplers | None = None
     fault_runner: faults.FaultRunner | None = None
-    attack: attack.Attack | None = None
+    attack: attack.Attack | remote.RemoteAttack | None = None
+    hosts: list[remote.HostCheck] | None = None  # a topology file's attacker hosts, checked (None: vegeta here)
     catch_thread: threading.Thread | None = None
     attack_done: threading.Event = field(default_factory=threading.Event)
 
@@ -249,6 +250,11 @@ class Run:
             duration=self.options.duration, catch_up_timeout=self.options.catch_up_timeout,
             nonce=self.options.nonce or None)
         self.record.meta["cpus"] = self._pin()  # after the app's restart: its new processes are pinned
+        if s.attacker_hosts:
+            self.progress.say(f"checking {len(s.attacker_hosts)} attacker host(s) over ssh (vegeta, clock skew), "
+                              "copying the targets there")
+            self.live.hosts = remote.check(s, self.live.vegeta, self.folder / "targets.json")
+            self.record.meta["attacker_hosts"] = [c.as_dict() for c in self.live.hosts]
         if rowcheck.checked_columns(self.scenario) and rowcheck.method(self.options.knobs) == "sample":
             ids = rowcheck.sample_ids(self.folder / "targets.json")
             self.measured.row_sample = (ids, rowcheck.read_values(s, self.scenario.schema,
@@ -288,14 +294,21 @@ class Run:
         if idle_start.binlog and self.measured.before.binlog:
             self.measured.bytes_per_beat = binlog.written_bytes(idle_start.binlog, self.measured.before.binlog) / \
                 max(1, self.measured.before.beats - idle_start.beats)
-        self.live.attack = attack.Attack(self.live.vegeta, self.folder, self.folder / "targets.json",
-                                         self.live.attack_options,
-                                    f"{self.scenario.name}-{self.rate}",
-                                    cpus.taskset_prefix(cpus.parse(self.options.cpus).get("vegeta")))
-        self.record.meta["attack_command"] = self.live.attack.command
+        name = f"{self.scenario.name}-{self.rate}"
+        if self.live.hosts is not None:
+            self.live.attack = remote.RemoteAttack(s, self.live.hosts, self.folder, self.live.attack_options, name,
+                                                     nodeexporter.host_busy)
+        else:
+            self.live.attack = attack.Attack(self.live.vegeta, self.folder, self.folder / "targets.json",
+                                             self.live.attack_options, name,
+                                             cpus.taskset_prefix(cpus.parse(self.options.cpus).get("vegeta")))
         self.record.meta["started_at"] = _now()
         self.clock.start = time.monotonic() - self.clock.zero
         self.live.attack.start()
+        if self.live.hosts is not None:  # start() returned at the agreed instant: the attack's start on our clock
+            self.clock.start = time.monotonic() - self.clock.zero
+            self.record.meta["attack_start_agreed"] = self.live.attack.start_text() + " UTC"  # type: ignore[union-attr]
+        self.record.meta["attack_command"] = self.live.attack.command
         self.live.fault_runner.start(self.clock.start)
         self.live.catch_thread = threading.Thread(target=self._time_catch_up, daemon=True)
         self.live.catch_thread.start()
@@ -311,6 +324,8 @@ class Run:
         self.record.meta["attack_ended_at"] = _now()
         appserver.wait_published(self.settings, time.time())  # the workers' counters, once more after the attack
         self.measured.after = samplers.snapshot(s, self.live.samplers)
+        if isinstance(self.live.attack, remote.RemoteAttack):
+            self._collect_remote(self.live.attack)
         for error in self.measured.after.errors:  # a lost master: its figures are missing, the run goes on
             self._record_error("snapshot after the attack", RuntimeError(error))
         after, before = self.measured.after.admission, self.measured.before.admission
@@ -321,6 +336,17 @@ class Run:
             self.live.catch_thread.join()
         # the plot's imports while the reports and checks wait on vegeta and the servers (after every figure is read)
         threading.Thread(target=timeline.preload_plotting, daemon=True).start()
+
+    def _collect_remote(self, hosts: remote.RemoteAttack) -> None:
+        """The attacker hosts' result files back here, each host's part recorded (the block's Attackers lines,
+        judge's guards); their folders there removed."""
+        assert self.live.vegeta is not None
+        self.progress.say("copying the attacker hosts' results back", final=True)
+        parts = self._safely("attackers' results", lambda: hosts.collect(self.live.vegeta), default=None)
+        self.live.hosts = None  # their folders are gone: nothing left to discard
+        if parts is not None:
+            self.record.summary["remote_attackers"] = parts
+            self.record.summary["attack_start_agreed"] = hosts.start_text() + " UTC"
 
     def _show_progress(self) -> None:
         assert self.live.attack and self.live.samplers and self.measured.before and self.clock.start is not None
@@ -368,6 +394,12 @@ class Run:
         if self.live.attack is not None and self.live.attack.running():
             self.live.attack.interrupt()
             self.live.attack.wait()
+        if self.live.hosts is not None:  # checked, never collected (a failure before or during the attack)
+            if isinstance(self.live.attack, remote.RemoteAttack):
+                self._collect_remote(self.live.attack)
+            else:
+                remote.discard(self.settings, self.live.hosts)
+                self.live.hosts = None
         self.live.attack_done.set()
         if self.live.fault_runner is not None:
             self.live.fault_runner.stop()

@@ -22,7 +22,8 @@ def render_block(doc: dict[str, Any] | RunSummary, folder: Path) -> str:
     """The reference write-up's block: CPU lines, vegeta's text report verbatim, then our measurements, one
     section after another (the summary a run holds in memory, or its summary.json's record)."""
     summary = results.summary_of(doc)
-    lines = [*_cpu_lines(summary), *_setup_lines(summary), vegeta_text(folder / "report.txt"),
+    lines = [*_cpu_lines(summary), *_attacker_lines(summary), *_setup_lines(summary),
+             vegeta_text(folder / "report.txt"),
              *_client_lines(summary), *_lag_lines(summary), *_soak_lines(summary), *_server_lines(summary),
              *_binlog_lines(summary),
              *_app_lines(summary), *_check_lines(summary)]
@@ -68,6 +69,8 @@ def _cpu_lines(summary: RunSummary) -> list[str]:
                   f"          (master {pct('master')}, " + ", ".join(f"{r} {pct(r)}" for r in names)
                   + (f"; database CPU: {', '.join(f'{k} {v}' for k, v in sources.items() if is_node(k))}"
                      if remote else "") + ")",
+                  f"vegeta cpu: n/a here          ({len(summary.remote_attackers)} attacker hosts over SSH: each "
+                  "one's CPU on its line below)" if summary.remote_attackers else
                   f"vegeta cpu: {means.get('vegeta', 0):.0f}          ("
                   + (f"{len(attackers)} attack processes, CPU s each: " + ", ".join(f"{s:.1f}" for s in attackers)
                      if attackers else "the attack process only")
@@ -75,6 +78,27 @@ def _cpu_lines(summary: RunSummary) -> list[str]:
                   f"Harness cpu: {means.get('harness', 0):.0f}          (this harness process)",
                   f"Host cpu: {means.get('host_busy', 0):.0f} of {100 * (summary.cores or 1)}"
                   f" (steal {means.get('host_steal', 0):.0f})   [% of one core, mean over the steady part]"]
+    return lines
+
+
+def _attacker_lines(summary: RunSummary) -> list[str]:
+    """The attacker hosts (a topology file's, over SSH): one line each, its share, requests, start, skew, CPU."""
+    hosts = summary.remote_attackers or []
+    if not hosts:
+        return []
+    total = sum(a.requests or 0 for a in hosts)
+    lines = [f"Attackers: {len(hosts)} hosts over SSH, agreed start {summary.attack_start_agreed or 'n/a'}; "
+             f"the report below merges their {sum(1 for a in hosts if a.results_file)} results files "
+             f"({total:,} requests)"]
+    for a in hosts:
+        cpu = f"CPU {a.cpu_percent:.0f} % of a core ({a.cpu_source})" if a.cpu_percent is not None else \
+            f"CPU {a.cpu_source or 'n/a'}"
+        start = "no request" if a.first_request_s is None else f"first request {a.first_request_s:+.3f} s"
+        skew = "clock skew n/a" if a.skew_ms is None else \
+            f"clock skew {a.skew_ms:+.1f} ms (±{a.skew_uncertainty_ms or 0:.1f})"
+        flag = f"FAILED: {a.error}; " if a.error else f"LATE by {a.first_request_s:.2f} s; " if a.late else ""
+        lines.append(f"  attacker {a.index} {a.host}: {flag}{a.rate}/s share, {a.requests or 0:,} requests, "
+                     f"{start}, {skew}, {cpu}")
     return lines
 
 

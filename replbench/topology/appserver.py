@@ -52,7 +52,7 @@ def app_pid(settings: Settings) -> int | None:
         pid = int(pid_file(settings).read_text().strip())
         proc = psutil.Process(pid)
         if proc.status() != psutil.STATUS_ZOMBIE and "gunicorn" in " ".join(proc.cmdline()) \
-                and f"127.0.0.1:{settings.app_port}" in " ".join(proc.cmdline()):
+                and f"{settings.app_listen}:{settings.app_port}" in " ".join(proc.cmdline()):
             return pid
     except (OSError, ValueError, psutil.NoSuchProcess, psutil.AccessDenied):
         pass
@@ -145,7 +145,7 @@ def answered_since(before: dict[str, Any], now: dict[str, Any]) -> dict[str, Any
 
 
 def base_url(settings: Settings) -> str:
-    return settings.app_url or f"http://127.0.0.1:{settings.app_port}"
+    return settings.app_url or f"http://{settings.app_listen}:{settings.app_port}"
 
 
 def start(settings: Settings) -> int:
@@ -173,7 +173,7 @@ def start(settings: Settings) -> int:
     for stale in settings.app_dir.glob("admission-*.json"):  # counters of workers that are gone
         stale.unlink(missing_ok=True)
     cmd = [sys.executable, "-m", "gunicorn", "app.main:create_app",
-           "--bind", f"127.0.0.1:{settings.app_port}",
+           "--bind", f"{settings.app_listen}:{settings.app_port}",
            "--workers", str(settings.app_workers),
            "--worker-class", WORKER_CLASSES[settings.worker_class],
            "--pid", str(pid_file(settings)),

@@ -183,3 +183,22 @@ def ensure_datagen(settings: Settings) -> Path:
     if binary.exists() and binary.stat().st_mtime >= source.stat().st_mtime:
         return binary
     return _go_build(settings, binary, "./datagen", "the dataset generator")
+
+
+OPENSSH_PACKAGES = ("openssh-client", "openssh-server")
+
+
+def ensure_openssh() -> dict[str, str]:
+    """OpenSSH (Debian's openssh-client and openssh-server): the harness drives a topology file's attacker hosts
+    with ssh; the namespace labs (topology/netns) run sshd in their namespaces."""
+    found = {name: shutil.which(name) or _sbin(name) for name in ("ssh", "ssh-keygen", "sshd")}
+    if all(found.values()):
+        return {k: v for k, v in found.items() if v}
+    if not can_apt():
+        raise InstallError("OpenSSH is missing: apt-get install openssh-client openssh-server")
+    apt_install(OPENSSH_PACKAGES)
+    found = {name: shutil.which(name) or _sbin(name) for name in ("ssh", "ssh-keygen", "sshd")}
+    missing = [k for k, v in found.items() if not v]
+    if missing:
+        raise InstallError(f"apt-get finished but {', '.join(missing)} is still missing")
+    return {k: v for k, v in found.items() if v}

@@ -1,0 +1,241 @@
+"""Hosts of their own, on this machine: network namespaces on one bridge (topology/netns) hold a master and a
+replica (mariadbd at their own 198.18.x addresses) and two client hosts with an OpenSSH server each; the harness runs
+here, its app listening on the bridge, and drives vegeta on the clients over ssh (load/remote). Skipped, with the
+reason, where namespaces cannot be made. The pure parts (the file's keys, the skew, the guards, the block's lines)
+are unit tests below."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from replbench.analysis import judge
+from replbench.core.config import Settings
+from replbench.core.results import meta_of, summary_of
+from replbench.core.scenario import load as load_scenario
+from replbench.load import remote
+from replbench.report.block import _attacker_lines
+from replbench.topology import netns
+from replbench.topology.install import VEGETA_VERSION, ensure_vegeta
+
+from .conftest import env_for, run_cli, run_folder, run_main
+
+LATE_BY_S = 2  # the slow client's vegeta sleeps this long before it attacks
+
+
+def _free_port(address: str) -> int:
+    with socket.socket() as s:
+        s.bind((address, 0))
+        return s.getsockname()[1]
+
+
+def _topology(path: Path, lab: netns.Lab, attackers: list[str]) -> Path:
+    path.write_text('description = "a master and a replica in namespaces, clients over ssh"\n'
+                    f'[master]\nhost = "{lab.host("master").address}"\n'
+                    f'[replica1]\nhost = "{lab.host("replica1").address}"\n'
+                    f'[app]\nlisten = "{lab.gateway}"\n' + "".join(f"[[attacker]]\n{a}\n" for a in attackers))
+    return path
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """Four hosts: master, replica1 (mariadbd, 5,000 accounts loaded over SQL), client1 (sshd and a
+    node_exporter) and client2 (sshd only); everything removed afterwards."""
+    reason = netns.unavailable()
+    if reason:
+        pytest.skip(f"network namespaces cannot be made here: {reason}")
+    folder = tmp_path_factory.mktemp("netns")
+    with netns.Lab(["master", "replica1", "client1", "client2"], folder) as made:
+        password = os.urandom(8).hex()
+        made.databases(made.host("master"), [made.host("replica1")], user="bench", password=password)
+        key = netns.client_key(folder / "id_ed25519")
+        for name in ("client1", "client2"):
+            made.sshd(made.host(name), key.with_suffix(".pub"))
+        exporter = made.node_exporter(made.host("client1"))
+        config = folder / "ssh_config"
+        config.write_text(f"Host *\n  User root\n  UserKnownHostsFile {made.known_hosts(folder / 'known_hosts')}\n"
+                          "  StrictHostKeyChecking yes\n  LogLevel ERROR\n")
+        vegeta = ensure_vegeta(Settings.from_env(env_for(folder / "state")))
+        slow = folder / "slow-vegeta"  # a vegeta v12.13.0 that takes LATE_BY_S to start attacking
+        slow.write_text(f'#!/bin/sh\n[ "$1" = -version ] && {{ echo "Version: {VEGETA_VERSION}"; exit 0; }}\n'
+                        f'[ "$1" = attack ] && sleep {LATE_BY_S}\nexec {vegeta} "$@"\n')
+        slow.chmod(0o755)
+        c1, c2 = made.host("client1").address, made.host("client2").address
+        on_time = _topology(folder / "two-clients.toml", made, [
+            f'host = "{c1}"\nmetrics = "{exporter}"\nvegeta = "{vegeta}"', f'host = "{c2}"\nvegeta = "{vegeta}"'])
+        late = _topology(folder / "late-client.toml", made, [
+            f'host = "{c1}"\nvegeta = "{vegeta}"', f'host = "{c2}"\nvegeta = "{slow}"'])
+        env = env_for(folder / "state", REPLBENCH_TOPOLOGY=str(on_time), REPLBENCH_DB_USER="bench",
+                      REPLBENCH_DB_PASSWORD=password, REPLBENCH_APP_PORT=str(_free_port(made.gateway)),
+                      REPLBENCH_ACCOUNTS="5000", REPLBENCH_SSH_CONFIG=str(config), REPLBENCH_SSH_KEY=str(key))
+        proc = run_cli(["dataset"], env)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        try:
+            yield {"lab": made, "env": env, "late": late, "c1": c1, "c2": c2}
+        finally:
+            run_cli(["down"], env)  # the app this host started; the lab's servers go with the lab
+
+
+def _run(env: dict[str, str], *args: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    proc = run_cli(["read", *args, "--duration", "3s"], env)
+    folder = run_folder(proc.stdout)
+    return proc, json.loads((folder / "summary.json").read_text()) | {"_folder": str(folder)}
+
+
+@pytest.mark.integration
+def test_a_read_run_from_two_ssh_attackers_merges_both_result_files(lab: dict[str, Any]) -> None:
+    proc, summary = _run(lab["env"], "100")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    hosts = summary["remote_attackers"]
+    assert [(a["host"], a["rate"]) for a in hosts] == [(lab["c1"], 50), (lab["c2"], 50)]
+    folder = Path(summary["_folder"])
+    assert sorted(p.name for p in folder.glob("results-*.bin")) == ["results-1.bin", "results-2.bin"]
+    # the merged report (vegeta report over both files) counts what each host sent, and the rate adds up
+    assert summary["requests"] == sum(a["requests"] for a in hosts) == 300, hosts
+    assert json.loads((folder / "report.json").read_text())["requests"] == 300
+    assert all(not a["late"] and a["error"] is None and abs(a["skew_ms"]) < 50 for a in hosts), hosts
+    assert hosts[0]["cpu_percent"] is not None and hosts[0]["cpu_source"] == "host CPU from node_exporter"
+    assert hosts[1]["cpu_percent"] is None and hosts[1]["cpu_source"] == "n/a (no metrics URL)"
+    assert "Attackers: 2 hosts over SSH" in proc.stdout and f"attacker 2 {lab['c2']}: 50/s share" in proc.stdout
+    assert not [g for g in summary["guards"] if g.startswith("attacker")], summary["guards"]
+    meta = json.loads((folder / "meta.json").read_text())
+    assert meta["topology"]["master"]["host"] == lab["lab"].host("master").address  # not loopback
+    assert [h["vegeta"] for h in meta["attacker_hosts"]] == ["the same binary as here"] * 2
+    assert lab["env"]["REPLBENCH_DB_PASSWORD"] not in (folder / "meta.json").read_text()
+
+
+@pytest.mark.integration
+def test_a_late_attacker_is_flagged(lab: dict[str, Any]) -> None:
+    proc, summary = _run(dict(lab["env"], REPLBENCH_TOPOLOGY=str(lab["late"])), "100")
+    slow = summary["remote_attackers"][1]
+    assert slow["late"] and slow["first_request_s"] >= LATE_BY_S - 0.2, slow
+    assert slow["requests"] == 150 and summary["requests"] == 300  # its share was sent, late
+    assert any(g.startswith(f"attacker 2 ({lab['c2']}) started ") for g in summary["guards"]), summary["guards"]
+    assert f"attacker 2 {lab['c2']}: LATE by" in proc.stdout
+    assert summary["status"] != "ok" and not summary["remote_attackers"][0]["late"]
+
+
+@pytest.mark.integration
+def test_the_lab_leaves_nothing_behind_even_on_failure(tmp_path: Path) -> None:
+    reason = netns.unavailable()
+    if reason:
+        pytest.skip(f"network namespaces cannot be made here: {reason}")
+    key = netns.client_key(tmp_path / "id")
+    with pytest.raises(RuntimeError, match="on purpose"):
+        with netns.Lab(["solo", "empty"], tmp_path / "lab") as lab:
+            lab.sshd(lab.host("solo"), key.with_suffix(".pub"))
+            pid = lab.host("solo").processes[0].pid
+            names = [h.namespace for h in lab.hosts.values()]
+            bridge = lab.bridge
+            # host to host across the bridge: from the empty namespace, sshd's banner at the other's address
+            probe = f"import socket; print(socket.create_connection(('{lab.host('solo').address}', 22), 5).recv(7))"
+            reach = subprocess.run([*lab.host("empty").exec_prefix(), sys.executable, "-c", probe],
+                                   capture_output=True, text=True, timeout=20)
+            assert "b'SSH-2.0'" in reach.stdout, reach.stdout + reach.stderr
+            raise RuntimeError("on purpose")
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert not any(n in listed for n in names), listed
+    assert subprocess.run(["ip", "link", "show", bridge], capture_output=True).returncode != 0
+    assert not os.path.exists(f"/proc/{pid}")
+
+
+# ---- unit: no process ----
+
+def test_namespaces_unavailable_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert netns.unavailable() == "network namespaces need root (ip netns add)"
+
+
+@pytest.mark.parametrize("attackers, needle", [
+    ('[[attacker]]\nhost = "c1"\n[[attacker]]\nhost = "c1"', "attacker[2].host: the same host as attacker 1"),
+    ('[[attacker]]\nhost = "c1"\nuser = "a b"', "attacker[1].user: must be a user name"),
+    ('[[attacker]]\nhost = "c1"\nkey = "/root/.ssh/id"', "attacker[1].key: unknown key"),
+    ('[[attacker]]\nhost = "c1"\nport = 0', "attacker[1].port: must be from 1 to 65535"),
+    ('[app]\nurl = "http://a:1"\n[[attacker]]\nhost = "c1"', "app.url: attackers on other hosts need an app"),
+])
+def test_bad_attacker_tables_exit_2_with_one_line(tmp_path: Path, attackers: str, needle: str) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text(f'[master]\nhost = "db1"\n[replica1]\nhost = "db2"\n{attackers}\n')
+    code, _, err = run_main(["status", "--topology", str(path)], env_for(tmp_path / "state"))
+    assert code == 2 and needle in err and "Traceback" not in err, err
+
+
+def test_attackers_flag_is_refused_beside_attacker_hosts(tmp_path: Path) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text('[master]\nhost = "db1"\n[replica1]\nhost = "db2"\n[[attacker]]\nhost = "c1"\n')
+    code, _, err = run_main(["read", "100", "--attackers", "2"], env_for(tmp_path / "s", REPLBENCH_TOPOLOGY=str(path)))
+    assert code == 2 and "names 1 attacker host(s), one vegeta each" in err, err
+
+
+def test_skew_is_taken_from_the_shortest_round_trip() -> None:
+    # (sent, remote clock, received): the remote clock 0.25 s ahead; the slow probe would say 0.2
+    probes = [(10.0, 10.35, 10.2), (11.0, 11.2505, 11.001), (12.0, 12.3, 12.1)]
+    skew, uncertainty = remote.skew_from(probes)
+    assert skew == pytest.approx(0.25) and uncertainty == pytest.approx(0.0005)
+
+
+def test_the_attack_waits_for_the_agreed_instant_on_its_own_clock() -> None:
+    host = remote.AttackerHost("c1", "", 22, "", "/opt/vegeta")
+    check = remote.HostCheck(1, host, "/tmp/replbench-attack.x", VEGETA_VERSION, -1.5, 0.001, 0.1)
+    script = remote.attack_script(check, 1000.0, ["-rate=50/1s"], "read-100#1")
+    assert "w=$(( 998500000000 - $(date +%s%N) ))" in script  # 1000 s here is 998.5 s on its clock
+    assert script.endswith("exec /opt/vegeta attack -format=json -targets=/tmp/replbench-attack.x/targets.json "
+                           "'-name=read-100#1' -rate=50/1s -output=/tmp/replbench-attack.x/results.bin")
+
+
+def test_vegeta_report_times_read_as_unix_nanoseconds() -> None:
+    assert remote._rfc3339_ns("1970-01-01T00:00:01.5Z") == 1_500_000_000
+    assert remote._rfc3339_ns("1970-01-01T01:00:02.000000007+01:00") == 2_000_000_007
+    assert remote._rfc3339_ns("1970-01-01T00:00:03Z") == 3_000_000_000
+
+
+def _host(index: int, **changes: Any) -> dict[str, Any]:
+    return {"index": index, "host": f"198.18.0.{index + 3}", "rate": 50, "requests": 150, "first_request_s": 0.004,
+            "late": False, "skew_ms": 0.3, "skew_uncertainty_ms": 0.1, "error": None, "cpu_percent": None,
+            "cpu_source": "n/a (no metrics URL)", "results_file": f"results-{index}.bin", **changes}
+
+
+def _guards(hosts: list[dict[str, Any]]) -> list[str]:
+    facts = judge.RunFacts(criteria=load_scenario("read").criteria, rate=100, catch_up_timeout=30, cores=2)
+    return judge._attacker_guards(summary_of({"remote_attackers": hosts}), meta_of({}), facts)
+
+
+def test_a_failed_or_late_attacker_is_a_guard_and_one_line_of_the_block() -> None:
+    hosts = [_host(1, cpu_percent=12.3, cpu_source="host CPU from node_exporter"),
+             _host(2, late=True, first_request_s=2.04), _host(3, error="no results came back", requests=None,
+                                                               results_file=None, first_request_s=None)]
+    assert _guards(hosts) == [
+        "attacker 2 (198.18.0.5) started 2.04 s after the agreed start: until then the rate was 50/s of 100/s",
+        "attacker 3 (198.18.0.6) failed: no results came back; its share of 50/s is missing from 100/s (0 of its "
+        "requests came back)"]
+    lines = _attacker_lines(summary_of({"remote_attackers": hosts, "attack_start_agreed": "12:00:01.000 UTC"}))
+    assert lines[0] == ("Attackers: 3 hosts over SSH, agreed start 12:00:01.000 UTC; the report below merges their "
+                        "2 results files (300 requests)")
+    assert lines[1] == ("  attacker 1 198.18.0.4: 50/s share, 150 requests, first request +0.004 s, clock skew "
+                        "+0.3 ms (±0.1), CPU 12 % of a core (host CPU from node_exporter)")
+    assert lines[2].startswith("  attacker 2 198.18.0.5: LATE by 2.04 s; 50/s share")
+    assert lines[3].startswith("  attacker 3 198.18.0.6: FAILED: no results came back; 50/s share, 0 requests, no "
+                               "request") and lines[3].endswith("CPU n/a (no metrics URL)")
+
+
+def test_clocks_far_apart_are_flagged() -> None:
+    assert _guards([_host(1, skew_ms=-80.0), _host(2, skew_ms=70.0)]) == [
+        "the attacker hosts' clocks differ by 150 ms: the merged report's duration and rate, and the latency "
+        "timeline beside the lag, are off by up to that much"]
+    assert _guards([_host(1, skew_ms=-20.0), _host(2, skew_ms=30.0)]) == []
+
+
+def test_ssh_takes_key_and_config_from_the_environment(tmp_path: Path) -> None:
+    settings = Settings.from_env(env_for(tmp_path, REPLBENCH_SSH_KEY="/k/id", REPLBENCH_SSH_CONFIG="/k/config"))
+    cmd = remote.ssh_command(settings, remote.AttackerHost("c1", "bench", 2222, "", "vegeta"), "true")
+    assert cmd[:2] == ["ssh", "-o"] and "BatchMode=yes" in cmd and cmd[-2:] == ["bench@c1", "true"]
+    assert cmd[cmd.index("-p") + 1] == "2222" and cmd[cmd.index("-F") + 1] == "/k/config"
+    assert cmd[cmd.index("-i") + 1] == "/k/id"
