@@ -289,7 +289,8 @@ def test_a_tiny_real_study_writes_study_json_and_a_report_section(topo: Settings
     settings = Settings.from_env(env)
     markdown.generate(settings, output)
     text = output.read_text()
-    assert "### Study `tiny`" in text and "## Findings" in text and "- **Findings** (primary metrics only): " in text
+    assert "### Study `tiny`" in text and "## Findings" in text
+    assert "- **Findings** (primary metrics only, between cells that differ in one setting): " in text
     tables = (topo.results / "report-assets" / folder.name / "study.md").read_text()  # every figure, linked
     assert "| binlog B/write |" in tables and f"{folder.name}/study.md)" in text
     assert str(topo.state) not in text and str(ROOT) not in text
