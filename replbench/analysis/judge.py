@@ -117,7 +117,10 @@ def _catch_up_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
     guards = []
     limit = facts.criteria.max_catch_up
     for replica, took in (s.catch_up_s or {}).items():
-        if replica in (s.catch_up_unreachable or []):
+        if replica in (s.catch_up_held or {}):
+            guards.append(f"{replica}'s catch-up not measured: {(s.catch_up_held or {})[replica]} held it when the "
+                          "last request was sent")
+        elif replica in (s.catch_up_unreachable or []):
             guards.append(f"{replica}'s catch-up not measured: it did not answer when the last request was sent")
         elif took is None:
             lag = (s.lag or {}).get(replica)

@@ -396,6 +396,7 @@ class RunSummary(Record):
     heartbeat_ms: Num | None = None
     catch_up_s: NodeFigures | None = None
     catch_up_timeout_s: Num | None = None
+    catch_up_held: dict[str, str] | None = None  # replicas a planned fault held when the last request was sent
     catch_up_unreachable: list[str] | None = None  # replicas whose catch-up was not waited for: they did not answer
     replicas_not_replicating: list[str] | None = None
     nodes_lost: list[Fault] | None = None

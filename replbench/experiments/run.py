@@ -386,9 +386,16 @@ class Run:
             self.measured.catch_up = {r.name: None for r in self.settings.replicas}
             return
         unreachable: set[str] = set()
-        self.measured.catch_up = nodes.wait_caught_up(self.settings, self.options.catch_up_timeout,
-                                                      self.measured.catch_up_gtid, unreachable=unreachable)
+        runner = self.live.fault_runner
+        held = faults.held(list(runner.done), {r.name for r in self.settings.replicas}) \
+            if runner is not None and runner.done else {}
+        waited = tuple(r for r in self.settings.replicas if r.name not in held) if held else None
+        self.measured.catch_up = {} if waited == () else nodes.wait_caught_up(
+            self.settings, self.options.catch_up_timeout, self.measured.catch_up_gtid, replicas=waited,
+            unreachable=unreachable)
+        self.measured.catch_up.update({name: None for name in held})
         self.record.summary["catch_up_unreachable"] = sorted(unreachable)  # no wait took place: not "behind"
+        self.record.summary["catch_up_held"] = held  # stopped on purpose and not yet given back: no wait either
 
     def _stop_background(self) -> None:
         if self.live.attack is not None and self.live.attack.running():

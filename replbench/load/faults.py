@@ -185,6 +185,19 @@ def outages(done: list[dict[str, Any]]) -> list[tuple[str, float, float | None]]
     return out
 
 
+def held(done: list[dict[str, Any]], replicas: set[str]) -> dict[str, str]:
+    """Replicas a planned fault has stopped (killed, replication or a thread stopped, link cut) and no restore has
+    given back yet: replica -> the fault's spec. A catch-up wait on them could only run out its timeout."""
+    out: dict[str, str] = {}
+    for record in done:
+        if record["node"] in replicas and record["action"] in RESTORES and record.get("error") is None:
+            back = any(r["node"] == record["node"] and r["action"] == RESTORES[record["action"]]
+                       and r["at_s"] >= record["at_s"] for r in done)
+            if not back:
+                out[record["node"]] = record["fault"]
+    return out
+
+
 def windows(done: list[dict[str, Any]], duration: float) -> list[tuple[str, float, float]]:
     """(name, start s, end s) for before / during / after each fault and its restore (times from the attack's
     start); a fault never restored is 'during' until the end."""

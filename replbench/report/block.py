@@ -176,6 +176,9 @@ def _lag_lines(summary: RunSummary) -> list[str]:
         catch: float | str | None = "-" if summary.catch_up_s is None else summary.catch_up_s.get(name)
         if catch == "-":
             catch_text = "catch-up not measured"
+        elif name in (summary.catch_up_held or {}):
+            catch_text = (f"catch-up not measured: {(summary.catch_up_held or {})[name]} held it when the last "
+                          "request was sent (restored after the run)")
         elif name in (summary.catch_up_unreachable or []):
             catch_text = "catch-up not measured: it did not answer when the last request was sent"
         elif catch is None:
