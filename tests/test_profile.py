@@ -21,7 +21,7 @@ import pytest
 from replbench.analysis import costmodel
 from replbench.analysis import profile as prof
 from replbench.cli.args import UsageError
-from replbench.cli.profile import predict_from_profile, workload_mixes
+from replbench.cli.profile import predict_from_profile
 from replbench.core.config import ROOT, Settings
 from replbench.core.results import write_json
 from replbench.measure import binlogfile
@@ -250,7 +250,7 @@ def test_a_profile_feeds_model_predict_without_the_heartbeat(tmp_path: Path, mon
     path = tmp_path / "snippet.json"
     write_json(path, p.model_dump(mode="json"))
     assert prof.read(path) == p
-    mixes, mapped, notes = workload_mixes(p, ["bench_idx"])
+    mixes, mapped, notes = prof.workload_mixes(p, ["bench_idx"])
     assert sorted(mixes["bench_idx"]) == sorted([("update", 1, 5 / 77), ("update", 100, 1 / 77),
                                                  ("update", 1, 2 / 77)])  # 8 transactions over 77 s, no heartbeat
     assert "the model has no fit on bench_noidx" in " ".join(notes)

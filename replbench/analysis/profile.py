@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -31,11 +32,17 @@ from ..measure.binlogfile import (
     Event,
     TableMeta,
     ValueType,
+    clock,
+    decoder,
+    events,
     local_second,
+    local_zone,
     row_images,
     split_value,
+    stream,
     value_size,
 )
+from . import costmodel
 
 SCHEMA_VERSION = 1
 SETTINGS = ("ROW-FULL", "ROW-MINIMAL", "ROW-NOBLOB", "STATEMENT", "MIXED")  # costmodel.SETTINGS' names
@@ -127,6 +134,10 @@ class ProfileError(ValueError):
 
 class EmptyWindow(ReplbenchError):
     """No event of the files falls in the window: one line saying so, and when the files were opened."""
+
+
+class NoWorkload(ProfileError):
+    """A profile with no workload transactions to price (only the heartbeat, or nothing)."""
 
 
 # --- the profile file --------------------------------------------------------------------------------------------
@@ -762,3 +773,76 @@ def model_table(line: Line, model_tables: list[str]) -> tuple[str, str]:
         return fallback, " (it has no primary key, and the model has no table without one)"
     what = "its primary key and secondary indexes" if line.primary_key == "unknown" else "its secondary indexes"
     return fallback, f" (the indexed table: {what} cannot be known from the binlog)"
+
+
+# --- decoding files into a profile, and pricing a profile's workload (`profile`, `model predict --profile` and
+# `model validate` share these) ---------------------------------------------------------------------------------
+
+def source_of(read_from: str, server: str, window: Window) -> Source:
+    """Where a profile's events came from: "files" or "server" (the master as binlogfile names it), and the window
+    in the decoder's clock."""
+    return Source(read_from=read_from, server=server,
+                  since=None if window.since is None else clock(window.since),
+                  until=None if window.until is None else clock(window.until), time_zone=local_zone())
+
+
+def profile_files(files: list[BinlogFile], window: Window, source: Source, sampling: Sampling | None = None,
+                  covered: int | None = None) -> Profile:
+    """The files' profile: each decoded by the server's own tool near the window (binlogfile.decoder), in the order
+    given; covered: the second up to which the files hold the server's binlog (a copy taken then)."""
+    decoders = [decoder(f, (window.since, window.until)) for f in files]
+    profiler = Profiler(sampling, window)
+    for file, argv in zip(files, decoders):
+        profiler.feed(file, events(stream(argv), file.path.name))
+    if covered is not None:
+        profiler.covers(covered)
+    return profiler.build(" ".join([Path(decoders[0][0]).name, *decoders[0][1:-1]]), source)
+
+
+Mix = list[tuple[str, int, float]]  # costmodel.parse_mix's: (kind, rows per transaction, transactions/s)
+
+
+def model_tables(model: dict[str, Any]) -> list[str]:
+    """The tables a fitted model has a setting on ('ROW-FULL bench_idx' → bench_idx)."""
+    return sorted({name.split(" ", 1)[1] for name in model["settings"] if " " in name})
+
+
+def workload_mixes(profile: Profile, tables: list[str]) -> tuple[dict[str, Mix], dict[str, list[Line]], list[str]]:
+    """The profile's workload lines as the cost model's mixes, per model table: (kind, rows per transaction,
+    transactions/s over the span) for every size the line's transactions had; the lines on each model table; and
+    what the mapping assumed. NoWorkload when only the heartbeat (always left out) or nothing is there."""
+    mixes: dict[str, Mix] = {}
+    mapped: dict[str, list[Line]] = {}
+    notes = []
+    for line in profile.lines:
+        if line.heartbeat:
+            continue
+        table, note = model_table(line, tables)
+        notes.append(f"{line.schema_name}.{line.table} {line.kind}s → the model's {table}{note}")
+        mapped.setdefault(table, []).append(line)
+        mixes.setdefault(table, []).extend(
+            (line.kind, rows, count / profile.span_s) for rows, count in line.rows_per_transaction.histogram.items())
+    if not mixes:
+        raise NoWorkload("the profile has no workload transactions (only the heartbeat, or nothing)")
+    return mixes, mapped, notes
+
+
+def price(model: dict[str, Any], profile: Profile, mixes: dict[str, Mix], mapped: dict[str, list[Line]],
+          setting: str, replica_cores: float = 1.0, alone: bool = False) -> list[dict[str, Any]]:
+    """The cost sheets of the profile's workload under one setting, one per model table its mixes are on:
+    costmodel.predict's plan (every figure per second) and the profile's own estimate of the binlog in B/s, or the
+    setting, the table and why there is none. A table the model has no fit of under the setting is left out, or
+    with `alone` (the one setting asked) sheeted as such."""
+    sheets = []
+    for table, mix in mixes.items():
+        if costmodel.key(setting, table) not in model["settings"]:
+            if alone:
+                sheets.append({"setting": setting, "table": table, "error": "the model has no data for it"})
+            continue
+        own = [ln.settings[setting].bytes for ln in mapped[table]]
+        try:
+            sheets.append({"plan": costmodel.predict(model, mix, setting, replica_cores, table),
+                           "profile_bytes_per_s": None if None in own else sum(b or 0 for b in own) / profile.span_s})
+        except costmodel.MixError as exc:
+            sheets.append({"setting": setting, "table": table, "error": str(exc)})
+    return sheets

@@ -19,15 +19,17 @@ from typing import Any
 from ..analysis import costmodel
 from ..analysis.profile import (
     EVERY_ROW,
-    Line,
-    Profile,
+    NoWorkload,
     ProfileError,
-    Profiler,
     Sampling,
     Source,
     Window,
-    model_table,
+    model_tables,
+    price,
+    profile_files,
     read,
+    source_of,
+    workload_mixes,
 )
 from ..core import results
 from ..core.config import SETTINGS, ReplbenchError, Settings
@@ -117,7 +119,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
         if given:
             raise UsageError(f"FILE and {', '.join(given)}: profile either files or the binlogs of a server "
                              "(--topology FILE, or no FILE for the native topology), not both", usage)
-        source = _source("files", "", window)
+        source = source_of("files", "", window)
         return _profile(args, args.files, window, source, args.out or _default_out(args.files[0].path.name, window))
     settings = settings_from(args)
     progress = Progress("profile")
@@ -126,20 +128,13 @@ def cmd_profile(args: argparse.Namespace) -> int:
         files, listed = binlogfile.copy_from_server(settings, folder, args.since, progress)
         stem = Path(settings.topology).stem if settings.topology else "native"
         out = args.out or _default_out(f"{stem}-master", window)
-        return _profile(args, files, window, _source("server", listed.where, window), out,
+        return _profile(args, files, window, source_of("server", listed.where, window), out,
                         covered=binlogfile.local_second(listed.now))
     finally:
         if args.keep:
             print(f"profile: the copied binlogs are kept in {folder}", file=sys.stderr)
         else:
             shutil.rmtree(folder, ignore_errors=True)
-
-
-def _source(read_from: str, server: str, window: Window) -> Source:
-    return Source(read_from=read_from, server=server,
-                  since=None if window.since is None else binlogfile.clock(window.since),
-                  until=None if window.until is None else binlogfile.clock(window.until),
-                  time_zone=binlogfile.local_zone())
 
 
 def _default_out(name: str, window: Window) -> Path:
@@ -158,12 +153,7 @@ def _profile(args: argparse.Namespace, files: list[binlogfile.BinlogFile], windo
     alone = [sorted(binlogfile.time_alone(argv) for _ in range(TIMING_REPEATS)) for argv in decoders] \
         if args.timing else []
     wall, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
-    profiler = Profiler(EVERY_ROW if args.every_row else Sampling(), window)
-    for file, argv in zip(files, decoders):
-        profiler.feed(file, binlogfile.events(binlogfile.stream(argv), file.path.name))
-    if covered is not None:
-        profiler.covers(covered)
-    profile = profiler.build(" ".join([Path(decoders[0][0]).name, *decoders[0][1:-1]]), source)
+    profile = profile_files(files, window, source, EVERY_ROW if args.every_row else Sampling(), covered)
     wall, cpu, children = time.perf_counter() - wall, time.process_time() - cpu, _children_cpu() - children
     out.parent.mkdir(parents=True, exist_ok=True)
     write_json(out, profile.model_dump(mode="json"))
@@ -200,24 +190,16 @@ def predict_from_profile(args: argparse.Namespace) -> int:
     except ProfileError as exc:
         raise UsageError(f"--profile {exc}") from None
     model, source = load_model(settings)
-    tables = sorted({name.split(" ", 1)[1] for name in model["settings"] if " " in name})
-    mixes, mapped, notes = workload_mixes(profile, tables)
+    try:
+        mixes, mapped, notes = workload_mixes(profile, model_tables(model))
+    except NoWorkload as exc:
+        raise UsageError(f"--profile: {exc}") from None
     wanted = [args.setting] if getattr(args, "setting", None) else list(costmodel.SETTINGS)
     sheets = []
     for setting in wanted:
         if setting not in costmodel.SETTINGS:
             raise UsageError(f"unknown --setting {setting!r}; settings: {', '.join(costmodel.SETTINGS)}")
-        for table, mix in mixes.items():
-            if costmodel.key(setting, table) not in model["settings"]:
-                if len(wanted) == 1:
-                    sheets.append({"setting": setting, "table": table, "error": "the model has no data for it"})
-                continue
-            own = [ln.settings[setting].bytes for ln in mapped[table]]
-            try:
-                sheets.append({"plan": costmodel.predict(model, mix, setting, args.replica_cores, table),
-                               "profile_bytes_per_s": None if None in own else sum(own) / profile.span_s})
-            except costmodel.MixError as exc:
-                sheets.append({"setting": setting, "table": table, "error": str(exc)})
+        sheets += price(model, profile, mixes, mapped, setting, args.replica_cores, alone=len(wanted) == 1)
     if not sheets:
         raise ReplbenchError(f"the model ({source}) has none of the settings asked for the profile's tables")
     asked = getattr(args, "replicas_asked", None)  # --replicas N (the topology flag's, read as the setting)
@@ -225,27 +207,6 @@ def predict_from_profile(args: argparse.Namespace) -> int:
     print(render_predictions(args.profile, profile, sheets, replicas, notes))
     print(source)
     return 0
-
-
-def workload_mixes(profile: Profile, model_tables: list[str]) -> tuple[dict[str, list[tuple[str, int, float]]],
-                                                                      dict[str, list[Line]], list[str]]:
-    """The profile's workload lines as the cost model's mixes, per model table: (kind, rows per transaction,
-    transactions/s over the span) for every size the line's transactions had; the lines on each model table; and
-    what the mapping assumed."""
-    mixes: dict[str, list[tuple[str, int, float]]] = {}
-    mapped: dict[str, list[Line]] = {}
-    notes = []
-    for line in profile.lines:
-        if line.heartbeat:
-            continue
-        table, note = model_table(line, model_tables)
-        notes.append(f"{line.schema_name}.{line.table} {line.kind}s → the model's {table}{note}")
-        mapped.setdefault(table, []).append(line)
-        mixes.setdefault(table, []).extend(
-            (line.kind, rows, count / profile.span_s) for rows, count in line.rows_per_transaction.histogram.items())
-    if not mixes:
-        raise UsageError("--profile: the profile has no workload transactions (only the heartbeat, or nothing)")
-    return mixes, mapped, notes
 
 
 def load_model(settings: Settings) -> tuple[dict[str, Any], str]:
