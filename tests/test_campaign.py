@@ -40,9 +40,10 @@ def test_the_shipped_campaigns_parse_and_the_quick_one_fits_half_an_hour() -> No
     assert campaign.load("quick").estimate() <= 30 * 60
     # the report's campaign, the 8M build (~5 min) and the report itself fit one 3-hour session on a fresh machine
     # (the estimate runs high: at 255cae9 the campaign took 116 min of its estimated 137); with study per-index
-    # (issue 51: 56 min, half of them re-creating indexes at an estimated, unmeasured 2 min each) it is 202 min,
-    # about 171 at that ratio: a 3-hour session only if the index builds take no longer than estimated
-    assert campaign.load("report").estimate() <= 205 * 60
+    # (issue 51: 56 min, half of them re-creating indexes at an estimated, unmeasured 2 min each) and model validate's
+    # ROW MINIMAL cases and profiles (issue 50) it is 205 min, about 174 at that ratio: a 3-hour session only if the
+    # index builds take no longer than estimated
+    assert campaign.load("report").estimate() <= 208 * 60
     code, out, _ = run_main(["campaign", "quick", "--dry-run"])
     assert code == 0 and "units, estimated" in out
 

@@ -326,8 +326,9 @@ def _add_model_parser(sub: Any) -> None:
                        formatter_class=help_formatter)
     p.add_argument("action", choices=("fit", "predict", "validate"),
                    help="fit: from the runs under --from; predict: a mix; validate: run held-out cases against it")
-    p.add_argument("--cases", help="validate: scenario@rate, comma-separated (default: "
-                   + ",".join(f"{s}@{r}" for s, r in modelcheck.CASES) + ")")
+    p.add_argument("--cases", help="validate: scenario@rate[:SETTING], comma-separated, the setting one of "
+                   f"{', '.join(costmodel.SETTINGS)} (default ROW-FULL; default cases: "
+                   + ",".join(c.text for c in modelcheck.CASES) + ")")
     p.add_argument("--duration", help="validate: each case's duration (default: 30s)")
     p.add_argument("--onset-rows", type=int, default=modelcheck.ONSET_ROWS,
                    help="validate: rows per transaction of the lag-onset runs (default: %(default)s; 0: none)")
@@ -500,13 +501,13 @@ def cmd_model(args: argparse.Namespace) -> int:
         return 0
     if args.action == "validate":
         cases = modelcheck.CASES
-        if args.cases:
+        if args.cases is not None:
             try:
-                cases = tuple((name, int(rate)) for name, rate in (c.split("@") for c in args.cases.split(",")))
-            except ValueError:
-                raise UsageError(f"--cases takes scenario@rate, comma-separated, got {args.cases!r}") from None
-            for name, _ in cases:
-                load_scenario(name)
+                cases = modelcheck.parse_cases(args.cases)
+            except modelcheck.CaseError as exc:
+                raise UsageError(f"--cases {exc}") from None
+            for case in cases:
+                load_scenario(case.scenario)
         duration = parse_seconds(args.duration, "--duration") if args.duration else modelcheck.DURATION
         if not 0 <= args.onset_rows <= MAX_BULK_ROWS:
             raise UsageError(f"--onset-rows must be from 0 to {MAX_BULK_ROWS:,}")

@@ -237,6 +237,13 @@ MODEL_BOOTSTRAP_MIN_CELLS = 4
 # saw transactions of its size or smaller and the highest rate it saw at all (rows per transaction compared with
 # this much slack); outside, the CPU and fsync figures are flagged. docs/decisions/cost-model-rate.md
 MODEL_DOMAIN_SLACK = 0.05
+# model validate's bounds (issue 50's done-when; docs/cost-model.md, "Validate"): a held-out figure is on target when
+# its prediction lies within this many percent of the measured one, and the 95 % intervals should cover at least
+# MODEL_COVERAGE_GOAL of the held-out figures
+MODEL_BINLOG_BOUND_PCT = 5.0
+MODEL_CPU_BOUND_PCT = 15.0
+MODEL_ONSET_BOUND_PCT = 15.0
+MODEL_COVERAGE_GOAL = 0.9
 # attackers on other hosts (a topology file's [[attacker]], load/remote.py; docs/own-servers.md, "Attackers on
 # several hosts"): each starts at one agreed instant, this far ahead of the last host's check at least (and 3 ssh
 # connections' time); its first request more than ATTACKER_LATE_S after that instant (on this host's clock, its

@@ -936,9 +936,32 @@ class Checked(Record):
     inside: bool | None = None
 
 
+class ProfileCheck(Record):
+    """A held-out case's figures from its binlog: the master's binlog over the run's attack window profiled (the
+    heartbeat left out) and priced as `model predict --profile` prices it, each total over the window against
+    the measured one."""
+
+    file: str | None = None  # the profile file, beside the run (<run>/profile.json)
+    since: str | None = None  # the window, in the decoder's clock (the profile's source)
+    until: str | None = None
+    span_s: Num | None = None
+    transactions: Num | None = None  # the workload's, as the binlog shows them
+    rows: Num | None = None
+    heartbeat_transactions: Num | None = None  # left out
+    bytes_as_written: Num | None = None  # the workload's binlog bytes as the profile read them
+    binlog_bytes: Checked | None = None
+    master_cpu_s: Checked | None = None
+    replica_cpu_s: Checked | None = None
+    not_predicted: dict[str, str] | None = None
+    notes: list[str] | None = None  # how the profile's tables map to the model's
+    outside_domain: str | None = None
+    error: str | None = None  # why there is no profile (the copy, the decoder, an empty window)
+
+
 class ValidationCase(Record):
     scenario: str | None = None
     rate: Num | None = None
+    setting: str | None = None  # one of costmodel.SETTINGS (absent from a validate.json of before: ROW-FULL)
     run: str | None = None
     usable: bool | None = None
     transactions: Num | None = None
@@ -949,6 +972,7 @@ class ValidationCase(Record):
     replica_cpu_s: Checked | None = None
     not_predicted: dict[str, str] | None = None  # per figure without a prediction, why (costmodel.not_predicted)
     outside_domain: str | None = None  # the run's rate outside the rates the fit saw (costmodel.outside_domain)
+    profile: ProfileCheck | None = None  # the same run priced from its binlog's profile (None: not profiled)
 
 
 class OnsetDrain(Record):
@@ -996,6 +1020,7 @@ class Validation(Record):
     folder: str | None = None
     cases: list[ValidationCase] | None = None
     onset: Onset | None = None
+    summary: dict[str, Any] | None = None  # analysis/validation.coverage's, as validate wrote it
 
 
 def model_of(doc: dict[str, Any] | CostModel) -> CostModel:

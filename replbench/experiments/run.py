@@ -90,6 +90,10 @@ class Clock:
     end: float | None = None
     send_end: float | None = None
 
+    def wall(self, mark: float) -> float:
+        """A mark on this clock as seconds since the epoch (time.time()'s), through the monotonic clock now."""
+        return time.time() - (time.monotonic() - (self.zero + mark))
+
 
 @dataclass
 class Live:

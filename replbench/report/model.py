@@ -7,12 +7,15 @@ from __future__ import annotations
 from typing import Any
 
 from ..analysis.costmodel import HELD_OUT, Z95
+from ..analysis.validation import PATHS, case_label, coverage
 from ..core import results
 from ..core.results import (
     CostModel,
     Fit,
     Onset,
+    ProfileCheck,
     Validation,
+    ValidationCase,
     filled,
     model_of,
     read_model,
@@ -22,6 +25,7 @@ from ..core.results import (
 from .assets import Writer
 
 VALIDATED = (("binlog_bytes", "binlog bytes"), ("master_cpu_s", "master CPU s"), ("replica_cpu_s", "replica CPU s"))
+PATH_LABEL = dict(PATHS)
 PARTS = (("master_cpu_s", "master CPU", "ms", 1e3), ("replica_cpu_s", "replica CPU", "ms", 1e3),
          ("binlog_bytes", "binlog", "B", 1.0), ("apply_s", "one replica's apply alone", "ms", 1e3),
          ("master_fsyncs", "master fsyncs (InnoDB + binlog)", "fsyncs", 1.0))
@@ -117,40 +121,85 @@ def render_plan(plan: dict[str, Any]) -> str:
 
 
 def render_validation(doc: dict[str, Any] | Validation) -> str:
-    """model validate's table: predicted beside measured per held-out case, then the lag onset (a validation in
-    memory, or validate.json's record)."""
+    """model validate's table: predicted beside measured per held-out case, from the run's counts and from its
+    binlog profile, then the coverage against the bounds and the lag onset (a validation in memory, or
+    validate.json's record)."""
     data = validation_of(doc)
-    lines = ["| case | transactions | rows | " + " | ".join(f"{label}: predicted [interval] / measured (error)"
-                                                          for _, label in VALIDATED) + " |",
-             "|---|---|---|" + "---|" * len(VALIDATED)]
-    for c in data.cases:
+    lines = ["| case | predicted | transactions | rows | "
+             + " | ".join(f"{label}: predicted [interval] / measured (error)" for _, label in VALIDATED) + " |",
+             "|---|---|---|---|" + "---|" * len(VALIDATED)]
+    for c in data.cases or []:
+        label = case_label(c)
         if not c.usable:
-            lines.append(f"| {c.scenario} @ {c.rate}/s | not usable (failed, above the knee or not "
-                         f"verified) |" + " |" * (len(VALIDATED) + 1))
+            lines.append(f"| {label} | not usable (failed, above the knee or not verified) |"
+                         + " |" * (len(VALIDATED) + 2))
             continue
-        cells = []
-        for part, _ in VALIDATED:
-            v = results.value(c, part)
-            p = v.predicted
-            why = (c.not_predicted or {}).get(part)
-            if p is None and why:
-                cells.append(f"not predicted: {why} (measured {_num(v.measured)})")
-                continue
-            if p is None and part == "replica_cpu_s" and c.replica_reads:  # a validate.json from before the reasons
-                cells.append(f"not predicted: the replicas also served {c.replica_reads:,} reads "
-                             f"(measured {_num(v.measured)})")
-                continue
-            cells.append("no prediction" if p is None else
-                         f"{_num(p.value)} [{_num(p.low)}–{_num(p.high)}] / {_num(v.measured)} "
-                         f"({v.error_pct:+.1f} %{'' if v.inside else ', outside'})")
-        lines.append(f"| {c.scenario} @ {c.rate}/s | {c.transactions:,} | {c.rows:,} | "
-                     + " | ".join(cells) + " |")
-    outside = [f"- {c.scenario} @ {c.rate}/s: {c.outside_domain}" for c in data.cases if c.usable and c.outside_domain]
+        lines.append(f"| {label} | {PATH_LABEL['counts']} | {c.transactions:,} | {c.rows:,} | "
+                     + " | ".join(_cell(c, c, part) for part, _ in VALIDATED) + " |")
+        p = c.profile
+        if p is None:
+            continue
+        if p.error:
+            lines.append(f"| {label} | {PATH_LABEL['profile']} | no profile: {p.error} |" + " |" * (len(VALIDATED) + 1))
+            continue
+        lines.append(f"| {label} | {PATH_LABEL['profile']} | {p.transactions:,} | {p.rows:,} | "
+                     + " | ".join(_cell(c, p, part) for part, _ in VALIDATED) + " |")
+    outside = [f"- {case_label(c)}: {c.outside_domain}" for c in data.cases or [] if c.usable and c.outside_domain]
     if outside:
         lines += ["", "Outside the fit's domain:", *outside]
+    lines += ["", *render_coverage(coverage(data))]
     if filled(data.onset):
         lines += ["", render_onset(data.onset)]
     return "\n".join(lines)
+
+
+def _cell(c: ValidationCase, source: ValidationCase | ProfileCheck, part: str) -> str:
+    """One figure of one path: predicted [interval] / measured (error), or why it is not predicted."""
+    v = results.value(source, part)
+    if v is None:
+        return "no prediction"
+    p = v.predicted
+    why = (source.not_predicted or {}).get(part)
+    if p is None and why:
+        return f"not predicted: {why} (measured {_measured(v.measured)})"
+    if p is None and part == "replica_cpu_s" and c.replica_reads:  # a validate.json from before the reasons
+        return f"not predicted: the replicas also served {c.replica_reads:,} reads (measured {_measured(v.measured)})"
+    if p is None or v.measured is None:
+        return "no prediction" if p is None else f"{_num(p.value)} [{_num(p.low)}–{_num(p.high)}] / not measured"
+    return (f"{_num(p.value)} [{_num(p.low)}–{_num(p.high)}] / {_num(v.measured)} "
+            f"({v.error_pct:+.1f} %{'' if v.inside else ', outside'})")
+
+
+def _measured(v: float | None) -> str:
+    return "nothing" if v is None else _num(v)
+
+
+def render_coverage(summary: dict[str, Any]) -> list[str]:
+    """The done-when's figures: per path how many held-out figures lie inside their 95 % interval, the worst error
+    per kind against its bound, and the lag onset's."""
+    bounds = summary["bounds_pct"]
+    lines = [f"Against the bounds (binlog ±{bounds['binlog']:g} %, CPU ±{bounds['CPU']:g} %, lag onset "
+             f"±{bounds['onset']:g} %; the 95 % intervals should cover at least {100 * summary['goal']:g} % of the "
+             "figures):"]
+    for path, label in PATHS:
+        got = summary["paths"].get(path)
+        if not got or not got["figures"]:
+            continue
+        share = got["inside"] / got["figures"]
+        text = (f"- {label}: intervals cover {got['inside']} of {got['figures']} ({100 * share:.0f} %"
+                f"{'' if share >= summary['goal'] else ', below the goal'})")
+        if got["not_predicted"]:
+            text += f", {got['not_predicted']} more not predicted"
+        worst = [f"{kind} {w['error_pct']:+.1f} % ({w['case']}, {w['figure']}; "
+                 f"{'within' if w['within'] else 'outside'} ±{w['bound_pct']:g} %)"
+                 for kind, w in got["worst"].items()]
+        lines.append(text + ("; worst error: " + ", ".join(worst) if worst else ""))
+    onset = summary.get("onset")
+    if onset:
+        lines.append("- lag onset: " + ", ".join(
+            f"{name} {o['error_pct']:+.1f} % ({'within' if o['within'] else 'outside'} ±{bounds['onset']:g} %, "
+            f"{'inside' if o['inside'] else 'outside'} its interval)" for name, o in onset.items()))
+    return lines if len(lines) > 1 else []
 
 
 def render_onset(doc: dict[str, Any] | Onset) -> str:

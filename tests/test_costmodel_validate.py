@@ -1,0 +1,237 @@
+"""model validate's pure parts (experiments/modelcheck, analysis/validation, report/model): the held-out cases as
+--cases spells them, each case's figures from its binlog profile against the measured ones, and the coverage line.
+A synthetic model (test_costmodel.synthetic's known coefficients) and the committed decoder snippet's profile
+(test_profile: 8 workload transactions, 107 rows, 3 heartbeats, over 77 s); no server, no process."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from replbench.analysis import costmodel, validation
+from replbench.analysis import profile as prof
+from replbench.core.results import Validation
+from replbench.experiments import modelcheck
+from replbench.experiments.run import Clock
+from replbench.measure import binlogfile
+from replbench.report.model import render_validation
+
+from .conftest import run_main
+from .test_costmodel import synthetic
+from .test_profile import _snippet_profile
+
+SNIPPET_TRX, SNIPPET_ROWS, SNIPPET_SPAN = 8, 107, 77  # the snippet's workload: bench_idx and bench_noidx updates
+
+
+# --- the cases ---------------------------------------------------------------------------------------------------
+
+def test_a_case_names_its_setting_and_runs_with_its_knobs() -> None:
+    cases = modelcheck.parse_cases("mixed@200, write-mix@200:ROW-MINIMAL,write-mix@100:row-noblob,write@50:STATEMENT")
+    assert [(c.scenario, c.rate, c.setting) for c in cases] == [
+        ("mixed", 200, "ROW-FULL"), ("write-mix", 200, "ROW-MINIMAL"), ("write-mix", 100, "ROW-NOBLOB"),
+        ("write", 50, "STATEMENT")]
+    assert [c.knobs.changed() for c in cases] == [{}, {"binlog_row_image": "MINIMAL"},
+                                                  {"binlog_row_image": "NOBLOB"}, {"binlog_format": "STATEMENT"}]
+    # the run's knobs read back as the model's setting: the direct path prices the case under it
+    assert all(costmodel.setting_of(c.knobs.changed()) == c.setting for c in cases)
+    assert [c.text for c in cases] == ["mixed@200", "write-mix@200:ROW-MINIMAL", "write-mix@100:ROW-NOBLOB",
+                                       "write@50:STATEMENT"]
+    assert modelcheck.parse_cases("write-mix@200:ROW-FULL") == (modelcheck.Case("write-mix", 200),)
+    # the default: the held-out mix under ROW FULL and ROW MINIMAL (issue 50's done-when), and the mixed scenario
+    assert {(c.scenario, c.setting) for c in modelcheck.CASES} == {
+        ("mixed", "ROW-FULL"), ("write-mix", "ROW-FULL"), ("write-mix", "ROW-MINIMAL")}
+    one = modelcheck.estimate(modelcheck.CASES[:1], 30)
+    assert modelcheck.estimate(modelcheck.CASES[:2], 30) > one > modelcheck.PROFILE_SECONDS + 30
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("", "an empty case"), ("mixed@200,,write@10", "an empty case"), ("write-mix", "write scenario@rate[:SETTING]"),
+    ("@200", "write scenario@rate"), ("write-mix@", "whole number"), ("write-mix@0", "whole number"),
+    ("write-mix@2.5", "whole number"), ("write-mix@200:ROW-HALF", "unknown setting ROW-HALF"),
+    ("write-mix@200:", "unknown setting (none)"), ("write-mix@200:MINIMAL", "settings: ROW-FULL, ROW-MINIMAL")])
+def test_a_bad_case_is_refused_with_one_line(text: str, needle: str) -> None:
+    with pytest.raises(modelcheck.CaseError, match=re.escape(needle)) as caught:
+        modelcheck.parse_cases(text)
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("cases, needle", [("write-mix@200:ROW-HALF", "unknown setting ROW-HALF"),
+                                           ("write-mix@x", "whole number"), ("nosuch@10", "nosuch")])
+def test_model_validate_refuses_a_bad_case_with_exit_2(cases: str, needle: str) -> None:
+    code, out, err = run_main(["model", "validate", "--cases", cases])
+    errors = [ln for ln in err.splitlines() if ln.startswith("./run.sh: error:")]
+    assert code == 2 and out == "" and "Traceback" not in err, err
+    assert len(errors) == 1 and needle in errors[0], err
+
+
+def test_the_attack_window_holds_the_attack_in_whole_seconds_of_the_decoders_clock() -> None:
+    now = time.monotonic()
+    clock = Clock(zero=now - 40.0, created=now - 40.0, started_up_s=None, start=5.0, end=35.4)  # ended 4.6 s ago
+    window = modelcheck.attack_window(clock)
+    started, ended = time.time() - 35.0, time.time() - 4.6
+    assert window.since in (binlogfile.local_second(started), binlogfile.local_second(started) - 1)
+    assert window.until in (binlogfile.local_second(ended) + 1, binlogfile.local_second(ended) + 2)
+    assert 31 <= window.until - window.since <= 32  # the 30.4 s attack, from the second it began in to its last
+
+
+# --- the profile path ----------------------------------------------------------------------------------------------
+
+def _obs(setting: str = "ROW-FULL", reads: int = 0, **measured: float) -> dict:
+    """A held-out run as costmodel.observation gives it: the snippet's counts, and the measured figures."""
+    return {"setting": setting, "table": "bench_idx", "transactions": SNIPPET_TRX, "rows": SNIPPET_ROWS,
+            "seconds": SNIPPET_SPAN, "replica_reads": reads, "replicas": 2,
+            **{"binlog_bytes": 50_000.0, "master_cpu_s": 0.005, "replica_cpu_s": 0.004, **measured}}
+
+
+def test_the_profile_path_prices_the_binlogs_workload_over_the_window() -> None:
+    model = costmodel.fit(*synthetic())  # ROW-FULL on bench_idx only
+    fitted = model["settings"]["ROW-FULL bench_idx"]
+    profile = _snippet_profile(prof.EVERY_ROW)
+    assert profile.span_s == SNIPPET_SPAN and profile.heartbeat.transactions == 3
+    binlog = fitted["binlog_bytes"]["coef"]
+    want = binlog["per_trx"] * SNIPPET_TRX + binlog["per_row"] * SNIPPET_ROWS  # the heartbeat's 3 left out
+    measured = round(want * 1.08)
+    got = validation.from_profile(model, profile, _obs(binlog_bytes=measured))
+    p = got["binlog_bytes"]["predicted"]
+    # predict's bytes per second over the profile's span, times the span: the total over the window
+    assert p["value"] == pytest.approx(want, rel=1e-9)
+    assert got["binlog_bytes"]["error_pct"] == round(100 * (want - measured) / measured, 1) == -7.4
+    assert got["binlog_bytes"]["inside"] == (p["low"] <= measured <= p["high"])
+    assert (got["transactions"], got["rows"], got["heartbeat_transactions"]) == (SNIPPET_TRX, SNIPPET_ROWS, 3)
+    assert "the model has no fit on bench_noidx" in " ".join(got["notes"])  # bench_noidx priced on bench_idx
+    # the same counts from the run's own counters: the direct path's figure and interval, to rounding
+    direct = validation.from_counts(model, _obs(binlog_bytes=measured))
+    for part in costmodel.EXPECTED:
+        for end in ("value", "low", "high"):
+            assert got[part]["predicted"][end] == pytest.approx(direct[part]["predicted"][end], rel=1e-9), part
+    master = fitted["master_cpu_s"]["coef"]
+    assert got["master_cpu_s"]["predicted"]["value"] == pytest.approx(
+        master["per_trx"] * SNIPPET_TRX + master["per_row"] * SNIPPET_ROWS, rel=1e-9)
+    assert got["master_cpu_s"]["error_pct"] == validation.error_pct(got["master_cpu_s"]["predicted"]["value"], 0.005)
+
+
+def test_what_the_profile_path_cannot_price_says_why() -> None:
+    model = costmodel.fit(*synthetic())
+    profile = _snippet_profile()
+    reads = validation.from_profile(model, profile, _obs(reads=9000))
+    assert reads["replica_cpu_s"]["predicted"] is None and reads["replica_cpu_s"]["measured"] == 0.004
+    assert "served 9,000 reads, which no binlog shows" in reads["not_predicted"]["replica_cpu_s"]
+    assert reads["binlog_bytes"]["predicted"] is not None  # the writes are still priced
+    unfitted = validation.from_profile(model, profile, _obs("ROW-MINIMAL"))
+    assert {part: v["predicted"] for part, v in unfitted.items() if part in costmodel.EXPECTED} == \
+        dict.fromkeys(costmodel.EXPECTED)
+    assert unfitted["not_predicted"]["binlog_bytes"] == "ROW-MINIMAL on bench_idx: the model has no data for it"
+    beats = profile.model_copy(update={"lines": [ln for ln in profile.lines if ln.heartbeat]})
+    only = validation.from_profile(model, beats, _obs())
+    assert "no workload transactions" in only["not_predicted"]["master_cpu_s"]
+
+
+def test_a_case_is_profiled_beside_its_run_and_a_failed_copy_is_recorded(tmp_path, monkeypatch) -> None:
+    """_from_profile's wiring with the copy and the decoder replaced: the profile file beside the run, the window
+    it was asked for, and a copy that fails recorded as the case's profile error."""
+    model = costmodel.fit(*synthetic())
+    profile = _snippet_profile()
+    asked = {}
+
+    def copy(settings, folder, since, progress):
+        asked["since"] = since
+        return [], binlogfile.ServerLogs("the native topology's master", (("binlog.000005", 1),), "10.11", 0)
+
+    def profiled(files, window, source, sampling=None, covered=None):
+        asked["window"] = window
+        return profile.model_copy(update={"source": source})
+
+    monkeypatch.setattr(binlogfile, "copy_from_server", copy)
+    monkeypatch.setattr(modelcheck, "profile_files", profiled)
+    now = time.monotonic()
+    clock = Clock(zero=now - 60, created=now - 60, started_up_s=None, start=10.0, end=40.0)
+    run = tmp_path / "write-mix-200"
+    run.mkdir()
+    got = modelcheck._from_profile(None, model, _obs(), clock, run, modelcheck.Progress("test"))
+    assert (run / "profile.json").exists() and got["file"] == "write-mix-200/profile.json"
+    assert prof.read(run / "profile.json").workload.transactions == SNIPPET_TRX
+    assert asked["since"] == asked["window"].since and got["since"] == binlogfile.clock(asked["window"].since)
+    assert got["binlog_bytes"]["predicted"] is not None
+
+    def fails(*_):
+        raise binlogfile.BinlogFileError("the native topology's master does not answer as 'root': refused")
+
+    monkeypatch.setattr(binlogfile, "copy_from_server", fails)
+    assert modelcheck._from_profile(None, model, _obs(), clock, run, modelcheck.Progress("test")) == {
+        "error": "the native topology's master does not answer as 'root': refused"}
+
+
+# --- the coverage ----------------------------------------------------------------------------------------------
+
+def _fig(value: float, low: float, high: float, measured: float) -> dict:
+    return validation.checked({"value": value, "low": low, "high": high}, measured)
+
+
+VALIDATION = {
+    "cases": [
+        {"scenario": "write-mix", "rate": 200, "setting": "ROW-MINIMAL", "run": "write-mix-200", "usable": True,
+         "transactions": 6000, "rows": 66000, "replica_reads": 0, "not_predicted": {},
+         "binlog_bytes": _fig(9.9e6, 9.5e6, 10.3e6, 10.0e6), "master_cpu_s": _fig(4.4, 4.1, 4.8, 4.0),
+         "replica_cpu_s": _fig(3.0, 2.5, 3.5, 3.1),
+         "profile": {"file": "write-mix-200/profile.json", "transactions": 6002, "rows": 66010, "span_s": 31,
+                     "binlog_bytes": _fig(10.6e6, 10.2e6, 11.0e6, 10.0e6),
+                     "master_cpu_s": _fig(4.1, 3.7, 4.5, 4.0), "replica_cpu_s": _fig(3.0, 2.5, 3.5, 3.1),
+                     "not_predicted": {}}},
+        {"scenario": "mixed", "rate": 200, "setting": "ROW-FULL", "run": "mixed-200", "usable": True,
+         "transactions": 600, "rows": 600, "replica_reads": 5400,
+         "not_predicted": {"replica_cpu_s": "the replicas also served 5,400 reads, and the fit has no read term"},
+         "binlog_bytes": _fig(5.0e5, 4.8e5, 5.2e5, 5.1e5), "master_cpu_s": _fig(1.0, 0.9, 1.1, 1.8),
+         "replica_cpu_s": validation.checked(None, 2.2),
+         "profile": {"error": "the native topology's master does not answer as 'root': refused"}},
+        {"scenario": "write-mix", "rate": 400, "setting": "ROW-FULL", "run": "write-mix-400", "usable": False},
+    ],
+    "onset": {"rows": 500, "replica": "replica1", "predicted": {"value": 80.0, "low": 70.0, "high": 90.0},
+              "drain": {"writes": 240, "fill_rate": 6, "apply_rate_trx_per_s": [84.0, 76.0], "measured": 80.0,
+                        "error_pct": 0.0},
+              "runs": [], "measured": 66.0, "error_pct": 21.2},
+}
+
+
+def test_the_coverage_counts_each_paths_figures_and_judges_the_worst_errors() -> None:
+    summary = validation.coverage(VALIDATION)
+    counts, profiled = summary["paths"]["counts"], summary["paths"]["profile"]
+    # counts: 5 figures (the mixed case's replica CPU not predicted); inside: binlog 10.0e6, replica 3.1, 5.1e5
+    assert (counts["figures"], counts["inside"], counts["not_predicted"]) == (5, 3, 1)
+    assert counts["worst"]["binlog"] == {"error_pct": -2.0, "case": "mixed @ 200/s ROW-FULL",
+                                         "figure": "binlog bytes", "bound_pct": 5.0, "within": True}
+    assert counts["worst"]["CPU"]["error_pct"] == -44.4 and not counts["worst"]["CPU"]["within"]
+    assert counts["worst"]["CPU"]["figure"] == "master CPU"
+    # the profile: the failed one counts nothing; binlog 10.6e6 against 10.0e6 is +6.0 %, outside its ±5 %
+    assert (profiled["figures"], profiled["inside"]) == (3, 2)
+    assert profiled["worst"]["binlog"]["error_pct"] == 6.0 and not profiled["worst"]["binlog"]["within"]
+    assert summary["onset"] == {"drained": {"error_pct": 0.0, "within": True, "inside": True},
+                                "live": {"error_pct": 21.2, "within": False, "inside": False}}
+    assert summary["bounds_pct"] == {"binlog": 5.0, "CPU": 15.0, "onset": 15.0} and summary["goal"] == 0.9
+
+
+def test_the_table_shows_both_paths_per_case_and_the_coverage_line() -> None:
+    text = render_validation(VALIDATION)
+    rows = [ln for ln in text.splitlines() if ln.startswith("| write-mix @ 200/s ROW-MINIMAL |")]
+    assert len(rows) == 2 and "| from the run's counts | 6,000 | 66,000 |" in rows[0]
+    assert "| from its binlog profile | 6,002 | 66,010 | 1.06e+07" not in rows[1]  # never in e-notation
+    assert "| from its binlog profile | 6,002 | 66,010 | 10,600,000 [10,200,000–11,000,000] / 10,000,000 (+6.0 " \
+        "%, outside) |" in rows[1]
+    assert "| mixed @ 200/s ROW-FULL | from its binlog profile | no profile: the native topology's master does not " \
+        "answer" in text
+    assert "not predicted: the replicas also served 5,400 reads, and the fit has no read term (measured 2.2)" in text
+    assert "| write-mix @ 400/s ROW-FULL | not usable" in text
+    assert "- from the run's counts: intervals cover 3 of 5 (60 %, below the goal), 1 more not predicted; worst " \
+        "error: binlog -2.0 % (mixed @ 200/s ROW-FULL, binlog bytes; within ±5 %), CPU -44.4 % (mixed @ 200/s " \
+        "ROW-FULL, master CPU; outside ±15 %)" in text
+    assert "- from its binlog profile: intervals cover 2 of 3 (67 %, below the goal); worst error: binlog +6.0 %" \
+        in text
+    assert "- lag onset: drained +0.0 % (within ±15 %, inside its interval), live +21.2 % (outside ±15 %, outside " \
+        "its interval)" in text
+    # a validate.json from before settings and profiles: one row per case, no profile row, the same coverage line
+    old = Validation.model_validate({"cases": [{k: v for k, v in VALIDATION["cases"][0].items()
+                                                if k not in ("setting", "profile")}]})
+    text = render_validation(old)
+    assert "| write-mix @ 200/s | from the run's counts |" in text and "binlog profile |" not in text
+    assert "- from the run's counts: intervals cover 2 of 3 (67 %, below the goal); worst error: binlog -1.0 %" in text
