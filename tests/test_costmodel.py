@@ -289,6 +289,11 @@ def test_fit_and_validate_on_the_small_topology(topo) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     row = next(line for line in proc.stdout.splitlines() if line.startswith("| write-mix @ 40/s"))
     assert row.count(" / ") == 3 and "%" in row  # binlog, master and replica: predicted beside measured
+    # the same run from its binlog: copied from the master, profiled over the attack window, priced
+    profiled = next(line for line in proc.stdout.splitlines()
+                    if line.startswith("| write-mix @ 40/s") and "from its binlog profile" in line)
+    assert profiled.count(" / ") == 3 and "no profile" not in profiled, proc.stdout
+    assert "- from its binlog profile: intervals cover " in proc.stdout, proc.stdout
     # the lag onset: predicted from the drains of 1- and 100-row transactions, then runs below and above it
     assert "Lag onset, 300-row transactions (a size the fit had no drain of), one replica applying alone: " \
         "predicted" in proc.stdout, proc.stdout

@@ -40,8 +40,8 @@ def test_a_case_names_its_setting_and_runs_with_its_knobs() -> None:
                                        "write@50:STATEMENT"]
     assert modelcheck.parse_cases("write-mix@200:ROW-FULL") == (modelcheck.Case("write-mix", 200),)
     # the default: the held-out mix under ROW FULL and ROW MINIMAL (issue 50's done-when), and the mixed scenario
-    assert {(c.scenario, c.setting) for c in modelcheck.CASES} == {
-        ("mixed", "ROW-FULL"), ("write-mix", "ROW-FULL"), ("write-mix", "ROW-MINIMAL")}
+    assert [c.text for c in modelcheck.CASES] == ["mixed@200", "mixed@400", "write-mix@100", "write-mix@200",
+                                                  "write-mix@100:ROW-MINIMAL", "write-mix@200:ROW-MINIMAL"]
     one = modelcheck.estimate(modelcheck.CASES[:1], 30)
     assert modelcheck.estimate(modelcheck.CASES[:2], 30) > one > modelcheck.PROFILE_SECONDS + 30
 
@@ -161,6 +161,36 @@ def test_a_case_is_profiled_beside_its_run_and_a_failed_copy_is_recorded(tmp_pat
     monkeypatch.setattr(binlogfile, "copy_from_server", fails)
     assert modelcheck._from_profile(None, model, _obs(), clock, run, modelcheck.Progress("test")) == {
         "error": "the native topology's master does not answer as 'root': refused"}
+
+
+def test_a_case_runs_under_its_setting_and_is_predicted_both_ways(tmp_path, monkeypatch) -> None:
+    """_case's wiring with the run, its reading and the profile replaced: the run gets the case's knobs, and the case
+    records its setting, the direct path's figures and the profile path's."""
+    model = costmodel.fit(*synthetic())
+    ran = {}
+
+    class FakeRun:
+        def __init__(self, settings, sc, rate, options, folder, progress):
+            ran.update(scenario=sc.name, rate=rate, options=options)
+            self.clock = "the run's clock"
+
+        def execute(self):
+            return {}
+
+    monkeypatch.setattr(modelcheck, "Run", FakeRun)
+    monkeypatch.setattr(modelcheck, "read_meta", lambda folder: None)
+    monkeypatch.setattr(costmodel, "observation", lambda summary, meta: _obs("ROW-MINIMAL"))
+    monkeypatch.setattr(modelcheck, "_from_profile", lambda settings, model, obs, clock, folder, progress:
+                        {"file": f"{folder.name}/profile.json", "clock": clock, "setting": obs["setting"]})
+    case = modelcheck.parse_cases("write-mix@200:ROW-MINIMAL")[0]
+    got = modelcheck._case(None, model, case, 30.0, "rows", tmp_path, modelcheck.Progress("test"))
+    assert (ran["scenario"], ran["rate"], ran["options"].checksum) == ("write-mix", 200, "rows")
+    assert ran["options"].knobs.changed() == {"binlog_row_image": "MINIMAL"} and ran["options"].duration == 30.0
+    assert (got["setting"], got["usable"], got["transactions"], got["rows"]) == ("ROW-MINIMAL", True, SNIPPET_TRX,
+                                                                               SNIPPET_ROWS)
+    assert got["not_predicted"]["binlog_bytes"] == "the model has no fit of ROW-MINIMAL bench_idx"
+    assert got["profile"] == {"file": f"{got['run']}/profile.json", "clock": "the run's clock",
+                              "setting": "ROW-MINIMAL"}
 
 
 # --- the coverage ----------------------------------------------------------------------------------------------
