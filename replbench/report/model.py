@@ -147,7 +147,9 @@ def render_validation(doc: dict[str, Any] | Validation) -> str:
     outside = [f"- {case_label(c)}: {c.outside_domain}" for c in data.cases or [] if c.usable and c.outside_domain]
     if outside:
         lines += ["", "Outside the fit's domain:", *outside]
-    lines += ["", *render_coverage(coverage(data))]
+    covered = render_coverage(coverage(data))
+    if covered:
+        lines += ["", *covered]
     if filled(data.onset):
         lines += ["", render_onset(data.onset)]
     return "\n".join(lines)
