@@ -234,7 +234,7 @@ def test_the_coverage_counts_each_paths_figures_and_judges_the_worst_errors() ->
     assert counts["worst"]["CPU"]["error_pct"] == -44.4 and not counts["worst"]["CPU"]["within"]
     assert counts["worst"]["CPU"]["figure"] == "master CPU"
     # the profile: the failed one counts nothing; binlog 10.6e6 against 10.0e6 is +6.0 %, outside its ±5 %
-    assert (profiled["figures"], profiled["inside"]) == (3, 2)
+    assert (profiled["figures"], profiled["inside"], profiled["cases_without"], counts["cases_without"]) == (3, 2, 1, 0)
     assert profiled["worst"]["binlog"]["error_pct"] == 6.0 and not profiled["worst"]["binlog"]["within"]
     assert summary["onset"] == {"drained": {"error_pct": 0.0, "within": True, "inside": True},
                                 "live": {"error_pct": 21.2, "within": False, "inside": False}}
@@ -255,8 +255,8 @@ def test_the_table_shows_both_paths_per_case_and_the_coverage_line() -> None:
     assert "- from the run's counts: intervals cover 3 of 5 (60 %, below the goal), 1 more not predicted; worst " \
         "error: binlog -2.0 % (mixed @ 200/s ROW-FULL, binlog bytes; within ±5 %), CPU -44.4 % (mixed @ 200/s " \
         "ROW-FULL, master CPU; outside ±15 %)" in text
-    assert "- from its binlog profile: intervals cover 2 of 3 (67 %, below the goal); worst error: binlog +6.0 %" \
-        in text
+    assert "- from its binlog profile: intervals cover 2 of 3 (67 %, below the goal), 1 usable case(s) without this " \
+        "path; worst error: binlog +6.0 %" in text
     assert "- lag onset: drained +0.0 % (within ±15 %, inside its interval), live +21.2 % (outside ±15 %, outside " \
         "its interval)" in text
     # a validate.json from before settings and profiles: one row per case, no profile row, the same coverage line

@@ -129,8 +129,9 @@ def figures(c: ValidationCase, path: str) -> dict[str, Checked]:
 
 def coverage(doc: dict[str, Any] | Validation) -> dict[str, Any]:
     """Per path: the figures predicted and measured, how many lie inside their 95 % interval, those not predicted,
-    and per kind the worst error (the largest in size) with its case, figure and bound; the lag onset's errors
-    (drained and live) against their bound; and the bounds and the coverage goal themselves."""
+    the usable cases without any (not profiled, or the profile failed), and per kind the worst error (the largest
+    in size) with its case, figure and bound; the lag onset's errors (drained and live) against their bound; and
+    the bounds and the coverage goal themselves."""
     data = validation_of(doc)
     paths = {}
     for path, _ in PATHS:
@@ -146,7 +147,8 @@ def coverage(doc: dict[str, Any] | Validation) -> dict[str, Any]:
                 worst[kind] = {"error_pct": err, "case": case, "figure": FIGURES[part], "bound_pct": bound,
                                "within": abs(err) <= bound}
         paths[path] = {"figures": len(shown), "inside": sum(1 for *_, v in shown if v.inside),
-                       "not_predicted": missing, "worst": worst}
+                       "not_predicted": missing, "worst": worst,
+                       "cases_without": sum(1 for c in data.cases or [] if c.usable and not figures(c, path))}
     return {"paths": paths, "onset": _onset(data), "goal": GOAL,
             "bounds_pct": {**{kind: bound for kind, _, bound in KINDS}, "onset": MODEL_ONSET_BOUND_PCT}}
 

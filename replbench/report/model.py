@@ -192,6 +192,8 @@ def render_coverage(summary: dict[str, Any]) -> list[str]:
                 f"{'' if share >= summary['goal'] else ', below the goal'})")
         if got["not_predicted"]:
             text += f", {got['not_predicted']} more not predicted"
+        if got.get("cases_without"):
+            text += f", {got['cases_without']} usable case(s) without this path"
         worst = [f"{kind} {w['error_pct']:+.1f} % ({w['case']}, {w['figure']}; "
                  f"{'within' if w['within'] else 'outside'} ±{w['bound_pct']:g} %)"
                  for kind, w in got["worst"].items()]
