@@ -109,26 +109,12 @@ class Attack:
 
     def running(self) -> bool:
         """Is vegeta still attacking? Checked without reaping (wait4 reaps later, for the exact CPU)."""
-        for proc in self._procs[:self.attackers]:
-            if proc.returncode is not None:
-                continue
-            try:
-                if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
-                    return True
-            except ChildProcessError:
-                continue
-        return False
+        return still_running_after(self._procs[:self.attackers], 0.0)
 
     def still_running_after(self, seconds: float, poll: float = 0.05) -> bool:
         """Wait up to `seconds` while vegeta attacks; False as soon as it has finished (within `poll`), so the
         attack's end is taken when it happens, not at the next progress line."""
-        deadline = time.monotonic() + seconds
-        while self.running():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return True
-            time.sleep(min(poll, left))
-        return False
+        return still_running_after(self._procs[:self.attackers], seconds, poll)
 
     def interrupt(self) -> None:
         """Stop the attack gracefully (one SIGINT each: vegeta stops sending and flushes every result)."""
@@ -145,6 +131,32 @@ class Attack:
         if self.attackers > 1:
             self.cpu_seconds["per_attacker"] = [round(s, 3) for s in attackers]  # type: ignore[assignment]
         return self._procs[0].returncode or 0
+
+
+def _any_running(procs: list[subprocess.Popen[bytes]]) -> bool:
+    for proc in procs:
+        if proc.returncode is not None:
+            continue
+        try:
+            if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+                return True
+        except ChildProcessError:
+            continue
+    return False
+
+
+def still_running_after(procs: list[subprocess.Popen[bytes]], seconds: float, poll: float = 0.05) -> bool:
+    """Wait up to `seconds` while any of these children (an attack's processes, here or the ssh sessions to
+    attacker hosts) still runs; False as soon as none does (within `poll`), True if one still runs at the end.
+    Checked without reaping them (os.waitid's WNOWAIT): _reap's wait4 takes each one's exact CPU later.
+    `seconds` = 0: is one running now?"""
+    deadline = time.monotonic() + seconds
+    while _any_running(procs):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return True
+        time.sleep(min(poll, left))
+    return False
 
 
 def _reap(proc: subprocess.Popen[bytes]) -> float:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shlex
 import subprocess
@@ -43,7 +42,7 @@ from ..core.config import (
 )
 from ..core.topofile import AttackerHost
 from ..topology.install import VEGETA_VERSION
-from .attack import AttackOptions, _reap
+from .attack import AttackOptions, _reap, still_running_after
 
 PROBES = 7  # time probes per host: the one with the shortest round trip gives the skew
 CHECK_TIMEOUT = 30.0  # seconds for a host's check (its ssh connection included)
@@ -280,24 +279,10 @@ class RemoteAttack:
 
     def running(self) -> bool:
         """Is any host's ssh session still open? Checked without reaping (wait() reaps, for the exact CPU)."""
-        for proc in self._procs:
-            if proc.returncode is not None:
-                continue
-            try:
-                if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
-                    return True
-            except ChildProcessError:
-                continue
-        return False
+        return still_running_after(self._procs, 0.0)
 
     def still_running_after(self, seconds: float, poll: float = 0.05) -> bool:
-        deadline = time.monotonic() + seconds
-        while self.running():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return True
-            time.sleep(min(poll, left))
-        return False
+        return still_running_after(self._procs, seconds, poll)
 
     def interrupt(self) -> None:
         """Stop every host's vegeta gracefully (one SIGINT there, by the pid it noted: it flushes its results)."""
