@@ -139,6 +139,7 @@ class Consistency(Record):
     checksums: dict[str, Any] | None = None
     caught_up_s: NodeFigures | None = None
     missing: list[str] | None = None
+    held: dict[str, str] | None = None  # replicas left out: a planned fault held them when the last request was sent
     reason: str | None = None
 
 
