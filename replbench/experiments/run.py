@@ -253,7 +253,8 @@ class Run:
         if s.attacker_hosts:
             self.progress.say(f"checking {len(s.attacker_hosts)} attacker host(s) over ssh (vegeta, clock skew), "
                               "copying the targets there")
-            self.live.hosts = remote.check(s, self.live.vegeta, self.folder / "targets.json")
+            self.live.hosts = remote.check(s, self.live.vegeta, self.folder / "targets.json",
+                                           self.live.attack_options)
             self.record.meta["attacker_hosts"] = [c.as_dict() for c in self.live.hosts]
         if rowcheck.checked_columns(self.scenario) and rowcheck.method(self.options.knobs) == "sample":
             ids = rowcheck.sample_ids(self.folder / "targets.json")

@@ -5,7 +5,8 @@ the harness instead of by hand:
 1. check each host (`check`): one ssh session makes a temporary folder there, says which vegeta it has (its
    `-version`, or the same binary as here by its SHA-256) and answers a few time probes, from which the host's
    clock skew against this one is taken (the probe with the shortest round trip; its half is the uncertainty);
-   the targets are copied into the folder. A host that fails its check fails the run before any load is sent;
+   its part of the targets is copied into the folder (each host its own lines, dealt out by its share of the
+   rate, so no request is sent twice). A host that fails its check fails the run before any load is sent;
 2. start the same attack on each (`RemoteAttack.start`) at one agreed instant, each host waiting for it on its own
    clock corrected by its skew, each with its share of the rate (the remainder to the first ones, as local
    attackers share it), its own attack name and its own results file;
@@ -42,7 +43,7 @@ from ..core.config import (
 )
 from ..core.topofile import AttackerHost
 from ..topology.install import VEGETA_VERSION
-from .attack import AttackOptions, _reap, still_running_after
+from .attack import AttackOptions, _reap, split_targets, still_running_after
 
 PROBES = 7  # time probes per host: the one with the shortest round trip gives the skew
 CHECK_TIMEOUT = 30.0  # seconds for a host's check (its ssh connection included)
@@ -177,9 +178,10 @@ def _parallel(fns: list[Callable[[], T]]) -> list[T | BaseException]:
     return out
 
 
-def check(settings: Settings, vegeta: Path, targets: Path) -> list[HostCheck]:
-    """Check every attacker host (in parallel) and copy the targets there; a host that fails fails them all (one
-    line per host), after the folders already made are removed."""
+def check(settings: Settings, vegeta: Path, targets: Path, options: AttackOptions) -> list[HostCheck]:
+    """Check every attacker host (in parallel) and copy each its part of the targets (split_targets, by its share
+    of the rate: no host sends another's); a host that fails fails them all (one line per host), after the
+    folders already made are removed."""
     local_sha256 = hashlib.sha256(vegeta.read_bytes()).hexdigest()
     hosts = settings.attacker_hosts
     found = _parallel([lambda i=i, h=h: check_host(settings, i + 1, h, local_sha256) for i, h in enumerate(hosts)])
@@ -187,7 +189,8 @@ def check(settings: Settings, vegeta: Path, targets: Path) -> list[HostCheck]:
     errors = [str(e) if isinstance(e, ReplbenchError) else f"attacker {i + 1} ({hosts[i].destination}): {e}"
               for i, e in enumerate(found) if isinstance(e, BaseException)]
     if not errors:
-        copied = _parallel([lambda c=c: _upload(settings, c, targets) for c in checks])
+        parts = split_targets(targets, [p.rate for p in replace(options, attackers=len(hosts)).split()])
+        copied = _parallel([lambda c=c, t=t: _upload(settings, c, t) for c, t in zip(checks, parts)])
         errors = [str(e) for e in copied if isinstance(e, BaseException)]
     if errors:
         discard(settings, checks)
