@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -18,10 +19,11 @@ from typing import Any
 import pytest
 
 from replbench.analysis import judge
-from replbench.core.config import Settings
+from replbench.core.config import ROOT, Settings
 from replbench.core.results import meta_of, summary_of
 from replbench.core.scenario import load as load_scenario
 from replbench.load import remote
+from replbench.load.attack import AttackOptions
 from replbench.report.block import _attacker_lines
 from replbench.topology import netns
 from replbench.topology.install import VEGETA_VERSION, ensure_vegeta
@@ -239,3 +241,50 @@ def test_ssh_takes_key_and_config_from_the_environment(tmp_path: Path) -> None:
     assert cmd[:2] == ["ssh", "-o"] and "BatchMode=yes" in cmd and cmd[-2:] == ["bench@c1", "true"]
     assert cmd[cmd.index("-p") + 1] == "2222" and cmd[cmd.index("-F") + 1] == "/k/config"
     assert cmd[cmd.index("-i") + 1] == "/k/id"
+
+
+ABSOLUTE_PATH = re.compile(r"(?<![\w.~$/:-])/[\w.]")  # a path from the root, not a URL's // or a rate's /1s
+
+
+def test_an_attacker_runs_meta_holds_no_absolute_path_of_this_machine(tmp_path: Path) -> None:
+    """What remote.py gives meta.json (attacker_hosts, attack_command) names the ssh config, the key, the host's
+    vegeta and its temporary folder without a path of this machine: relative to the repository or by name."""
+    lab = tmp_path / "lab"
+    lab.mkdir()
+    topology = lab / "topology.toml"
+    topology.write_text('[master]\nhost = "198.18.0.2"\n[replica1]\nhost = "198.18.0.3"\n[[attacker]]\n'
+                        'host = "198.18.0.5"\n')
+    (lab / "ssh_config").write_text("Host *\n  User root\n")
+    settings = Settings.from_env(env_for(tmp_path / "state", REPLBENCH_TOPOLOGY=str(topology),
+                                         REPLBENCH_SSH_KEY=str(lab / "id_ed25519")))
+    hosts = [remote.AttackerHost(f"198.18.0.{i + 5}", "root", 22, f"http://198.18.0.{i + 5}:9100/metrics",
+                                 str(ROOT / ".tools" / "bin" / "vegeta")) for i in range(2)]
+    checks = [remote.HostCheck(i + 1, h, f"/tmp/replbench-attack.Ab{i}Cd", VEGETA_VERSION, 0.0003, 0.0001, 0.05)
+              for i, h in enumerate(hosts)]
+    attack = remote.RemoteAttack(settings, checks, tmp_path, AttackOptions(100, 5.0, max_connections=8),
+                                 "read-100", lambda url: None)
+    attack.start_at = 1_800_000_000.0
+    run = attack.commands[0]  # what runs: the real paths
+    assert run[run.index("-F") + 1] == str(lab / "ssh_config") and run[run.index("-i") + 1] == str(lab / "id_ed25519")
+    meta = {"attacker_hosts": [c.as_dict() for c in checks], "attack_command": attack.command}
+    text = json.dumps(meta)
+    assert str(tmp_path) not in text and str(ROOT) not in text and "/tmp/" not in text, text
+    assert not [w for w in attack.command if ABSOLUTE_PATH.search(w)], attack.command
+    recorded = attack.command
+    assert recorded[recorded.index("-F") + 1] == "ssh_config" and recorded[recorded.index("-i") + 1] == "id_ed25519"
+    assert "exec .tools/bin/vegeta attack -format=json -targets=replbench-attack.Ab0Cd/targets.json" in recorded[-1]
+    assert "echo $$ > replbench-attack.Ab0Cd/vegeta.pid;" in recorded[-1]
+
+
+def test_an_ssh_config_beside_the_topology_file_is_used_when_none_is_set(tmp_path: Path) -> None:
+    topology = tmp_path / "t.toml"
+    host = remote.AttackerHost("c1", "", 22, "", "vegeta")
+    bare = Settings.from_env(env_for(tmp_path / "s", REPLBENCH_TOPOLOGY=str(topology)))
+    assert remote.ssh_config_file(bare) == "" and "-F" not in remote.ssh_command(bare, host, "true")
+    (tmp_path / "ssh_config").write_text("Host *\n")
+    assert remote.ssh_config_file(bare) == str(tmp_path / "ssh_config")
+    named = Settings.from_env(env_for(tmp_path / "s", REPLBENCH_TOPOLOGY=str(topology),
+                                      REPLBENCH_SSH_CONFIG="/k/config"))
+    assert remote.ssh_config_file(named) == "/k/config"  # the environment's wins
+    assert remote.ssh_config_file(Settings.from_env(env_for(tmp_path / "s"))) == ""  # no topology file
+

@@ -48,6 +48,7 @@ from ..core.records import (
     STATUS_OK,
     STATUS_RUNNING,
     exit_code,
+    without_machine_paths,
     write_json,
 )
 from ..core.scenario import Scenario
@@ -634,7 +635,8 @@ class Run:
             "buffer_pool": s.buffer_pool, "flavour": s.flavour, "catch_up_timeout_s": self.options.catch_up_timeout,
             "idle_window": {"setting": s.idle_window or "auto", "seconds": idle_window(self.rate, s.idle_window)},
             "host": {**cpu.describe_host(calibrated=False), "platform": platform.platform()},
-            "created_at": _now(), "command": sys.argv, "status": STATUS_RUNNING, "pid": os.getpid(),
+            "created_at": _now(), "command": [without_machine_paths(a) for a in sys.argv],  # no machine path
+            "status": STATUS_RUNNING, "pid": os.getpid(),
         }
 
 

@@ -41,7 +41,8 @@ from ..core.config import (
     ReplbenchError,
     Settings,
 )
-from ..core.topofile import AttackerHost
+from ..core.records import without_machine_paths
+from ..core.topofile import SSH_CONFIG_BESIDE, AttackerHost
 from ..topology.install import VEGETA_VERSION
 from .attack import AttackOptions, _reap, split_targets, still_running_after
 
@@ -74,13 +75,23 @@ class HostCheck:
                 "metrics": self.host.metrics or None}
 
 
+def ssh_config_file(settings: Settings) -> str:
+    """The ssh_config the attacker hosts are reached with: REPLBENCH_SSH_CONFIG, else a file named ssh_config
+    lying beside the topology file (`./run.sh lab up` writes one), else none (ssh's own ~/.ssh/config)."""
+    if settings.ssh_config:
+        return settings.ssh_config
+    beside = Path(settings.topology).parent / SSH_CONFIG_BESIDE if settings.topology else None
+    return str(beside) if beside is not None and beside.is_file() else ""
+
+
 def ssh_command(settings: Settings, host: AttackerHost, remote: str) -> list[str]:
     """ssh to the host running `remote` (a shell command line there): never a prompt (BatchMode), the key and
-    configuration from the environment."""
+    configuration from the environment or the ssh_config beside the topology file (ssh_config_file)."""
     cmd = ["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=5", "-p",
            str(host.port)]
-    if settings.ssh_config:
-        cmd += ["-F", settings.ssh_config]
+    config = ssh_config_file(settings)
+    if config:
+        cmd += ["-F", config]
     if settings.ssh_key:
         cmd += ["-i", settings.ssh_key, "-o", "IdentitiesOnly=yes"]
     return [*cmd, host.destination, remote]
@@ -256,14 +267,22 @@ class RemoteAttack:
         self.cpu_seconds: dict[str, Any] = {}
         self.ended: list[tuple[int | None, float | None]] = []  # each host's exit code and CPU % over the attack
 
+    def _ssh(self, host: AttackerHost, remote: str) -> list[str]:
+        """How a shell line reaches a host: ssh (a test replaces this with a local shell)."""
+        return ssh_command(self.settings, host, remote)
+
     @property
     def commands(self) -> list[list[str]]:
-        return [ssh_command(self.settings, c.host, attack_script(c, self.start_at, p.flags(), f"{self.name}#{c.index}"))
+        return [self._ssh(c.host, attack_script(c, self.start_at, p.flags(), f"{self.name}#{c.index}"))
                 for c, p in zip(self.checks, self.parts)]
 
     @property
     def command(self) -> list[str]:
-        return self.commands[0]
+        """The first host's ssh command as meta.json records it: no absolute path of this machine (its ssh config
+        and key relative to the repository or by name, the host's temporary folder by name, /tmp on that host)."""
+        c = replace(self.checks[0], folder=Path(self.checks[0].folder).name)
+        cmd = self._ssh(c.host, attack_script(c, self.start_at, self.parts[0].flags(), f"{self.name}#{c.index}"))
+        return [without_machine_paths(word) for word in cmd]
 
     @property
     def pids(self) -> list[int]:
@@ -292,8 +311,8 @@ class RemoteAttack:
         if self._interrupted:
             return
         self._interrupted = True
-        _parallel([lambda c=c: subprocess.run(ssh_command(
-            self.settings, c.host, f"kill -INT $(cat {shlex.quote(c.folder)}/vegeta.pid)"), capture_output=True,
+        _parallel([lambda c=c: subprocess.run(self._ssh(
+            c.host, f"kill -INT $(cat {shlex.quote(c.folder)}/vegeta.pid)"), capture_output=True,
             timeout=CHECK_TIMEOUT, check=False) for c, p in zip(self.checks, self._procs) if p.returncode is None])
 
     def wait(self) -> int:
@@ -343,9 +362,8 @@ class RemoteAttack:
         target = self.folder / f"results-{c.index}.bin"
         d = shlex.quote(c.folder)
         with open(target, "wb") as out:
-            proc = subprocess.run(ssh_command(self.settings, c.host, f"cat {d}/results.bin; r=$?; rm -rf {d}; "
-                                              "exit $r"), stdout=out, stderr=subprocess.PIPE,
-                                  timeout=COPY_TIMEOUT, check=False)
+            proc = subprocess.run(self._ssh(c.host, f"cat {d}/results.bin; r=$?; rm -rf {d}; exit $r"), stdout=out,
+                                  stderr=subprocess.PIPE, timeout=COPY_TIMEOUT, check=False)
         if target.stat().st_size == 0:
             target.unlink()
         if proc.returncode != 0:
