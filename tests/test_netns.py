@@ -288,3 +288,98 @@ def test_an_ssh_config_beside_the_topology_file_is_used_when_none_is_set(tmp_pat
     assert remote.ssh_config_file(named) == "/k/config"  # the environment's wins
     assert remote.ssh_config_file(Settings.from_env(env_for(tmp_path / "s"))) == ""  # no topology file
 
+
+def _ending(code: int | None = 0, **changes: Any) -> remote.Ending:
+    return remote.Ending(**{"code": code, "cpu_percent": None, "interrupted": False, "fetch_error": None,
+                            "log_line": "no output", **changes})
+
+
+def test_an_attacker_that_dies_or_ends_early_fails_by_name_and_its_results_are_kept() -> None:
+    """Its ssh or vegeta exited with an error, or it sent fewer requests than its share over the duration (stopped
+    mid-attack with exit code 0): `error` on its part, which the block shows as FAILED and a guard as a missing
+    share, never a silently smaller rate; what it sent before stays in the merged report."""
+    share = AttackOptions(50, 10.0, max_connections=8)
+    check = remote.HostCheck(2, remote.AttackerHost("198.18.0.6", "", 22, "", "vegeta"), "/tmp/x", VEGETA_VERSION,
+                             0.05, 0.001, 0.1)
+    start = 1000.0  # its clock is 50 ms ahead: its requests from 1000.05 (its time) are at +0 s here
+    report = {"requests": 210, "earliest_ns": 1000_060_000_000, "latest_ns": 1004_250_000_000}
+    died = remote.host_part(check, share, start, report, _ending(255, log_line="Connection to 198.18.0.6 closed."))
+    assert died["error"] == "its attack exited with code 255 (Connection to 198.18.0.6 closed.)"
+    assert (died["requests"], died["expected_requests"], died["results_file"]) == (210, 500, "results-2.bin")
+    assert (died["first_request_s"], died["last_request_s"]) == (0.01, 4.2)
+    early = remote.host_part(check, share, start, report, _ending(0))
+    assert early["error"] == "its attack ended early: 210 of its 500 requests sent, the last at +4.20 s of 10 s"
+    whole = remote.host_part(check, share, start, dict(report, requests=500), _ending(0))
+    assert whole["error"] is None and not whole["late"]
+    stopped = remote.host_part(check, share, start, report, _ending(130, interrupted=True))  # Ctrl-C here: all stop
+    assert stopped["error"] is None
+    lost = remote.host_part(check, share, start, None, _ending(0, fetch_error="its results file could not be "
+                                                               "copied back: cat: results.bin: No such file"))
+    assert lost["error"].startswith("its results file could not be copied back") and lost["results_file"] is None
+    hosts = [_host(1, requests=500, rate=50), {**_host(2, rate=50), **early}]
+    assert _guards(hosts) == [f"attacker 2 (198.18.0.6) failed: {early['error']}; its share of 50/s is missing "
+                              "from 100/s (210 of its requests came back)"]
+    lines = _attacker_lines(summary_of({"remote_attackers": hosts, "attack_start_agreed": "12:00:01.000 UTC"}))
+    assert lines[0].endswith("merges their 2 results files (710 requests)")
+    assert lines[2].startswith(f"  attacker 2 198.18.0.6: FAILED: {early['error']}; 50/s share, 210 requests")
+
+
+class LocalHosts(remote.RemoteAttack):
+    """The attack as remote.py drives it, each "host" a local shell instead of an ssh session."""
+
+    def _ssh(self, host: remote.AttackerHost, line: str) -> list[str]:
+        return ["sh", "-c", line]
+
+
+@pytest.mark.integration  # processes (a shell per host, vegeta, a small HTTP server), no namespace, no server
+def test_an_attacker_that_dies_mid_attack_is_flagged_and_the_others_results_are_kept(tmp_path: Path) -> None:
+    import http.server
+    import threading
+
+    class Answer(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 — http.server's name
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    vegeta = ensure_vegeta(Settings.from_env(env_for(tmp_path / "state")))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        wrappers = {  # host 2: killed after 1 s (exit 137); host 3: stops cleanly after 1 s (exit 0)
+            2: f'[ "$1" = attack ] && exec timeout -s KILL 1 {vegeta} "$@"\nexec {vegeta} "$@"\n',
+            3: f'[ "$1" = attack ] && exec {vegeta} "$@" -duration=1s\nexec {vegeta} "$@"\n'}
+        checks = []
+        for i in (1, 2, 3):
+            folder = tmp_path / f"host{i}"
+            folder.mkdir()
+            (folder / "targets.json").write_text(
+                json.dumps({"method": "GET", "url": f"http://127.0.0.1:{server.server_port}/"}) + "\n")
+            program = str(vegeta)
+            if i in wrappers:
+                program = str(tmp_path / f"vegeta-{i}")
+                Path(program).write_text("#!/bin/sh\n" + wrappers[i])
+                Path(program).chmod(0o755)
+            checks.append(remote.HostCheck(i, remote.AttackerHost(f"host{i}", "", 22, "", program), str(folder),
+                                           VEGETA_VERSION, 0.0, 0.0, 0.01))
+        run = tmp_path / "run"
+        run.mkdir()
+        attack = LocalHosts(Settings.from_env(env_for(tmp_path / "state")), checks, run,
+                            AttackOptions(60, 3.0, max_connections=8), "get-60", lambda url: None)
+        attack.start()
+        while attack.still_running_after(1.0):
+            pass
+        attack.wait()
+        parts = attack.collect(vegeta)
+    finally:
+        server.shutdown()
+    assert parts[0]["error"] is None and parts[0]["requests"] == 60, parts[0]
+    assert parts[1]["error"].startswith("its attack exited with code 137"), parts[1]
+    assert parts[2]["error"].startswith("its attack ended early: ") and parts[2]["exit_code"] == 0, parts[2]
+    assert (run / "results-1.bin").exists() and not any((tmp_path / f"host{i}").exists() for i in (1, 2, 3))
+    guards = _guards([summary | {"rate": 20} for summary in parts])
+    assert [g.split(":")[0] for g in guards] == ["attacker 2 (host2) failed", "attacker 3 (host3) failed"], guards

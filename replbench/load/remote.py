@@ -13,11 +13,13 @@ the harness instead of by hand:
 3. copy the result files back as results-<i>.bin (`collect`), where `vegeta report`, `encode` and `plot` read them
    together as they read local attackers' files; each host's first request is placed on this host's clock
    (skew removed) to find a late start; each host's CPU comes from its node_exporter, scraped at the start and the
-   end (n/a without one). A host that failed or started late is one line of the block and a guard
-   (analysis/judge), never a silently smaller rate.
+   end (n/a without one). A host that failed (its ssh or vegeta exited with an error, or ended early: fewer
+   requests than its share over the duration), sent nothing back or started late is one line of the block and a
+   guard (analysis/judge), never a silently smaller rate; the other hosts' results are kept.
 
-Credentials never appear in the file: ssh's own key (REPLBENCH_SSH_KEY) and configuration (REPLBENCH_SSH_CONFIG).
-BatchMode: a host that would ask for a password fails its check instead.
+Credentials never appear in the file: ssh's own key (REPLBENCH_SSH_KEY) and configuration (REPLBENCH_SSH_CONFIG, else
+an ssh_config beside the topology file, as `./run.sh lab up` writes one). BatchMode: a host that would ask for a
+password fails its check instead. meta.json records the first host's command without this machine's paths.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ from .attack import AttackOptions, _reap, split_targets, still_running_after
 PROBES = 7  # time probes per host: the one with the shortest round trip gives the skew
 CHECK_TIMEOUT = 30.0  # seconds for a host's check (its ssh connection included)
 COPY_TIMEOUT = 300.0  # seconds to copy the targets there or a results file back
+EARLY_SHARE = 0.99  # a host whose file holds fewer of its requests (its rate × the duration) ended early: vegeta
+#                     sends every one of them unless it is stopped
 T = TypeVar("T")
 
 
@@ -332,30 +336,16 @@ class RemoteAttack:
 
     def collect(self, vegeta: Path) -> list[dict[str, Any]]:
         """Copy every host's results file back (results-<i>.bin), remove its folder there, and describe each host's
-        part: its share, requests, first request on this host's clock, skew, CPU, and what went wrong."""
+        part (host_part): the others' results are kept whatever one host did."""
         got = _parallel([lambda c=c: self._fetch(c) for c in self.checks])
         out = []
         for i, c in enumerate(self.checks):
-            fetched = got[i]
-            report = _file_report(vegeta, self.folder / f"results-{c.index}.bin")
             code, cpu = self.ended[i] if i < len(self.ended) else (None, None)
-            error = None
-            if isinstance(fetched, BaseException):
-                error = str(fetched)
-            elif code not in (0, None) and not self._interrupted:
-                error = f"its attack exited with code {code} ({_last_line(self.folder / f'attacker-{c.index}.log')})"
-            if report is None and error is None:
-                error = "no results came back"
-            first = None if report is None else report["earliest_ns"] / 1e9 - c.skew_s - self.start_at
-            out.append({
-                **c.as_dict(), "rate": self.parts[i].rate, "requests": None if report is None else report["requests"],
-                "first_request_s": None if first is None else round(first, 3),
-                "late": first is not None and first > ATTACKER_LATE_S, "exit_code": code, "error": error,
-                "cpu_percent": cpu,
-                "cpu_source": ("host CPU from node_exporter" if cpu is not None else
-                               "n/a (node_exporter did not answer)") if c.host.metrics else "n/a (no metrics URL)",
-                "results_file": f"results-{c.index}.bin" if report is not None else None,
-            })
+            out.append(host_part(c, self.parts[i], self.start_at,
+                                 _file_report(vegeta, self.folder / f"results-{c.index}.bin"),
+                                 Ending(code, cpu, self._interrupted,
+                                        str(got[i]) if isinstance(got[i], BaseException) else None,
+                                        _last_line(self.folder / f"attacker-{c.index}.log"))))
         return out
 
     def _fetch(self, c: HostCheck) -> None:
@@ -374,8 +364,55 @@ class RemoteAttack:
         return time.strftime("%H:%M:%S", time.gmtime(self.start_at)) + f".{int(self.start_at * 1000) % 1000:03d}"
 
 
+@dataclass(frozen=True)
+class Ending:
+    """How one host's attack ended, as this host saw it."""
+
+    code: int | None  # its ssh session's exit code (ssh passes the remote vegeta's on; 255: ssh itself failed)
+    cpu_percent: float | None  # its host's busy CPU over the attack (node_exporter), % of one core
+    interrupted: bool  # the run was interrupted here (Ctrl-C): every host was stopped on purpose
+    fetch_error: str | None  # its results file could not be copied back
+    log_line: str  # the last line its ssh session printed
+
+
+def host_part(c: HostCheck, share: AttackOptions, start_at: float, report: dict[str, Any] | None,
+              ending: Ending) -> dict[str, Any]:
+    """One host's part of the attack as summary.json keeps it (remote_attackers): its share, its requests, its
+    first and last request on this host's clock (its skew removed), skew, CPU, and what went wrong, as `error`:
+    an attack that exited with an error (its vegeta or ssh died), results that could not be copied back, none
+    at all, or an attack that ended early, its requests short of its share of the rate over the duration
+    (stopped mid-attack with exit code 0). The block names it and a guard says its share is missing: never a
+    silently smaller rate; the other hosts' results are kept and merged as usual."""
+    first = last = None
+    if report is not None:
+        first = report["earliest_ns"] / 1e9 - c.skew_s - start_at
+        last = report["latest_ns"] / 1e9 - c.skew_s - start_at
+    expected = round(share.rate * share.duration)
+    error = None
+    if ending.code not in (0, None) and not ending.interrupted:
+        error = f"its attack exited with code {ending.code} ({ending.log_line})"
+    elif ending.fetch_error:
+        error = ending.fetch_error
+    elif report is None:
+        error = "no results came back"
+    elif not ending.interrupted and report["requests"] < EARLY_SHARE * expected:
+        error = (f"its attack ended early: {report['requests']:,} of its {expected:,} requests sent, the last at "
+                 f"{last:+.2f} s of {share.duration:g} s")
+    return {
+        **c.as_dict(), "rate": share.rate, "requests": None if report is None else report["requests"],
+        "expected_requests": expected, "first_request_s": None if first is None else round(first, 3),
+        "last_request_s": None if last is None else round(last, 3),
+        "late": first is not None and first > ATTACKER_LATE_S, "exit_code": ending.code, "error": error,
+        "cpu_percent": ending.cpu_percent,
+        "cpu_source": ("host CPU from node_exporter" if ending.cpu_percent is not None else
+                       "n/a (node_exporter did not answer)") if c.host.metrics else "n/a (no metrics URL)",
+        "results_file": f"results-{c.index}.bin" if report is not None else None,
+    }
+
+
 def _file_report(vegeta: Path, path: Path) -> dict[str, Any] | None:
-    """One host's requests and its first request's time (its own clock, ns), from `vegeta report` of its file."""
+    """One host's requests and its first and last request's times (its own clock, ns), from `vegeta report` of
+    its file."""
     if not path.exists() or path.stat().st_size == 0:
         return None
     proc = subprocess.run([str(vegeta), "report", "-type=json", str(path)], capture_output=True, text=True,
@@ -385,7 +422,8 @@ def _file_report(vegeta: Path, path: Path) -> dict[str, Any] | None:
     doc = json.loads(proc.stdout)
     if not doc.get("requests"):
         return None
-    return {"requests": int(doc["requests"]), "earliest_ns": _rfc3339_ns(doc["earliest"])}
+    return {"requests": int(doc["requests"]), "earliest_ns": _rfc3339_ns(doc["earliest"]),
+            "latest_ns": _rfc3339_ns(doc["latest"])}
 
 
 def _rfc3339_ns(text: str) -> int:
