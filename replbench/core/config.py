@@ -136,6 +136,8 @@ SETTING_LIST: tuple[Setting, ...] = (
     Setting("ssh_config", "REPLBENCH_SSH_CONFIG", "", lambda v: str(_path(v)) if v else "",
             "an ssh_config file for the attacker hosts (ssh -F; empty: a file named ssh_config beside the topology "
             "file, as ./run.sh lab up writes one, else ~/.ssh/config as usual)"),
+    Setting("lab", "REPLBENCH_LAB", ".lab", lambda v: _path(v), "the folder ./run.sh lab keeps its hosts' files in "
+            "(topology.toml, ssh_config, the key, the datadirs, the record lab down and lab status read)"),
 )
 SETTINGS = {s.name: s for s in SETTING_LIST}
 
@@ -337,6 +339,7 @@ class Settings:
     app_user: str
     ssh_key: str
     ssh_config: str
+    lab: Path
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
