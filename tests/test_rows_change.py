@@ -122,8 +122,10 @@ def test_several_attackers_each_send_their_own_targets_in_the_files_order(tmp_pa
 def test_two_local_attackers_read_their_own_parts(tmp_path: Path) -> None:
     from replbench.load import attack
 
+    (tmp_path / "targets.json").write_text("".join(json.dumps({"n": i}) + "\n" for i in range(10)))
     run = attack.Attack(Path("/opt/vegeta"), tmp_path, tmp_path / "targets.json",
                         attack.AttackOptions(41, 3.0, max_connections=8, attackers=2), "get-41")
+    assert [len((tmp_path / f"targets-{i}.json").read_text().splitlines()) for i in (1, 2)] == [5, 5]
     assert [c[3] for c in run.commands] == [f"-targets={tmp_path / 'targets-1.json'}",
                                             f"-targets={tmp_path / 'targets-2.json'}"]
     single = attack.Attack(Path("/opt/vegeta"), tmp_path, tmp_path / "targets.json",

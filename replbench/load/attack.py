@@ -87,9 +87,8 @@ class Attack:
         # back, which two attackers' results under one name do
         names = [name] if self.attackers == 1 else [f"{name}#{i + 1}" for i in range(self.attackers)]
         parts = options.split()
-        # each attacker its own part of the targets (written by start())
-        self._split = (targets, [p.rate for p in parts]) if self.attackers > 1 else None
-        files = [targets] if self.attackers == 1 else target_parts(targets, self.attackers)
+        # each attacker its own part of the targets, written now: before the run takes the attack's start
+        files = [targets] if self.attackers == 1 else split_targets(targets, [p.rate for p in parts])
         self.commands = [[*(prefix or []), self.vegeta, "attack", "-format=json", f"-targets={t}",
                           f"-name={n}", *part.flags()] for n, part, t in zip(names, parts, files)]
         outputs = [self.results] if self.attackers == 1 else \
@@ -102,8 +101,6 @@ class Attack:
 
     def start(self) -> None:
         """Start the attack process(es), each writing its own results file; nothing else runs beside them."""
-        if self._split is not None:
-            split_targets(*self._split)
         log = open(self.folder / "attack.log", "wb")
         self._procs = [subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log, stdin=subprocess.DEVNULL,
                                         start_new_session=True) for cmd in self.commands]
