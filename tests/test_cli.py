@@ -277,6 +277,7 @@ def test_a_pinned_vegeta_starts_under_taskset_and_an_unpinned_one_bare(tmp_path:
     assert Path("/usr/bin/taskset").exists()  # util-linux: how vegeta starts already confined (cpus.taskset_prefix)
     assert cpus.taskset_prefix({3, 1}) == ["/usr/bin/taskset", "-c", "1,3"] and cpus.taskset_prefix(None) == []
     options = attack.AttackOptions(30, 2.0, max_connections=8, attackers=2)
+    (tmp_path / "targets.json").write_text("")  # two attackers: each its part of it (split_targets)
     pinned = attack.Attack(Path("/opt/vegeta"), tmp_path, tmp_path / "targets.json", options, "get-30",
                            cpus.taskset_prefix({1}))
     assert all(c[:5] == ["/usr/bin/taskset", "-c", "1", "/opt/vegeta", "attack"] for c in pinned.commands)

@@ -17,7 +17,7 @@ README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 README_MAX_BYTES = 15_000
 # folders git ignores (.gitignore): a link into one resolves here and not in a fresh clone
-IGNORED = (".state", ".tools", ".venv")
+IGNORED = (".state", ".tools", ".venv", ".lab")
 COMMITTED_RESULTS = ("results/readme-assets", "results/report-assets", "results/.gitkeep")
 
 LINK_RE = re.compile(r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"]*\")?\s*\)")

@@ -175,6 +175,24 @@ def test_catch_up_is_timed_from_the_last_request_sent(topo: Settings) -> None:
     nodes.start_all(topo)
 
 
+def test_a_replica_held_by_a_fault_is_left_out_of_the_consistency_check_and_the_block_says_so() -> None:
+    """A replica a planned fault held when the last request was sent was never waited for: it is not "behind"
+    (the check would say it did not catch up within 300 s, a wait that never took place) but left out, by name."""
+    from replbench.core.results import summary_of
+    from replbench.experiments.run import not_caught_up
+    from replbench.report.block import _check_lines
+
+    held = {"replica2": "stop-replication:replica2@3s"}
+    assert not_caught_up({"replica1": 0.02, "replica2": None}, held) == []
+    assert not_caught_up({"replica1": None, "replica2": None}, held) == ["replica1"]
+    lines = _check_lines(summary_of({"consistency": {
+        "table": "bench_idx.accounts", "checked": True, "equal": True, "scope": "table", "missing": [],
+        "checksums": {"master": 7, "replica1": 7}, "held": held}}))
+    assert lines == ["Consistency: CHECKSUM TABLE bench_idx.accounts equal on the nodes checked {'master': 7, "
+                     "'replica1': 7}; replica2 left out: stop-replication:replica2@3s held it when the last "
+                     "request was sent"]
+
+
 def test_the_catch_up_is_timed_from_the_send_s_end_not_from_vegetas(monkeypatch: pytest.MonkeyPatch) -> None:
     """The run's catch-up clock, on a clock the test moves: it starts when the last request is sent (attack start
     + duration) with the master's position then, while vegeta still waits for its last answers; an attack that
@@ -368,6 +386,12 @@ def test_the_lag_splits_by_the_thread_that_holds_it(topo: Settings) -> None:
     assert summary["catch_up_held"] == {"replica2": "stop-io-thread:replica2@2s"}
     assert summary["catch_up_s"]["replica2"] is None and summary["catch_up_s"]["replica1"] is not None
     assert "catch-up not measured: stop-io-thread:replica2@2s held it" in proc.stdout
+    # and left out of the consistency check (never waited for), which the others pass
+    consistency = summary["consistency"]
+    assert consistency["checked"] and consistency["equal"], consistency
+    assert consistency["held"] == {"replica2": "stop-io-thread:replica2@2s"}
+    assert "replica2" not in consistency["checksums"]
+    assert "replica2 left out: stop-io-thread:replica2@2s held it" in proc.stdout
     sql_stopped, io_stopped = lag["replica1"], lag["replica2"]
     assert sql_stopped["sql_mean_ms"] > 100 and sql_stopped["io_mean_ms"] < 0.1 * sql_stopped["sql_mean_ms"]
     assert io_stopped["io_mean_ms"] > 100 and io_stopped["io_p99_ms"] > 0.5 * io_stopped["p99_ms"]

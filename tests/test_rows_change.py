@@ -100,6 +100,39 @@ def test_donors_and_searches_the_app_would_refuse_are_passed_over() -> None:
     find_users_params(dict(parse_qsl(urlsplit(find["url"]).query)))
 
 
+def test_several_attackers_each_send_their_own_targets_in_the_files_order(tmp_path: Path) -> None:
+    # several attackers reading one whole file each sent its first lines: every write twice with two, the repeat
+    # writing what the row then held (a write run from two SSH attackers found 50.9 % of its rows changed). Dealt
+    # out by share instead, each line goes to one attacker, and what they have sent after any second is the
+    # file's first lines, which the sample (rowcheck.sample_ids) reads
+    from replbench.load import attack
+
+    path = tmp_path / "targets.json"
+    path.write_text("".join(json.dumps({"n": i}) + "\n" for i in range(1000)))
+    parts = attack.split_targets(path, [101, 100])
+    assert parts == attack.target_parts(path, 2) == [tmp_path / "targets-1.json", tmp_path / "targets-2.json"]
+    sent = [[json.loads(line)["n"] for line in p.read_text().splitlines()] for p in parts]
+    assert sorted(sent[0] + sent[1]) == list(range(1000)) and (len(sent[0]), len(sent[1])) == (502, 498)
+    assert sorted(sent[0][:101 * 3] + sent[1][:100 * 3]) == list(range(603))  # 3 s at 101/s and 100/s
+    assert [len(p.read_text().splitlines()) for p in attack.split_targets(path, [3, 1, 0])] == [750, 250, 0]
+    with pytest.raises(ValueError, match="no attacker has a share"):
+        attack.split_targets(path, [0, 0])
+
+
+def test_two_local_attackers_read_their_own_parts(tmp_path: Path) -> None:
+    from replbench.load import attack
+
+    (tmp_path / "targets.json").write_text("".join(json.dumps({"n": i}) + "\n" for i in range(10)))
+    run = attack.Attack(Path("/opt/vegeta"), tmp_path, tmp_path / "targets.json",
+                        attack.AttackOptions(41, 3.0, max_connections=8, attackers=2), "get-41")
+    assert [len((tmp_path / f"targets-{i}.json").read_text().splitlines()) for i in (1, 2)] == [5, 5]
+    assert [c[3] for c in run.commands] == [f"-targets={tmp_path / 'targets-1.json'}",
+                                            f"-targets={tmp_path / 'targets-2.json'}"]
+    single = attack.Attack(Path("/opt/vegeta"), tmp_path, tmp_path / "targets.json",
+                           attack.AttackOptions(41, 3.0, max_connections=8), "get-41")
+    assert single.command[3] == f"-targets={tmp_path / 'targets.json'}"
+
+
 def test_the_row_images_are_compared_column_by_column() -> None:
     text = BINLOG_SNIPPET.read_text()
     pairs = list(rowcheck.parse_updates(text.splitlines(), "bench_idx"))

@@ -19,7 +19,7 @@ from ..core import harnesslog, records, scenario
 from ..core.config import OPEN_FILES_WANTED, ConfigError, ReplbenchError, Settings
 from ..core.records import EXIT_BROKEN_PIPE, EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE
 from ..experiments import campaign
-from . import bench, docs, profile, setup
+from . import bench, docs, lab, profile, setup
 from .args import (
     UsageError,
 )
@@ -29,6 +29,7 @@ Handler = Callable[[argparse.Namespace], int]
 HANDLERS: dict[str, Handler] = {
     "up": setup.cmd_up, "down": setup.cmd_down, "status": setup.cmd_status,
     "dataset": setup.cmd_dataset, "reset": setup.cmd_reset, "test": setup.cmd_test, "docs": docs.cmd_docs,
+    "lab": lab.cmd_lab,
     **bench.HANDLERS, **profile.HANDLERS,
 }
 

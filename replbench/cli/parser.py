@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from ..core import scenario
-from . import bench, profile
+from . import bench, lab, profile
 from .args import ArgumentParser, add_app_flags, add_topology_flags, help_formatter
 
 
@@ -40,6 +40,7 @@ def build_parser() -> ArgumentParser:
     p.add_argument("--fast", action="store_true",
                    help="the unit tier only: no server, no install, under a minute (docs/development.md)")
     p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="extra pytest arguments (after --)")
+    lab.add_parser(sub)
     sub.add_parser("docs", help="rewrite docs/settings.md from the settings table and every command's flags")
     bench.add_parsers(sub)
     profile.add_parser(sub)

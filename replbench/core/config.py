@@ -134,7 +134,10 @@ SETTING_LIST: tuple[Setting, ...] = (
     Setting("ssh_key", "REPLBENCH_SSH_KEY", "", lambda v: str(_path(v)) if v else "",
             "the private key ssh uses to reach a topology file's attacker hosts (empty: ssh's own choice)"),
     Setting("ssh_config", "REPLBENCH_SSH_CONFIG", "", lambda v: str(_path(v)) if v else "",
-            "an ssh_config file for the attacker hosts (ssh -F; empty: ~/.ssh/config as usual)"),
+            "an ssh_config file for the attacker hosts (ssh -F; empty: a file named ssh_config beside the topology "
+            "file, as ./run.sh lab up writes one, else ~/.ssh/config as usual)"),
+    Setting("lab", "REPLBENCH_LAB", ".lab", lambda v: _path(v), "the folder ./run.sh lab keeps its hosts' files in "
+            "(topology.toml, ssh_config, the key, the datadirs, the record lab down and lab status read)"),
 )
 SETTINGS = {s.name: s for s in SETTING_LIST}
 
@@ -343,6 +346,7 @@ class Settings:
     app_user: str
     ssh_key: str
     ssh_config: str
+    lab: Path
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:

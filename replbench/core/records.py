@@ -4,6 +4,7 @@ waits for it or takes it for a finished run."""
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -85,6 +86,27 @@ def new_folder(settings: Settings, scenario: Scenario, rate: int, parent: Path |
         folder = base / f"{stamp}-{scenario.name}-{rate}-{n}"
     folder.mkdir(parents=True)
     return folder
+
+# an absolute path inside a word or a shell line: a / that starts a path (not within a word, a number, a URL), up to
+# a space, a quote or a shell or option separator
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.~$/:-])/[^\s'\"=:;,()<>|&]+")
+
+
+def without_machine_paths(text: str) -> str:
+    """A recorded command (a word, or a shell line run on another host) without any absolute path of the machine
+    that ran it, so committed output holds none: a path inside the repository relative to it (.lab/ssh_config,
+    .tools/bin/vegeta), any other its last part (id_ed25519; a file in an attacker's temporary folder,
+    targets.json)."""
+    root = str(ROOT) + "/"
+
+    def portable(match: re.Match[str]) -> str:
+        path = match.group(0)
+        if path.startswith(root):
+            return path[len(root):]
+        return Path(path).name or path
+
+    return _ABSOLUTE_PATH.sub(portable, text)
+
 
 def shown_path(folder: Path) -> str:
     """A results folder as printed: relative to the repository when inside it (no machine path in committed

@@ -139,6 +139,7 @@ class Consistency(Record):
     checksums: dict[str, Any] | None = None
     caught_up_s: NodeFigures | None = None
     missing: list[str] | None = None
+    held: dict[str, str] | None = None  # replicas left out: a planned fault held them when the last request was sent
     reason: str | None = None
 
 
@@ -228,7 +229,9 @@ class RemoteAttacker(Record):
     vegeta: str | None = None
     rate: int | None = None  # its share of the run's rate
     requests: int | None = None  # in its results file
+    expected_requests: int | None = None  # its rate × the duration: what it sends unless it stops early
     first_request_s: Num | None = None  # after the agreed start, on this host's clock (its skew removed)
+    last_request_s: Num | None = None  # likewise
     late: bool | None = None
     skew_ms: Num | None = None  # its clock minus the harness's
     skew_uncertainty_ms: Num | None = None

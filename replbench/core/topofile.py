@@ -42,6 +42,7 @@ DEFAULT_PORT = 3306
 DEFAULT_LISTEN = "127.0.0.1"
 SSH_PORT = 22
 MAX_ATTACKERS = 16
+SSH_CONFIG_BESIDE = "ssh_config"  # an ssh_config of this name beside the file reaches its attackers (load/remote)
 
 
 class TopologyFileError(ValueError):

@@ -3,7 +3,8 @@
 During a run only `vegeta attack -output=results.bin` runs: no tee, no live report, so the load generator costs
 what a bare attack costs (the live progress line comes from the app's own counters, see appserver.admission).
 With several attackers (--attackers N, vegeta's own recipe for more load than one process gives) N
-`vegeta attack -output=results-<i>.bin` processes share the rate, and every report reads all their files.
+`vegeta attack -output=results-<i>.bin` processes share the rate, each sending its own part of the targets
+(split_targets: never another's), and every report reads all their files.
 Every figure printed afterwards comes from `vegeta report` over the result files. Each process runs in its
 own session: a Ctrl-C reaches only us, and we stop vegeta with exactly one SIGINT (its graceful stop, which
 flushes every result).
@@ -85,8 +86,11 @@ class Attack:
         # one attack name per attacker: vegeta plot draws a series per name and refuses one whose timestamps go
         # back, which two attackers' results under one name do
         names = [name] if self.attackers == 1 else [f"{name}#{i + 1}" for i in range(self.attackers)]
-        self.commands = [[*(prefix or []), self.vegeta, "attack", "-format=json", f"-targets={targets}",
-                          f"-name={n}", *part.flags()] for n, part in zip(names, options.split())]
+        parts = options.split()
+        # each attacker its own part of the targets, written now: before the run takes the attack's start
+        files = [targets] if self.attackers == 1 else split_targets(targets, [p.rate for p in parts])
+        self.commands = [[*(prefix or []), self.vegeta, "attack", "-format=json", f"-targets={t}",
+                          f"-name={n}", *part.flags()] for n, part, t in zip(names, parts, files)]
         outputs = [self.results] if self.attackers == 1 else \
             [folder / f"results-{i + 1}.bin" for i in range(self.attackers)]
         self.commands = [[*cmd, f"-output={out}"] for cmd, out in zip(self.commands, outputs)]
@@ -109,26 +113,12 @@ class Attack:
 
     def running(self) -> bool:
         """Is vegeta still attacking? Checked without reaping (wait4 reaps later, for the exact CPU)."""
-        for proc in self._procs[:self.attackers]:
-            if proc.returncode is not None:
-                continue
-            try:
-                if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
-                    return True
-            except ChildProcessError:
-                continue
-        return False
+        return still_running_after(self._procs[:self.attackers], 0.0)
 
     def still_running_after(self, seconds: float, poll: float = 0.05) -> bool:
         """Wait up to `seconds` while vegeta attacks; False as soon as it has finished (within `poll`), so the
         attack's end is taken when it happens, not at the next progress line."""
-        deadline = time.monotonic() + seconds
-        while self.running():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return True
-            time.sleep(min(poll, left))
-        return False
+        return still_running_after(self._procs[:self.attackers], seconds, poll)
 
     def interrupt(self) -> None:
         """Stop the attack gracefully (one SIGINT each: vegeta stops sending and flushes every result)."""
@@ -145,6 +135,32 @@ class Attack:
         if self.attackers > 1:
             self.cpu_seconds["per_attacker"] = [round(s, 3) for s in attackers]  # type: ignore[assignment]
         return self._procs[0].returncode or 0
+
+
+def _any_running(procs: list[subprocess.Popen[bytes]]) -> bool:
+    for proc in procs:
+        if proc.returncode is not None:
+            continue
+        try:
+            if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+                return True
+        except ChildProcessError:
+            continue
+    return False
+
+
+def still_running_after(procs: list[subprocess.Popen[bytes]], seconds: float, poll: float = 0.05) -> bool:
+    """Wait up to `seconds` while any of these children (an attack's processes, here or the ssh sessions to
+    attacker hosts) still runs; False as soon as none does (within `poll`), True if one still runs at the end.
+    Checked without reaping them (os.waitid's WNOWAIT): _reap's wait4 takes each one's exact CPU later.
+    `seconds` = 0: is one running now?"""
+    deadline = time.monotonic() + seconds
+    while _any_running(procs):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return True
+        time.sleep(min(poll, left))
+    return False
 
 
 def _reap(proc: subprocess.Popen[bytes]) -> float:
@@ -167,6 +183,34 @@ def bare_attack(vegeta: Path, targets: Path, options: AttackOptions, output: Pat
                              f"-output={output}"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     return _reap(proc)
+
+
+def target_parts(targets: Path, attackers: int) -> list[Path]:
+    """Where each attacker's part of a targets file goes: targets-<i>.json beside it."""
+    return [targets.with_name(f"targets-{i + 1}.json") for i in range(attackers)]
+
+
+def split_targets(targets: Path, shares: list[int]) -> list[Path]:
+    """Deal a targets file's lines out to the attackers (target_parts), in proportion to each one's share of the
+    rate and in the file's order: the next line goes to the attacker furthest behind its share, so that at any
+    moment of the attack the lines sent so far are about the file's first ones (rowcheck's sample reads those),
+    each sent once. Several attackers reading one whole file would each send its first lines: every write N
+    times, the repeats writing values the rows already hold (docs/own-servers.md, "Attackers on several hosts")."""
+    if not shares or max(shares) <= 0:
+        raise ValueError(f"no attacker has a share of the rate: {shares}")
+    paths = target_parts(targets, len(shares))
+    taken = [0] * len(shares)
+    outs = [open(path, "wb") for path in paths]
+    try:
+        with open(targets, "rb") as source:
+            for line in source:
+                j = min((i for i, share in enumerate(shares) if share > 0), key=lambda i: (taken[i] + 1) / shares[i])
+                taken[j] += 1
+                outs[j].write(line)
+    finally:
+        for out in outs:
+            out.close()
+    return paths
 
 
 def result_files(folder: Path) -> list[Path]:

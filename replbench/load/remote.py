@@ -5,25 +5,27 @@ the harness instead of by hand:
 1. check each host (`check`): one ssh session makes a temporary folder there, says which vegeta it has (its
    `-version`, or the same binary as here by its SHA-256) and answers a few time probes, from which the host's
    clock skew against this one is taken (the probe with the shortest round trip; its half is the uncertainty);
-   the targets are copied into the folder. A host that fails its check fails the run before any load is sent;
+   its part of the targets is copied into the folder (each host its own lines, dealt out by its share of the
+   rate, so no request is sent twice). A host that fails its check fails the run before any load is sent;
 2. start the same attack on each (`RemoteAttack.start`) at one agreed instant, each host waiting for it on its own
    clock corrected by its skew, each with its share of the rate (the remainder to the first ones, as local
    attackers share it), its own attack name and its own results file;
 3. copy the result files back as results-<i>.bin (`collect`), where `vegeta report`, `encode` and `plot` read them
    together as they read local attackers' files; each host's first request is placed on this host's clock
    (skew removed) to find a late start; each host's CPU comes from its node_exporter, scraped at the start and the
-   end (n/a without one). A host that failed or started late is one line of the block and a guard
-   (analysis/judge), never a silently smaller rate.
+   end (n/a without one). A host that failed (its ssh or vegeta exited with an error, or ended early: fewer
+   requests than its share over the duration), sent nothing back or started late is one line of the block and a
+   guard (analysis/judge), never a silently smaller rate; the other hosts' results are kept.
 
-Credentials never appear in the file: ssh's own key (REPLBENCH_SSH_KEY) and configuration (REPLBENCH_SSH_CONFIG).
-BatchMode: a host that would ask for a password fails its check instead.
+Credentials never appear in the file: ssh's own key (REPLBENCH_SSH_KEY) and configuration (REPLBENCH_SSH_CONFIG, else
+an ssh_config beside the topology file, as `./run.sh lab up` writes one). BatchMode: a host that would ask for a
+password fails its check instead. meta.json records the first host's command without this machine's paths.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shlex
 import subprocess
@@ -41,13 +43,16 @@ from ..core.config import (
     ReplbenchError,
     Settings,
 )
-from ..core.topofile import AttackerHost
+from ..core.records import without_machine_paths
+from ..core.topofile import SSH_CONFIG_BESIDE, AttackerHost
 from ..topology.install import VEGETA_VERSION
-from .attack import AttackOptions, _reap
+from .attack import AttackOptions, _reap, split_targets, still_running_after
 
 PROBES = 7  # time probes per host: the one with the shortest round trip gives the skew
 CHECK_TIMEOUT = 30.0  # seconds for a host's check (its ssh connection included)
 COPY_TIMEOUT = 300.0  # seconds to copy the targets there or a results file back
+EARLY_SHARE = 0.99  # a host whose file holds fewer of its requests (its rate × the duration) ended early: vegeta
+#                     sends every one of them unless it is stopped
 T = TypeVar("T")
 
 
@@ -74,13 +79,23 @@ class HostCheck:
                 "metrics": self.host.metrics or None}
 
 
+def ssh_config_file(settings: Settings) -> str:
+    """The ssh_config the attacker hosts are reached with: REPLBENCH_SSH_CONFIG, else a file named ssh_config
+    lying beside the topology file (`./run.sh lab up` writes one), else none (ssh's own ~/.ssh/config)."""
+    if settings.ssh_config:
+        return settings.ssh_config
+    beside = Path(settings.topology).parent / SSH_CONFIG_BESIDE if settings.topology else None
+    return str(beside) if beside is not None and beside.is_file() else ""
+
+
 def ssh_command(settings: Settings, host: AttackerHost, remote: str) -> list[str]:
     """ssh to the host running `remote` (a shell command line there): never a prompt (BatchMode), the key and
-    configuration from the environment."""
+    configuration from the environment or the ssh_config beside the topology file (ssh_config_file)."""
     cmd = ["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=5", "-p",
            str(host.port)]
-    if settings.ssh_config:
-        cmd += ["-F", settings.ssh_config]
+    config = ssh_config_file(settings)
+    if config:
+        cmd += ["-F", config]
     if settings.ssh_key:
         cmd += ["-i", settings.ssh_key, "-o", "IdentitiesOnly=yes"]
     return [*cmd, host.destination, remote]
@@ -178,9 +193,10 @@ def _parallel(fns: list[Callable[[], T]]) -> list[T | BaseException]:
     return out
 
 
-def check(settings: Settings, vegeta: Path, targets: Path) -> list[HostCheck]:
-    """Check every attacker host (in parallel) and copy the targets there; a host that fails fails them all (one
-    line per host), after the folders already made are removed."""
+def check(settings: Settings, vegeta: Path, targets: Path, options: AttackOptions) -> list[HostCheck]:
+    """Check every attacker host (in parallel) and copy each its part of the targets (split_targets, by its share
+    of the rate: no host sends another's); a host that fails fails them all (one line per host), after the
+    folders already made are removed."""
     local_sha256 = hashlib.sha256(vegeta.read_bytes()).hexdigest()
     hosts = settings.attacker_hosts
     found = _parallel([lambda i=i, h=h: check_host(settings, i + 1, h, local_sha256) for i, h in enumerate(hosts)])
@@ -188,7 +204,8 @@ def check(settings: Settings, vegeta: Path, targets: Path) -> list[HostCheck]:
     errors = [str(e) if isinstance(e, ReplbenchError) else f"attacker {i + 1} ({hosts[i].destination}): {e}"
               for i, e in enumerate(found) if isinstance(e, BaseException)]
     if not errors:
-        copied = _parallel([lambda c=c: _upload(settings, c, targets) for c in checks])
+        parts = split_targets(targets, [p.rate for p in replace(options, attackers=len(hosts)).split()])
+        copied = _parallel([lambda c=c, t=t: _upload(settings, c, t) for c, t in zip(checks, parts)])
         errors = [str(e) for e in copied if isinstance(e, BaseException)]
     if errors:
         discard(settings, checks)
@@ -254,14 +271,22 @@ class RemoteAttack:
         self.cpu_seconds: dict[str, Any] = {}
         self.ended: list[tuple[int | None, float | None]] = []  # each host's exit code and CPU % over the attack
 
+    def _ssh(self, host: AttackerHost, remote: str) -> list[str]:
+        """How a shell line reaches a host: ssh (a test replaces this with a local shell)."""
+        return ssh_command(self.settings, host, remote)
+
     @property
     def commands(self) -> list[list[str]]:
-        return [ssh_command(self.settings, c.host, attack_script(c, self.start_at, p.flags(), f"{self.name}#{c.index}"))
+        return [self._ssh(c.host, attack_script(c, self.start_at, p.flags(), f"{self.name}#{c.index}"))
                 for c, p in zip(self.checks, self.parts)]
 
     @property
     def command(self) -> list[str]:
-        return self.commands[0]
+        """The first host's ssh command as meta.json records it: no absolute path of this machine (its ssh config
+        and key relative to the repository or by name, the host's temporary folder by name, /tmp on that host)."""
+        c = replace(self.checks[0], folder=Path(self.checks[0].folder).name)
+        cmd = self._ssh(c.host, attack_script(c, self.start_at, self.parts[0].flags(), f"{self.name}#{c.index}"))
+        return [without_machine_paths(word) for word in cmd]
 
     @property
     def pids(self) -> list[int]:
@@ -280,32 +305,18 @@ class RemoteAttack:
 
     def running(self) -> bool:
         """Is any host's ssh session still open? Checked without reaping (wait() reaps, for the exact CPU)."""
-        for proc in self._procs:
-            if proc.returncode is not None:
-                continue
-            try:
-                if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
-                    return True
-            except ChildProcessError:
-                continue
-        return False
+        return still_running_after(self._procs, 0.0)
 
     def still_running_after(self, seconds: float, poll: float = 0.05) -> bool:
-        deadline = time.monotonic() + seconds
-        while self.running():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return True
-            time.sleep(min(poll, left))
-        return False
+        return still_running_after(self._procs, seconds, poll)
 
     def interrupt(self) -> None:
         """Stop every host's vegeta gracefully (one SIGINT there, by the pid it noted: it flushes its results)."""
         if self._interrupted:
             return
         self._interrupted = True
-        _parallel([lambda c=c: subprocess.run(ssh_command(
-            self.settings, c.host, f"kill -INT $(cat {shlex.quote(c.folder)}/vegeta.pid)"), capture_output=True,
+        _parallel([lambda c=c: subprocess.run(self._ssh(
+            c.host, f"kill -INT $(cat {shlex.quote(c.folder)}/vegeta.pid)"), capture_output=True,
             timeout=CHECK_TIMEOUT, check=False) for c, p in zip(self.checks, self._procs) if p.returncode is None])
 
     def wait(self) -> int:
@@ -325,39 +336,24 @@ class RemoteAttack:
 
     def collect(self, vegeta: Path) -> list[dict[str, Any]]:
         """Copy every host's results file back (results-<i>.bin), remove its folder there, and describe each host's
-        part: its share, requests, first request on this host's clock, skew, CPU, and what went wrong."""
+        part (host_part): the others' results are kept whatever one host did."""
         got = _parallel([lambda c=c: self._fetch(c) for c in self.checks])
         out = []
         for i, c in enumerate(self.checks):
-            fetched = got[i]
-            report = _file_report(vegeta, self.folder / f"results-{c.index}.bin")
             code, cpu = self.ended[i] if i < len(self.ended) else (None, None)
-            error = None
-            if isinstance(fetched, BaseException):
-                error = str(fetched)
-            elif code not in (0, None) and not self._interrupted:
-                error = f"its attack exited with code {code} ({_last_line(self.folder / f'attacker-{c.index}.log')})"
-            if report is None and error is None:
-                error = "no results came back"
-            first = None if report is None else report["earliest_ns"] / 1e9 - c.skew_s - self.start_at
-            out.append({
-                **c.as_dict(), "rate": self.parts[i].rate, "requests": None if report is None else report["requests"],
-                "first_request_s": None if first is None else round(first, 3),
-                "late": first is not None and first > ATTACKER_LATE_S, "exit_code": code, "error": error,
-                "cpu_percent": cpu,
-                "cpu_source": ("host CPU from node_exporter" if cpu is not None else
-                               "n/a (node_exporter did not answer)") if c.host.metrics else "n/a (no metrics URL)",
-                "results_file": f"results-{c.index}.bin" if report is not None else None,
-            })
+            out.append(host_part(c, self.parts[i], self.start_at,
+                                 _file_report(vegeta, self.folder / f"results-{c.index}.bin"),
+                                 Ending(code, cpu, self._interrupted,
+                                        str(got[i]) if isinstance(got[i], BaseException) else None,
+                                        _last_line(self.folder / f"attacker-{c.index}.log"))))
         return out
 
     def _fetch(self, c: HostCheck) -> None:
         target = self.folder / f"results-{c.index}.bin"
         d = shlex.quote(c.folder)
         with open(target, "wb") as out:
-            proc = subprocess.run(ssh_command(self.settings, c.host, f"cat {d}/results.bin; r=$?; rm -rf {d}; "
-                                              "exit $r"), stdout=out, stderr=subprocess.PIPE,
-                                  timeout=COPY_TIMEOUT, check=False)
+            proc = subprocess.run(self._ssh(c.host, f"cat {d}/results.bin; r=$?; rm -rf {d}; exit $r"), stdout=out,
+                                  stderr=subprocess.PIPE, timeout=COPY_TIMEOUT, check=False)
         if target.stat().st_size == 0:
             target.unlink()
         if proc.returncode != 0:
@@ -368,8 +364,55 @@ class RemoteAttack:
         return time.strftime("%H:%M:%S", time.gmtime(self.start_at)) + f".{int(self.start_at * 1000) % 1000:03d}"
 
 
+@dataclass(frozen=True)
+class Ending:
+    """How one host's attack ended, as this host saw it."""
+
+    code: int | None  # its ssh session's exit code (ssh passes the remote vegeta's on; 255: ssh itself failed)
+    cpu_percent: float | None  # its host's busy CPU over the attack (node_exporter), % of one core
+    interrupted: bool  # the run was interrupted here (Ctrl-C): every host was stopped on purpose
+    fetch_error: str | None  # its results file could not be copied back
+    log_line: str  # the last line its ssh session printed
+
+
+def host_part(c: HostCheck, share: AttackOptions, start_at: float, report: dict[str, Any] | None,
+              ending: Ending) -> dict[str, Any]:
+    """One host's part of the attack as summary.json keeps it (remote_attackers): its share, its requests, its
+    first and last request on this host's clock (its skew removed), skew, CPU, and what went wrong, as `error`:
+    an attack that exited with an error (its vegeta or ssh died), results that could not be copied back, none
+    at all, or an attack that ended early, its requests short of its share of the rate over the duration
+    (stopped mid-attack with exit code 0). The block names it and a guard says its share is missing: never a
+    silently smaller rate; the other hosts' results are kept and merged as usual."""
+    first = last = None
+    if report is not None:
+        first = report["earliest_ns"] / 1e9 - c.skew_s - start_at
+        last = report["latest_ns"] / 1e9 - c.skew_s - start_at
+    expected = round(share.rate * share.duration)
+    error = None
+    if ending.code not in (0, None) and not ending.interrupted:
+        error = f"its attack exited with code {ending.code} ({ending.log_line})"
+    elif ending.fetch_error:
+        error = ending.fetch_error
+    elif report is None:
+        error = "no results came back"
+    elif not ending.interrupted and report["requests"] < EARLY_SHARE * expected:
+        error = (f"its attack ended early: {report['requests']:,} of its {expected:,} requests sent, the last at "
+                 f"{last:+.2f} s of {share.duration:g} s")
+    return {
+        **c.as_dict(), "rate": share.rate, "requests": None if report is None else report["requests"],
+        "expected_requests": expected, "first_request_s": None if first is None else round(first, 3),
+        "last_request_s": None if last is None else round(last, 3),
+        "late": first is not None and first > ATTACKER_LATE_S, "exit_code": ending.code, "error": error,
+        "cpu_percent": ending.cpu_percent,
+        "cpu_source": ("host CPU from node_exporter" if ending.cpu_percent is not None else
+                       "n/a (node_exporter did not answer)") if c.host.metrics else "n/a (no metrics URL)",
+        "results_file": f"results-{c.index}.bin" if report is not None else None,
+    }
+
+
 def _file_report(vegeta: Path, path: Path) -> dict[str, Any] | None:
-    """One host's requests and its first request's time (its own clock, ns), from `vegeta report` of its file."""
+    """One host's requests and its first and last request's times (its own clock, ns), from `vegeta report` of
+    its file."""
     if not path.exists() or path.stat().st_size == 0:
         return None
     proc = subprocess.run([str(vegeta), "report", "-type=json", str(path)], capture_output=True, text=True,
@@ -379,7 +422,8 @@ def _file_report(vegeta: Path, path: Path) -> dict[str, Any] | None:
     doc = json.loads(proc.stdout)
     if not doc.get("requests"):
         return None
-    return {"requests": int(doc["requests"]), "earliest_ns": _rfc3339_ns(doc["earliest"])}
+    return {"requests": int(doc["requests"]), "earliest_ns": _rfc3339_ns(doc["earliest"]),
+            "latest_ns": _rfc3339_ns(doc["latest"])}
 
 
 def _rfc3339_ns(text: str) -> int:

@@ -389,13 +389,15 @@ def _check_lines(summary: RunSummary) -> list[str]:
             lines.append(f"Consistency: not checked — {c.reason}")
         else:
             verdict = "equal on the nodes checked" if c.equal else "DIFFERENT — replicas diverged, RUN FAILED"
-            if c.equal and not c.missing:
-                count = len(c.checksums)
+            if c.equal and not c.missing and not c.held:
+                count = len(c.checksums or {})
                 verdict = f"equal on all {NUMBER_WORDS.get(count, str(count))} nodes"
             what = f"CHECKSUM TABLE {c.table}" if c.scope in (None, "table") else \
                 f"the {c.rows:,} rows this run wrote in {c.table} (every column, checksummed)"
             lines.append(f"Consistency: {what} {verdict} {c.checksums}"
-                         + (f"; not checked on {', '.join(c.missing)}" if c.missing else ""))
+                         + (f"; not checked on {', '.join(c.missing)}" if c.missing else "")
+                         + "".join(f"; {name} left out: {fault} held it when the last request was sent"
+                                   for name, fault in (c.held or {}).items()))
     planned = summary.planned_faults or []
     if planned:
         lines.append("Planned faults: " + "; ".join(

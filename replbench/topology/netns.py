@@ -10,8 +10,10 @@ never leaves the machine: the bridge has no physical port and nothing forwards i
         lab.sshd(lab.host("client1"))
 
 Every namespace, the bridge and every process started in a namespace are removed when the `with` ends, also on an
-error; a lab a killed process left behind is removed by the next one (`sweep_stale`). Needs root and `ip netns`
-(`unavailable()` says why not, so tests can skip with that reason). docs/own-servers.md, "Trying it on one machine".
+error; a lab a killed process left behind is removed by the next one (`sweep_stale`). A lab meant to outlive the
+process that made it (`./run.sh lab up`, topology/lab) is made without `with`, under an owner token instead of a
+pid (sweep_stale leaves it alone), and described by record(); remove_recorded() removes it from a later process.
+Needs root and `ip netns` (`unavailable()` says why not, so tests can skip with that reason). docs/lab.md.
 """
 
 from __future__ import annotations
@@ -30,12 +32,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import psutil
 
-from ..core.config import MYSQL_DIR, ReplbenchError
+from ..core.config import Node, ReplbenchError
 from ..core.processes import wait_gone
 from .install import ensure_mariadb, ensure_node_exporter, ensure_openssh
+from .nodes import write_node_cnf
 
 NETWORK = ipaddress.ip_network("198.18.0.0/15")  # RFC 2544's benchmarking range: never routed on the internet
 PREFIX = "replbench-"  # namespaces: replbench-<owner pid>-<host>; the bridge's alias: replbench-netns-<owner pid>
@@ -47,8 +51,10 @@ EXPORTER_PORT = 9100
 START_TIMEOUT = 30.0  # seconds for a server in a namespace to answer
 STOP_TIMEOUT = 10.0
 IP_TIMEOUT = 15.0
-# a lab's mariadbd: the suite's own settings (mysql/*.cnf), small enough for several on one test box
-DB_OVERRIDES = {"innodb_buffer_pool_size": "128M", "innodb_log_file_size": "48M", "max_connections": "200"}
+# a test's lab's mariadbd by default: the suite's own settings (mysql/*.cnf, topology/nodes.write_node_cnf), small
+# enough for several on one test box (`./run.sh lab up` gives its own the native topology's settings, unchanged)
+SMALL_BUFFER_POOL = "128M"
+SMALL_SERVER = {"innodb_log_file_size": "48M", "max_connections": "200"}
 
 
 class NetnsError(ReplbenchError):
@@ -103,15 +109,17 @@ class Host:
 class Lab:
     """N hosts in namespaces on one bridge; a context manager that removes all of it."""
 
-    def __init__(self, names: list[str], folder: Path) -> None:
+    def __init__(self, names: list[str], folder: Path, owner: str = "") -> None:
         if not 1 <= len(names) <= MAX_HOSTS or len(set(names)) != len(names):
             raise NetnsError(f"a lab has 1 to {MAX_HOSTS} hosts with distinct names, got {names}")
         bad = [n for n in names if not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,30}", n)]
         if bad:
             raise NetnsError(f"host names are lowercase letters, digits and dashes: {bad}")
+        if owner and not re.fullmatch(r"[a-z][a-z0-9]{0,15}", owner):
+            raise NetnsError(f"a lab's owner token is a lowercase letter, then letters and digits: {owner!r}")
         self.names = names
         self.folder = folder
-        self.owner = os.getpid()
+        self.owner = owner or str(os.getpid())  # a pid: swept once that process is gone; a token: kept
         self.subnet: ipaddress.IPv4Network | None = None
         self.bridge = ""
         self.hosts: dict[str, Host] = {}
@@ -192,14 +200,18 @@ class Lab:
         host.processes.append(proc)
         return proc
 
-    def databases(self, master: Host, replicas: list[Host], user: str, password: str) -> None:
+    def databases(self, master: Host, replicas: list[Host], user: str, password: str, *,
+                  buffer_pool: str = SMALL_BUFFER_POOL, overrides: dict[str, str] | None = None,
+                  user_host: str = "%") -> None:
         """A mariadbd in each host, from one freshly installed datadir (copied), the suite's settings
-        (mysql/*.cnf) listening on the host's address; `user` with every privilege from anywhere on the bridge,
-        each replica replicating from the master by GTID. Then the lab is a topology file's servers."""
+        (mysql/*.cnf; `overrides` on top, SMALL_SERVER unless given) listening on the host's address; `user` with
+        every privilege from `user_host` (default: anywhere), each replica replicating from the master by GTID.
+        Then the lab is a topology file's servers."""
         binaries = ensure_mariadb()
-        template = self.folder / "datadir-template"
+        server = {**(SMALL_SERVER if overrides is None else overrides)}
+        template = self.folder / "template" / "data"
         if not (template / "mysql").is_dir():
-            cnf = self._db_cnf("template", "master", 1, template, "127.0.0.1")
+            cnf = self._db_cnf("template", "master", 1, "127.0.0.1", buffer_pool, server)
             proc = subprocess.run([binaries["mariadb-install-db"], f"--defaults-file={cnf}",
                                    f"--user={getpass.getuser()}", "--auth-root-authentication-method=socket",
                                    "--skip-test-db"], capture_output=True, text=True, check=False)
@@ -213,16 +225,16 @@ class Lab:
             if datadir.exists():
                 shutil.rmtree(datadir)
             shutil.copytree(template, datadir, symlinks=True)
-            cnf = self._db_cnf(host.name, "master" if host is master else "replica", server_id, datadir,
-                               host.address)
+            cnf = self._db_cnf(host.name, "master" if host is master else "replica", server_id, host.address,
+                               buffer_pool, server)
             started.append((host, self.popen(host, [binaries["mariadbd"], f"--defaults-file={cnf}",
                                                     f"--user={getpass.getuser()}"], f"{host.name}-mariadbd.out")))
         for host, proc in started:
             self._wait_socket(host, proc)
         users = [
             "SET sql_log_bin = 0",
-            f"CREATE USER '{user}'@'%' IDENTIFIED BY '{password}'",
-            f"GRANT ALL PRIVILEGES ON *.* TO '{user}'@'%' WITH GRANT OPTION",
+            f"CREATE USER '{user}'@'{user_host}' IDENTIFIED BY '{password}'",
+            f"GRANT ALL PRIVILEGES ON *.* TO '{user}'@'{user_host}' WITH GRANT OPTION",
             f"CREATE USER 'repl'@'%' IDENTIFIED BY '{repl_password}'",
             "GRANT REPLICATION SLAVE ON *.* TO 'repl'@'%'",
             "RESET MASTER",  # every node starts with an empty GTID history: the replicas replay the master's all
@@ -265,6 +277,15 @@ class Lab:
             _keygen(key)
         return key
 
+    def record(self) -> dict[str, Any]:
+        """What a later process needs to find and remove this lab (remove_recorded): its owner, bridge, subnet and
+        each host's address, namespace and running processes (program name -> pid)."""
+        return {"owner": self.owner, "bridge": self.bridge, "subnet": str(self.subnet), "gateway": self.gateway,
+                "hosts": {h.name: {"address": h.address, "namespace": h.namespace, "veth": h.veth,
+                                   "processes": {Path(p.args[4]).name: p.pid for p in h.processes
+                                                 if p.poll() is None}}
+                          for h in self.hosts.values()}}
+
     def known_hosts(self, path: Path) -> Path:
         """A known_hosts file naming every host of the lab by its address with the lab's host key."""
         public = self.host_key().with_suffix(".pub").read_text().split()[:2]
@@ -273,18 +294,13 @@ class Lab:
 
     # ---- helpers ----
 
-    def _db_cnf(self, name: str, role: str, server_id: int, datadir: Path, address: str) -> Path:
-        home = self.folder / name
-        home.mkdir(parents=True, exist_ok=True)
-        datadir.mkdir(parents=True, exist_ok=True)
-        lines = [f"!include {MYSQL_DIR / 'common.cnf'}", f"!include {MYSQL_DIR / (role + '.cnf')}", "[mysqld]",
-                 f"bind_address = {address}", f"port = {DB_PORT}", f"server_id = {server_id}",
-                 f"socket = {home / 'mariadbd.sock'}", f"datadir = {datadir}", f"pid_file = {home / 'mariadbd.pid'}",
-                 f"log_error = {home / 'error.log'}", f"tmpdir = {home}",
-                 *(f"{k} = {v}" for k, v in DB_OVERRIDES.items()), ""]
-        cnf = home / "my.cnf"
-        cnf.write_text("\n".join(lines))
-        return cnf
+    def _db_cnf(self, name: str, role: str, server_id: int, address: str, buffer_pool: str,
+                server: dict[str, str]) -> Path:
+        """The host's my.cnf by the native nodes' own writer (the same files, identity and paths under the lab's
+        folder: <name>/data, <name>/mariadbd.sock …), listening on the host's address."""
+        node = Node(name, DB_PORT, server_id, self.folder, host=address)
+        node.datadir.mkdir(parents=True, exist_ok=True)
+        return write_node_cnf(node, role, buffer_pool, {"bind_address": address, **server})
 
     def _socket(self, host: Host) -> Path:
         return self.folder / host.name / "mariadbd.sock"
@@ -417,6 +433,56 @@ def sweep_stale() -> list[str]:
                 and not psutil.pid_exists(int(alias[len(BRIDGE_ALIAS):])):
             if _ip("link", "del", link["ifname"], check=False).returncode == 0:
                 removed.append(link["ifname"])
+    return removed
+
+
+def namespaces_of(owner: str) -> list[str]:
+    """The namespaces of this host that belong to a lab of that owner (its pid or token)."""
+    return [n for n in _ip("netns", "list", check=False).stdout.split() if n.startswith(f"{PREFIX}{owner}-")]
+
+
+def bridges_of(owner: str) -> list[str]:
+    """The bridges of this host that a lab of that owner made (told by their alias)."""
+    links = json.loads(_ip("-j", "link", "show", "type", "bridge", check=False).stdout or "[]")
+    return [link["ifname"] for link in links if link.get("ifalias", "") == f"{BRIDGE_ALIAS}{owner}"]
+
+
+def in_namespace(pid: int, namespace: str) -> bool:
+    """Does that process run (still) inside that namespace (not a reused pid elsewhere)?"""
+    return namespace in _ip("netns", "identify", str(pid), check=False).stdout.split()
+
+
+def remove_recorded(record: dict[str, Any]) -> list[str]:
+    """Remove a lab that another process made and left up (Lab.record()): SIGTERM to every recorded process still
+    inside its namespace, SIGKILL after STOP_TIMEOUT to what is left there, then the namespaces (their veth pairs
+    go with them) and the bridge, also those of the same owner the record does not name (a `lab up` that failed
+    half-way). What is gone already is skipped: removing twice is removing once. Returns what was removed; raises
+    naming what could not be, once everything was tried."""
+    owner = str(record["owner"])
+    hosts = record.get("hosts") or {}
+    inside = [pid for h in hosts.values() for pid in (h.get("processes") or {}).values()
+              if in_namespace(int(pid), h["namespace"])]
+    for pid in inside:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    wait_gone(inside, STOP_TIMEOUT)  # what still runs there is killed with its namespace
+    namespaces = sorted({h["namespace"] for h in hosts.values()} | set(namespaces_of(owner)))
+    present = set(_ip("netns", "list", check=False).stdout.split())
+    removed: list[str] = []
+    problems: list[str] = []
+    for namespace in namespaces:
+        if namespace in present:
+            failed = _remove_namespace(namespace)
+            problems += failed
+            removed += [] if failed else [namespace]
+    for bridge in bridges_of(owner):
+        gone = _ip("link", "del", bridge, check=False)
+        if gone.returncode == 0:
+            removed.append(bridge)
+        elif "Cannot find device" not in gone.stderr:
+            problems.append(f"bridge {bridge}: {gone.stderr.strip()}")
+    if problems:
+        raise NetnsError("the lab was not removed entirely: " + "; ".join(problems))
     return removed
 
 
