@@ -245,6 +245,11 @@ def test_no_attackers_exits_2() -> None:
     assert code == 2 and "--attackers" in err.splitlines()[-1], err
 
 
+def test_a_rate_below_its_attackers_exits_2() -> None:
+    code, _, err = run_main(["get", "3", "--attackers", "4"])
+    assert code == 2 and "below its 4 attackers" in err.splitlines()[-1], err
+
+
 def test_cpus_pins_every_group_and_a_run_without_it_unpins(topo: Settings) -> None:
     import os
 

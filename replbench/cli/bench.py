@@ -171,6 +171,14 @@ def run_options(args: argparse.Namespace, scenario: scenarios.Scenario, settings
                       nonce=_nonce(args), checksum=getattr(args, "checksum", "table"))
 
 
+def check_share(rate: int, attackers: int, settings: Settings) -> None:
+    """Each attacker needs at least one request a second: vegeta reads -rate=0 as no limit at all."""
+    n = len(settings.attacker_hosts) or attackers
+    if rate < n:
+        raise UsageError(f"rate {rate}/s is below its {n} attackers' one request/s each: raise the rate or use fewer "
+                         "attackers")
+
+
 def _nonce(args: argparse.Namespace) -> str:
     nonce = getattr(args, "nonce", None) or ""
     if nonce and not all(c in "0123456789abcdef" for c in nonce.lower()):
@@ -218,6 +226,7 @@ def run_scenario(argv: list[str]) -> int:
         rate = parse_rate(args.rate)
         settings = settings_from(args)
         options = run_options(args, scenario, settings)
+        check_share(rate, options.attackers, settings)
     except UsageError as exc:
         parser.print_usage(sys.stderr)
         print(f"scenarios: {', '.join(scenarios.available())}", file=sys.stderr)
@@ -268,6 +277,7 @@ def cmd_soak(args: argparse.Namespace) -> int:
         args.duration = args.duration_default
     window = parse_seconds(args.window, "--window")
     options = dataclasses.replace(run_options(args, scenario, settings), soak_window=window)
+    check_share(rate, options.attackers, settings)
     if window * 2 > options.duration:
         raise UsageError(f"--window {args.window} leaves fewer than two windows in {options.duration:g} s")
     return _run_and_print(settings, scenario, rate, options, f"soak of {scenario.name} at {rate} rps for "
