@@ -6,7 +6,6 @@ campaign's assets, no server."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ from replbench.analysis import verdicts
 from replbench.analysis.findings import BOUND, COUNT, TESTED, sentence, study_findings
 from replbench.analysis.studymetrics import compare_cells, figure_text, unit_metrics
 from replbench.core.config import ROOT
-from replbench.core.results import load, read_meta, study_of, summary_of
+from replbench.core.results import load, read_meta, summary_of
 from replbench.core.scenario import PassCriteria
 from replbench.report import answers, costsheet, sources, studies, sweeps
 
@@ -179,12 +178,22 @@ def test_semi_sync_is_explained_in_round_trips_and_compression_by_its_threshold(
     assert "1.09–1.48 round trips" in note and "after_sync +29.5 ms over 20 ms" in note
     assert "one round trip per commit" in note and "MDEV-35109" in note and "after_sync 8.5 ms" in note
     doc = _study("compression")
-    folder = next(CAMPAIGN.glob("study-*-compression"))
-    data = study_of(doc).model_copy(update={"meta": read_meta(folder)})
-    note = "\n".join(studies.compression_note(doc, data))
-    assert "256 B, its default" in note and "`write` 570 → 569 B" in note and "`write-wide` 3,168 → 2,168 B" in note
-    meta = json.loads((folder / "meta.json").read_text())
-    meta["server_variables_not_default"]["master"]["log_bin_compress_min_len"] = {"value": "10", "default": "256"}
-    (tmp_path / "meta.json").write_text(json.dumps(meta))
-    data = study_of(doc).model_copy(update={"meta": read_meta(tmp_path)})
-    assert "here 10 B (set here)" in "\n".join(studies.compression_note(doc, data))
+    note = "\n".join(studies.compression_note(doc))
+    assert "(256 by default)" in note and "ROW FULL, compressed from 256 B: 570 → 569 B per write, none reached" in note
+    assert "`write-wide`: ROW FULL, compressed from 256 B: 3,168 → 2,168 B per write, compressed" in note
+    # a cell that compresses from 10 B is set against the cell with compression off and the same other knobs, its
+    # threshold read from its own knobs; the cost sheet says the same under its tables
+    cells = [{"name": "off", "knobs": {"binlog_row_image": "FULL", "binlog_compress": "off",
+                                       "binlog_compress_min_len": 256}},
+             {"name": "on 10", "knobs": {"binlog_row_image": "FULL", "binlog_compress": "on",
+                                         "binlog_compress_min_len": 10}},
+             {"name": "minimal on 10", "knobs": {"binlog_row_image": "MINIMAL", "binlog_compress": "on",
+                                                 "binlog_compress_min_len": 10}}]
+    row = {"off": {"median": 570.0, "values": [570.0]}, "on 10": {"median": 450.0, "values": [450.0]},
+           "minimal on 10": {"median": 300.0, "values": [300.0]}}
+    synthetic = {"name": "compression", "cells": cells, "comparison": {"write": {"bytes_per_write": row}}}
+    effects = derived.compression_effects(synthetic)
+    assert [(e["cell"], e["baseline"], e["min_len"], e["compressed"]) for e in effects] == [
+        ("on 10", "off", 10, True)]  # MINIMAL at 10 B has no uncompressed MINIMAL cell to be set against
+    sheet = "\n".join(costsheet.cost_sheet([doc]))
+    assert "*compressed from N B* (study compression)" in sheet and "3,168 → 2,168 B per write, compressed" in sheet

@@ -424,7 +424,9 @@ def test_the_cost_sheet_names_each_setting_and_keeps_studies_apart() -> None:
     assert costsheet.setting({"binlog_format": "ROW", "binlog_row_image": "MINIMAL"}) == "ROW MINIMAL"
     assert costsheet.setting({"binlog_format": "STATEMENT", "binlog_row_image": "FULL"}) == "STATEMENT"
     assert costsheet.setting({"binlog_format": "ROW", "binlog_row_image": "FULL", "binlog_annotate": "off",
-                              "binlog_compress": "on"}) == "ROW FULL, annotate off, compression on"
+                              "binlog_compress": "on"}) == "ROW FULL, annotate off, compressed from 256 B"
+    assert costsheet.setting({"binlog_row_image": "MINIMAL", "binlog_compress": "on",
+                              "binlog_compress_min_len": 10}) == "ROW MINIMAL, compressed from 10 B"
 
     def study(name: str, cells: dict[str, dict], values: dict[str, list[float]], scenario: str = "write") -> dict:
         return {"name": name, "cells": [{"name": c, "knobs": k, "changed": {}} for c, k in cells.items()],
@@ -441,7 +443,7 @@ def test_the_cost_sheet_names_each_setting_and_keeps_studies_apart() -> None:
     # ROW FULL comes from binlog-format alone (its cells were measured side by side), not pooled with compression's
     assert [(label, name, [m.bytes_per_write for m in runs]) for label, name, runs in rows["write"]] == [
         ("ROW FULL", "binlog-format", [500, 510]), ("ROW MINIMAL", "binlog-format", [300, 305]),
-        ("ROW FULL, compression on", "compression", [200, 201])]
+        ("ROW FULL, compressed from 256 B", "compression", [200, 201])]
     threads = study("parallel-apply", {"serial": {**full, "parallel_threads": 0},
                                        "4": {**full, "parallel_threads": 4, "parallel_mode": "optimistic"},
                                        "2": {**full, "parallel_threads": 2, "parallel_mode": "optimistic"}},

@@ -8,8 +8,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from ..analysis.answers import pool_index_costs, round_trips
-from ..analysis.findings import brief, factors, nothing_held, study_findings
+from ..analysis.answers import compression_effects, pool_index_costs, round_trips
+from ..analysis.findings import brief, nothing_held, study_findings
 from ..analysis.studymetrics import (
     BY_KEY,
     baseline_words,
@@ -24,6 +24,7 @@ from ..core.config import STUDY_DIR
 from ..core.results import StudyRecord, document, load, read_meta, study_of, write_json
 from ..core.stats import separated
 from .assets import Writer
+from .costsheet import compressed_text
 from .figures import figure
 from .plots import plot_study
 from .provenance import cpu_kind, net_of_idle, study_rows
@@ -104,9 +105,9 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], StudyRecord]
     chart = plot_study(data, assets)
     # the whole study (every table) in its own file beside its assets; report.md keeps what it found
     (assets / "study.md").write_text("\n".join(
-        [f"# Study `{data.name}` — `{folder.name}`", *lines[1:], *tables]
+        [f"# Study `{data.name}` — `{folder.name}`", *lines[1:], *compression_note(doc), *tables]
         + ([f"![{data.name} study]({chart})", ""] if chart else [])).rstrip("\n") + "\n")
-    lines += [*semi_sync_note(doc), *compression_note(doc, data), f"- **Findings** (primary metrics only, between "
+    lines += [*semi_sync_note(doc), f"- **Findings** (primary metrics only, between "
               f"cells that differ in one setting): {held_text(found, doc, primary)}.", *costliest_index(doc),
               f"- **Every figure**: [{folder.name}/study.md]({writer.rel(assets / 'study.md')})", ""]
     if chart:
@@ -187,9 +188,6 @@ def held_text(found: list[dict[str, Any]], doc: dict[str, Any], primary: list[st
         if tested else "")
 
 
-# MariaDB compresses a binlog event only from this many bytes (log_bin_compress_min_len's default:
-# https://mariadb.com/kb/en/compressing-events-to-reduce-size-of-the-binary-log/)
-COMPRESS_MIN_LEN_DEFAULT = 256
 MDEV_SEMI_SYNC = "[MDEV-35109](https://jira.mariadb.org/browse/MDEV-35109)"
 
 
@@ -220,31 +218,11 @@ def semi_sync_note(doc: dict[str, Any]) -> list[str]:
             "hand with one sequential client."]
 
 
-def compression_note(doc: dict[str, Any], data: StudyRecord) -> list[str]:
-    """Why compression left a single-row update's bytes unchanged: MariaDB compresses an event only from
-    log_bin_compress_min_len bytes (read from the recorded server variables, else its default)."""
-    rows = {g: per.get("bytes_per_write") or {} for g, per in (doc.get("comparison") or {}).items()}
-    cells = {c.name: c for c in data.cells or []}
-    on = [name for name, c in cells.items() if (c.knobs or {}).get("binlog_compress") == "on"]
-    if not on or not rows:
-        return []
-    recorded = ((data.meta.server_variables_not_default or {}).get("master") or {}) if data.meta else {}
-    setting = recorded.get("log_bin_compress_min_len")
-    threshold = (f"{setting['value']} B (set here)" if setting else f"{COMPRESS_MIN_LEN_DEFAULT} B, its default "
-                 "(the recorded server variables do not list it as changed)")
-    said = []
-    for group, per_cell in rows.items():
-        for cell in on:
-            base = next((c.name for c in data.cells or [] if factors(c, cells[cell]) == ["binlog_compress"]), None)
-            a, b = per_cell.get(cell), per_cell.get(base) if base else None
-            if a and b and a["median"] and b["median"]:
-                said.append(f"`{group}` {fmt(b['median'])} → {fmt(a['median'])} B per write ({cell.split()[0]})")
-    if not said:
-        return []
-    return [f"- **Why some bytes do not change**: MariaDB compresses only events of at least "
-            f"log_bin_compress_min_len bytes, here {threshold}; " + "; ".join(said) + ". Where a write's bytes are "
-            "the same with compression on, none of its events reached the threshold (a single-row update's row "
-            "event is below it); only events at or above it shrink."]
+def compression_note(doc: dict[str, Any]) -> list[str]:
+    """Which events compression shrank: per table, each compressed cell's bytes per write against compression off,
+    with its threshold (analysis/answers.compression_effects)."""
+    said = compressed_text(compression_effects(doc))
+    return [f"- **Which events were compressed**: {said}"] if said else []
 
 
 def index_cost(studies: list[dict[str, Any]] | list[StudyRecord]) -> list[str]:
