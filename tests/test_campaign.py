@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from replbench.core.config import Settings
-from replbench.experiments import campaign
+from replbench.experiments import campaign, study, studyfile
 
 from .conftest import env_for, run_cli, run_main
 
@@ -45,6 +45,19 @@ def test_the_shipped_campaigns_parse_and_the_quick_one_fits_half_an_hour() -> No
     assert campaign.load("report").estimate() <= 205 * 60
     code, out, _ = run_main(["campaign", "quick", "--dry-run"])
     assert code == 0 and "units, estimated" in out
+
+
+def test_a_units_estimate_follows_its_only_flags_and_its_fixed_idle_window(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text('[[units]]\ncommand = "study semi-sync-distance --only link=none --repeat 2"\n'
+                    'env = { REPLBENCH_IDLE_WINDOW = "3s" }\n[[units]]\ncommand = "study semi-sync-distance"\n')
+    first, second = campaign.load(str(path)).units
+    spec = studyfile.load("semi-sync-distance")
+    assert first.estimate_s == study.Plan.of(studyfile.only(spec, ["link=none"]), repeat=2, idle=3.0).estimate()
+    assert second.estimate_s == study.Plan.of(spec).estimate()
+    path.write_text('[[units]]\ncommand = "study per-index --only buffer_pool=12M"\n')
+    code, _, err = run_main(["campaign", str(path), "--dry-run"])
+    assert code == 2 and "c.toml:2: units[1].command: --only buffer_pool=12M: no cell" in err, err
 
 
 @pytest.mark.parametrize("tail, finished", [
