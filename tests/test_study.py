@@ -200,7 +200,12 @@ def test_only_runs_the_cells_it_names_and_refuses_a_value_no_cell_has() -> None:
                                             for d in ("none", "idx_first_last", "idx_last", "idx_city_birth")]
     plan = study.Plan.of(spec, repeat=2)
     assert study.index_changes([plan.index_states()[u.cell] for u in plan.units()]) == (5, 5)
-    for condition, needle in (("buffer_pool=12M", "has buffer_pool=12M (its cells have 4G, 128M)"),
+    # by name, and a value with commas in it taken whole where it is one cell's whole value (a link)
+    named = studyfile.only(studyfile.load("parallel-apply"), ["name=serial,2 optimistic,4 conservative,4 optimistic"])
+    assert [c.name for c in named.cells] == ["serial", "2 optimistic", "4 conservative", "4 optimistic"]
+    linked = studyfile.only(studyfile.load("semi-sync-distance"), ["link=replica1=5ms,replica2=5ms"])
+    assert [c.links for c in linked.cells] == [("replica1=5ms", "replica2=5ms")] * 3
+    for condition, needle in (("buffer_pool=12M", "has buffer_pool=12M (its cells have 4G; 128M)"),
                               ("colour=red", "not a knob or a cell key"), ("buffer_pool", "give KEY=VALUE")):
         code, _, err = run_main(["study", "per-index", "--only", condition, "--dry-run"])
         assert code == 2 and needle in err, err

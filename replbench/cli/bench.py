@@ -292,8 +292,8 @@ def _add_study_parser(sub: Any) -> None:
     p.add_argument("--rate", type=int, help="override the study's rate")
     p.add_argument("--duration", help="override the study's duration per run, e.g. 20s")
     p.add_argument("--only", action="append", default=[], metavar="KEY=VALUE[,VALUE...]",
-                   help="run only the cells whose knob or cell key has one of these values, e.g. buffer_pool=128M "
-                        "(repeatable: a cell must meet every one)")
+                   help="run only the cells whose knob, cell key or name has one of these values, e.g. "
+                        "buffer_pool=128M (repeatable: a cell must meet every one)")
     p.add_argument("--dry-run", action="store_true", help="print the cells, the order and the estimated duration")
     add_topology_flags(p)
     add_app_flags(p)

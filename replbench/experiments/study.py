@@ -70,7 +70,7 @@ APPLY_WRITE_FACTOR = 1.15
 APPLY_OVERHEAD = 18.0
 BIGTX_ROWS = 100_000  # a big-transaction cell's rows when it names none
 # a big transaction's master time plus its apply, and the settings around it
-BIGTX_SECONDS_PER_1000_ROWS = 0.025
+BIGTX_SECONDS_PER_1000_ROWS = 0.01
 BIGTX_OVERHEAD = 2.0
 RESET_SECONDS = 40.0  # a reset of the 8M set on 2 cores
 # a secondary index of the 8M table re-created (a cell's drop_indexes given back): about a minute on the master, then
