@@ -71,6 +71,13 @@ def _nodes(summary: RunSummary) -> dict[str, NodeCounters | None]:
     return (summary.replication.nodes if summary.replication else None) or {}
 
 
+def _net(node: NodeCounters, figure: str) -> Num | None:
+    """A node's per-write count net of idle (analysis/summary.counters_net_of_idle), the gross one in a run recorded
+    before the idle window's rate of that count was."""
+    net = getattr(node, f"{figure}_net")
+    return net if net is not None else getattr(node, figure)
+
+
 def _per_trx(summary: RunSummary, node: str) -> float | None:
     """A node's CPU-ms per application transaction, net of idle (gross in summaries from before the idle window)."""
     if not _wrote(summary):
@@ -167,20 +174,21 @@ METRICS: tuple[Metric, ...] = (
            resolution=lambda s: _per_trx_resolution(s, _replicas(s))),
     Metric("rows_changed_pct", "rows changed %", "%", _rows_changed_pct, lower_is_better=False),
     Metric("replica_disk_reads_per_write", "replica pages read from disk/write", "",
-           lambda s: _worse_replica(_nodes(s), lambda n: n.pool_disk_reads_per_write) if _wrote(s) else None),
+           lambda s: _worse_replica(_nodes(s), lambda n: _net(n, "pool_disk_reads_per_write")) if _wrote(s) else None),
     Metric("replica_pages_read_per_write", "replica InnoDB pages read/write", "",
-           lambda s: _worse_replica(_nodes(s), lambda n: n.pages_read_per_write) if _wrote(s) else None),
+           lambda s: _worse_replica(_nodes(s), lambda n: _net(n, "pages_read_per_write")) if _wrote(s) else None),
     Metric("replica_pages_written_per_write", "replica InnoDB pages written/write", "",
-           lambda s: _worse_replica(_nodes(s), lambda n: n.pages_written_per_write) if _wrote(s) else None),
+           lambda s: _worse_replica(_nodes(s), lambda n: _net(n, "pages_written_per_write")) if _wrote(s) else None),
     Metric("replica_pages_flushed_per_write", "replica pages flushed/write", "",
-           lambda s: _worse_replica(_nodes(s), lambda n: n.pages_flushed_per_write) if _wrote(s) else None),
+           lambda s: _worse_replica(_nodes(s), lambda n: _net(n, "pages_flushed_per_write")) if _wrote(s) else None),
     Metric("master_kb_written_per_write", "master KB written/write", "KB",
-           lambda s: node_counters(s, "master").kb_written_per_write if _wrote(s) else None),
+           lambda s: _net(node_counters(s, "master"), "kb_written_per_write") if _wrote(s) else None),
     Metric("replica_kb_written_per_write", "replica KB written/write", "KB",
-           lambda s: _worse_replica(_nodes(s), lambda n: n.kb_written_per_write) if _wrote(s) else None),
+           lambda s: _worse_replica(_nodes(s), lambda n: _net(n, "kb_written_per_write")) if _wrote(s) else None),
     Metric("binlog_syncs_per_write", "master binlog syncs/write", "",
-           lambda s: node_counters(s, "master").binlog_syncs_per_write if _wrote(s) else None),
-    Metric("fsyncs_per_write", "master InnoDB fsyncs/write", "", lambda s: node_counters(s, "master").fsyncs_per_write),
+           lambda s: _net(node_counters(s, "master"), "binlog_syncs_per_write") if _wrote(s) else None),
+    Metric("fsyncs_per_write", "master InnoDB fsyncs/write", "",
+           lambda s: _net(node_counters(s, "master"), "fsyncs_per_write")),
     Metric("lag_p99_ms", "lag p99 ms", "ms", lambda s: _worse_replica(s.lag or {}, lambda lag: lag.p99_ms)),
     Metric("catch_up_s", "catch-up s", "s", lambda s: None if _never_caught_up(s) else
            max((s.catch_up_s or {}).values(), default=None), never=lambda s: _never_caught_up(s)),
