@@ -16,7 +16,7 @@ from replbench.analysis.studymetrics import compare_cells, figure_text, unit_met
 from replbench.core.config import ROOT
 from replbench.core.results import load, read_meta, summary_of
 from replbench.core.scenario import PassCriteria
-from replbench.report import answers, costsheet, sources, studies, sweeps
+from replbench.report import answers, costsheet, page, sources, studies, sweeps
 
 CAMPAIGN = ROOT / "results" / "report-assets" / "campaign-report-20261126-171314"
 CRITERIA = PassCriteria()
@@ -160,6 +160,20 @@ def test_the_answers_from_the_committed_campaign() -> None:
     assert "1.1–1.5 round trips of the link per commit" in text and "(#semi)" in text
     assert "ROW FULL 0.399 [0.353–0.445] s (20.9 MB of binlog)" in text
     assert "the direction reproduces, the size does not: indexes cost its replicas 16×" in text
+    assert "MySQL against MariaDB 10.11.19, its pool" in text  # the version the sweeps' runs recorded
+
+
+def test_the_header_names_the_server_and_machine_the_runs_recorded() -> None:
+    meta = read_meta(next(CAMPAIGN.glob("study-*-binlog-format")))
+    assert page.measured_on([meta]) == (
+        "**Measured**: MariaDB 10.11.19 (MySQL 8 is not measured here, only its SQL spelling is unit-tested), on 2 "
+        "cores (AMD EPYC), 23.5 GiB of memory; the three nodes, the app and vegeta on the same cores.")
+    # what the runs recorded, never the machine the report is written on
+    other = meta.model_copy(update={"host": meta.host.model_copy(update={"cores": 16, "memory_gib": 64}),
+                                    "versions": {"mariadb": "10.11.6-MariaDB-log"}})
+    assert "MariaDB 10.11.19, 10.11.6 (MySQL 8" in page.measured_on([meta, other])
+    assert "on 2 cores" in page.measured_on([meta, other])  # the first machine recorded
+    assert page.measured_on([]).startswith("**Measured**: MariaDB (its version not recorded) (MySQL 8 is not")
 
 
 def test_the_reference_rows_say_why_ours_are_missing_and_what_the_write_up_lacks() -> None:

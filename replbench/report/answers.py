@@ -16,6 +16,7 @@ from ..core.stats import separated, spread
 from . import reference
 from .assets import Writer
 from .costsheet import BIG_TRANSACTIONS, apply_rates, sheet_rows
+from .provenance import server_versions
 from .sweeps import REPLICA, lag_p99, step_figure
 
 SIZE_FACTOR = 2.0  # our largest ratio within this factor of the write-up's: its size reproduces
@@ -239,8 +240,10 @@ def reference_verdict(latest: dict[str, dict[str, Any]], studies: Studies) -> st
     size = max(ratios) >= theirs_ratio / SIZE_FACTOR
     verdict = ("the direction reproduces, " + ("and the size" if size else "the size does not") if direction
                else "the direction does not reproduce")
+    versions = server_versions([meta_of(info.get("meta") or {}) for info in latest.values()])
     return (f"{verdict}: {said}, ours {'; '.join(ours)}. Candidate reasons, none measured here: its 16-vCPU host "
-            "against our 2 cores, MySQL against MariaDB 10.11, its pool and disk (not stated).")
+            f"against our 2 cores, MySQL against MariaDB{' ' + ', '.join(versions) if versions else ''}, its pool "
+            "and disk (not stated).")
 
 
 ANSWERS: tuple[Answer, ...] = (bytes_answer, replica_cpu_answer, index_answer, falling_behind_answer,
