@@ -193,8 +193,8 @@ def test_semi_sync_is_explained_in_round_trips_and_compression_by_its_threshold(
     assert "one round trip per commit" in note and "MDEV-35109" in note and "after_sync 8.5 ms" in note
     doc = _study("compression")
     note = "\n".join(studies.compression_note(doc))
-    assert "(256 by default)" in note and "ROW FULL, compressed from 256 B: 570 → 569 B per write, none reached" in note
-    assert "`write-wide`: ROW FULL, compressed from 256 B: 3,168 → 2,168 B per write, compressed" in note
+    assert "(256 by default)" in note and "ROW FULL from 256 B: 570 → 569 B a write, none reached it" in note
+    assert "`write-wide`: ROW FULL from 256 B: 3,168 → 2,168 B a write, compressed" in note
     # a cell that compresses from 10 B is set against the cell with compression off and the same other knobs, its
     # threshold read from its own knobs; the cost sheet says the same under its tables
     cells = [{"name": "off", "knobs": {"binlog_row_image": "FULL", "binlog_compress": "off",
@@ -210,4 +210,4 @@ def test_semi_sync_is_explained_in_round_trips_and_compression_by_its_threshold(
     assert [(e["cell"], e["baseline"], e["min_len"], e["compressed"]) for e in effects] == [
         ("on 10", "off", 10, True)]  # MINIMAL at 10 B has no uncompressed MINIMAL cell to be set against
     sheet = "\n".join(costsheet.cost_sheet([doc]))
-    assert "*compressed from N B* (study compression)" in sheet and "3,168 → 2,168 B per write, compressed" in sheet
+    assert "*compressed from N B* (study compression)" in sheet and "3,168 → 2,168 B a write, compressed" in sheet

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..analysis.answers import gb_per_day, pool_index_costs, round_trips, saturation
-from ..analysis.studymetrics import figure_text, fmt, semi_sync_cost
+from ..analysis.studymetrics import REPLICA_MEANS, figure_text, fmt, semi_sync_cost
 from ..core.results import StudyRecord, document, meta_of, study_of
 from ..core.stats import separated, spread
 from . import reference
@@ -20,7 +20,6 @@ from .provenance import server_versions
 from .sweeps import REPLICA, lag_p99, step_figure
 
 SIZE_FACTOR = 2.0  # our largest ratio within this factor of the write-up's: its size reproduces
-REPLICA_MEANS = "the busier replica's figure (the larger of the replicas')"  # what "replica" means in every table
 ALTERNATIVES = ("ROW MINIMAL", "ROW NOBLOB", "STATEMENT", "MIXED")  # set against ROW FULL
 COST_SHEET = "#what-each-replication-setting-costs"
 FALLING_BEHIND = "#when-do-the-replicas-fall-behind"
@@ -211,7 +210,7 @@ def reference_answer(facts: Facts) -> str:
 
 def reference_verdict(latest: dict[str, dict[str, Any]], studies: Studies) -> str:
     """Whether the write-up's "indexes strongly affect the replicas' CPU under write load" reproduces: direction and
-    size, from our paired sweeps (the busier replica's CPU-ms per write at the rates both ran) and study
+    size, from our paired sweeps (the worse replica's CPU-ms per write at the rates both ran) and study
     working-set, against the write-up's own replica figures."""
     theirs = [reference.replica_cpu_ms(s) for s in ("write", "write-noindex")]
     indexed, bare = (spread(t)["median"] for t in theirs)

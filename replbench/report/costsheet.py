@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..analysis.answers import compression_effects
-from ..analysis.studymetrics import figure_text, fmt
+from ..analysis.studymetrics import REPLICA_MEANS, figure_text, fmt
 from ..core import scenario as scenarios
 from ..core.results import StudyCell, StudyRecord, UnitMetrics, filled, has, study_of, value
 from ..core.stats import median, spread
@@ -49,13 +49,12 @@ def compressed_text(effects: list[dict[str, Any]]) -> str:
         return ""
     per_group: dict[str, list[str]] = {}
     for e in effects:
-        what = "compressed" if e["compressed"] else "none reached the threshold"
+        what = "compressed" if e["compressed"] else "none reached it"
         per_group.setdefault(e["group"], []).append(
-            f"{setting(e['knobs'])}: {fmt(e['off'])} → {fmt(e['on'])} B per write, {what}")
-    return (f"MariaDB compresses a row event only when its row data, and a query event only when its statement, "
-            f"is at least log_bin_compress_min_len bytes ({Knobs().binlog_compress_min_len} by default); no other "
-            "event (GTID, annotation, table map, commit). "
-            + "; ".join(f"`{group}`: " + "; ".join(said) for group, said in per_group.items()) + ".")
+            f"{setting(e['knobs']).replace(', compressed', '')}: {fmt(e['off'])} → {fmt(e['on'])} B a write, {what}")
+    return (f"MariaDB compresses a row event only when its row data (a query event: its statement) is at least "
+            f"log_bin_compress_min_len bytes ({Knobs().binlog_compress_min_len} by default), no other event. "
+            + "; ".join(f"`{group}`: " + ", ".join(said) for group, said in per_group.items()) + ".")
 
 
 def _received(m: Metrics) -> float | None:
@@ -145,9 +144,9 @@ def cost_sheet(studies: Studies) -> list[str]:
     lines = ["## What each replication setting costs", "",
              "Per workload, a row per setting; each figure is the median [min–max] over one study's interleaved "
              "repeats (rows of one study were measured side by side; compare across studies with care). CPU is net "
-             "of each node's idle; the replica figure is the busier replica's. *apply alone*: transactions/s one "
+             f"of each node's idle. *replica*: {REPLICA_MEANS}. *apply alone*: transactions/s one "
              "replica applies from a queued backlog with the other replicas stopped (serial SQL thread, and 4 "
-             "threads in MariaDB's default optimistic mode), the slower replica's; measured under ROW FULL only. "
+             "threads in MariaDB's default optimistic mode); measured under ROW FULL only. "
              "*write p50*: the client's median latency of a write request (app, master commit, fsyncs).", ""]
     for workload, settings in rows.items():
         try:

@@ -8,9 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..analysis.findings import ALPHA, MAX_FINDINGS, sentence, study_findings
+from ..analysis.studymetrics import REPLICA_MEANS
 from ..analysis.verdicts import FINDING_MIN_FACTOR
 from ..core.results import Host, RunMeta, StudyRecord, document, filled, has, meta_of, study_of
-from .answers import REPLICA_MEANS, falling_behind, the_answers
+from .answers import falling_behind, the_answers
 from .assets import SETTINGS_THAT_MATTER, Writer
 from .costsheet import big_transactions, cost_sheet
 from .provenance import server_text, verified
@@ -36,12 +37,13 @@ SQL_FRAGMENTS = ("GROUP BY first_name", "first_name IN (", "ORDER BY first_name,
 
 
 COLUMN_GUIDE = (
-    f"**replica** (a figure not named for one replica): {REPLICA_MEANS}; *replica % (each)* lists every one.",
+    f"**replica** (a figure not named for one replica), in every table: {REPLICA_MEANS}; a column that lists "
+    "every replica says so (*each replica's %*, in a sweep's own page).",
     "**below resolution (< r)**: a net-of-idle CPU figure that cannot be told from zero (r: z standard errors of "
     "the idle's noise over the run); *not resolved (≤ m)*: one recorded before resolutions were, where a repeat "
     "reads 0 net of idle. Neither is a cost, and no ratio is taken over it (a lower bound, *≥ n×*, at most).",
-    "**sent/s**: the rate vegeta sent requests at; **goodput/s**: successful responses per second (vegeta's "
-    "throughput). A step can send 1750/s and get 830/s back.",
+    "**goodput/s**: successful responses per second (vegeta's throughput); a step can send 1750/s and get 830/s "
+    "back (a sweep's own page has *sent/s* beside it).",
     "**CPU-ms/ok**: a process group's CPU milliseconds per *successful* request (failed ones cost CPU but are "
     "not the work asked for); per request, failures included, is in each run's summary.json.",
     "**CPU %**: % of one core, mean over the middle 80 % of the attack, every sampler on one clock.",
@@ -54,10 +56,6 @@ COLUMN_GUIDE = (
     "**PASS\\***: the step met every criterion but the host or the load generator was saturated (the reason is "
     "given): the figure describes this box, not only the databases.",
     "**ratio**: a cell's median ÷ the baseline cell's; *noise* when the repeats' ranges overlap.",
-    "**shed / peak in flight (bound)**: requests the app answered 503 at once because a worker already had its "
-    "bound of requests in flight, and the workers' peaks in flight summed (bound: per worker, REPLBENCH_ADMISSION "
-    "and REPLBENCH_MAX_INFLIGHT; *none in the app: vegeta's N connections* = nothing shed, the client's pool of N "
-    "connections bounds what the app holds; *none* alone = unbounded).",
 )
 
 
@@ -139,21 +137,18 @@ def on_what(docs: Metas) -> list[str]:
     version = next(((m.versions or {}).get("mariadb") for m in metas if m.versions), None)
     dataset = next((m.dataset for m in metas if m.dataset), None)
     lines = ["## On what", ""]
-    if host:
+    if host:  # cores, CPU model and memory are the header's (measured_on)
         score = host.calibration_score if has(host, "calibration_score") else "–"  # null: not calibrated
-        lines.append(f"- **Machine**: {host.cores} cores ({_cpu_model(host)}), "
-                     f"{host.memory_gib} GiB; calibration score {score} "
-                     "(M iterations/s of a fixed integer loop on one core); "
-                     f"every process (3 nodes, app, vegeta) on the same cores")
+        lines.append(f"- **Machine**: calibration score {score} (M iterations/s of a fixed integer loop on one core)")
     disk = next((m.disk for m in metas if m.disk), None)
     if disk:
         lines.append(f"- **Disk** under the datadirs: {disk.get('device')} ({disk.get('filesystem')}), fsync of a "
                      f"small write {disk.get('fsync_ms_median')} ms median ({disk.get('fsync_ms_max')} ms max of "
                      f"{disk.get('fsync_samples')}): with sync_binlog=1 and innodb_flush_log_at_trx_commit=1 every "
                      "commit waits for it")
-    if version:
-        lines.append(f"- **MariaDB** {version}; reference settings: ROW, FULL row image, annotate on, "
-                     "sync_binlog=1, innodb_flush_log_at_trx_commit=1, one SQL thread, semi-sync off")
+    if version:  # its version is the header's (measured_on)
+        lines.append("- **Reference settings**: ROW, FULL row image, annotate on, sync_binlog=1, "
+                     "innodb_flush_log_at_trx_commit=1, one SQL thread, semi-sync off")
     variables = next((m.server_variables_not_default for m in metas if m.server_variables_not_default), None)
     if variables and variables.get("master"):
         shown = {k: v for k, v in variables["master"].items() if k in SETTINGS_THAT_MATTER}
@@ -186,7 +181,7 @@ def findings(latest: dict[str, dict[str, Any]], docs: list[dict[str, Any]] | lis
         others = info.get("earlier_max") or []
         kept = info.get("kept_up") or {}
         limits.append(f"- `{info.get('key', info['scenario'])}`: max sustainable rate {info['max_text']} here"
-                      + (f", the replicas kept up {kept_text(kept)}" if kept else "")
+                      + (f", the replicas kept up {kept_text(kept, why=False)}" if kept else "")
                       + (f" (the newest sweep; earlier sweeps of it in results/ found {', '.join(others)}: one "
                          "sweep is not a measurement of the limit on a noisy machine)" if others else "") + ".")
     # each sweep's limit is a finding too: together at most MAX_FINDINGS lines
