@@ -6,7 +6,6 @@ campaign's assets, no server."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +14,9 @@ from replbench.analysis import verdicts
 from replbench.analysis.findings import BOUND, COUNT, TESTED, sentence, study_findings
 from replbench.analysis.studymetrics import compare_cells, figure_text, unit_metrics
 from replbench.core.config import ROOT
-from replbench.core.results import load, read_meta, study_of, summary_of
+from replbench.core.results import load, read_meta, summary_of
 from replbench.core.scenario import PassCriteria
-from replbench.report import answers, costsheet, sources, studies, sweeps
+from replbench.report import answers, costsheet, page, sources, studies, sweeps
 
 CAMPAIGN = ROOT / "results" / "report-assets" / "campaign-report-20261126-171314"
 CRITERIA = PassCriteria()
@@ -161,6 +160,20 @@ def test_the_answers_from_the_committed_campaign() -> None:
     assert "1.1–1.5 round trips of the link per commit" in text and "(#semi)" in text
     assert "ROW FULL 0.399 [0.353–0.445] s (20.9 MB of binlog)" in text
     assert "the direction reproduces, the size does not: indexes cost its replicas 16×" in text
+    assert "MySQL against MariaDB 10.11.19, its pool" in text  # the version the sweeps' runs recorded
+
+
+def test_the_header_names_the_server_and_machine_the_runs_recorded() -> None:
+    meta = read_meta(next(CAMPAIGN.glob("study-*-binlog-format")))
+    assert page.measured_on([meta]) == (
+        "**Measured**: MariaDB 10.11.19 (MySQL 8 is not measured here, only its SQL spelling is unit-tested), on 2 "
+        "cores (AMD EPYC), 23.5 GiB of memory; the three nodes, the app and vegeta on the same cores.")
+    # what the runs recorded, never the machine the report is written on
+    other = meta.model_copy(update={"host": meta.host.model_copy(update={"cores": 16, "memory_gib": 64}),
+                                    "versions": {"mariadb": "10.11.6-MariaDB-log"}})
+    assert "MariaDB 10.11.19, 10.11.6 (MySQL 8" in page.measured_on([meta, other])
+    assert "on 2 cores" in page.measured_on([meta, other])  # the first machine recorded
+    assert page.measured_on([]).startswith("**Measured**: MariaDB (its version not recorded) (MySQL 8 is not")
 
 
 def test_the_reference_rows_say_why_ours_are_missing_and_what_the_write_up_lacks() -> None:
@@ -179,12 +192,22 @@ def test_semi_sync_is_explained_in_round_trips_and_compression_by_its_threshold(
     assert "1.09–1.48 round trips" in note and "after_sync +29.5 ms over 20 ms" in note
     assert "one round trip per commit" in note and "MDEV-35109" in note and "after_sync 8.5 ms" in note
     doc = _study("compression")
-    folder = next(CAMPAIGN.glob("study-*-compression"))
-    data = study_of(doc).model_copy(update={"meta": read_meta(folder)})
-    note = "\n".join(studies.compression_note(doc, data))
-    assert "256 B, its default" in note and "`write` 570 → 569 B" in note and "`write-wide` 3,168 → 2,168 B" in note
-    meta = json.loads((folder / "meta.json").read_text())
-    meta["server_variables_not_default"]["master"]["log_bin_compress_min_len"] = {"value": "10", "default": "256"}
-    (tmp_path / "meta.json").write_text(json.dumps(meta))
-    data = study_of(doc).model_copy(update={"meta": read_meta(tmp_path)})
-    assert "here 10 B (set here)" in "\n".join(studies.compression_note(doc, data))
+    note = "\n".join(studies.compression_note(doc))
+    assert "(256 by default)" in note and "ROW FULL from 256 B: 570 → 569 B a write, none reached it" in note
+    assert "`write-wide`: ROW FULL from 256 B: 3,168 → 2,168 B a write, compressed" in note
+    # a cell that compresses from 10 B is set against the cell with compression off and the same other knobs, its
+    # threshold read from its own knobs; the cost sheet says the same under its tables
+    cells = [{"name": "off", "knobs": {"binlog_row_image": "FULL", "binlog_compress": "off",
+                                       "binlog_compress_min_len": 256}},
+             {"name": "on 10", "knobs": {"binlog_row_image": "FULL", "binlog_compress": "on",
+                                         "binlog_compress_min_len": 10}},
+             {"name": "minimal on 10", "knobs": {"binlog_row_image": "MINIMAL", "binlog_compress": "on",
+                                                 "binlog_compress_min_len": 10}}]
+    row = {"off": {"median": 570.0, "values": [570.0]}, "on 10": {"median": 450.0, "values": [450.0]},
+           "minimal on 10": {"median": 300.0, "values": [300.0]}}
+    synthetic = {"name": "compression", "cells": cells, "comparison": {"write": {"bytes_per_write": row}}}
+    effects = derived.compression_effects(synthetic)
+    assert [(e["cell"], e["baseline"], e["min_len"], e["compressed"]) for e in effects] == [
+        ("on 10", "off", 10, True)]  # MINIMAL at 10 B has no uncompressed MINIMAL cell to be set against
+    sheet = "\n".join(costsheet.cost_sheet([doc]))
+    assert "*compressed from N B* (study compression)" in sheet and "3,168 → 2,168 B a write, compressed" in sheet

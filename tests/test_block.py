@@ -31,3 +31,12 @@ def test_the_disk_line_shows_the_syncs_net_of_idle_where_the_summary_has_them() 
     master.update(fsyncs_per_write_net=0.812, binlog_syncs_per_write_net=0.405)
     line = next(ln for ln in render_block(summary, GOLDEN.resolve()).splitlines() if ln.startswith("Disk per"))
     assert "(net of idle: 0.812 fsyncs + 0.405 binlog syncs)" in line, line
+    # with the idle rates of every count, the KB written and the buffer pool's counts are net of idle too
+    for node in summary["replication"]["nodes"].values():
+        node.update(kb_written_per_write_net=1.25, pool_disk_reads_per_write_net=0.5,
+                    pages_flushed_per_write_net=0.25, kb_read_per_write_net=8.0, fsyncs_per_write_net=0.812)
+    block = render_block(summary, GOLDEN.resolve()).splitlines()
+    assert "binlog syncs, 1.2 KB)" in next(ln for ln in block if ln.startswith("Disk per"))
+    pool = next(ln for ln in block if ln.startswith("Buffer pool per"))
+    assert pool.startswith("Buffer pool per successful write (net of idle): master 0.5 pages read from disk, "
+                           "0.25 pages flushed, 8 KB read"), pool

@@ -175,17 +175,45 @@ def test_a_cells_load_and_writes_set_its_apply_capacity_units_rate_and_backlog()
 
 def test_the_estimate_counts_pool_resizes_and_replicas_added_between_units() -> None:
     # fan-out, 2 rounds on a 3G pool from the default 2 replicas on the reference pool, cells in the order 1 2 6 3 5 4,
-    # 2 3 1 4 6 5 = replicas 1 1 4 2 4 2, 1 2 1 2 4 4: the pool resized once, replicas added 3 + 2, then 1 + 1 + 2
-    # (the report campaign's fan-out ran 4.6 min over an estimate that counted none)
+    # 2 3 1 4 6 5 = replicas 1 1 4 2 4 2, 1 2 1 2 4 4: the pool resized once; replica3 and replica4 copied once (at
+    # the first 4), every other replica brought back from its kept datadir: 1 (replica2, at that first 4), then
+    # 2 + 1 + 1 + 2 (the report campaign's fan-out ran 4.6 min over an estimate that counted none, and at cdaf439
+    # 8.9 min against 14.2 estimated with every one counted a copy)
     fan_out = study.Plan.of(studyfile.load("fan-out"), repeat=2)
     assert [u.cell + 1 for u in fan_out.units()] == [1, 2, 6, 3, 5, 4, 2, 3, 1, 4, 6, 5]
-    assert fan_out.changes_seconds() == pytest.approx(study.POOL_RESIZE_SECONDS + 9 * study.REPLICA_ADD_SECONDS)
+    assert fan_out.changes_seconds() == pytest.approx(study.POOL_RESIZE_SECONDS + 2 * study.REPLICA_ADD_SECONDS
+                                                      + 7 * study.REPLICA_RESUME_SECONDS)
     # working-set, 3 rounds of 6 cells (pools 4G 1G 128M for write-noindex, then for write): 18 units, three on the
     # pool of the unit before (6 then 3 at 128M, 1 then 4 at 4G, 2 then 5 at 1G), so 15 resizes (the first counted)
     working_set = study.Plan.of(studyfile.load("working-set"))
     assert [u.cell + 1 for u in working_set.units()] == [1, 2, 6, 3, 5, 4, 2, 3, 1, 4, 6, 5, 3, 4, 2, 5, 1, 6]
     assert working_set.changes_seconds() == pytest.approx(15 * study.POOL_RESIZE_SECONDS)
     assert study.Plan.of(studyfile.load("annotate")).changes_seconds() == 0
+
+
+def test_only_runs_the_cells_it_names_and_refuses_a_value_no_cell_has() -> None:
+    # per-index out of memory, without the index its update never changes and without all four: 4 cells, the first
+    # (every index at 128M) the baseline, and 5 index builds over 2 rounds instead of 15 over 3 (a campaign's trim)
+    spec = studyfile.only(studyfile.load("per-index"), ["buffer_pool=128m",
+                                                         "drop_indexes=none,idx_first_last,idx_last,idx_city_birth"])
+    assert [c.name for c in spec.cells] == [f"drop_indexes={d} buffer_pool=128M"
+                                            for d in ("none", "idx_first_last", "idx_last", "idx_city_birth")]
+    plan = study.Plan.of(spec, repeat=2)
+    assert study.index_changes([plan.index_states()[u.cell] for u in plan.units()]) == (5, 5)
+    # by name, and a value with commas in it taken whole where it is one cell's whole value (a link)
+    named = studyfile.only(studyfile.load("parallel-apply"), ["name=serial,2 optimistic,4 conservative,4 optimistic"])
+    assert [c.name for c in named.cells] == ["serial", "2 optimistic", "4 conservative", "4 optimistic"]
+    linked = studyfile.only(studyfile.load("semi-sync-distance"), ["link=replica1=5ms,replica2=5ms"])
+    assert [c.links for c in linked.cells] == [("replica1=5ms", "replica2=5ms")] * 3
+    for condition, needle in (("buffer_pool=12M", "has buffer_pool=12M (its cells have 4G; 128M)"),
+                              ("colour=red", "not a knob or a cell key"), ("buffer_pool", "give KEY=VALUE")):
+        code, _, err = run_main(["study", "per-index", "--only", condition, "--dry-run"])
+        assert code == 2 and needle in err, err
+    code, out, _ = run_main(["study", "semi-sync-distance", "--only", "link=none", "--dry-run"],
+                            env={"REPLBENCH_IDLE_WINDOW": "3"})
+    fixed = study.Plan.of(studyfile.only(studyfile.load("semi-sync-distance"), ["link=none"]), idle=3.0)
+    assert code == 0 and "3 cells" in out and f"estimated {fixed.estimate() / 60:.0f} min" in out
+    assert fixed.estimate() < study.Plan.of(fixed.spec).estimate()  # 3 s of idle before each run, not 10 at 200/s
 
 
 def test_cell_statistics_against_hand_computed_values() -> None:
@@ -424,7 +452,9 @@ def test_the_cost_sheet_names_each_setting_and_keeps_studies_apart() -> None:
     assert costsheet.setting({"binlog_format": "ROW", "binlog_row_image": "MINIMAL"}) == "ROW MINIMAL"
     assert costsheet.setting({"binlog_format": "STATEMENT", "binlog_row_image": "FULL"}) == "STATEMENT"
     assert costsheet.setting({"binlog_format": "ROW", "binlog_row_image": "FULL", "binlog_annotate": "off",
-                              "binlog_compress": "on"}) == "ROW FULL, annotate off, compression on"
+                              "binlog_compress": "on"}) == "ROW FULL, annotate off, compressed from 256 B"
+    assert costsheet.setting({"binlog_row_image": "MINIMAL", "binlog_compress": "on",
+                              "binlog_compress_min_len": 10}) == "ROW MINIMAL, compressed from 10 B"
 
     def study(name: str, cells: dict[str, dict], values: dict[str, list[float]], scenario: str = "write") -> dict:
         return {"name": name, "cells": [{"name": c, "knobs": k, "changed": {}} for c, k in cells.items()],
@@ -441,7 +471,7 @@ def test_the_cost_sheet_names_each_setting_and_keeps_studies_apart() -> None:
     # ROW FULL comes from binlog-format alone (its cells were measured side by side), not pooled with compression's
     assert [(label, name, [m.bytes_per_write for m in runs]) for label, name, runs in rows["write"]] == [
         ("ROW FULL", "binlog-format", [500, 510]), ("ROW MINIMAL", "binlog-format", [300, 305]),
-        ("ROW FULL, compression on", "compression", [200, 201])]
+        ("ROW FULL, compressed from 256 B", "compression", [200, 201])]
     threads = study("parallel-apply", {"serial": {**full, "parallel_threads": 0},
                                        "4": {**full, "parallel_threads": 4, "parallel_mode": "optimistic"},
                                        "2": {**full, "parallel_threads": 2, "parallel_mode": "optimistic"}},

@@ -167,7 +167,8 @@ def test_fsyncs_and_binlog_syncs_net_of_idle_subtract_the_idle_windows_rate_over
     idle_end = {"master": NodeCounters({"Innodb_data_fsyncs": 120.0, "Binlog_group_commits": 70.0}, at=12.0),
                 "replica1": None}
     idle = counters.idle_rates(idle_start, idle_end)
-    assert idle == {"master": {"fsyncs_per_s": 10.0, "binlog_group_commits_per_s": 10.0}, "replica1": None}
+    assert idle["replica1"] is None and idle["master"]["kb_written_per_s"] is None  # no process bytes recorded
+    assert {k: v for k, v in idle["master"].items() if v} == {"fsyncs_per_s": 10.0, "binlog_group_commits_per_s": 10.0}
     # the run: 500 writes over 10 s of counters, 500 fsyncs and 250 group commits (sync_binlog=1: 250 syncs)
     w = summary.Window(
         t_start=1.0, t_end=11.0, cpu_before={}, cpu_after={}, attack_cpu_s={}, harness_cpu_s=0.0, cpu_rows=[],
@@ -180,10 +181,47 @@ def test_fsyncs_and_binlog_syncs_net_of_idle_subtract_the_idle_windows_rate_over
     assert master["innodb_fsyncs_net"] == 400 and master["fsyncs_per_write_net"] == 0.8  # 500 − 10/s × 10 s
     assert master["binlog_syncs_net"] == 150 and master["binlog_syncs_per_write_net"] == 0.3  # 250 − 10/s × 10 s
     # never below zero; and a run without idle counter rates (recorded before them) gets no net figures
-    assert summary.syncs_net_of_idle({"innodb_fsyncs": 5}, {"fsyncs_per_s": 10.0,
-                                                            "binlog_group_commits_per_s": 0.0}, 10.0, 5)[
+    assert summary.counters_net_of_idle({"innodb_fsyncs": 5}, {"fsyncs_per_s": 10.0,
+                                                               "binlog_group_commits_per_s": 0.0}, 10.0, 5)[
         "innodb_fsyncs_net"] == 0
-    assert summary.syncs_net_of_idle({"innodb_fsyncs": 5}, None, 10.0, 5) == {}
+    assert summary.counters_net_of_idle({"innodb_fsyncs": 5}, None, 10.0, 5) == {}
+
+
+def test_every_per_write_count_of_a_slow_write_run_is_net_of_the_heartbeat() -> None:
+    """Study nopk at 5 writes/s read 3.08 binlog syncs and 3.3 fsyncs a write (5 writes and 10 heartbeats a second):
+    net of the idle window, as CPU is, a write costs about one of each, and the pages and bytes too."""
+    from replbench.analysis.studymetrics import BY_KEY
+    from replbench.core.results import summary_of
+    from replbench.measure import counters
+
+    def snap(at: float, commits: float, pages: float, reads: float, kb: float) -> NodeCounters:
+        return NodeCounters({"Innodb_data_fsyncs": commits, "Binlog_commits": commits, "Binlog_group_commits": commits,
+                             "Innodb_pages_written": pages, "Innodb_buffer_pool_pages_flushed": pages,
+                             "Innodb_pages_read": reads, "Innodb_buffer_pool_reads": reads,
+                             "Innodb_data_read": 16384 * reads, "Handler_update": commits},
+                            {0: 0, 99: 0}, write_bytes=int(1024 * kb), at=at)
+
+    # the idle window, 4 s of the heartbeat alone: 10 commits, 2 pages written and 1 read, 20 KB written a second
+    idle = counters.idle_rates({"master": snap(0.0, 0, 0, 0, 0)}, {"master": snap(4.0, 40, 8, 4, 80)})
+    # the run, 10 s: 50 writes and 100 heartbeats, one commit each (no group at 5/s); 3 pages written and 2 read a
+    # write beside the heartbeat's, 16 KB written a write
+    before, after = snap(100.0, 1000, 500, 300, 5000), snap(110.0, 1150, 670, 410, 6000)
+    after.seq = {0: 50, 99: 100}
+    w = summary.Window(
+        t_start=100.0, t_end=110.0, cpu_before={}, cpu_after={}, attack_cpu_s={}, harness_cpu_s=0.0, cpu_rows=[],
+        memory_rows=[], lag={}, not_replicating=[], nodes_lost=[], counters_before={"master": before},
+        counters_after={"master": after}, heartbeats=100, seconds=10.0, sync_binlog={"master": 1},
+        idle_counters_per_s=idle)
+    rep = summary.servers(w, requests=50, successes=50, writes=50, sending_s=10.0, databases_here=True, cores=2)
+    master = rep["replication"]["nodes"]["master"]
+    assert (master["binlog_syncs_per_write"], master["fsyncs_per_write"]) == (3.0, 3.0)  # gross: the heartbeat's too
+    assert (master["binlog_syncs_per_write_net"], master["fsyncs_per_write_net"]) == (1.0, 1.0)
+    assert (master["pages_written_per_write_net"], master["pool_disk_reads_per_write_net"]) == (3.0, 2.0)
+    assert master["kb_written_per_write_net"] == 16.0 and master["kb_read_per_write_net"] == 32.0
+    # the study's metrics read the net figures (the gross ones only in a run recorded without idle rates)
+    run = summary_of({**rep, "binlog": {"successful_writes": 50, "bytes_per_write": 570.0}})
+    assert BY_KEY["binlog_syncs_per_write"].get(run) == 1.0 and BY_KEY["fsyncs_per_write"].get(run) == 1.0
+    assert BY_KEY["master_kb_written_per_write"].get(run) == 16.0
 
 
 def test_binlog_syncs_follow_sync_binlog_and_the_group_commits() -> None:

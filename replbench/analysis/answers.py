@@ -11,7 +11,7 @@ from ..core.config import HOST_SATURATED, VEGETA_SATURATED
 from ..core.results import RunSummary, StudyRecord, study_of
 from ..core.stats import separated
 from ..topology import links
-from ..topology.knobs import parse_size
+from ..topology.knobs import Knobs, parse_size
 
 SECONDS_PER_DAY = 86_400
 GROUPS = ("master", "replica", "app", "vegeta")  # the processes whose CPU a run samples (replica: the busier)
@@ -84,3 +84,38 @@ def round_trips(costs: list[dict[str, Any]], key: str = "commit_p50_ms") -> list
 def gb_per_day(bytes_per_write: float, rate: float) -> float:
     """Binlog (and each replica's relay log) volume per day at a steady write rate, in GB (10^9 bytes)."""
     return bytes_per_write * rate * SECONDS_PER_DAY / 1e9
+
+
+COMPRESS_KNOBS = ("binlog_compress", "binlog_compress_min_len")
+COMPRESSED_BELOW = 0.995  # bytes per write under this share of the uncompressed cell's: some events were compressed
+
+
+def compression_effects(doc: dict[str, Any] | StudyRecord) -> list[dict[str, Any]]:
+    """Per table of a study, each cell with binlog compression on against the cell with it off and every other knob
+    the same: its threshold (log_bin_compress_min_len, the cell's recorded knob, else the server's default), the
+    binlog bytes per write (median) off and on, and whether any event was compressed (fewer bytes: MariaDB
+    compresses a row event only when its row data, and a query event only when its statement, reaches the
+    threshold)."""
+    data = study_of(doc)
+    cells = data.cells or []
+
+    def rest(knobs: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in knobs.items() if k not in COMPRESS_KNOBS}
+
+    out = []
+    for group, per_metric in (data.comparison or {}).items():
+        rows = per_metric.get("bytes_per_write") or {}
+        for cell in cells:
+            knobs = cell.knobs or {}
+            if knobs.get("binlog_compress") != "on":
+                continue
+            base = next((c for c in cells if (c.knobs or {}).get("binlog_compress", "off") == "off"
+                         and rest(c.knobs or {}) == rest(knobs) and c.scenario == cell.scenario), None)
+            on, off = rows.get(cell.name), rows.get(base.name) if base else None
+            if not on or not off or not on["median"] or not off["median"]:
+                continue
+            out.append({"group": group, "cell": cell.name, "knobs": knobs, "baseline": base.name if base else None,
+                        "min_len": int(knobs.get("binlog_compress_min_len") or Knobs().binlog_compress_min_len),
+                        "off": off["median"], "on": on["median"],
+                        "compressed": on["median"] < COMPRESSED_BELOW * off["median"]})
+    return out

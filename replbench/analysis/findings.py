@@ -176,9 +176,8 @@ def sentence(study: str, finding: dict[str, Any]) -> str:
     metric = BY_KEY[finding["metric"]]
     more = finding["factor"] > 1
     if finding["kind"] == TESTED:
-        how = (f"{'more' if more else 'less'}; Welch on log values, Holm-corrected p = {finding['p_holm']:.3g} over "
-               f"the study's {finding['comparisons']} tested comparisons, {finding['n'][0]} and {finding['n'][1]} "
-               "repeats")
+        how = (f"{'more' if more else 'less'}; p = {finding['p_holm']:.3g}, Holm over {finding['comparisons']} "
+               f"tested comparisons, {finding['n'][0]} and {finding['n'][1]} repeats")
     else:
         how = f"{'more' if more else 'less'}; {_how(finding)}"
     return (f"`{study}` on `{finding['group']}`: {metric.label} of `{finding['cell']}` is {_factor(finding)} "

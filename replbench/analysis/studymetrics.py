@@ -71,6 +71,13 @@ def _nodes(summary: RunSummary) -> dict[str, NodeCounters | None]:
     return (summary.replication.nodes if summary.replication else None) or {}
 
 
+def _net(node: NodeCounters, figure: str) -> Num | None:
+    """A node's per-write count net of idle (analysis/summary.counters_net_of_idle), the gross one in a run recorded
+    before the idle window's rate of that count was."""
+    net = getattr(node, f"{figure}_net")
+    return net if net is not None else getattr(node, figure)
+
+
 def _per_trx(summary: RunSummary, node: str) -> float | None:
     """A node's CPU-ms per application transaction, net of idle (gross in summaries from before the idle window)."""
     if not _wrote(summary):
@@ -104,6 +111,10 @@ def _never_caught_up(summary: RunSummary) -> bool:
     return any(v is None for v in (summary.catch_up_s or {}).values())
 
 
+# what "replica" means in every table of the report (each table says so): one replica's figure, the worse one's
+REPLICA_MEANS = "the worse replica's figure (the larger CPU, lag or pages, the smaller apply rate)"
+
+
 def _worse_replica(per_node: Mapping[str, Any], figure: Callable[[Any], Num | None]) -> float | None:
     """The worse (larger) of the replicas' figure: per_node maps node names to records (None where a node has none)."""
     values = [figure(v) for r in replicas_in(per_node) if (v := per_node[r]) is not None]
@@ -133,11 +144,13 @@ def _semi_sync_wait_us(summary: RunSummary) -> float | None:
     return semi["avg_tx_wait_us"] if semi else None
 
 
-def _apply(data: ApplyRecord, figure: Callable[[ApplyReplica], Num | None]) -> float | None:
+def _apply(data: ApplyRecord, figure: Callable[[ApplyReplica], Num | None], cost: bool = False) -> float | None:
+    """The worse replica's figure of a drain, as "replica" means in every table: the smaller rate (the slower
+    replica bounds the topology), or with cost the larger CPU per transaction."""
     replicas = data.replicas or {}
     values = [figure(e) for r in replicas_in(replicas) if (e := replicas[r]) is not None]
     got = [v for v in values if v is not None]
-    return min(got) if got else None  # the slower replica bounds the topology
+    return (max(got) if cost else min(got)) if got else None
 
 
 def _bigtx(data: BigTxRecord, figure: Callable[[BigTxTransaction], Num | None], scale: float = 1.0) -> float | None:
@@ -167,20 +180,21 @@ METRICS: tuple[Metric, ...] = (
            resolution=lambda s: _per_trx_resolution(s, _replicas(s))),
     Metric("rows_changed_pct", "rows changed %", "%", _rows_changed_pct, lower_is_better=False),
     Metric("replica_disk_reads_per_write", "replica pages read from disk/write", "",
-           lambda s: _worse_replica(_nodes(s), lambda n: n.pool_disk_reads_per_write) if _wrote(s) else None),
+           lambda s: _worse_replica(_nodes(s), lambda n: _net(n, "pool_disk_reads_per_write")) if _wrote(s) else None),
     Metric("replica_pages_read_per_write", "replica InnoDB pages read/write", "",
-           lambda s: _worse_replica(_nodes(s), lambda n: n.pages_read_per_write) if _wrote(s) else None),
+           lambda s: _worse_replica(_nodes(s), lambda n: _net(n, "pages_read_per_write")) if _wrote(s) else None),
     Metric("replica_pages_written_per_write", "replica InnoDB pages written/write", "",
-           lambda s: _worse_replica(_nodes(s), lambda n: n.pages_written_per_write) if _wrote(s) else None),
+           lambda s: _worse_replica(_nodes(s), lambda n: _net(n, "pages_written_per_write")) if _wrote(s) else None),
     Metric("replica_pages_flushed_per_write", "replica pages flushed/write", "",
-           lambda s: _worse_replica(_nodes(s), lambda n: n.pages_flushed_per_write) if _wrote(s) else None),
+           lambda s: _worse_replica(_nodes(s), lambda n: _net(n, "pages_flushed_per_write")) if _wrote(s) else None),
     Metric("master_kb_written_per_write", "master KB written/write", "KB",
-           lambda s: node_counters(s, "master").kb_written_per_write if _wrote(s) else None),
+           lambda s: _net(node_counters(s, "master"), "kb_written_per_write") if _wrote(s) else None),
     Metric("replica_kb_written_per_write", "replica KB written/write", "KB",
-           lambda s: _worse_replica(_nodes(s), lambda n: n.kb_written_per_write) if _wrote(s) else None),
+           lambda s: _worse_replica(_nodes(s), lambda n: _net(n, "kb_written_per_write")) if _wrote(s) else None),
     Metric("binlog_syncs_per_write", "master binlog syncs/write", "",
-           lambda s: node_counters(s, "master").binlog_syncs_per_write if _wrote(s) else None),
-    Metric("fsyncs_per_write", "master InnoDB fsyncs/write", "", lambda s: node_counters(s, "master").fsyncs_per_write),
+           lambda s: _net(node_counters(s, "master"), "binlog_syncs_per_write") if _wrote(s) else None),
+    Metric("fsyncs_per_write", "master InnoDB fsyncs/write", "",
+           lambda s: _net(node_counters(s, "master"), "fsyncs_per_write")),
     Metric("lag_p99_ms", "lag p99 ms", "ms", lambda s: _worse_replica(s.lag or {}, lambda lag: lag.p99_ms)),
     Metric("catch_up_s", "catch-up s", "s", lambda s: None if _never_caught_up(s) else
            max((s.catch_up_s or {}).values(), default=None), never=lambda s: _never_caught_up(s)),
@@ -197,8 +211,8 @@ METRICS: tuple[Metric, ...] = (
            lower_is_better=False, source="apply"),
     Metric("apply_rows_per_s", "apply rows/s", "/s", lambda d: _apply(d, lambda r: r.apply_rate_rows_per_s),
            lower_is_better=False, source="apply"),
-    Metric("apply_ms_per_trx", "replica CPU-ms/trx (apply)", "ms", lambda d: _apply(d, lambda r: r.cpu_ms_per_trx),
-           source="apply"),
+    Metric("apply_ms_per_trx", "replica CPU-ms/trx (apply)", "ms",
+           lambda d: _apply(d, lambda r: r.cpu_ms_per_trx, cost=True), source="apply"),
     Metric("bigtx_binlog_mb", "binlog MB per transaction", "MB", lambda d: _bigtx(d, lambda t: t.binlog_bytes, 1e-6),
            source="bigtx", count=True),
     Metric("bigtx_master_s", "master s (execute + commit)", "s", lambda d: _bigtx(d, lambda t: t.master_seconds),

@@ -63,7 +63,7 @@ class Window:
     sources: dict[str, str] = field(default_factory=dict)  # where each group's CPU comes from
     sync_binlog: dict[str, int] = field(default_factory=dict)  # each node's sync_binlog, as read back
     idle_start: float | None = None  # when the idle window began (sampler clock): its cpu_rows give the idle spread
-    # each node's fsyncs and binlog group commits per second in the idle window (measure/counters.idle_rates)
+    # each node's counts per second in the idle window (measure/counters.idle_rates): its counters net of idle
     idle_counters_per_s: dict[str, Any] = field(default_factory=dict)
 
 
@@ -97,7 +97,7 @@ def servers(w: Window, *, requests: int, successes: int, writes: int, sending_s:
         if node is not None and name in w.sync_binlog:
             node.update(binlog_syncs(node["binlog_group_commits"], w.sync_binlog[name], writes))
         if node is not None:
-            node.update(syncs_net_of_idle(node, w.idle_counters_per_s.get(name), w.seconds, writes))
+            node.update(counters_net_of_idle(node, w.idle_counters_per_s.get(name), w.seconds, writes))
     out["replication"] = rep
     if w.binlog_before is not None and w.binlog_after is not None:
         rows = (rep["nodes"].get("master") or {}).get("rows_changed") or 0
@@ -114,13 +114,21 @@ def binlog_syncs(group_commits: int, sync_binlog: int, writes: int) -> dict[str,
             "binlog_syncs_per_write": round(syncs / writes, 3) if writes else None}
 
 
-def syncs_net_of_idle(node: dict[str, Any], idle: dict[str, float] | None, seconds: float,
-                      writes: int) -> dict[str, Any]:
-    """A node's fsyncs and binlog syncs net of idle, as its CPU is: each count over the run less what the idle
-    window's rate (the heartbeat and the background alone) gives over the span the counts cover (rate × seconds),
-    never below zero; per write like the gross. A heartbeat commit that joins an application's group commit
-    syncs nothing of its own, so the net may be a little low at high rates, never high. {} without idle rates (a
-    run recorded before they were, or a node the idle window missed)."""
+# a node's per-write figures netted of the idle window's rate of the same count (measure/counters.idle_rates:
+# "<count>_per_s" beside "<count>_per_write")
+NETTED_PER_WRITE = ("pool_disk_reads_per_write", "pages_read_per_write", "pages_written_per_write",
+                    "pages_flushed_per_write", "kb_read_per_write", "kb_written_per_write")
+
+
+def counters_net_of_idle(node: dict[str, Any], idle: dict[str, float] | None, seconds: float,
+                         writes: int) -> dict[str, Any]:
+    """A node's counts net of idle, as its CPU is: each count over the run less what the idle window's rate (the
+    heartbeat and the background alone) gives over the span the counts cover (rate × seconds), never below zero;
+    per write like the gross (`<figure>_net`): fsyncs and binlog syncs, pages read from disk, read, written and
+    flushed, KB read and written. A heartbeat commit that joins an application's group commit syncs nothing of its
+    own, so a net sync count may be a little low at high rates, never high. {} without idle rates (a run recorded
+    before they were, or a node the idle window missed); a figure whose idle rate was not recorded (an older run)
+    gets no net figure."""
     if not idle or seconds <= 0:
         return {}
     fsyncs = max(0.0, (node.get("innodb_fsyncs") or 0) - idle["fsyncs_per_s"] * seconds)
@@ -131,6 +139,10 @@ def syncs_net_of_idle(node: dict[str, Any], idle: dict[str, float] | None, secon
         syncs = max(0.0, (node.get("binlog_syncs") or 0) - idle_syncs * seconds)
         out.update(idle_binlog_syncs_per_s=round(idle_syncs, 4), binlog_syncs_net=round(syncs),
                    binlog_syncs_per_write_net=round(syncs / writes, 3) if writes else None)
+    for figure in NETTED_PER_WRITE:
+        gross, per_s = node.get(figure), idle.get(figure.replace("_per_write", "_per_s"))
+        if gross is not None and per_s is not None and writes:
+            out[f"{figure}_net"] = round(max(0.0, gross - per_s * seconds / writes), 3)
     return out
 
 

@@ -301,6 +301,9 @@ def _add_study_parser(sub: Any) -> None:
     p.add_argument("--repeat", type=int, help="repeats of every cell (default: the study's, else 3)")
     p.add_argument("--rate", type=int, help="override the study's rate")
     p.add_argument("--duration", help="override the study's duration per run, e.g. 20s")
+    p.add_argument("--only", action="append", default=[], metavar="KEY=VALUE[,VALUE...]",
+                   help="run only the cells whose knob, cell key or name has one of these values, e.g. "
+                        "buffer_pool=128M (repeatable: a cell must meet every one)")
     p.add_argument("--dry-run", action="store_true", help="print the cells, the order and the estimated duration")
     add_topology_flags(p)
     add_app_flags(p)
@@ -437,18 +440,19 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 def cmd_study(args: argparse.Namespace) -> int:
 
     try:
-        spec = studyfile.load(args.file)
+        spec = studyfile.only(studyfile.load(args.file), args.only)
     except studyfile.StudyError as exc:
         raise UsageError(str(exc)) from None
     if args.repeat is not None and args.repeat < 1:
         raise UsageError("--repeat must be 1 or more")
+    settings = settings_from(args)
     overrides = {"repeat": args.repeat, "rate": None if args.rate is None else parse_rate(str(args.rate)),
                  "duration": None if args.duration is None else parse_seconds(args.duration, "--duration")}
-    plan = study.Plan.of(spec, **overrides)
+    plan = study.Plan.of(spec, **overrides, idle=settings.idle_window)
     print(plan.describe())
     if args.dry_run:
         return 0
-    runner = study.Study(settings_from(args), plan)
+    runner = study.Study(settings, plan)
     data = runner.execute()
     print(study.render_table(data))
     print(f"study folder: {shown_path(runner.folder)}")

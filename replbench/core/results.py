@@ -103,7 +103,8 @@ class NodeCounters(Record):
     sync_binlog: int | None = None
     innodb_fsyncs: int | None = None
     fsyncs_per_write: Num | None = None
-    # net of idle (the idle window's rate × the span, analysis/summary.syncs_net_of_idle); absent before they were
+    # net of idle (the idle window's rate × the span, analysis/summary.counters_net_of_idle); absent in runs recorded
+    # before the idle window's rate of that count was
     idle_fsyncs_per_s: Num | None = None
     innodb_fsyncs_net: int | None = None
     fsyncs_per_write_net: Num | None = None
@@ -120,6 +121,12 @@ class NodeCounters(Record):
     write_bytes: int | None = None
     kb_written_per_write: Num | None = None
     kb_read_per_write: Num | None = None
+    pool_disk_reads_per_write_net: Num | None = None
+    pages_read_per_write_net: Num | None = None
+    pages_written_per_write_net: Num | None = None
+    pages_flushed_per_write_net: Num | None = None
+    kb_read_per_write_net: Num | None = None
+    kb_written_per_write_net: Num | None = None
     semi_sync: dict[str, Any] | None = None
 
 

@@ -104,17 +104,23 @@ def resolve(name: str) -> Path:
     return path
 
 
-def _estimate(args: list[str], minutes: float | None) -> float:
-    """Seconds a unit should take: the file's estimate, else the study's own, else a rough one per command."""
+IDLE_SETTING = next(s for s in SETTING_LIST if s.name == "idle_window")  # a unit's env may fix its idle window
+
+
+def _estimate(args: list[str], minutes: float | None, env: dict[str, str] | None = None) -> float:
+    """Seconds a unit should take: the file's estimate, else the study's own (with the unit's fixed idle window,
+    REPLBENCH_IDLE_WINDOW in its env, where it sets one), else a rough one per command."""
     if minutes is not None:
         return 60.0 * minutes
     def flag(name: str) -> str | None:
         return next((args[i + 1] for i, a in enumerate(args[:-1]) if a == name), None)
 
+    idle = IDLE_SETTING.parse(env[IDLE_SETTING.env]) if env and IDLE_SETTING.env in env else 0.0
     if args[0] == "study":
         repeat, rate, duration = flag("--repeat"), flag("--rate"), flag("--duration")
-        plan = Plan.of(studyfile.load(args[1]), int(repeat) if repeat else None, int(rate) if rate else None,
-                       parse_duration(duration) if duration else None)
+        only = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--only"]
+        plan = Plan.of(studyfile.only(studyfile.load(args[1]), only), int(repeat) if repeat else None,
+                       int(rate) if rate else None, parse_duration(duration) if duration else None, idle)
         return plan.estimate()
     if args[0] == "big-transaction":
         return 15 * 60.0
@@ -123,7 +129,8 @@ def _estimate(args: list[str], minutes: float | None) -> float:
     if args[0] == "model":
         return modelcheck.estimate() if args[1:2] == ["validate"] else 30.0
     duration = flag("--duration")
-    return (parse_duration(duration) if duration else 60.0) + IDLE_WINDOW_MAX + RUN_OVERHEAD + TABLE_CHECKSUM_SECONDS
+    return (parse_duration(duration) if duration else 60.0) + (idle or IDLE_WINDOW_MAX) + RUN_OVERHEAD + \
+        TABLE_CHECKSUM_SECONDS
 
 
 def _check(args: list[str]) -> None:
@@ -198,8 +205,8 @@ def load(name: str) -> Campaign:
     for i, table in enumerate(checked.units):
         args = shlex.split(table.command)
         try:  # the study's own estimate reads the command's flags (--repeat 2)
-            estimate = _estimate(args, table.minutes)
-        except ValueError as exc:
+            estimate = _estimate(args, table.minutes, table.env)
+        except (ValueError, studyfile.StudyError) as exc:
             raise CampaignError(located(str(path), source, ("units", i, "command"), str(exc))) from None
         units.append(Unit(tuple(args), estimate, tuple(table.env.items())))
     return Campaign(path.stem, checked.description, tuple(units))

@@ -117,7 +117,7 @@ class Measured:
 
     bytes_per_beat: float = 0.0  # the heartbeat's binlog bytes per beat, from the idle window
     idle: dict[str, float] = field(default_factory=dict)  # each group's CPU seconds per second before the attack
-    idle_counters: dict[str, Any] = field(default_factory=dict)  # each node's fsyncs and group commits per second
+    idle_counters: dict[str, Any] = field(default_factory=dict)  # each node's counts per second
     before: samplers.Snapshot | None = None  # every counter, before and after the attack
     after: samplers.Snapshot | None = None
     catch_up: dict[str, float | None] | None = None

@@ -70,7 +70,7 @@ APPLY_WRITE_FACTOR = 1.15
 APPLY_OVERHEAD = 18.0
 BIGTX_ROWS = 100_000  # a big-transaction cell's rows when it names none
 # a big transaction's master time plus its apply, and the settings around it
-BIGTX_SECONDS_PER_1000_ROWS = 0.025
+BIGTX_SECONDS_PER_1000_ROWS = 0.01
 BIGTX_OVERHEAD = 2.0
 RESET_SECONDS = 40.0  # a reset of the 8M set on 2 cores
 # a secondary index of the 8M table re-created (a cell's drop_indexes given back): about a minute on the master, then
@@ -83,6 +83,9 @@ MAX_INDEX_STATES = 7  # up to this many distinct drop_indexes in a study, each r
 # a unit whose cell resizes the buffer pool, or adds replicas, after the unit before it
 POOL_RESIZE_SECONDS = 12.0
 REPLICA_ADD_SECONDS = 45.0  # each replica added: a copy of replica1's datadir (about 4.6 GB at 8M) and its start
+# a replica the study stopped brought back: started from its kept datadir and caught up on the writes it missed
+# (topology/fanout; docs/decisions/replica-resume.md), not copied again
+REPLICA_RESUME_SECONDS = 15.0
 
 
 def round_orders(cells: int, rounds: int) -> list[list[int]]:
@@ -177,12 +180,13 @@ class Plan:
     repeat: int
     rates: dict[str, int]
     duration: float
+    idle: float = 0.0  # a fixed idle window before each run (REPLBENCH_IDLE_WINDOW), 0: by the run's rate
 
     @classmethod
     def of(cls, spec: Spec, repeat: int | None = None, rate: int | None = None,
-           duration: float | None = None) -> Plan:
+           duration: float | None = None, idle: float = 0.0) -> Plan:
         rates = {s: rate for s in spec.scenarios} if rate else dict(spec.rates)
-        return cls(spec, repeat or spec.repeat, rates, duration or spec.duration)
+        return cls(spec, repeat or spec.repeat, rates, duration or spec.duration, idle)
 
     def scenarios_of(self, cell: int) -> tuple[str, ...]:
         own = self.spec.cells[cell].scenario
@@ -213,7 +217,7 @@ class Plan:
             return rows / 1000 * BIGTX_SECONDS_PER_1000_ROWS + BIGTX_OVERHEAD
         if unit.measure == "apply-capacity":
             return apply_seconds(self.writes_of(unit), self.rate_of(unit))
-        return run_seconds(self.duration, self.rate_of(unit))
+        return run_seconds(self.duration, self.rate_of(unit), self.idle)
 
     def rate_of(self, unit: Unit) -> int:
         """The unit's rate: its scenario's in the study, times its cell's load."""
@@ -234,6 +238,7 @@ class Plan:
         the study started with brought back at its end), secondary indexes dropped and re-created (and every one
         re-created at the end)."""
         pool, replicas, total = "", DEFAULT_REPLICAS, 0.0
+        made = DEFAULT_REPLICAS  # replicas with a datadir: one beyond them is a copy, one within a resume
         states = self.index_states()
         built, drops = index_changes([states[u.cell] for u in self.units()])
         total += built * INDEX_BUILD_SECONDS + drops * INDEX_DROP_SECONDS
@@ -242,9 +247,10 @@ class Plan:
             if cell.knobs.buffer_pool != pool:
                 pool, total = cell.knobs.buffer_pool, total + POOL_RESIZE_SECONDS
             wanted = cell.replicas or replicas
-            total += max(0, wanted - replicas) * REPLICA_ADD_SECONDS
-            replicas = wanted
-        return total + max(0, DEFAULT_REPLICAS - replicas) * REPLICA_ADD_SECONDS
+            total += max(0, wanted - max(made, replicas)) * REPLICA_ADD_SECONDS + \
+                max(0, min(wanted, made) - replicas) * REPLICA_RESUME_SECONDS
+            replicas, made = wanted, max(made, wanted)
+        return total + max(0, DEFAULT_REPLICAS - replicas) * REPLICA_RESUME_SECONDS
 
     def describe(self) -> str:
         spec = self.spec
@@ -294,9 +300,10 @@ def apply_seconds(writes: int, rate: float) -> float:
     return writes / rate * APPLY_WRITE_FACTOR + APPLY_OVERHEAD
 
 
-def run_seconds(duration: float, rate: int) -> float:
-    """Seconds one run should take: its attack, its idle window before, and what the harness does around them."""
-    return duration + idle_window(rate) + RUN_OVERHEAD
+def run_seconds(duration: float, rate: int, idle: float = 0.0) -> float:
+    """Seconds one run should take: its attack, its idle window before (fixed, or by the rate), and what the harness
+    does around them."""
+    return duration + idle_window(rate, idle) + RUN_OVERHEAD
 
 
 def _slug(text: str) -> str:

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import itertools
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
@@ -149,6 +149,50 @@ def cell_records(cells: tuple[Cell, ...]) -> list[dict[str, Any]]:
     """The cells as study.json records them: name, every knob, own scenario, what they change."""
     return [{"name": c.name, "knobs": c.knobs.as_dict(), "scenario": c.scenario, "changed": c.changed()}
             for c in cells]
+
+
+def cell_value(cell: Cell, key: str) -> str:
+    """A cell's value of a knob or a cell key (or its name), as text ('' where the cell leaves a cell key unset)."""
+    if key == "name":
+        return cell.name
+    if key in KNOBS:
+        return str(getattr(cell.knobs, key))
+    if key == "link":
+        return ",".join(cell.links) or "none"
+    if key in OWN_KEYS:
+        found = getattr(cell, key)
+        return "" if found is None else f"{found:g}" if isinstance(found, float) else str(found)
+    if key in CELL_SETTINGS:
+        return str(dict(cell.settings).get(key, ""))
+    raise StudyError(f"--only {key}: not a knob or a cell key (knobs: {', '.join(KNOBS)}; cell keys: "
+                     f"{', '.join(CELL_KEYS)}; or name)")
+
+
+def only(spec: Spec, conditions: list[str]) -> Spec:
+    """The study with only the cells that match every condition ('buffer_pool=128M', 'drop_indexes=none,idx_last',
+    'name=serial,4 optimistic': the cell's value of that key, or its name, is one of the comma-separated values,
+    compared without case; a value that is itself one cell's whole value, commas and all, is taken whole, as a link
+    'replica1=5ms,replica2=5ms'). A value no cell has is refused (a slip would otherwise run a smaller study than
+    meant), as is a set of conditions no cell meets. The baseline is then the first cell left (per baseline_per, the
+    first of each level left)."""
+    cells = list(spec.cells)
+    for condition in conditions:
+        key, sep, values = condition.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key or not values.strip():
+            raise StudyError(f"--only {condition!r}: give KEY=VALUE[,VALUE...], e.g. buffer_pool=128M")
+        have = list(dict.fromkeys(cell_value(c, key) for c in spec.cells))
+        lower = {h.lower() for h in have}
+        wanted = [values.strip()] if values.strip().lower() in lower else \
+            [v.strip() for v in values.split(",") if v.strip()]
+        unknown = [v for v in wanted if v.lower() not in lower]
+        if unknown:
+            raise StudyError(f"--only {condition}: no cell of study {spec.name} has {key}={', '.join(unknown)} "
+                             f"(its cells have {'; '.join(have)})")
+        cells = [c for c in cells if cell_value(c, key).lower() in {v.lower() for v in wanted}]
+    if not cells:
+        raise StudyError(f"--only {' '.join(conditions)}: no cell of study {spec.name} meets every condition")
+    return replace(spec, cells=tuple(cells))
 
 
 # The file's model. A cell's keys and the checks of their values come from the tables: every knob

@@ -100,9 +100,19 @@ def _per(value: float, writes: int, digits: int) -> float | None:
     return round(value / writes, digits) if writes else None
 
 
+# the counts a run's per-write figures are netted of (analysis/summary.counters_net_of_idle): each one's rate in the
+# idle window, by the status counter it comes from (a byte counter in KB)
+IDLE_COUNTS = {"fsyncs_per_s": "Innodb_data_fsyncs", "binlog_group_commits_per_s": "Binlog_group_commits",
+               "pool_disk_reads_per_s": "Innodb_buffer_pool_reads", "pages_read_per_s": "Innodb_pages_read",
+               "pages_written_per_s": "Innodb_pages_written", "pages_flushed_per_s": "Innodb_buffer_pool_pages_flushed",
+               "kb_read_per_s": "Innodb_data_read"}
+KB_COUNTS = ("Innodb_data_read",)
+
+
 def idle_rates(first: dict[str, NodeCounters | None], second: dict[str, NodeCounters | None]) -> dict[str, Any]:
-    """Each node's InnoDB fsyncs and binlog group commits per second between two snapshots taken with only the
-    measurement running (the idle window: the heartbeat's commits, the background's flushing): what a run's counts
+    """Each node's counts per second between two snapshots taken with only the measurement running (the idle
+    window: the heartbeat's commits, the background's flushing and reads): InnoDB fsyncs, binlog group commits,
+    pages read from disk, read, written and flushed, KB read and KB the process wrote to disk. What a run's counts
     net of idle subtract, as its CPU is net of the same window's. None for a node either snapshot missed."""
     out: dict[str, Any] = {}
     for name, b in first.items():
@@ -111,8 +121,11 @@ def idle_rates(first: dict[str, NodeCounters | None], second: dict[str, NodeCoun
             out[name] = None
             continue
         seconds = a.at - b.at
-        out[name] = {"fsyncs_per_s": round(max(0.0, _d(a, b, "Innodb_data_fsyncs")) / seconds, 4),
-                     "binlog_group_commits_per_s": round(max(0.0, _d(a, b, "Binlog_group_commits")) / seconds, 4)}
+        rates = {key: round(max(0.0, _d(a, b, status) / (1024 if status in KB_COUNTS else 1)) / seconds, 4)
+                 for key, status in IDLE_COUNTS.items()}
+        written = None if a.write_bytes is None or b.write_bytes is None else a.write_bytes - b.write_bytes
+        out[name] = {**rates, "kb_written_per_s": None if written is None else
+                     round(max(0, written) / 1024 / seconds, 4)}
     return out
 
 

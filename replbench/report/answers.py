@@ -10,16 +10,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..analysis.answers import gb_per_day, pool_index_costs, round_trips, saturation
-from ..analysis.studymetrics import figure_text, fmt, semi_sync_cost
+from ..analysis.studymetrics import REPLICA_MEANS, figure_text, fmt, semi_sync_cost
 from ..core.results import StudyRecord, document, meta_of, study_of
 from ..core.stats import separated, spread
 from . import reference
 from .assets import Writer
 from .costsheet import BIG_TRANSACTIONS, apply_rates, sheet_rows
+from .provenance import server_versions
 from .sweeps import REPLICA, lag_p99, step_figure
 
 SIZE_FACTOR = 2.0  # our largest ratio within this factor of the write-up's: its size reproduces
-REPLICA_MEANS = "the busier replica's figure (the larger of the replicas')"  # what "replica" means in every table
 ALTERNATIVES = ("ROW MINIMAL", "ROW NOBLOB", "STATEMENT", "MIXED")  # set against ROW FULL
 COST_SHEET = "#what-each-replication-setting-costs"
 FALLING_BEHIND = "#when-do-the-replicas-fall-behind"
@@ -210,7 +210,7 @@ def reference_answer(facts: Facts) -> str:
 
 def reference_verdict(latest: dict[str, dict[str, Any]], studies: Studies) -> str:
     """Whether the write-up's "indexes strongly affect the replicas' CPU under write load" reproduces: direction and
-    size, from our paired sweeps (the busier replica's CPU-ms per write at the rates both ran) and study
+    size, from our paired sweeps (the worse replica's CPU-ms per write at the rates both ran) and study
     working-set, against the write-up's own replica figures."""
     theirs = [reference.replica_cpu_ms(s) for s in ("write", "write-noindex")]
     indexed, bare = (spread(t)["median"] for t in theirs)
@@ -239,8 +239,10 @@ def reference_verdict(latest: dict[str, dict[str, Any]], studies: Studies) -> st
     size = max(ratios) >= theirs_ratio / SIZE_FACTOR
     verdict = ("the direction reproduces, " + ("and the size" if size else "the size does not") if direction
                else "the direction does not reproduce")
+    versions = server_versions([meta_of(info.get("meta") or {}) for info in latest.values()])
     return (f"{verdict}: {said}, ours {'; '.join(ours)}. Candidate reasons, none measured here: its 16-vCPU host "
-            "against our 2 cores, MySQL against MariaDB 10.11, its pool and disk (not stated).")
+            f"against our 2 cores, MySQL against MariaDB{' ' + ', '.join(versions) if versions else ''}, its pool "
+            "and disk (not stated).")
 
 
 ANSWERS: tuple[Answer, ...] = (bytes_answer, replica_cpu_answer, index_answer, falling_behind_answer,

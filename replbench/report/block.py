@@ -11,7 +11,7 @@ from ..core import results
 from ..core.config import STALL_LAG_MS, STALL_P99_FACTOR
 from ..core.nodenames import is_node, nodes_in, replicas_in
 from ..core.records import shown_path
-from ..core.results import AboveKnee, AttackCpu, BufferPool, RunSummary
+from ..core.results import AboveKnee, AttackCpu, BufferPool, NodeCounters, RunSummary
 from ..measure import health, rowcheck
 from ..topology import appserver, links
 
@@ -299,7 +299,8 @@ def _server_lines(summary: RunSummary) -> list[str]:
             if node.fsyncs_per_write_net is not None:  # summaries from before the idle counter rates lack it
                 net_syncs = "" if node.binlog_syncs_per_write_net is None else \
                     f" + {node.binlog_syncs_per_write_net} binlog syncs"
-                syncs += f" (net of idle: {node.fsyncs_per_write_net} fsyncs{net_syncs})"
+                net_kb = "" if node.kb_written_per_write_net is None else f", {node.kb_written_per_write_net:.1f} KB"
+                syncs += f" (net of idle: {node.fsyncs_per_write_net} fsyncs{net_syncs}{net_kb})"
             disk.append(f"{name} {fsyncs} InnoDB fsyncs{syncs}, {'-' if kb is None else f'{kb:.1f}'} KB written")
         lines.append("Disk per successful write: " + "; ".join(disk)
                      + (f"; master group commit {master.commits_per_group} commits per group"
@@ -316,10 +317,16 @@ def _server_lines(summary: RunSummary) -> list[str]:
     if pools:
         lines.append(pool_text(pools, summary.schema_name or ""))  # schema: the scenario's, never null
     if master and master.transactions and master.pool_disk_reads_per_write is not None:
-        lines.append("Buffer pool per successful write: " + "; ".join(
-            f"{name} {node.pool_disk_reads_per_write:g} pages read from disk, "
-            f"{node.pages_flushed_per_write:g} pages flushed, {node.kb_read_per_write:g} KB read"
-            for name, node in nodes.items() if node is not None and node.kb_read_per_write is not None))
+        shown = {name: node for name, node in nodes.items() if node is not None and node.kb_read_per_write is not None}
+        net = all(n.kb_read_per_write_net is not None for n in shown.values())  # idle rates of these recorded
+
+        def count(node: NodeCounters, figure: str) -> str:
+            return f"{getattr(node, figure + '_net') if net else getattr(node, figure):g}"
+
+        lines.append(f"Buffer pool per successful write{' (net of idle)' if net else ''}: " + "; ".join(
+            f"{name} {count(node, 'pool_disk_reads_per_write')} pages read from disk, "
+            f"{count(node, 'pages_flushed_per_write')} pages flushed, {count(node, 'kb_read_per_write')} KB read"
+            for name, node in shown.items()))
     return lines
 
 

@@ -13,10 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..analysis.studymetrics import figure_text
+from ..analysis.answers import compression_effects
+from ..analysis.studymetrics import REPLICA_MEANS, figure_text, fmt
 from ..core import scenario as scenarios
 from ..core.results import StudyCell, StudyRecord, UnitMetrics, filled, has, study_of, value
 from ..core.stats import median, spread
+from ..topology.knobs import Knobs
 
 SHEET_STUDIES = ("binlog-format", "annotate", "compression", "nopk")  # run figures, in order of precedence
 APPLY_STUDIES = ("parallel-apply", "cost-model")  # one replica's apply capacity alone, in order of precedence
@@ -29,14 +31,30 @@ Studies = list[dict[str, Any]] | list[StudyRecord]  # study.json's dictionaries,
 
 
 def setting(knobs: dict[str, Any]) -> str:
-    """'ROW FULL', 'STATEMENT', 'ROW MINIMAL, compression on', 'ROW FULL, annotate off' from a cell's knobs."""
+    """'ROW FULL', 'STATEMENT', 'ROW MINIMAL, compressed from 10 B', 'ROW FULL, annotate off' from a cell's knobs
+    (compression with its threshold, log_bin_compress_min_len: the server's default where a cell records none)."""
     fmt_ = str(knobs.get("binlog_format", "ROW"))
     label = f"ROW {knobs.get('binlog_row_image', 'FULL')}" if fmt_ == "ROW" else fmt_
     if knobs.get("binlog_annotate") == "off":
         label += ", annotate off"
     if knobs.get("binlog_compress") == "on":
-        label += ", compression on"
+        label += f", compressed from {knobs.get('binlog_compress_min_len') or Knobs().binlog_compress_min_len} B"
     return label
+
+
+def compressed_text(effects: list[dict[str, Any]]) -> str:
+    """Which events compression shrank, per table (analysis/answers.compression_effects' rows), in one sentence;
+    empty without a compressed cell."""
+    if not effects:
+        return ""
+    per_group: dict[str, list[str]] = {}
+    for e in effects:
+        what = "compressed" if e["compressed"] else "none reached it"
+        per_group.setdefault(e["group"], []).append(
+            f"{setting(e['knobs']).replace(', compressed', '')}: {fmt(e['off'])} → {fmt(e['on'])} B a write, {what}")
+    return (f"MariaDB compresses a row event only when its row data (a query event: its statement) is at least "
+            f"log_bin_compress_min_len bytes ({Knobs().binlog_compress_min_len} by default), no other event. "
+            + "; ".join(f"`{group}`: " + ", ".join(said) for group, said in per_group.items()) + ".")
 
 
 def _received(m: Metrics) -> float | None:
@@ -126,9 +144,9 @@ def cost_sheet(studies: Studies) -> list[str]:
     lines = ["## What each replication setting costs", "",
              "Per workload, a row per setting; each figure is the median [min–max] over one study's interleaved "
              "repeats (rows of one study were measured side by side; compare across studies with care). CPU is net "
-             "of each node's idle; the replica figure is the busier replica's. *apply alone*: transactions/s one "
+             f"of each node's idle. *replica*: {REPLICA_MEANS}. *apply alone*: transactions/s one "
              "replica applies from a queued backlog with the other replicas stopped (serial SQL thread, and 4 "
-             "threads in MariaDB's default optimistic mode), the slower replica's; measured under ROW FULL only. "
+             "threads in MariaDB's default optimistic mode); measured under ROW FULL only. "
              "*write p50*: the client's median latency of a write request (app, master commit, fsyncs).", ""]
     for workload, settings in rows.items():
         try:
@@ -148,7 +166,9 @@ def cost_sheet(studies: Studies) -> list[str]:
             lines.append(f"| {label} | " + " | ".join(cells) + f" | {study}"
                          + (f"; apply: {', '.join(sources)}" if sources else "") + " |")
         lines.append("")
-    return lines
+    compression = next((d for d in map(study_of, studies) if d.name == "compression"), None)
+    said = compressed_text(compression_effects(compression)) if compression else ""
+    return lines + ([f"*compressed from N B* (study compression): {said}", ""] if said else [])
 
 
 def big_transactions(studies: Studies) -> list[str]:

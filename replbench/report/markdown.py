@@ -22,6 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..analysis.studymetrics import REPLICA_MEANS
 from ..analysis.verdicts import describe_max
 from ..core.config import ROOT, Settings
 from ..core.results import StudyRecord, load
@@ -41,7 +42,11 @@ from .sources import (
     sweep_key,
 )
 from .studies import APP_TIER_PAGE, APP_TIER_STUDIES, study_section
-from .sweeps import comparison, reference_comparison, sweep_section
+from .sweeps import comparison, reference_comparison, shared_criteria, sweep_section
+
+STUDIES_INTRO = ("Each study: its question, its cells, how it ran, its largest findings and its chart; its CPU is net "
+                 "of idle and each of its write runs was verified to change its rows unless its section says "
+                 "otherwise. Its data state, its command and every table are in its study.md.")
 
 
 def generate(settings: Settings, output: Path | None = None, origin: Origin | None = None) -> tuple[Path, list[str]]:
@@ -79,8 +84,9 @@ def generate(settings: Settings, output: Path | None = None, origin: Origin | No
     shown = newest_per_scenario(sweeps)
     sweeps_text: list[str] = []
     latest: dict[str, dict[str, Any]] = {}
+    criteria = shared_criteria(list(shown.values()))
     for sweep_dir in sorted(shown.values()):
-        lines, info = sweep_section(sweep_dir, writer)
+        lines, info = sweep_section(sweep_dir, writer, criteria)
         sweeps_text += lines
         if info["steps"]:
             latest[info["key"]] = info
@@ -93,16 +99,19 @@ def generate(settings: Settings, output: Path | None = None, origin: Origin | No
     kept = writer.kept()
     text = one_page(latest, studies, kept, writer, links)
     archive = archive_page(writer, output)
-    text += ["## Studies: what each replication setting costs", ""] + (studies_text or ["No study in results/ yet: "
-                                                                                       "`./run.sh study <name>`.", ""])
+    text += ["## Studies: what each replication setting costs", "", STUDIES_INTRO, ""] + (
+        studies_text or ["No study in results/ yet: `./run.sh study <name>`.", ""])
     if app_text:
         text += [f"The app tier's studies (in-flight bound, workers, transport) are on their own page: "
                  f"[{APP_TIER_PAGE}]({APP_TIER_PAGE}).", ""]
     text += model_text
     if faults_text:
         text += ["## Faults: before, during and after", ""] + faults_text
-    text += ["## Sweeps: where each setup breaks", ""] + (sweeps_text or ["No sweep found in results/: run "
-                                                                         "`./run.sh sweep <scenario>` first.", ""])
+    text += ["## Sweeps: where each setup breaks", "", f"*replica*, in every table below: {REPLICA_MEANS}.",
+             *([f"Every sweep's pass criteria: {criteria[0]}."] if criteria[0] and sweeps_text else []),
+             *([f"The replicas kept up at a step when, from its own lag: {criteria[1]}.", ""] if criteria[1]
+               and sweeps_text else [""] if criteria[0] and sweeps_text else [])] + (
+        sweeps_text or ["No sweep found in results/: run `./run.sh sweep <scenario>` first.", ""])
     if superseded:
         text += ["Older sweeps (superseded by the newest of their scenario): "
                  + ", ".join(f"`{p.name}`" for p in superseded), ""]

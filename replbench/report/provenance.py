@@ -1,15 +1,16 @@
 """What the report says of each section's data: whether its writes were verified to change their rows, whether its
-CPU is net of idle, whether its scenario writes at all.
+CPU is net of idle, whether its scenario writes at all, which server its runs recorded.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 from ..analysis.studymetrics import measured
 from ..core import scenario as scenario_file
-from ..core.results import StudyRecord, StudyUnit, has, read_summary, study_of
+from ..core.results import RunMeta, StudyRecord, StudyUnit, has, read_summary, study_of
 
 
 def scenarios_write(name: str) -> bool:
@@ -113,3 +114,16 @@ def rows_verified(shares: list[float | None], writes: bool) -> str:
     share = f"{min(got):g} %" if min(got) == max(got) else f"{min(got):g}–{max(got):g} %"
     return (f"- **Rows changed**: verified in {len(got)} of {len(shares)} units (the updated columns changed in "
             f"{share} of row updates)")
+
+
+def server_versions(metas: list[RunMeta]) -> list[str]:
+    """The MariaDB versions the runs recorded ('10.11.19' of '10.11.19-MariaDB-0+deb12u1-log'), in order."""
+    found = [str((m.versions or {}).get("mariadb") or "") for m in metas]
+    return sorted({match.group(0) for v in found if (match := re.match(r"\d+(\.\d+)+", v))})
+
+
+def server_text(metas: list[RunMeta]) -> str:
+    """Which server the figures are of, from the runs' recorded versions, and that MySQL 8 is not among them."""
+    versions = server_versions(metas)
+    return (f"MariaDB {', '.join(versions)}" if versions else "MariaDB (its version not recorded)") + \
+        " (MySQL 8 is not measured here, only its SQL spelling is unit-tested)"

@@ -8,10 +8,11 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from ..analysis.answers import pool_index_costs, round_trips
-from ..analysis.findings import brief, factors, nothing_held, study_findings
+from ..analysis.answers import compression_effects, pool_index_costs, round_trips
+from ..analysis.findings import brief, nothing_held, study_findings
 from ..analysis.studymetrics import (
     BY_KEY,
+    REPLICA_MEANS,
     baseline_words,
     cell_text,
     fmt,
@@ -21,12 +22,14 @@ from ..analysis.studymetrics import (
     semi_sync_cost,
 )
 from ..core.config import STUDY_DIR
+from ..core.records import COMPLETE
 from ..core.results import StudyRecord, document, load, read_meta, study_of, write_json
 from ..core.stats import separated
 from .assets import Writer
+from .costsheet import compressed_text
 from .figures import figure
 from .plots import plot_study
-from .provenance import cpu_kind, net_of_idle, study_rows
+from .provenance import cpu_kind, net_of_idle, study_rows, verified
 
 APP_TIER_STUDIES = ("inflight-", "app-")  # how the suite's own app should be run: a page of their own
 
@@ -54,24 +57,9 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], StudyRecord]
     doc["cpu_net_of_idle"] = net_of_idle(doc, folder)
     write_json(assets / "study.json", doc)
     data = study_of(doc)
-    units_ok = sum(1 for u in data.units if measured(document(u)))
-    lines = [f"### Study `{data.name}` — `{folder.name}`", "", data.description or "", "",  # never null
-             "- **Cells** (" + (f"each against {baseline_words(doc)}" if data.baseline_per else
-                                "the first is the baseline") + "): " + "; ".join(
-                 f"{c.name} ({', '.join(f'{k}={v}' for k, v in c.changed.items()) or 'reference'})"
-                 for c in data.cells),
-             f"- **How**: {', '.join(f'{s} at {r}/s' for s, r in data.rates.items())}; "
-             f"{', '.join(data.measures)}; {data.duration_s:g} s per run; {data.repeat} repeats, cells "
-             f"interleaved; {units_ok} of {len(data.units)} units measured; status {data.status}",
-             "- **Data state**: " + ("reset to the pristine dataset before every cell" if data.reset == "each-cell"
-                                      else data.data_state or "not reset between cells"),
-             f"- **Command**: `{data.command or ''}`", cpu_kind(data), study_rows(data),  # never null
-             ""]
+    full, lines = _head(doc, folder)
     primary = primary_of(data)
     found = study_findings(doc, primary)
-    if data.question:
-        lines[4:4] = [f"**Question**: {data.question} **Primary metrics**: "
-                      + (", ".join(BY_KEY[k].label for k in primary) or "none declared") + ".", ""]
     tables = comparison_tables(doc, found, primary)
     costs = semi_sync_cost(doc["cells"], doc["comparison"])
     if costs:
@@ -104,11 +92,13 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], StudyRecord]
     chart = plot_study(data, assets)
     # the whole study (every table) in its own file beside its assets; report.md keeps what it found
     (assets / "study.md").write_text("\n".join(
-        [f"# Study `{data.name}` — `{folder.name}`", *lines[1:], *tables]
+        [f"# Study `{data.name}` — `{folder.name}`", *full[1:], *compression_note(doc), *tables]
         + ([f"![{data.name} study]({chart})", ""] if chart else [])).rstrip("\n") + "\n")
-    lines += [*semi_sync_note(doc), *compression_note(doc, data), f"- **Findings** (primary metrics only, between "
-              f"cells that differ in one setting): {held_text(found, doc, primary)}.", *costliest_index(doc),
-              f"- **Every figure**: [{folder.name}/study.md]({writer.rel(assets / 'study.md')})", ""]
+    said = (f"- **Findings** (primary metrics only, between cells that differ in one setting): "
+            f"{held_text(found, doc, primary)}." if primary else
+            "- **Findings**: none by design (the study declares no primary metric; its figures are read elsewhere).")
+    lines += [*semi_sync_note(doc), said, *costliest_index(doc),
+              f"- [Every figure, the data state and the command]({writer.rel(assets / 'study.md')})", ""]
     if chart:
         lines += [f"![{data.name} study]({writer.rel(assets / chart)})", ""]
     return lines, data
@@ -141,6 +131,49 @@ def costliest_index(doc: dict[str, Any]) -> list[str]:
             "of the figure with every index): " + "; ".join(parts) + "."]
 
 
+MAX_CELLS_NAMED = 8  # a study with more cells names what they vary in report.md, each cell in its study.md
+
+
+def _head(doc: dict[str, Any], folder: Path) -> tuple[list[str], list[str]]:
+    """A study's opening lines: in its study.md every one (cells with what each sets, how it ran, the data state,
+    the command, its CPU and rows), in report.md the cells by name (what a name does not say beside it) and how it
+    ran, its CPU and rows only where they fall short (gross CPU, a write run not verified): the Studies section
+    says the rule once."""
+    data = study_of(doc)
+    primary = primary_of(data)
+    units_ok = sum(1 for u in data.units if measured(document(u)))
+    title = [f"### Study `{data.name}` — `{folder.name}`", "", data.description or "", ""]  # never null
+    if data.question:
+        title += [f"**Question**: {data.question} **Primary metrics**: "
+                  + (", ".join(BY_KEY[k].label for k in primary) or "none declared") + ".", ""]
+    against = f"each against {baseline_words(doc)}" if data.baseline_per else "the first is the baseline"
+
+    def cells(short: bool) -> str:
+        if short and len(data.cells) > MAX_CELLS_NAMED:  # what the cells vary, each cell in its study.md
+            values: dict[str, dict[str, None]] = {}
+            for c in data.cells:
+                for k, v in c.changed.items():
+                    values.setdefault(k, {})[str(v)] = None
+            return (f"- **Cells** ({against}): {len(data.cells)}, varying from the reference settings " + "; ".join(
+                f"{k} ({' | '.join(v)})" for k, v in values.items()) + "; each one in its study.md")
+        said = []
+        for c in data.cells:
+            sets = [f"{k}={v}" for k, v in c.changed.items() if not short or f"{k}={v}" not in c.name]
+            said.append(c.name + (f" ({', '.join(sets)})" if sets else "" if short else " (reference)"))
+        return f"- **Cells** ({against}): " + "; ".join(said)
+
+    how = (f"- **How**: {', '.join(f'{s} at {r}/s' for s, r in data.rates.items())}; {', '.join(data.measures)}; "
+           f"{data.duration_s:g} s per run; {data.repeat} repeats, cells interleaved; {units_ok} of "
+           f"{len(data.units)} units measured" + (f"; status {data.status}" if data.status != COMPLETE else ""))
+    state = "- **Data state**: " + ("reset to the pristine dataset before every cell" if data.reset == "each-cell"
+                                    else data.data_state or "not reset between cells")
+    short_of = [cpu_kind(data)] if data.cpu_net_of_idle is False else []
+    short_of += [] if verified(data) else [study_rows(data)]
+    full = [*title, cells(False), how, state, f"- **Command**: `{data.command or ''}`", cpu_kind(data),
+            study_rows(data), ""]  # never null
+    return full, [*title, cells(True), how, *short_of, ""]
+
+
 def comparison_tables(doc: dict[str, Any], found: list[dict[str, Any]], primary: list[str]) -> list[str]:
     """One table per group of a study: every metric per cell, a verdict on the primary ones."""
     data = study_of(doc)
@@ -150,7 +183,8 @@ def comparison_tables(doc: dict[str, Any], found: list[dict[str, Any]], primary:
         held.setdefault((f["group"], f["metric"], f["cell"]), []).append(f["baseline"])
     tables: list[str] = []
     for scenario_name, per_metric in (data.comparison or {}).items():
-        tables += [f"`{scenario_name}` — median [min–max] over repeats (ratio to {baseline_words(doc)}); a verdict "
+        tables += [f"`{scenario_name}` — median [min–max] over repeats (ratio to {baseline_words(doc)}); *replica*: "
+                   f"{REPLICA_MEANS}; a verdict "
                    "only on the primary metrics (**holds**: against a cell that differs in one setting, ≥ 10 %, "
                    "Holm-corrected across the study where tested; *not shown*: it does not):", "",
                    "| metric | " + " | ".join(f"`{c}`" for c in cells) + " |", "|---|" + "---|" * len(cells)]
@@ -172,7 +206,7 @@ def _judged(against: list[str] | None, stored: str | None) -> str:
     return "**holds**" if against == [stored] else "**holds** against " + ", ".join(f"`{b}`" for b in against)
 
 
-SECTION_FINDINGS = 6  # a study's section in report.md lists its largest findings; its tables mark every one
+SECTION_FINDINGS = 1  # a study's section in report.md lists its largest findings; its tables mark every one
 
 
 def held_text(found: list[dict[str, Any]], doc: dict[str, Any], primary: list[str]) -> str:
@@ -182,14 +216,11 @@ def held_text(found: list[dict[str, Any]], doc: dict[str, Any], primary: list[st
     tested = next((f["comparisons"] for f in found if "comparisons" in f), None)
     more = len(found) - SECTION_FINDINGS
     return "; ".join(brief(f) for f in found[:SECTION_FINDINGS]) + (
-        f"; {more} more, each marked **holds** in the study's tables" if more > 0 else "") + (
+        f"; {more} more, each marked **holds** in its study.md" if more > 0 else "") + (
         f". p: Welch's t-test on log values, Holm-corrected over the study's {tested} tested comparisons"
         if tested else "")
 
 
-# MariaDB compresses a binlog event only from this many bytes (log_bin_compress_min_len's default:
-# https://mariadb.com/kb/en/compressing-events-to-reduce-size-of-the-binary-log/)
-COMPRESS_MIN_LEN_DEFAULT = 256
 MDEV_SEMI_SYNC = "[MDEV-35109](https://jira.mariadb.org/browse/MDEV-35109)"
 
 
@@ -220,31 +251,11 @@ def semi_sync_note(doc: dict[str, Any]) -> list[str]:
             "hand with one sequential client."]
 
 
-def compression_note(doc: dict[str, Any], data: StudyRecord) -> list[str]:
-    """Why compression left a single-row update's bytes unchanged: MariaDB compresses an event only from
-    log_bin_compress_min_len bytes (read from the recorded server variables, else its default)."""
-    rows = {g: per.get("bytes_per_write") or {} for g, per in (doc.get("comparison") or {}).items()}
-    cells = {c.name: c for c in data.cells or []}
-    on = [name for name, c in cells.items() if (c.knobs or {}).get("binlog_compress") == "on"]
-    if not on or not rows:
-        return []
-    recorded = ((data.meta.server_variables_not_default or {}).get("master") or {}) if data.meta else {}
-    setting = recorded.get("log_bin_compress_min_len")
-    threshold = (f"{setting['value']} B (set here)" if setting else f"{COMPRESS_MIN_LEN_DEFAULT} B, its default "
-                 "(the recorded server variables do not list it as changed)")
-    said = []
-    for group, per_cell in rows.items():
-        for cell in on:
-            base = next((c.name for c in data.cells or [] if factors(c, cells[cell]) == ["binlog_compress"]), None)
-            a, b = per_cell.get(cell), per_cell.get(base) if base else None
-            if a and b and a["median"] and b["median"]:
-                said.append(f"`{group}` {fmt(b['median'])} → {fmt(a['median'])} B per write ({cell.split()[0]})")
-    if not said:
-        return []
-    return [f"- **Why some bytes do not change**: MariaDB compresses only events of at least "
-            f"log_bin_compress_min_len bytes, here {threshold}; " + "; ".join(said) + ". Where a write's bytes are "
-            "the same with compression on, none of its events reached the threshold (a single-row update's row "
-            "event is below it); only events at or above it shrink."]
+def compression_note(doc: dict[str, Any]) -> list[str]:
+    """Which events compression shrank: per table, each compressed cell's bytes per write against compression off,
+    with its threshold (analysis/answers.compression_effects)."""
+    said = compressed_text(compression_effects(doc))
+    return [f"- **Which events were compressed**: {said}"] if said else []
 
 
 def index_cost(studies: list[dict[str, Any]] | list[StudyRecord]) -> list[str]:
@@ -257,7 +268,7 @@ def index_cost(studies: list[dict[str, Any]] | list[StudyRecord]) -> list[str]:
     lines = ["## What indexes cost the replicas under row-based replication", "",
              f"Study `working-set`: `write` (four secondary indexes) against `write-noindex`, the same update of "
              f"the same three columns at {', '.join(f'{r}/s' for r in sorted(set(data.rates.values())))}, "
-             f"{data.repeat} repeats interleaved; the busier replica's figures, median [min–max]; *noise* where "
+             f"{data.repeat} repeats interleaved; the worse replica's figures, median [min–max]; *noise* where "
              f"the repeats overlap; CPU {'net of idle' if 'net of idle' in cpu_kind(data) else 'gross'}.", ""]
 
     def row(key: str, cell: str | None) -> dict[str, Any] | None:

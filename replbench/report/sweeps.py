@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..analysis.studymetrics import REPLICA_MEANS
 from ..analysis.verdicts import criteria_of, describe_max, kept_up_to
 from ..core.nodenames import replicas_in
 from ..core.results import RunSummary, SweepStep, at, document, has, load, sweep_of, value, write_json
@@ -31,13 +32,38 @@ def verdict_of(doc: dict[str, Any] | SweepStep) -> str:
     return "PASS* (" + "; ".join(notes) + ")" if notes else "PASS"
 
 
+# the sweep's whole table, on its own page (blocks.md) beside the per-step blocks; report.md shows COMPACT_HEADER's
 TABLE_HEADER = ("| rate asked | sent/s | goodput/s | p50 ms | p99 ms | max ms | success | app % | master % | "
-                "replica % (each) | app CPU-ms/ok | master CPU-ms/ok | replica CPU-ms/ok | db share | "
+                "each replica's % | app CPU-ms/ok | master CPU-ms/ok | replica CPU-ms/ok | db share | "
                 "lag p99 ms | catch-up s | binlog B/write | shed / peak in flight (bound) | verdict |\n"
                 + "|" + "---|" * 19)
+COMPACT_HEADER = ("| rate asked | goodput/s | p50 ms | p99 ms | success | app % | master % | replica % | "
+                  "replica CPU-ms/ok | lag p99 ms | catch-up s | verdict |\n" + "|" + "---|" * 12)
+COMPACT = (0, 2, 3, 4, 6, 7, 8, 9, 12, 14, 15, 18)  # the whole row's cells report.md keeps, in COMPACT_HEADER's order
+PLOTS_SHOWN = ("latency", "lag")  # the charts report.md shows of a sweep; its page has every one
+
+
+SHED_GUIDE = ("requests the app answered 503 at once because a worker already had its bound of requests in flight, "
+              "and the workers' peaks in flight summed (bound: per worker, REPLBENCH_ADMISSION and "
+              "REPLBENCH_MAX_INFLIGHT; *none in the app: vegeta's N connections* = nothing shed, the client's pool "
+              "of N connections bounds what the app holds; *none* alone = unbounded).")
+
+
+def compact_row(step: ShownStep) -> str:
+    """A step's row as report.md shows it: the whole row's cells in COMPACT, the replica's CPU % the worse one's."""
+    cells = step_cells(step)
+    sums = [r.summary for r in step.repeats]
+    replicas = replicas_in(k for s in sums for k in s.cpu_mean_percent or {}) or ("replica1", "replica2")
+    cells[9] = fig([busier(s.cpu_mean_percent or {}, replicas) for s in sums])
+    return "| " + " | ".join(cells[i] for i in COMPACT) + " |"
 
 
 def step_row(step: ShownStep) -> str:
+    return "| " + " | ".join(step_cells(step)) + " |"
+
+
+def step_cells(step: ShownStep) -> list[str]:
+    """A step's cells, in TABLE_HEADER's order."""
     sums = [r.summary for r in step.repeats]
 
     def get(*path: str) -> list[float | None]:
@@ -68,11 +94,12 @@ def step_row(step: ShownStep) -> str:
         _shed(sums),
         verdict_of(step),
     ]
-    return "| " + " | ".join(cells) + " |"
+    return cells
 
 
 def busier(per_node: dict[str, Any], replicas: tuple[str, ...] | list[str]) -> float | None:
-    """The busier replica's figure (the larger of the replicas'): what "replica" means in every table."""
+    """The busier replica's figure (the larger of the replicas'): the worse one, what "replica" means in every
+    table (analysis/studymetrics.REPLICA_MEANS)."""
     got = [v for r in replicas if (v := per_node.get(r)) is not None]
     return max(got) if got else None
 
@@ -90,7 +117,26 @@ def _shed(sums: list[RunSummary]) -> str:
     return f"{shed} / {peak} ({bound})"
 
 
-def sweep_section(sweep_dir: Path, writer: Writer) -> tuple[list[str], dict[str, Any]]:
+def shared_criteria(sweep_dirs: list[Path]) -> tuple[str, str]:
+    """The pass criteria and the rule of keeping up every one of these sweeps recorded, each when they all recorded
+    the same ('' otherwise): said once above them instead of in each."""
+    sweeps = [sweep_of(load(d / "sweep.json")) for d in sweep_dirs]
+    texts, rules = {s.criteria_text or "" for s in sweeps}, {kept_rule(s) for s in sweeps}
+    return (texts.pop() if len(texts) == 1 else "", rules.pop() if len(rules) == 1 else "")
+
+
+def kept_rule(sweep: Any) -> str:
+    """When the replicas kept up during a step, by a sweep's recorded criteria (the defaults where it predates
+    them)."""
+    c = criteria_of(sweep)
+    return (f"lag p99 ≤ {c.max_lag_p99 * 1000:g} ms, growing less than {c.max_lag_growth:g} s per s, caught up ≤ "
+            f"{c.max_catch_up:g} s after")
+
+
+def sweep_section(sweep_dir: Path, writer: Writer, shared: tuple[str, str] = ("", "")) -> tuple[list[str],
+                                                                                                dict[str, Any]]:
+    """A sweep's section in report.md (its pass criteria unless they are the shared ones said above it) and what the
+    first page reads of it; its whole table, charts and per-step blocks on its own page (blocks.md)."""
     doc = load(sweep_dir / "sweep.json")
     sweep = sweep_of(doc)
     steps = load_steps(sweep_dir, sweep)
@@ -116,22 +162,27 @@ def sweep_section(sweep_dir: Path, writer: Writer) -> tuple[list[str], dict[str,
         f"- **Settings**: {', '.join(f'{k}={v}' for k, v in knobs.items()) or 'reference'}; "
         f"{sweep.duration_s:g} s per step" + (f", {sweep.repeat} repeats per step (median [range])"
                                               if sweep.repeat > 1 else ""),
-        f"- **Pass criteria**: {sweep.criteria_text}",
+        *([f"- **Pass criteria**: {sweep.criteria_text}"] if sweep.criteria_text != shared[0] else []),
         f"- **Status**: {sweep.status}; **max sustainable rate: {describe_max(doc)}**" + (
             "" if "max_lag_p99" in (sweep.criteria or {}) else " (judged by the criteria above: the replicas' lag "
             "during a step was not one of them)"),
-        f"- **The replicas kept up** (lag p99 ≤ {criteria.max_lag_p99 * 1000:g} ms and not growing by "
-        f"{criteria.max_lag_growth:g} s per s or more during the step, caught up ≤ {criteria.max_catch_up:g} s "
-        f"after it; from the steps' own lag): {kept_text(kept)}",
+        "- **The replicas kept up**" + (f" ({kept_rule(sweep)})" if kept_rule(sweep) != shared[1] else "")
+        + f": {kept_text(kept)}",
         rows_verified([None if at(r.summary, ("rows_checked", "share")) is None
                        else round(100 * r.summary.rows_checked.share, 2)
                        for s in steps for r in s.repeats], scenarios_write(name)),
         "",
-        TABLE_HEADER, *(step_row(s) for s in steps), "",
+        COMPACT_HEADER, *(compact_row(s) for s in steps), "",
     ]
-    for file in plot_sweep(steps, assets, name):
-        lines.append(f"![{name} {file[:-4]}]({writer.rel(assets / file)})")
-    blocks = [f"# Per-step blocks of `{sweep_dir.name}`", ""]
+    plots = plot_sweep(steps, assets, name)
+    for file in plots:
+        if file[:-4] in PLOTS_SHOWN:
+            lines.append(f"![{name} {file[:-4]}]({writer.rel(assets / file)})")
+    blocks = [f"# Per-step blocks of `{sweep_dir.name}`", "",
+              f"Every figure of each step, median [range] of its repeats; *replica*: {REPLICA_MEANS}; *each "
+              "replica's %* lists every one. *sent/s*: the rate vegeta sent requests at. *shed / peak in flight "
+              "(bound)*: " + SHED_GUIDE, "",
+              TABLE_HEADER, *(step_row(s) for s in steps), "", *(f"![{name} {f[:-4]}]({f})" for f in plots), ""]
     for step in steps:
         for r in step.repeats:
             tag = r.name
@@ -143,21 +194,24 @@ def sweep_section(sweep_dir: Path, writer: Writer) -> tuple[list[str], dict[str,
             blocks += [f"## {step.rate} rps — `{tag}`", "", "```", block, "```", "",
                        f"![latency over time]({tag}-latency.png)", ""]
     (assets / "blocks.md").write_text("\n".join(blocks))
-    lines += ["", f"Per-step blocks and latency over time: [{sweep_dir.name}/blocks.md]"
-                  f"({writer.rel(assets / 'blocks.md')})", ""]
+    page = writer.rel(assets / "blocks.md")
+    lines += ["", f"[Every column and chart, the per-step blocks, latency over time]({page})", ""]
     return lines, {"scenario": name, "key": sweep_key(sweep), "max": sweep.max_sustainable_rate, "kept_up": kept,
                    "max_text": describe_max(doc), "steps": steps, "folder": sweep_dir.name, "meta": meta}
 
 
-def kept_text(kept: dict[str, Any]) -> str:
+def kept_text(kept: dict[str, Any], why: bool = True) -> str:
     """'to 1200 rps (at 1600 rps: replica2's lag grew 0.14 s per s …)', 'at every step it ran, to …', 'at no
-    step'."""
+    step'; without why, only where they fell behind ('to 1200 rps, not at 1600')."""
+    reasons = f" ({'; '.join(kept['why'])})" if why and kept["why"] else ""
     if kept["rate"] is None:
-        return "at no step" + (f" ({'; '.join(kept['why'])})" if kept["why"] else "")
+        return "at no step" + reasons
     if kept["all"]:
         return f"at every step it ran, to {kept['rate']} rps (a lower bound)"
-    return f"to {kept['rate']} rps" + (f" (at {kept['first_behind']} rps: {'; '.join(kept['why'])})"
-                                        if kept["first_behind"] else "")
+    if not kept["first_behind"]:
+        return f"to {kept['rate']} rps"
+    return f"to {kept['rate']} rps" + (f" (at {kept['first_behind']} rps: {'; '.join(kept['why'])})" if why
+                                        else f", not at {kept['first_behind']}")
 
 
 def comparison(latest: dict[str, dict[str, Any]]) -> list[str]:
@@ -172,20 +226,25 @@ def comparison(latest: dict[str, dict[str, Any]]) -> list[str]:
                   f"| max sustainable rate | {a['max_text']} | {b['max_text']} |"]
         common = sorted({s.rate for s in a["steps"]} & {s.rate for s in b["steps"]})
         if common:
-            lines += ["", "Per successful request at the rates both sweeps ran (median of repeats):", "",
-                      "| rate | metric | " + f"`{indexed}` | `{plain}` | ratio |", "|---|---|---|---|---|"]
+            lines += ["", f"Per successful request at the rates both sweeps ran, `{indexed}` / `{plain}` (ratio), "
+                      f"median of repeats; *replica*: {REPLICA_MEANS}:", "",
+                      "| rate | " + " | ".join(label for label, _ in PAIRED) + " |", "|---|" + "---|" * len(PAIRED)]
             by_a = {s.rate: s for s in a["steps"]}
             by_b = {s.rate: s for s in b["steps"]}
             for rate in common:
-                for label, path in (("master CPU-ms/ok", ("cpu_ms_per_success", "master")),
-                                    ("replica CPU-ms/ok", ("cpu_ms_per_success", REPLICA)),
-                                    ("binlog bytes/write", ("binlog", "bytes_per_write")),
-                                    ("p99 latency ms", ("latency_ms", "p99"))):
+                said = []
+                for _, path in PAIRED:
                     va, vb = step_figure(by_a[rate], path), step_figure(by_b[rate], path)
-                    ratio = f"{va / vb:.2f}×" if va and vb else "–"
-                    lines.append(f"| {rate} | {label} | {num(va)} | {num(vb)} | {ratio} |")
+                    said.append(f"{num(va)} / {num(vb)}" + (f" ({va / vb:.2f}×)" if va and vb else ""))
+                lines.append(f"| {rate} | " + " | ".join(said) + " |")
         lines.append("")
     return lines
+
+
+# the paired sweeps' columns: (label, path in a step's summary; "replica": the worse replica, as REPLICA means)
+PAIRED = (("master CPU-ms/ok", ("cpu_ms_per_success", "master")),
+          ("replica CPU-ms/ok", ("cpu_ms_per_success", "replica")),
+          ("binlog bytes/write", ("binlog", "bytes_per_write")), ("p99 latency ms", ("latency_ms", "p99")))
 
 
 REPLICA = "replica"  # a path's node that means the busier replica
@@ -229,8 +288,9 @@ def reference_comparison(latest: dict[str, dict[str, Any]], verdict: str = "") -
              *([f"**Verdict**: {verdict}", ""] if verdict else []),
              f"The write-up ({reference.SOURCE}: 16 vCPU, 12 gunicorn workers; it does not state its pool, 128M is "
              "the image default) against our sweeps of the same rates on this 2-core box, per successful write so "
-             "that the hosts compare (its CPU % × 10 ÷ rate). Ours: median of repeats; replica as everywhere, the "
-             "busier one.", ""]
+             f"that the hosts compare (its CPU % × 10 ÷ rate). Ours: median of repeats. *replica*: ours "
+             f"{REPLICA_MEANS}; the write-up's as it prints them, one figure for each of its replicas (a range where "
+             "it gives one).", ""]
     for scenario, steps in reference.WRITES.items():
         lines += [f"### `{scenario}`", "",
                   "| rate | source | app CPU-ms/write | master CPU-ms/write | replica CPU-ms/write | p50 ms | "
