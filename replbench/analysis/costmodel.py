@@ -205,12 +205,17 @@ def fit_part(y: Iterable[float], trx: Iterable[float], rows: Iterable[float], ce
             names.append("per_read")
             columns.append(d_)
     x = np.column_stack(columns)
+    groups = _groups(cells if cells is not None else [str(i) for i in range(n)])
     # run-to-run noise is relative (two identical runs differ by a share, not by a constant): each run weighted by
-    # 1/y, so a 1,000-row run does not drown the per-transaction term of 1-row runs
-    weight = 1.0 / np.maximum(np.abs(y_), 1e-12)
+    # 1/its cell's mean, so a 1,000-row run does not drown the per-transaction term of 1-row runs, and a run that
+    # measured low (a busy idle window netted off) weighs no more than its cell's other repeats (1/y would give it
+    # the most weight of all: docs/cost-model.md, "Weights")
+    level = np.empty(n)
+    for g in groups:
+        level[g] = np.mean(np.abs(y_[g]))
+    weight = 1.0 / np.maximum(level, 1e-12)
     coef = _nnls(x, y_, weight)
     fitted = x @ coef
-    groups = _groups(cells if cells is not None else [str(i) for i in range(n)])
     low, high, cov, method = _intervals(x, y_, weight, coef, groups)
     relative = (y_ - fitted) * weight
     run_var, dof, source = _run_variance(y_, t_, relative, groups, len(names))
