@@ -330,3 +330,15 @@ def test_report_md_shows_the_coefficients_and_the_newest_validation(tmp_path) ->
     assert "predicted 80.0 [70.0–90.0] transactions/s" in text and "| 1.25× | 100/s | 99.0 | 100.0 % | +0.250 | yes " \
         "| 74.2" in text and "Live onset: 74.2 transactions/s; predicted +7.7 % off" in text
     assert "written at 6/s, each replica in turn): 84.0, 76.0 transactions/s; predicted +0.0 % off the median" in text
+
+
+def test_a_repeat_that_measured_low_weighs_no_more_than_its_cell() -> None:
+    # one 100-row run nets to a tenth of its repeat (a busy idle window): weighted 1/y it would pull the per-row
+    # cost towards 0; weighted by its cell's mean the fit keeps the per-row cost near the line's
+    runs = repeated(0.0)
+    low = next(r for r in runs if r["cell"] == "100 rows 3000")
+    low["master_cpu_s"] *= 0.1
+    part = costmodel.fit_part([r["master_cpu_s"] for r in runs], [r["transactions"] for r in runs],
+                              [r["rows"] for r in runs], [r["cell"] for r in runs])
+    assert part is not None
+    assert part["coef"]["per_row"] == pytest.approx(B_MASTER, rel=0.25)
