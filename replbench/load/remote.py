@@ -390,7 +390,8 @@ def host_part(c: HostCheck, share: AttackOptions, start_at: float, report: dict[
     expected = round(share.rate * share.duration)
     error = None
     if ending.code not in (0, None) and not ending.interrupted:
-        error = f"its attack exited with code {ending.code} ({ending.log_line})"
+        how = f"exited with code {ending.code}" if ending.code > 0 else f"was killed by signal {-ending.code}"
+        error = f"its attack {how} ({ending.log_line})"
     elif ending.fetch_error:
         error = ending.fetch_error
     elif report is None:
