@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..core.config import OPEN_FILES_RESERVE, OPEN_FILES_WANTED, REQUEST_TIMEOUT
+from ..core.config import OPEN_FILES_RESERVE, OPEN_FILES_WANTED, REQUEST_TIMEOUT, ReplbenchError
 
 REPORT_FILES = {"report.txt": [], "report.json": ["-type=json"], "hdrplot.txt": ["-type=hdrplot"]}
 
@@ -47,7 +47,7 @@ class AttackOptions:
         """One set of options per attacker: the rate shared out (the remainder to the first ones)."""
         n = self.attackers
         if self.rate < n:  # a share of 0 would be -rate=0: vegeta's "as fast as it can"
-            raise ValueError(f"rate {self.rate}/s cannot be shared by {n} attackers (at least 1/s each)")
+            raise ReplbenchError(f"rate {self.rate}/s cannot be shared by {n} attackers (at least 1/s each)")
         return [replace(self, rate=self.rate // n + (1 if i < self.rate % n else 0),
                         max_connections=max(1, self.max_connections // n), attackers=1) for i in range(n)]
 
