@@ -101,12 +101,15 @@ def observation(summary: dict[str, Any] | RunSummary, meta: dict[str, Any] | Run
     net = s.cpu_seconds_net or {}
     share = (s.rows_checked or RowsChecked()).share
     b = s.binlog or Binlog()
-    if setting is None or s.status not in STATUS_SUCCEEDED or not master.transactions \
-            or "master" not in net or (share is not None and share < MIN_CHANGED) or not b.successful_writes \
-            or (s.success or 0) < MIN_SUCCESS:  # above the knee: queues, not the work, set the CPU
-        return None
     replicas = [n for n in net if n.startswith("replica")]
     served = s.served_by or {}
+    if setting is None or s.status not in STATUS_SUCCEEDED or (s.success or 0) < MIN_SUCCESS:
+        return None  # above the knee: queues, not the work, set the CPU
+    if not b.successful_writes and replicas and any(served.get(r) for r in replicas):
+        return _read_observation(s, setting, net, replicas, served)
+    if not master.transactions or "master" not in net or (share is not None and share < MIN_CHANGED) \
+            or not b.successful_writes:
+        return None
     # net of the idle window's (the heartbeat commits and syncs whether or not the app writes); a summary from
     # before the idle counter rates were recorded has only the gross counts, which the fsync fit leaves out
     fsyncs = None if master.fsyncs_per_write_net is None else \
@@ -116,6 +119,7 @@ def observation(summary: dict[str, Any] | RunSummary, meta: dict[str, Any] | Run
             "cell": cell_name(s.scenario, s.rate, rows / master.transactions),
             "transactions": master.transactions, "rows": rows,
             "seconds": s.cpu_span_s or s.duration_s,
+            "write_seconds": s.cpu_span_s or s.duration_s,  # the app wrote in every second of the run
             "master_cpu_s": net["master"],
             "replica_cpu_s": sum(net[r] for r in replicas) / len(replicas) if replicas else None,  # type: ignore[misc]
             # reads the replicas served (all of them; replica_cpu_s is their mean): priced by a read term where
@@ -123,6 +127,32 @@ def observation(summary: dict[str, Any] | RunSummary, meta: dict[str, Any] | Run
             "replica_reads": sum(v for k, v in served.items() if k in replicas), "replicas": len(replicas),
             "binlog_bytes": b.bytes_per_write * b.successful_writes,  # type: ignore[operator]
             "fsyncs_per_commit": fsyncs}
+
+
+def _read_observation(s: RunSummary, setting: str, net: dict[str, float], replicas: list[str],
+                      served: dict[str, int]) -> dict[str, Any]:
+    """A run that only read, as the replica fit sees it (docs/cost-model.md, "Reads"): no transaction, no row, no
+    second of writing, its replicas' mean CPU net of idle and the reads they served. The master's CPU and the
+    binlog of such a run are not the workload's (the heartbeat alone), so the other fits leave it out."""
+    seconds = s.cpu_span_s or s.duration_s
+    return {"setting": setting, "table": s.schema_name, "folder": s.folder, "scenario": s.scenario,
+            "cell": f"{s.scenario or 'read'} {'' if s.rate is None else f'@{s.rate:g}/s '}reads",
+            "transactions": 0, "rows": 0, "seconds": seconds, "write_seconds": 0.0,
+            "master_cpu_s": None, "replica_cpu_s": sum(net[r] for r in replicas) / len(replicas),
+            "replica_reads": sum(v for k, v in served.items() if k in replicas), "replicas": len(replicas),
+            "binlog_bytes": None, "fsyncs_per_commit": None}
+
+
+def writes_of(obs: dict[str, Any]) -> bool:
+    """Whether an observation wrote (every fit but the replicas' reads only those)."""
+    return bool(obs.get("transactions"))
+
+
+def write_seconds(obs: dict[str, Any]) -> float:
+    """The seconds an observation's app wrote in (a model fitted before they were recorded: its seconds, as every
+    run then wrote in each)."""
+    value = obs.get("write_seconds")
+    return float(obs.get("seconds") or 0.0) if value is None else float(value)
 
 
 def cell_name(scenario: str | None, rate: float | None, rows_per_trx: float) -> str:
@@ -183,12 +213,14 @@ def collect(results: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 
 
 def fit_part(y: Iterable[float], trx: Iterable[float], rows: Iterable[float], cells: Sequence[str] | None = None,
-             reads: Iterable[float] | None = None) -> dict[str, Any] | None:
-    """y = a·trx + b·rows (+ r·reads) through the origin, every coefficient ≥ 0 (scipy's nnls), least squares
-    weighted for relative noise: the coefficients with their 95 % intervals and covariance (a bootstrap over the
-    cells, or the active set's covariance with few cells: the module's docstring), the run-to-run relative variance,
-    R² and relative residuals; per transaction only when rows never differ from transactions, and a read term only
-    where some run has reads and they can be told apart from the rest."""
+             reads: Iterable[float] | None = None, seconds: Iterable[float] | None = None) -> dict[str, Any] | None:
+    """y = a·trx + b·rows (+ w·seconds of writing) (+ r·reads) through the origin, every coefficient ≥ 0 (scipy's
+    nnls), least squares weighted for relative noise: the coefficients with their 95 % intervals and covariance (a
+    bootstrap over the cells, or the active set's covariance with few cells: the module's docstring), the run-to-run
+    relative variance, R² and relative residuals; per transaction only when rows never differ from transactions, a
+    term per second of writing only where the runs' rates can tell it from the per-transaction and per-row terms
+    (docs/decisions/cost-model-rate.md), and a read term only where some run has reads and they can be told apart
+    from the rest."""
     import numpy as np
 
     y_, t_, r_ = (np.asarray(list(v), dtype=float) for v in (y, trx, rows))
@@ -199,11 +231,13 @@ def fit_part(y: Iterable[float], trx: Iterable[float], rows: Iterable[float], ce
     if n >= 3 and np.linalg.matrix_rank(np.column_stack([t_, r_])) == 2:
         names.append("per_row")
         columns.append(r_)
-    if reads is not None:
-        d_ = np.asarray(list(reads), dtype=float)
-        if d_.any() and n > len(columns) and np.linalg.matrix_rank(np.column_stack([*columns, d_])) > len(columns):
-            names.append("per_read")
-            columns.append(d_)
+    for name, extra in (("per_second", seconds), ("per_read", reads)):
+        if extra is None:
+            continue
+        e_ = np.asarray(list(extra), dtype=float)
+        if e_.any() and n > len(columns) and np.linalg.matrix_rank(np.column_stack([*columns, e_])) > len(columns):
+            names.append(name)
+            columns.append(e_)
     x = np.column_stack(columns)
     groups = _groups(cells if cells is not None else [str(i) for i in range(n)])
     # run-to-run noise is relative (two identical runs differ by a share, not by a constant): each run weighted by
@@ -300,30 +334,33 @@ def fit(runs: list[dict[str, Any]], drains: list[dict[str, Any]]) -> dict[str, A
     # its table (None where the summary named none)
     tables = sorted({o["table"] or "" for o in [*runs, *drains]})
     for setting, table in ((s, t) for s in SETTINGS for t in tables):
-        mine = [o for o in runs if o["setting"] == setting and (o["table"] or "") == table]
+        ours = [o for o in runs if o["setting"] == setting and (o["table"] or "") == table]
+        mine = [o for o in ours if writes_of(o)]  # runs that only read price the replicas' reads alone
         drained = [d for d in drains if d["setting"] == setting and (d["table"] or "") == table]
         if not mine and not drained:
             continue
         synced = [o for o in mine if o.get("fsyncs_per_commit") is not None]  # net of idle (observation())
         model["settings"][key(setting, table)] = {
             "setting": setting, "table": table, "runs": len(mine), "drains": len(drained),
-            "master_cpu_s": _fit_of(mine, "master_cpu_s"),
-            "replica_cpu_s": _replica_fit(mine),
+            "master_cpu_s": _fit_of(mine, "master_cpu_s", timed=True),
+            "replica_cpu_s": _replica_fit(ours),
             "binlog_bytes": _fit_of(mine, "binlog_bytes"),
             "apply_s": _fit_of(drained, "apply_s"),
             "fsyncs_per_commit": float(np.median([o["fsyncs_per_commit"] for o in synced])) if synced else None,
             # the master's fsyncs (InnoDB + binlog) per run: big transactions sync more than once per commit
             "master_fsyncs": fit_part([o["fsyncs_per_commit"] * o["transactions"] for o in synced],
                                       [o["transactions"] for o in synced], [o["rows"] for o in synced],
-                                      [cell_of(o) for o in synced]),
+                                      [cell_of(o) for o in synced], seconds=[write_seconds(o) for o in synced]),
             "domain": domain_of(mine),
         }
     return model
 
 
-def _fit_of(obs: list[dict[str, Any]], part: str, reads: list[float] | None = None) -> dict[str, Any] | None:
+def _fit_of(obs: list[dict[str, Any]], part: str, reads: list[float] | None = None,
+            timed: bool = False) -> dict[str, Any] | None:
+    """One part's fit over the observations; `timed`: with a term per second of writing (CPU, fsyncs)."""
     return fit_part([o[part] for o in obs], [o["transactions"] for o in obs], [o["rows"] for o in obs],
-                    [cell_of(o) for o in obs], reads)
+                    [cell_of(o) for o in obs], reads, [write_seconds(o) for o in obs] if timed else None)
 
 
 def reads_each(obs: dict[str, Any]) -> float:
@@ -338,10 +375,10 @@ def _replica_fit(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
     replica = [o for o in runs if o["replica_cpu_s"] is not None]
     readers = [o for o in replica if reads_each(o)]
     if readers:
-        part = _fit_of(replica, "replica_cpu_s", [reads_each(o) for o in replica])
+        part = _fit_of(replica, "replica_cpu_s", [reads_each(o) for o in replica], timed=True)
         if part is not None and "per_read" in part["terms"]:
             return part
-    part = _fit_of([o for o in replica if not reads_each(o)], "replica_cpu_s")
+    part = _fit_of([o for o in replica if not reads_each(o)], "replica_cpu_s", timed=True)
     if part is not None:
         part["reads"] = (f"{len(readers)} run(s) whose replicas served reads left out: too few to tell a read's "
                          "cost from a write's") if readers else "no run whose replicas served reads: reads not priced"
@@ -370,9 +407,12 @@ def outside_domain(fitted: dict[str, Any], trx: float, rows: float) -> str | Non
         return (f"transactions of {_g(size)} rows, smaller than any the fit saw ({_g(min(n for n, _ in points))} "
                 f"rows): {RATE_DEPENDENT} are extrapolated")
     if trx < min(smaller) * (1 - slack):
+        timed = "per_second" in ((fitted.get("master_cpu_s") or {}).get("terms") or [])
         return (f"{_g(trx)} transactions/s, below the lowest rate at which the fit saw transactions of "
-                f"{_g(size)} rows or fewer ({_g(min(smaller))}/s): a transaction's wake-up cost is higher at low "
-                f"rates than the model's, so {RATE_DEPENDENT} are likely low")
+                f"{_g(size)} rows or fewer ({_g(min(smaller))}/s): "
+                + (f"the cost per second of writing is extrapolated there, so {RATE_DEPENDENT} are less sure"
+                   if timed else f"a transaction's wake-up cost is higher at low rates than the model's, so "
+                   f"{RATE_DEPENDENT} are likely low"))
     if trx > highest * (1 + slack):
         return (f"{_g(trx)} transactions/s, above the highest rate the fit saw ({_g(highest)}/s): "
                 f"{RATE_DEPENDENT} are extrapolated")
@@ -406,16 +446,17 @@ def parse_mix(text: str) -> list[tuple[str, int, float]]:
     return out
 
 
-def _predict_one(part: dict[str, Any] | None, trx: float, rows: float,
-                 reads: float = 0.0) -> dict[str, float] | None:
-    """A fitted quantity for trx transactions, rows rows (and reads reads per replica), with its 95 % prediction
+def _predict_one(part: dict[str, Any] | None, trx: float, rows: float, reads: float = 0.0,
+                 seconds: float = 0.0) -> dict[str, float] | None:
+    """A fitted quantity for trx transactions, rows rows over `seconds` seconds of writing (and reads reads per
+    replica), with its 95 % prediction
     interval (normal): the fit's variance there (x·cov·x) plus one run's, value² × the run-to-run relative variance
     (a model fitted before it was kept has none: the fit's alone). The low end is cut at 0, as the coefficients are."""
     import numpy as np
 
     if not part or (not part["rows_separated"] and rows != trx):
         return None  # several rows per transaction, and a fit that cannot price a row: no figure, not a guess
-    inputs = {"per_trx": trx, "per_row": rows, "per_read": reads}
+    inputs = {"per_trx": trx, "per_row": rows, "per_read": reads, "per_second": seconds}
     x = np.array([inputs[t] for t in part["terms"]], dtype=float)
     coef = np.array([part["coef"][t] for t in part["terms"]])
     value = float(x @ coef)
@@ -442,12 +483,13 @@ def predict(model: dict[str, Any], mix: list[tuple[str, int, float]], setting: s
 
     binlog = _predict_one(fitted["binlog_bytes"], trx, rows)
     rho = _predict_one(fitted["apply_s"], trx, rows)  # one SQL thread: seconds of apply per second
-    replica_cpu = _predict_one(fitted["replica_cpu_s"], trx, rows)
+    writing = 1.0 if trx > 0 else 0.0  # each second of the plan has writes: its per-second costs, once
+    replica_cpu = _predict_one(fitted["replica_cpu_s"], trx, rows, seconds=writing)
     return {
         "setting": setting, "table": table, "transactions_per_s": trx, "rows_per_s": rows,
         "binlog_mb_per_s": scaled(binlog, 1e-6), "binlog_gb_per_day": scaled(binlog, SECONDS_PER_DAY / 1e9),
         "bytes_per_s_to_each_replica": binlog,
-        "master_cpu_cores": _predict_one(fitted["master_cpu_s"], trx, rows),
+        "master_cpu_cores": _predict_one(fitted["master_cpu_s"], trx, rows, seconds=writing),
         "replica_cpu_cores": replica_cpu, "replica_cores": replica_cores,
         "replica_cpu_utilisation": scaled(replica_cpu, 1 / replica_cores),
         "replica_apply_rho": rho,
@@ -459,7 +501,7 @@ def predict(model: dict[str, Any], mix: list[tuple[str, int, float]], setting: s
         {"value": lag_growth(rho["value"]), "low": lag_growth(max(rho["low"], 1.0)),
          "high": lag_growth(rho["high"])},
         "onset_transactions_per_s": _reciprocal(rho, trx),
-        "fsyncs_per_s": _predict_one(fitted.get("master_fsyncs"), trx, rows),
+        "fsyncs_per_s": _predict_one(fitted.get("master_fsyncs"), trx, rows, seconds=writing),
         "outside_domain": outside_domain(fitted, trx, rows),
     }
 
@@ -494,10 +536,11 @@ def expected(model: dict[str, Any], obs: dict[str, Any]) -> dict[str, dict[str, 
     fitted = model["settings"].get(key(obs["setting"], obs["table"] or ""))  # an observation() of the run
     if not fitted:
         return {part: None for part in EXPECTED}
-    out = {part: _predict_one(fitted[part], obs["transactions"], obs["rows"]) for part in EXPECTED}
+    seconds = write_seconds(obs)
+    out = {part: _predict_one(fitted[part], obs["transactions"], obs["rows"], seconds=seconds) for part in EXPECTED}
     replica = fitted["replica_cpu_s"]
     if reads_each(obs):
-        out["replica_cpu_s"] = _predict_one(replica, obs["transactions"], obs["rows"], reads_each(obs)) \
+        out["replica_cpu_s"] = _predict_one(replica, obs["transactions"], obs["rows"], reads_each(obs), seconds) \
             if replica and "per_read" in replica["terms"] else None
     return out
 

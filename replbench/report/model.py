@@ -39,7 +39,9 @@ def _coef(part: Fit, term: str, scale: float) -> str:
 def render_fit(doc: dict[str, Any] | CostModel) -> str:
     """The fit as text (a fit's model in memory, or model.json's record)."""
     model = model_of(doc)
-    lines = [f"Cost model from {len(model.observations)} write runs and {len(model.drains)} apply drains "
+    reading = sum(1 for o in model.observations or [] if not o.get("transactions"))
+    lines = [f"Cost model from {len(model.observations or []) - reading} write runs"
+             + (f", {reading} read runs" if reading else "") + f" and {len(model.drains or [])} apply drains "
              "(95 % intervals in brackets):"]
     for name, fitted in model.settings.items():
         lines.append(f"{name} ({fitted.runs} runs, {fitted.drains} drains):")
@@ -53,6 +55,8 @@ def render_fit(doc: dict[str, Any] | CostModel) -> str:
                 text += f" + {_coef(part, 'per_row', scale)} {unit} per row"
             else:
                 text += " (every run changed one row per transaction: rows not separated)"
+            if "per_second" in (part.terms or []):
+                text += f" + {_coef(part, 'per_second', scale)} {unit} per second of writing"
             if "per_read" in (part.terms or []):
                 text += f" + {_coef(part, 'per_read', scale)} {unit} per read served"
             lines.append(f"  {label}: {text}; R² {part.r2:.3f}, n {part.n}, residuals within "
