@@ -395,3 +395,30 @@ def test_a_run_that_only_read_prices_the_replicas_reads_and_nothing_else() -> No
     got = costmodel.expected(model, mixed)["replica_cpu_s"]
     assert got is not None and got["value"] == pytest.approx(
         A_REPLICA * mixed["transactions"] + B_REPLICA * mixed["rows"] + per_read * 3000, rel=0.10)
+
+
+E_APPLY = 4e-9  # one replica's apply seconds per row per row of its transaction
+
+
+def test_the_apply_fit_recovers_a_cost_that_grows_with_the_transactions_size() -> None:
+    """Drains of 1, 10, 100 and 1,000 rows whose apply time is c + d·n + e·n² per transaction: the fit finds e and
+    prices a 500-row transaction (a size no drain had) from it; a mix's items are priced by their own sizes."""
+    rnd = random.Random(3)
+    drains = []
+    for n, trx in ((1, 12_000), (10, 4_500), (100, 1_200), (1000, 150)):
+        for _ in range(2):
+            drains.append({"setting": "ROW-FULL", "table": "bench_idx", "replica": "replica1", "transactions": trx,
+                           "rows": trx * n, "apply_s": trx * (C_APPLY + D_APPLY * n + E_APPLY * n * n)
+                           * (1 + rnd.gauss(0, 0.01))})
+    model = costmodel.fit([], drains)
+    part = model["settings"]["ROW-FULL bench_idx"]["apply_s"]
+    assert part["terms"] == ["per_trx", "per_row", "per_row_sq"]
+    assert part["coef"]["per_row_sq"] == pytest.approx(E_APPLY, rel=0.10)
+    onset = costmodel.onset(model, 500)
+    assert onset["value"] == pytest.approx(1 / (C_APPLY + D_APPLY * 500 + E_APPLY * 500 ** 2), rel=0.03)
+    rho = costmodel.predict(model, costmodel.parse_mix("update_user=100/s,update_users:1000=10/s"))
+    truth = 100 * (C_APPLY + D_APPLY) + 10 * (C_APPLY + D_APPLY * 1000 + E_APPLY * 1000 ** 2)
+    assert rho["replica_apply_rho"]["value"] == pytest.approx(truth, rel=0.03)
+    # linear drains: the term is 0 (or left out), not invented
+    linear = costmodel.fit([], synthetic()[1])["settings"]["ROW-FULL bench_idx"]["apply_s"]
+    assert linear["coef"].get("per_row_sq", 0.0) < 0.05 * E_APPLY

@@ -143,6 +143,11 @@ def _read_observation(s: RunSummary, setting: str, net: dict[str, float], replic
             "binlog_bytes": None, "fsyncs_per_commit": None}
 
 
+def squares_of(obs: dict[str, Any]) -> float:
+    """Σ rows² over an observation's transactions, taking them all of one size (a drain's backlog is)."""
+    return obs["rows"] ** 2 / obs["transactions"] if obs.get("transactions") else 0.0
+
+
 def writes_of(obs: dict[str, Any]) -> bool:
     """Whether an observation wrote (every fit but the replicas' reads only those)."""
     return bool(obs.get("transactions"))
@@ -213,14 +218,16 @@ def collect(results: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 
 
 def fit_part(y: Iterable[float], trx: Iterable[float], rows: Iterable[float], cells: Sequence[str] | None = None,
-             reads: Iterable[float] | None = None, seconds: Iterable[float] | None = None) -> dict[str, Any] | None:
+             reads: Iterable[float] | None = None, seconds: Iterable[float] | None = None,
+             squares: Iterable[float] | None = None) -> dict[str, Any] | None:
     """y = a·trx + b·rows (+ w·seconds of writing) (+ r·reads) through the origin, every coefficient ≥ 0 (scipy's
     nnls), least squares weighted for relative noise: the coefficients with their 95 % intervals and covariance (a
     bootstrap over the cells, or the active set's covariance with few cells: the module's docstring), the run-to-run
     relative variance, R² and relative residuals; per transaction only when rows never differ from transactions, a
     term per second of writing only where the runs' rates can tell it from the per-transaction and per-row terms
-    (docs/decisions/cost-model-rate.md), and a read term only where some run has reads and they can be told apart
-    from the rest."""
+    (docs/decisions/cost-model-rate.md), a read term only where some run has reads and they can be told apart
+    from the rest, and (`squares`: each transaction's rows², summed) a cost per row per row of its transaction
+    where the sizes tell it (the apply fit: docs/cost-model.md, "Apply")."""
     import numpy as np
 
     y_, t_, r_ = (np.asarray(list(v), dtype=float) for v in (y, trx, rows))
@@ -231,7 +238,7 @@ def fit_part(y: Iterable[float], trx: Iterable[float], rows: Iterable[float], ce
     if n >= 3 and np.linalg.matrix_rank(np.column_stack([t_, r_])) == 2:
         names.append("per_row")
         columns.append(r_)
-    for name, extra in (("per_second", seconds), ("per_read", reads)):
+    for name, extra in (("per_row_sq", squares), ("per_second", seconds), ("per_read", reads)):
         if extra is None:
             continue
         e_ = np.asarray(list(extra), dtype=float)
@@ -345,7 +352,9 @@ def fit(runs: list[dict[str, Any]], drains: list[dict[str, Any]]) -> dict[str, A
             "master_cpu_s": _fit_of(mine, "master_cpu_s", timed=True),
             "replica_cpu_s": _replica_fit(ours),
             "binlog_bytes": _fit_of(mine, "binlog_bytes"),
-            "apply_s": _fit_of(drained, "apply_s"),
+            "apply_s": fit_part([d["apply_s"] for d in drained], [d["transactions"] for d in drained],
+                                [d["rows"] for d in drained], [cell_of(d) for d in drained],
+                                squares=[squares_of(d) for d in drained]),
             "fsyncs_per_commit": float(np.median([o["fsyncs_per_commit"] for o in synced])) if synced else None,
             # the master's fsyncs (InnoDB + binlog) per run: big transactions sync more than once per commit
             "master_fsyncs": fit_part([o["fsyncs_per_commit"] * o["transactions"] for o in synced],
@@ -447,7 +456,7 @@ def parse_mix(text: str) -> list[tuple[str, int, float]]:
 
 
 def _predict_one(part: dict[str, Any] | None, trx: float, rows: float, reads: float = 0.0,
-                 seconds: float = 0.0) -> dict[str, float] | None:
+                 seconds: float = 0.0, squares: float | None = None) -> dict[str, float] | None:
     """A fitted quantity for trx transactions, rows rows over `seconds` seconds of writing (and reads reads per
     replica), with its 95 % prediction
     interval (normal): the fit's variance there (x·cov·x) plus one run's, value² × the run-to-run relative variance
@@ -456,7 +465,9 @@ def _predict_one(part: dict[str, Any] | None, trx: float, rows: float, reads: fl
 
     if not part or (not part["rows_separated"] and rows != trx):
         return None  # several rows per transaction, and a fit that cannot price a row: no figure, not a guess
-    inputs = {"per_trx": trx, "per_row": rows, "per_read": reads, "per_second": seconds}
+    if squares is None:  # transactions of one size
+        squares = rows * rows / trx if trx else 0.0
+    inputs = {"per_trx": trx, "per_row": rows, "per_read": reads, "per_second": seconds, "per_row_sq": squares}
     x = np.array([inputs[t] for t in part["terms"]], dtype=float)
     coef = np.array([part["coef"][t] for t in part["terms"]])
     value = float(x @ coef)
@@ -482,7 +493,8 @@ def predict(model: dict[str, Any], mix: list[tuple[str, int, float]], setting: s
         return None if value is None else {k: v * factor for k, v in value.items()}
 
     binlog = _predict_one(fitted["binlog_bytes"], trx, rows)
-    rho = _predict_one(fitted["apply_s"], trx, rows)  # one SQL thread: seconds of apply per second
+    squares = sum(rate * n * n for _, n, rate in mix)  # Σ rows² per second: a big transaction's rows cost more
+    rho = _predict_one(fitted["apply_s"], trx, rows, squares=squares)  # one SQL thread: apply seconds per second
     writing = 1.0 if trx > 0 else 0.0  # each second of the plan has writes: its per-second costs, once
     replica_cpu = _predict_one(fitted["replica_cpu_s"], trx, rows, seconds=writing)
     return {
@@ -526,7 +538,8 @@ def onset(model: dict[str, Any], rows_per_trx: float, setting: str = "ROW-FULL",
     """The rate of rows_per_trx-row transactions at which one replica (one SQL thread, on its own) starts falling
     behind: 1 / its apply seconds per transaction, with the interval; None without an apply fit that prices rows."""
     fitted = model["settings"].get(key(setting, table))
-    return _reciprocal(_predict_one(fitted["apply_s"] if fitted else None, 1.0, float(rows_per_trx)))
+    return _reciprocal(_predict_one(fitted["apply_s"] if fitted else None, 1.0, float(rows_per_trx),
+                                    squares=float(rows_per_trx) ** 2))
 
 
 def expected(model: dict[str, Any], obs: dict[str, Any]) -> dict[str, dict[str, float] | None]:

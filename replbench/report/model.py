@@ -55,6 +55,8 @@ def render_fit(doc: dict[str, Any] | CostModel) -> str:
                 text += f" + {_coef(part, 'per_row', scale)} {unit} per row"
             else:
                 text += " (every run changed one row per transaction: rows not separated)"
+            if "per_row_sq" in (part.terms or []):
+                text += f" + {_coef(part, 'per_row_sq', scale)} {unit} per row per row of its transaction"
             if "per_second" in (part.terms or []):
                 text += f" + {_coef(part, 'per_second', scale)} {unit} per second of writing"
             if "per_read" in (part.terms or []):
