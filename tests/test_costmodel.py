@@ -422,3 +422,14 @@ def test_the_apply_fit_recovers_a_cost_that_grows_with_the_transactions_size() -
     # linear drains: the term is 0 (or left out), not invented
     linear = costmodel.fit([], synthetic()[1])["settings"]["ROW-FULL bench_idx"]["apply_s"]
     assert linear["coef"].get("per_row_sq", 0.0) < 0.05 * E_APPLY
+
+
+def test_a_binlog_figure_allows_each_transaction_its_group_commit_id() -> None:
+    """Byte-exact repeats make the fit's own interval nil; whether a commit grouped (2 bytes more in its GTID event)
+    is not the mix's doing, so the interval is 2 B a transaction wider either way."""
+    runs = [{**o, "binlog_bytes": F_BINLOG * o["transactions"] + G_BINLOG * o["rows"]} for o in repeated(0.01)]
+    model = costmodel.fit(runs, [])
+    plan = costmodel.predict(model, costmodel.parse_mix("update_user=1000/s"))["bytes_per_s_to_each_replica"]
+    assert plan["high"] - plan["value"] >= 2 * 1000 and plan["value"] - plan["low"] >= 2 * 1000
+    got = costmodel.expected(model, {**runs[0], "transactions": 500, "rows": 500})["binlog_bytes"]
+    assert got["high"] - got["value"] >= 2 * 500

@@ -73,6 +73,10 @@ SECONDS_PER_DAY = 86_400
 EXPECTED = ("binlog_bytes", "master_cpu_s", "replica_cpu_s")  # what a measured run is checked against
 RATE_DEPENDENT = "the CPU and fsync figures"  # what a rate outside the model's domain makes extrapolations
 Z95 = 1.96
+# a MariaDB GTID event is 2 bytes longer when its transaction committed in a group (an 8-byte commit id instead of 6
+# zero bytes: https://mariadb.com/kb/en/gtid_event): how many commits group depends on the concurrency at the time,
+# not on the transaction's rows, so a binlog figure's interval is this much per transaction wider either way
+GROUP_COMMIT_ID_BYTES = 2.0
 HELD_OUT = "validate-"  # the folders of model validate's runs: never fitted on
 
 
@@ -238,15 +242,15 @@ def fit_part(y: Iterable[float], trx: Iterable[float], rows: Iterable[float], ce
     if n >= 3 and np.linalg.matrix_rank(np.column_stack([t_, r_])) == 2:
         names.append("per_row")
         columns.append(r_)
+    groups = _groups(cells if cells is not None else [str(i) for i in range(n)])
     for name, extra in (("per_row_sq", squares), ("per_second", seconds), ("per_read", reads)):
         if extra is None:
             continue
         e_ = np.asarray(list(extra), dtype=float)
-        if e_.any() and n > len(columns) and np.linalg.matrix_rank(np.column_stack([*columns, e_])) > len(columns):
+        if e_.any() and n > len(columns) and _tells(groups, [*columns, e_]):
             names.append(name)
             columns.append(e_)
     x = np.column_stack(columns)
-    groups = _groups(cells if cells is not None else [str(i) for i in range(n)])
     # run-to-run noise is relative (two identical runs differ by a share, not by a constant): each run weighted by
     # 1/its cell's mean, so a 1,000-row run does not drown the per-transaction term of 1-row runs, and a run that
     # measured low (a busy idle window netted off) weighs no more than its cell's other repeats (1/y would give it
@@ -268,6 +272,20 @@ def fit_part(y: Iterable[float], trx: Iterable[float], rows: Iterable[float], ce
             "run_variance": run_var, "run_variance_dof": dof, "run_variance_from": source,
             "relative_residuals": [round(float(v), 4) for v in relative],
             "rows_separated": "per_row" in names}
+
+
+def _tells(groups: list[list[int]], columns: list[Any]) -> bool:
+    """Whether the last column can be told from the others by the cells: the cells' mean inputs (each column scaled
+    to its largest) have full rank at a tolerance of 1e-3. Within a cell the columns differ only by noise (two
+    20 s runs' spans, 20.1 and 20.3 s, make the seconds of two cells look independent of their transactions and
+    rows); so a term needs a cell of its own to be fitted (docs/cost-model.md, "Rates")."""
+    import numpy as np
+
+    means = np.array([[float(np.mean(c[g])) for c in columns] for g in groups])
+    scale = np.max(np.abs(means), axis=0)
+    if len(groups) < len(columns) or not scale.all():
+        return False
+    return int(np.linalg.matrix_rank(means / scale, tol=1e-3)) == len(columns)
 
 
 def _nnls(x: Any, y: Any, weight: Any) -> Any:
@@ -492,7 +510,7 @@ def predict(model: dict[str, Any], mix: list[tuple[str, int, float]], setting: s
     def scaled(value: dict[str, float] | None, factor: float) -> dict[str, float] | None:
         return None if value is None else {k: v * factor for k, v in value.items()}
 
-    binlog = _predict_one(fitted["binlog_bytes"], trx, rows)
+    binlog = binlog_bytes(fitted, trx, rows)
     squares = sum(rate * n * n for _, n, rate in mix)  # Σ rows² per second: a big transaction's rows cost more
     rho = _predict_one(fitted["apply_s"], trx, rows, squares=squares)  # one SQL thread: apply seconds per second
     writing = 1.0 if trx > 0 else 0.0  # each second of the plan has writes: its per-second costs, once
@@ -516,6 +534,16 @@ def predict(model: dict[str, Any], mix: list[tuple[str, int, float]], setting: s
         "fsyncs_per_s": _predict_one(fitted.get("master_fsyncs"), trx, rows, seconds=writing),
         "outside_domain": outside_domain(fitted, trx, rows),
     }
+
+
+def binlog_bytes(fitted: dict[str, Any], trx: float, rows: float) -> dict[str, float] | None:
+    """The binlog's bytes for trx transactions and rows rows, the interval widened by GROUP_COMMIT_ID_BYTES per
+    transaction either way (whether a commit groups is the concurrency's doing, not the mix's)."""
+    got = _predict_one(fitted["binlog_bytes"], trx, rows)
+    if got is None:
+        return None
+    return {"value": got["value"], "low": max(0.0, got["low"] - GROUP_COMMIT_ID_BYTES * trx),
+            "high": got["high"] + GROUP_COMMIT_ID_BYTES * trx}
 
 
 def lag_growth(rho: float) -> float:
@@ -551,6 +579,7 @@ def expected(model: dict[str, Any], obs: dict[str, Any]) -> dict[str, dict[str, 
         return {part: None for part in EXPECTED}
     seconds = write_seconds(obs)
     out = {part: _predict_one(fitted[part], obs["transactions"], obs["rows"], seconds=seconds) for part in EXPECTED}
+    out["binlog_bytes"] = binlog_bytes(fitted, obs["transactions"], obs["rows"])
     replica = fitted["replica_cpu_s"]
     if reads_each(obs):
         out["replica_cpu_s"] = _predict_one(replica, obs["transactions"], obs["rows"], reads_each(obs), seconds) \
