@@ -270,6 +270,8 @@ def test_predict_without_a_fit_of_ones_own_uses_the_report_campaigns_model(tmp_p
 
 
 def test_fit_and_validate_on_the_small_topology(topo) -> None:
+    import json
+
     from .conftest import env_for, replicating, run_cli
 
     env = env_for(topo.state)
@@ -285,15 +287,20 @@ def test_fit_and_validate_on_the_small_topology(topo) -> None:
     proc = run_cli(["model", "predict", "--mix", "update_user=100/s,update_users:100=2/s"], env)
     assert proc.returncode == 0 and "Binlog: " in proc.stdout and "no data" not in proc.stdout.split("Replica apply")[0]
     proc = run_cli(["model", "validate", "--cases", "write-mix@40", "--duration", "3s", "--onset-rows", "300",
-                    "--onset-duration", "5s", "--onset-backlog", "0.5"], env)
+                    "--onset-duration", "5s", "--onset-backlog", "0.5", "--repeat", "2"], env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    # the case ran twice, each run its own folder, and the onset's backlog drained twice
+    held_out = json.loads(max((topo.state / "results" / "model").glob("validate-*/validate.json")).read_text())
+    runs = [r["run"] for r in held_out["cases"][0]["repeats"]]
+    assert len(runs) == 2 and len(set(runs)) == 2, held_out
+    assert len({d["folder"] for d in held_out["onset"]["drains"]}) == 2, held_out["onset"]
     row = next(line for line in proc.stdout.splitlines() if line.startswith("| write-mix @ 40/s"))
     assert row.count(" / ") == 3 and "%" in row  # binlog, master and replica: predicted beside measured
     # the same run from its binlog: copied from the master, profiled over the attack window, priced
     profiled = next(line for line in proc.stdout.splitlines()
                     if line.startswith("| write-mix @ 40/s") and "from its binlog profile" in line)
     assert profiled.count(" / ") == 3 and "no profile" not in profiled, proc.stdout
-    assert "- from its binlog profile: intervals cover " in proc.stdout, proc.stdout
+    assert "- from its binlog profile: " in proc.stdout and " run figures inside their intervals" in proc.stdout
     # the lag onset: predicted from the drains of 1- and 100-row transactions, then runs below and above it
     assert "Lag onset, 300-row transactions (a size the fit had no drain of), one replica applying alone: " \
         "predicted" in proc.stdout, proc.stdout

@@ -5,15 +5,17 @@ A synthetic model (test_costmodel.synthetic's known coefficients) and the commit
 
 from __future__ import annotations
 
+import json
 import re
 import time
+from types import SimpleNamespace
 
 import pytest
 
 from replbench.analysis import costmodel, validation
 from replbench.analysis import profile as prof
 from replbench.core.results import Validation
-from replbench.experiments import modelcheck
+from replbench.experiments import campaign, modelcheck
 from replbench.experiments.run import Clock
 from replbench.measure import binlogfile
 from replbench.report.model import render_validation
@@ -186,8 +188,10 @@ def test_a_case_runs_under_its_setting_and_is_predicted_both_ways(tmp_path, monk
     got = modelcheck._case(None, model, case, 30.0, "rows", tmp_path, modelcheck.Progress("test"))
     assert (ran["scenario"], ran["rate"], ran["options"].checksum) == ("write-mix", 200, "rows")
     assert ran["options"].knobs.changed() == {"binlog_row_image": "MINIMAL"} and ran["options"].duration == 30.0
-    assert (got["setting"], got["usable"], got["transactions"], got["rows"]) == ("ROW-MINIMAL", True, SNIPPET_TRX,
-                                                                               SNIPPET_ROWS)
+    # one run: its folder and figures (the case's identity is the case's, over its repeats: validation.case_of)
+    assert (got["run"], got["usable"], got["transactions"], got["rows"]) == (
+        next(tmp_path.iterdir()).name, True, SNIPPET_TRX, SNIPPET_ROWS)
+    assert "setting" not in got and "scenario" not in got
     assert got["not_predicted"]["binlog_bytes"] == "the model has no fit of ROW-MINIMAL bench_idx"
     assert got["profile"] == {"file": f"{got['run']}/profile.json", "clock": "the run's clock",
                               "setting": "ROW-MINIMAL"}
@@ -241,27 +245,152 @@ def test_the_coverage_counts_each_paths_figures_and_judges_the_worst_errors() ->
     assert summary["bounds_pct"] == {"binlog": 5.0, "CPU": 15.0, "onset": 15.0} and summary["goal"] == 0.9
 
 
-def test_the_table_shows_both_paths_per_case_and_the_coverage_line() -> None:
-    text = render_validation(VALIDATION)
+def test_a_validate_json_of_before_repeats_renders_each_case_as_its_one_run() -> None:
+    text = render_validation(VALIDATION)  # no repeats: each case is its own single run
     rows = [ln for ln in text.splitlines() if ln.startswith("| write-mix @ 200/s ROW-MINIMAL |")]
-    assert len(rows) == 2 and "| from the run's counts | 6,000 | 66,000 |" in rows[0]
+    assert len(rows) == 2 and "| 1 of 1 | from the run's counts | 6,000 | 66,000 |" in rows[0]
     assert "| from its binlog profile | 6,002 | 66,010 | 1.06e+07" not in rows[1]  # never in e-notation
-    assert "| from its binlog profile | 6,002 | 66,010 | 10,600,000 [10,200,000–11,000,000] / 10,000,000 (+6.0 " \
-        "%, outside) |" in rows[1]
-    assert "| mixed @ 200/s ROW-FULL | from its binlog profile | no profile: the native topology's master does not " \
-        "answer" in text
+    assert "| from its binlog profile | 6,002 | 66,010 | 10,600,000 / 10,000,000 (+6.0 %, inside 0/1) |" in rows[1]
+    assert "| mixed @ 200/s ROW-FULL | 1 of 1 | from its binlog profile | no profile: the native topology's master " \
+        "does not answer" in text
     assert "not predicted: the replicas also served 5,400 reads, and the fit has no read term (measured 2.2)" in text
-    assert "| write-mix @ 400/s ROW-FULL | not usable" in text
-    assert "- from the run's counts: intervals cover 3 of 5 (60 %, below the goal), 1 more not predicted; worst " \
-        "error: binlog -2.0 % (mixed @ 200/s ROW-FULL, binlog bytes; within ±5 %), CPU -44.4 % (mixed @ 200/s " \
-        "ROW-FULL, master CPU; outside ±15 %)" in text
-    assert "- from its binlog profile: intervals cover 2 of 3 (67 %, below the goal), 1 usable case(s) without this " \
-        "path; worst error: binlog +6.0 %" in text
+    assert "| write-mix @ 400/s ROW-FULL | 0 of 1 | not usable" in text
+    assert "- from the run's counts: 3 of 5 run figures inside their intervals (60 %, below the goal), 1 more not " \
+        "predicted; worst error: binlog -2.0 % (mixed @ 200/s ROW-FULL, binlog bytes; within ±5 %), CPU -44.4 % " \
+        "(mixed @ 200/s ROW-FULL, master CPU; outside ±15 %)" in text
+    assert "- from its binlog profile: 2 of 3 run figures inside their intervals (67 %, below the goal), 1 usable " \
+        "case(s) without this path; worst error: binlog +6.0 %" in text
     assert "- lag onset: drained +0.0 % (within ±15 %, inside its interval), live +21.2 % (outside ±15 %, outside " \
         "its interval)" in text
+    # its one drain: rendered as before
+    assert "- drained alone (a backlog of 240 written at 6/s, each replica in turn): 84.0, 76.0 transactions/s; " \
+        "predicted +0.0 % off the median" in text
     # a validate.json from before settings and profiles: one row per case, no profile row, the same coverage line
     old = Validation.model_validate({"cases": [{k: v for k, v in VALIDATION["cases"][0].items()
                                                 if k not in ("setting", "profile")}]})
     text = render_validation(old)
-    assert "| write-mix @ 200/s | from the run's counts |" in text and "binlog profile |" not in text
-    assert "- from the run's counts: intervals cover 2 of 3 (67 %, below the goal); worst error: binlog -1.0 %" in text
+    assert "| write-mix @ 200/s | 1 of 1 | from the run's counts |" in text and "binlog profile |" not in text
+    assert "- from the run's counts: 2 of 3 run figures inside their intervals (67 %, below the goal); worst error: " \
+        "binlog -1.0 %" in text
+
+
+# --- repeats -------------------------------------------------------------------------------------------------------
+
+def test_the_rounds_rotate_the_case_order_by_one_a_round() -> None:
+    assert validation.rounds(3, 3) == [[0, 1, 2], [1, 2, 0], [2, 0, 1]]
+    assert validation.rounds(3, 4)[3] == [0, 1, 2] and validation.rounds(2, 1) == [[0, 1]]
+    assert validation.rounds(0, 3) == [] and validation.rounds(4, 0) == []
+    # no case always first or always last over as many rounds as cases
+    order = validation.rounds(4, 4)
+    assert {r[0] for r in order} == {r[-1] for r in order} == {0, 1, 2, 3}
+
+
+def test_validate_runs_the_cases_in_rotated_rounds_and_checks_the_table_on_the_very_last_run(tmp_path,
+                                                                                           monkeypatch) -> None:
+    """validate's wiring with each run replaced: the runs' order, the checksum of each, each case's repeats."""
+    ran = []
+
+    def one(settings, model, case, duration, checksum, folder, progress):
+        ran.append((case.text, checksum))
+        return {"run": f"run-{len(ran)}", "usable": True, "transactions": 10, "rows": 10, "replica_reads": 0,
+                "binlog_bytes": _fig(100, 90, 110, 100 + len(ran))}
+
+    monkeypatch.setattr(modelcheck, "_case", one)
+    cases = modelcheck.parse_cases("write@10,write@20,write@30")
+    out = modelcheck.validate(SimpleNamespace(results=tmp_path), {}, cases, onset_rows=0, repeats=2)
+    assert [text for text, _ in ran] == ["write@10", "write@20", "write@30", "write@20", "write@30", "write@10"]
+    assert [checksum for _, checksum in ran] == ["rows"] * 5 + ["table"]
+    assert out["repeats"] == 2 and [len(c["repeats"]) for c in out["cases"]] == [2, 2, 2]
+    assert [r["run"] for r in out["cases"][0]["repeats"]] == ["run-1", "run-6"]  # the case's order kept
+    assert (out["cases"][0]["scenario"], out["cases"][0]["rate"]) == ("write", 10)
+    assert Validation.model_validate(json.loads((tmp_path / "model" / out["folder"] / "validate.json").read_text())) \
+        .cases[2].repeats[1].run == "run-5"
+
+
+def _run(name: str, usable: bool = True, profile: dict | None = None, **figures: dict) -> dict:
+    return {"run": name, "usable": usable, "transactions": 3000, "rows": 33000, "replica_reads": 0,
+            "not_predicted": {}, **figures, **({"profile": profile} if profile else {})}
+
+
+def test_a_cases_figures_are_its_repeats_sums_and_the_error_is_the_means() -> None:
+    first = _run("r1", binlog_bytes=_fig(100, 95, 105, 110), master_cpu_s=_fig(2.0, 1.8, 2.2, 2.1),
+                 profile={"transactions": 3001, "rows": 33002, "span_s": 31, "binlog_bytes": _fig(99, 94, 104, 110)})
+    second = _run("r2", binlog_bytes=_fig(100, 95, 105, 100), master_cpu_s=_fig(2.0, 1.8, 2.2, 2.6),
+                  profile={"error": "the copy failed"})
+    failed = _run("r3", usable=False)
+    case = validation.case_of({"scenario": "write-mix", "rate": 200, "setting": "ROW-FULL"}, [first, second, failed])
+    assert case["usable"] and [r["run"] for r in case["repeats"]] == ["r1", "r2", "r3"]
+    assert (case["transactions"], case["rows"]) == (6000, 66000)  # the usable repeats' sums
+    binlog = case["binlog_bytes"]
+    assert binlog["predicted"] == {"value": 200, "low": 190, "high": 210} and binlog["measured"] == 210
+    assert binlog["error_pct"] == round(100 * (200 - 210) / 210, 1) == -4.8  # the mean's: 100 against 105
+    assert (binlog["runs"], binlog["inside_runs"]) == (2, 1)  # 110 outside 95–105, 100 inside
+    cpu = case["master_cpu_s"]
+    assert cpu["measured"] == pytest.approx(4.7) and (cpu["runs"], cpu["inside_runs"]) == (2, 1)
+    # the profile path: over the repeats profiled without error alone
+    assert case["profile"]["binlog_bytes"]["predicted"]["value"] == 99 and case["profile"]["binlog_bytes"]["runs"] == 1
+    assert case["profile"]["transactions"] == 3001
+    # a repeat without a prediction: none over the case (its measured still summed)
+    unpredicted = validation.case_of({}, [_run("a", binlog_bytes=validation.checked(None, 5.0)),
+                                          _run("b", binlog_bytes=_fig(1, 0, 2, 1))])["binlog_bytes"]
+    assert unpredicted["predicted"] is None and unpredicted["error_pct"] is None and unpredicted["measured"] == 6.0
+    none = validation.case_of({"scenario": "write"}, [failed])
+    assert none == {"scenario": "write", "usable": False, "repeats": [failed]}
+    every = validation.case_of({}, [_run("x", profile={"error": "refused"})])
+    assert every["profile"] == {"error": "refused"}
+
+
+def _case(rate: int, *runs: dict) -> dict:
+    return validation.case_of({"scenario": "write-mix", "rate": rate, "setting": "ROW-FULL"}, list(runs))
+
+
+REPEATED = {"repeats": 2, "cases": [
+    # each run's binlog 8 % off its measurement (outside ±5 %, and outside its interval), the mean's 0 %
+    _case(100, _run("a1", binlog_bytes=_fig(108, 104, 112, 100)), _run("a2", binlog_bytes=_fig(92, 88, 96, 100))),
+    _case(200, _run("b1", binlog_bytes=_fig(200, 190, 210, 202), master_cpu_s=_fig(4.0, 3.6, 4.4, 4.2)),
+          _run("b2", binlog_bytes=_fig(200, 190, 210, 204), master_cpu_s=_fig(4.0, 3.6, 4.4, 5.0))),
+], "onset": {"rows": 500, "replica": "replica1", "predicted": {"value": 80.0, "low": 70.0, "high": 90.0},
+             "drains": [{"folder": "apply/d1", "writes": 240, "fill_rate": 6, "apply_rate_trx_per_s": [84.0, 76.0]},
+                        {"folder": "apply/d2", "writes": 240, "fill_rate": 6, "apply_rate_trx_per_s": [70.0, 60.0]}],
+             "drain_measured": 73.0, "drain_error_pct": 9.6, "runs": [], "measured": None, "error_pct": None}}
+
+
+def test_the_coverage_counts_each_runs_figures_and_judges_each_cases_mean() -> None:
+    summary = validation.coverage(REPEATED)
+    counts = summary["paths"]["counts"]
+    # every run's figure against its own interval: 6 figures; inside: 202, 204 and 4.2 (5.0 is outside 3.6–4.4)
+    assert (counts["figures"], counts["inside"], counts["not_predicted"], summary["repeats"]) == (6, 3, 0, 2)
+    # the worst binlog error is of a case's mean: write-mix@100's runs are 8 % off each, their mean 0 %
+    assert counts["worst"]["binlog"]["error_pct"] == round(100 * (400 - 406) / 406, 1) == -1.5
+    assert counts["worst"]["binlog"]["within"] and counts["worst"]["binlog"]["case"] == "write-mix @ 200/s ROW-FULL"
+    assert counts["worst"]["CPU"]["error_pct"] == round(100 * (8.0 - 9.2) / 9.2, 1) == -13.0
+    assert counts["worst"]["CPU"]["within"]
+    # the drained onset: the median of both drains' four rates
+    assert summary["onset"]["drained"] == {"error_pct": 9.6, "within": True, "inside": True}
+    text = render_validation(REPEATED)
+    assert "- from the run's counts: 3 of 6 run figures inside their intervals (50 %, below the goal); worst error " \
+        "of a case's mean over 2 repeats: binlog -1.5 % (write-mix @ 200/s ROW-FULL" in text
+    row = next(ln for ln in text.splitlines() if ln.startswith("| write-mix @ 100/s ROW-FULL |"))
+    # predicted and measured are the means per run, the error the mean's, and how many runs lay inside
+    assert row.startswith("| write-mix @ 100/s ROW-FULL | 2 of 2 | from the run's counts | 3,000 | 33,000 | 100 / 100 "
+                          "(+0.0 %, inside 0/2) |"), row
+    assert "| 4 / 4.6 (-13.0 %, inside 1/2) |" in text
+    assert "- drained alone (a backlog of 240 written at 6/s, 2 times, each replica in turn): 84.0, 76.0; 70.0, " \
+        "60.0 transactions/s; predicted +9.6 % off the median" in text
+
+
+def test_the_estimate_and_the_campaigns_unit_scale_with_the_repeats(tmp_path) -> None:
+    one, two = modelcheck.estimate(repeats=1), modelcheck.estimate(repeats=2)
+    cases = sum(modelcheck.run_seconds(modelcheck.DURATION, c.rate) + modelcheck.PROFILE_SECONDS
+                for c in modelcheck.CASES)
+    assert two - one == pytest.approx(cases) and modelcheck.estimate() == pytest.approx(one + 2 * cases)
+    path = tmp_path / "c.toml"
+    path.write_text('[[units]]\ncommand = "model validate --repeat 2"\n[[units]]\ncommand = "model validate"\n')
+    first, second = campaign.load(str(path)).units
+    assert (first.estimate_s, second.estimate_s) == (two, modelcheck.estimate())
+
+
+@pytest.mark.parametrize("value", ["0", "-1"])
+def test_model_validate_refuses_a_repeat_below_one_with_exit_2(value: str) -> None:
+    code, out, err = run_main(["model", "validate", "--repeat", value])
+    assert code == 2 and out == "" and "--repeat must be 1 or more" in err and "Traceback" not in err, err

@@ -8,9 +8,14 @@ beside the measured figure with its error and whether the measurement lies in th
   each plan figure is per second over the profile's span, so times the span it is the total over the window, the
   unit the run's figures are in.
 
-Then the coverage (coverage()): per path how many predicted figures their intervals hold, and per kind of figure
-the worst error against its bound (core/config MODEL_BINLOG_BOUND_PCT, MODEL_CPU_BOUND_PCT, MODEL_ONSET_BOUND_PCT),
-and the lag onset's."""
+A case runs several times (its repeats, core/config MODEL_VALIDATE_REPEATS): case_of() sums its repeats' figures
+(the error of the sums is the error of the mean) and counts how many of the repeats' own figures their own intervals
+hold.
+
+Then the coverage (coverage()): per path how many predicted run figures their intervals hold (each repeat's figure
+against its own interval: the interval is a prediction interval for one run, docs/cost-model.md "Intervals"), and
+per kind of figure the worst error of a case's mean against its bound (core/config MODEL_BINLOG_BOUND_PCT,
+MODEL_CPU_BOUND_PCT, MODEL_ONSET_BOUND_PCT), and the lag onset's."""
 
 from __future__ import annotations
 
@@ -22,7 +27,17 @@ from ..core.config import (
     MODEL_CPU_BOUND_PCT,
     MODEL_ONSET_BOUND_PCT,
 )
-from ..core.results import Checked, Interval, Validation, ValidationCase, filled, validation_of
+from ..core.results import (
+    Checked,
+    Interval,
+    Onset,
+    OnsetDrain,
+    Validation,
+    ValidationCase,
+    ValidationRun,
+    filled,
+    validation_of,
+)
 from . import costmodel
 from .profile import NoWorkload, Profile, model_tables, price, workload_mixes
 
@@ -110,6 +125,92 @@ def _total(model: dict[str, Any], sheets: list[dict[str, Any]], part: str,
     return total, None
 
 
+# --- a case over its repeats ----------------------------------------------------------------------------------
+
+def rounds(cases: int, repeats: int) -> list[list[int]]:
+    """The order of a case list's runs: round r runs every case, in the list's order rotated by r (round 0: A B C,
+    round 1: B C A, …), so no case always runs first or last in a round."""
+    return [[(r + i) % cases for i in range(cases)] for r in range(repeats)] if cases else []
+
+
+def _summed(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One figure over a case's repeats (each checked()'s): predicted and measured the repeats' sums, the interval's
+    ends summed too (conservative: it treats the runs' errors as moving together, wider than independent runs'
+    would be), the error of the sums (the error of the mean), and how many repeats lie inside their own interval.
+    A figure that any repeat has no prediction or measurement of: none over the case either."""
+    predicted = [r.get("predicted") for r in runs]
+    measured = [r.get("measured") for r in runs]
+    total = ({end: sum(p[end] for p in predicted) for end in ("value", "low", "high")}
+             if runs and all(p is not None for p in predicted) else None)
+    got = sum(measured) if runs and all(m is not None for m in measured) else None
+    return {"predicted": total, "measured": got,
+            "error_pct": None if total is None else error_pct(total["value"], got),
+            "runs": len(runs), "inside_runs": None if total is None or got is None else
+            sum(1 for r in runs if r.get("inside"))}
+
+
+def _first(runs: list[dict[str, Any]], key: str) -> Any:
+    return next((r[key] for r in runs if r.get(key)), None)
+
+
+def _merged(runs: list[dict[str, Any]], key: str) -> dict[str, str]:
+    """The repeats' reasons per figure, the first repeat's where they differ."""
+    out: dict[str, str] = {}
+    for r in runs:
+        for part, why in (r.get(key) or {}).items():
+            out.setdefault(part, why)
+    return out
+
+
+def case_of(identity: dict[str, Any], repeats: list[dict[str, Any]]) -> dict[str, Any]:
+    """A case's entry: its identity (scenario, rate, setting), its repeats (each as modelcheck's _case gives a run)
+    and its figures over the usable ones (_summed), for the counts path and, over the repeats profiled without
+    error, the profile path."""
+    usable = [r for r in repeats if r.get("usable")]
+    out: dict[str, Any] = {**identity, "usable": bool(usable), "repeats": repeats}
+    if not usable:
+        return out
+    out.update({key: sum(r.get(key) or 0 for r in usable) for key in ("transactions", "rows", "replica_reads")})
+    out["not_predicted"] = _merged(usable, "not_predicted")
+    out["outside_domain"] = _first(usable, "outside_domain")
+    for part in costmodel.EXPECTED:
+        if got := [r[part] for r in usable if r.get(part) is not None]:
+            out[part] = _summed(got)
+    profiled = [r["profile"] for r in usable if r.get("profile") is not None]
+    if not profiled:
+        return out
+    good = [p for p in profiled if not p.get("error")]
+    if not good:
+        out["profile"] = {"error": profiled[0]["error"]}
+        return out
+    profile: dict[str, Any] = {key: sum(p.get(key) or 0 for p in good) for key in
+                               ("span_s", "transactions", "rows", "heartbeat_transactions", "bytes_as_written")}
+    profile.update(not_predicted=_merged(good, "not_predicted"), notes=_first(good, "notes") or [],
+                   outside_domain=_first(good, "outside_domain"))
+    for part in costmodel.EXPECTED:
+        if got := [p[part] for p in good if p.get(part) is not None]:
+            profile[part] = _summed(got)
+    out["profile"] = profile
+    return out
+
+
+def repeats_of(c: ValidationCase) -> list[ValidationRun]:
+    """A case's runs: its repeats, or (a validate.json of before repeats) the case itself, its own single run."""
+    return list(c.repeats) if c.repeats else [c]
+
+
+def drains_of(o: Onset) -> list[OnsetDrain]:
+    """The onset's drains: its list, or (a validate.json of before the drain's repeats) its one drain."""
+    return list(o.drains) if o.drains else [o.drain] if filled(o.drain) else []
+
+
+def drained(o: Onset) -> tuple[float | None, float | None]:
+    """The drained onset's measured rate (the median of every drain's rates) and the prediction's error."""
+    if o.drains:
+        return o.drain_measured, o.drain_error_pct
+    return (o.drain.measured, o.drain.error_pct) if filled(o.drain) else (None, None)
+
+
 # --- the coverage ----------------------------------------------------------------------------------------------
 
 def case_label(c: ValidationCase) -> str:
@@ -117,8 +218,9 @@ def case_label(c: ValidationCase) -> str:
     return f"{c.scenario} @ {c.rate}/s" + (f" {c.setting}" if c.setting else "")
 
 
-def figures(c: ValidationCase, path: str) -> dict[str, Checked]:
-    """A usable case's checked figures along one path ({} where it has none: not profiled, or failed)."""
+def figures(c: ValidationRun, path: str) -> dict[str, Checked]:
+    """A usable case's (or run's) checked figures along one path ({} where it has none: not profiled, or
+    failed)."""
     if not c.usable:
         return {}
     source = c if path == "counts" else c.profile
@@ -128,16 +230,19 @@ def figures(c: ValidationCase, path: str) -> dict[str, Checked]:
 
 
 def coverage(doc: dict[str, Any] | Validation) -> dict[str, Any]:
-    """Per path: the figures predicted and measured, how many lie inside their 95 % interval, those not predicted,
-    the usable cases without any (not profiled, or the profile failed), and per kind the worst error (the largest
-    in size) with its case, figure and bound; the lag onset's errors (drained and live) against their bound; and
-    the bounds and the coverage goal themselves."""
+    """Per path: the run figures predicted and measured (every repeat's), how many lie inside their own 95 %
+    interval (a prediction interval for one run), those not predicted, the usable cases without any (not profiled,
+    or the profile failed), and per kind the worst error of a case's mean over its repeats (the largest in size)
+    with its case, figure and bound; the most repeats a case had; the lag onset's errors (drained and live)
+    against their bound; and the bounds and the coverage goal themselves."""
     data = validation_of(doc)
+    cases = data.cases or []
     paths = {}
     for path, _ in PATHS:
-        shown = [(case_label(c), part, v) for c in data.cases or [] for part, v in figures(c, path).items()
+        runs = [v for c in cases for r in repeats_of(c) for v in figures(r, path).values()]
+        counted = [v for v in runs if v.predicted is not None and v.measured is not None]
+        shown = [(case_label(c), part, v) for c in cases for part, v in figures(c, path).items()
                  if v.predicted is not None and v.measured is not None]
-        missing = sum(1 for c in data.cases or [] for v in figures(c, path).values() if v.predicted is None)
         worst = {}
         for kind, parts, bound in KINDS:
             errors = [(abs(v.error_pct), v.error_pct, case, part) for case, part, v in shown
@@ -146,10 +251,11 @@ def coverage(doc: dict[str, Any] | Validation) -> dict[str, Any]:
                 _, err, case, part = max(errors)
                 worst[kind] = {"error_pct": err, "case": case, "figure": FIGURES[part], "bound_pct": bound,
                                "within": abs(err) <= bound}
-        paths[path] = {"figures": len(shown), "inside": sum(1 for *_, v in shown if v.inside),
-                       "not_predicted": missing, "worst": worst,
-                       "cases_without": sum(1 for c in data.cases or [] if c.usable and not figures(c, path))}
-    return {"paths": paths, "onset": _onset(data), "goal": GOAL,
+        paths[path] = {"figures": len(counted), "inside": sum(1 for v in counted if v.inside),
+                       "not_predicted": sum(1 for v in runs if v.predicted is None), "worst": worst,
+                       "cases_without": sum(1 for c in cases if c.usable and not figures(c, path))}
+    return {"paths": paths, "repeats": max((len(repeats_of(c)) for c in cases), default=0), "onset": _onset(data),
+            "goal": GOAL,
             "bounds_pct": {**{kind: bound for kind, _, bound in KINDS}, "onset": MODEL_ONSET_BOUND_PCT}}
 
 
@@ -159,8 +265,7 @@ def _onset(data: Validation) -> dict[str, Any] | None:
     if not filled(o) or o.predicted is None:
         return None
     out = {}
-    for name, measured, err in (("drained", o.drain.measured if o.drain else None, o.drain.error_pct if o.drain
-                                 else None), ("live", o.measured, o.error_pct)):
+    for name, (measured, err) in (("drained", drained(o)), ("live", (o.measured, o.error_pct))):
         if measured is not None and err is not None:
             out[name] = {"error_pct": err, "within": abs(err) <= MODEL_ONSET_BOUND_PCT,
                          "inside": _inside(o.predicted, measured)}

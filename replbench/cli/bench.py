@@ -26,6 +26,7 @@ from ..core.config import (
     DRIVERS,
     FIND_USERS_SHAPES,
     MAX_BULK_ROWS,
+    MODEL_VALIDATE_REPEATS,
     REQUEST_TIMEOUT,
     SOAK_DURATION,
     SOAK_WINDOW,
@@ -343,6 +344,9 @@ def _add_model_parser(sub: Any) -> None:
                    f"{', '.join(costmodel.SETTINGS)} (default ROW-FULL; default cases: "
                    + ",".join(c.text for c in modelcheck.CASES) + ")")
     p.add_argument("--duration", help="validate: each case's duration (default: 30s)")
+    p.add_argument("--repeat", type=int, default=MODEL_VALIDATE_REPEATS,
+                   help="validate: runs of each case, in rounds that run every case in an order rotated by one a "
+                        "round; the bounds judge each case's mean (default: %(default)s)")
     p.add_argument("--onset-rows", type=int, default=modelcheck.ONSET_ROWS,
                    help="validate: rows per transaction of the lag-onset runs (default: %(default)s; 0: none)")
     p.add_argument("--onset-duration", help="validate: each lag-onset run's duration (default: 60s)")
@@ -523,6 +527,8 @@ def cmd_model(args: argparse.Namespace) -> int:
             for case in cases:
                 load_scenario(case.scenario)
         duration = parse_seconds(args.duration, "--duration") if args.duration else modelcheck.DURATION
+        if args.repeat < 1:
+            raise UsageError("--repeat must be 1 or more")
         if not 0 <= args.onset_rows <= MAX_BULK_ROWS:
             raise UsageError(f"--onset-rows must be from 0 to {MAX_BULK_ROWS:,}")
         onset_duration = (parse_seconds(args.onset_duration, "--onset-duration") if args.onset_duration
@@ -532,7 +538,7 @@ def cmd_model(args: argparse.Namespace) -> int:
         if not path.exists():
             raise ReplbenchError(f"no model yet: run `./run.sh model fit` first ({shown_path(path)} is missing)")
         data = modelcheck.validate(settings, load(path), cases, duration, args.onset_rows,
-                                   onset_duration, args.onset_backlog)
+                                   onset_duration, args.onset_backlog, args.repeat)
         print(render_validation(data))
         return 0
     if args.profile:

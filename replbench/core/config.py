@@ -247,6 +247,12 @@ MODEL_BINLOG_BOUND_PCT = 5.0
 MODEL_CPU_BOUND_PCT = 15.0
 MODEL_ONSET_BOUND_PCT = 15.0
 MODEL_COVERAGE_GOAL = 0.9
+# model validate's repeats (docs/cost-model.md, "Validate"): two identical runs on this shared 2-core box differ by
+# up to 30 % in CPU, so one run cannot decide whether a case's error is within its bound; each case runs this many
+# times, the cases interleaved in rounds, and the bounds judge the mean. The onset's drained check likewise drains
+# its backlog MODEL_ONSET_DRAIN_REPEATS times and takes the median of every replica's rate
+MODEL_VALIDATE_REPEATS = 3
+MODEL_ONSET_DRAIN_REPEATS = 2
 # attackers on other hosts (a topology file's [[attacker]], load/remote.py; docs/own-servers.md, "Attackers on
 # several hosts"): each starts at one agreed instant, this far ahead of the last host's check at least (and 3 ssh
 # connections' time); its first request more than ATTACKER_LATE_S after that instant (on this host's clock, its

@@ -943,7 +943,11 @@ class Checked(Record):
     predicted: Interval | None = None
     measured: Num | None = None
     error_pct: Num | None = None
-    inside: bool | None = None
+    inside: bool | None = None  # one run's: its measured figure in its own interval
+    # a case's figure over its repeats (predicted and measured the repeats' sums, the error that of the mean): how
+    # many repeats it sums, and how many of those had their own measured figure inside their own interval
+    runs: Num | None = None
+    inside_runs: Num | None = None
 
 
 class ProfileCheck(Record):
@@ -968,10 +972,9 @@ class ProfileCheck(Record):
     error: str | None = None  # why there is no profile (the copy, the decoder, an empty window)
 
 
-class ValidationCase(Record):
-    scenario: str | None = None
-    rate: Num | None = None
-    setting: str | None = None  # one of costmodel.SETTINGS (absent from a validate.json of before: ROW-FULL)
+class ValidationRun(Record):
+    """One run of a held-out case: its figures predicted from its counts and from its binlog's profile."""
+
     run: str | None = None
     usable: bool | None = None
     transactions: Num | None = None
@@ -983,6 +986,16 @@ class ValidationCase(Record):
     not_predicted: dict[str, str] | None = None  # per figure without a prediction, why (costmodel.not_predicted)
     outside_domain: str | None = None  # the run's rate outside the rates the fit saw (costmodel.outside_domain)
     profile: ProfileCheck | None = None  # the same run priced from its binlog's profile (None: not profiled)
+
+
+class ValidationCase(ValidationRun):
+    """A held-out case: its runs (repeats), and its figures over them (the repeats' sums; the run's own in a
+    validate.json of before repeats, where the case is its one run: analysis/validation.repeats_of)."""
+
+    scenario: str | None = None
+    rate: Num | None = None
+    setting: str | None = None  # one of costmodel.SETTINGS (absent from a validate.json of before: ROW-FULL)
+    repeats: list[ValidationRun] | None = None
 
 
 class OnsetDrain(Record):
@@ -1020,7 +1033,10 @@ class Onset(Record):
     measured: Num | None = None
     error_pct: Num | None = None
     live_note: str | None = None
-    drain: OnsetDrain | None = None
+    drain: OnsetDrain | None = None  # a validate.json of before the drain's repeats: its one drain
+    drains: list[OnsetDrain] | None = None  # each drain's folder and rates (measured: the median of all of them)
+    drain_measured: Num | None = None
+    drain_error_pct: Num | None = None
     runs: list[OnsetRun] | None = None
 
 
@@ -1028,6 +1044,7 @@ class Validation(Record):
     """validate.json: the model's predictions against runs it was not fitted on, and the lag onset."""
 
     folder: str | None = None
+    repeats: Num | None = None  # runs per case (--repeat; absent from a validate.json of before repeats: one)
     cases: list[ValidationCase] | None = None
     onset: Onset | None = None
     summary: dict[str, Any] | None = None  # analysis/validation.coverage's, as validate wrote it

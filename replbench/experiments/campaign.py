@@ -127,7 +127,10 @@ def _estimate(args: list[str], minutes: float | None, env: dict[str, str] | None
     if args[0] in ("sweep", "apply-capacity"):
         return 10 * 60.0
     if args[0] == "model":
-        return modelcheck.estimate() if args[1:2] == ["validate"] else 30.0
+        if args[1:2] != ["validate"]:
+            return 30.0
+        repeat = flag("--repeat")
+        return modelcheck.estimate(repeats=int(repeat)) if repeat else modelcheck.estimate()
     duration = flag("--duration")
     return (parse_duration(duration) if duration else 60.0) + (idle or IDLE_WINDOW_MAX) + RUN_OVERHEAD + \
         TABLE_CHECKSUM_SECONDS

@@ -17,6 +17,11 @@ once share its cores). A run whose replica1 lag grows by FALLING_BEHIND s per s 
 apply rate is the master's transactions/s × (1 − that growth); where no run fell behind because the master could
 not commit the rate, the table says so.
 
+Every case runs MODEL_VALIDATE_REPEATS times (--repeat), in rounds: each round runs every case, the order rotated
+by one a round (so no case always runs first or last); each run is a run of its own (its folder, its profile), and
+the case's figures are its repeats' sums (the error of the mean; analysis/validation.case_of). The drained onset
+drains its backlog MODEL_ONSET_DRAIN_REPEATS times and takes the median of every replica's rate over them.
+
 The runs stay in results/model/validate-<time>/ (each case's profile.json beside its run) and are never fitted on
 (model fit skips that folder)."""
 
@@ -33,7 +38,14 @@ from typing import Any
 from ..analysis import costmodel, validation
 from ..analysis.profile import ProfileError, Window, profile_files, source_of
 from ..core import scenario as scenarios
-from ..core.config import FALLING_BEHIND, IDLE_WINDOW_MAX, ReplbenchError, Settings
+from ..core.config import (
+    FALLING_BEHIND,
+    IDLE_WINDOW_MAX,
+    MODEL_ONSET_DRAIN_REPEATS,
+    MODEL_VALIDATE_REPEATS,
+    ReplbenchError,
+    Settings,
+)
 from ..core.progress import Progress
 from ..core.records import new_folder, write_json
 from ..core.results import apply_of, read_meta, summary_of
@@ -109,27 +121,38 @@ ONSET_DRAIN_S = 3.0  # the drain's backlog: about this many seconds of apply at 
 ONSET_MIN_WRITES = 50
 
 
-def estimate(cases: tuple[Case, ...] = CASES, duration: float = DURATION) -> float:
-    """Seconds model validate should take: its runs with their profiles, and the onset runs with their stopped
-    replicas' catch-up."""
+def estimate(cases: tuple[Case, ...] = CASES, duration: float = DURATION,
+             repeats: int = MODEL_VALIDATE_REPEATS) -> float:
+    """Seconds model validate should take: its runs (each case's repeats) with their profiles, the onset's drains,
+    and the onset runs with their stopped replicas' catch-up."""
     drain = apply_seconds(60, 1)  # about a minute of writing the backlog, then a few seconds per replica
     onset = ONSET_DURATION + IDLE_WINDOW_MAX + RUN_OVERHEAD + TABLE_CHECKSUM_SECONDS  # faults: the whole table
-    return sum(run_seconds(duration, c.rate) + PROFILE_SECONDS for c in cases) + drain + len(ONSET_LOADS) * onset
+    return (repeats * sum(run_seconds(duration, c.rate) + PROFILE_SECONDS for c in cases)
+            + MODEL_ONSET_DRAIN_REPEATS * drain + len(ONSET_LOADS) * onset)
 
 
 def validate(settings: Settings, model: dict[str, Any], cases: tuple[Case, ...] = CASES,
              duration: float = DURATION, onset_rows: int = ONSET_ROWS,
-             onset_duration: float = ONSET_DURATION, onset_backlog: float = ONSET_DRAIN_S) -> dict[str, Any]:
+             onset_duration: float = ONSET_DURATION, onset_backlog: float = ONSET_DRAIN_S,
+             repeats: int = MODEL_VALIDATE_REPEATS) -> dict[str, Any]:
     folder = settings.results / "model" / f"{costmodel.HELD_OUT}{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
     folder.mkdir(parents=True)
     progress = Progress("model validate")
-    out: dict[str, Any] = {"folder": folder.name, "cases": []}
-    for index, case in enumerate(cases):
-        # the rows each run wrote; the whole table by the last run (the onset runs have faults: they check it)
-        last = index == len(cases) - 1 and not onset_rows
-        out["cases"].append(_case(settings, model, case, duration, "table" if last else "rows", folder, progress))
-        out["summary"] = validation.coverage(out)
-        write_json(folder / "validate.json", out)
+    out: dict[str, Any] = {"folder": folder.name, "repeats": repeats, "cases": []}
+    runs: list[list[dict[str, Any]]] = [[] for _ in cases]
+    order = validation.rounds(len(cases), repeats)
+    for r, round_ in enumerate(order):
+        for position, index in enumerate(round_):
+            # the rows each run wrote; the whole table by the very last run (the onset runs have faults: they
+            # check it)
+            last = r == len(order) - 1 and position == len(round_) - 1 and not onset_rows
+            case = cases[index]
+            progress.say(f"round {r + 1} of {len(order)}: {case.text}", final=True)
+            runs[index].append(_case(settings, model, case, duration, "table" if last else "rows", folder, progress))
+            out["cases"] = [validation.case_of({"scenario": c.scenario, "rate": c.rate, "setting": c.setting}, got)
+                            for c, got in zip(cases, runs, strict=True) if got]
+            out["summary"] = validation.coverage(out)
+            write_json(folder / "validate.json", out)
     if onset_rows:
         out["onset"] = _onset(settings, model, onset_rows, onset_duration, onset_backlog, folder, progress)
         out["summary"] = validation.coverage(out)
@@ -139,15 +162,14 @@ def validate(settings: Settings, model: dict[str, Any], cases: tuple[Case, ...] 
 
 def _case(settings: Settings, model: dict[str, Any], case: Case, duration: float, checksum: str, folder: Path,
           progress: Progress) -> dict[str, Any]:
-    """One held-out case: its run under its setting, predicted from its counts and from its binlog's profile."""
+    """One run of a held-out case under its setting, predicted from its counts and from its binlog's profile."""
     sc = scenarios.load(case.scenario)
     run_folder = new_folder(settings, sc, case.rate, parent=folder)
     run = Run(settings, sc, case.rate, RunOptions(duration=duration, knobs=case.knobs, checksum=checksum),
               run_folder, progress)
     summary = run.execute()
     obs = costmodel.observation(summary, read_meta(run_folder))
-    out: dict[str, Any] = {"scenario": case.scenario, "rate": case.rate, "setting": case.setting,
-                           "run": run_folder.name, "usable": obs is not None}
+    out: dict[str, Any] = {"run": run_folder.name, "usable": obs is not None}
     if obs:
         out.update(validation.from_counts(model, obs))
         out["profile"] = _from_profile(settings, model, obs, run.clock, run_folder, progress)
@@ -189,20 +211,24 @@ def _onset(settings: Settings, model: dict[str, Any], rows: int, duration: float
     its rate is the onset under the model's own premise) and against live runs just below and just above it."""
     predicted = costmodel.onset(model, rows)
     out: dict[str, Any] = {"rows": rows, "replica": ONSET_REPLICA, "predicted": predicted, "runs": [],
-                           "drain": None, "measured": None, "error_pct": None, "live_note": None}
+                           "drains": [], "drain_measured": None, "drain_error_pct": None, "measured": None,
+                           "error_pct": None, "live_note": None}
     if predicted is None:
         return out
     sc = replace(scenarios.load("write-bulk"), bulk_rows=rows)
     fill = max(1, round(ONSET_FILL_ROWS_PER_S / rows))
     writes = max(ONSET_MIN_WRITES, round(backlog_s * predicted["value"]))
-    drain_folder = new_folder(settings, sc, fill, parent=folder / "apply")
-    data = apply_of(applycap.measure(settings, sc, knobs.Knobs(), writes, fill, drain_folder))
-    rates = [r.apply_rate_trx_per_s for r in (data.replicas or {}).values() if r is not None and r.apply_rate_trx_per_s]
-    out["drain"] = {"folder": f"apply/{drain_folder.name}", "writes": writes, "fill_rate": fill,
-                    "status": data.status, "apply_rate_trx_per_s": rates,
-                    "measured": statistics.median(rates) if rates else None}
+    for _ in range(MODEL_ONSET_DRAIN_REPEATS):
+        drain_folder = new_folder(settings, sc, fill, parent=folder / "apply")
+        data = apply_of(applycap.measure(settings, sc, knobs.Knobs(), writes, fill, drain_folder))
+        out["drains"].append({"folder": f"apply/{drain_folder.name}", "writes": writes, "fill_rate": fill,
+                              "status": data.status, "apply_rate_trx_per_s": [
+                                  r.apply_rate_trx_per_s for r in (data.replicas or {}).values()
+                                  if r is not None and r.apply_rate_trx_per_s]})
+    rates = [rate for d in out["drains"] for rate in d["apply_rate_trx_per_s"]]
     if rates:
-        out["drain"]["error_pct"] = validation.error_pct(predicted["value"], out["drain"]["measured"])
+        out["drain_measured"] = statistics.median(rates)
+        out["drain_error_pct"] = validation.error_pct(predicted["value"], out["drain_measured"])
     # live: the other replicas stop at the start and replicate again one second before the last request (the
     # run's catch-up then times their backlog too, instead of waiting its timeout out on a stopped replica)
     others = [n.name for n in settings.replicas if n.name != ONSET_REPLICA]

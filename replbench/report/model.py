@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..analysis.costmodel import HELD_OUT, Z95
-from ..analysis.validation import PATHS, case_label, coverage
+from ..analysis.validation import PATHS, case_label, coverage, drained, drains_of, repeats_of
 from ..core import results
 from ..core.results import (
     CostModel,
@@ -131,25 +131,35 @@ def render_validation(doc: dict[str, Any] | Validation) -> str:
     binlog profile, then the coverage against the bounds and the lag onset (a validation in memory, or
     validate.json's record)."""
     data = validation_of(doc)
-    lines = ["| case | predicted | transactions | rows | "
-             + " | ".join(f"{label}: predicted [interval] / measured (error)" for _, label in VALIDATED) + " |",
-             "|---|---|---|---|" + "---|" * len(VALIDATED)]
+    lines = ["| case | runs | predicted | transactions | rows | "
+             + " | ".join(f"{label}: predicted / measured (error, runs inside their interval)"
+                          for _, label in VALIDATED) + " |",
+             "|---|---|---|---|---|" + "---|" * len(VALIDATED),
+             ]
     for c in data.cases or []:
         label = case_label(c)
+        runs = [r for r in repeats_of(c) if r.usable]
+        used = f"{len(runs)} of {len(repeats_of(c))}"
         if not c.usable:
-            lines.append(f"| {label} | not usable (failed, above the knee or not verified) |"
+            lines.append(f"| {label} | {used} | not usable (failed, above the knee or not verified) |"
                          + " |" * (len(VALIDATED) + 2))
             continue
-        lines.append(f"| {label} | {PATH_LABEL['counts']} | {c.transactions:,} | {c.rows:,} | "
-                     + " | ".join(_cell(c, c, part) for part, _ in VALIDATED) + " |")
+        lines.append(f"| {label} | {used} | {PATH_LABEL['counts']} | {_mean(c.transactions, len(runs))} | "
+                     f"{_mean(c.rows, len(runs))} | " + " | ".join(_cell(c, c, part) for part, _ in VALIDATED) + " |")
         p = c.profile
         if p is None:
             continue
         if p.error:
-            lines.append(f"| {label} | {PATH_LABEL['profile']} | no profile: {p.error} |" + " |" * (len(VALIDATED) + 1))
+            lines.append(f"| {label} | {used} | {PATH_LABEL['profile']} | no profile: {p.error} |"
+                         + " |" * (len(VALIDATED) + 1))
             continue
-        lines.append(f"| {label} | {PATH_LABEL['profile']} | {p.transactions:,} | {p.rows:,} | "
+        profiled = sum(1 for r in runs if r.profile is not None and not r.profile.error)
+        lines.append(f"| {label} | {profiled} of {len(repeats_of(c))} | {PATH_LABEL['profile']} | "
+                     f"{_mean(p.transactions, profiled)} | {_mean(p.rows, profiled)} | "
                      + " | ".join(_cell(c, p, part) for part, _ in VALIDATED) + " |")
+    if any(c.repeats for c in data.cases or []):
+        lines += ["", "Each figure is the mean per run over the case's usable runs (the runs' own figures for "
+                  "inside k/N); the error is the mean's."]
     outside = [f"- {case_label(c)}: {c.outside_domain}" for c in data.cases or [] if c.usable and c.outside_domain]
     if outside:
         lines += ["", "Outside the fit's domain:", *outside]
@@ -162,24 +172,33 @@ def render_validation(doc: dict[str, Any] | Validation) -> str:
 
 
 def _cell(c: ValidationCase, source: ValidationCase | ProfileCheck, part: str) -> str:
-    """One figure of one path: predicted [interval] / measured (error), or why it is not predicted."""
+    """One figure of one path over the case's runs: predicted / measured, each the mean per run, (the mean's error,
+    inside k/N: how many runs' own figures lie in their own interval), or why it is not predicted. A case of a
+    validate.json from before repeats is its one run (its figure's own inside)."""
     v = results.value(source, part)
     if v is None:
         return "no prediction"
+    n = v.runs or 1
     p = v.predicted
     why = (source.not_predicted or {}).get(part)
     if p is None and why:
-        return f"not predicted: {why} (measured {_measured(v.measured)})"
+        return f"not predicted: {why} (measured {_measured(v.measured, n)})"
     if p is None and part == "replica_cpu_s" and c.replica_reads:  # a validate.json from before the reasons
-        return f"not predicted: the replicas also served {c.replica_reads:,} reads (measured {_measured(v.measured)})"
+        return (f"not predicted: the replicas also served {_mean(c.replica_reads, n)} reads "
+                f"(measured {_measured(v.measured, n)})")
     if p is None or v.measured is None:
-        return "no prediction" if p is None else f"{_num(p.value)} [{_num(p.low)}–{_num(p.high)}] / not measured"
-    return (f"{_num(p.value)} [{_num(p.low)}–{_num(p.high)}] / {_num(v.measured)} "
-            f"({v.error_pct:+.1f} %{'' if v.inside else ', outside'})")
+        return "no prediction" if p is None else f"{_num(p.value / n)} / not measured"
+    inside = v.inside_runs if v.runs else int(bool(v.inside))
+    return f"{_num(p.value / n)} / {_num(v.measured / n)} ({v.error_pct:+.1f} %, inside {inside}/{n})"
 
 
-def _measured(v: float | None) -> str:
-    return "nothing" if v is None else _num(v)
+def _mean(total: float | None, n: int) -> str:
+    """A case's count (its runs' sum) per run, as a whole number."""
+    return "-" if total is None or not n else f"{round(total / n):,}"
+
+
+def _measured(v: float | None, n: int = 1) -> str:
+    return "nothing" if v is None else _num(v / n)
 
 
 def render_coverage(summary: dict[str, Any]) -> list[str]:
@@ -189,13 +208,14 @@ def render_coverage(summary: dict[str, Any]) -> list[str]:
     lines = [f"Against the bounds (binlog ±{bounds['binlog']:g} %, CPU ±{bounds['CPU']:g} %, lag onset "
              f"±{bounds['onset']:g} %; the 95 % intervals should cover at least {100 * summary['goal']:g} % of the "
              "figures):"]
+    repeats = summary.get("repeats") or 1  # a summary from before repeats: one run per case
     for path, label in PATHS:
         got = summary["paths"].get(path)
         if not got or not got["figures"]:
             continue
         share = got["inside"] / got["figures"]
-        text = (f"- {label}: intervals cover {got['inside']} of {got['figures']} ({100 * share:.0f} %"
-                f"{'' if share >= summary['goal'] else ', below the goal'})")
+        text = (f"- {label}: {got['inside']} of {got['figures']} run figures inside their intervals "
+                f"({100 * share:.0f} %{'' if share >= summary['goal'] else ', below the goal'})")
         if got["not_predicted"]:
             text += f", {got['not_predicted']} more not predicted"
         if got.get("cases_without"):
@@ -203,7 +223,8 @@ def render_coverage(summary: dict[str, Any]) -> list[str]:
         worst = [f"{kind} {w['error_pct']:+.1f} % ({w['case']}, {w['figure']}; "
                  f"{'within' if w['within'] else 'outside'} ±{w['bound_pct']:g} %)"
                  for kind, w in got["worst"].items()]
-        lines.append(text + ("; worst error: " + ", ".join(worst) if worst else ""))
+        judged = f"worst error of a case's mean over {repeats} repeats" if repeats > 1 else "worst error"
+        lines.append(text + (f"; {judged}: " + ", ".join(worst) if worst else ""))
     onset = summary.get("onset")
     if onset:
         lines.append("- lag onset: " + ", ".join(
@@ -220,13 +241,14 @@ def render_onset(doc: dict[str, Any] | Onset) -> str:
                 "rows: fit over apply-capacity drains of several row counts, e.g. study cost-model)")
     lines = [f"Lag onset, {o.rows}-row transactions (a size the fit had no drain of), one replica applying "
              f"alone: predicted {p.value:,.1f} [{p.low:,.1f}–{p.high:,.1f}] transactions/s"]
-    d = o.drain
-    if d is not None and filled(d):
-        rates = ", ".join(f"{r:,.1f}" for r in d.apply_rate_trx_per_s) or "none"
-        lines.append(f"- drained alone (a backlog of {d.writes:,} written at {d.fill_rate}/s, each replica in "
-                     f"turn): {rates} transactions/s"
-                     + (f"; predicted {d.error_pct:+.1f} % off the median" if d.error_pct is not None
-                        else ""))
+    drains = drains_of(o)
+    if drains:
+        d, (_, error) = drains[0], drained(o)
+        rates = "; ".join(", ".join(f"{r:,.1f}" for r in x.apply_rate_trx_per_s or []) or "none" for x in drains)
+        times = f"{len(drains)} times, " if len(drains) > 1 else ""
+        lines.append(f"- drained alone (a backlog of {d.writes:,} written at {d.fill_rate}/s, {times}each replica "
+                     f"in turn): {rates} transactions/s"
+                     + (f"; predicted {error:+.1f} % off the median" if error is not None else ""))
     lines += ["- live, the other replicas stopped:", "",
               "| load | rate | master trx/s | success | lag growth s/s | fell behind | applied trx/s |",
               "|---|---|---|---|---|---|---|"]
