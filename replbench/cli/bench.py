@@ -383,8 +383,9 @@ def _round_trip(text: str) -> float:
     """--link RTT: a round trip ('20ms', '0.5ms') in seconds."""
     try:
         return parse_duration(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{exc}; e.g. --link 20ms") from None
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give the round trip as a positive duration with its unit, "
+                                         "e.g. 20ms or 0.5ms") from None
 
 
 def _add_campaign_parser(sub: Any) -> None:
