@@ -3,12 +3,14 @@ mix or setting is refused. Pure: no topology."""
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
 
 import pytest
 
 from replbench.analysis import costmodel
+from replbench.report.model import render_largest, render_plan
 
 A_MASTER, B_MASTER = 0.00040, 0.000020  # CPU s per transaction and per row
 A_REPLICA, B_REPLICA = 0.00025, 0.000015
@@ -186,8 +188,6 @@ def test_predict_composes_the_coefficients_for_a_mix() -> None:
 
 
 def test_a_plan_prints_every_figure_with_its_interval_and_no_e_notation() -> None:
-    from replbench.report.model import render_plan
-
     text = render_plan(costmodel.predict(costmodel.fit(*synthetic()), costmodel.parse_mix(
         "update_user=3000/s,update_users:100=20/s")))
     assert "e+" not in text and "no data" not in text
@@ -440,3 +440,93 @@ def test_a_binlog_figure_allows_each_transaction_its_group_commit_id() -> None:
     assert plan["high"] - plan["value"] >= 2 * 1000 and plan["value"] - plan["low"] >= 2 * 1000
     got = costmodel.expected(model, {**runs[0], "transactions": 500, "rows": 500})["binlog_bytes"]
     assert got["high"] - got["value"] >= 2 * 500
+
+
+def test_parallel_threads_bound_rho_between_perfect_parallelism_and_none() -> None:
+    """--parallel N: ρ_N is not measured but bounded, from ρ / min(N, the replica's cores) (independent transactions)
+    to ρ (conflicting ones); the fall-behind rate likewise; one thread, or one core, is the serial plan."""
+    model = costmodel.fit(*synthetic())
+    mix = costmodel.parse_mix("update_user=300/s,update_users:100=10/s")
+    serial = costmodel.predict(model, mix)
+    rho, onset = serial["replica_apply_rho"], serial["onset_transactions_per_s"]
+    assert serial["parallel"]["best"] == rho and serial["parallel"]["worst"] == rho
+    for threads, cores, at_once in ((4, 2.0, 2.0), (4, 8.0, 4.0), (4, 1.0, 1.0), (4, 0.5, 1.0), (1, 8.0, 1.0)):
+        p = costmodel.predict(model, mix, replica_cores=cores, threads=threads)["parallel"]
+        assert p["threads"] == threads and p["at_once"] == at_once
+        assert p["worst"] == rho
+        for end in ("value", "low", "high"):
+            assert p["best"][end] == pytest.approx(rho[end] / at_once)
+            assert p["best"][end] <= p["worst"][end]
+            assert p["onset_best"][end] == pytest.approx(onset[end] * at_once)
+        assert p["onset_worst"] == onset
+    text = render_plan(costmodel.predict(model, mix, replica_cores=2, threads=4))
+    assert "ρ with 4 applier threads, a bound, not a measurement" in text and "2 at once" in text
+    assert "applier threads" not in render_plan(serial)
+    # a plan over one thread's capacity: bounded only if enough transactions apply in parallel
+    over = costmodel.predict(model, costmodel.parse_mix("update_user=9000/s"), replica_cores=4, threads=4)
+    assert over["parallel"]["lag"].startswith("bounded only if")
+
+
+def test_link_prices_semi_syncs_commit_wait_and_the_commits_in_flight_per_wait_point() -> None:
+    """--link RTT: AFTER_COMMIT waits one round trip (measured 1.00–1.09); AFTER_SYNC up to two once commits
+    overlap; the commits in flight are the rate × the wait (Little's law)."""
+    model = costmodel.fit(*synthetic())
+    busy = costmodel.predict(model, costmodel.parse_mix("update_user=300/s"), rtt_s=0.020)["semi_sync"]
+    commit, sync = busy["AFTER_COMMIT"], busy["AFTER_SYNC"]
+    assert commit["latency_s"] == pytest.approx({"value": 0.020, "low": 0.020, "high": 0.0218})
+    assert commit["in_flight"] == pytest.approx({"value": 6.0, "low": 6.0, "high": 6.54})
+    assert sync["overlap"]  # 300/s × 20 ms: 6 commits in flight at once
+    assert sync["latency_s"] == pytest.approx({"value": 0.040, "low": 0.020, "high": 0.040})
+    assert sync["in_flight"]["value"] == pytest.approx(12.0)
+    lone = costmodel.semi_sync(10.0, 0.020)["AFTER_SYNC"]  # 0.2 in flight: a commit rarely waits behind another
+    assert not lone["overlap"] and lone["latency_s"]["value"] == pytest.approx(0.020)
+    assert lone["latency_s"]["high"] == pytest.approx(0.040)
+    text = render_plan(costmodel.predict(model, costmodel.parse_mix("update_user=300/s"), rtt_s=0.020))
+    assert "Semi-sync at a 20 ms round trip" in text and "+20 [20–21.8] ms per commit, 6 [6–6.54] commits" in text
+    assert "+40 [20–40] ms per commit, 12 [6–12] commits in flight" in text
+    assert costmodel.predict(model, costmodel.parse_mix("update_user=300/s"))["semi_sync"] is None
+
+
+def test_the_largest_transactions_apply_time_follows_the_apply_fit_with_its_square_term() -> None:
+    """One SQL thread's time for one n-row transaction: per_trx + per_row·n + per_row_sq·n², with its interval."""
+    rnd = random.Random(5)
+    drains = [{"setting": "ROW-FULL", "table": "bench_idx", "replica": "replica1", "transactions": trx,
+               "rows": trx * n, "apply_s": trx * (C_APPLY + D_APPLY * n + E_APPLY * n * n) * (1 + rnd.gauss(0, 0.01))}
+              for n, trx in ((1, 12_000), (10, 4_500), (100, 1_200), (1000, 150)) for _ in range(2)]
+    model = costmodel.fit([], drains)
+    got = costmodel.apply_seconds(model, "ROW-FULL", "bench_idx", 5000)
+    truth = C_APPLY + D_APPLY * 5000 + E_APPLY * 5000 ** 2  # 0.16 s, of which the square term 0.1
+    assert got["value"] == pytest.approx(truth, rel=0.10) and got["low"] <= got["value"] <= got["high"]
+    assert costmodel.apply_seconds(model, "STATEMENT", "bench_idx", 5000) is None  # no fit: no figure
+    assert costmodel.apply_seconds(costmodel.fit(synthetic()[0], []), "ROW-FULL", "bench_idx", 10) is None
+    lines = render_largest({"gtid": "0-1-9", "rows": 5000, "apply_s": got})
+    assert lines[0].startswith("The largest transaction (0-1-9, 5,000 rows) takes one SQL thread 0.1")
+    assert "parallel threads do not split it" in lines[0]
+
+
+@pytest.mark.parametrize("flags, needle", [(["--parallel", "0"], "--parallel"), (["--parallel", "two"], "--parallel"),
+                                           (["--parallel", "1.5"], "--parallel"), (["--link", "20"], "--link"),
+                                           (["--link", "0ms"], "--link"), (["--link", "-1ms"], "--link")])
+def test_a_bad_parallel_or_link_exits_2_with_the_model_commands_usage(tmp_path, flags: list[str],
+                                                                       needle: str) -> None:
+    from .conftest import run_main
+
+    env = {"REPLBENCH_STATE": str(tmp_path / "st"), "REPLBENCH_RESULTS": str(tmp_path / "results")}
+    code, _, err = run_main(["model", "predict", "--mix", "update_user=1/s", *flags], env)
+    assert code == 2 and needle in err and "usage: ./run.sh model" in err and "Traceback" not in err, err
+
+
+def test_predict_mix_prints_the_bytes_out_of_the_master_to_the_replicas_asked(tmp_path) -> None:
+    from .conftest import run_main
+
+    results = tmp_path / "results"
+    (results / "model").mkdir(parents=True)
+    (results / "model" / "model.json").write_text(json.dumps(costmodel.fit(*synthetic())))
+    env = {"REPLBENCH_STATE": str(tmp_path / "st"), "REPLBENCH_RESULTS": str(results)}
+    mix = ["model", "predict", "--mix", "update_user=100/s"]
+    code, out, err = run_main([*mix, "--replicas", "3"], env)
+    each = costmodel.predict(costmodel.fit(*synthetic()), costmodel.parse_mix("update_user=100/s"))
+    three = float(f"{each['bytes_per_s_to_each_replica']['value'] * 3:.3g}")  # as the plan prints it
+    assert code == 0 and f"To 3 replica(s): {three:,.0f} [" in out, err
+    code, out, _ = run_main(mix, env)
+    assert code == 0 and "replica(s):" not in out and "Semi-sync" not in out

@@ -254,10 +254,16 @@ def test_a_profile_feeds_model_predict_without_the_heartbeat(tmp_path: Path, mon
     assert sorted(mixes["bench_idx"]) == sorted([("update", 1, 5 / 77), ("update", 100, 1 / 77),
                                                  ("update", 1, 2 / 77)])  # 8 transactions over 77 s, no heartbeat
     assert "the model has no fit on bench_noidx" in " ".join(notes)
-    args = argparse.Namespace(profile=str(path), setting=None, replica_cores=1.0, replicas_asked="2")  # as parsed
+    args = argparse.Namespace(profile=str(path), setting=None, replica_cores=1.0, replicas_asked="2",  # as parsed
+                              parallel=1, link=None)
     assert predict_from_profile(args) == 0
     out = capsys.readouterr().out
     assert "Capacity plan under ROW-FULL on bench_idx" in out and "To 2 replica(s)" in out
+    # its largest transaction, the 100-row update, priced by the apply fit at its rows
+    took = costmodel.apply_seconds(costmodel.fit(*synthetic()), "ROW-FULL", "bench_idx", 100)
+    big = max(p.largest, key=lambda t: t.rows)
+    assert big.rows == 100 and (f"The largest transaction ({big.gtid}, 100 rows) takes one SQL thread "
+                                f"{took['value']:.3g} [" in out), out
     assert "The profile's own estimate of the binlog under ROW-FULL" in out and "left out" in out
     plan = costmodel.predict(json.loads((results / "model" / "model.json").read_text()), mixes["bench_idx"])
     assert plan["transactions_per_s"] == pytest.approx(8 / 77) and plan["rows_per_s"] == pytest.approx(107 / 77)

@@ -40,7 +40,15 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..core.config import MIN_SUCCESS, MODEL_BOOTSTRAP_MIN_CELLS, MODEL_BOOTSTRAP_ROUNDS, MODEL_DOMAIN_SLACK
+from ..core.config import (
+    MIN_SUCCESS,
+    MODEL_BOOTSTRAP_MIN_CELLS,
+    MODEL_BOOTSTRAP_ROUNDS,
+    MODEL_DOMAIN_SLACK,
+    SEMI_SYNC_AFTER_SYNC_OVERLAP_RTTS,
+    SEMI_SYNC_LONE_RTTS,
+    SEMI_SYNC_OVERLAP_IN_FLIGHT,
+)
 from ..core.records import STATUS_SUCCEEDED, UNIT_OK
 from ..core.results import (
     ApplyRecord,
@@ -495,9 +503,11 @@ def _predict_one(part: dict[str, Any] | None, trx: float, rows: float, reads: fl
 
 
 def predict(model: dict[str, Any], mix: list[tuple[str, int, float]], setting: str = "ROW-FULL",
-            replica_cores: float = 1.0, table: str = "bench_idx") -> dict[str, Any]:
+            replica_cores: float = 1.0, table: str = "bench_idx", threads: int = 1,
+            rtt_s: float | None = None) -> dict[str, Any]:
     """Every figure of a capacity plan for the mix under the setting on the table; each {value, low, high} or None
-    where the model has no data."""
+    where the model has no data. With `threads` applier threads, their bounds (parallel_apply); with a round trip
+    rtt_s, semi-sync's commit wait per wait point (semi_sync)."""
     if setting not in SETTINGS:
         raise MixError(f"unknown setting {setting!r}; settings: {', '.join(SETTINGS)}")
     fitted = model["settings"].get(key(setting, table))
@@ -533,7 +543,56 @@ def predict(model: dict[str, Any], mix: list[tuple[str, int, float]], setting: s
         "onset_transactions_per_s": _reciprocal(rho, trx),
         "fsyncs_per_s": _predict_one(fitted.get("master_fsyncs"), trx, rows, seconds=writing),
         "outside_domain": outside_domain(fitted, trx, rows),
+        "parallel": parallel_apply(rho, trx, threads, replica_cores),
+        "semi_sync": None if rtt_s is None else semi_sync(trx, rtt_s),
     }
+
+
+def parallel_apply(rho: dict[str, float] | None, trx: float, threads: int,
+                   replica_cores: float) -> dict[str, Any] | None:
+    """A replica's apply utilisation with `threads` applier threads, as bounds and not a measurement: the fit times
+    one SQL thread (docs/cost-model.md, "Predict"; study parallel-apply measures threads, docs/studies.md). Best:
+    independent transactions, min(threads, the replica's cores) applied at once (a thread beyond the cores waits for
+    one) → ρ / that; worst: conflicting transactions, or one transaction, which no thread splits → ρ. Each end keeps
+    ρ's interval; the rate at which the replica starts falling behind is the mix's transactions/s over each end.
+    (Optimistic mode retries a conflicting transaction, which can cost more than ρ: the model does not price it.)"""
+    if rho is None:
+        return None
+    at_once = max(1.0, min(float(threads), replica_cores))
+    best = {k: v / at_once for k, v in rho.items()}
+    return {"threads": threads, "at_once": at_once, "best": best, "worst": dict(rho),
+            "onset_best": _reciprocal(best, trx), "onset_worst": _reciprocal(rho, trx),
+            "lag": "bounded however the transactions conflict" if rho["high"] < 1 else
+            "grows even if every transaction applies in parallel" if best["low"] > 1 else
+            "bounded only if enough transactions apply in parallel (the model cannot tell how many conflict)"}
+
+
+def semi_sync(trx: float, rtt_s: float) -> dict[str, dict[str, Any]]:
+    """Semi-sync's cost per commit at a round trip of rtt_s to the replica whose ACK the master waits for, per wait
+    point, from the round trips measured by hand (core/config.SEMI_SYNC_*, docs/decisions/semi-sync-by-hand.md):
+    the added commit latency {value, low, high} in seconds, its round trips, and the commits in flight that sustain
+    trx transactions/s (Little's law: rate × wait), the concurrency the application needs. AFTER_COMMIT (MariaDB's
+    default) waits one round trip; AFTER_SYNC one when commits do not overlap, up to two when they do (rate × RTT of
+    SEMI_SYNC_OVERLAP_IN_FLIGHT or more)."""
+    low, high = SEMI_SYNC_LONE_RTTS
+    overlap = trx * rtt_s * low >= SEMI_SYNC_OVERLAP_IN_FLIGHT
+    rtts = {"AFTER_COMMIT": {"value": low, "low": low, "high": high},
+            "AFTER_SYNC": {"value": SEMI_SYNC_AFTER_SYNC_OVERLAP_RTTS if overlap else low, "low": low,
+                           "high": SEMI_SYNC_AFTER_SYNC_OVERLAP_RTTS}}
+    out = {}
+    for point, r in rtts.items():
+        wait = {k: v * rtt_s for k, v in r.items()}
+        out[point] = {"rtts": r, "latency_s": wait, "in_flight": {k: v * trx for k, v in wait.items()},
+                      "overlap": overlap}
+    return out
+
+
+def apply_seconds(model: dict[str, Any], setting: str, table: str, rows: float) -> dict[str, float] | None:
+    """One SQL thread's apply time for one transaction of `rows` rows under the setting on the table (the apply
+    fit's per_trx + per_row·rows + per_row_sq·rows²), with its interval; None without an apply fit that prices
+    rows. The replica's lag grows by at least this while it applies it: no parallel thread splits a transaction."""
+    fitted = model["settings"].get(key(setting, table))
+    return _predict_one(fitted["apply_s"] if fitted else None, 1.0, float(rows), squares=float(rows) ** 2)
 
 
 def binlog_bytes(fitted: dict[str, Any], trx: float, rows: float) -> dict[str, float] | None:

@@ -828,11 +828,13 @@ def workload_mixes(profile: Profile, tables: list[str]) -> tuple[dict[str, Mix],
 
 
 def price(model: dict[str, Any], profile: Profile, mixes: dict[str, Mix], mapped: dict[str, list[Line]],
-          setting: str, replica_cores: float = 1.0, alone: bool = False) -> list[dict[str, Any]]:
+          setting: str, replica_cores: float = 1.0, alone: bool = False, threads: int = 1,
+          rtt_s: float | None = None) -> list[dict[str, Any]]:
     """The cost sheets of the profile's workload under one setting, one per model table its mixes are on:
-    costmodel.predict's plan (every figure per second) and the profile's own estimate of the binlog in B/s, or the
-    setting, the table and why there is none. A table the model has no fit of under the setting is left out, or
-    with `alone` (the one setting asked) sheeted as such."""
+    costmodel.predict's plan (every figure per second; with threads and rtt_s as predict takes them), the profile's
+    own estimate of the binlog in B/s and its largest transaction's apply time (largest_on), or the setting, the
+    table and why there is none. A table the model has no fit of under the setting is left out, or with `alone`
+    (the one setting asked) sheeted as such."""
     sheets = []
     for table, mix in mixes.items():
         if costmodel.key(setting, table) not in model["settings"]:
@@ -841,8 +843,22 @@ def price(model: dict[str, Any], profile: Profile, mixes: dict[str, Mix], mapped
             continue
         own = [ln.settings[setting].bytes for ln in mapped[table]]
         try:
-            sheets.append({"plan": costmodel.predict(model, mix, setting, replica_cores, table),
-                           "profile_bytes_per_s": None if None in own else sum(b or 0 for b in own) / profile.span_s})
+            sheets.append({"plan": costmodel.predict(model, mix, setting, replica_cores, table, threads, rtt_s),
+                           "profile_bytes_per_s": None if None in own else sum(b or 0 for b in own) / profile.span_s,
+                           "largest": largest_on(model, profile, mapped[table], setting, table)})
         except costmodel.MixError as exc:
             sheets.append({"setting": setting, "table": table, "error": str(exc)})
     return sheets
+
+
+def largest_on(model: dict[str, Any], profile: Profile, lines: list[Line], setting: str,
+               table: str) -> dict[str, Any] | None:
+    """The profile's largest transaction (by rows, of those it kept: the biggest by bytes) on these lines, with one
+    SQL thread's time to apply all its rows on the model's table (costmodel.apply_seconds); None when none of them
+    is on the lines. A transaction on lines priced on several tables is priced whole on each."""
+    names = {f"{ln.schema_name}.{ln.table} {ln.kind}" for ln in lines}
+    on = [t for t in profile.largest if names.intersection(t.tables)]
+    if not on:
+        return None
+    t = max(on, key=lambda t: t.rows)
+    return {"gtid": t.gtid, "rows": t.rows, "apply_s": costmodel.apply_seconds(model, setting, table, t.rows)}

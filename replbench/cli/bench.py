@@ -34,6 +34,7 @@ from ..core.config import (
     WORKER_CLASS_NAMES,
     ReplbenchError,
     Settings,
+    parse_duration,
 )
 from ..core.records import (
     DONE,
@@ -58,7 +59,7 @@ from ..report.model import render_fit, render_plan, render_validation
 from ..report.sources import SourceError, asset_sources, pick, split_kept
 from ..topology import links
 from ..topology.install import VEGETA_VERSION, mariadb_binaries
-from ..topology.knobs import KNOB_LIST, Knobs
+from ..topology.knobs import KNOB_LIST, MAX_PARALLEL_THREADS, Knobs
 from . import profile
 from .args import (
     ArgumentParser,
@@ -361,7 +362,34 @@ def _add_model_parser(sub: Any) -> None:
     p.add_argument("--replica-cores", type=float, default=1.0, help="predict: cores each replica has")
     p.add_argument("--table", choices=("bench_idx", "bench_noidx"), default="bench_idx",
                    help="predict: the table the mix writes (default: bench_idx, with its four secondary indexes)")
+    p.add_argument("--parallel", type=_threads, default=1, metavar="N",
+                   help="predict: the replica's applier threads; ρ with N is printed as bounds, from independent "
+                        "transactions (ρ / min(N, --replica-cores)) to conflicting ones (ρ) (default: 1)")
+    p.add_argument("--link", type=_round_trip, metavar="RTT",
+                   help="predict: the round trip to the replica that acknowledges, e.g. 20ms or 0.5ms: semi-sync's "
+                        "added commit latency per wait point and the commits in flight it takes")
     add_topology_flags(p)
+
+
+def _threads(text: str) -> int:
+    """--parallel N: whole, 1 to the most applier threads a replica may have (the knob's own bound)."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= MAX_PARALLEL_THREADS:
+        raise argparse.ArgumentTypeError(f"{text!r}: give applier threads as a whole number from 1 to "
+                                         f"{MAX_PARALLEL_THREADS}")
+    return n
+
+
+def _round_trip(text: str) -> float:
+    """--link RTT: a round trip ('20ms', '0.5ms') in seconds."""
+    try:
+        return parse_duration(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give the round trip as a positive duration with its unit, "
+                                         "e.g. 20ms or 0.5ms") from None
 
 
 def _add_campaign_parser(sub: Any) -> None:
@@ -556,10 +584,10 @@ def cmd_model(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     model, source = profile.load_model(settings)
     try:
-        plan = costmodel.predict(model, mix, args.setting, args.replica_cores, args.table)
+        plan = costmodel.predict(model, mix, args.setting, args.replica_cores, args.table, args.parallel, args.link)
     except costmodel.MixError as exc:
         raise ReplbenchError(str(exc)) from None
-    print(render_plan(plan))
+    print(render_plan(plan, settings.replicas_asked if args.replicas_asked else None))
     print(source)
     return 0
 

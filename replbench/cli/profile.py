@@ -199,7 +199,8 @@ def predict_from_profile(args: argparse.Namespace) -> int:
     for setting in wanted:
         if setting not in costmodel.SETTINGS:
             raise UsageError(f"unknown --setting {setting!r}; settings: {', '.join(costmodel.SETTINGS)}")
-        sheets += price(model, profile, mixes, mapped, setting, args.replica_cores, alone=len(wanted) == 1)
+        sheets += price(model, profile, mixes, mapped, setting, args.replica_cores, alone=len(wanted) == 1,
+                        threads=getattr(args, "parallel", 1), rtt_s=getattr(args, "link", None))
     if not sheets:
         raise ReplbenchError(f"the model ({source}) has none of the settings asked for the profile's tables")
     asked = getattr(args, "replicas_asked", None)  # --replicas N (the topology flag's, read as the setting)

@@ -253,6 +253,15 @@ MODEL_COVERAGE_GOAL = 0.9
 # its backlog MODEL_ONSET_DRAIN_REPEATS times and takes the median of every replica's rate
 MODEL_VALIDATE_REPEATS = 3
 MODEL_ONSET_DRAIN_REPEATS = 2
+# model predict --link RTT: a semi-sync commit's added wait in round trips of the link, per wait point, as measured
+# by hand (docs/decisions/semi-sync-by-hand.md; its data in results/readme-assets/semi-sync-by-hand-20261127/):
+# one client committing, 1.00–1.09 round trips under either wait point (cells.json, 1, 5 and 20 ms links); 4 and 8
+# clients at once on 20 ms, AFTER_COMMIT still about one, AFTER_SYNC about two (concurrent.json; why two is inferred
+# from the counters, not traced). AFTER_SYNC waits its upper figure once commits overlap: SEMI_SYNC_OVERLAP_IN_FLIGHT
+# or more commits in flight at one round trip each (rate × RTT, Little's law)
+SEMI_SYNC_LONE_RTTS = (1.00, 1.09)  # one commit at a time (low, high), both wait points
+SEMI_SYNC_AFTER_SYNC_OVERLAP_RTTS = 2.0  # AFTER_SYNC with commits overlapping
+SEMI_SYNC_OVERLAP_IN_FLIGHT = 1.0
 # attackers on other hosts (a topology file's [[attacker]], load/remote.py; docs/own-servers.md, "Attackers on
 # several hosts"): each starts at one agreed instant, this far ahead of the last host's check at least (and 3 ssh
 # connections' time); its first request more than ATTACKER_LATE_S after that instant (on this host's clock, its

@@ -108,7 +108,9 @@ def _figure(value: dict[str, Any] | None) -> str:
     return f"{_num(value['value'])} [{_num(value['low'])}–{_num(value['high'])}]"
 
 
-def render_plan(plan: dict[str, Any]) -> str:
+def render_plan(plan: dict[str, Any], replicas: int | None = None) -> str:
+    """costmodel.predict's plan as text; with `replicas`, the bytes out of the master to that many."""
+    each = plan.get("bytes_per_s_to_each_replica")
     return "\n".join([
         f"Capacity plan under {plan['setting']} on {plan['table']}: {plan['transactions_per_s']:,.0f} transactions/s, "
         f"{plan['rows_per_s']:,.0f} rows/s (95 % intervals in brackets)",
@@ -121,9 +123,65 @@ def render_plan(plan: dict[str, Any]) -> str:
         f"{plan['lag'] or 'unknown (no apply data)'}"
         + (f" ({_figure(plan['lag_growth_s_per_s'])} s per s)" if plan.get("lag_growth_s_per_s") else ""),
         f"A replica starts falling behind at {_figure(plan['onset_transactions_per_s'])} transactions/s of this mix",
+        *_parallel(plan.get("parallel")),
         f"Fsyncs on the master: {_figure(plan['fsyncs_per_s'])} per second",
+        *([f"To {replicas} replica(s): {_figure(_times(each, replicas))} B/s out of the master (each replica's "
+           "stream, once per replica)"] if replicas and each else []),
+        *_semi_sync(plan.get("semi_sync"), plan["transactions_per_s"]),
         *([f"Outside the model's domain: {plan['outside_domain']}"] if plan.get("outside_domain") else []),
     ])
+
+
+def _times(value: dict[str, float], factor: float) -> dict[str, float]:
+    return {k: v * factor for k, v in value.items()}
+
+
+def _parallel(p: dict[str, Any] | None) -> list[str]:
+    """--parallel N's bounds (costmodel.parallel_apply); nothing for one thread: the plan's own ρ."""
+    if not p or p["threads"] <= 1:
+        return []
+    n, at_once = p["threads"], p["at_once"]
+    head = (f"ρ with {n} applier threads, a bound, not a measurement (the model times one SQL thread; study "
+            "parallel-apply measures threads):")
+    if at_once <= 1:
+        return [f"{head} one thread's, {_figure(p['worst'])}: min({n}, the replica's cores) = 1 transaction applies "
+                f"at once; lag {p['lag']}"]
+    return [f"{head} from {_figure(p['best'])} (independent transactions, min({n}, the replica's cores) = "
+            f"{at_once:g} at once) to {_figure(p['worst'])} (conflicting ones, or one transaction: no thread splits "
+            f"it); lag {p['lag']}",
+            f"With {n} applier threads a replica starts falling behind between {_figure(p['onset_worst'])} "
+            f"(conflicting) and {_figure(p['onset_best'])} (independent) transactions/s of this mix"]
+
+
+def _semi_sync(s: dict[str, Any] | None, trx: float) -> list[str]:
+    """--link RTT's semi-sync wait per commit per wait point and the commits in flight it takes
+    (costmodel.semi_sync)."""
+    if not s:
+        return []
+    rtt = s["AFTER_COMMIT"]["latency_s"]["value"] / s["AFTER_COMMIT"]["rtts"]["value"]
+    lines = [f"Semi-sync at a {_num(rtt * 1e3)} ms round trip to the replica that acknowledges (round trips per "
+             f"commit as measured by hand, docs/decisions/semi-sync-by-hand.md; in flight: {_num(trx)} "
+             "transactions/s × the wait, Little's law, the commits the application must have open at once):"]
+    for point, basis in (("AFTER_COMMIT", "MariaDB's default: one round trip, measured 1.00–1.09"),
+                         ("AFTER_SYNC", "up to two round trips once commits overlap, as they do at this rate"
+                          if s["AFTER_SYNC"]["overlap"] else
+                          "one round trip while commits do not overlap, up to two when they do")):
+        got = s[point]
+        lines.append(f"  {point} ({basis}): +{_figure(_times(got['latency_s'], 1e3))} ms per commit, "
+                     f"{_figure(got['in_flight'])} commits in flight")
+    return lines
+
+def render_largest(big: dict[str, Any] | None) -> list[str]:
+    """model predict --profile: the profile's largest transaction on a sheet's table (analysis/profile.largest_on),
+    one SQL thread's apply time for it from the apply fit."""
+    if not big:
+        return []
+    took = big["apply_s"]
+    head = f"The largest transaction ({big['gtid']}, {big['rows']:,} rows)"
+    if took is None:
+        return [f"{head}: no apply time (the model has no apply fit that prices rows)"]
+    return [f"{head} takes one SQL thread {_figure(took)} s to apply (the apply fit at its rows): the replica's lag "
+            "grows by at least that while it applies it; parallel threads do not split it"]
 
 
 def render_validation(doc: dict[str, Any] | Validation) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..analysis.profile import SETTINGS, Group, Line, Profile
-from .model import render_plan
+from .model import render_largest, render_plan
 
 SECONDS_PER_DAY = 86_400
 
@@ -137,12 +137,11 @@ def render_predictions(profile_path: str, profile: Profile, sheets: list[dict[st
         if plan is None:
             out.append(f"{sheet['setting']} on {sheet['table']}: {sheet['error']}")
             continue
-        out.append(render_plan(plan))
+        out.append(render_plan(plan, replicas))
         own = sheet.get("profile_bytes_per_s")
         if own is not None:
             out.append(f"The profile's own estimate of the binlog under {plan['setting']}, from its row images and "
                        f"statements: {own:,.0f} B/s")
-        each = (plan.get("bytes_per_s_to_each_replica") or {}).get("value")
-        if replicas and each is not None:
-            out.append(f"To {replicas} replica(s): {_bytes(each * replicas)}/s out of the master")
+        out += render_largest(sheet.get("largest"))
     return "\n".join(out)
+
