@@ -180,8 +180,11 @@ def render_largest(big: dict[str, Any] | None) -> list[str]:
     head = f"The largest transaction ({big['gtid']}, {big['rows']:,} rows)"
     if took is None:
         return [f"{head}: no apply time (the model has no apply fit that prices rows)"]
-    return [f"{head} takes one SQL thread {_figure(took)} s to apply (the apply fit at its rows): the replica's lag "
-            "grows by at least that while it applies it; parallel threads do not split it"]
+    seconds = took["value"] >= 1
+    shown = took if seconds else {k: v * 1e3 if v is not None else None for k, v in took.items()}
+    unit = "s" if seconds else "ms"
+    return [f"{head} takes one SQL thread {_figure(shown)} {unit} to apply (the apply fit at its rows): the "
+            "replica's lag grows by at least that while it applies it; parallel threads do not split it"]
 
 
 def render_validation(doc: dict[str, Any] | Validation) -> str:
