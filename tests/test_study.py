@@ -295,12 +295,20 @@ def test_page_one_states_at_most_max_findings_sweep_limits_included() -> None:
     assert sum("max sustainable rate" in b for b in bullets) == 3
 
 
-def test_a_tiny_real_study_writes_study_json_and_a_report_section(topo: Settings, tmp_path: Path) -> None:
-    path = write_study(tmp_path, GOOD, "tiny")
-    env = env_for(topo.state)
-    proc = run_cli(["study", str(path)], env, timeout=900)
+@pytest.fixture(scope="module")
+def tiny_study(topo: Settings, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """The tiny real study (GOOD: ROW against STATEMENT, twice), run once for the tests that read its folder: the
+    report section, and the report made from it as a campaign's study. Neither test writes into the folder."""
+    path = write_study(tmp_path_factory.mktemp("study"), GOOD, "tiny")
+    proc = run_cli(["study", str(path)], env_for(topo.state), timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    folder, data = study_folder(proc.stdout)
+    return study_folder(proc.stdout)
+
+
+def test_a_tiny_real_study_writes_study_json_and_a_report_section(topo: Settings, tmp_path: Path,
+                                                                   tiny_study: tuple[Path, dict]) -> None:
+    env = env_for(topo.state)
+    folder, data = tiny_study
     assert data["status"] == "complete" and len(data["units"]) == 4
     assert [u["cell"] for u in data["units"]] == ["binlog_format=ROW", "binlog_format=STATEMENT"] * 2
     assert all(u["status"] in ("ok", "ok-with-warnings") for u in data["units"])
@@ -390,14 +398,12 @@ def as_campaign(results: Path, study_dir: Path, name: str) -> Path:
     return folder
 
 
-def test_report_md_comes_from_one_campaign_its_first_page_the_cost_sheet(topo: Settings, tmp_path: Path) -> None:
+def test_report_md_comes_from_one_campaign_its_first_page_the_cost_sheet(topo: Settings, tmp_path: Path,
+                                                                         tiny_study: tuple[Path, dict]) -> None:
     """A real study's folder as a campaign's binlog-format study: the report names the campaign, opens with the
     cost sheet, mixes in no loose section (they go to the archive page), and a clone holding only the committed
     assets rebuilds report.md byte for byte."""
-    path = write_study(tmp_path, GOOD, "tiny")
-    proc = run_cli(["study", str(path)], env_for(topo.state), timeout=900)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    study_dir, _ = study_folder(proc.stdout)
+    study_dir, _ = tiny_study
     root = tmp_path / "top"
     results = root / "results"
     as_campaign(results, study_dir, "binlog-format")
