@@ -36,6 +36,21 @@ def short_run(topo: Settings, scenario: str, rate: int = 40, duration: str = "2s
     return run_cli([scenario, str(rate), "--duration", duration, *early], env_for(topo.state, **env))
 
 
+@pytest.fixture(scope="module")
+def scenario_run(topo: Settings):
+    """short_run at the defaults (40/s, 2 s), made once per scenario in this module: the run of each scenario and
+    the tests that read the same run's files (vegeta's report layout, a write run's binlog and checksum) share it.
+    No test writes into a run's folder."""
+    made: dict[str, subprocess.CompletedProcess[str]] = {}
+
+    def get(scenario: str) -> subprocess.CompletedProcess[str]:
+        if scenario not in made:
+            made[scenario] = short_run(topo, scenario)
+        return made[scenario]
+
+    return get
+
+
 def each_scenario() -> list:
     """Every scenario; one whose own faults kill a node (failover) disturbs the topology, so it runs last."""
     return [pytest.param(name, marks=pytest.mark.disruptive)
@@ -43,8 +58,8 @@ def each_scenario() -> list:
 
 
 @pytest.mark.parametrize("scenario", each_scenario())
-def test_a_run_of_each_scenario_leaves_every_file(topo: Settings, scenario: str) -> None:
-    proc = short_run(topo, scenario)
+def test_a_run_of_each_scenario_leaves_every_file(scenario_run, scenario: str) -> None:
+    proc = scenario_run(scenario)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     folder = run_folder(proc.stdout)
     for name in RUN_FILES:
@@ -69,8 +84,8 @@ def test_a_run_of_each_scenario_leaves_every_file(topo: Settings, scenario: str)
     assert f"-max-connections={cap}" in meta["attack_command"]
 
 
-def test_report_txt_has_vegetas_layout(topo: Settings) -> None:
-    proc = short_run(topo, "get")
+def test_report_txt_has_vegetas_layout(scenario_run) -> None:
+    proc = scenario_run("get")
     folder = run_folder(proc.stdout)
     ours = [line.split("  ")[0] for line in (folder / "report.txt").read_text().splitlines()[:7]]
     theirs = [line.split("  ")[0] for line in (FIXTURES / "report.txt").read_text().splitlines()[:7]]
@@ -103,26 +118,26 @@ def test_cpu_and_lag_csv_cover_every_node(topo: Settings) -> None:
         assert min(times) < start and max(times) >= end - period, (name, min(times), max(times), start, end)
 
 
-def test_write_run_binlog_and_checksum(topo: Settings) -> None:
-    proc = short_run(topo, "write", rate=50)
+def test_write_run_binlog_and_checksum(scenario_run) -> None:
+    proc = scenario_run("write")  # 40/s for 2 s: 80 writes
     assert proc.returncode == 0, proc.stdout + proc.stderr
     summary = json.loads((run_folder(proc.stdout) / "summary.json").read_text())
     assert summary["consistency"]["equal"] is True
     assert len(set(summary["consistency"]["checksums"].values())) == 1
     binlog = summary["binlog"]
-    assert binlog["successful_writes"] == 100
+    assert binlog["successful_writes"] == 80
     assert 150 < binlog["bytes_per_write"] < 2000  # a single-row ROW/FULL update: hundreds of bytes
     assert "Consistency: CHECKSUM TABLE bench_idx.accounts equal on all three nodes" in proc.stdout
     admission = summary["app_admission"]
-    assert admission["admitted"] == 100 and admission["shed"] == 0 and admission["workers"] == 2
+    assert admission["admitted"] == 80 and admission["shed"] == 0 and admission["workers"] == 2
     # the live progress line's source: every answer counted by the app, with its latency in the histogram
-    assert admission["answered"] == 100 and admission["failed"] == 0
+    assert admission["answered"] == 80 and admission["failed"] == 0
     assert "app answered " in proc.stderr and " failed, app p99 ≤" in proc.stderr
     # nothing runs beside the attack process: vegeta writes results.bin itself, no tee, no live report
     assert set(summary["pipeline_cpu_s"]) == {"vegeta"}
     meta = json.loads((run_folder(proc.stdout) / "meta.json").read_text())
     assert "-output=" in str(meta["attack_command"])
-    assert "App admission: 100 admitted, 0 shed" in proc.stdout
+    assert "App admission: 80 admitted, 0 shed" in proc.stdout
 
 
 def test_the_apps_latency_histogram_gives_the_progress_p99() -> None:
