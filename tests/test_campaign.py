@@ -15,8 +15,8 @@ from replbench.experiments import campaign, modelcheck, study, studyfile
 
 from .conftest import env_for, run_cli, run_main
 
-TINY = 'description = "two tiny runs"\n[[units]]\ncommand = "get 20 --duration 2s"\n' \
-       '[[units]]\ncommand = "get 30 --duration 2s"\nenv = { REPLBENCH_ADMISSION = "none" }\n'
+TINY = 'description = "two tiny runs"\n[[units]]\ncommand = "get 20 --duration 1s"\n' \
+       '[[units]]\ncommand = "get 30 --duration 1s"\nenv = { REPLBENCH_ADMISSION = "none" }\n'
 
 
 @pytest.mark.parametrize("text,needle", [
@@ -99,8 +99,8 @@ def test_resume_at_another_commit_only_finishes_a_campaign_whose_units_all_ran(t
     folder = results / "campaign-tiny-20990101-000000"
     (folder / "units").mkdir(parents=True)
     (folder / "units" / "2.log").write_text(log_text)
-    units = [{"command": "get 20 --duration 2s", "env": {}, "status": "done", "exit_code": 0, "log": "units/1.log"},
-             {"command": "get 30 --duration 2s", "env": {"REPLBENCH_ADMISSION": "none"}, "status": "failed",
+    units = [{"command": "get 20 --duration 1s", "env": {}, "status": "done", "exit_code": 0, "log": "units/1.log"},
+             {"command": "get 30 --duration 1s", "env": {"REPLBENCH_ADMISSION": "none"}, "status": "failed",
               "exit_code": 0, "log": "units/2.log"}]
     (folder / "campaign.json").write_text(json.dumps({"name": "tiny", "commit": "0000000", "status": "failed",
                                                       "folder": folder.name, "units": units}))
@@ -148,7 +148,7 @@ def test_a_campaign_runs_into_one_folder_and_resumes_only_what_did_not_finish(to
              for m in folder.glob("*-get-*/meta.json")}
     assert modes == {"20": "codel", "30": "none"}, modes  # the default, then the unit's
     assert [u["env"] for u in data["units"]] == [{}, {"REPLBENCH_ADMISSION": "none"}]
-    assert "REPLBENCH_ADMISSION=none ./run.sh get 30 --duration 2s" in proc.stdout + proc.stderr
+    assert "REPLBENCH_ADMISSION=none ./run.sh get 30 --duration 1s" in proc.stdout + proc.stderr
     # every unit's command said last that it returned: that line is the completion check
     assert all((folder / u["log"]).read_text().rstrip().splitlines()[-1].startswith(campaign.UNIT_FINISHED)
                for u in data["units"])
