@@ -122,7 +122,9 @@ def render_plan(plan: dict[str, Any], replicas: int | None = None) -> str:
         f"Replica apply utilisation ρ (one SQL thread): {_figure(plan['replica_apply_rho'])}; lag "
         f"{plan['lag'] or 'unknown (no apply data)'}"
         + (f" ({_figure(plan['lag_growth_s_per_s'])} s per s)" if plan.get("lag_growth_s_per_s") else ""),
-        f"A replica starts falling behind at {_figure(plan['onset_transactions_per_s'])} transactions/s of this mix",
+        f"A replica starts falling behind at {_figure(plan['onset_transactions_per_s'])} transactions/s of this mix"
+        if plan["onset_transactions_per_s"] else
+        f"The rate at which a replica starts falling behind: {_figure(None)}",
         *_parallel(plan.get("parallel")),
         f"Fsyncs on the master: {_figure(plan['fsyncs_per_s'])} per second",
         *([f"To {replicas} replica(s): {_figure(_times(each, replicas))} B/s out of the master (each replica's "
