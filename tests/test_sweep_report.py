@@ -176,8 +176,8 @@ def test_a_small_real_sweep_and_its_report(topo: Settings, tmp_path: Path) -> No
     proc = run_cli(["report", "--output", str(rebuilt_output)], dict(env, REPLBENCH_RESULTS=str(clone)))
     assert proc.returncode == 0, proc.stderr
     sections = [p for p in (clone / "report-assets").iterdir()
-                if any((p / f).exists() for f in ("study.json", "sweep.json", "summary.json"))]
-    assert len(sections) >= 2  # the two sweeps shown (and whatever studies or fault runs other tests reported)
+                if any((p / f).exists() for f in ("study.json", "sweep.json", "summary.json", "model.json"))]
+    assert len(sections) >= 2  # the two sweeps, and other tests' studies, fault runs, model
     assert f"rebuilt {len(sections)} section(s) from committed assets" in proc.stdout, proc.stdout
     rebuilt = rebuilt_output.read_text()
 
