@@ -624,9 +624,7 @@ def onset(model: dict[str, Any], rows_per_trx: float, setting: str = "ROW-FULL",
           table: str = "bench_idx") -> dict[str, float] | None:
     """The rate of rows_per_trx-row transactions at which one replica (one SQL thread, on its own) starts falling
     behind: 1 / its apply seconds per transaction, with the interval; None without an apply fit that prices rows."""
-    fitted = model["settings"].get(key(setting, table))
-    return _reciprocal(_predict_one(fitted["apply_s"] if fitted else None, 1.0, float(rows_per_trx),
-                                    squares=float(rows_per_trx) ** 2))
+    return _reciprocal(apply_seconds(model, setting, table, rows_per_trx))
 
 
 def expected(model: dict[str, Any], obs: dict[str, Any]) -> dict[str, dict[str, float] | None]:
