@@ -14,11 +14,18 @@ from pathlib import Path
 import pytest
 
 from replbench.core import sql
-from replbench.core.config import SETTLE_HOST_SAMPLE, SETTLE_HOST_WAIT, SETTLE_TIMEOUT, Settings
+from replbench.core.config import (
+    SETTLE_DIRTY_PAGES,
+    SETTLE_HOST_SAMPLE,
+    SETTLE_HOST_WAIT,
+    SETTLE_INNODB_WAIT,
+    SETTLE_TIMEOUT,
+    Settings,
+)
 from replbench.core.progress import Progress
 from replbench.experiments import prepare
 from replbench.measure.poslag import PositionLag
-from replbench.topology import nodes
+from replbench.topology import innodbrest, nodes
 
 from .conftest import env_for, run_cli, run_folder, wait_until
 
@@ -122,6 +129,7 @@ def settle_with(monkeypatch: pytest.MonkeyPatch, drains: list[list[str]], host: 
     monkeypatch.setattr(prepare, "time", clock)
     monkeypatch.setattr(prepare, "_drains", next_drains)
     monkeypatch.setattr(prepare, "_host_busy", next_host)
+    monkeypatch.setattr(prepare.innodbrest, "rest", lambda *_: {"nodes": {}, "waited_s": 0.0, "why": []})
     return prepare.settle(None, Progress("settle", stream=io.StringIO()), timeout)  # type: ignore[arg-type]
 
 
@@ -140,6 +148,32 @@ def test_settle_decides_settled_only_when_everything_drained_and_the_host_is_nea
     assert quiet["settled"] and quiet["waited_for"] == [busy] and quiet["waited_s"] == 2 * SETTLE_HOST_SAMPLE
     stuck = settle_with(monkeypatch, [[statement]], [""], timeout=3.0)  # never drains: past the timeout, it starts
     assert not stuck["settled"] and stuck["why"] == [statement] and stuck["waited_s"] >= 3.0
+
+
+def test_settle_flushes_each_nodes_dirty_pages_and_puts_its_flushing_settings_back(topo: Settings) -> None:
+    # pages dirtied on every node (through replication), as a write unit leaves them: InnoDB does not flush them
+    # while idle, so without the settle's flush they stay dirty and the next idle window's heartbeat starts it
+    with sql.admin(topo.master, topo) as cur:
+        cur.execute("CREATE DATABASE IF NOT EXISTS rest_check")
+        cur.execute("CREATE TABLE rest_check.pad (id INT PRIMARY KEY, pad VARCHAR(2000)) ENGINE=InnoDB")
+        cur.execute("INSERT INTO rest_check.pad SELECT seq, REPEAT('x', 2000) FROM rest_check.seq_1_to_4000")
+    try:
+        assert all(v is not None for v in nodes.wait_caught_up(topo, 60).values())
+        before = {n.name: sql.query_one(n, topo, "SELECT CONCAT_WS(' ', @@innodb_io_capacity, "
+                                        "@@innodb_io_capacity_max, @@innodb_max_dirty_pages_pct)") for n in topo.nodes}
+        rested = innodbrest.rest(topo, SETTLE_INNODB_WAIT)
+        assert rested["why"] == [], rested
+        for node in topo.nodes:
+            started = rested["nodes"][node.name]
+            assert started["dirty_pages"] > SETTLE_DIRTY_PAGES, rested  # it had something to flush …
+            assert innodbrest.state(node, topo)[0] <= SETTLE_DIRTY_PAGES  # … and flushed it
+            assert innodbrest.waited(node.name, started).startswith(f"{node.name}: {started['dirty_pages']:,} dirty")
+            assert sql.query_one(node, topo, "SELECT CONCAT_WS(' ', @@innodb_io_capacity, @@innodb_io_capacity_max, "
+                                 "@@innodb_max_dirty_pages_pct)") == before[node.name]
+    finally:
+        with sql.admin(topo.master, topo) as cur:
+            cur.execute("DROP DATABASE IF EXISTS rest_check")
+        nodes.wait_caught_up(topo, 60)
 
 
 def test_settle_waits_out_the_last_units_connections_in_time_wait() -> None:

@@ -186,6 +186,14 @@ SETTLE_HOST_WAIT = 15.0  # seconds the host may take to get there once our own w
 # the last unit's, not drained; after an unbounded overload the next run's vegeta burns a core finding free ports and
 # cannot send its rate. docs/decisions/settle-time-wait.md
 SETTLE_TIME_WAIT_SHARE = 0.05
+# each node's InnoDB at rest before a unit: the earlier units' dirty pages flushed (at this I/O capacity, put back
+# after) and their undo purged, within SETTLE_INNODB_WAIT; else the next idle window gets the flushing they start.
+# docs/decisions/settle-innodb-rest.md
+SETTLE_DIRTY_PAGES = 100  # pages a node may keep dirty and count as flushed (a few are dirtied while it is read)
+SETTLE_HISTORY_LENGTH = 1000  # undo log records not yet purged that count as purged
+SETTLE_FLUSH_IO_CAPACITY = 50_000  # innodb_io_capacity (and _max) while the flush runs: 25,000 pages in ~2 s here
+SETTLE_INNODB_WAIT = 60.0  # seconds the flush and purge may take before the unit starts anyway (marked)
+SETTLE_INNODB_POLL = 0.5  # seconds between two looks at the nodes' dirty pages and history
 IDLE_WINDOW = 3.0  # seconds before each attack, on the run's clock, with the heartbeat on and the app idle: the
 #                   heartbeat's binlog bytes and every group's idle CPU (purge, flushing, heartbeat), subtracted.
 # At a low rate the idle share of each request is large and its estimate must be good: CPU is read in 10 ms ticks

@@ -181,6 +181,7 @@ class Settle(Record):
     timeout_s: Num | None = None
     waited_for: list[str] | None = None
     why: list[str] | None = None
+    innodb: dict[str, Any] | None = None  # per node: dirty pages and history it started with, seconds to rest
 
 
 class AboveKnee(Record):

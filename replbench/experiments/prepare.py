@@ -19,6 +19,7 @@ from ..core.config import (
     SETTLE_HOST_BUSY,
     SETTLE_HOST_SAMPLE,
     SETTLE_HOST_WAIT,
+    SETTLE_INNODB_WAIT,
     SETTLE_TIME_WAIT_SHARE,
     SETTLE_TIMEOUT,
     Settings,
@@ -27,7 +28,7 @@ from ..core.progress import Progress
 from ..core.scenario import Scenario
 from ..load import targets
 from ..measure import counters
-from ..topology import appserver, dataset, indexes, knobs, links, nodes
+from ..topology import appserver, dataset, indexes, innodbrest, knobs, links, nodes
 from ..topology.bringup import ensure_topology
 
 
@@ -36,10 +37,11 @@ def settle(settings: Settings, progress: Progress, timeout: float = SETTLE_TIMEO
     """Wait until the previous unit's work has drained before this one starts: the app has nothing in flight, no
     client statement runs on the master, every replica has applied the master's position, the previous unit's
     connections to the app have left TIME_WAIT (below SETTLE_TIME_WAIT_SHARE of the ephemeral ports; at most `timeout`),
-    then the host is back near idle (at most SETTLE_HOST_WAIT more). Past either bound the unit starts anyway,
-    marked unsettled with the reasons. `alongside` runs during the first look at the host (whose figure leaves out
-    this process's own CPU): the run's calibration loop, which would otherwise cost its own half second; its result
-    is returned as "alongside"."""
+    then every node's InnoDB is at rest (the earlier units' dirty pages flushed, their undo purged: at most
+    SETTLE_INNODB_WAIT; topology/innodbrest.py), then the host is back near idle (at most SETTLE_HOST_WAIT more).
+    Past any bound the unit starts anyway, marked unsettled with the reasons. `alongside` runs during the first
+    look at the host (whose figure leaves out this process's own CPU): the run's calibration loop, which would
+    otherwise cost its own half second; its result is returned as "alongside"."""
     begin = time.monotonic()
     reasons = _drains(settings)
     first = list(reasons)
@@ -47,6 +49,10 @@ def settle(settings: Settings, progress: Progress, timeout: float = SETTLE_TIMEO
         progress.say(f"settling before the run ({time.monotonic() - begin:.0f} s): {'; '.join(reasons)}", tick=True)
         time.sleep(0.5)
         reasons = _drains(settings)
+    innodb = innodbrest.rest(settings, SETTLE_INNODB_WAIT) if not reasons else None
+    if innodb is not None:
+        first += [w for name, values in innodb["nodes"].items() if (w := innodbrest.waited(name, values))]
+        reasons += innodb["why"]
     host_since = time.monotonic()
     done: list[Any] = []
     busy = _host_busy(lambda: done.append(alongside()) if alongside else None)
@@ -58,7 +64,7 @@ def settle(settings: Settings, progress: Progress, timeout: float = SETTLE_TIMEO
     reasons += [busy] if busy else []
     return {"settled": not reasons, "waited_s": round(time.monotonic() - begin, 1), "why": reasons,
             "waited_for": first, "timeout_s": timeout, "host_wait_s": SETTLE_HOST_WAIT,
-            **({"alongside": done[0]} if done else {})}
+            **({"innodb": innodb} if innodb is not None else {}), **({"alongside": done[0]} if done else {})}
 
 
 def _drains(settings: Settings) -> list[str]:

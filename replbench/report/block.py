@@ -116,7 +116,7 @@ def _setup_lines(summary: RunSummary) -> list[str]:
     settle = summary.settle
     if settle is not None and results.filled(settle):  # a run that never settled keeps {}
         lines.append(f"Settled before the run: {settle.waited_s:g} s (app idle, master idle, replicas at its "
-                     "position, host near idle" + (f"; it waited for: {'; '.join(settle.waited_for)}"
+                     "position, InnoDB at rest, host near idle" + (f"; it waited for: {'; '.join(settle.waited_for)}"
                                                    if settle.waited_for else "") + ")"
                      if settle.settled else
                      f"NOT settled before the run: started after {settle.waited_s:g} s with "
