@@ -153,6 +153,13 @@ def test_the_cost_model_prices_fsyncs_net_of_idle_and_leaves_out_runs_without_th
     assert net is not None and net["fsyncs_per_commit"] == pytest.approx(2.1)  # not the gross 9.6
     old = costmodel.observation(run({}), meta)
     assert old is not None and old["fsyncs_per_commit"] is None
+    # the resolution of its net CPU rides along (validation compares a figure below it with nothing): the replicas'
+    # mean takes the widest replica's; a run from before resolutions were recorded has none
+    assert old["resolution"] == {}
+    resolved = costmodel.observation({**run({}), "cpu_seconds_net": {"master": 0.5, "replica1": 0.3, "replica2": 0.2},
+                                      "cpu_seconds_net_resolution": {"master": 0.21, "replica1": 0.1,
+                                                                     "replica2": 0.15}}, meta)
+    assert resolved is not None and resolved["resolution"] == {"master_cpu_s": 0.21, "replica_cpu_s": 0.15}
 
 
 def test_one_row_per_transaction_is_fitted_per_transaction_only() -> None:

@@ -379,6 +379,28 @@ def test_the_coverage_counts_each_runs_figures_and_judges_each_cases_mean() -> N
         "60.0 transactions/s; predicted +9.6 % off the median" in text
 
 
+def test_a_figure_below_its_resolution_is_left_out_of_the_case_and_the_coverage_and_says_so() -> None:
+    def cpu(measured: float, resolution: float | None = 0.21) -> dict:
+        return validation.checked({"value": 2.0, "low": 1.0, "high": 3.0}, measured, resolution)
+
+    assert cpu(0.21)["measured"] == 0.21 and "below_resolution" not in cpu(0.21)  # at its resolution: measured
+    low = cpu(0.0)  # a net figure of 0.0 s against a resolution of 0.21 s: not a measurement of anything
+    assert (low["measured"], low["error_pct"], low["inside"]) == (None, None, None)
+    assert low["below_resolution"] == {"net": 0.0, "resolution": 0.21}
+    assert "below_resolution" not in cpu(0.0, None)  # a run from before resolutions were recorded: compared
+    case = _case(200, _run("m1", master_cpu_s=cpu(2.2)), _run("m2", master_cpu_s=cpu(0.0)),
+                 _run("m3", master_cpu_s=cpu(1.8)))
+    fig = case["master_cpu_s"]  # the mean of the two measured runs, the third counted as left out
+    assert (fig["runs"], fig["measured"], fig["error_pct"], fig["runs_below_resolution"]) == (2, 4.0, 0.0, 1)
+    summary = validation.coverage({"cases": [case]})["paths"]["counts"]
+    assert (summary["figures"], summary["inside"], summary["below_resolution"]) == (2, 2, 1)
+    text = render_validation({"cases": [case]})
+    assert "| 2 / 2 (+0.0 %, inside 2/2; 1 more below its resolution, left out: net 0 s < 0.21 s) |" in text, text
+    assert "2 of 2 run figures inside their intervals (100 %), 1 more below their resolution (left out)" in text
+    every = _case(200, _run("z1", master_cpu_s=cpu(0.0)), _run("z2", master_cpu_s=cpu(0.1)))
+    assert "| below its resolution: net 0 s < 0.21 s |" in render_validation({"cases": [every]})
+
+
 def test_the_estimate_and_the_campaigns_unit_scale_with_the_repeats(tmp_path) -> None:
     one, two = modelcheck.estimate(repeats=1), modelcheck.estimate(repeats=2)
     cases = sum(modelcheck.run_seconds(modelcheck.DURATION, c.rate) + modelcheck.PROFILE_SECONDS

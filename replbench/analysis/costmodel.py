@@ -138,7 +138,17 @@ def observation(summary: dict[str, Any] | RunSummary, meta: dict[str, Any] | Run
             # the fit has such runs, else those runs are left out of the replica fit
             "replica_reads": sum(v for k, v in served.items() if k in replicas), "replicas": len(replicas),
             "binlog_bytes": b.bytes_per_write * b.successful_writes,  # type: ignore[operator]
-            "fsyncs_per_commit": fsyncs}
+            "fsyncs_per_commit": fsyncs, "resolution": _resolution(s, replicas)}
+
+
+def _resolution(s: RunSummary, replicas: list[str]) -> dict[str, float]:
+    """The resolution of a run's net CPU figures (the replicas' mean: the widest replica's), where recorded: below
+    it a figure cannot be told from zero, and validation compares it with nothing."""
+    got = s.cpu_seconds_net_resolution or {}
+    out = {"master_cpu_s": got.get("master")}
+    widest = [r for n in replicas if (r := got.get(n)) is not None]
+    out["replica_cpu_s"] = max(widest) if widest and len(widest) == len(replicas) else None
+    return {k: v for k, v in out.items() if v is not None}
 
 
 def _read_observation(s: RunSummary, setting: str, net: dict[str, float], replicas: list[str],
@@ -152,7 +162,7 @@ def _read_observation(s: RunSummary, setting: str, net: dict[str, float], replic
             "transactions": 0, "rows": 0, "seconds": seconds, "write_seconds": 0.0,
             "master_cpu_s": None, "replica_cpu_s": sum(net[r] for r in replicas) / len(replicas),
             "replica_reads": sum(v for k, v in served.items() if k in replicas), "replicas": len(replicas),
-            "binlog_bytes": None, "fsyncs_per_commit": None}
+            "binlog_bytes": None, "fsyncs_per_commit": None, "resolution": _resolution(s, replicas)}
 
 
 def squares_of(obs: dict[str, Any]) -> float:

@@ -55,8 +55,14 @@ def error_pct(predicted: float, measured: float | None) -> float | None:
     return round(100 * (predicted - measured) / measured, 1) if measured else None
 
 
-def checked(predicted: dict[str, float] | None, measured: float | None) -> dict[str, Any]:
-    """One figure: predicted (with its interval) against measured, the error and whether it is inside."""
+def checked(predicted: dict[str, float] | None, measured: float | None,
+            resolution: float | None = None) -> dict[str, Any]:
+    """One figure: predicted (with its interval) against measured, the error and whether it is inside. A net
+    figure below its resolution (the idle window's noise: docs/metrics.md#net-of-idle) is not a measurement: it is
+    kept beside the prediction, compared with nothing, and says so."""
+    if measured is not None and resolution is not None and measured < resolution:
+        return {"measured": None, "predicted": predicted, "error_pct": None, "inside": None,
+                "below_resolution": {"net": measured, "resolution": resolution}}
     return {"measured": measured, "predicted": predicted,
             "error_pct": None if predicted is None else error_pct(predicted["value"], measured),
             "inside": None if predicted is None or measured is None else
@@ -74,7 +80,7 @@ def from_counts(model: dict[str, Any], obs: dict[str, Any]) -> dict[str, Any]:
                                fitted, obs["transactions"] / obs["seconds"], obs["rows"] / obs["seconds"])
                            if fitted and obs["seconds"] else None}
     for part in costmodel.EXPECTED:  # the replicas' CPU: with their reads where a read is priced
-        out[part] = checked(predicted[part], obs[part])
+        out[part] = checked(predicted[part], obs[part], (obs.get("resolution") or {}).get(part))
     return out
 
 
@@ -98,7 +104,7 @@ def from_profile(model: dict[str, Any], profile: Profile, obs: dict[str, Any]) -
                                 "(a profile prices the writes alone)")
         if why and part not in out["not_predicted"]:
             out["not_predicted"][part] = why
-        out[part] = checked(total, obs[part])
+        out[part] = checked(total, obs[part], (obs.get("resolution") or {}).get(part))
     out["outside_domain"] = next((s["plan"]["outside_domain"] for s in sheets
                                   if s.get("plan") and s["plan"].get("outside_domain")), None)
     return out
@@ -137,7 +143,10 @@ def _summed(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """One figure over a case's repeats (each checked()'s): predicted and measured the repeats' sums, the interval's
     ends summed too (conservative: it treats the runs' errors as moving together, wider than independent runs'
     would be), the error of the sums (the error of the mean), and how many repeats lie inside their own interval.
-    A figure that any repeat has no prediction or measurement of: none over the case either."""
+    A repeat whose figure lay below its resolution is left out of the sums (counted as such); a figure that any
+    other repeat has no prediction or measurement of: none over the case either."""
+    below = [r for r in runs if r.get("below_resolution")]
+    runs = [r for r in runs if not r.get("below_resolution")]
     predicted = [r.get("predicted") for r in runs]
     measured = [r.get("measured") for r in runs]
     total = ({end: sum(p[end] for p in predicted) for end in ("value", "low", "high")}
@@ -146,7 +155,9 @@ def _summed(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return {"predicted": total, "measured": got,
             "error_pct": None if total is None else error_pct(total["value"], got),
             "runs": len(runs), "inside_runs": None if total is None or got is None else
-            sum(1 for r in runs if r.get("inside"))}
+            sum(1 for r in runs if r.get("inside")),
+            **({"runs_below_resolution": len(below), "below_resolution": below[0]["below_resolution"]}
+               if below else {})}
 
 
 def _first(runs: list[dict[str, Any]], key: str) -> Any:
@@ -231,10 +242,10 @@ def figures(c: ValidationRun, path: str) -> dict[str, Checked]:
 
 def coverage(doc: dict[str, Any] | Validation) -> dict[str, Any]:
     """Per path: the run figures predicted and measured (every repeat's), how many lie inside their own 95 %
-    interval (a prediction interval for one run), those not predicted, the usable cases without any (not profiled,
-    or the profile failed), and per kind the worst error of a case's mean over its repeats (the largest in size)
-    with its case, figure and bound; the most repeats a case had; the lag onset's errors (drained and live)
-    against their bound; and the bounds and the coverage goal themselves."""
+    interval (a prediction interval for one run), those not predicted, those below their resolution, the usable
+    cases without any (not profiled, or the profile failed), and per kind the worst error of a case's mean over its
+    repeats (the largest in size) with its case, figure and bound; the most repeats a case had; the lag onset's
+    errors (drained and live) against their bound; and the bounds and the coverage goal themselves."""
     data = validation_of(doc)
     cases = data.cases or []
     paths = {}
@@ -252,7 +263,8 @@ def coverage(doc: dict[str, Any] | Validation) -> dict[str, Any]:
                 worst[kind] = {"error_pct": err, "case": case, "figure": FIGURES[part], "bound_pct": bound,
                                "within": abs(err) <= bound}
         paths[path] = {"figures": len(counted), "inside": sum(1 for v in counted if v.inside),
-                       "not_predicted": sum(1 for v in runs if v.predicted is None), "worst": worst,
+                       "not_predicted": sum(1 for v in runs if v.predicted is None),
+                       "below_resolution": sum(1 for v in runs if v.below_resolution), "worst": worst,
                        "cases_without": sum(1 for c in cases if c.usable and not figures(c, path))}
     return {"paths": paths, "repeats": max((len(repeats_of(c)) for c in cases), default=0), "onset": _onset(data),
             "goal": GOAL,

@@ -949,6 +949,10 @@ class Checked(Record):
     # many repeats it sums, and how many of those had their own measured figure inside their own interval
     runs: Num | None = None
     inside_runs: Num | None = None
+    # a net figure below its resolution: {net, resolution}, compared with nothing (a case's: its first such run's,
+    # and how many of its runs were left out so)
+    below_resolution: dict[str, Num] | None = None
+    runs_below_resolution: Num | None = None
 
 
 class ProfileCheck(Record):

@@ -10,6 +10,7 @@ from ..analysis.costmodel import HELD_OUT, Z95
 from ..analysis.validation import PATHS, case_label, coverage, drained, drains_of, repeats_of
 from ..core import results
 from ..core.results import (
+    Checked,
     CostModel,
     Fit,
     Onset,
@@ -249,10 +250,20 @@ def _cell(c: ValidationCase, source: ValidationCase | ProfileCheck, part: str) -
     if p is None and part == "replica_cpu_s" and c.replica_reads:  # a validate.json from before the reasons
         return (f"not predicted: the replicas also served {_mean(c.replica_reads, n)} reads "
                 f"(measured {_measured(v.measured, n)})")
+    below = _below(v)
+    if v.below_resolution and not v.runs:  # every run's (or a case of one run's) figure below its resolution
+        return f"below its resolution: {below}"
     if p is None or v.measured is None:
         return "no prediction" if p is None else f"{_num(p.value / n)} / not measured"
     inside = v.inside_runs if v.runs else int(bool(v.inside))
-    return f"{_num(p.value / n)} / {_num(v.measured / n)} ({v.error_pct:+.1f} %, inside {inside}/{n})"
+    return (f"{_num(p.value / n)} / {_num(v.measured / n)} ({v.error_pct:+.1f} %, inside {inside}/{n}"
+            + (f"; {v.runs_below_resolution} more below its resolution, left out: {below}" if below else "") + ")")
+
+
+def _below(v: Checked) -> str:
+    """A figure left out below its resolution, in words: 'net 0.0 s < 0.21 s' ('' for one that was not)."""
+    b = v.below_resolution
+    return "" if not b else f"net {_num(b['net'])} s < {_num(b['resolution'])} s"
 
 
 def _mean(total: float | None, n: int) -> str:
@@ -281,6 +292,8 @@ def render_coverage(summary: dict[str, Any]) -> list[str]:
                 f"({100 * share:.0f} %{'' if share >= summary['goal'] else ', below the goal'})")
         if got["not_predicted"]:
             text += f", {got['not_predicted']} more not predicted"
+        if got.get("below_resolution"):
+            text += f", {got['below_resolution']} more below their resolution (left out)"
         if got.get("cases_without"):
             text += f", {got['cases_without']} usable case(s) without this path"
         worst = [f"{kind} {w['error_pct']:+.1f} % ({w['case']}, {w['figure']}; "
