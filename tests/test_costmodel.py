@@ -469,6 +469,9 @@ def test_parallel_threads_bound_rho_between_perfect_parallelism_and_none() -> No
     text = render_plan(costmodel.predict(model, mix, replica_cores=2, threads=4))
     assert "ρ with 4 applier threads, a bound, not a measurement" in text and "2 at once" in text
     assert "applier threads" not in render_plan(serial)
+    # threads on one core (--replica-cores' default): the serial ρ, and the line says which flag changes that
+    one_core = render_plan(costmodel.predict(model, mix, threads=4))
+    assert "= 1 transaction applies at once (give the replica's cores with --replica-cores)" in one_core
     # a plan over one thread's capacity: bounded only if enough transactions apply in parallel
     over = costmodel.predict(model, costmodel.parse_mix("update_user=9000/s"), replica_cores=4, threads=4)
     assert over["parallel"]["lag"].startswith("bounded only if")

@@ -148,7 +148,7 @@ def _parallel(p: dict[str, Any] | None) -> list[str]:
             "parallel-apply measures threads):")
     if at_once <= 1:
         return [f"{head} one thread's, {_figure(p['worst'])}: min({n}, the replica's cores) = 1 transaction applies "
-                f"at once; lag {p['lag']}"]
+                f"at once (give the replica's cores with --replica-cores); lag {p['lag']}"]
     return [f"{head} from {_figure(p['best'])} (independent transactions, min({n}, the replica's cores) = "
             f"{at_once:g} at once) to {_figure(p['worst'])} (conflicting ones, or one transaction: no thread splits "
             f"it); lag {p['lag']}",
