@@ -23,6 +23,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -128,6 +129,54 @@ def topo(settings: Settings) -> Iterator[Settings]:
     finally:
         appserver.stop(settings)
         nodes.stop_all(settings)
+
+
+# Runs made once per session and read by several tests (each costs ~10 s of settle, settings, app, idle window,
+# catch-up and checksum around its attack): made in the session's environment when a test first asks for one, in
+# whatever order the tests come. No test writes into a shared run's folder; a test whose check needs a run right
+# after something of its own (a setting to forget, a divergence, a window of its own) makes its own run.
+WRITE_RUN = ("write", "40", "--duration", "2s")  # also test_run's short run of write
+GET_RUN = ("get", "40", "--duration", "2s")  # also test_run's short run of get
+BULK_RUN = ("write-bulk", "10", "--duration", "2s", "--binlog-format", "ROW")  # ROW FULL: the reference's
+DRAIN_RUN = ("apply-capacity", "write", "--writes", "300", "--rate", "100")  # each replica alone
+# an idle window of its own, long enough for the one-second idle samples a net figure's resolution needs (and for
+# cpu.csv to hold samples before the attack): the session's is shorter (TEST_IDLE_WINDOW)
+IDLE_SAMPLED_RUN = ("write", "40", "--duration", "3s", "--idle-window", "4s")
+
+
+@dataclass(frozen=True)
+class Made:
+    """A shared run: its process, and whether every replica replicated right after it (read then, not when a
+    test that reads the run later looks: other tests' runs may have come between)."""
+
+    proc: subprocess.CompletedProcess[str]
+    replicating_after: bool
+
+
+class SharedRuns:
+    """shared_run(*args): the session's run of `./run.sh ARGS`, made on the first call, the same one after."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.made: dict[tuple[str, ...], Made] = {}
+
+    def __call__(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return self.made_of(*args).proc
+
+    def made_of(self, *args: str) -> Made:
+        if args not in self.made:
+            proc = run_cli(list(args), env_for(self.settings.state))
+            try:
+                after = replicating(self.settings)
+            except (ReplbenchError, sql.MySQLError, OSError):
+                after = False
+            self.made[args] = Made(proc, after)
+        return self.made[args]
+
+
+@pytest.fixture(scope="session")
+def shared_run(topo: Settings) -> SharedRuns:
+    return SharedRuns(topo)
 
 
 TIERS = ("unit", "integration", "disruptive")

@@ -14,7 +14,7 @@ import pytest
 from replbench import LAYERS, __version__
 from replbench.core.config import ROOT, Settings
 
-from .conftest import env_for, run_cli, run_folder, run_main
+from .conftest import GET_RUN, SharedRuns, env_for, run_cli, run_folder, run_main
 
 
 def test_help_shows_every_knob_with_its_reference_value() -> None:
@@ -71,8 +71,8 @@ def test_status_is_fast_by_default_and_counts_rows_when_asked(topo: Settings) ->
     assert rows.returncode == 0 and "bench_nopk" in rows.stdout and "20,000" in rows.stdout
 
 
-def test_a_run_records_its_servers_non_default_variables_and_disk(topo: Settings) -> None:
-    proc = run_cli(["get", "20", "--duration", "1s"], env_for(topo.state))
+def test_a_run_records_its_servers_non_default_variables_and_disk(shared_run: SharedRuns) -> None:
+    proc = shared_run(*GET_RUN)  # get at 40/s for 2 s: test_run's run of get
     meta = json.loads((run_folder(proc.stdout) / "meta.json").read_text())
     master = meta["server_variables_not_default"]["master"]
     assert master["binlog_format"]["value"] == "ROW" and master["binlog_format"]["default"] == "MIXED"
