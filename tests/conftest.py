@@ -179,6 +179,29 @@ def shared_run(topo: Settings) -> SharedRuns:
     return SharedRuns(topo)
 
 
+SEMI_SYNC_RUN = ("write", "20", "--duration", "2s", "--semi-sync", "after_sync")
+FAR_LINKS = ("--link", "replica1=20ms", "--link", "replica2=20ms")
+
+
+@dataclass(frozen=True)
+class SemiSyncRuns:
+    """SEMI_SYNC_RUN with both replicas 20 ms away, then at once the same run without links (near), and the port
+    replica1 replicated from right after the near run (the run without links puts it back on the master's own)."""
+
+    far: subprocess.CompletedProcess[str]
+    near: subprocess.CompletedProcess[str]
+    replica1_source_port_after_near: int
+
+
+@pytest.fixture(scope="session")
+def semi_sync_runs(topo: Settings) -> SemiSyncRuns:
+    """The pair semi-sync's tests read: the wait's round trip (far against near), and what near alone records."""
+    env = env_for(topo.state)
+    far = run_cli([*SEMI_SYNC_RUN, *FAR_LINKS], env)
+    near = run_cli(list(SEMI_SYNC_RUN), env)
+    return SemiSyncRuns(far, near, master_port_of(topo, "replica1"))
+
+
 TIERS = ("unit", "integration", "disruptive")
 SERVER_FIXTURES = {"topo"}  # asking for one of these (directly or not) makes a test an integration test
 
@@ -333,6 +356,13 @@ def study_folder(output: str) -> tuple[Path, dict[str, Any]]:
     path = Path(line.split(": ", 1)[1].strip())
     path = path if path.is_absolute() else ROOT / path
     return path, json.loads((path / "study.json").read_text())
+
+
+def master_port_of(settings: Settings, replica: str) -> int:
+    """The port a replica replicates from (its Master_Port): the master's own, or a link's proxy."""
+    with sql.admin(settings.node(replica), settings) as cur:
+        cur.execute("SHOW SLAVE STATUS")
+        return int(sql.dict_rows(cur)[0]["Master_Port"])
 
 
 def replicating(settings: Settings) -> bool:

@@ -18,6 +18,7 @@ from .conftest import (
     BULK_RUN,
     DRAIN_RUN,
     WRITE_RUN,
+    SemiSyncRuns,
     SharedRuns,
     env_for,
     replicating,
@@ -79,8 +80,8 @@ def test_a_run_never_inherits_another_runs_setting(topo: Settings) -> None:
     assert meta["knobs_readback"]["replica2"]["slave_parallel_threads"] == "0"
 
 
-def test_semi_sync_counts_acked_transactions_without_fallback(topo: Settings) -> None:
-    proc = run_cli(["write", "30", "--duration", "2s", "--semi-sync", "after_sync"], env_for(topo.state))
+def test_semi_sync_counts_acked_transactions_without_fallback(semi_sync_runs: SemiSyncRuns) -> None:
+    proc = semi_sync_runs.near
     assert proc.returncode == 0, proc.stdout + proc.stderr
     summary = json.loads((run_folder(proc.stdout) / "summary.json").read_text())
     semi = summary["replication"]["nodes"]["master"]["semi_sync"]

@@ -31,6 +31,7 @@ from replbench.topology import innodbrest, nodes
 from .conftest import (
     IDLE_SAMPLED_RUN,
     WRITE_RUN,
+    SemiSyncRuns,
     SharedRuns,
     env_for,
     run_cli,
@@ -208,8 +209,8 @@ def test_settle_waits_out_the_last_units_connections_in_time_wait() -> None:
     assert 2_850 <= counted <= 3_000, reason
 
 
-def test_semi_syncs_block_line_names_mariadbs_counter_for_what_it_is(topo: Settings) -> None:
-    _, _, out = run(topo, "write", "20", "--duration", "2s", "--semi-sync", "after_sync")
+def test_semi_syncs_block_line_names_mariadbs_counter_for_what_it_is(semi_sync_runs: SemiSyncRuns) -> None:
+    _, _, out = read(semi_sync_runs.near)  # write at 20/s for 2 s under semi-sync after_sync
     line = next(line for line in out.splitlines() if line.startswith("Semi-sync: "))
     assert "MariaDB's own counters" in line and "not what a commit pays" in line
 
