@@ -68,12 +68,18 @@ def test_every_knob_is_applied_on_its_nodes_read_back_and_restored(topo: Setting
     assert replicating(topo)
 
 
-def test_a_run_never_inherits_another_runs_setting(topo: Settings) -> None:
+def test_parallel_apply_keeps_replication_running_and_the_next_run_does_not_inherit_it(topo: Settings) -> None:
+    # one run for both: parallel apply (with annotate off too) replicates and checksums equal, and the next plain
+    # run puts every setting back
     env = env_for(topo.state)
-    proc = run_cli(["write", "20", "--duration", "1s", "--binlog-annotate", "OFF", "--parallel-threads", "2"], env)
+    proc = run_cli(["write", "60", "--duration", "2s", "--parallel-threads", "4", "--parallel-mode", "optimistic",
+                    "--binlog-annotate", "OFF"], env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = json.loads((run_folder(proc.stdout) / "summary.json").read_text())
+    assert summary["consistency"]["equal"] is True
+    assert replicating(topo)
     meta = json.loads((run_folder(proc.stdout) / "meta.json").read_text())
-    assert meta["knobs_changed"] == {"binlog_annotate": "off", "parallel_threads": 2}
+    assert meta["knobs_changed"] == {"binlog_annotate": "off", "parallel_threads": 4}  # optimistic: the reference
     proc = run_cli(["write", "20", "--duration", "1s"], env)
     meta = json.loads((run_folder(proc.stdout) / "meta.json").read_text())
     assert meta["knobs_readback"]["master"]["binlog_annotate_row_events"] == "ON"
@@ -88,15 +94,6 @@ def test_semi_sync_counts_acked_transactions_without_fallback(semi_sync_runs: Se
     assert semi["acked"] >= summary["binlog"]["successful_writes"] and semi["fell_back"] == 0
     assert semi["avg_tx_wait_us"] is not None and semi["avg_tx_wait_us"] > 0
     assert "Semi-sync: " in proc.stdout and " acked, 0 fell back to async" in proc.stdout
-
-
-def test_parallel_apply_keeps_replication_running_and_checksums_equal(topo: Settings) -> None:
-    proc = run_cli(["write", "60", "--duration", "2s", "--parallel-threads", "4", "--parallel-mode", "optimistic"],
-                   env_for(topo.state))
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    summary = json.loads((run_folder(proc.stdout) / "summary.json").read_text())
-    assert summary["consistency"]["equal"] is True
-    assert replicating(topo)
 
 
 @pytest.mark.parametrize("fmt", ["ROW", "STATEMENT"])
