@@ -53,7 +53,7 @@ def test_strict_turns_a_tripped_guard_into_exit_1(topo: Settings) -> None:
     env = env_for(topo.state)
     # a guard trips (replica2 not replicating, for 2.5 s: longer than two of the lag monitor's 1 s status reads),
     # nothing else
-    args = ["write", "20", "--duration", "4s", "--fault", "stop-replication:replica2@0s", "--fault",
+    args = ["write", "20", "--duration", "3s", "--fault", "stop-replication:replica2@0s", "--fault",
             "start-replication:replica2@2.5s"]
     relaxed = run_cli(args, env)
     assert relaxed.returncode == 0, relaxed.stdout + relaxed.stderr
