@@ -297,8 +297,8 @@ def test_fit_and_validate_on_the_small_topology(topo, shared_run) -> None:
     fitted_from = proc.stdout.splitlines()[0]  # "Cost model from N write runs and M apply drains ..."
     proc = run_cli(["model", "predict", "--mix", "update_user=100/s,update_users:100=2/s"], env)
     assert proc.returncode == 0 and "Binlog: " in proc.stdout and "no data" not in proc.stdout.split("Replica apply")[0]
-    proc = run_cli(["model", "validate", "--cases", "write-mix@40", "--duration", "3s", "--onset-rows", "300",
-                    "--onset-duration", "3s", "--onset-backlog", "0.5", "--repeat", "2"], env)
+    proc = run_cli(["model", "validate", "--cases", "write-mix@40", "--duration", "2s", "--onset-rows", "300",
+                    "--onset-duration", "2s", "--onset-backlog", "0.5", "--repeat", "2"], env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # the case ran twice, each run its own folder, and the onset's backlog drained twice
     held_out = json.loads(max((topo.state / "results" / "model").glob("validate-*/validate.json")).read_text())
