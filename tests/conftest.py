@@ -23,6 +23,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ from replbench.topology import appserver, dataset, links, nodes
 TEST_ACCOUNTS = int(os.environ.get("REPLBENCH_TEST_ACCOUNTS", "20000"))
 TEST_PORT_BASE = int(os.environ.get("REPLBENCH_TEST_PORT_BASE", "3406"))
 TEST_APP_PORT = int(os.environ.get("REPLBENCH_TEST_APP_PORT", "8180"))
-TEST_IDLE_WINDOW = "2s"
+TEST_IDLE_WINDOW = "1s"
 FIXTURES = Path(__file__).parent / "fixtures" / "vegeta"  # a copy of the files used from ../shared/fixtures/vegeta
 
 
@@ -51,9 +52,11 @@ def env_for(state: Path, **extra: str) -> dict[str, str]:
         "REPLBENCH_BUFFER_POOL": "256M",
         "REPLBENCH_APP_WORKERS": "2",
         "REPLBENCH_DB_TIMEOUT": "2",
-        # 2 s of idle before each attack instead of the 20 s a rate of 100/s or less gets (REPLBENCH_IDLE_WINDOW):
-        # the tests check what the figures are made of, not how well they resolve a small cost (the test of the
-        # resolution asks for a longer window)
+        # 1 s of idle before each attack instead of the 20 s a rate of 100/s or less gets (REPLBENCH_IDLE_WINDOW):
+        # the tests check what the figures are made of, not how well they resolve a small cost. One second holds
+        # one of cpu.csv's one-second samples, too few for a net figure's resolution (two or more): the test of the
+        # resolution, and test_run's of the samplers' clock before the attack, read a run with a longer window
+        # (IDLE_SAMPLED_RUN)
         "REPLBENCH_IDLE_WINDOW": TEST_IDLE_WINDOW,
     }
     env.update(extra)
@@ -128,6 +131,77 @@ def topo(settings: Settings) -> Iterator[Settings]:
     finally:
         appserver.stop(settings)
         nodes.stop_all(settings)
+
+
+# Runs made once per session and read by several tests (each costs ~10 s of settle, settings, app, idle window,
+# catch-up and checksum around its attack): made in the session's environment when a test first asks for one, in
+# whatever order the tests come. No test writes into a shared run's folder; a test whose check needs a run right
+# after something of its own (a setting to forget, a divergence, a window of its own) makes its own run.
+WRITE_RUN = ("write", "40", "--duration", "2s")  # also test_run's short run of write
+GET_RUN = ("get", "40", "--duration", "2s")  # also test_run's short run of get
+BULK_RUN = ("write-bulk", "10", "--duration", "2s", "--binlog-format", "ROW")  # ROW FULL: the reference's
+DRAIN_RUN = ("apply-capacity", "write", "--writes", "300", "--rate", "100")  # each replica alone
+# an idle window of its own, long enough for the one-second idle samples a net figure's resolution needs (and for
+# cpu.csv to hold samples before the attack): the session's is shorter (TEST_IDLE_WINDOW)
+IDLE_SAMPLED_RUN = ("write", "40", "--duration", "3s", "--idle-window", "4s")
+
+
+@dataclass(frozen=True)
+class Made:
+    """A shared run: its process, and whether every replica replicated right after it (read then, not when a
+    test that reads the run later looks: other tests' runs may have come between)."""
+
+    proc: subprocess.CompletedProcess[str]
+    replicating_after: bool
+
+
+class SharedRuns:
+    """shared_run(*args): the session's run of `./run.sh ARGS`, made on the first call, the same one after."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.made: dict[tuple[str, ...], Made] = {}
+
+    def __call__(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return self.made_of(*args).proc
+
+    def made_of(self, *args: str) -> Made:
+        if args not in self.made:
+            proc = run_cli(list(args), env_for(self.settings.state))
+            try:
+                after = replicating(self.settings)
+            except (ReplbenchError, sql.MySQLError, OSError):
+                after = False
+            self.made[args] = Made(proc, after)
+        return self.made[args]
+
+
+@pytest.fixture(scope="session")
+def shared_run(topo: Settings) -> SharedRuns:
+    return SharedRuns(topo)
+
+
+SEMI_SYNC_RUN = ("write", "20", "--duration", "2s", "--semi-sync", "after_sync")
+FAR_LINKS = ("--link", "replica1=20ms", "--link", "replica2=20ms")
+
+
+@dataclass(frozen=True)
+class SemiSyncRuns:
+    """SEMI_SYNC_RUN with both replicas 20 ms away, then at once the same run without links (near), and the port
+    replica1 replicated from right after the near run (the run without links puts it back on the master's own)."""
+
+    far: subprocess.CompletedProcess[str]
+    near: subprocess.CompletedProcess[str]
+    replica1_source_port_after_near: int
+
+
+@pytest.fixture(scope="session")
+def semi_sync_runs(topo: Settings) -> SemiSyncRuns:
+    """The pair semi-sync's tests read: the wait's round trip (far against near), and what near alone records."""
+    env = env_for(topo.state)
+    far = run_cli([*SEMI_SYNC_RUN, *FAR_LINKS], env)
+    near = run_cli(list(SEMI_SYNC_RUN), env)
+    return SemiSyncRuns(far, near, master_port_of(topo, "replica1"))
 
 
 TIERS = ("unit", "integration", "disruptive")
@@ -284,6 +358,13 @@ def study_folder(output: str) -> tuple[Path, dict[str, Any]]:
     path = Path(line.split(": ", 1)[1].strip())
     path = path if path.is_absolute() else ROOT / path
     return path, json.loads((path / "study.json").read_text())
+
+
+def master_port_of(settings: Settings, replica: str) -> int:
+    """The port a replica replicates from (its Master_Port): the master's own, or a link's proxy."""
+    with sql.admin(settings.node(replica), settings) as cur:
+        cur.execute("SHOW SLAVE STATUS")
+        return int(sql.dict_rows(cur)[0]["Master_Port"])
 
 
 def replicating(settings: Settings) -> bool:

@@ -14,7 +14,7 @@ import pytest
 from replbench import LAYERS, __version__
 from replbench.core.config import ROOT, Settings
 
-from .conftest import env_for, run_cli, run_folder, run_main
+from .conftest import GET_RUN, SharedRuns, env_for, run_cli, run_folder, run_main
 
 
 def test_help_shows_every_knob_with_its_reference_value() -> None:
@@ -53,7 +53,7 @@ def test_strict_turns_a_tripped_guard_into_exit_1(topo: Settings) -> None:
     env = env_for(topo.state)
     # a guard trips (replica2 not replicating, for 2.5 s: longer than two of the lag monitor's 1 s status reads),
     # nothing else
-    args = ["write", "20", "--duration", "4s", "--fault", "stop-replication:replica2@0s", "--fault",
+    args = ["write", "20", "--duration", "3s", "--fault", "stop-replication:replica2@0s", "--fault",
             "start-replication:replica2@2.5s"]
     relaxed = run_cli(args, env)
     assert relaxed.returncode == 0, relaxed.stdout + relaxed.stderr
@@ -71,8 +71,8 @@ def test_status_is_fast_by_default_and_counts_rows_when_asked(topo: Settings) ->
     assert rows.returncode == 0 and "bench_nopk" in rows.stdout and "20,000" in rows.stdout
 
 
-def test_a_run_records_its_servers_non_default_variables_and_disk(topo: Settings) -> None:
-    proc = run_cli(["get", "20", "--duration", "1s"], env_for(topo.state))
+def test_a_run_records_its_servers_non_default_variables_and_disk(shared_run: SharedRuns) -> None:
+    proc = shared_run(*GET_RUN)  # get at 40/s for 2 s: test_run's run of get
     meta = json.loads((run_folder(proc.stdout) / "meta.json").read_text())
     master = meta["server_variables_not_default"]["master"]
     assert master["binlog_format"]["value"] == "ROW" and master["binlog_format"]["default"] == "MIXED"
@@ -228,12 +228,12 @@ def test_bench_app_refuses_fewer_than_two_known_shapes_with_exit_2(bad: str) -> 
 
 
 def test_two_attackers_give_one_merged_report(topo: Settings) -> None:
-    proc = run_cli(["get", "41", "--duration", "3s", "--attackers", "2"], env_for(topo.state))
+    proc = run_cli(["get", "41", "--duration", "2s", "--attackers", "2"], env_for(topo.state))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     folder = run_folder(proc.stdout)
     assert sorted(p.name for p in folder.glob("results-*.bin")) == ["results-1.bin", "results-2.bin"]
     summary = json.loads((folder / "summary.json").read_text())
-    assert summary["requests"] == 41 * 3  # rate × duration, shared 21 + 20 per second
+    assert summary["requests"] == 41 * 2  # rate × duration, shared 21 + 20 per second
     assert len(summary["pipeline_cpu_s"]["per_attacker"]) == 2
     assert "2 attack processes" in proc.stdout
     meta = json.loads((folder / "meta.json").read_text())

@@ -276,14 +276,18 @@ def test_predict_without_a_fit_of_ones_own_uses_the_report_campaigns_model(tmp_p
         assert code == 1 and "model fit" in err and "Traceback" not in err
 
 
-def test_fit_and_validate_on_the_small_topology(topo) -> None:
+def test_fit_and_validate_on_the_small_topology(topo, shared_run) -> None:
     import json
 
-    from .conftest import env_for, replicating, run_cli
+    from .conftest import BULK_RUN, DRAIN_RUN, WRITE_RUN, env_for, replicating, run_cli
 
     env = env_for(topo.state)
-    for args in (["write", "40", "--duration", "3s"], ["write-bulk", "10", "--duration", "3s"],
-                 ["write", "80", "--duration", "3s"], ["apply-capacity", "write", "--writes", "200", "--rate", "100"],
+    # single-row writes at two rates and 100-row ones, each size drained: three of them the session's shared runs
+    # (write at 40/s, write-bulk at 10/s, 300 single-row writes drained), which other tests read too
+    for args in (WRITE_RUN, BULK_RUN, DRAIN_RUN):
+        proc = shared_run(*args)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    for args in (["write", "80", "--duration", "2s"],
                  ["apply-capacity", "write-bulk", "--writes", "40", "--rate", "20"]):
         proc = run_cli(args, env)
         assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -293,8 +297,8 @@ def test_fit_and_validate_on_the_small_topology(topo) -> None:
     fitted_from = proc.stdout.splitlines()[0]  # "Cost model from N write runs and M apply drains ..."
     proc = run_cli(["model", "predict", "--mix", "update_user=100/s,update_users:100=2/s"], env)
     assert proc.returncode == 0 and "Binlog: " in proc.stdout and "no data" not in proc.stdout.split("Replica apply")[0]
-    proc = run_cli(["model", "validate", "--cases", "write-mix@40", "--duration", "3s", "--onset-rows", "300",
-                    "--onset-duration", "3s", "--onset-backlog", "0.5", "--repeat", "2"], env)
+    proc = run_cli(["model", "validate", "--cases", "write-mix@40", "--duration", "2s", "--onset-rows", "300",
+                    "--onset-duration", "2s", "--onset-backlog", "0.5", "--repeat", "2"], env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # the case ran twice, each run its own folder, and the onset's backlog drained twice
     held_out = json.loads(max((topo.state / "results" / "model").glob("validate-*/validate.json")).read_text())

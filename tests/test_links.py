@@ -11,13 +11,7 @@ from replbench.core import sql
 from replbench.core.config import Settings
 from replbench.topology import links
 
-from .conftest import env_for, replicating, run_cli, run_folder, run_main
-
-
-def master_port_of(settings: Settings, replica: str) -> int:
-    with sql.admin(settings.node(replica), settings) as cur:
-        cur.execute("SHOW SLAVE STATUS")
-        return int(sql.dict_rows(cur)[0]["Master_Port"])
+from .conftest import SemiSyncRuns, env_for, master_port_of, replicating, run_cli, run_folder, run_main
 
 
 def test_a_replica_on_a_20ms_link_replicates_and_comes_back_direct(topo: Settings) -> None:
@@ -57,12 +51,11 @@ def test_a_1ms_link_adds_a_millisecond(topo: Settings) -> None:
     assert replicating(topo)
 
 
-def test_semi_sync_waits_for_the_round_trip(topo: Settings) -> None:
-    env = env_for(topo.state)
-    far = run_cli(["write", "20", "--duration", "2s", "--semi-sync", "after_sync", "--link", "replica1=20ms",
-                   "--link", "replica2=20ms"], env)
+def test_semi_sync_waits_for_the_round_trip(topo: Settings, semi_sync_runs: SemiSyncRuns) -> None:
+    # write at 20/s for 2 s under semi-sync after_sync, both replicas 20 ms away, then at once without links (the
+    # session's pair: test_replication_settings and test_truth read the near run too)
+    far, near = semi_sync_runs.far, semi_sync_runs.near
     assert far.returncode == 0, far.stdout + far.stderr
-    near = run_cli(["write", "20", "--duration", "2s", "--semi-sync", "after_sync"], env)
     assert near.returncode == 0, near.stdout + near.stderr
     wait_far = json.loads((run_folder(far.stdout) / "summary.json").read_text())
     wait_near = json.loads((run_folder(near.stdout) / "summary.json").read_text())
@@ -72,7 +65,8 @@ def test_semi_sync_waits_for_the_round_trip(topo: Settings) -> None:
     # of the 20 ms round trip the link adds shows in it (19.2 ms measured here), whatever the box's own speed
     assert far_us - near_us >= 10_000, (far_us, near_us)
     assert "Links: replica1 20 ms (measured round trip" in far.stdout
-    assert master_port_of(topo, "replica1") == topo.master.port  # the run without links is direct again
+    # the run without links is direct again (read right after it, before any other test's run)
+    assert semi_sync_runs.replica1_source_port_after_near == topo.master.port
 
 
 def test_a_cut_link_stops_the_io_thread_and_a_restore_brings_it_back(topo: Settings) -> None:

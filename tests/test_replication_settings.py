@@ -14,7 +14,18 @@ from replbench.core.records import STATUS_SUCCEEDED
 from replbench.topology import knobs
 from replbench.topology.knobs import Knobs
 
-from .conftest import env_for, replicating, run_cli, run_folder, run_main
+from .conftest import (
+    BULK_RUN,
+    DRAIN_RUN,
+    WRITE_RUN,
+    SemiSyncRuns,
+    SharedRuns,
+    env_for,
+    replicating,
+    run_cli,
+    run_folder,
+    run_main,
+)
 
 
 def test_knob_values_are_checked_and_case_insensitive() -> None:
@@ -57,20 +68,26 @@ def test_every_knob_is_applied_on_its_nodes_read_back_and_restored(topo: Setting
     assert replicating(topo)
 
 
-def test_a_run_never_inherits_another_runs_setting(topo: Settings) -> None:
+def test_parallel_apply_keeps_replication_running_and_the_next_run_does_not_inherit_it(topo: Settings) -> None:
+    # one run for both: parallel apply (with annotate off too) replicates and checksums equal, and the next plain
+    # run puts every setting back
     env = env_for(topo.state)
-    proc = run_cli(["write", "20", "--duration", "1s", "--binlog-annotate", "OFF", "--parallel-threads", "2"], env)
+    proc = run_cli(["write", "60", "--duration", "2s", "--parallel-threads", "4", "--parallel-mode", "optimistic",
+                    "--binlog-annotate", "OFF"], env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = json.loads((run_folder(proc.stdout) / "summary.json").read_text())
+    assert summary["consistency"]["equal"] is True
+    assert replicating(topo)
     meta = json.loads((run_folder(proc.stdout) / "meta.json").read_text())
-    assert meta["knobs_changed"] == {"binlog_annotate": "off", "parallel_threads": 2}
+    assert meta["knobs_changed"] == {"binlog_annotate": "off", "parallel_threads": 4}  # optimistic: the reference
     proc = run_cli(["write", "20", "--duration", "1s"], env)
     meta = json.loads((run_folder(proc.stdout) / "meta.json").read_text())
     assert meta["knobs_readback"]["master"]["binlog_annotate_row_events"] == "ON"
     assert meta["knobs_readback"]["replica2"]["slave_parallel_threads"] == "0"
 
 
-def test_semi_sync_counts_acked_transactions_without_fallback(topo: Settings) -> None:
-    proc = run_cli(["write", "30", "--duration", "2s", "--semi-sync", "after_sync"], env_for(topo.state))
+def test_semi_sync_counts_acked_transactions_without_fallback(semi_sync_runs: SemiSyncRuns) -> None:
+    proc = semi_sync_runs.near
     assert proc.returncode == 0, proc.stdout + proc.stderr
     summary = json.loads((run_folder(proc.stdout) / "summary.json").read_text())
     semi = summary["replication"]["nodes"]["master"]["semi_sync"]
@@ -79,18 +96,12 @@ def test_semi_sync_counts_acked_transactions_without_fallback(topo: Settings) ->
     assert "Semi-sync: " in proc.stdout and " acked, 0 fell back to async" in proc.stdout
 
 
-def test_parallel_apply_keeps_replication_running_and_checksums_equal(topo: Settings) -> None:
-    proc = run_cli(["write", "60", "--duration", "2s", "--parallel-threads", "4", "--parallel-mode", "optimistic"],
-                   env_for(topo.state))
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    summary = json.loads((run_folder(proc.stdout) / "summary.json").read_text())
-    assert summary["consistency"]["equal"] is True
-    assert replicating(topo)
-
-
 @pytest.mark.parametrize("fmt", ["ROW", "STATEMENT"])
-def test_write_bulk_bytes_per_row_and_per_write(topo: Settings, fmt: str) -> None:
-    proc = run_cli(["write-bulk", "5", "--duration", "2s", "--binlog-format", fmt], env_for(topo.state))
+def test_write_bulk_bytes_per_row_and_per_write(topo: Settings, shared_run: SharedRuns, fmt: str) -> None:
+    if fmt == "ROW":
+        proc = shared_run(*BULK_RUN)  # write-bulk at 10/s, --binlog-format ROW (test_costmodel fits on it too)
+    else:
+        proc = run_cli(["write-bulk", "5", "--duration", "2s", "--binlog-format", fmt], env_for(topo.state))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     summary = json.loads((run_folder(proc.stdout) / "summary.json").read_text())
     b = summary["binlog"]
@@ -106,8 +117,9 @@ def test_write_bulk_bytes_per_row_and_per_write(topo: Settings, fmt: str) -> Non
     assert "bytes per row changed" in proc.stdout
 
 
-def test_io_csv_holds_fsyncs_and_bytes_written_per_node(topo: Settings) -> None:
-    proc = run_cli(["write", "40", "--duration", "3s"], env_for(topo.state))
+def test_io_csv_holds_fsyncs_and_bytes_written_per_node(shared_run: SharedRuns) -> None:
+    proc = shared_run(*WRITE_RUN)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     folder = run_folder(proc.stdout)
     with open(folder / "io.csv") as f:
         rows = list(csv.DictReader(f))
@@ -141,8 +153,10 @@ def test_write_nopk_makes_each_replica_scan_per_row(topo: Settings) -> None:
     assert reset.returncode == 0, reset.stderr
 
 
-def test_apply_capacity_reports_each_replica_and_leaves_replication_running(topo: Settings) -> None:
-    proc = run_cli(["apply-capacity", "write", "--writes", "300", "--rate", "100"], env_for(topo.state))
+def test_apply_capacity_reports_each_replica_and_leaves_replication_running(topo: Settings,
+                                                                           shared_run: SharedRuns) -> None:
+    made = shared_run.made_of(*DRAIN_RUN)  # 300 writes at 100/s (test_costmodel fits on its drains too)
+    proc = made.proc
     assert proc.returncode == 0, proc.stdout + proc.stderr
     line = next(line for line in proc.stderr.splitlines() if "→" in line)
     folder = topo.results / "apply-capacity" / line.rsplit("/", 1)[-1].strip()
@@ -151,7 +165,7 @@ def test_apply_capacity_reports_each_replica_and_leaves_replication_running(topo
     for replica in ("replica1", "replica2"):
         entry = data["replicas"][replica]
         assert entry["transactions"] == 300 and entry["apply_rate_trx_per_s"] > 0 and entry["capacity_ratio"] > 0
-    assert replicating(topo)
+    assert made.replicating_after  # read right after the command, before any other test's run
     assert "replica1: applied 300 trx" in proc.stdout
     # each replica alone: replica2 started applying only once replica1 had finished (its SQL thread held till then)
     assert data["method"] == "alone" and "each replica alone" in proc.stdout

@@ -21,7 +21,16 @@ from replbench.measure.cpu import SAMPLE_INTERVAL
 from replbench.topology import nodes
 from replbench.topology.knobs import Knobs
 
-from .conftest import FIXTURES, env_for, run_cli, run_folder, run_main, wait_until
+from .conftest import (
+    FIXTURES,
+    IDLE_SAMPLED_RUN,
+    SharedRuns,
+    env_for,
+    run_cli,
+    run_folder,
+    run_main,
+    wait_until,
+)
 
 RUN_FILES = ("meta.json", "targets.json", "results.bin", "report.txt", "report.json", "hdrplot.txt", "plot.html",
              "latency.png", "cpu.csv", "memory.csv", "lag.csv", "positions.csv", "io.csv", "timeline.csv",
@@ -29,24 +38,26 @@ RUN_FILES = ("meta.json", "targets.json", "results.bin", "report.txt", "report.j
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
-def short_run(topo: Settings, scenario: str, rate: int = 40, duration: str = "2s", **env: str):
+def short_args(scenario: str, rate: int = 40, duration: str = "2s") -> tuple[str, ...]:
     # a scenario's own faults come later than a short run lasts: the same faults, early
     early = [arg for i, spec in enumerate(load(scenario).faults)
              for arg in ("--fault", f"{spec.split('@')[0]}@{0.4 + 0.6 * i:g}s")]
-    return run_cli([scenario, str(rate), "--duration", duration, *early], env_for(topo.state, **env))
+    return (scenario, str(rate), "--duration", duration, *early)
 
 
-@pytest.fixture(scope="module")
-def scenario_run(topo: Settings):
-    """short_run at the defaults (40/s, 2 s), made once per scenario in this module: the run of each scenario and
-    the tests that read the same run's files (vegeta's report layout, a write run's binlog and checksum) share it.
-    No test writes into a run's folder."""
-    made: dict[str, subprocess.CompletedProcess[str]] = {}
+def short_run(topo: Settings, scenario: str, rate: int = 40, duration: str = "2s", **env: str):
+    return run_cli(list(short_args(scenario, rate, duration)), env_for(topo.state, **env))
+
+
+@pytest.fixture
+def scenario_run(shared_run: SharedRuns):
+    """short_run at the defaults (40/s, 2 s), made once per scenario in the session (conftest's shared runs): the
+    run of each scenario and the tests that read the same run's files (vegeta's report layout, a write run's binlog
+    and checksum, and other modules' readers of WRITE_RUN and GET_RUN) share it. No test writes into a run's
+    folder."""
 
     def get(scenario: str) -> subprocess.CompletedProcess[str]:
-        if scenario not in made:
-            made[scenario] = short_run(topo, scenario)
-        return made[scenario]
+        return shared_run(*short_args(scenario))
 
     return get
 
@@ -92,8 +103,11 @@ def test_report_txt_has_vegetas_layout(scenario_run) -> None:
     assert ours == theirs
 
 
-def test_cpu_and_lag_csv_cover_every_node(topo: Settings) -> None:
-    proc = short_run(topo, "read", duration="3s")
+def test_cpu_and_lag_csv_cover_every_node(shared_run: SharedRuns) -> None:
+    # a run with an idle window of 4 s (longer than the session's): cpu.csv, one sample a second, has some before
+    # the attack whatever the box's scheduling (test_truth reads the same run's net figures)
+    proc = shared_run(*IDLE_SAMPLED_RUN)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     folder = run_folder(proc.stdout)
     with open(folder / "cpu.csv") as f:
         rows = list(csv.DictReader(f))

@@ -297,9 +297,10 @@ def test_page_one_states_at_most_max_findings_sweep_limits_included() -> None:
 
 @pytest.fixture(scope="module")
 def tiny_study(topo: Settings, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
-    """The tiny real study (GOOD: ROW against STATEMENT, twice), run once for the tests that read its folder: the
-    report section, and the report made from it as a campaign's study. Neither test writes into the folder."""
-    path = write_study(tmp_path_factory.mktemp("study"), GOOD, "tiny")
+    """The tiny real study (GOOD: ROW against STATEMENT, twice; 2 s runs), run once for the tests that read its
+    folder: the report section, and the report made from it as a campaign's study. Neither test writes into the
+    folder."""
+    path = write_study(tmp_path_factory.mktemp("study"), GOOD.replace('"3s"', '"2s"'), "tiny")
     proc = run_cli(["study", str(path)], env_for(topo.state), timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return study_folder(proc.stdout)
@@ -358,7 +359,7 @@ def test_a_studys_app_settings_reach_each_cells_app(topo: Settings, tmp_path: Pa
 
 def test_a_cells_rows_set_each_bulk_requests_rows(topo: Settings, tmp_path: Path) -> None:
     # the cost model tells a transaction's cost from a row's only with runs of several rows per transaction
-    text = GOOD.replace('["write"]', '["write-bulk"]').replace("rate = 100", "rate = 20") \
+    text = GOOD.replace('["write"]', '["write-bulk"]').replace("rate = 100", "rate = 20").replace('"3s"', '"2s"') \
         .replace("repeat = 2", "repeat = 1").replace('binlog_format = ["ROW", "STATEMENT"]', "rows = [3, 30]")
     proc = run_cli(["study", str(write_study(tmp_path, text, "rows"))], env_for(topo.state), timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr

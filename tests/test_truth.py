@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -27,20 +28,34 @@ from replbench.experiments import prepare
 from replbench.measure.poslag import PositionLag
 from replbench.topology import innodbrest, nodes
 
-from .conftest import env_for, run_cli, run_folder, wait_until
+from .conftest import (
+    IDLE_SAMPLED_RUN,
+    WRITE_RUN,
+    SemiSyncRuns,
+    SharedRuns,
+    env_for,
+    run_cli,
+    run_folder,
+    wait_until,
+)
 
 
-def run(topo: Settings, *args: str) -> tuple[dict, dict, str]:
-    proc = run_cli([*args], env_for(topo.state))
+def read(proc: subprocess.CompletedProcess[str]) -> tuple[dict, dict, str]:
+    """A run that exited 0: its summary, meta and printed output."""
     assert proc.returncode == 0, proc.stdout + proc.stderr
     folder = run_folder(proc.stdout)
     return (json.loads((folder / "summary.json").read_text()), json.loads((folder / "meta.json").read_text()),
             proc.stdout)
 
 
-def test_cpu_is_reported_gross_and_net_of_the_idle_cost(topo: Settings) -> None:
-    # a window of its own, long enough for the idle samples a resolution needs (the --idle-window flag)
-    summary, _, out = run(topo, "write", "40", "--duration", "3s", "--idle-window", "4s")
+def run(topo: Settings, *args: str) -> tuple[dict, dict, str]:
+    return read(run_cli([*args], env_for(topo.state)))
+
+
+def test_cpu_is_reported_gross_and_net_of_the_idle_cost(shared_run: SharedRuns) -> None:
+    # a window of its own, long enough for the idle samples a resolution needs (the --idle-window flag): write at
+    # 40/s for 3 s after 4 s of idle, a run the session makes once (test_run reads its samplers' files)
+    summary, _, out = read(shared_run(*IDLE_SAMPLED_RUN))
     idle, net, gross = summary["cpu_idle_per_s"], summary["cpu_seconds_net"], summary["cpu_seconds"]
     assert set(idle) >= {"master", "replica1", "replica2", "app", "harness"}
     for group in ("master", "replica1", "replica2"):
@@ -194,14 +209,14 @@ def test_settle_waits_out_the_last_units_connections_in_time_wait() -> None:
     assert 2_850 <= counted <= 3_000, reason
 
 
-def test_semi_syncs_block_line_names_mariadbs_counter_for_what_it_is(topo: Settings) -> None:
-    _, _, out = run(topo, "write", "20", "--duration", "2s", "--semi-sync", "after_sync")
+def test_semi_syncs_block_line_names_mariadbs_counter_for_what_it_is(semi_sync_runs: SemiSyncRuns) -> None:
+    _, _, out = read(semi_sync_runs.near)  # write at 20/s for 2 s under semi-sync after_sync
     line = next(line for line in out.splitlines() if line.startswith("Semi-sync: "))
     assert "MariaDB's own counters" in line and "not what a commit pays" in line
 
 
-def test_lag_comes_from_gtid_positions_to_a_few_ms_and_the_heartbeat_stays_beside_it(topo: Settings) -> None:
-    summary, _, out = run(topo, "write", "40", "--duration", "3s")
+def test_lag_comes_from_gtid_positions_to_a_few_ms_and_the_heartbeat_stays_beside_it(shared_run: SharedRuns) -> None:
+    summary, _, out = read(shared_run(*WRITE_RUN))  # write at 40/s for 2 s
     assert 0 < summary["lag_floor_ms"] < summary["heartbeat_ms"]  # the position reads' interval, not 100 ms
     for name in ("replica1", "replica2"):
         lag = summary["lag"][name]
