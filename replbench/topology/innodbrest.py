@@ -42,18 +42,21 @@ def at_rest(dirty: int, history: int) -> bool:
     return dirty <= SETTLE_DIRTY_PAGES and history <= SETTLE_HISTORY_LENGTH
 
 
+def _left(dirty: int, history: int, done: bool) -> list[str]:
+    """What of a node's InnoDB is above its rest, in words: as found and since dealt with (done), or still left."""
+    return ([f"{dirty:,} dirty pages" + (" flushed" if done else "")] if dirty > SETTLE_DIRTY_PAGES else []) + \
+        ([f"a history list of {history:,}" + (" purged" if done else "")] if history > SETTLE_HISTORY_LENGTH else [])
+
+
 def why_not(name: str, dirty: int, history: int) -> str:
     """'' when a node's InnoDB is at rest, else why not, in words."""
-    parts = ([f"{dirty:,} dirty pages"] if dirty > SETTLE_DIRTY_PAGES else []) + \
-        ([f"history list {history:,}"] if history > SETTLE_HISTORY_LENGTH else [])
+    parts = _left(dirty, history, done=False)
     return f"{name}: {', '.join(parts)}" if parts else ""
 
 
 def waited(name: str, values: dict[str, Any]) -> str:
     """What the settle waited for on one node, in words ('' if it was at rest already)."""
-    parts = ([f"{values['dirty_pages']:,} dirty pages flushed"] if values["dirty_pages"] > SETTLE_DIRTY_PAGES else []) \
-        + ([f"a history list of {values['history_length']:,} purged"]
-           if values["history_length"] > SETTLE_HISTORY_LENGTH else [])
+    parts = _left(values["dirty_pages"], values["history_length"], done=True)
     return f"{name}: {' and '.join(parts)}" if parts else ""
 
 
