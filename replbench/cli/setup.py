@@ -157,5 +157,9 @@ def run_tests(extra: list[str]) -> int:
     """pytest (the tests bring up their own small topology on other ports and state): the whole suite, or the
     test files or node ids given (`./run.sh test -- tests/test_campaign.py -k resumes`)."""
     named = any((ROOT / a.split("::")[0]).exists() for a in extra if not a.startswith("-"))
+    # matplotlib builds its font cache on first import by running fc-list: on a fresh machine that first import
+    # would be a unit test's (the report's charts), which may start no process; so it is built here, once
+    subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"], cwd=ROOT, check=False,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     cmd = [sys.executable, "-m", "pytest", "-ra", *([] if named else [str(ROOT / "tests")]), *extra]
     return subprocess.call(cmd, cwd=ROOT, env=dict(os.environ))
