@@ -365,12 +365,13 @@ def test_a_repeat_that_measured_low_weighs_no_more_than_its_cell() -> None:
 W_MASTER = 0.004  # CPU s per second of writing: background work that comes with any write rate
 
 
-def test_the_fit_recovers_a_cost_per_second_of_writing_from_runs_at_several_rates() -> None:
-    """Single-row runs at 20, 100 and 400/s and 100-row runs at 20/s, each 60 s, twice: a·trx + b·rows + w·seconds
-    with known a, b, w; the fit finds w, and a mix at 20/s costs more per transaction than one at 400/s by it."""
+def test_the_fit_keeps_a_cost_per_second_of_writing_where_no_setting_has_three_rates() -> None:
+    """Single-row runs at 100 and 400/s and 100-row runs at 20/s, each 60 s, twice: a·trx + b·rows + w·seconds with
+    known a, b, w. Two single-row rates give no rate shape, so the per-second term stays (three distinct cells tell
+    it), and a mix at 20/s costs more per transaction than one at 400/s by it; with two cells it is left out."""
     rnd = random.Random(5)
     runs = []
-    for rows_per_trx, rate in ((1, 20), (1, 100), (1, 400), (100, 20)):
+    for rows_per_trx, rate in ((1, 100), (1, 400), (100, 20)):
         for _ in range(2):
             trx, rows = rate * 60, rate * 60 * rows_per_trx
             runs.append({"setting": "ROW-FULL", "table": "bench_idx", "cell": f"{rows_per_trx} @{rate}",
@@ -379,6 +380,7 @@ def test_the_fit_recovers_a_cost_per_second_of_writing_from_runs_at_several_rate
                          "master_cpu_s": (A_MASTER * trx + B_MASTER * rows + W_MASTER * 60) * (1 + rnd.gauss(0, .01))})
     model = costmodel.fit(runs, [])
     part = model["settings"]["ROW-FULL bench_idx"]["master_cpu_s"]
+    assert "rate_shape" not in part
     assert part["terms"] == ["per_trx", "per_row", "per_second"]
     assert part["coef"]["per_second"] == pytest.approx(W_MASTER, rel=0.10)
     assert part["coef"]["per_trx"] == pytest.approx(A_MASTER, rel=0.10)
@@ -386,10 +388,65 @@ def test_the_fit_recovers_a_cost_per_second_of_writing_from_runs_at_several_rate
     fast = costmodel.predict(model, costmodel.parse_mix("update_user=400/s"))["master_cpu_cores"]["value"]
     assert slow / 20 == pytest.approx(A_MASTER + B_MASTER + W_MASTER / 20, rel=0.05)
     assert slow / 20 > 1.3 * fast / 400
-    # the same runs without the slow ones: every rate ≥ 100/s and 20/s only for 100-row transactions, the term
-    # still tells (three distinct cells); with two cells it cannot and is left out
     two = [o for o in runs if o["cell"] in ("1 @400", "100 @20")]
     assert "per_second" not in costmodel.fit(two, [])["settings"]["ROW-FULL bench_idx"]["master_cpu_s"]["terms"]
+
+
+# a single-row transaction's CPU by rate: flat to 200/s, a step down at 400/s (the shape the ladder study measured,
+# docs/decisions/cost-model-rate.md), which a + w / rate cannot follow
+SHAPE = {20: 1.5, 50: 1.4, 200: 1.35, 400: 1.0}
+
+
+def _shaped_runs(setting: str, level: float, rates: tuple[int, ...], rnd: random.Random) -> list[dict]:
+    runs = []
+    for rows_per_trx, rate in [*((1, r) for r in rates), (100, 20)]:
+        for _ in range(2):
+            trx, rows = rate * 60, rate * 60 * rows_per_trx
+            runs.append({"setting": setting, "table": "bench_idx", "cell": f"{rows_per_trx} @{rate}",
+                         "transactions": trx, "rows": rows, "seconds": 60, "write_seconds": 60,
+                         "fsyncs_per_commit": None, "binlog_bytes": F_BINLOG * trx,
+                         "replica_cpu_s": None, "master_cpu_s": (level * SHAPE[rate] * trx + B_MASTER * rows)
+                         * (1 + rnd.gauss(0, .01))})
+    return runs
+
+
+def test_the_rate_shape_of_the_setting_with_most_rates_prices_every_setting_between_its_cells() -> None:
+    """ROW FULL's single-row cells at 20, 50, 200 and 400/s give the shape (factors of the 400/s cell's cost);
+    ROW MINIMAL, with cells at 20 and 400/s only and its own level, is weighed by it: a mix at 200/s costs what
+    its level × the shape there is, where a + w / rate (fitted on 20 and 400/s) would put it 20 % low. No per-second
+    term is fitted beside the shape, and no coefficient is negative."""
+    rnd = random.Random(11)
+    level_full, level_minimal = 0.0005, 0.0004
+    runs = [*_shaped_runs("ROW-FULL", level_full, (20, 50, 200, 400), rnd),
+            *_shaped_runs("ROW-MINIMAL", level_minimal, (20, 400), rnd)]
+    model = costmodel.fit(runs, [])
+    full = model["settings"]["ROW-FULL bench_idx"]["master_cpu_s"]
+    minimal = model["settings"]["ROW-MINIMAL bench_idx"]["master_cpu_s"]
+    assert full["rate_shape"]["from"] == "ROW-FULL bench_idx" and minimal["rate_shape"] == full["rate_shape"]
+    factors = dict((round(r), f) for r, f in full["rate_shape"]["points"])
+    one_row = {r: (level_full * SHAPE[r] + B_MASTER) / (level_full * SHAPE[400] + B_MASTER) for r in SHAPE}
+    assert factors == pytest.approx(one_row, rel=0.03)
+    for part in (full, minimal):
+        assert "per_second" not in part["terms"] and min(part["coef"].values()) >= 0
+    plan = costmodel.predict(model, costmodel.parse_mix("update_user=200/s"), "ROW-MINIMAL")
+    assert plan["master_cpu_cores"]["value"] / 200 == pytest.approx(level_minimal * SHAPE[200] + B_MASTER, rel=0.05)
+    assert costmodel.shape_factor(full["rate_shape"], 100) == pytest.approx(
+        factors[50] + (factors[200] - factors[50]) * 0.5, rel=1e-9)  # halfway in log rate from 50 to 200/s
+    assert costmodel.shape_factor(full["rate_shape"], 5) == factors[20]  # held at its ends beyond them
+
+
+def test_writes_amid_reads_are_outside_the_master_cpus_domain() -> None:
+    """A run whose replicas also served reads: its master CPU enters no fit (it was 20-30 % cheaper beside the
+    reads on one host's cores), and validate predicts none for it and says why."""
+    rnd = random.Random(3)
+    runs = _shaped_runs("ROW-FULL", 0.0005, (20, 50, 200, 400), rnd)
+    amid = {**runs[0], "cell": "mixed", "replica_reads": 3600, "replicas": 2, "master_cpu_s": 0.001}
+    with_amid = costmodel.fit([*runs, amid], [])["settings"]["ROW-FULL bench_idx"]["master_cpu_s"]
+    without = costmodel.fit(runs, [])["settings"]["ROW-FULL bench_idx"]["master_cpu_s"]
+    assert with_amid["coef"] == without["coef"] and with_amid["n"] == without["n"]
+    model = costmodel.fit(runs, [])
+    assert costmodel.expected(model, amid)["master_cpu_s"] is None
+    assert costmodel.not_predicted(model, amid)["master_cpu_s"] == costmodel.AMID_READS
 
 
 def test_a_run_that_only_read_prices_the_replicas_reads_and_nothing_else() -> None:

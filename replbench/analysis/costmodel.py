@@ -45,6 +45,9 @@ from ..core.config import (
     MODEL_BOOTSTRAP_MIN_CELLS,
     MODEL_BOOTSTRAP_ROUNDS,
     MODEL_DOMAIN_SLACK,
+    MODEL_SHAPE_MERGE,
+    MODEL_SHAPE_MIN_RATES,
+    MODEL_SHAPE_MIN_READ_RATES,
     SEMI_SYNC_AFTER_SYNC_OVERLAP_RTTS,
     SEMI_SYNC_LONE_RTTS,
     SEMI_SYNC_OVERLAP_IN_FLIGHT,
@@ -86,6 +89,12 @@ Z95 = 1.96
 # not on the transaction's rows, so a binlog figure's interval is this much per transaction wider either way
 GROUP_COMMIT_ID_BYTES = 2.0
 HELD_OUT = "validate-"  # the folders of model validate's runs: never fitted on
+# the master's CPU of writes whose replicas served reads on the same cores: outside the model's domain (fitted on
+# none, predicted for none): docs/decisions/cost-model-rate.md, "Amid reads"
+AMID_READS = ("writes amid reads on the same host's cores: outside the master CPU's domain (the model prices writes "
+              "on a master whose cores nothing else keeps busy; on one host, reads beside them made the master's "
+              "writes 20-30 % cheaper)")
+CPU_PARTS = ("master_cpu_s", "replica_cpu_s")  # the fits whose per-transaction cost follows the rate shape
 
 
 class MixError(ValueError):
@@ -241,7 +250,7 @@ def collect(results: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 
 def fit_part(y: Iterable[float], trx: Iterable[float], rows: Iterable[float], cells: Sequence[str] | None = None,
              reads: Iterable[float] | None = None, seconds: Iterable[float] | None = None,
-             squares: Iterable[float] | None = None) -> dict[str, Any] | None:
+             squares: Iterable[float] | None = None, factors: Iterable[float] | None = None) -> dict[str, Any] | None:
     """y = a·trx + b·rows (+ w·seconds of writing) (+ r·reads) through the origin, every coefficient ≥ 0 (scipy's
     nnls), least squares weighted for relative noise: the coefficients with their 95 % intervals and covariance (a
     bootstrap over the cells, or the active set's covariance with few cells: the module's docstring), the run-to-run
@@ -249,14 +258,16 @@ def fit_part(y: Iterable[float], trx: Iterable[float], rows: Iterable[float], ce
     term per second of writing only where the runs' rates can tell it from the per-transaction and per-row terms
     (docs/decisions/cost-model-rate.md), a read term only where some run has reads and they can be told apart
     from the rest, and (`squares`: each transaction's rows², summed) a cost per row per row of its transaction
-    where the sizes tell it (the apply fit: docs/cost-model.md, "Apply")."""
+    where the sizes tell it (the apply fit: docs/cost-model.md, "Apply"). `factors`: each run's rate-shape factor
+    (rate_shape), its transactions counted as that many transactions at the shape's fastest rate."""
     import numpy as np
 
     y_, t_, r_ = (np.asarray(list(v), dtype=float) for v in (y, trx, rows))
     n = len(y_)
     if n < 2:
         return None
-    names, columns = ["per_trx"], [t_]
+    shaped = t_ if factors is None else t_ * np.asarray(list(factors), dtype=float)
+    names, columns = ["per_trx"], [shaped]
     if n >= 3 and np.linalg.matrix_rank(np.column_stack([t_, r_])) == 2:
         names.append("per_row")
         columns.append(r_)
@@ -376,6 +387,8 @@ def fit(runs: list[dict[str, Any]], drains: list[dict[str, Any]]) -> dict[str, A
     # the observations: observation()'s and apply_observation()'s dictionaries (model.json keeps them), each with
     # its table (None where the summary named none)
     tables = sorted({o["table"] or "" for o in [*runs, *drains]})
+    shapes = {part: rate_shape(runs, part) for part in CPU_PARTS}
+    reads_shape = read_shape(runs)
     for setting, table in ((s, t) for s in SETTINGS for t in tables):
         ours = [o for o in runs if o["setting"] == setting and (o["table"] or "") == table]
         mine = [o for o in ours if writes_of(o)]  # runs that only read price the replicas' reads alone
@@ -385,8 +398,10 @@ def fit(runs: list[dict[str, Any]], drains: list[dict[str, Any]]) -> dict[str, A
         synced = [o for o in mine if o.get("fsyncs_per_commit") is not None]  # net of idle (observation())
         model["settings"][key(setting, table)] = {
             "setting": setting, "table": table, "runs": len(mine), "drains": len(drained),
-            "master_cpu_s": _fit_of(mine, "master_cpu_s", timed=True),
-            "replica_cpu_s": _replica_fit(ours),
+            # writes amid reads on the same cores are outside the master's domain (AMID_READS)
+            "master_cpu_s": _fit_of([o for o in mine if not reads_each(o)], "master_cpu_s", timed=True,
+                                    shape=shapes["master_cpu_s"]),
+            "replica_cpu_s": _replica_fit(ours, shapes["replica_cpu_s"], reads_shape),
             "binlog_bytes": _fit_of(mine, "binlog_bytes"),
             "apply_s": fit_part([d["apply_s"] for d in drained], [d["transactions"] for d in drained],
                                 [d["rows"] for d in drained], [cell_of(d) for d in drained],
@@ -402,10 +417,16 @@ def fit(runs: list[dict[str, Any]], drains: list[dict[str, Any]]) -> dict[str, A
 
 
 def _fit_of(obs: list[dict[str, Any]], part: str, reads: list[float] | None = None,
-            timed: bool = False) -> dict[str, Any] | None:
-    """One part's fit over the observations; `timed`: with a term per second of writing (CPU, fsyncs)."""
-    return fit_part([o[part] for o in obs], [o["transactions"] for o in obs], [o["rows"] for o in obs],
-                    [cell_of(o) for o in obs], reads, [write_seconds(o) for o in obs] if timed else None)
+            timed: bool = False, shape: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """One part's fit over the observations; `timed`: with a term per second of writing (CPU, fsyncs), or, where
+    the runs give a rate shape (rate_shape), each run's transactions weighed by the shape at its rate instead."""
+    factors = [shape_factor(shape, rate_of(o)) for o in obs] if shape else None
+    fitted = fit_part([o[part] for o in obs], [o["transactions"] for o in obs], [o["rows"] for o in obs],
+                      [cell_of(o) for o in obs], reads,
+                      [write_seconds(o) for o in obs] if timed and not shape else None, factors=factors)
+    if fitted is not None and shape:
+        fitted["rate_shape"] = shape
+    return fitted
 
 
 def reads_each(obs: dict[str, Any]) -> float:
@@ -414,20 +435,103 @@ def reads_each(obs: dict[str, Any]) -> float:
     return (obs.get("replica_reads") or 0) / max(1, obs.get("replicas") or 1)
 
 
-def _replica_fit(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The replicas' CPU: with a read term where runs whose replicas served reads can price one, else from the
-    runs whose replicas served none (a run with reads would charge its reads to the writes), saying why."""
+def _replica_fit(runs: list[dict[str, Any]], shape: dict[str, Any] | None = None,
+                 reads_shape: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """The replicas' CPU: with a read term where runs whose replicas served reads can price one (each run's reads
+    weighed by the read shape at its read rate, where the read-only runs give one), else from the runs whose
+    replicas served none (a run with reads would charge its reads to the writes), saying why."""
     replica = [o for o in runs if o["replica_cpu_s"] is not None]
     readers = [o for o in replica if reads_each(o)]
     if readers:
-        part = _fit_of(replica, "replica_cpu_s", [reads_each(o) for o in replica], timed=True)
+        reads = [reads_each(o) * (shape_factor(reads_shape, read_rate_of(o)) if reads_shape else 1.0)
+                 for o in replica]
+        part = _fit_of(replica, "replica_cpu_s", reads, timed=True, shape=shape)
         if part is not None and "per_read" in part["terms"]:
+            if reads_shape:
+                part["read_shape"] = reads_shape
             return part
-    part = _fit_of([o for o in replica if not reads_each(o)], "replica_cpu_s", timed=True)
+    part = _fit_of([o for o in replica if not reads_each(o)], "replica_cpu_s", timed=True, shape=shape)
     if part is not None:
         part["reads"] = (f"{len(readers)} run(s) whose replicas served reads left out: too few to tell a read's "
                          "cost from a write's") if readers else "no run whose replicas served reads: reads not priced"
     return part
+
+
+def rate_of(obs: dict[str, Any]) -> float:
+    """An observation's transactions per second (0 for a run that only read)."""
+    return obs["transactions"] / obs["seconds"] if obs.get("seconds") and obs.get("transactions") else 0.0
+
+
+def read_rate_of(obs: dict[str, Any]) -> float:
+    """The reads per second one replica served in an observation."""
+    return reads_each(obs) / obs["seconds"] if obs.get("seconds") else 0.0
+
+
+def _points(cells: dict[str, list[tuple[float, float]]]) -> list[tuple[float, float, int]]:
+    """Each cell's mean rate and mean cost, cells whose rates lie within MODEL_SHAPE_MERGE of each other merged (a
+    mean over their runs): (rate, cost, runs), slowest first."""
+    means = sorted((sum(r for r, _ in v) / len(v), sum(c for _, c in v) / len(v), len(v)) for v in cells.values())
+    out: list[tuple[float, float, int]] = []
+    for rate, cost, n in means:
+        if out and rate <= out[-1][0] * (1 + MODEL_SHAPE_MERGE):
+            r0, c0, n0 = out[-1]
+            out[-1] = ((r0 * n0 + rate * n) / (n0 + n), (c0 * n0 + cost * n) / (n0 + n), n0 + n)
+        else:
+            out.append((rate, cost, n))
+    return out
+
+
+def _shape(points: list[tuple[float, float, int]], source: str) -> dict[str, Any]:
+    top = points[-1][1]
+    return {"from": source, "points": [[round(rate, 2), round(cost / top, 4)] for rate, cost, _ in points]}
+
+
+def rate_shape(runs: list[dict[str, Any]], part: str) -> dict[str, Any] | None:
+    """How a transaction's CPU (part: master_cpu_s or replica_cpu_s) changes with the rate, where the runs tell it:
+    the single-row write runs' CPU per transaction per cell, of the setting and table whose cells cover the most
+    rates (at least MODEL_SHAPE_MIN_RATES), as a factor of its fastest cell's ({"from", "points": [[rate, factor],
+    …]}); None where no setting has that many. The shape is the host's, not the setting's (a core woken between
+    transactions: docs/decisions/cost-model-rate.md), so every setting's fit weighs its transactions by it and
+    fits its own level."""
+    groups: dict[str, dict[str, list[tuple[float, float]]]] = {}
+    for o in runs:
+        if o.get(part) is None or not o.get("transactions") or o["rows"] != o["transactions"] or reads_each(o) \
+                or not o.get("seconds"):
+            continue
+        groups.setdefault(key(o["setting"], o["table"] or ""), {}).setdefault(cell_of(o), []).append(
+            (rate_of(o), o[part] / o["transactions"]))
+    order = {name: i for i, name in enumerate(SETTINGS)}
+    best = max(((len(pts := _points(cells)), sum(n for *_, n in pts), -order.get(name.split()[0], 99), name, pts)
+                for name, cells in groups.items()), default=None)
+    if best is None or best[0] < MODEL_SHAPE_MIN_RATES or best[4][-1][1] <= 0:
+        return None
+    return _shape(best[4], best[3])
+
+
+def read_shape(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """How a read's CPU on a replica changes with the reads per second it serves: the read-only runs' replica CPU
+    per read per cell, every setting's (a read does not depend on the binlog's settings), as a factor of the
+    fastest cell's; None with fewer than MODEL_SHAPE_MIN_READ_RATES rates."""
+    cells: dict[str, list[tuple[float, float]]] = {}
+    for o in runs:
+        if o.get("transactions") or not reads_each(o) or o.get("replica_cpu_s") is None or not o.get("seconds"):
+            continue
+        cells.setdefault(cell_of(o), []).append((read_rate_of(o), o["replica_cpu_s"] / reads_each(o)))
+    points = _points(cells)
+    if len(points) < MODEL_SHAPE_MIN_READ_RATES or points[-1][1] <= 0:
+        return None
+    return _shape(points, "read-only runs")
+
+
+def shape_factor(shape: dict[str, Any] | None, rate: float) -> float:
+    """The shape's factor at a rate: linear in log rate between its points, its end's value beyond them (the
+    domain flags such a rate: outside_domain); 1 without a shape or a rate."""
+    import numpy as np
+
+    if not shape or rate <= 0:
+        return 1.0
+    rates, factors = zip(*shape["points"])
+    return float(np.interp(math.log(rate), [math.log(r) for r in rates], factors))
 
 
 def domain_of(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -452,7 +556,12 @@ def outside_domain(fitted: dict[str, Any], trx: float, rows: float) -> str | Non
         return (f"transactions of {_g(size)} rows, smaller than any the fit saw ({_g(min(n for n, _ in points))} "
                 f"rows): {RATE_DEPENDENT} are extrapolated")
     if trx < min(smaller) * (1 - slack):
-        timed = "per_second" in ((fitted.get("master_cpu_s") or {}).get("terms") or [])
+        master = fitted.get("master_cpu_s") or {}
+        if master.get("rate_shape"):
+            return (f"{_g(trx)} transactions/s, below the lowest rate at which the fit saw transactions of "
+                    f"{_g(size)} rows or fewer ({_g(min(smaller))}/s): the rate shape is extrapolated there, so "
+                    f"{RATE_DEPENDENT} are less sure")
+        timed = "per_second" in (master.get("terms") or [])
         return (f"{_g(trx)} transactions/s, below the lowest rate at which the fit saw transactions of "
                 f"{_g(size)} rows or fewer ({_g(min(smaller))}/s): "
                 + (f"the cost per second of writing is extrapolated there, so {RATE_DEPENDENT} are less sure"
@@ -492,9 +601,11 @@ def parse_mix(text: str) -> list[tuple[str, int, float]]:
 
 
 def _predict_one(part: dict[str, Any] | None, trx: float, rows: float, reads: float = 0.0,
-                 seconds: float = 0.0, squares: float | None = None) -> dict[str, float] | None:
+                 seconds: float = 0.0, squares: float | None = None, rate: float = 0.0,
+                 read_rate: float = 0.0) -> dict[str, float] | None:
     """A fitted quantity for trx transactions, rows rows over `seconds` seconds of writing (and reads reads per
-    replica), with its 95 % prediction
+    replica), the transactions coming at `rate` per second on the master and the reads at `read_rate` per replica
+    (weighed by the fit's rate and read shapes, where it has them), with its 95 % prediction
     interval (normal): the fit's variance there (x·cov·x) plus one run's, value² × the run-to-run relative variance
     (a model fitted before it was kept has none: the fit's alone). The low end is cut at 0, as the coefficients are."""
     import numpy as np
@@ -503,7 +614,9 @@ def _predict_one(part: dict[str, Any] | None, trx: float, rows: float, reads: fl
         return None  # several rows per transaction, and a fit that cannot price a row: no figure, not a guess
     if squares is None:  # transactions of one size
         squares = rows * rows / trx if trx else 0.0
-    inputs = {"per_trx": trx, "per_row": rows, "per_read": reads, "per_second": seconds, "per_row_sq": squares}
+    inputs = {"per_trx": trx * shape_factor(part.get("rate_shape"), rate), "per_row": rows,
+              "per_read": reads * shape_factor(part.get("read_shape"), read_rate), "per_second": seconds,
+              "per_row_sq": squares}
     x = np.array([inputs[t] for t in part["terms"]], dtype=float)
     coef = np.array([part["coef"][t] for t in part["terms"]])
     value = float(x @ coef)
@@ -514,10 +627,11 @@ def _predict_one(part: dict[str, Any] | None, trx: float, rows: float, reads: fl
 
 def predict(model: dict[str, Any], mix: list[tuple[str, int, float]], setting: str = "ROW-FULL",
             replica_cores: float = 1.0, table: str = "bench_idx", threads: int = 1,
-            rtt_s: float | None = None) -> dict[str, Any]:
+            rtt_s: float | None = None, master_rate: float | None = None) -> dict[str, Any]:
     """Every figure of a capacity plan for the mix under the setting on the table; each {value, low, high} or None
     where the model has no data. With `threads` applier threads, their bounds (parallel_apply); with a round trip
-    rtt_s, semi-sync's commit wait per wait point (semi_sync)."""
+    rtt_s, semi-sync's commit wait per wait point (semi_sync). The CPU's rate shape reads the master's transactions
+    per second: `master_rate` where the mix is one table's part of a larger workload, else the mix's own."""
     if setting not in SETTINGS:
         raise MixError(f"unknown setting {setting!r}; settings: {', '.join(SETTINGS)}")
     fitted = model["settings"].get(key(setting, table))
@@ -534,12 +648,13 @@ def predict(model: dict[str, Any], mix: list[tuple[str, int, float]], setting: s
     squares = sum(rate * n * n for _, n, rate in mix)  # Σ rows² per second: a big transaction's rows cost more
     rho = _predict_one(fitted["apply_s"], trx, rows, squares=squares)  # one SQL thread: apply seconds per second
     writing = 1.0 if trx > 0 else 0.0  # each second of the plan has writes: its per-second costs, once
-    replica_cpu = _predict_one(fitted["replica_cpu_s"], trx, rows, seconds=writing)
+    rate = master_rate or trx
+    replica_cpu = _predict_one(fitted["replica_cpu_s"], trx, rows, seconds=writing, rate=rate)
     return {
         "setting": setting, "table": table, "transactions_per_s": trx, "rows_per_s": rows,
         "binlog_mb_per_s": scaled(binlog, 1e-6), "binlog_gb_per_day": scaled(binlog, SECONDS_PER_DAY / 1e9),
         "bytes_per_s_to_each_replica": binlog,
-        "master_cpu_cores": _predict_one(fitted["master_cpu_s"], trx, rows, seconds=writing),
+        "master_cpu_cores": _predict_one(fitted["master_cpu_s"], trx, rows, seconds=writing, rate=rate),
         "replica_cpu_cores": replica_cpu, "replica_cores": replica_cores,
         "replica_cpu_utilisation": scaled(replica_cpu, 1 / replica_cores),
         "replica_apply_rho": rho,
@@ -644,12 +759,15 @@ def expected(model: dict[str, Any], obs: dict[str, Any]) -> dict[str, dict[str, 
     fitted = model["settings"].get(key(obs["setting"], obs["table"] or ""))  # an observation() of the run
     if not fitted:
         return {part: None for part in EXPECTED}
-    seconds = write_seconds(obs)
-    out = {part: _predict_one(fitted[part], obs["transactions"], obs["rows"], seconds=seconds) for part in EXPECTED}
+    seconds, rate = write_seconds(obs), rate_of(obs)
+    out = {part: _predict_one(fitted[part], obs["transactions"], obs["rows"], seconds=seconds, rate=rate)
+           for part in EXPECTED}
     out["binlog_bytes"] = binlog_bytes(fitted, obs["transactions"], obs["rows"])
     replica = fitted["replica_cpu_s"]
     if reads_each(obs):
-        out["replica_cpu_s"] = _predict_one(replica, obs["transactions"], obs["rows"], reads_each(obs), seconds) \
+        out["master_cpu_s"] = None  # AMID_READS
+        out["replica_cpu_s"] = _predict_one(replica, obs["transactions"], obs["rows"], reads_each(obs), seconds,
+                                            rate=rate, read_rate=read_rate_of(obs)) \
             if replica and "per_read" in replica["terms"] else None
     return out
 
@@ -664,7 +782,9 @@ def not_predicted(model: dict[str, Any], obs: dict[str, Any]) -> dict[str, str]:
     for part in EXPECTED:
         if got[part] is not None:
             continue
-        if part == "replica_cpu_s" and reads_each(obs):
+        if part == "master_cpu_s" and reads_each(obs):
+            out[part] = AMID_READS
+        elif part == "replica_cpu_s" and reads_each(obs):
             out[part] = (f"the replicas also served {obs['replica_reads']:,} reads, and "
                          + ((fitted[part] or {}).get("reads") or "the fit has no read term"))
         elif not fitted[part]:

@@ -836,6 +836,7 @@ def price(model: dict[str, Any], profile: Profile, mixes: dict[str, Mix], mapped
     table and why there is none. A table the model has no fit of under the setting is left out, or with `alone`
     (the one setting asked) sheeted as such."""
     sheets = []
+    master_rate = sum(rate for mix in mixes.values() for _, _, rate in mix)  # the master's, every table's
     for table, mix in mixes.items():
         if costmodel.key(setting, table) not in model["settings"]:
             if alone:
@@ -843,7 +844,8 @@ def price(model: dict[str, Any], profile: Profile, mixes: dict[str, Mix], mapped
             continue
         own = [ln.settings[setting].bytes for ln in mapped[table]]
         try:
-            sheets.append({"plan": costmodel.predict(model, mix, setting, replica_cores, table, threads, rtt_s),
+            sheets.append({"plan": costmodel.predict(model, mix, setting, replica_cores, table, threads, rtt_s,
+                                                     master_rate),
                            "profile_bytes_per_s": None if None in own else sum(b or 0 for b in own) / profile.span_s,
                            "largest": largest_on(model, profile, mapped[table], setting, table)})
         except costmodel.MixError as exc:

@@ -102,6 +102,8 @@ def from_profile(model: dict[str, Any], profile: Profile, obs: dict[str, Any]) -
         if part == "replica_cpu_s" and obs.get("replica_reads"):
             total, why = None, (f"the replicas also served {obs['replica_reads']:,} reads, which no binlog shows "
                                 "(a profile prices the writes alone)")
+        elif part == "master_cpu_s" and obs.get("replica_reads"):
+            total, why = None, costmodel.AMID_READS
         if why and part not in out["not_predicted"]:
             out["not_predicted"][part] = why
         out[part] = checked(total, obs[part], (obs.get("resolution") or {}).get(part))

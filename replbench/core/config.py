@@ -248,6 +248,12 @@ MODEL_BOOTSTRAP_MIN_CELLS = 4
 # saw transactions of its size or smaller and the highest rate it saw at all (rows per transaction compared with
 # this much slack); outside, the CPU and fsync figures are flagged. docs/decisions/cost-model-rate.md
 MODEL_DOMAIN_SLACK = 0.05
+# the rate shape of a transaction's and a read's CPU (docs/cost-model.md, "Rates"): the single-row cells' CPU per
+# transaction by rate, from the setting whose cells cover at least MODEL_SHAPE_MIN_RATES rates (reads: 2), cells
+# whose rates lie within MODEL_SHAPE_MERGE of each other taken as one rate
+MODEL_SHAPE_MIN_RATES = 3
+MODEL_SHAPE_MIN_READ_RATES = 2
+MODEL_SHAPE_MERGE = 0.10
 # model validate's bounds (issue 50's done-when; docs/cost-model.md, "Validate"): a held-out figure is on target when
 # its prediction lies within this many percent of the measured one, and the 95 % intervals should cover at least
 # MODEL_COVERAGE_GOAL of the held-out figures

@@ -906,6 +906,10 @@ class Fit(Record):
     run_variance_dof: Num | None = None
     run_variance_from: str | None = None  # "repeats" (pooled within cells), "residuals" or "none"
     reads: str | None = None  # the replica fit without a read term: why
+    # the CPU fits' rate shapes (analysis/costmodel.rate_shape, read_shape): {"from", "points": [[rate, factor]]};
+    # absent from a model fitted before them, or where the runs gave none
+    rate_shape: dict[str, Any] | None = None
+    read_shape: dict[str, Any] | None = None
 
 
 class FittedSetting(Record):

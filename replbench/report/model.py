@@ -51,7 +51,7 @@ def render_fit(doc: dict[str, Any] | CostModel) -> str:
             if not filled(part):  # no fit: too few runs
                 lines.append(f"  {label}: no data")
                 continue
-            text = f"{_coef(part, 'per_trx', scale)} {unit} per transaction"
+            text = f"{_coef(part, 'per_trx', scale)} {unit} per transaction" + _at_fastest(part.rate_shape)
             if part.rows_separated:
                 text += f" + {_coef(part, 'per_row', scale)} {unit} per row"
             else:
@@ -61,17 +61,26 @@ def render_fit(doc: dict[str, Any] | CostModel) -> str:
             if "per_second" in (part.terms or []):
                 text += f" + {_coef(part, 'per_second', scale)} {unit} per second of writing"
             if "per_read" in (part.terms or []):
-                text += f" + {_coef(part, 'per_read', scale)} {unit} per read served"
+                text += f" + {_coef(part, 'per_read', scale)} {unit} per read served" + _at_fastest(part.read_shape)
             lines.append(f"  {label}: {text}; R² {part.r2:.3f}, n {part.n}, residuals within "
                          f"±{100 * max(map(abs, part.relative_residuals)):.0f} %" + _noise(part))
             if part.reads:
                 lines.append(f"    reads: {part.reads}")
+            for name, shape in (("rate shape", part.rate_shape), ("read shape", part.read_shape)):
+                if shape:
+                    lines.append(f"    {name} (× the cost at the fastest rate, from {shape['from']}): "
+                                 + ", ".join(f"{f:.2f} at {_num(r)}/s" for r, f in shape["points"]))
         if fitted.fsyncs_per_commit is not None:
             lines.append(f"  fsyncs per commit (master, InnoDB + binlog), median over the runs: "
                          f"{fitted.fsyncs_per_commit:.2f}")
         if fitted.domain and fitted.domain.get("points"):
             lines.append(f"  domain (rows per transaction at transactions/s): {_domain(fitted.domain['points'])}")
     return "\n".join(lines)
+
+
+def _at_fastest(shape: dict[str, Any] | None) -> str:
+    """' at 400/s': a shaped cost is the cost at its shape's fastest rate (the shape's line gives the others)."""
+    return f" at {_num(shape['points'][-1][0])}/s" if shape else ""
 
 
 def _noise(part: Fit) -> str:
