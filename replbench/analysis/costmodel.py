@@ -27,9 +27,13 @@ apply utilisation ρ (seconds of one SQL thread's apply per second; lag stays bo
 1 − 1/ρ seconds per second beyond), the mix's rate at which a replica starts falling behind (its transactions/s
 over ρ), and the master's fsyncs per second — each with its 95 % prediction interval: the fit's variance at the mix
 plus one run's (value² × the run-to-run relative variance), so a figure's interval holds what a repeat would
-measure, not only where the mean is. The model has no term for the per-transaction wake-up cost at low rates (its
-runs cannot tell it from the per-row cost: docs/decisions/cost-model-rate.md); it states its domain instead (the
-rates it saw per transaction size) and flags a mix outside it.
+measure, not only where the mean is. A transaction costs more CPU at a low rate (a core woken between
+transactions): the CPU fits weigh each run's transactions by a rate shape measured between single-row cells
+(rate_shape; a replica's reads by a read shape, read_shape), so a is the cost per transaction at the shape's fastest
+rate; where no setting's runs cover enough rates they keep a term per second of writing instead. A plan reads the
+shape at the master's total transactions/s. Writes whose replicas served reads on the same cores are outside the
+master CPU's domain (AMID_READS). docs/cost-model.md, "Rates" and "Reads"; docs/decisions/cost-model-rate.md. The
+model states its domain (the rates it saw per transaction size) and flags a mix outside it.
 """
 
 from __future__ import annotations
@@ -90,7 +94,7 @@ Z95 = 1.96
 GROUP_COMMIT_ID_BYTES = 2.0
 HELD_OUT = "validate-"  # the folders of model validate's runs: never fitted on
 # the master's CPU of writes whose replicas served reads on the same cores: outside the model's domain (fitted on
-# none, predicted for none): docs/decisions/cost-model-rate.md, "Amid reads"
+# none, predicted for none): docs/decisions/cost-model-rate.md, "Decided (28 Nov)"
 AMID_READS = ("writes amid reads on the same host's cores: outside the master CPU's domain (the model prices writes "
               "on a master whose cores nothing else keeps busy; on one host, reads beside them made the master's "
               "writes 20-30 % cheaper)")
@@ -544,8 +548,9 @@ def domain_of(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
 def outside_domain(fitted: dict[str, Any], trx: float, rows: float) -> str | None:
     """Why trx transactions/s of rows/trx rows each lie outside the rates the fit saw, or None inside (or where
     the model recorded no domain: one fitted before it was). Below the lowest rate at which the fit saw
-    transactions this small or smaller, a transaction's wake-up cost is higher than the model's; above the highest
-    rate, group commit shares more of each commit's syncs (docs/decisions/cost-model-rate.md)."""
+    transactions this small or smaller, the rate shape holds its slowest point (a fit without one: a transaction's
+    wake-up cost is higher than the model's); above the highest rate, group commit shares more of each commit's
+    syncs (docs/decisions/cost-model-rate.md)."""
     points = (fitted.get("domain") or {}).get("points")
     if not points or trx <= 0:
         return None
