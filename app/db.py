@@ -99,6 +99,8 @@ class Database:
         self._probe_task: asyncio.Task[None] | None = None
         # each wait for a connection, in seconds (0: none), for the admission's standing-queue test (app/main.py)
         self.observe_wait: Callable[[float], None] | None = None
+        # per schema: (whether its accounts table has find_users' index, when that was read) (handlers.find_hint)
+        self.find_index: dict[str, tuple[bool, float]] = {}
 
     @property
     def nodes(self) -> list[NodePool]:

@@ -8,6 +8,9 @@ first-name prefix, it runs in two steps on one replica connection:
    range per name on both index columns, read in index order until the LIMIT.
 Without the index (bench_noidx) both steps are full scans: that collapse is the finding, not a bug.
 Measured on the 8M set (replica CPU per find_users, 3000 sampled targets): two steps 0.43 ms, one step 4.4 ms.
+Every shape names idx_first_last in FORCE INDEX where the table has it: left to itself, the optimizer at times read
+step 2 through idx_last instead (every entry under the last-name prefix, thousands), so the same run measured two
+different reads (docs/decisions/find-users-plan.md).
 REPLBENCH_FIND_USERS=one-trip sends the same two steps as one statement (a derived table of the distinct names
 joined back): one round trip instead of two, but another plan. REPLBENCH_FIND_USERS=server-steps keeps both steps
 and their plans and sends them in one round trip: the first statement builds the second's text on the server (the
@@ -19,6 +22,7 @@ side.
 from __future__ import annotations
 
 import datetime as dt
+import time
 from typing import Any
 
 import orjson
@@ -33,6 +37,9 @@ MAX_PREFIX_NAMES = 300
 USER_COLUMNS = "id, email, first_name, last_name, birth_date, gender, city, interests, created_at, updated_at"
 FIND_COLUMNS = "id, first_name, last_name, city, birth_date"
 ONE_TRIP_COLUMNS = ", ".join(f"a.{c.strip()}" for c in FIND_COLUMNS.split(","))
+FIND_INDEX = "idx_first_last"  # the index every find_users statement is pinned to where the table has it
+FIND_INDEX_CHECK_S = 10.0  # seconds a schema's "has FIND_INDEX" answer is reused (a study drops and re-creates it)
+ER_KEY_DOES_NOT_EXIST = 1176  # an index hint names an index the table no longer has
 
 
 DB_KEY = web.AppKey("db", Database)
@@ -60,19 +67,55 @@ def row_dicts(cur: Any, rows: Any) -> list[dict[str, Any]]:
     return [dict(zip(names, row)) for row in rows]
 
 
-def server_steps_sql(schema: str, flavour: str) -> str:
+def find_hint(present: bool) -> str:
+    """The index hint of find_users' statements: FIND_INDEX where the table has it, none where it has not."""
+    return f" FORCE INDEX ({FIND_INDEX})" if present else ""
+
+
+def names_sql(schema: str, hint: str) -> str:
+    """Step 1: the distinct first names under the prefix (a loose index scan); parameters: prefix, limit."""
+    return f"SELECT first_name FROM {schema}.accounts{hint} WHERE first_name LIKE %s GROUP BY first_name LIMIT %s"
+
+
+def in_names_sql(schema: str, hint: str, names: int) -> str:
+    """Step 2: one narrow range per name; parameters: the names, last-name prefix, limit."""
+    marks = ",".join(["%s"] * names)
+    return (f"SELECT {FIND_COLUMNS} FROM {schema}.accounts{hint} WHERE first_name IN ({marks}) "
+            "AND last_name LIKE %s ORDER BY first_name, last_name, id LIMIT %s")
+
+
+def one_step_sql(schema: str, hint: str) -> str:
+    """More names than MAX_PREFIX_NAMES: every entry under the first-name prefix; parameters: both prefixes, limit."""
+    return (f"SELECT {FIND_COLUMNS} FROM {schema}.accounts{hint} WHERE first_name LIKE %s "
+            "AND last_name LIKE %s ORDER BY first_name, last_name, id LIMIT %s")
+
+
+async def find_index_present(db: Database, cur: Any, schema: str) -> bool:
+    """Whether schema.accounts has FIND_INDEX, as information_schema says on this connection's node, asked at most
+    once per FIND_INDEX_CHECK_S per schema (never assumed: a per-index study runs the app without it)."""
+    known = db.find_index.get(schema)
+    now = time.monotonic()
+    if known is None or now - known[1] > FIND_INDEX_CHECK_S:
+        await cur.execute("SELECT COUNT(*) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = %s "
+                          "AND TABLE_NAME = 'accounts' AND INDEX_NAME = %s", (schema, FIND_INDEX))
+        known = (bool((await cur.fetchone())[0]), now)
+        db.find_index[schema] = known
+    return known[0]
+
+
+def server_steps_sql(schema: str, flavour: str, hint: str = "") -> str:
     """find_users' two steps as one multi-statement round trip; its parameters: first-name prefix, last-name prefix
     (twice each, for the two texts the first statement may build), the LIMIT (twice), and MAX_PREFIX_NAMES + 1. The
     names and prefixes reach the built text through QUOTE(), so it holds only literals, like the two-step's second
     statement; an empty prefix match gives `IN (NULL)`, no rows."""
     order = " ORDER BY first_name, last_name, id LIMIT "
     build = (f"SELECT IF(COUNT(*) > {MAX_PREFIX_NAMES}, "
-             f"CONCAT('SELECT {FIND_COLUMNS} FROM {schema}.accounts WHERE first_name LIKE ', QUOTE(%s), "
+             f"CONCAT('SELECT {FIND_COLUMNS} FROM {schema}.accounts{hint} WHERE first_name LIKE ', QUOTE(%s), "
              f"' AND last_name LIKE ', QUOTE(%s), '{order}', %s), "
-             f"CONCAT('SELECT {FIND_COLUMNS} FROM {schema}.accounts WHERE first_name IN (', "
+             f"CONCAT('SELECT {FIND_COLUMNS} FROM {schema}.accounts{hint} WHERE first_name IN (', "
              "IFNULL(GROUP_CONCAT(QUOTE(first_name)), 'NULL'), ') AND last_name LIKE ', "
              f"QUOTE(%s), '{order}', %s)) "
-             f"FROM (SELECT first_name FROM {schema}.accounts WHERE first_name LIKE %s GROUP BY first_name "
+             f"FROM (SELECT first_name FROM {schema}.accounts{hint} WHERE first_name LIKE %s GROUP BY first_name "
              "LIMIT %s) AS names INTO @replbench_find_users")
     if flavour == "mysql":  # no EXECUTE IMMEDIATE
         return (f"{build}; PREPARE replbench_find_users FROM @replbench_find_users; EXECUTE replbench_find_users; "
@@ -98,47 +141,58 @@ def like_prefix(prefix: str) -> str:
 async def find_users(request: web.Request) -> web.Response:
     schema, first, last, limit = v.find_users_params(v.single_values(request.query))
 
-    settings = db_of(request).settings
-    if settings.find_users == "server-steps":
+    db = db_of(request)
+    try:
+        return await _find_users(db, schema, first, last, limit, pinned=True)
+    except Exception as exc:  # the index went between the check and the statement (a study dropping it)
+        if not exc.args or exc.args[0] != ER_KEY_DOES_NOT_EXIST:
+            raise
+        db.find_index.pop(schema, None)
+        return await _find_users(db, schema, first, last, limit, pinned=False)
+
+
+async def _find_users(db: Database, schema: str, first: str, last: str, limit: int, pinned: bool) -> web.Response:
+    shape = db.settings.find_users
+    first_like, last_like = like_prefix(first), like_prefix(last)
+
+    async def hint(cur: Any) -> str:
+        return find_hint(pinned and await find_index_present(db, cur, schema))
+
+    if shape == "server-steps":
         async def server_steps(cur: Any) -> list[dict[str, Any]]:
-            first_like, last_like = like_prefix(first), like_prefix(last)
-            await cur.execute(server_steps_sql(schema, settings.flavour),
+            await cur.execute(server_steps_sql(schema, db.settings.flavour, await hint(cur)),
                               (first_like, last_like, limit, last_like, limit, first_like, MAX_PREFIX_NAMES + 1))
             return await rows_of_statements(cur)
 
-        users, node = await db_of(request).read(server_steps)
+        users, node = await db.read(server_steps)
         return json_response({"users": users, "count": len(users)}, served_by=node)
 
-    if settings.find_users == "one-trip":
+    if shape == "one-trip":
         async def one_trip(cur: Any) -> list[dict[str, Any]]:
-            await cur.execute(f"SELECT {ONE_TRIP_COLUMNS} FROM (SELECT first_name FROM {schema}.accounts "
+            h = await hint(cur)
+            await cur.execute(f"SELECT {ONE_TRIP_COLUMNS} FROM (SELECT first_name FROM {schema}.accounts{h} "
                               "WHERE first_name LIKE %s GROUP BY first_name) AS names "
-                              f"JOIN {schema}.accounts AS a ON a.first_name = names.first_name "
+                              f"JOIN {schema}.accounts AS a{h} ON a.first_name = names.first_name "
                               "WHERE a.last_name LIKE %s ORDER BY a.first_name, a.last_name, a.id LIMIT %s",
-                              (like_prefix(first), like_prefix(last), limit))
+                              (first_like, last_like, limit))
             return row_dicts(cur, await cur.fetchall())
 
-        users, node = await db_of(request).read(one_trip)
+        users, node = await db.read(one_trip)
         return json_response({"users": users, "count": len(users)}, served_by=node)
 
     async def work(cur: Any) -> list[dict[str, Any]]:
-        await cur.execute(f"SELECT first_name FROM {schema}.accounts WHERE first_name LIKE %s GROUP BY first_name "
-                          "LIMIT %s", (like_prefix(first), MAX_PREFIX_NAMES + 1))
+        h = await hint(cur)
+        await cur.execute(names_sql(schema, h), (first_like, MAX_PREFIX_NAMES + 1))
         names = [row[0] for row in await cur.fetchall()]
         if not names:
             return []
         if len(names) <= MAX_PREFIX_NAMES:
-            marks = ",".join(["%s"] * len(names))
-            await cur.execute(f"SELECT {FIND_COLUMNS} FROM {schema}.accounts WHERE first_name IN ({marks}) "
-                              f"AND last_name LIKE %s ORDER BY first_name, last_name, id LIMIT %s",
-                              (*names, like_prefix(last), limit))
+            await cur.execute(in_names_sql(schema, h, len(names)), (*names, last_like, limit))
         else:
-            await cur.execute(f"SELECT {FIND_COLUMNS} FROM {schema}.accounts WHERE first_name LIKE %s "
-                              f"AND last_name LIKE %s ORDER BY first_name, last_name, id LIMIT %s",
-                              (like_prefix(first), like_prefix(last), limit))
+            await cur.execute(one_step_sql(schema, h), (first_like, last_like, limit))
         return row_dicts(cur, await cur.fetchall())
 
-    users, node = await db_of(request).read(work)
+    users, node = await db.read(work)
     return json_response({"users": users, "count": len(users)}, served_by=node)
 
 

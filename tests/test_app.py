@@ -214,37 +214,92 @@ def test_failover_replica_stopped_then_both_then_master(topo: Settings) -> None:
 
 
 def test_indexed_find_users_reads_tens_of_index_entries(topo: Settings) -> None:
-    """EXPLAIN the two steps of find_users on bench_idx, and count the index entries they really read."""
-    from app.handlers import FIND_COLUMNS
+    """EXPLAIN the app's two steps of find_users on bench_idx (its own statements, pinned to idx_first_last), and
+    count the index entries they really read."""
+    from app.handlers import FIND_INDEX, find_hint, in_names_sql, names_sql
 
     row = sample_row(topo, 321)
     first, last = row["first_name"][:4], row["last_name"][:3]
+    hint = find_hint(True)
     with sql.admin(topo.node("replica1"), topo) as cur:
-        step1 = "SELECT first_name FROM bench_idx.accounts WHERE first_name LIKE %s GROUP BY first_name LIMIT 301"
-        cur.execute("EXPLAIN " + step1, (first + "%",))
+        step1 = names_sql("bench_idx", hint)
+        cur.execute("EXPLAIN " + step1, (first + "%", 301))
         plan = sql.dict_rows(cur)[0]
         # an index-only range read (on the 8M set the optimizer makes it a loose scan: "Using index for group-by")
-        assert plan["key"] == "idx_first_last" and "Using index" in plan["Extra"]
-        cur.execute(step1, (first + "%",))
+        assert plan["key"] == FIND_INDEX and "Using index" in plan["Extra"]
+        cur.execute(step1, (first + "%", 301))
         names = [r[0] for r in cur.fetchall()]
-        marks = ",".join(["%s"] * len(names))
-        step2 = (f"SELECT {FIND_COLUMNS} FROM bench_idx.accounts WHERE first_name IN ({marks}) AND last_name LIKE %s "
-                 "ORDER BY first_name, last_name, id LIMIT 10")
-        cur.execute("EXPLAIN " + step2, (*names, last + "%"))
+        step2 = in_names_sql("bench_idx", hint, len(names))
+        cur.execute("EXPLAIN " + step2, (*names, last + "%", 10))
         plan = sql.dict_rows(cur)[0]
-        # on 8M rows this is idx_first_last read in order (no filesort); on the 20k test set the optimizer may
-        # prefer the last_name index: either way a narrow range, which the counters below prove
-        assert plan["type"] == "range" and plan["key"] in ("idx_first_last", "idx_last")
+        # narrow ranges of idx_first_last read in order (no filesort), never idx_last's whole last-name prefix
+        assert plan["type"] == "range" and plan["key"] == FIND_INDEX and "filesort" not in plan["Extra"]
         cur.execute("FLUSH STATUS")
-        cur.execute(step1, (first + "%",))
+        cur.execute(step1, (first + "%", 301))
         cur.fetchall()
-        cur.execute(step2, (*names, last + "%"))
+        cur.execute(step2, (*names, last + "%", 10))
         cur.fetchall()
         cur.execute("SHOW SESSION STATUS LIKE 'Handler_read%'")
         reads = {k: int(v) for k, v in cur.fetchall()}
     entries = reads["Handler_read_key"] + reads["Handler_read_next"]
     assert entries < 100, reads  # tens, not tens of thousands
     assert reads["Handler_read_rnd_next"] < 100, reads  # no table scan
+
+
+def index_reads(topo: Settings) -> dict[str, int]:
+    """Rows each index of bench_idx.accounts gave, summed over the replicas (userstat's INDEX_STATISTICS)."""
+    total: dict[str, int] = {}
+    for replica in topo.replicas:
+        with sql.admin(replica, topo) as cur:
+            cur.execute("SELECT INDEX_NAME, ROWS_READ FROM information_schema.INDEX_STATISTICS "
+                        "WHERE TABLE_SCHEMA = 'bench_idx' AND TABLE_NAME = 'accounts'")
+            for name, count in cur.fetchall():
+                total[name] = total.get(name, 0) + int(count)
+    return total
+
+
+def pinned_queries(topo: Settings) -> list[str]:
+    """Searches whose plan the optimizer is free to take through idx_last: a one-letter first-name prefix (every
+    name under it, more than MAX_PREFIX_NAMES: the one-step statement) beside a three-letter last-name one, and the
+    usual four-and-three."""
+    queries = []
+    for account_id in (11, 222, 3333):
+        row = sample_row(topo, account_id)
+        for first in (1, 4):
+            queries.append(f"/find_users?first_name={row['first_name'][:first]}&last_name={row['last_name'][:3]}"
+                           "&schema=bench_idx&limit=20")
+    return queries
+
+
+def test_find_users_reads_idx_first_last_and_never_idx_last(topo: Settings) -> None:
+    """The app names idx_first_last in every find_users statement (FORCE INDEX): whatever the optimizer would
+    choose, the replicas read that index and not idx_last, so one scenario measures one read."""
+    queries = pinned_queries(topo)
+    before = index_reads(topo)
+    answers = [http(topo, "GET", q) for q in queries]
+    after = index_reads(topo)
+    assert all(status == 200 for status, _, _ in answers)
+    read = {name: after.get(name, 0) - before.get(name, 0) for name in after}
+    assert read.get("idx_first_last", 0) > 0, read
+    assert read.get("idx_last", 0) == 0, read
+
+
+@pytest.mark.disruptive  # drops idx_first_last of the session's bench_idx (given back before the test ends)
+def test_find_users_answers_the_same_without_its_index(topo: Settings) -> None:
+    """A per-index study runs the app without idx_first_last: the pinned statement's index is gone, the app
+    notices (the server's 'no such key', or its own check) and answers the same rows unpinned."""
+    from replbench.topology import indexes
+
+    queries = pinned_queries(topo)
+    pinned = [http(topo, "GET", q) for q in queries]
+    try:
+        indexes.reconcile(topo, drop="idx_first_last")
+        unpinned = [http(topo, "GET", q) for q in queries]  # the app still believes the index is there: 1176
+        again = [http(topo, "GET", q) for q in queries]
+    finally:
+        indexes.restore(topo)
+    assert [s for s, _, _ in unpinned + again] == [200] * (2 * len(queries)), unpinned + again
+    assert [b for _, _, b in unpinned] == [b for _, _, b in pinned] == [b for _, _, b in again]
 
 
 @pytest.mark.parametrize("shape", ["one-trip", "server-steps"])

@@ -20,8 +20,9 @@ from .sweeps import kept_text
 
 # the statements behind each endpoint (tests check every fragment still stands in app/handlers.py)
 ENDPOINT_SQL = {
-    "find_users": ("SELECT first_name FROM accounts WHERE first_name LIKE 'abc%' GROUP BY first_name LIMIT 301; "
-                   "then SELECT id, first_name, last_name, city, birth_date FROM accounts WHERE first_name IN (…) "
+    "find_users": ("SELECT first_name FROM accounts FORCE INDEX (idx_first_last) WHERE first_name LIKE 'abc%' "
+                   "GROUP BY first_name LIMIT 301; then SELECT id, first_name, last_name, city, birth_date FROM "
+                   "accounts FORCE INDEX (idx_first_last) WHERE first_name IN (…) "
                    "AND last_name LIKE 'xy%' ORDER BY first_name, last_name, id LIMIT 10",
                    "a replica (least in flight)", "idx_first_last (bench_idx); full scans without it"),
     "get_user": ("SELECT … FROM accounts WHERE id = ?", "a replica", "PRIMARY"),
@@ -32,7 +33,7 @@ ENDPOINT_SQL = {
 }
 
 
-SQL_FRAGMENTS = ("GROUP BY first_name", "first_name IN (", "ORDER BY first_name, last_name, id LIMIT",
+SQL_FRAGMENTS = ("GROUP BY first_name", "first_name IN (", "FORCE INDEX (", "ORDER BY first_name, last_name, id LIMIT",
                  "WHERE id BETWEEN %s AND %s", "updated_at = NOW() WHERE id = %s")
 
 
