@@ -49,3 +49,23 @@ def test_diverged_replicas_or_an_error_fail_the_run() -> None:
     guards, _, status = judge(CLEAN, {}, RunFacts(**{**FACTS.__dict__, "errors": ("run: OSError: gone",)}),
                               STATUS_OK)
     assert guards == ["error: run: OSError: gone"] and status == STATUS_FAILED
+
+
+def test_a_replica_reading_thousands_of_rows_per_search_trips_the_read_guard() -> None:
+    """find_users on bench_idx reads tens of rows a search on idx_first_last; a replica that read thousands per read
+    ran another plan (idx_last's last-name range), so its read figures are not the scenario's. Only where the
+    scenario searched the indexed table with long prefixes and the node had the index."""
+    having = {"nodes": {n: {"PRIMARY": ["id"], "idx_first_last": ["first_name", "last_name"]}
+                        for n in ("replica1", "replica2")}}
+    summary = {**CLEAN, "served_by": {"master": 600, "replica1": 2700, "replica2": 2700},
+               "replication": {"nodes": {"master": {"rows_read": 1100}, "replica1": {"rows_read": 2700 * 38},
+                                         "replica2": {"rows_read": 2700 * 5900}}}}
+    meta = {"settle": {"settled": True}, "indexes": having}
+    searched = RunFacts(**{**FACTS.__dict__, "searched": "bench_idx"})
+    guards, _, status = judge(summary, meta, searched, STATUS_OK)
+    assert guards == ["replica2 read 5,900 rows per read it served, above 1,000 (find_users' plan on idx_first_last "
+                      "reads tens): its reads were not the designed ones"] and status == STATUS_WARNING
+    assert judge(summary, meta, FACTS, STATUS_OK)[0] == []  # no indexed search in the scenario
+    assert judge(summary, meta, RunFacts(**{**FACTS.__dict__, "searched": "bench_noidx"}), STATUS_OK)[0] == []
+    without = {"nodes": {**having["nodes"], "replica2": {"PRIMARY": ["id"]}}}  # a per-index cell without it
+    assert judge(summary, {**meta, "indexes": without}, searched, STATUS_OK)[0] == []

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.config import ATTACKER_SKEW_WARN_MS, HOST_SATURATED, VEGETA_SATURATED
+from ..core.config import ATTACKER_SKEW_WARN_MS, HOST_SATURATED, INDEXED_TABLE, SEARCH_ROWS_GUARD, VEGETA_SATURATED
 from ..core.nodenames import MASTER
 from ..core.records import STATUS_FAILED, STATUS_INTERRUPTED, STATUS_OK, STATUS_WARNING
 from ..core.results import RunMeta, RunSummary, has, meta_of, summary_of
@@ -30,6 +30,7 @@ class RunFacts:
     planned_nodes: frozenset[str] = frozenset()  # nodes a planned fault acts on
     attack_start_s: float = 0.0  # on the run's clock: when faults are described from
     errors: tuple[str, ...] = ()
+    searched: str | None = None  # the schema find_users searched with prefixes the read-rows guard holds to
 
 
 Guard = Callable[[RunSummary, RunMeta, RunFacts], list[str]]
@@ -169,6 +170,33 @@ def _attacker_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
     return guards
 
 
+SEARCH_INDEX = "idx_first_last"  # the index find_users is pinned to (app/handlers.FIND_INDEX)
+
+
+def rows_read_per_read(s: RunSummary) -> dict[str, float]:
+    """Per replica that served reads: the rows its handlers read (Handler_read_*, its SQL thread's included) per
+    read it served."""
+    nodes = (s.replication.nodes if s.replication else None) or {}
+    out = {}
+    for name, served in sorted((s.served_by or {}).items()):
+        node = nodes.get(name)
+        if name != MASTER and served and node is not None and node.rows_read is not None:
+            out[name] = node.rows_read / served
+    return out
+
+
+def _read_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
+    """find_users on the indexed table reads tens of index entries a search; a replica reading more than
+    SEARCH_ROWS_GUARD rows per read did not run that plan, and its read figures are another read's."""
+    if facts.searched != INDEXED_TABLE.split(".")[0]:
+        return []
+    having = ((m.indexes or {}).get("nodes") or {})
+    return [f"{name} read {rows:,.0f} rows per read it served, above {SEARCH_ROWS_GUARD:,} (find_users' plan on "
+            f"{SEARCH_INDEX} reads tens): its reads were not the designed ones"
+            for name, rows in rows_read_per_read(s).items()
+            if rows > SEARCH_ROWS_GUARD and SEARCH_INDEX in (having.get(name) or {})]
+
+
 def _error_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
     return [f"error: {error}" for error in facts.errors]
 
@@ -177,4 +205,4 @@ def _error_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
 # criteria themselves are verdicts.CRITERIA, shared with a sweep step's verdict)
 GUARDS: tuple[Guard, ...] = (_criteria_guards, _client_guards, _saturation_guards, _replication_guards, _row_guards,
                              _setup_guards, _catch_up_guards, _fault_guards, _consistency_guards, _attacker_guards,
-                             _error_guards)
+                             _read_guards, _error_guards)

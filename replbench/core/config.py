@@ -228,6 +228,11 @@ MAX_CATCH_UP = 30.0  # seconds after the last request was sent for the replicas 
 MAX_LAG_GROWTH = FALLING_BEHIND  # seconds of lag per second
 MAX_LAG_P99 = 1.0  # seconds
 REQUEST_TIMEOUT = 30.0  # vegeta's per-request timeout (its own default), seconds
+# rows a replica may read per read it served in a scenario of 3-letter-or-longer find_users prefixes on bench_idx
+# with idx_first_last: the pinned plan reads tens (37-39 at 8M), idx_last's range thousands (a guard trips above)
+# (docs/decisions/find-users-plan.md)
+SEARCH_ROWS_GUARD = 1000
+SEARCH_GUARD_MIN_PREFIX = 3  # shorter first-name prefixes may take the one-step statement (every entry under it)
 HOST_SATURATED = 0.95  # host CPU above this share of all cores (steady part): flagged
 VEGETA_SATURATED = 90.0  # vegeta above this % of one core (steady part): flagged as load-generator bound
 # a soak run (docs/runs.md, "Soak"): the lag's growth is fitted per window; a second is a stall when its p99 is

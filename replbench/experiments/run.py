@@ -37,6 +37,7 @@ from ..core.config import (
     PROGRESS_INTERVAL,
     REQUEST_TIMEOUT,
     ROOT,
+    SEARCH_GUARD_MIN_PREFIX,
     Settings,
     idle_window,
 )
@@ -604,11 +605,20 @@ class Run:
             return None
         return targets.written_ids(self.folder / "targets.json")
 
+    def _searched(self) -> str | None:
+        """The schema this scenario's find_users searches, where its prefixes are long enough for the read-rows
+        guard (judge._read_guards)."""
+        endpoints = {r.endpoint for r in self.scenario.requests}
+        if "find_users" in endpoints and self.scenario.first_prefix >= SEARCH_GUARD_MIN_PREFIX:
+            return self.scenario.schema
+        return None
+
     def _guards(self) -> None:
         facts = judge.RunFacts(criteria=self.scenario.criteria, rate=self.rate,
                                catch_up_timeout=self.options.catch_up_timeout, cores=os.cpu_count() or 1,
                                planned_nodes=frozenset(f.node for f in self.options.faults),
-                               attack_start_s=self.clock.start or 0, errors=tuple(self.record.errors))
+                               attack_start_s=self.clock.start or 0, errors=tuple(self.record.errors),
+                               searched=self._searched())
         rec = self.record
         guards, saturation, rec.status = judge.judge(rec.summary, rec.meta, facts, rec.status)
         self.record.summary["guards"], self.record.summary["saturation"] = guards, saturation

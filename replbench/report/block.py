@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..analysis.judge import rows_read_per_read
 from ..core import results
 from ..core.config import STALL_LAG_MS, STALL_P99_FACTOR
 from ..core.nodenames import is_node, nodes_in, replicas_in
@@ -436,6 +437,9 @@ def _check_lines(summary: RunSummary) -> list[str]:
         lines.append(f"Routing around {r.node}: {stopped}{back}")
     if summary.served_by:
         lines.append("Served by: " + ", ".join(f"{k} {v:,}" for k, v in sorted(summary.served_by.items())))
+        per_read = rows_read_per_read(summary)
+        if per_read:
+            lines.append("Rows read per read served: " + ", ".join(f"{k} {v:,.1f}" for k, v in per_read.items()))
     lost = summary.nodes_lost or []  # an older summary's "faults", migrated
     if lost:
         start = 0.0 if summary.attack_start_s is None else summary.attack_start_s
