@@ -417,3 +417,27 @@ def test_the_estimate_and_the_campaigns_unit_scale_with_the_repeats(tmp_path) ->
 def test_model_validate_refuses_a_repeat_below_one_with_exit_2(value: str) -> None:
     code, out, err = run_main(["model", "validate", "--repeat", value])
     assert code == 2 and out == "" and "--repeat must be 1 or more" in err and "Traceback" not in err, err
+
+
+def test_a_live_onset_run_whose_replica_was_starved_of_cpu_does_not_test_the_onset() -> None:
+    """The onset is priced for a replica with a core to itself; a live run where the master, app, vegeta and harness
+    left it less (a 2-core host, the master saturated by 500-row commits) fell behind for want of CPU, not at the
+    onset: it is named and not judged. With the core there, the run's applied rate is the live onset."""
+    from replbench.analysis.validation import live_onset, replica_room
+    from replbench.core.results import summary_of
+
+    starved = summary_of({"cpu_mean_percent": {"app": 11.5, "harness": 10.4, "host_busy": 188.6, "host_steal": 0.2,
+                                               "master": 112.4, "replica1": 43.3, "replica2": 1.8, "vegeta": 7.8}})
+    room = replica_room(starved, 2, "replica1")
+    assert room == 0.56  # 200 % less 143.9 % of the others, host_busy and host_steal not counted
+    runs = [{"load": 0.8, "applied_per_s": 80.5, "master_transactions_per_s": 86.7, "replica_room_cores": room},
+            {"load": 1.25, "applied_per_s": None, "master_transactions_per_s": 58.4, "replica_room_cores": 0.6}]
+    out = live_onset(runs, 196.9, "replica1")
+    assert out["measured"] is None and out["error_pct"] is None
+    assert out["live_note"].startswith("replica1 fell behind at 80.5 transactions/s with at most 0.56 of a core")
+    roomy = [{**runs[0], "replica_room_cores": 1.2}, runs[1]]
+    assert live_onset(roomy, 196.9, "replica1") == {"measured": 80.5, "error_pct": 144.6, "live_note": None}
+    remote = [{**runs[0], "replica_room_cores": None}]  # a topology file's replica: its host's room not known here
+    assert live_onset(remote, 196.9, "replica1")["measured"] == 80.5
+    slow = [{"applied_per_s": None, "master_transactions_per_s": 60.0, "replica_room_cores": 1.5}]
+    assert "the master committed at most 60.0" in live_onset(slow, 196.9, "replica1")["live_note"]

@@ -19,6 +19,7 @@ MODEL_CPU_BOUND_PCT, MODEL_ONSET_BOUND_PCT), and the lag onset's."""
 
 from __future__ import annotations
 
+import statistics
 from typing import Any
 
 from ..core.config import (
@@ -26,6 +27,7 @@ from ..core.config import (
     MODEL_COVERAGE_GOAL,
     MODEL_CPU_BOUND_PCT,
     MODEL_ONSET_BOUND_PCT,
+    MODEL_REPLICA_CORES,
 )
 from ..core.results import (
     Checked,
@@ -271,6 +273,40 @@ def coverage(doc: dict[str, Any] | Validation) -> dict[str, Any]:
     return {"paths": paths, "repeats": max((len(repeats_of(c)) for c in cases), default=0), "onset": _onset(data),
             "goal": GOAL,
             "bounds_pct": {**{kind: bound for kind, _, bound in KINDS}, "onset": MODEL_ONSET_BOUND_PCT}}
+
+
+def replica_room(summary: Any, cores: int, replica: str) -> float:
+    """A host's cores less the mean CPU of every group on it but `replica`: the most the replica could have had."""
+    taken = sum(v or 0 for k, v in (summary.cpu_mean_percent or {}).items()
+                if k not in (replica, "host_busy", "host_steal"))
+    return round((cores * 100 - taken) / 100, 2)
+
+
+def live_onset(runs: list[dict[str, Any]], predicted: float, replica: str) -> dict[str, Any]:
+    """The live onset from the runs at shares of the predicted one: the median rate the replica applied in the runs
+    where it fell behind with MODEL_REPLICA_CORES left to it (the premise the onset is priced on), or why none
+    tells: the replica starved of CPU by the other groups on its host, a master too slow to outrun it, or no run
+    that fell behind."""
+    premise = [r for r in runs if r.get("replica_room_cores") is None
+               or r["replica_room_cores"] >= MODEL_REPLICA_CORES]
+    applied = [r["applied_per_s"] for r in premise if r.get("applied_per_s")]
+    if applied:
+        measured = statistics.median(applied)
+        return {"measured": measured, "error_pct": error_pct(predicted, measured), "live_note": None}
+    starved = [r for r in runs if r not in premise and r.get("applied_per_s")]
+    committed = max((r.get("master_transactions_per_s") or 0 for r in runs), default=0)
+    if starved:
+        r = starved[0]
+        note = (f"{replica} fell behind at {r['applied_per_s']:,.1f} transactions/s with at most "
+                f"{r['replica_room_cores']:.2f} of a core left to it by the master, app, load generator and harness "
+                f"on this host: the onset is priced for a replica with {MODEL_REPLICA_CORES:g} core to itself, so "
+                "this run does not test it")
+    elif committed < predicted:
+        note = (f"the master committed at most {committed:,.1f} of these transactions/s here, below the predicted "
+                "onset: a replica cannot fall behind a master that slow")
+    else:
+        note = f"{replica} kept up at {committed:,.1f} transactions/s: the onset is above it"
+    return {"measured": None, "error_pct": None, "live_note": note}
 
 
 def _onset(data: Validation) -> dict[str, Any] | None:

@@ -26,6 +26,7 @@ from ..core.config import (
     DRIVERS,
     FIND_USERS_SHAPES,
     MAX_BULK_ROWS,
+    MODEL_REPLICA_CORES,
     MODEL_VALIDATE_REPEATS,
     REQUEST_TIMEOUT,
     SOAK_DURATION,
@@ -359,7 +360,7 @@ def _add_model_parser(sub: Any) -> None:
     p.add_argument("--profile", help="predict: a profile file from ./run.sh profile, priced instead of a --mix")
     p.add_argument("--setting", help=f"predict: one of {', '.join(costmodel.SETTINGS)} (default: ROW-FULL; with "
                    "--profile, every setting the model has)")
-    p.add_argument("--replica-cores", type=float, default=1.0, help="predict: cores each replica has")
+    p.add_argument("--replica-cores", type=float, default=MODEL_REPLICA_CORES, help="predict: cores each replica has")
     p.add_argument("--table", choices=("bench_idx", "bench_noidx"), default="bench_idx",
                    help="predict: the table the mix writes (default: bench_idx, with its four secondary indexes)")
     p.add_argument("--parallel", type=_threads, default=1, metavar="N",

@@ -1031,6 +1031,7 @@ class OnsetRun(Record):
     lag_growth_s_per_s: Num | None = None
     applied_per_s: Num | None = None
     fell_behind: bool | None = None
+    replica_room_cores: Num | None = None  # this host's cores less every other group's mean CPU (native only)
 
 
 class Onset(Record):

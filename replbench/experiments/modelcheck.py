@@ -27,6 +27,7 @@ The runs stay in results/model/validate-<time>/ (each case's profile.json beside
 
 from __future__ import annotations
 
+import os
 import shutil
 import statistics
 import tempfile
@@ -247,15 +248,8 @@ def _onset(settings: Settings, model: dict[str, Any], rows: int, duration: float
         out["runs"].append({"load": load, "rate": rate, "run": run_folder.name, "status": summary.status,
                             "success": summary.success,
                             "master_transactions_per_s": tps, "lag_growth_s_per_s": growth, "fell_behind": behind,
-                            "applied_per_s": round(tps * (1 - growth), 2) if behind and tps else None})
-    applied = [r["applied_per_s"] for r in out["runs"] if r["applied_per_s"]]
-    committed = max((r["master_transactions_per_s"] or 0 for r in out["runs"]), default=0)
-    if applied:
-        out["measured"] = statistics.median(applied)
-        out["error_pct"] = validation.error_pct(predicted["value"], out["measured"])
-    elif committed < predicted["value"]:
-        out["live_note"] = (f"the master committed at most {committed:,.1f} of these transactions/s here, below the "
-                            "predicted onset: a replica cannot fall behind a master that slow")
-    else:
-        out["live_note"] = f"replica1 kept up at {committed:,.1f} transactions/s: the onset is above it"
+                            "applied_per_s": round(tps * (1 - growth), 2) if behind and tps else None,
+                            "replica_room_cores": None if settings.topology else
+                            validation.replica_room(summary, os.cpu_count() or 1, ONSET_REPLICA)})
+    out.update(validation.live_onset(out["runs"], predicted["value"], ONSET_REPLICA))
     return out

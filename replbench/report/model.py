@@ -335,15 +335,16 @@ def render_onset(doc: dict[str, Any] | Onset) -> str:
                      f"in turn): {rates} transactions/s"
                      + (f"; predicted {error:+.1f} % off the median" if error is not None else ""))
     lines += ["- live, the other replicas stopped:", "",
-              "| load | rate | master trx/s | success | lag growth s/s | fell behind | applied trx/s |",
-              "|---|---|---|---|---|---|---|"]
+              "| load | rate | master trx/s | success | lag growth s/s | fell behind | applied trx/s | "
+              f"cores left to {o.replica or 'the replica'} |", "|---|---|---|---|---|---|---|---|"]
     for r in o.runs:
         growth = "-" if r.lag_growth_s_per_s is None else f"{r.lag_growth_s_per_s:+.3f}"
         tps = "-" if r.master_transactions_per_s is None else f"{r.master_transactions_per_s:,.1f}"
         applied = "-" if r.applied_per_s is None else f"{r.applied_per_s:,.1f}"
         success = "-" if r.success is None else f"{100 * r.success:.1f} %"
+        room = "-" if r.replica_room_cores is None else f"{r.replica_room_cores:.2f}"
         lines.append(f"| {r.load:g}× | {r.rate}/s | {tps} | {success} | {growth} | "
-                     f"{'yes' if r.fell_behind else 'no'} | {applied} |")
+                     f"{'yes' if r.fell_behind else 'no'} | {applied} | {room} |")
     lines.append("")
     if o.measured is None:
         lines.append(f"Live onset: not reached ({o.live_note or 'no run fell behind'})")
