@@ -28,6 +28,8 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from replbench.core.config import SEARCH_INDEX as FIND_INDEX
+
 from . import validation as v
 from .db import Database
 
@@ -37,7 +39,6 @@ MAX_PREFIX_NAMES = 300
 USER_COLUMNS = "id, email, first_name, last_name, birth_date, gender, city, interests, created_at, updated_at"
 FIND_COLUMNS = "id, first_name, last_name, city, birth_date"
 ONE_TRIP_COLUMNS = ", ".join(f"a.{c.strip()}" for c in FIND_COLUMNS.split(","))
-FIND_INDEX = "idx_first_last"  # the index every find_users statement is pinned to where the table has it
 FIND_INDEX_CHECK_S = 10.0  # seconds a schema's "has FIND_INDEX" answer is reused (a study drops and re-creates it)
 ER_KEY_DOES_NOT_EXIST = 1176  # an index hint names an index the table no longer has
 

@@ -10,7 +10,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.config import ATTACKER_SKEW_WARN_MS, HOST_SATURATED, INDEXED_TABLE, SEARCH_ROWS_GUARD, VEGETA_SATURATED
+from ..core.config import (
+    ATTACKER_SKEW_WARN_MS,
+    HOST_SATURATED,
+    INDEXED_TABLE,
+    SEARCH_INDEX,
+    SEARCH_ROWS_GUARD,
+    VEGETA_SATURATED,
+)
 from ..core.nodenames import MASTER
 from ..core.records import STATUS_FAILED, STATUS_INTERRUPTED, STATUS_OK, STATUS_WARNING
 from ..core.results import RunMeta, RunSummary, has, meta_of, summary_of
@@ -168,9 +175,6 @@ def _attacker_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
         guards.append(f"the attacker hosts' clocks differ by {max(skews) - min(skews):.0f} ms: the merged report's "
                       "duration and rate, and the latency timeline beside the lag, are off by up to that much")
     return guards
-
-
-SEARCH_INDEX = "idx_first_last"  # the index find_users is pinned to (app/handlers.FIND_INDEX)
 
 
 def rows_read_per_read(s: RunSummary) -> dict[str, float]:

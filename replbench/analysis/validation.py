@@ -34,12 +34,14 @@ from ..core.results import (
     Interval,
     Onset,
     OnsetDrain,
+    RunSummary,
     Validation,
     ValidationCase,
     ValidationRun,
     filled,
     validation_of,
 )
+from ..measure.cpu import HOST_COLUMNS
 from . import costmodel
 from .profile import NoWorkload, Profile, model_tables, price, workload_mixes
 
@@ -275,10 +277,10 @@ def coverage(doc: dict[str, Any] | Validation) -> dict[str, Any]:
             "bounds_pct": {**{kind: bound for kind, _, bound in KINDS}, "onset": MODEL_ONSET_BOUND_PCT}}
 
 
-def replica_room(summary: Any, cores: int, replica: str) -> float:
+def replica_room(summary: RunSummary, cores: int, replica: str) -> float:
     """A host's cores less the mean CPU of every group on it but `replica`: the most the replica could have had."""
     taken = sum(v or 0 for k, v in (summary.cpu_mean_percent or {}).items()
-                if k not in (replica, "host_busy", "host_steal"))
+                if k != replica and k not in HOST_COLUMNS)
     return round((cores * 100 - taken) / 100, 2)
 
 

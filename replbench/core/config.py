@@ -232,6 +232,7 @@ REQUEST_TIMEOUT = 30.0  # vegeta's per-request timeout (its own default), second
 # with idx_first_last: the pinned plan reads tens (37-39 at 8M), idx_last's range thousands (a guard trips above)
 # (docs/decisions/find-users-plan.md)
 SEARCH_ROWS_GUARD = 1000
+SEARCH_INDEX = "idx_first_last"  # the index every find_users statement names (app/handlers.find_hint)
 SEARCH_GUARD_MIN_PREFIX = 3  # shorter first-name prefixes may take the one-step statement (every entry under it)
 HOST_SATURATED = 0.95  # host CPU above this share of all cores (steady part): flagged
 VEGETA_SATURATED = 90.0  # vegeta above this % of one core (steady part): flagged as load-generator bound
