@@ -338,6 +338,8 @@ class Run:
         after, before = self.measured.after.admission, self.measured.before.admission
         self.record.summary["app_admission"] = {**after, **{k: after[k] - before.get(k, 0) for k in ("admitted", "shed",
                                                                                                 "episodes")}}
+        # the app's final count (its workers published once more), so even an attack shorter than a tick shows it
+        self.progress.say(self._app_answers(after) + " in all", final=True)
         if self.record.status != STATUS_INTERRUPTED:
             self.progress.say("waiting for the replicas' catch-up (timed from the last request sent)", final=True)
             self.live.catch_thread.join()
@@ -359,10 +361,7 @@ class Run:
         assert self.live.attack and self.live.samplers and self.measured.before and self.clock.start is not None
         while self.live.attack.still_running_after(PROGRESS_INTERVAL):
             elapsed = time.monotonic() - self.clock.zero - self.clock.start
-            counted = appserver.admission(self.settings)
-            app = appserver.answered_since(self.measured.before.admission, counted)
-            answers = (f"app answered {app['requests']:,}, {app['failed']:,} failed, app p99 ≤{app['p99_ms'] or 0:g} ms"
-                       if counted["workers"] else "app counters n/a (an app not started here)")
+            answers = self._app_answers()
             latest = self.live.samplers.cpu.rows[-1] if self.live.samplers.cpu.rows else {}
             # "–": nothing measures that group (a topology file's node without node_exporter)
             core = {g: f"{latest[g]:.0f}" if g in latest else "–" for g in ("app", *self.settings.node_names, "vegeta")}
@@ -373,6 +372,15 @@ class Run:
                 + "".join(f"r{r.removeprefix('replica')} {core[r]} " for r in self.settings.node_names[1:]) +
                 f"vegeta {core['vegeta']}" + (f" | {lost}" if lost else ""), tick=True)
         self.progress.say("attack finished", final=True)
+
+    def _app_answers(self, counted: dict[str, Any] | None = None) -> str:
+        """The progress line's app part: what the app answered since the attack began, from its workers' counters
+        (read now, or as given)."""
+        assert self.measured.before
+        counted = appserver.admission(self.settings) if counted is None else counted
+        app = appserver.answered_since(self.measured.before.admission, counted)
+        return (f"app answered {app['requests']:,}, {app['failed']:,} failed, app p99 ≤{app['p99_ms'] or 0:g} ms"
+                if counted["workers"] else "app counters n/a (an app not started here)")
 
     def _time_catch_up(self) -> None:
         """At the moment vegeta sends its last request (attack start + duration), take the master's GTID position
