@@ -118,6 +118,25 @@ def test_what_each_setting_would_write_is_exact_for_the_images_written_and_estim
     assert workload["ROW-FULL"].bytes == sum(ln.settings["ROW-FULL"].bytes for ln in p.lines if not ln.heartbeat)
 
 
+def test_images_written_both_full_and_minimal_are_named_so_and_price_no_row_setting() -> None:
+    """A binlog whose binlog_row_image changed within it (the first single-row update of bench_idx rewritten as
+    MINIMAL writes it: the key before, the changed columns after) is not taken for MINIMAL throughout: the line says
+    both, and no ROW setting's bytes are claimed from it."""
+    text = SNIPPET.read_bytes()
+    start = text.index(b"### UPDATE `bench_idx`")
+    where, set_, end = (text.index(m, start) for m in (b"### WHERE", b"### SET", b"# Number of rows"))
+    before = [ln for ln in text[where:set_].splitlines(keepends=True)[1:] if ln.startswith(b"###   @1=")]
+    after = [ln for ln in text[set_:end].splitlines(keepends=True)[1:]
+             if ln.split(b"=", 1)[0].strip(b"# ") in (b"@3", b"@4", b"@7", b"@10")]
+    edited = text[:where] + b"### WHERE\n" + b"".join(before) + b"### SET\n" + b"".join(after) + text[end:]
+    profiler = prof.Profiler(prof.EVERY_ROW)
+    profiler.feed(SNIPPET_FILE, binlogfile.events(_chunks(edited, 64 << 10), "binlog.000005"))
+    idx = _line(profiler.build("mariadb-binlog (edited snippet)"), "bench_idx")
+    assert idx.row_image == "FULL and MINIMAL" and idx.transactions == 6
+    assert all(idx.settings[s].bytes is None and "changed within the files" in idx.settings[s].note
+               for s in ("ROW-FULL", "ROW-MINIMAL", "ROW-NOBLOB")), idx.settings
+
+
 def test_a_sampled_row_stands_for_its_events_rows() -> None:
     """Five rows read of the 100-row statement stand for its 100: the column shares and the MINIMAL saving come out
     as reading every row gives them."""

@@ -189,7 +189,7 @@ class Line(_Model):
     bytes: int  # with the transactions' other events (GTID, annotation, table map, commit)
     row_event_bytes_per_row: float
     primary_key: str  # "yes (id)", "no", or "unknown" where the binlog does not say
-    row_image: str  # as written: FULL, MINIMAL, NOBLOB, or "not read"
+    row_image: str  # as written: FULL, MINIMAL, NOBLOB, "FULL and MINIMAL" / "FULL and NOBLOB", or "not read"
     rows_events: int
     sampled_events: int
     sampled_rows: int  # rows whose images were read
@@ -622,11 +622,15 @@ def _primary_key(meta: TableMeta | None) -> str:
 
 
 def _row_image(images: _Images) -> str:
+    """The row image as written: FULL, NOBLOB or MINIMAL; "FULL and MINIMAL" (or NOBLOB) where the sampled rows of
+    one table and kind were written both ways (binlog_row_image changed within the files): no ROW setting's bytes
+    are then known from them (line_settings)."""
     if not images.read:
         return "not read"
     if not images.partial_rows:
         return "FULL"
-    return "NOBLOB" if images.blob_missing == images.partial_rows else "MINIMAL"
+    partial = "NOBLOB" if images.blob_missing == images.partial_rows else "MINIMAL"
+    return f"FULL and {partial}" if images.full_rows else partial
 
 
 def line_settings(line: _Line, image: str) -> dict[str, Estimate]:
@@ -641,7 +645,8 @@ def line_settings(line: _Line, image: str) -> dict[str, Estimate]:
             out[setting] = Estimate(bytes=round(line.bytes - saved * line.rows), basis="estimated",
                                     note=f"from {img.read:,} sampled rows' values")
         else:
-            out[setting] = Estimate(bytes=None, basis="unknown", note=f"the images were written {image}")
+            out[setting] = Estimate(bytes=None, basis="unknown", note=f"the images were written {image}"
+                                    + (" (binlog_row_image changed within the files)" if " and " in image else ""))
     missing = counts["statements"] - counts["annotated"]
     for setting, part in (("STATEMENT", "statement"), ("MIXED", "mixed")):
         if counts["statements"] and not missing:
