@@ -344,7 +344,9 @@ def test_report_md_shows_the_coefficients_and_the_newest_validation(tmp_path) ->
     shutil.rmtree(tmp_path / "model")
     assert "\n".join(model_section(Writer(tmp_path, tmp_path / "report.md"))) == text
     assert (tmp_path / "report-assets" / "model" / "validate-20261125-000000" / "validate.json").exists()
-    assert "## The cost model" in text and "ROW-FULL bench_idx" in text and "per row" in text
+    assert "## The cost model" in text and "| ROW-FULL bench_idx |" in text and "ms/row" in text
+    page = (tmp_path / "report-model.md").read_text()  # the whole fit, beside report.md, which links it
+    assert "(report-model.md)" in text and "Cost model from" in page and "Cost model from" not in text
     assert "predicted 80.0 [70.0–90.0] transactions/s" in text and "| 1.25× | 100/s | 99.0 | 100.0 % | +0.250 | yes " \
         "| 74.2" in text and "Live onset: 74.2 transactions/s; predicted +7.7 % off" in text
     assert "written at 6/s, each replica in turn): 84.0, 76.0 transactions/s; predicted +0.0 % off the median" in text

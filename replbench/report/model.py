@@ -25,6 +25,7 @@ from ..core.results import (
 )
 from .assets import Writer
 
+MODEL_PAGE = "report-model.md"  # beside report.md: the whole fit, which report.md's table summarises
 VALIDATED = (("binlog_bytes", "binlog bytes"), ("master_cpu_s", "master CPU s"), ("replica_cpu_s", "replica CPU s"))
 PATH_LABEL = dict(PATHS)
 PARTS = (("master_cpu_s", "master CPU", "ms", 1e3), ("replica_cpu_s", "replica CPU", "ms", 1e3),
@@ -76,6 +77,27 @@ def render_fit(doc: dict[str, Any] | CostModel) -> str:
         if fitted.domain and fitted.domain.get("points"):
             lines.append(f"  domain (rows per transaction at transactions/s): {_domain(fitted.domain['points'])}")
     return "\n".join(lines)
+
+
+def coefficient_table(doc: dict[str, Any] | CostModel) -> list[str]:
+    """The fit's main terms as one table, a setting per row: what report.md shows (the page has the rest)."""
+    model = model_of(doc)
+    head = ["setting", "runs", "drains"] + [f"{label} {unit}/{per}" for key, label, unit, _ in PARTS
+                                             if key != "master_fsyncs" for per in ("trx", "row")]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, fitted in model.settings.items():
+        cells = [name, str(fitted.runs), str(fitted.drains)]
+        for key, _, _, scale in PARTS:
+            if key == "master_fsyncs":
+                continue
+            part = results.value(fitted, key)
+            if not filled(part):
+                cells += ["no data", "-"]
+                continue
+            cells += [_coef(part, "per_trx", scale),
+                      _coef(part, "per_row", scale) if part.rows_separated else "not separated"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
 
 
 def _at_fastest(shape: dict[str, Any] | None) -> str:
@@ -369,10 +391,18 @@ def model_section(writer: Writer) -> list[str]:
         (kept / validations[-1].parent.name).mkdir(exist_ok=True)
         writer.copy(validations[-1], kept / validations[-1].parent.name / "validate.json")
     model = read_model(source)
+    page = writer.base / MODEL_PAGE
+    page.write_text("\n".join(["# replbench: the cost model's whole fit", "",
+                               "Every coefficient of the fit behind report.md's cost model, with its interval, the "
+                               "fit's quality, the rate and read shapes and each setting's domain, as "
+                               "`./run.sh model fit` prints them. Back to [report.md](report.md).", "",
+                               "```", render_fit(model), "```"]) + "\n")
     lines = ["## The cost model: what a transaction and a row cost", "",
              "Fitted by `./run.sh model fit` over this report's write runs (CPU net of idle, binlog bytes) and "
              "apply-capacity drains (one replica alone); `./run.sh model predict --mix ...` turns it into a "
-             "capacity plan.", "", "```", render_fit(model), "```", ""]
+             "capacity plan. Per transaction and per row, 95 % intervals in brackets; CPU per transaction at the "
+             "fastest rate fitted. The whole fit (rate shapes, extra terms, fsyncs, domains) is on "
+             f"[{MODEL_PAGE}]({MODEL_PAGE}).", "", *coefficient_table(model), ""]
     if validations:
         lines += ["Checked on runs it was not fitted on (`./run.sh model validate`):", "",
                   render_validation(read_validation(validations[-1].parent)), ""]
