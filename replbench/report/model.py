@@ -92,7 +92,7 @@ def coefficient_table(doc: dict[str, Any] | CostModel) -> list[str]:
                 continue
             part = results.value(fitted, key)
             if not filled(part):
-                cells += ["no data", "-"]
+                cells += ["no data", "–"]
                 continue
             cells += [_coef(part, "per_trx", scale),
                       _coef(part, "per_row", scale) if part.rows_separated else "not separated"]
