@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from replbench.analysis import costmodel
-from replbench.report.model import render_largest, render_plan
+from replbench.report.model import render_fit, render_largest, render_plan
 
 A_MASTER, B_MASTER = 0.00040, 0.000020  # CPU s per transaction and per row
 A_REPLICA, B_REPLICA = 0.00025, 0.000015
@@ -414,27 +414,64 @@ def _shaped_runs(setting: str, level: float, rates: tuple[int, ...], rnd: random
 
 def test_the_rate_shape_of_the_setting_with_most_rates_prices_every_setting_between_its_cells() -> None:
     """ROW FULL's single-row cells at 20, 50, 200 and 400/s give the shape (factors of the 400/s cell's cost);
-    ROW MINIMAL, with cells at 20 and 400/s only and its own level, is weighed by it: a mix at 200/s costs what
+    STATEMENT, with cells at 20 and 400/s only and its own level, is weighed by it: a mix at 200/s costs what
     its level × the shape there is, where a + w / rate (fitted on 20 and 400/s) would put it 20 % low. No per-second
     term is fitted beside the shape, and no coefficient is negative."""
     rnd = random.Random(11)
     level_full, level_minimal = 0.0005, 0.0004
     runs = [*_shaped_runs("ROW-FULL", level_full, (20, 50, 200, 400), rnd),
-            *_shaped_runs("ROW-MINIMAL", level_minimal, (20, 400), rnd)]
+            *_shaped_runs("STATEMENT", level_minimal, (20, 400), rnd)]
     model = costmodel.fit(runs, [])
     full = model["settings"]["ROW-FULL bench_idx"]["master_cpu_s"]
-    minimal = model["settings"]["ROW-MINIMAL bench_idx"]["master_cpu_s"]
+    minimal = model["settings"]["STATEMENT bench_idx"]["master_cpu_s"]
     assert full["rate_shape"]["from"] == "ROW-FULL bench_idx" and minimal["rate_shape"] == full["rate_shape"]
     factors = dict((round(r), f) for r, f in full["rate_shape"]["points"])
     one_row = {r: (level_full * SHAPE[r] + B_MASTER) / (level_full * SHAPE[400] + B_MASTER) for r in SHAPE}
     assert factors == pytest.approx(one_row, rel=0.03)
     for part in (full, minimal):
         assert "per_second" not in part["terms"] and min(part["coef"].values()) >= 0
-    plan = costmodel.predict(model, costmodel.parse_mix("update_user=200/s"), "ROW-MINIMAL")
+    plan = costmodel.predict(model, costmodel.parse_mix("update_user=200/s"), "STATEMENT")
     assert plan["master_cpu_cores"]["value"] / 200 == pytest.approx(level_minimal * SHAPE[200] + B_MASTER, rel=0.05)
     assert costmodel.shape_factor(full["rate_shape"], 100) == pytest.approx(
         factors[50] + (factors[200] - factors[50]) * 0.5, rel=1e-9)  # halfway in log rate from 50 to 200/s
     assert costmodel.shape_factor(full["rate_shape"], 5) == factors[20]  # held at its ends beyond them
+
+
+def test_the_row_images_share_a_transactions_cost_and_keep_their_own_cost_per_row() -> None:
+    """ROW FULL with many cells, ROW MINIMAL with three (single-row at 20 and 400/s, 100 rows at 20/s) whose 400/s
+    repeats measured 25 % high, and a per-row cost of its own, half ROW FULL's. Fitted alone, MINIMAL's transaction
+    would cost more than FULL's; pooled over the row images it costs what FULL's does, and each image keeps its own
+    cost per row, inside its interval. STATEMENT, not a row image, keeps a fit of its own."""
+    rnd = random.Random(5)
+    level, per_row_full, per_row_minimal = 0.0005, B_MASTER, B_MASTER / 2
+    full = _shaped_runs("ROW-FULL", level, (20, 50, 200, 400), rnd)
+    full += [{**o, "cell": f"{n} rows @20", "rows": o["transactions"] * n,
+              "master_cpu_s": (level * SHAPE[20] + per_row_full * n) * o["transactions"] * (1 + rnd.gauss(0, .01))}
+             for n in (10, 1000) for o in full[:2]]
+    minimal = _shaped_runs("ROW-MINIMAL", level, (20, 400), rnd)
+    for o in minimal:
+        o["master_cpu_s"] += (per_row_minimal - B_MASTER) * o["rows"]
+        if o["cell"] == "1 @400":
+            o["master_cpu_s"] *= 1.25
+    statement = _shaped_runs("STATEMENT", 0.0004, (20, 400), rnd)
+    model = costmodel.fit([*full, *minimal, *statement], [])
+    got = {s: model["settings"][f"{s} bench_idx"]["master_cpu_s"] for s in ("ROW-FULL", "ROW-MINIMAL", "STATEMENT")}
+    assert got["ROW-MINIMAL"]["coef"]["per_trx"] == got["ROW-FULL"]["coef"]["per_trx"]
+    assert got["ROW-FULL"]["coef"]["per_trx"] == pytest.approx(level, rel=0.05)
+    for setting, truth in (("ROW-FULL", per_row_full), ("ROW-MINIMAL", per_row_minimal)):
+        part = got[setting]
+        assert part["pooled"]["settings"] == ["ROW-FULL", "ROW-MINIMAL"] and part["rows_separated"]
+        assert part["n"] == len(full if setting == "ROW-FULL" else minimal)
+        low, high = part["ci95"]["per_row"]
+        # high < 1.5 × truth: a resample that lost the setting's only multi-row cell has no estimate of its cost per
+        # row (its single-row runs' level would otherwise pass for one)
+        assert 0 < low <= truth <= high < 1.5 * truth, setting
+        assert part["coef"]["per_row"] == pytest.approx(truth, rel=0.25), setting
+        assert "each setting's among its own" in part["interval_method"]
+    assert "pooled" not in got["STATEMENT"] and got["STATEMENT"]["coef"]["per_trx"] == pytest.approx(0.0004, rel=0.05)
+    plan = costmodel.predict(model, costmodel.parse_mix("update_user=400/s"), "ROW-MINIMAL")
+    assert plan["master_cpu_cores"]["value"] == pytest.approx(400 * (level + per_row_minimal), rel=0.05)
+    assert "pooled: one fit over ROW-FULL, ROW-MINIMAL" in render_fit(model)
 
 
 def test_writes_amid_reads_are_outside_the_master_cpus_domain() -> None:

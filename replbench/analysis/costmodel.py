@@ -9,6 +9,8 @@ changed one row per transaction, transactions and rows cannot be told apart and 
 (said in the model). Runs above the knee (success under the pass criterion) are left out: queues, not the work, set
 their CPU. The master's fsyncs (InnoDB + binlog, net of the idle window's: the heartbeat's commits are not the
 workload's) are fitted the same way (a big transaction syncs more than once); their median per commit is shown.
+The row images' CPU fits are one per table, pooled over ROW_IMAGES: a cost per transaction for all, a cost per row
+each (split_part; docs/cost-model.md, "Row images").
 
 The fit (fit_part) is least squares through the origin, weighted for relative noise, with every coefficient bounded
 at zero (scipy.optimize.nnls): a cost cannot be negative, and a thin cell that would make one so gets 0 instead.
@@ -72,7 +74,7 @@ from ..core.results import (
     read_summary,
     summary_of,
 )
-from ..core.stats import group_bootstrap, pooled_variance
+from ..core.stats import BOOTSTRAP_SEED, group_bootstrap, pooled_variance
 from ..measure.rowcheck import MIN_CHANGED
 
 SETTINGS: dict[str, dict[str, str]] = {  # the model's settings, as the knobs a run changed from the reference
@@ -82,6 +84,10 @@ SETTINGS: dict[str, dict[str, str]] = {  # the model's settings, as the knobs a 
     "STATEMENT": {"binlog_format": "STATEMENT"},
     "MIXED": {"binlog_format": "MIXED"},
 }
+# the row images: ROW's settings differ in what a row event carries, not in what a commit does, so their CPU fits
+# share the per-transaction term (and the per-second and per-read ones), each image keeping its own cost per row
+# (docs/cost-model.md, "Row images"); STATEMENT and MIXED replay statements and keep fits of their own
+ROW_IMAGES = ("ROW-FULL", "ROW-MINIMAL", "ROW-NOBLOB")
 ENDPOINT_ROWS = {"update_user": 1}  # update_users:N changes N rows in one statement
 MIX_ITEM = re.compile(r"^(update_user|update_users:(\d+))=(\d+(?:\.\d+)?)/s$")
 SECONDS_PER_DAY = 86_400
@@ -254,7 +260,8 @@ def collect(results: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 
 def fit_part(y: Iterable[float], trx: Iterable[float], rows: Iterable[float], cells: Sequence[str] | None = None,
              reads: Iterable[float] | None = None, seconds: Iterable[float] | None = None,
-             squares: Iterable[float] | None = None, factors: Iterable[float] | None = None) -> dict[str, Any] | None:
+             squares: Iterable[float] | None = None, factors: Iterable[float] | None = None,
+             kinds: Sequence[str] | None = None) -> dict[str, Any] | None:
     """y = a·trx + b·rows (+ w·seconds of writing) (+ r·reads) through the origin, every coefficient ≥ 0 (scipy's
     nnls), least squares weighted for relative noise: the coefficients with their 95 % intervals and covariance (a
     bootstrap over the cells, or the active set's covariance with few cells: the module's docstring), the run-to-run
@@ -263,7 +270,9 @@ def fit_part(y: Iterable[float], trx: Iterable[float], rows: Iterable[float], ce
     (docs/decisions/cost-model-rate.md), a read term only where some run has reads and they can be told apart
     from the rest, and (`squares`: each transaction's rows², summed) a cost per row per row of its transaction
     where the sizes tell it (the apply fit: docs/cost-model.md, "Apply"). `factors`: each run's rate-shape factor
-    (rate_shape), its transactions counted as that many transactions at the shape's fastest rate."""
+    (rate_shape), its transactions counted as that many transactions at the shape's fastest rate. `kinds`: each
+    run's setting, for a fit pooled over settings (ROW_IMAGES): one per-transaction term for all, a per-row term per
+    setting ("per_row ROW-MINIMAL") where its own runs tell rows from transactions; split_part gives each its fit."""
     import numpy as np
 
     y_, t_, r_ = (np.asarray(list(v), dtype=float) for v in (y, trx, rows))
@@ -272,9 +281,17 @@ def fit_part(y: Iterable[float], trx: Iterable[float], rows: Iterable[float], ce
         return None
     shaped = t_ if factors is None else t_ * np.asarray(list(factors), dtype=float)
     names, columns = ["per_trx"], [shaped]
-    if n >= 3 and np.linalg.matrix_rank(np.column_stack([t_, r_])) == 2:
-        names.append("per_row")
-        columns.append(r_)
+    kind_ = None if kinds is None else np.asarray(list(kinds))
+    if kind_ is None:
+        if n >= 3 and np.linalg.matrix_rank(np.column_stack([t_, r_])) == 2:
+            names.append("per_row")
+            columns.append(r_)
+    else:
+        for k in dict.fromkeys(kind_):
+            mine = kind_ == k
+            if mine.sum() >= 2 and np.linalg.matrix_rank(np.column_stack([t_[mine], r_[mine]])) == 2:
+                names.append(f"per_row {k}")
+                columns.append(np.where(mine, r_, 0.0))
     groups = _groups(cells if cells is not None else [str(i) for i in range(n)])
     for name, extra in (("per_row_sq", squares), ("per_second", seconds), ("per_read", reads)):
         if extra is None:
@@ -294,7 +311,8 @@ def fit_part(y: Iterable[float], trx: Iterable[float], rows: Iterable[float], ce
     weight = 1.0 / np.maximum(level, 1e-12)
     coef = _nnls(x, y_, weight)
     fitted = x @ coef
-    low, high, cov, method = _intervals(x, y_, weight, coef, groups)
+    low, high, cov, method = _intervals(x, y_, weight, coef, groups, t_,
+                                        None if kind_ is None else [str(kind_[g[0]]) for g in groups], names)
     relative = (y_ - fitted) * weight
     run_var, dof, source = _run_variance(y_, t_, relative, groups, len(names))
     return {"coef": dict(zip(names, map(float, coef))),
@@ -304,7 +322,32 @@ def fit_part(y: Iterable[float], trx: Iterable[float], rows: Iterable[float], ce
             "n": n, "cells": len(groups), "interval_method": method,
             "run_variance": run_var, "run_variance_dof": dof, "run_variance_from": source,
             "relative_residuals": [round(float(v), 4) for v in relative],
-            "rows_separated": "per_row" in names}
+            "rows_separated": "per_row" in names,
+            **({} if kind_ is None else {"kinds": [str(k) for k in kind_]})}
+
+
+def split_part(joint: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
+    """One setting's fit out of a fit pooled over settings (fit_part's `kinds`): the shared terms, its own per-row
+    term as per_row, their intervals and covariance, R² and residuals over its own runs, and which settings shared
+    the rest ("pooled"); None where it had no run in the pool."""
+    import numpy as np
+
+    if joint is None or kind not in joint["kinds"]:
+        return None
+    mine = [i for i, k in enumerate(joint["kinds"]) if k == kind]
+    own = f"per_row {kind}"
+    keep = [t for t in joint["terms"] if not t.startswith("per_row ") or t == own]
+    index = [joint["terms"].index(t) for t in keep]
+    names = ["per_row" if t == own else t for t in keep]
+    relative = [joint["relative_residuals"][i] for i in mine]
+    cov = np.asarray(joint["cov"])[np.ix_(index, index)]
+    return {**{k: v for k, v in joint.items() if k != "kinds"},
+            "coef": {n: joint["coef"][t] for n, t in zip(names, keep)},
+            "ci95": {n: joint["ci95"][t] for n, t in zip(names, keep)}, "cov": cov.tolist(), "terms": names,
+            "r2": float(1 - sum(v * v for v in relative) / len(mine)), "n": len(mine),
+            "relative_residuals": relative, "rows_separated": own in keep,
+            "pooled": {"settings": list(dict.fromkeys(joint["kinds"])), "n": joint["n"], "cells": joint["cells"],
+                       "r2": joint["r2"]}}
 
 
 def _tells(groups: list[list[int]], columns: list[Any]) -> bool:
@@ -336,19 +379,29 @@ def _groups(cells: Sequence[str]) -> list[list[int]]:
     return list(out.values())
 
 
-def _intervals(x: Any, y: Any, weight: Any, coef: Any, groups: list[list[int]]) -> tuple[Any, Any, Any, str]:
+def _intervals(x: Any, y: Any, weight: Any, coef: Any, groups: list[list[int]], trx: Any,
+               strata: list[str] | None = None, names: list[str] | None = None) -> tuple[Any, Any, Any, str]:
     """The coefficients' 95 % intervals and covariance: the bounded fit over resamples of whole cells (percentiles,
     and the resamples' covariance), or with fewer than MODEL_BOOTSTRAP_MIN_CELLS cells the weighted least-squares
-    covariance of the free coefficients (t interval, cut at the bound), zero for those at the bound."""
+    covariance of the free coefficients (t interval, cut at the bound), zero for those at the bound. A fit pooled
+    over settings (`strata`: each cell's setting) resamples each setting's cells among its own, and a resample in
+    which a setting's cells no longer tell its rows from its transactions says nothing of its per-row term."""
     import numpy as np
 
     k = x.shape[1]
     if len(groups) >= MODEL_BOOTSTRAP_MIN_CELLS:
-        samples = np.array([_nnls(x[rows], y[rows], weight[rows]) for rows in
-                            ([i for g in draw for i in groups[g]] for draw in
-                             group_bootstrap(len(groups), MODEL_BOOTSTRAP_ROUNDS))])
-        low, high = np.percentile(samples, [2.5, 97.5], axis=0)
-        return low, high, np.atleast_2d(np.cov(samples, rowvar=False)), f"bootstrap over {len(groups)} cells"
+        strata = strata or [""] * len(groups)
+        members = {s: [i for i, t in enumerate(strata) if t == s] for s in dict.fromkeys(strata)}
+        draws = [group_bootstrap(len(m), MODEL_BOOTSTRAP_ROUNDS, seed=BOOTSTRAP_SEED + n)
+                 for n, m in enumerate(members.values())]
+        own = [j for j, name in enumerate(names or []) if name.startswith("per_row ")]
+        samples = np.array([_resampled(x, y, weight, [i for m, d in zip(members.values(), draws)
+                                                      for g in d[round_] for i in groups[m[g]]], trx, own)
+                            for round_ in range(MODEL_BOOTSTRAP_ROUNDS)])
+        low, high = np.nanpercentile(samples, [2.5, 97.5], axis=0)
+        cov = np.ma.cov(np.ma.masked_invalid(samples), rowvar=False, allow_masked=True).filled(0.0)
+        per = "" if len(members) == 1 else f", each setting's among its own ({', '.join(members)})"
+        return low, high, np.atleast_2d(cov), f"bootstrap over {len(groups)} cells{per}"
     import statsmodels.api as sm  # imported where a model is fitted
 
     free = coef > 0
@@ -358,6 +411,20 @@ def _intervals(x: Any, y: Any, weight: Any, coef: Any, groups: list[list[int]]) 
         cov[np.ix_(free, free)] = wls.cov_params()
         low[free], high[free] = np.asarray(wls.conf_int(0.05)).T
     return np.maximum(low, 0.0), high, cov, f"active-set covariance ({len(groups)} cells)"
+
+
+def _resampled(x: Any, y: Any, weight: Any, rows: list[int], trx: Any, own: list[int]) -> Any:
+    """The bounded fit on a resample's rows. `own`: the columns of one setting's rows in a pooled fit; one the
+    resample leaves without a run, or whose runs are all of one size (rows proportional to transactions, `trx`), is
+    left out and its coefficient is NaN: that resample has no estimate of it."""
+    import numpy as np
+
+    xs = x[rows]
+    keep = [j for j in range(x.shape[1]) if j not in own or np.linalg.matrix_rank(
+        np.column_stack([trx[rows], xs[:, j]])[xs[:, j] != 0]) == 2]
+    out = np.full(x.shape[1], np.nan)
+    out[keep] = _nnls(xs[:, keep], y[rows], weight[rows])
+    return out
 
 
 def _run_variance(y: Any, trx: Any, relative: Any, groups: list[list[int]], terms: int) -> tuple[float, int, str]:
@@ -393,6 +460,17 @@ def fit(runs: list[dict[str, Any]], drains: list[dict[str, Any]]) -> dict[str, A
     tables = sorted({o["table"] or "" for o in [*runs, *drains]})
     shapes = {part: rate_shape(runs, part) for part in CPU_PARTS}
     reads_shape = read_shape(runs)
+
+    def cpu(ours: list[dict[str, Any]], pooled: bool = False) -> dict[str, dict[str, Any] | None]:
+        # writes amid reads on the same cores are outside the master's domain (AMID_READS)
+        return {"master_cpu_s": _fit_of([o for o in ours if writes_of(o) and not reads_each(o)], "master_cpu_s",
+                                        timed=True, shape=shapes["master_cpu_s"], pooled=pooled),
+                "replica_cpu_s": _replica_fit(ours, shapes["replica_cpu_s"], reads_shape, pooled=pooled)}
+
+    # the row images' CPU fits, one per table pooled over them (ROW_IMAGES); the runs that only read (the
+    # reference settings', ROW FULL) go in as they are: a read's cost is the same under every image
+    images = {t: cpu([o for o in runs if o["setting"] in ROW_IMAGES and (o["table"] or "") == t], pooled=True)
+              for t in tables}
     for setting, table in ((s, t) for s in SETTINGS for t in tables):
         ours = [o for o in runs if o["setting"] == setting and (o["table"] or "") == table]
         mine = [o for o in ours if writes_of(o)]  # runs that only read price the replicas' reads alone
@@ -400,12 +478,11 @@ def fit(runs: list[dict[str, Any]], drains: list[dict[str, Any]]) -> dict[str, A
         if not mine and not drained:
             continue
         synced = [o for o in mine if o.get("fsyncs_per_commit") is not None]  # net of idle (observation())
+        cpus = {part: split_part(joint, setting) for part, joint in images[table].items()} \
+            if setting in ROW_IMAGES else cpu(ours)
         model["settings"][key(setting, table)] = {
             "setting": setting, "table": table, "runs": len(mine), "drains": len(drained),
-            # writes amid reads on the same cores are outside the master's domain (AMID_READS)
-            "master_cpu_s": _fit_of([o for o in mine if not reads_each(o)], "master_cpu_s", timed=True,
-                                    shape=shapes["master_cpu_s"]),
-            "replica_cpu_s": _replica_fit(ours, shapes["replica_cpu_s"], reads_shape),
+            "master_cpu_s": cpus["master_cpu_s"], "replica_cpu_s": cpus["replica_cpu_s"],
             "binlog_bytes": _fit_of(mine, "binlog_bytes"),
             "apply_s": fit_part([d["apply_s"] for d in drained], [d["transactions"] for d in drained],
                                 [d["rows"] for d in drained], [cell_of(d) for d in drained],
@@ -421,13 +498,15 @@ def fit(runs: list[dict[str, Any]], drains: list[dict[str, Any]]) -> dict[str, A
 
 
 def _fit_of(obs: list[dict[str, Any]], part: str, reads: list[float] | None = None,
-            timed: bool = False, shape: dict[str, Any] | None = None) -> dict[str, Any] | None:
+            timed: bool = False, shape: dict[str, Any] | None = None, pooled: bool = False) -> dict[str, Any] | None:
     """One part's fit over the observations; `timed`: with a term per second of writing (CPU, fsyncs), or, where
-    the runs give a rate shape (rate_shape), each run's transactions weighed by the shape at its rate instead."""
+    the runs give a rate shape (rate_shape), each run's transactions weighed by the shape at its rate instead;
+    `pooled`: over several settings (ROW_IMAGES), a cost per row each (fit_part's `kinds`)."""
     factors = [shape_factor(shape, rate_of(o)) for o in obs] if shape else None
     fitted = fit_part([o[part] for o in obs], [o["transactions"] for o in obs], [o["rows"] for o in obs],
-                      [cell_of(o) for o in obs], reads,
-                      [write_seconds(o) for o in obs] if timed and not shape else None, factors=factors)
+                      [f"{o['setting']} {cell_of(o)}" if pooled else cell_of(o) for o in obs], reads,
+                      [write_seconds(o) for o in obs] if timed and not shape else None, factors=factors,
+                      kinds=[o["setting"] for o in obs] if pooled else None)
     if fitted is not None and shape:
         fitted["rate_shape"] = shape
     return fitted
@@ -440,7 +519,7 @@ def reads_each(obs: dict[str, Any]) -> float:
 
 
 def _replica_fit(runs: list[dict[str, Any]], shape: dict[str, Any] | None = None,
-                 reads_shape: dict[str, Any] | None = None) -> dict[str, Any] | None:
+                 reads_shape: dict[str, Any] | None = None, pooled: bool = False) -> dict[str, Any] | None:
     """The replicas' CPU: with a read term where runs whose replicas served reads can price one (each run's reads
     weighed by the read shape at its read rate, where the read-only runs give one), else from the runs whose
     replicas served none (a run with reads would charge its reads to the writes), saying why."""
@@ -449,12 +528,13 @@ def _replica_fit(runs: list[dict[str, Any]], shape: dict[str, Any] | None = None
     if readers:
         reads = [reads_each(o) * (shape_factor(reads_shape, read_rate_of(o)) if reads_shape else 1.0)
                  for o in replica]
-        part = _fit_of(replica, "replica_cpu_s", reads, timed=True, shape=shape)
+        part = _fit_of(replica, "replica_cpu_s", reads, timed=True, shape=shape, pooled=pooled)
         if part is not None and "per_read" in part["terms"]:
             if reads_shape:
                 part["read_shape"] = reads_shape
             return part
-    part = _fit_of([o for o in replica if not reads_each(o)], "replica_cpu_s", timed=True, shape=shape)
+    part = _fit_of([o for o in replica if not reads_each(o)], "replica_cpu_s", timed=True, shape=shape,
+                   pooled=pooled)
     if part is not None:
         part["reads"] = (f"{len(readers)} run(s) whose replicas served reads left out: too few to tell a read's "
                          "cost from a write's") if readers else "no run whose replicas served reads: reads not priced"

@@ -910,6 +910,9 @@ class Fit(Record):
     # absent from a model fitted before them, or where the runs gave none
     rate_shape: dict[str, Any] | None = None
     read_shape: dict[str, Any] | None = None
+    # a row image's CPU fit, pooled over the row images (analysis/costmodel.ROW_IMAGES, split_part): {"settings",
+    # "n", "cells", "r2"} of the one fit whose per-transaction terms it shares; absent from other fits
+    pooled: dict[str, Any] | None = None
 
 
 class FittedSetting(Record):

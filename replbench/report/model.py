@@ -65,6 +65,11 @@ def render_fit(doc: dict[str, Any] | CostModel) -> str:
                 text += f" + {_coef(part, 'per_read', scale)} {unit} per read served" + _at_fastest(part.read_shape)
             lines.append(f"  {label}: {text}; R² {part.r2:.3f}, n {part.n}, residuals within "
                          f"±{100 * max(map(abs, part.relative_residuals)):.0f} %" + _noise(part))
+            if part.pooled:
+                lines.append(f"    pooled: one fit over {', '.join(part.pooled['settings'])} (n {part.pooled['n']}, "
+                             f"{part.pooled['cells']} cells, R² {part.pooled['r2']:.3f}) shares every term but the "
+                             "cost per row: a row image changes a row event, not a commit (docs/cost-model.md, "
+                             "\"Row images\")")
             if part.reads:
                 lines.append(f"    reads: {part.reads}")
             for name, shape in (("rate shape", part.rate_shape), ("read shape", part.read_shape)):
