@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from replbench.analysis import costmodel
-from replbench.report.model import render_fit, render_largest, render_plan
+from replbench.report.model import render_fit, render_largest, render_onset, render_plan
 
 A_MASTER, B_MASTER = 0.00040, 0.000020  # CPU s per transaction and per row
 A_REPLICA, B_REPLICA = 0.00025, 0.000015
@@ -218,6 +218,16 @@ def test_the_lag_onset_and_growth_follow_the_apply_fit() -> None:
     assert over["lag_growth_s_per_s"]["value"] == pytest.approx(1 - 1 / rho, rel=0.05)
     assert costmodel.predict(model, costmodel.parse_mix("update_user=100/s"))["lag_growth_s_per_s"] is None
     assert costmodel.onset(costmodel.fit(synthetic()[0], []), 500) is None  # no drains: no apply fit
+
+
+def test_an_onset_whose_interval_has_no_upper_end_prints_infinity_and_says_why() -> None:
+    """An apply fit whose interval reaches 0 s a transaction puts the onset's upper end at infinity: validate.json
+    keeps it, and the report prints ∞ and why, not "inf"."""
+    text = render_onset({"rows": 500, "predicted": {"value": 262.6, "low": 27.3, "high": float("inf")}, "runs": []})
+    assert "predicted 262.6 [27.3–∞] transactions/s (the apply fit's interval reaches 0 s" in text
+    assert "inf" not in text.replace("interval", "")
+    bounded = render_onset({"rows": 500, "predicted": {"value": 262.6, "low": 27.3, "high": 400.0}, "runs": []})
+    assert "[27.3–400.0] transactions/s" in bounded and "no upper bound" not in bounded
 
 
 @pytest.mark.parametrize("mix", ["", "update_user=3000", "update_users=20/s", "select=5/s", "update_users:0=1/s",
@@ -472,6 +482,41 @@ def test_the_row_images_share_a_transactions_cost_and_keep_their_own_cost_per_ro
     plan = costmodel.predict(model, costmodel.parse_mix("update_user=400/s"), "ROW-MINIMAL")
     assert plan["master_cpu_cores"]["value"] == pytest.approx(400 * (level + per_row_minimal), rel=0.05)
     assert "pooled: one fit over ROW-FULL, ROW-MINIMAL" in render_fit(model)
+
+
+def _sized_runs(setting: str, cells: tuple[tuple[int, int], ...], per_row: float = B_MASTER) -> list[dict]:
+    """Noise-free master CPU of (rows per transaction, rate) cells, two repeats each, at A_MASTER a transaction."""
+    return [{"setting": setting, "table": "bench_idx", "cell": f"{n} @{rate}", "transactions": rate * 30,
+             "rows": rate * 30 * n, "seconds": 30, "write_seconds": 30, "fsyncs_per_commit": None,
+             "binlog_bytes": F_BINLOG * rate * 30, "replica_cpu_s": None,
+             "master_cpu_s": (A_MASTER + per_row * n) * rate * 30} for n, rate in cells for _ in range(2)]
+
+
+def test_a_row_image_whose_runs_are_all_of_one_size_keeps_a_fit_of_its_own() -> None:
+    """ROW NOBLOB with single-row runs only: pooled, its rows' cost would go into the shared per-transaction term
+    and every image's transaction would read dearer; it fits alone, and ROW FULL and MINIMAL pool exactly."""
+    full = _sized_runs("ROW-FULL", ((1, 100), (10, 100), (100, 20), (1, 400)))
+    minimal = _sized_runs("ROW-MINIMAL", ((1, 400), (100, 20)), per_row=B_MASTER / 2)
+    noblob = _sized_runs("ROW-NOBLOB", ((1, 100), (1, 400)), per_row=B_MASTER * 4)
+    model = costmodel.fit([*full, *minimal, *noblob], [])
+    got = {s: model["settings"][f"{s} bench_idx"]["master_cpu_s"] for s in ("ROW-FULL", "ROW-MINIMAL", "ROW-NOBLOB")}
+    assert got["ROW-FULL"]["coef"]["per_trx"] == pytest.approx(A_MASTER, rel=1e-6)
+    assert got["ROW-FULL"]["pooled"]["settings"] == ["ROW-FULL", "ROW-MINIMAL"]
+    assert "pooled" not in got["ROW-NOBLOB"] and not got["ROW-NOBLOB"]["rows_separated"]
+    assert got["ROW-NOBLOB"]["coef"]["per_trx"] == pytest.approx(A_MASTER + 4 * B_MASTER, rel=1e-6)
+
+
+def test_a_resample_that_leaves_an_image_one_size_does_not_move_the_shared_terms() -> None:
+    """Noise-free runs: every resample's fit is exact, so the intervals are the coefficients, though a third of the
+    resamples leave ROW MINIMAL's three cells without its 100-row one (its single-row runs would otherwise push
+    their rows' cost into the shared per-transaction term)."""
+    full = _sized_runs("ROW-FULL", ((1, 100), (10, 100), (100, 20), (1, 400)))
+    minimal = _sized_runs("ROW-MINIMAL", ((1, 400), (1, 200), (100, 20)), per_row=B_MASTER / 2)
+    part = costmodel.fit([*full, *minimal], [])["settings"]["ROW-MINIMAL bench_idx"]["master_cpu_s"]
+    for term, truth in (("per_trx", A_MASTER), ("per_row", B_MASTER / 2)):
+        low, high = part["ci95"][term]
+        assert truth * (1 - 1e-6) <= low <= high <= truth * (1 + 1e-6), term
+    assert "resamples kept every setting's sizes" in part["interval_method"]
 
 
 def test_writes_amid_reads_are_outside_the_master_cpus_domain() -> None:

@@ -289,7 +289,7 @@ def fit_part(y: Iterable[float], trx: Iterable[float], rows: Iterable[float], ce
     else:
         for k in dict.fromkeys(kind_):
             mine = kind_ == k
-            if mine.sum() >= 2 and np.linalg.matrix_rank(np.column_stack([t_[mine], r_[mine]])) == 2:
+            if separates(t_[mine], r_[mine]):
                 names.append(f"per_row {k}")
                 columns.append(np.where(mine, r_, 0.0))
     groups = _groups(cells if cells is not None else [str(i) for i in range(n)])
@@ -323,13 +323,23 @@ def fit_part(y: Iterable[float], trx: Iterable[float], rows: Iterable[float], ce
             "run_variance": run_var, "run_variance_dof": dof, "run_variance_from": source,
             "relative_residuals": [round(float(v), 4) for v in relative],
             "rows_separated": "per_row" in names,
-            **({} if kind_ is None else {"kinds": [str(k) for k in kind_]})}
+            **({} if kind_ is None else {"kinds": [str(k) for k in kind_], "run_cells": list(cells or [])})}
+
+
+def separates(trx: Any, rows: Any) -> bool:
+    """Whether runs tell rows from transactions: two transaction sizes or more, a tenth of a decade apart (as
+    cell_name rounds them; a single-row cell whose count of rows changed is off by a few is still one size)."""
+    import numpy as np
+
+    t, r = np.asarray(trx, dtype=float), np.asarray(rows, dtype=float)
+    return len({round(math.log10(b / a), 1) for a, b in zip(t, r) if a > 0 and b > 0}) >= 2
 
 
 def split_part(joint: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
     """One setting's fit out of a fit pooled over settings (fit_part's `kinds`): the shared terms, its own per-row
-    term as per_row, their intervals and covariance, R² and residuals over its own runs, and which settings shared
-    the rest ("pooled"); None where it had no run in the pool."""
+    term as per_row, their intervals and covariance, R², residuals and cells over its own runs (the run-to-run
+    variance stays the pool's: the host's noise), and which settings shared the rest ("pooled"); None where it had
+    no run in the pool."""
     import numpy as np
 
     if joint is None or kind not in joint["kinds"]:
@@ -341,10 +351,11 @@ def split_part(joint: dict[str, Any] | None, kind: str) -> dict[str, Any] | None
     names = ["per_row" if t == own else t for t in keep]
     relative = [joint["relative_residuals"][i] for i in mine]
     cov = np.asarray(joint["cov"])[np.ix_(index, index)]
-    return {**{k: v for k, v in joint.items() if k != "kinds"},
+    return {**{k: v for k, v in joint.items() if k not in ("kinds", "run_cells")},
             "coef": {n: joint["coef"][t] for n, t in zip(names, keep)},
             "ci95": {n: joint["ci95"][t] for n, t in zip(names, keep)}, "cov": cov.tolist(), "terms": names,
             "r2": float(1 - sum(v * v for v in relative) / len(mine)), "n": len(mine),
+            "cells": len({joint["run_cells"][i] for i in mine}),
             "relative_residuals": relative, "rows_separated": own in keep,
             "pooled": {"settings": list(dict.fromkeys(joint["kinds"])), "n": joint["n"], "cells": joint["cells"],
                        "r2": joint["r2"]}}
@@ -398,10 +409,16 @@ def _intervals(x: Any, y: Any, weight: Any, coef: Any, groups: list[list[int]], 
         samples = np.array([_resampled(x, y, weight, [i for m, d in zip(members.values(), draws)
                                                       for g in d[round_] for i in groups[m[g]]], trx, own)
                             for round_ in range(MODEL_BOOTSTRAP_ROUNDS)])
-        low, high = np.nanpercentile(samples, [2.5, 97.5], axis=0)
-        cov = np.ma.cov(np.ma.masked_invalid(samples), rowvar=False, allow_masked=True).filled(0.0)
-        per = "" if len(members) == 1 else f", each setting's among its own ({', '.join(members)})"
-        return low, high, np.atleast_2d(cov), f"bootstrap over {len(groups)} cells{per}"
+        # the resamples with an estimate of every term (_resampled): intervals and a covariance from the same
+        # rounds (one from pairs of terms, each over its own rounds, need not be positive semidefinite)
+        complete = samples[~np.isnan(samples).any(axis=1)]
+        if len(complete) >= 2:
+            low, high = np.percentile(complete, [2.5, 97.5], axis=0)
+            per = "" if len(members) == 1 else (
+                f", each setting's among its own ({', '.join(members)}; {len(complete)} of "
+                f"{MODEL_BOOTSTRAP_ROUNDS} resamples kept every setting's sizes)")
+            return low, high, np.atleast_2d(np.cov(complete, rowvar=False)), \
+                f"bootstrap over {len(groups)} cells{per}"
     import statsmodels.api as sm  # imported where a model is fitted
 
     free = coef > 0
@@ -410,21 +427,20 @@ def _intervals(x: Any, y: Any, weight: Any, coef: Any, groups: list[list[int]], 
         wls = sm.WLS(y, x[:, free], weights=weight ** 2).fit()
         cov[np.ix_(free, free)] = wls.cov_params()
         low[free], high[free] = np.asarray(wls.conf_int(0.05)).T
-    return np.maximum(low, 0.0), high, cov, f"active-set covariance ({len(groups)} cells)"
+    return np.maximum(low, 0.0), high, cov, f"active-set covariance ({len(groups)} cells" + (
+        ")" if len(groups) < MODEL_BOOTSTRAP_MIN_CELLS else ": too few resamples kept every setting's sizes)")
 
 
 def _resampled(x: Any, y: Any, weight: Any, rows: list[int], trx: Any, own: list[int]) -> Any:
-    """The bounded fit on a resample's rows. `own`: the columns of one setting's rows in a pooled fit; one the
-    resample leaves without a run, or whose runs are all of one size (rows proportional to transactions, `trx`), is
-    left out and its coefficient is NaN: that resample has no estimate of it."""
+    """The bounded fit on a resample's rows; NaN where the resample left a setting of a pooled fit (`own`: the
+    settings' per-row columns) with runs all of one size (separates): such a round has no estimate of that
+    setting's cost per row, and fitted anyway its rows' cost would go into the shared terms."""
     import numpy as np
 
     xs = x[rows]
-    keep = [j for j in range(x.shape[1]) if j not in own or np.linalg.matrix_rank(
-        np.column_stack([trx[rows], xs[:, j]])[xs[:, j] != 0]) == 2]
-    out = np.full(x.shape[1], np.nan)
-    out[keep] = _nnls(xs[:, keep], y[rows], weight[rows])
-    return out
+    if any(not separates(trx[rows][xs[:, j] != 0], xs[xs[:, j] != 0, j]) for j in own):
+        return np.full(x.shape[1], np.nan)
+    return _nnls(xs, y[rows], weight[rows])
 
 
 def _run_variance(y: Any, trx: Any, relative: Any, groups: list[list[int]], terms: int) -> tuple[float, int, str]:
@@ -467,10 +483,13 @@ def fit(runs: list[dict[str, Any]], drains: list[dict[str, Any]]) -> dict[str, A
                                         timed=True, shape=shapes["master_cpu_s"], pooled=pooled),
                 "replica_cpu_s": _replica_fit(ours, shapes["replica_cpu_s"], reads_shape, pooled=pooled)}
 
-    # the row images' CPU fits, one per table pooled over them (ROW_IMAGES); the runs that only read (the
-    # reference settings', ROW FULL) go in as they are: a read's cost is the same under every image
-    images = {t: cpu([o for o in runs if o["setting"] in ROW_IMAGES and (o["table"] or "") == t], pooled=True)
-              for t in tables}
+    # the row images' CPU fits, one per table pooled over those whose own runs tell rows from transactions (one
+    # whose runs are all of one size would push its rows' cost into the shared terms: it keeps a fit of its own);
+    # the runs that only read (the reference settings', ROW FULL) go in as they are: a read costs the same under
+    # every image
+    pools = {t: _pool(runs, t) for t in tables}
+    images = {t: cpu([o for o in runs if o["setting"] in pool and (o["table"] or "") == t], pooled=True)
+              for t, pool in pools.items()}
     for setting, table in ((s, t) for s in SETTINGS for t in tables):
         ours = [o for o in runs if o["setting"] == setting and (o["table"] or "") == table]
         mine = [o for o in ours if writes_of(o)]  # runs that only read price the replicas' reads alone
@@ -479,7 +498,7 @@ def fit(runs: list[dict[str, Any]], drains: list[dict[str, Any]]) -> dict[str, A
             continue
         synced = [o for o in mine if o.get("fsyncs_per_commit") is not None]  # net of idle (observation())
         cpus = {part: split_part(joint, setting) for part, joint in images[table].items()} \
-            if setting in ROW_IMAGES else cpu(ours)
+            if setting in pools[table] else cpu(ours)
         model["settings"][key(setting, table)] = {
             "setting": setting, "table": table, "runs": len(mine), "drains": len(drained),
             "master_cpu_s": cpus["master_cpu_s"], "replica_cpu_s": cpus["replica_cpu_s"],
@@ -495,6 +514,17 @@ def fit(runs: list[dict[str, Any]], drains: list[dict[str, Any]]) -> dict[str, A
             "domain": domain_of(mine),
         }
     return model
+
+
+def _pool(runs: list[dict[str, Any]], table: str) -> tuple[str, ...]:
+    """The row images whose CPU fits are pooled on a table: those whose write runs tell rows from transactions
+    (separates), where there are two or more of them; else none (each fits alone)."""
+    def sized(setting: str) -> bool:
+        mine = [o for o in runs if o["setting"] == setting and writes_of(o) and (o["table"] or "") == table]
+        return separates([o["transactions"] for o in mine], [o["rows"] for o in mine])
+
+    pool = tuple(s for s in ROW_IMAGES if sized(s))
+    return pool if len(pool) >= 2 else ()
 
 
 def _fit_of(obs: list[dict[str, Any]], part: str, reads: list[float] | None = None,
@@ -576,7 +606,7 @@ def rate_shape(runs: list[dict[str, Any]], part: str) -> dict[str, Any] | None:
     rates (at least MODEL_SHAPE_MIN_RATES), as a factor of its fastest cell's ({"from", "points": [[rate, factor],
     …]}); None where no setting has that many. The shape is the host's, not the setting's (a core woken between
     transactions: docs/decisions/cost-model-rate.md), so every setting's fit weighs its transactions by it and
-    fits its own level."""
+    fits its own level (the row images one, pooled: ROW_IMAGES)."""
     groups: dict[str, dict[str, list[tuple[float, float]]]] = {}
     for o in runs:
         if o.get(part) is None or not o.get("transactions") or o["rows"] != o["transactions"] or reads_each(o) \

@@ -4,6 +4,7 @@ and report.md's section of all of it (from results/model/)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..analysis.costmodel import HELD_OUT, Z95
@@ -67,9 +68,9 @@ def render_fit(doc: dict[str, Any] | CostModel) -> str:
                          f"±{100 * max(map(abs, part.relative_residuals)):.0f} %" + _noise(part))
             if part.pooled:
                 lines.append(f"    pooled: one fit over {', '.join(part.pooled['settings'])} (n {part.pooled['n']}, "
-                             f"{part.pooled['cells']} cells, R² {part.pooled['r2']:.3f}) shares every term but the "
-                             "cost per row: a row image changes a row event, not a commit (docs/cost-model.md, "
-                             "\"Row images\")")
+                             f"{part.pooled['cells']} cells, R² {part.pooled['r2']:.3f}) shares every term but each "
+                             "image's cost per row, and one run's spread: a row image changes a row event, not a "
+                             "commit (docs/cost-model.md, \"Row images\")")
             if part.reads:
                 lines.append(f"    reads: {part.reads}")
             for name, shape in (("rate shape", part.rate_shape), ("read shape", part.read_shape)):
@@ -352,7 +353,9 @@ def render_onset(doc: dict[str, Any] | Onset) -> str:
         return (f"Lag onset ({o.rows}-row transactions): no prediction (the model has no apply fit that prices "
                 "rows: fit over apply-capacity drains of several row counts, e.g. study cost-model)")
     lines = [f"Lag onset, {o.rows}-row transactions (a size the fit had no drain of), one replica applying "
-             f"alone: predicted {p.value:,.1f} [{p.low:,.1f}–{p.high:,.1f}] transactions/s"]
+             f"alone: predicted {p.value:,.1f} [{p.low:,.1f}–{_rate(p.high)}] transactions/s"
+             + ("" if math.isfinite(p.high) else " (the apply fit's interval reaches 0 s a transaction: no upper "
+                "bound)")]
     drains = drains_of(o)
     if drains:
         d, (_, error) = drains[0], drained(o)
@@ -378,6 +381,11 @@ def render_onset(doc: dict[str, Any] | Onset) -> str:
     else:
         lines.append(f"Live onset: {o.measured:,.1f} transactions/s; predicted {o.error_pct:+.1f} % off")
     return "\n".join(lines)
+
+
+def _rate(v: float) -> str:
+    """A rate to a tenth, or ∞ (an interval's open end: a cost whose interval reaches 0)."""
+    return f"{v:,.1f}" if math.isfinite(v) else "∞"
 
 
 def model_section(writer: Writer) -> list[str]:
