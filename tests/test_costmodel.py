@@ -573,14 +573,49 @@ def test_the_apply_fit_recovers_a_cost_that_grows_with_the_transactions_size() -
     part = model["settings"]["ROW-FULL bench_idx"]["apply_s"]
     assert part["terms"] == ["per_trx", "per_row", "per_row_sq"]
     assert part["coef"]["per_row_sq"] == pytest.approx(E_APPLY, rel=0.10)
-    onset = costmodel.onset(model, 500)
-    assert onset["value"] == pytest.approx(1 / (C_APPLY + D_APPLY * 500 + E_APPLY * 500 ** 2), rel=0.03)
     rho = costmodel.predict(model, costmodel.parse_mix("update_user=100/s,update_users:1000=10/s"))
     truth = 100 * (C_APPLY + D_APPLY) + 10 * (C_APPLY + D_APPLY * 1000 + E_APPLY * 1000 ** 2)
     assert rho["replica_apply_rho"]["value"] == pytest.approx(truth, rel=0.03)
+    # beyond the drained sizes, the curve: its square term prices a 2,000-row transaction
+    beyond = costmodel.apply_seconds(model, "ROW-FULL", "bench_idx", 2000)["value"]
+    assert beyond == pytest.approx(C_APPLY + D_APPLY * 2000 + E_APPLY * 2000 ** 2, rel=0.03)
     # linear drains: the term is 0 (or left out), not invented
     linear = costmodel.fit([], synthetic()[1])["settings"]["ROW-FULL bench_idx"]["apply_s"]
     assert linear["coef"].get("per_row_sq", 0.0) < 0.05 * E_APPLY
+
+
+def test_a_size_between_the_drained_sizes_is_priced_on_the_line_between_their_means() -> None:
+    """Drains of 1, 10, 100 and 1,000 rows, each size's apply seconds per transaction known: a 500-row transaction
+    costs the straight line between the 100- and 1,000-row means (not the curve, which the small sizes bend); a
+    drained size its own mean; a mix sums its items' times at their rates; the interval holds the value and widens
+    with the run-to-run spread; the sizes are in the model and its text."""
+    per = {1: 0.00024, 10: 0.00019, 100: 0.00073, 1000: 0.00767}  # model-20261128e's drains, ms → s
+    rnd = random.Random(11)
+    drains = [{"setting": "ROW-FULL", "table": "bench_idx", "replica": "replica1", "transactions": trx,
+               "rows": trx * n, "apply_s": trx * per[n] * (1 + rnd.gauss(0, 0.02))}
+              for n, trx in ((1, 12_000), (10, 4_500), (100, 1_200), (1000, 150)) for _ in range(3)]
+    model = costmodel.fit([], drains)
+    part = model["settings"]["ROW-FULL bench_idx"]["apply_s"]
+    assert [s[0] for s in part["sizes"]] == [1, 10, 100, 1000] and all(s[2] == 3 for s in part["sizes"])
+    mean = {n: sum(d["apply_s"] / d["transactions"] for d in drains if d["rows"] == d["transactions"] * n) / 3
+            for n in per}
+    between = mean[100] + (500 - 100) / 900 * (mean[1000] - mean[100])
+    got = costmodel.apply_seconds(model, "ROW-FULL", "bench_idx", 500)
+    assert got["value"] == pytest.approx(between, rel=1e-9)
+    assert got["low"] < got["value"] < got["high"]
+    assert costmodel.onset(model, 500)["value"] == pytest.approx(1 / between, rel=1e-9)
+    assert costmodel.apply_seconds(model, "ROW-FULL", "bench_idx", 10)["value"] == pytest.approx(mean[10], rel=1e-9)
+    plan = costmodel.predict(model, costmodel.parse_mix("update_user=1000/s,update_users:500=20/s"))
+    assert plan["replica_apply_rho"]["value"] == pytest.approx(1000 * mean[1] + 20 * between, rel=1e-9)
+    quiet = [{**d, "apply_s": d["transactions"] * per[d["rows"] // d["transactions"]]} for d in drains]
+    still = costmodel.apply_seconds(costmodel.fit([], quiet), "ROW-FULL", "bench_idx", 500)
+    assert still["high"] - still["low"] < got["high"] - got["low"]
+    assert "drained sizes (mean ms per transaction" in render_fit(model)
+    assert "1 row 0.24" in render_fit(costmodel.fit([], quiet)) and "1,000 rows 7.67 (3 drains)" in render_fit(
+        costmodel.fit([], quiet))
+    # one size drained: no line to price along, no sizes kept
+    one = costmodel.fit([], [d for d in drains if d["rows"] == d["transactions"] * 100])
+    assert "sizes" not in (one["settings"]["ROW-FULL bench_idx"]["apply_s"] or {})
 
 
 def test_a_binlog_figure_allows_each_transaction_its_group_commit_id() -> None:

@@ -4,7 +4,8 @@ Fitted per replication setting (ROW-FULL, ROW-MINIMAL, ROW-NOBLOB, STATEMENT, MI
 its four secondary indexes, bench_noidx without), each run one observation: a node role's CPU seconds net of idle =
 a·transactions + b·rows (master; replica = the mean of the replicas, + r·reads each replica served where the fit has
 runs whose replicas served reads, docs/cost-model.md), the binlog bytes the application wrote = f·transactions +
-g·rows, and one replica's apply time alone (apply-capacity drains) = c·transactions + d·rows. Where every run
+g·rows, and one replica's apply time alone (apply-capacity drains) = c·transactions + d·rows (+ e·rows², and
+priced between the drained sizes on straight lines: apply_time). Where every run
 changed one row per transaction, transactions and rows cannot be told apart and the fit is per transaction only
 (said in the model). Runs above the knee (success under the pass criterion) are left out: queues, not the work, set
 their CPU. The master's fsyncs (InnoDB + binlog, net of the idle window's: the heartbeat's commits are not the
@@ -503,9 +504,7 @@ def fit(runs: list[dict[str, Any]], drains: list[dict[str, Any]]) -> dict[str, A
             "setting": setting, "table": table, "runs": len(mine), "drains": len(drained),
             "master_cpu_s": cpus["master_cpu_s"], "replica_cpu_s": cpus["replica_cpu_s"],
             "binlog_bytes": _fit_of(mine, "binlog_bytes"),
-            "apply_s": fit_part([d["apply_s"] for d in drained], [d["transactions"] for d in drained],
-                                [d["rows"] for d in drained], [cell_of(d) for d in drained],
-                                squares=[squares_of(d) for d in drained]),
+            "apply_s": _apply_fit(drained),
             "fsyncs_per_commit": float(np.median([o["fsyncs_per_commit"] for o in synced])) if synced else None,
             # the master's fsyncs (InnoDB + binlog) per run: big transactions sync more than once per commit
             "master_fsyncs": fit_part([o["fsyncs_per_commit"] * o["transactions"] for o in synced],
@@ -514,6 +513,66 @@ def fit(runs: list[dict[str, Any]], drains: list[dict[str, Any]]) -> dict[str, A
             "domain": domain_of(mine),
         }
     return model
+
+
+def _apply_fit(drained: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """One replica's apply time: the curve c·transactions + d·rows + e·rows² (fit_part), and each drained size's
+    mean apply seconds per transaction ("sizes": [[rows per transaction, seconds, drains], …], smallest first, where
+    two sizes or more were drained), which price a size between them (apply_time; docs/cost-model.md, "Apply")."""
+    part = fit_part([d["apply_s"] for d in drained], [d["transactions"] for d in drained],
+                    [d["rows"] for d in drained], [cell_of(d) for d in drained],
+                    squares=[squares_of(d) for d in drained])
+    by_size: dict[float, list[float]] = {}
+    for d in drained:
+        if d["transactions"]:
+            by_size.setdefault(float(f"{d['rows'] / d['transactions']:.3g}"), []).append(
+                d["apply_s"] / d["transactions"])
+    sizes = [[n, sum(v) / len(v), len(v)] for n, v in sorted(by_size.items())]
+    if part is not None and part["rows_separated"] and len(sizes) >= 2:
+        part["sizes"] = sizes
+    return part
+
+
+def apply_time(part: dict[str, Any] | None, items: Iterable[tuple[float, float]]) -> dict[str, float] | None:
+    """One SQL thread's apply seconds for `items` (count, rows per transaction): per second for a mix's rates, or
+    one transaction. A size within the drained sizes is priced on the straight line between the two drained sizes
+    around it (their mean seconds per transaction: a curve through every size lets the small sizes bend it where
+    the time per row is flat, docs/decisions/cost-model-rate.md, "Two more validations"); a size beyond them on the
+    fit's curve. The 95 % interval: each drained size's mean's variance (its drains' count and the fit's run-to-run
+    relative variance), the curve's for the sizes beyond, plus one run's; None without an apply fit that prices
+    the items' rows."""
+    import numpy as np
+
+    items = [(float(c), float(n)) for c, n in items if c > 0]
+    if not part or not items:
+        return None
+    sizes = part.get("sizes")
+    if not sizes:
+        trx, rows = sum(c for c, _ in items), sum(c * n for c, n in items)
+        return _predict_one(part, trx, rows, squares=sum(c * n * n for c, n in items))
+    at = [float(s[0]) for s in sizes]
+    weights = np.zeros(len(sizes))  # each drained size's share of the figure (count × interpolation weight)
+    beyond = []
+    for count, n in items:
+        if not at[0] <= n <= at[-1]:
+            beyond.append((count, n))
+            continue
+        i = min(int(np.searchsorted(at, n, side="right")) - 1, len(at) - 2)
+        w = (n - at[i]) / (at[i + 1] - at[i])
+        weights[i] += count * (1 - w)
+        weights[i + 1] += count * w
+    means = np.array([float(s[1]) for s in sizes])
+    drains = np.array([float(s[2]) for s in sizes])
+    run_var = float(part.get("run_variance") or 0.0)
+    value = float(weights @ means)
+    variance = float(np.sum((weights * means) ** 2 * run_var / drains))
+    if beyond:
+        x = np.array([{"per_trx": sum(c for c, _ in beyond), "per_row": sum(c * n for c, n in beyond),
+                       "per_row_sq": sum(c * n * n for c, n in beyond)}[t] for t in part["terms"]], dtype=float)
+        value += float(x @ np.array([part["coef"][t] for t in part["terms"]]))
+        variance += float(x @ np.asarray(part["cov"]) @ x)
+    sd = math.sqrt(max(0.0, variance + value ** 2 * run_var))
+    return {"value": value, "low": max(0.0, value - Z95 * sd), "high": value + Z95 * sd}
 
 
 def _pool(runs: list[dict[str, Any]], table: str) -> tuple[str, ...]:
@@ -760,8 +819,7 @@ def predict(model: dict[str, Any], mix: list[tuple[str, int, float]], setting: s
         return None if value is None else {k: v * factor for k, v in value.items()}
 
     binlog = binlog_bytes(fitted, trx, rows)
-    squares = sum(rate * n * n for _, n, rate in mix)  # Σ rows² per second: a big transaction's rows cost more
-    rho = _predict_one(fitted["apply_s"], trx, rows, squares=squares)  # one SQL thread: apply seconds per second
+    rho = apply_time(fitted["apply_s"], [(rate, n) for _, n, rate in mix])  # one SQL thread: seconds per second
     writing = 1.0 if trx > 0 else 0.0  # each second of the plan has writes: its per-second costs, once
     rate = master_rate or trx
     replica_cpu = _predict_one(fitted["replica_cpu_s"], trx, rows, seconds=writing, rate=rate)
@@ -828,11 +886,12 @@ def semi_sync(trx: float, rtt_s: float) -> dict[str, dict[str, Any]]:
 
 
 def apply_seconds(model: dict[str, Any], setting: str, table: str, rows: float) -> dict[str, float] | None:
-    """One SQL thread's apply time for one transaction of `rows` rows under the setting on the table (the apply
-    fit's per_trx + per_row·rows + per_row_sq·rows²), with its interval; None without an apply fit that prices
-    rows. The replica's lag grows by at least this while it applies it: no parallel thread splits a transaction."""
+    """One SQL thread's apply time for one transaction of `rows` rows under the setting on the table (apply_time:
+    between the drained sizes, or the apply fit's per_trx + per_row·rows + per_row_sq·rows² beyond them), with its
+    interval; None without an apply fit that prices rows. The replica's lag grows by at least this while it applies
+    it: no parallel thread splits a transaction."""
     fitted = model["settings"].get(key(setting, table))
-    return _predict_one(fitted["apply_s"] if fitted else None, 1.0, float(rows), squares=float(rows) ** 2)
+    return apply_time(fitted["apply_s"] if fitted else None, [(1.0, float(rows))])
 
 
 def binlog_bytes(fitted: dict[str, Any], trx: float, rows: float) -> dict[str, float] | None:

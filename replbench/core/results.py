@@ -913,6 +913,9 @@ class Fit(Record):
     # a row image's CPU fit, pooled over the row images (analysis/costmodel.ROW_IMAGES, split_part): {"settings",
     # "n", "cells", "r2"} of the one fit whose per-transaction terms it shares; absent from other fits
     pooled: dict[str, Any] | None = None
+    # the apply fit's drained sizes (analysis/costmodel._apply_fit): [[rows per transaction, mean apply seconds per
+    # transaction, drains], …], which price a size between them; absent from other fits and older models
+    sizes: list[list[Num]] | None = None
 
 
 class FittedSetting(Record):

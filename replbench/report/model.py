@@ -73,6 +73,11 @@ def render_fit(doc: dict[str, Any] | CostModel) -> str:
                              "commit (docs/cost-model.md, \"Row images\")")
             if part.reads:
                 lines.append(f"    reads: {part.reads}")
+            if part.sizes:
+                lines.append(f"    drained sizes (mean {unit} per transaction; a size between two is priced on the "
+                             "line between them, beyond them on the curve: docs/cost-model.md, \"Apply\"): "
+                             + ", ".join(f"{_num(n)} row{'s' if n != 1 else ''} {t * scale:.4g} ({k:g} drains)"
+                                         for n, t, k in part.sizes))
             for name, shape in (("rate shape", part.rate_shape), ("read shape", part.read_shape)):
                 if shape:
                     lines.append(f"    {name} (× the cost at the fastest rate, from {shape['from']}): "
