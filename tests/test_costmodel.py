@@ -560,8 +560,8 @@ E_APPLY = 4e-9  # one replica's apply seconds per row per row of its transaction
 
 
 def test_the_apply_fit_recovers_a_cost_that_grows_with_the_transactions_size() -> None:
-    """Drains of 1, 10, 100 and 1,000 rows whose apply time is c + d·n + e·n² per transaction: the fit finds e and
-    prices a 500-row transaction (a size no drain had) from it; a mix's items are priced by their own sizes."""
+    """Drains of 1, 10, 100 and 1,000 rows whose apply time is c + d·n + e·n² per transaction: the fit finds e, and
+    prices a size beyond the drained ones with it; a mix's items are priced by their own sizes."""
     rnd = random.Random(3)
     drains = []
     for n, trx in ((1, 12_000), (10, 4_500), (100, 1_200), (1000, 150)):
@@ -616,6 +616,37 @@ def test_a_size_between_the_drained_sizes_is_priced_on_the_line_between_their_me
     # one size drained: no line to price along, no sizes kept
     one = costmodel.fit([], [d for d in drains if d["rows"] == d["transactions"] * 100])
     assert "sizes" not in (one["settings"]["ROW-FULL bench_idx"]["apply_s"] or {})
+
+
+def test_a_size_beyond_the_drained_ones_continues_from_the_nearest_without_a_jump() -> None:
+    """Beyond the largest drained size: that size's mean plus the curve's change from there, so 1,001 rows costs
+    about what 1,000 do, with about its interval (not the curve's own, which a bootstrap over four cells makes wide);
+    a mix with items inside and beyond sums both; a model from before the sizes were kept prices on the curve; a
+    drained size whose rows per transaction came out a little off keeps its place; no transactions cost nothing."""
+    per = {1: 0.00024, 10: 0.00019, 100: 0.00073, 1000: 0.00767}
+    rnd = random.Random(13)
+    drains = [{"setting": "ROW-FULL", "table": "bench_idx", "replica": "replica1", "transactions": trx,
+               "rows": trx * n, "apply_s": trx * per[n] * (1 + rnd.gauss(0, 0.02))}
+              for n, trx in ((1, 12_000), (10, 4_500), (100, 1_200), (1000, 150)) for _ in range(3)]
+    model = costmodel.fit([], drains)
+    part = model["settings"]["ROW-FULL bench_idx"]["apply_s"]
+    at, just = (costmodel.apply_seconds(model, "ROW-FULL", "bench_idx", n) for n in (1000, 1001))
+    step = sum(part["coef"][t] * {"per_trx": 0, "per_row": 1, "per_row_sq": 1001 ** 2 - 1000 ** 2}[t]
+               for t in part["terms"])
+    assert just["value"] == pytest.approx(at["value"] + step, rel=1e-9) and step < 0.01 * at["value"]
+    assert just["high"] - just["low"] == pytest.approx(at["high"] - at["low"], rel=0.05)
+    mixed = costmodel.apply_time(part, [(100.0, 500.0), (2.0, 3000.0)])["value"]
+    assert mixed == pytest.approx(100 * costmodel.apply_seconds(model, "ROW-FULL", "bench_idx", 500)["value"]
+                                  + 2 * costmodel.apply_seconds(model, "ROW-FULL", "bench_idx", 3000)["value"],
+                                  rel=1e-9)
+    old = {k: v for k, v in part.items() if k != "sizes"}  # model.json from before the sizes
+    curve = part["coef"]["per_trx"] + part["coef"]["per_row"] * 500 + part["coef"].get("per_row_sq", 0) * 500 ** 2
+    assert costmodel.apply_time(old, [(1.0, 500.0)])["value"] == pytest.approx(curve, rel=1e-9)
+    off = [{**d, "rows": d["rows"] - d["transactions"] * 0.0013 * (d["rows"] // d["transactions"])} for d in drains]
+    sizes = costmodel.fit([], off)["settings"]["ROW-FULL bench_idx"]["apply_s"]["sizes"]
+    assert len(sizes) == 4 and sizes[-1][0] == pytest.approx(998.7) and sizes[-1][2] == 3
+    assert costmodel.apply_time(part, []) == {"value": 0.0, "low": 0.0, "high": 0.0}
+    assert costmodel.predict(model, costmodel.parse_mix("update_user=0/s"))["replica_apply_rho"]["value"] == 0.0
 
 
 def test_a_binlog_figure_allows_each_transaction_its_group_commit_id() -> None:

@@ -516,20 +516,22 @@ def fit(runs: list[dict[str, Any]], drains: list[dict[str, Any]]) -> dict[str, A
 
 
 def _apply_fit(drained: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """One replica's apply time: the curve c·transactions + d·rows + e·rows² (fit_part), and each drained size's
-    mean apply seconds per transaction ("sizes": [[rows per transaction, seconds, drains], …], smallest first, where
-    two sizes or more were drained), which price a size between them (apply_time; docs/cost-model.md, "Apply")."""
+    """One replica's apply time: the curve c·transactions + d·rows + e·rows² (fit_part), and, where the curve prices
+    rows and two sizes or more were drained, each drained size's mean apply seconds per transaction ("sizes":
+    [[rows per transaction, seconds, drains], …], smallest first; a size: the drains of one cell's size, to a tenth
+    of a decade as cell_name groups them, placed at their mean rows per transaction), which price a size between
+    them (apply_time; docs/cost-model.md, "Apply")."""
     part = fit_part([d["apply_s"] for d in drained], [d["transactions"] for d in drained],
                     [d["rows"] for d in drained], [cell_of(d) for d in drained],
                     squares=[squares_of(d) for d in drained])
-    by_size: dict[float, list[float]] = {}
+    by_size: dict[str, list[tuple[float, float]]] = {}
     for d in drained:
         if d["transactions"]:
-            by_size.setdefault(float(f"{d['rows'] / d['transactions']:.3g}"), []).append(
-                d["apply_s"] / d["transactions"])
-    sizes = [[n, sum(v) / len(v), len(v)] for n, v in sorted(by_size.items())]
+            n = d["rows"] / d["transactions"]
+            by_size.setdefault(cell_name(None, None, n), []).append((n, d["apply_s"] / d["transactions"]))
+    sizes = sorted([sum(n for n, _ in v) / len(v), sum(t for _, t in v) / len(v), len(v)] for v in by_size.values())
     if part is not None and part["rows_separated"] and len(sizes) >= 2:
-        part["sizes"] = sizes
+        part["sizes"] = [[round(n, 3), t, k] for n, t, k in sizes]
     return part
 
 
@@ -537,40 +539,45 @@ def apply_time(part: dict[str, Any] | None, items: Iterable[tuple[float, float]]
     """One SQL thread's apply seconds for `items` (count, rows per transaction): per second for a mix's rates, or
     one transaction. A size within the drained sizes is priced on the straight line between the two drained sizes
     around it (their mean seconds per transaction: a curve through every size lets the small sizes bend it where
-    the time per row is flat, docs/decisions/cost-model-rate.md, "Two more validations"); a size beyond them on the
-    fit's curve. The 95 % interval: each drained size's mean's variance (its drains' count and the fit's run-to-run
-    relative variance), the curve's for the sizes beyond, plus one run's; None without an apply fit that prices
-    the items' rows."""
+    the time per row is flat, docs/decisions/cost-model-rate.md, "Two more validations"); a size beyond them at
+    the nearest drained size's mean plus the fit's curve's change from there (so the figure does not jump where
+    the drained sizes end). The 95 % interval: each drained size's mean's variance (the fit's run-to-run relative
+    variance over its drains), the curve's change's, plus one run's; None without an apply fit that prices the
+    items' rows. No transactions: 0."""
     import numpy as np
 
     items = [(float(c), float(n)) for c, n in items if c > 0]
-    if not part or not items:
+    if not part:
         return None
+    if not items:
+        return {"value": 0.0, "low": 0.0, "high": 0.0}
     sizes = part.get("sizes")
-    if not sizes:
+    if not sizes or len(sizes) < 2:
         trx, rows = sum(c for c, _ in items), sum(c * n for c, n in items)
         return _predict_one(part, trx, rows, squares=sum(c * n * n for c, n in items))
     at = [float(s[0]) for s in sizes]
+
+    def curve(n: float) -> Any:  # the curve's inputs for one transaction of n rows
+        return np.array([{"per_trx": 1.0, "per_row": n, "per_row_sq": n * n}[t] for t in part["terms"]])
+
     weights = np.zeros(len(sizes))  # each drained size's share of the figure (count × interpolation weight)
-    beyond = []
+    change = np.zeros(len(part["terms"]))  # the curve's inputs beyond the drained sizes, from the nearest one
     for count, n in items:
-        if not at[0] <= n <= at[-1]:
-            beyond.append((count, n))
-            continue
-        i = min(int(np.searchsorted(at, n, side="right")) - 1, len(at) - 2)
-        w = (n - at[i]) / (at[i + 1] - at[i])
-        weights[i] += count * (1 - w)
-        weights[i + 1] += count * w
+        if at[0] <= n <= at[-1]:
+            i = min(int(np.searchsorted(at, n, side="right")) - 1, len(at) - 2)
+            w = (n - at[i]) / (at[i + 1] - at[i])
+            weights[i] += count * (1 - w)
+            weights[i + 1] += count * w
+        else:
+            end = 0 if n < at[0] else len(at) - 1
+            weights[end] += count
+            change += count * (curve(n) - curve(at[end]))
     means = np.array([float(s[1]) for s in sizes])
     drains = np.array([float(s[2]) for s in sizes])
     run_var = float(part.get("run_variance") or 0.0)
-    value = float(weights @ means)
-    variance = float(np.sum((weights * means) ** 2 * run_var / drains))
-    if beyond:
-        x = np.array([{"per_trx": sum(c for c, _ in beyond), "per_row": sum(c * n for c, n in beyond),
-                       "per_row_sq": sum(c * n * n for c, n in beyond)}[t] for t in part["terms"]], dtype=float)
-        value += float(x @ np.array([part["coef"][t] for t in part["terms"]]))
-        variance += float(x @ np.asarray(part["cov"]) @ x)
+    value = max(0.0, float(weights @ means + change @ np.array([part["coef"][t] for t in part["terms"]])))
+    variance = float(np.sum((weights * means) ** 2 * run_var / drains)) \
+        + float(change @ np.asarray(part["cov"]) @ change)
     sd = math.sqrt(max(0.0, variance + value ** 2 * run_var))
     return {"value": value, "low": max(0.0, value - Z95 * sd), "high": value + Z95 * sd}
 

@@ -76,7 +76,7 @@ def render_fit(doc: dict[str, Any] | CostModel) -> str:
             if part.sizes:
                 lines.append(f"    drained sizes (mean {unit} per transaction; a size between two is priced on the "
                              "line between them, beyond them on the curve: docs/cost-model.md, \"Apply\"): "
-                             + ", ".join(f"{_num(n)} row{'s' if n != 1 else ''} {t * scale:.4g} ({k:g} drains)"
+                             + ", ".join(f"{_num(n)} row{'s' if n != 1 else ''} {t * scale:.4g} ({k:g} drain{'s' if k != 1 else ''})"
                                          for n, t, k in part.sizes))
             for name, shape in (("rate shape", part.rate_shape), ("read shape", part.read_shape)):
                 if shape:
@@ -228,7 +228,7 @@ def render_largest(big: dict[str, Any] | None) -> list[str]:
     seconds = took["value"] >= 1
     shown = took if seconds else {k: v * 1e3 if v is not None else None for k, v in took.items()}
     unit = "s" if seconds else "ms"
-    return [f"{head} takes one SQL thread {_figure(shown)} {unit} to apply (the apply fit at its rows): the "
+    return [f"{head} takes one SQL thread {_figure(shown)} {unit} to apply (the apply fit at its size): the "
             "replica's lag grows by at least that while it applies it; parallel threads do not split it"]
 
 
