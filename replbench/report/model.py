@@ -75,8 +75,10 @@ def render_fit(doc: dict[str, Any] | CostModel) -> str:
                 lines.append(f"    reads: {part.reads}")
             if part.sizes:
                 lines.append(f"    drained sizes (mean {unit} per transaction; a size between two is priced on the "
-                             "line between them, beyond them on the curve: docs/cost-model.md, \"Apply\"): "
-                             + ", ".join(f"{_num(n)} row{'s' if n != 1 else ''} {t * scale:.4g} ({k:g} drain{'s' if k != 1 else ''})"
+                             "line between them, beyond them from the nearest by the curve: docs/cost-model.md, "
+                             "\"Apply\"): "
+                             + ", ".join(f"{_num(n)} row{'s' if n != 1 else ''} {t * scale:.4g} ({k:g} "
+                                         f"drain{'s' if k != 1 else ''})"
                                          for n, t, k in part.sizes))
             for name, shape in (("rate shape", part.rate_shape), ("read shape", part.read_shape)):
                 if shape:
