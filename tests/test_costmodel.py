@@ -584,16 +584,23 @@ def test_the_apply_fit_recovers_a_cost_that_grows_with_the_transactions_size() -
     assert linear["coef"].get("per_row_sq", 0.0) < 0.05 * E_APPLY
 
 
+SIZED = {1: 0.00024, 10: 0.00019, 100: 0.00073, 1000: 0.00767}  # model-20261128e's drains' means, ms → s
+
+
+def sized_drains(seed: int) -> tuple[dict[int, float], list[dict]]:
+    """Three drains of each size, SIZED seconds a transaction with 2 % noise."""
+    rnd = random.Random(seed)
+    return SIZED, [{"setting": "ROW-FULL", "table": "bench_idx", "replica": "replica1", "transactions": trx,
+                    "rows": trx * n, "apply_s": trx * SIZED[n] * (1 + rnd.gauss(0, 0.02))}
+                   for n, trx in ((1, 12_000), (10, 4_500), (100, 1_200), (1000, 150)) for _ in range(3)]
+
+
 def test_a_size_between_the_drained_sizes_is_priced_on_the_line_between_their_means() -> None:
     """Drains of 1, 10, 100 and 1,000 rows, each size's apply seconds per transaction known: a 500-row transaction
     costs the straight line between the 100- and 1,000-row means (not the curve, which the small sizes bend); a
     drained size its own mean; a mix sums its items' times at their rates; the interval holds the value and widens
     with the run-to-run spread; the sizes are in the model and its text."""
-    per = {1: 0.00024, 10: 0.00019, 100: 0.00073, 1000: 0.00767}  # model-20261128e's drains, ms → s
-    rnd = random.Random(11)
-    drains = [{"setting": "ROW-FULL", "table": "bench_idx", "replica": "replica1", "transactions": trx,
-               "rows": trx * n, "apply_s": trx * per[n] * (1 + rnd.gauss(0, 0.02))}
-              for n, trx in ((1, 12_000), (10, 4_500), (100, 1_200), (1000, 150)) for _ in range(3)]
+    per, drains = sized_drains(11)
     model = costmodel.fit([], drains)
     part = model["settings"]["ROW-FULL bench_idx"]["apply_s"]
     assert [s[0] for s in part["sizes"]] == [1, 10, 100, 1000] and all(s[2] == 3 for s in part["sizes"])
@@ -623,11 +630,7 @@ def test_a_size_beyond_the_drained_ones_continues_from_the_nearest_without_a_jum
     about what 1,000 do, with an interval near its own (not the curve's, which a bootstrap over four cells makes wide);
     a mix with items inside and beyond sums both; a model from before the sizes were kept prices on the curve; a
     drained size whose rows per transaction came out a little off keeps its place; no transactions cost nothing."""
-    per = {1: 0.00024, 10: 0.00019, 100: 0.00073, 1000: 0.00767}
-    rnd = random.Random(13)
-    drains = [{"setting": "ROW-FULL", "table": "bench_idx", "replica": "replica1", "transactions": trx,
-               "rows": trx * n, "apply_s": trx * per[n] * (1 + rnd.gauss(0, 0.02))}
-              for n, trx in ((1, 12_000), (10, 4_500), (100, 1_200), (1000, 150)) for _ in range(3)]
+    per, drains = sized_drains(13)
     model = costmodel.fit([], drains)
     part = model["settings"]["ROW-FULL bench_idx"]["apply_s"]
     at, just = (costmodel.apply_seconds(model, "ROW-FULL", "bench_idx", n) for n in (1000, 1001))
