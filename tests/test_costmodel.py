@@ -447,6 +447,21 @@ def test_the_rate_shape_of_the_setting_with_most_rates_prices_every_setting_betw
     assert costmodel.shape_factor(full["rate_shape"], 5) == factors[20]  # held at its ends beyond them
 
 
+def test_a_rate_shape_point_dearer_than_a_slower_one_is_pooled_with_it() -> None:
+    """The 200/s cell measured dearer than the 50/s one (the noise of a few runs: a faster stream cannot cost more
+    per transaction when the extra cost is a core woken between transactions). The shape pools the two into their
+    weighted mean, 50/s with 2 runs and 200/s with 4, and is non-increasing with the rate."""
+    def cell(rate: int, cost: float, runs: int) -> list[dict]:
+        return [{"setting": "ROW-FULL", "table": "bench_idx", "cell": f"1 @{rate}", "transactions": rate * 60,
+                 "rows": rate * 60, "seconds": 60, "master_cpu_s": cost * rate * 60} for _ in range(runs)]
+
+    runs = [*cell(20, 1.5e-3, 2), *cell(50, 1.2e-3, 2), *cell(200, 1.5e-3, 4), *cell(400, 1.0e-3, 2)]
+    factors = [f for _, f in costmodel.rate_shape(runs, "master_cpu_s")["points"]]
+    pooled = (1.2 * 2 + 1.5 * 4) / 6
+    assert factors == pytest.approx([1.5, pooled, pooled, 1.0], abs=1e-4)
+    assert factors == sorted(factors, reverse=True)
+
+
 def test_the_row_images_share_a_transactions_cost_and_keep_their_own_cost_per_row() -> None:
     """ROW FULL with many cells, ROW MINIMAL with three (single-row at 20 and 400/s, 100 rows at 20/s) whose 400/s
     repeats measured 25 % high, and a per-row cost of its own, half ROW FULL's. Fitted alone, MINIMAL's transaction

@@ -661,18 +661,28 @@ def _points(cells: dict[str, list[tuple[float, float]]]) -> list[tuple[float, fl
     return out
 
 
-def _shape(points: list[tuple[float, float, int]], source: str) -> dict[str, Any]:
-    top = points[-1][1]
-    return {"from": source, "points": [[round(rate, 2), round(cost / top, 4)] for rate, cost, _ in points]}
+def _shape(points: list[tuple[float, float, int]], source: str) -> dict[str, Any] | None:
+    """The points' costs made non-increasing with the rate (a weighted isotonic regression, each point weighed by its
+    runs), as factors of the fastest point's: a core woken between transactions cannot make a faster stream dearer
+    per transaction, so a point dearer than a slower one is the noise of a few runs (docs/decisions/cost-model-rate.md,
+    "A monotone shape"). None where the fastest point costs nothing."""
+    from scipy.optimize import isotonic_regression
+
+    costs = isotonic_regression([cost for _, cost, _ in points], weights=[float(n) for *_, n in points],
+                                increasing=False).x
+    if costs[-1] <= 0:
+        return None
+    return {"from": source,
+            "points": [[round(rate, 2), round(float(cost / costs[-1]), 4)] for (rate, *_), cost in zip(points, costs)]}
 
 
 def rate_shape(runs: list[dict[str, Any]], part: str) -> dict[str, Any] | None:
     """How a transaction's CPU (part: master_cpu_s or replica_cpu_s) changes with the rate, where the runs tell it:
     the single-row write runs' CPU per transaction per cell, of the setting and table whose cells cover the most
-    rates (at least MODEL_SHAPE_MIN_RATES), as a factor of its fastest cell's ({"from", "points": [[rate, factor],
-    …]}); None where no setting has that many. The shape is the host's, not the setting's (a core woken between
-    transactions: docs/decisions/cost-model-rate.md), so every setting's fit weighs its transactions by it and
-    fits its own level (the row images one, pooled: ROW_IMAGES)."""
+    rates (at least MODEL_SHAPE_MIN_RATES), made non-increasing with the rate, as a factor of its fastest cell's
+    ({"from", "points": [[rate, factor], …]}); None where no setting has that many. The shape is the host's, not
+    the setting's (a core woken between transactions: docs/decisions/cost-model-rate.md), so every setting's fit
+    weighs its transactions by it and fits its own level (the row images one, pooled: ROW_IMAGES)."""
     groups: dict[str, dict[str, list[tuple[float, float]]]] = {}
     for o in runs:
         if o.get(part) is None or not o.get("transactions") or o["rows"] != o["transactions"] or reads_each(o) \
@@ -683,22 +693,23 @@ def rate_shape(runs: list[dict[str, Any]], part: str) -> dict[str, Any] | None:
     order = {name: i for i, name in enumerate(SETTINGS)}
     best = max(((len(pts := _points(cells)), sum(n for *_, n in pts), -order.get(name.split()[0], 99), name, pts)
                 for name, cells in groups.items()), default=None)
-    if best is None or best[0] < MODEL_SHAPE_MIN_RATES or best[4][-1][1] <= 0:
+    if best is None or best[0] < MODEL_SHAPE_MIN_RATES:
         return None
     return _shape(best[4], best[3])
 
 
 def read_shape(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
     """How a read's CPU on a replica changes with the reads per second it serves: the read-only runs' replica CPU
-    per read per cell, every setting's (a read does not depend on the binlog's settings), as a factor of the
-    fastest cell's; None with fewer than MODEL_SHAPE_MIN_READ_RATES rates."""
+    per read per cell, every setting's (a read does not depend on the binlog's settings), made non-increasing with
+    the read rate as the rate shape is, as a factor of the fastest cell's; None with fewer than
+    MODEL_SHAPE_MIN_READ_RATES rates."""
     cells: dict[str, list[tuple[float, float]]] = {}
     for o in runs:
         if o.get("transactions") or not reads_each(o) or o.get("replica_cpu_s") is None or not o.get("seconds"):
             continue
         cells.setdefault(cell_of(o), []).append((read_rate_of(o), o["replica_cpu_s"] / reads_each(o)))
     points = _points(cells)
-    if len(points) < MODEL_SHAPE_MIN_READ_RATES or points[-1][1] <= 0:
+    if len(points) < MODEL_SHAPE_MIN_READ_RATES:
         return None
     return _shape(points, "read-only runs")
 
