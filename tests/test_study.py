@@ -300,7 +300,8 @@ def tiny_study(topo: Settings, tmp_path_factory: pytest.TempPathFactory) -> tupl
     """The tiny real study (GOOD: ROW against STATEMENT, twice; 2 s runs), run once for the tests that read its
     folder: the report section, and the report made from it as a campaign's study. Neither test writes into the
     folder."""
-    path = write_study(tmp_path_factory.mktemp("study"), GOOD.replace('"3s"', '"2s"'), "tiny")
+    text = GOOD.replace('"3s"', '"2s"').replace("repeat = 2\n", 'repeat = 2\nprimary = ["bytes_per_write"]\n')
+    path = write_study(tmp_path_factory.mktemp("study"), text, "tiny")
     proc = run_cli(["study", str(path)], env_for(topo.state), timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return study_folder(proc.stdout)
@@ -327,9 +328,11 @@ def test_a_tiny_real_study_writes_study_json_and_a_report_section(topo: Settings
     markdown.generate(settings, output)
     text = output.read_text()
     assert "### Study `tiny`" in text and "## Findings" in text
-    assert "- **Findings** (primary metrics only, between cells that differ in one setting): " in text
+    # its own section (alone in results/, or after other modules' studies): the findings of its declared primary
+    section = text.split("### Study `tiny`", 1)[1].split("\n#", 1)[0]
+    assert "- **Findings** (primary metrics only, between cells that differ in one setting): " in section
     tables = (topo.results / "report-assets" / folder.name / "study.md").read_text()  # every figure, linked
-    assert "| binlog B/write |" in tables and f"{folder.name}/study.md)" in text
+    assert "| binlog B/write (primary) |" in tables and f"{folder.name}/study.md)" in text
     assert str(topo.state) not in text and str(ROOT) not in text
     chart = topo.results / "report-assets" / folder.name / "study.png"
     assert chart.read_bytes()[:4] == b"\x89PNG"
