@@ -669,6 +669,24 @@ def test_a_size_beyond_the_drained_ones_continues_from_the_nearest_without_a_jum
     assert costmodel.predict(model, costmodel.parse_mix("update_user=0/s"))["replica_apply_rho"]["value"] == 0.0
 
 
+def test_a_drained_size_is_as_sure_as_its_backlogs_not_its_drains() -> None:
+    """Each backlog drained by two replicas (their drains share the host's state): a size's mean counts its
+    backlogs, so 500 rows' interval is wider than from as many drains of backlogs of their own, by about √2 in the
+    means' part; the fit says how many backlogs; a model.json from before (no backlog) counts its drains."""
+    _, drains = sized_drains(17)
+    paired = [{**d, "replica": f"replica{1 + i % 2}", "backlog": f"run-{i // 2}"} for i, d in enumerate(drains)]
+    alone = [{**d, "backlog": f"run-{i}"} for i, d in enumerate(drains)]
+    fits = [costmodel.fit([], x) for x in (paired, alone, drains)]
+    parts = [f["settings"]["ROW-FULL bench_idx"]["apply_s"] for f in fits]
+    assert [s[3] for s in parts[0]["sizes"]] == [2, 2, 2, 2] and [s[3] for s in parts[1]["sizes"]] == [3, 3, 3, 3]
+    assert parts[2]["sizes"] == parts[1]["sizes"]  # no backlog recorded: each drain its own
+    got = [costmodel.apply_seconds(f, "ROW-FULL", "bench_idx", 500) for f in fits]
+    assert got[0]["value"] == pytest.approx(got[1]["value"], rel=1e-12)
+    assert got[0]["high"] - got[0]["low"] > got[1]["high"] - got[1]["low"]
+    assert "1,000 rows 7.6" in render_fit(fits[0]) and "(3 drains of 2 backlogs)" in render_fit(fits[0])
+    assert "backlog" not in render_fit(fits[1])
+
+
 def test_a_binlog_figure_allows_each_transaction_its_group_commit_id() -> None:
     """Byte-exact repeats make the fit's own interval nil; whether a commit grouped (2 bytes more in its GTID event)
     is not the mix's doing, so the interval is 2 B a transaction wider either way."""

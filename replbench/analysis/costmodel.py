@@ -231,7 +231,8 @@ def apply_observation(data: dict[str, Any] | ApplyRecord) -> list[dict[str, Any]
     for name, r in (a.replicas or {}).items():
         if r is not None and r.seconds and r.transactions:
             out.append({"setting": setting, "table": a.schema_name, "replica": name, "transactions": r.transactions,
-                        "rows": r.rows or r.transactions, "apply_s": r.seconds})
+                        "rows": r.rows or r.transactions, "apply_s": r.seconds,
+                        "backlog": a.folder})  # every replica of one run drained the same backlog
     return out
 
 
@@ -518,20 +519,22 @@ def fit(runs: list[dict[str, Any]], drains: list[dict[str, Any]]) -> dict[str, A
 def _apply_fit(drained: list[dict[str, Any]]) -> dict[str, Any] | None:
     """One replica's apply time: the curve c·transactions + d·rows + e·rows² (fit_part), and, where the curve prices
     rows and two sizes or more were drained, each drained size's mean apply seconds per transaction ("sizes":
-    [[rows per transaction, seconds, drains], …], smallest first; a size: the drains of one cell's size, to a tenth
-    of a decade as cell_name groups them, placed at their mean rows per transaction), which price a size between
-    them (apply_time; docs/cost-model.md, "Apply")."""
+    [[rows per transaction, seconds, drains, backlogs], …], smallest first; a size: the drains of one cell's size,
+    to a tenth of a decade as cell_name groups them, placed at their mean rows per transaction), which price a size
+    between them (apply_time; docs/cost-model.md, "Apply")."""
     part = fit_part([d["apply_s"] for d in drained], [d["transactions"] for d in drained],
                     [d["rows"] for d in drained], [cell_of(d) for d in drained],
                     squares=[squares_of(d) for d in drained])
-    by_size: dict[str, list[tuple[float, float]]] = {}
-    for d in drained:
+    by_size: dict[str, list[tuple[float, float, Any]]] = {}
+    for i, d in enumerate(drained):
         if d["transactions"]:
             n = d["rows"] / d["transactions"]
-            by_size.setdefault(cell_name(None, None, n), []).append((n, d["apply_s"] / d["transactions"]))
-    sizes = sorted([sum(n for n, _ in v) / len(v), sum(t for _, t in v) / len(v), len(v)] for v in by_size.values())
+            by_size.setdefault(cell_name(None, None, n), []).append(
+                (n, d["apply_s"] / d["transactions"], d.get("backlog") or i))  # no folder (old model.json): its own
+    sizes = sorted([sum(n for n, *_ in v) / len(v), sum(t for _, t, _ in v) / len(v), len(v), len({b for *_, b in v})]
+                   for v in by_size.values())
     if part is not None and part["rows_separated"] and len(sizes) >= 2:
-        part["sizes"] = [[round(n, 3), t, k] for n, t, k in sizes]
+        part["sizes"] = [[round(n, 3), t, k, b] for n, t, k, b in sizes]
     return part
 
 
@@ -542,8 +545,8 @@ def apply_time(part: dict[str, Any] | None, items: Iterable[tuple[float, float]]
     the time per row is flat, docs/decisions/cost-model-rate.md, "Two more validations"); a size beyond them at
     the nearest drained size's mean plus the fit's curve's change from there (so the figure does not jump where
     the drained sizes end). The 95 % interval: each drained size's mean's variance (the fit's run-to-run relative
-    variance over its drains), the curve's change's, plus one run's; None without an apply fit that prices the
-    items' rows. No transactions: 0."""
+    variance over its backlogs, each drained by every replica), the curve's change's, plus one run's; None without
+    an apply fit that prices the items' rows. No transactions: 0."""
     import numpy as np
 
     items = [(float(c), float(n)) for c, n in items if c > 0]
@@ -573,10 +576,12 @@ def apply_time(part: dict[str, Any] | None, items: Iterable[tuple[float, float]]
             weights[end] += count
             change += count * (curve(n) - curve(at[end]))
     means = np.array([float(s[1]) for s in sizes])
-    drains = np.array([float(s[2]) for s in sizes])
+    # a size's mean is as sure as its backlogs, not its drains: the replicas that drained one backlog back to back
+    # mostly share the host's state (docs/cost-model.md, "Apply"); a model.json from before counts its drains
+    backlogs = np.array([float(s[3] if len(s) > 3 else s[2]) for s in sizes])
     run_var = float(part.get("run_variance") or 0.0)
     value = max(0.0, float(weights @ means + change @ np.array([part["coef"][t] for t in part["terms"]])))
-    variance = float(np.sum((weights * means) ** 2 * run_var / drains)) \
+    variance = float(np.sum((weights * means) ** 2 * run_var / backlogs)) \
         + float(change @ np.asarray(part["cov"]) @ change)
     sd = math.sqrt(max(0.0, variance + value ** 2 * run_var))
     return {"value": value, "low": max(0.0, value - Z95 * sd), "high": value + Z95 * sd}

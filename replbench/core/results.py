@@ -914,7 +914,8 @@ class Fit(Record):
     # "n", "cells", "r2"} of the one fit whose per-transaction terms it shares; absent from other fits
     pooled: dict[str, Any] | None = None
     # the apply fit's drained sizes (analysis/costmodel._apply_fit): [[rows per transaction, mean apply seconds per
-    # transaction, drains], …], which price a size between them; absent from other fits and older models
+    # transaction, drains, backlogs], …], which price a size between them; absent from other fits and older models
+    # (backlogs: since 28 Nov, stop 65)
     sizes: list[list[Num]] | None = None
 
 

@@ -78,8 +78,8 @@ def render_fit(doc: dict[str, Any] | CostModel) -> str:
                              "line between them, beyond them from the nearest by the curve: docs/cost-model.md, "
                              "\"Apply\"): "
                              + ", ".join(f"{_num(n)} row{'s' if n != 1 else ''} {t * scale:.4g} ({k:g} "
-                                         f"drain{'s' if k != 1 else ''})"
-                                         for n, t, k in part.sizes))
+                                         f"drain{'s' if k != 1 else ''}" + _backlogs(k, b) + ")"
+                                         for n, t, k, *b in part.sizes))
             for name, shape in (("rate shape", part.rate_shape), ("read shape", part.read_shape)):
                 if shape:
                     lines.append(f"    {name} (× the cost at the fastest rate, from {shape['from']}): "
@@ -427,3 +427,9 @@ def model_section(writer: Writer) -> list[str]:
         lines += ["Checked on runs it was not fitted on (`./run.sh model validate`):", "",
                   render_validation(read_validation(validations[-1].parent)), ""]
     return lines
+
+
+def _backlogs(drains: float, backlogs: list[float]) -> str:
+    """How many backlogs a size's drains came from, where it is fewer (every replica drains each one); a model.json
+    from before kept no count."""
+    return f" of {backlogs[0]:g} backlog{'s' if backlogs[0] != 1 else ''}" if backlogs and backlogs[0] < drains else ""
