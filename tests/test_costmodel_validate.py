@@ -308,6 +308,33 @@ def test_validate_runs_the_cases_in_rotated_rounds_and_checks_the_table_on_the_v
         .cases[2].repeats[1].run == "run-5"
 
 
+def test_the_onset_drains_once_after_each_round_then_the_live_runs(tmp_path, monkeypatch) -> None:
+    """The onset's drains sample the host over the whole validation: one after each round of cases (three rounds,
+    three drains), at least two (one round: a second right after it); then the live runs, once."""
+    ran: list[str] = []
+    monkeypatch.setattr(modelcheck, "_case", lambda settings, model, case, *rest: ran.append(case.text) or {
+        "run": f"run-{len(ran)}", "usable": True, "transactions": 10, "rows": 10, "replica_reads": 0})
+    monkeypatch.setattr(modelcheck.costmodel, "onset", lambda model, rows: {"value": 80.0, "low": 70.0, "high": 90.0})
+    monkeypatch.setattr(modelcheck, "_drain", lambda settings, onset, folder: ran.append("drain") or {
+        "folder": f"apply/d{ran.count('drain')}", "writes": onset.writes, "fill_rate": onset.fill, "status": "ok",
+        "apply_rate_trx_per_s": [70.0 + ran.count("drain"), 80.0]})
+
+    def live(settings, onset, duration, folder, progress):
+        ran.append("live")
+        return {**onset.out, "drain_measured": 1.0}
+
+    monkeypatch.setattr(modelcheck, "_onset_live", live)
+    cases = modelcheck.parse_cases("write@10,write@20")
+    out = modelcheck.validate(SimpleNamespace(results=tmp_path), {}, cases, repeats=3)
+    assert ran == ["write@10", "write@20", "drain", "write@20", "write@10", "drain", "write@10", "write@20", "drain",
+                   "live"]
+    assert [d["folder"] for d in out["onset"]["drains"]] == ["apply/d1", "apply/d2", "apply/d3"]
+    assert out["onset"]["drains"][0]["writes"] == 240  # ONSET_DRAIN_S of apply at the predicted 80/s
+    ran.clear()
+    modelcheck.validate(SimpleNamespace(results=tmp_path / "again"), {}, cases, repeats=1)
+    assert ran == ["write@10", "write@20", "drain", "drain", "live"]
+
+
 def _run(name: str, usable: bool = True, profile: dict | None = None, **figures: dict) -> dict:
     return {"run": name, "usable": usable, "transactions": 3000, "rows": 33000, "replica_reads": 0,
             "not_predicted": {}, **figures, **({"profile": profile} if profile else {})}
@@ -406,7 +433,8 @@ def test_the_estimate_and_the_campaigns_unit_scale_with_the_repeats(tmp_path) ->
     one, two = modelcheck.estimate(repeats=1), modelcheck.estimate(repeats=2)
     cases = sum(modelcheck.run_seconds(modelcheck.DURATION, c.rate) + modelcheck.PROFILE_SECONDS
                 for c in modelcheck.CASES)
-    assert two - one == pytest.approx(cases) and modelcheck.estimate() == pytest.approx(one + 2 * cases)
+    drain = modelcheck.apply_seconds(60, 1)  # a drain a round, at least two: the third round adds one
+    assert two - one == pytest.approx(cases) and modelcheck.estimate() == pytest.approx(one + 2 * cases + drain)
     path = tmp_path / "c.toml"
     path.write_text('[[units]]\ncommand = "model validate --repeat 2"\n[[units]]\ncommand = "model validate"\n')
     first, second = campaign.load(str(path)).units

@@ -20,7 +20,10 @@ not commit the rate, the table says so.
 Every case runs MODEL_VALIDATE_REPEATS times (--repeat), in rounds: each round runs every case, the order rotated
 by one a round (so no case always runs first or last); each run is a run of its own (its folder, its profile), and
 the case's figures are its repeats' sums (the error of the mean; analysis/validation.case_of). The drained onset
-drains its backlog MODEL_ONSET_DRAIN_REPEATS times and takes the median of every replica's rate over them.
+drains its backlog once after each round (as many times as the repeats, at least MODEL_ONSET_DRAIN_REPEATS, the rest
+after the last round), so its drains sample the host over the whole validation as the fit's drains sampled it over
+its study, not in one stretch at the end (docs/decisions/cost-model-rate.md, "A monotone shape"); it takes the
+median of every replica's rate over them.
 
 The runs stay in results/model/validate-<time>/ (each case's profile.json beside its run) and are never fitted on
 (model fit skips that folder)."""
@@ -129,7 +132,12 @@ def estimate(cases: tuple[Case, ...] = CASES, duration: float = DURATION,
     drain = apply_seconds(60, 1)  # about a minute of writing the backlog, then a few seconds per replica
     onset = ONSET_DURATION + IDLE_WINDOW_MAX + RUN_OVERHEAD + TABLE_CHECKSUM_SECONDS  # faults: the whole table
     return (repeats * sum(run_seconds(duration, c.rate) + PROFILE_SECONDS for c in cases)
-            + MODEL_ONSET_DRAIN_REPEATS * drain + len(ONSET_LOADS) * onset)
+            + drain_count(repeats) * drain + len(ONSET_LOADS) * onset)
+
+
+def drain_count(repeats: int) -> int:
+    """How many times the onset's backlog is drained: once a round, at least MODEL_ONSET_DRAIN_REPEATS."""
+    return max(MODEL_ONSET_DRAIN_REPEATS, repeats)
 
 
 def validate(settings: Settings, model: dict[str, Any], cases: tuple[Case, ...] = CASES,
@@ -142,6 +150,16 @@ def validate(settings: Settings, model: dict[str, Any], cases: tuple[Case, ...] 
     out: dict[str, Any] = {"folder": folder.name, "repeats": repeats, "cases": []}
     runs: list[list[dict[str, Any]]] = [[] for _ in cases]
     order = validation.rounds(len(cases), repeats)
+    onset = _onset_plan(model, onset_rows, onset_backlog) if onset_rows else None
+    drains = drain_count(repeats) if onset and onset.out["predicted"] else 0
+
+    def drain(n: int) -> None:
+        progress.say(f"onset drain {n + 1} of {drains}: a backlog of {onset.writes:,} transactions of "
+                     f"{onset_rows} rows", final=True)
+        onset.out["drains"].append(_drain(settings, onset, folder))
+        out["onset"] = onset.out
+        write_json(folder / "validate.json", out)
+
     for r, round_ in enumerate(order):
         for position, index in enumerate(round_):
             # the rows each run wrote; the whole table by the very last run (the onset runs have faults: they
@@ -154,8 +172,12 @@ def validate(settings: Settings, model: dict[str, Any], cases: tuple[Case, ...] 
                             for c, got in zip(cases, runs, strict=True) if got]
             out["summary"] = validation.coverage(out)
             write_json(folder / "validate.json", out)
-    if onset_rows:
-        out["onset"] = _onset(settings, model, onset_rows, onset_duration, onset_backlog, folder, progress)
+        if r < drains:
+            drain(r)
+    for n in range(len(order), drains):
+        drain(n)
+    if onset:
+        out["onset"] = _onset_live(settings, onset, onset_duration, folder, progress)
         out["summary"] = validation.coverage(out)
         write_json(folder / "validate.json", out)
     return out
@@ -206,26 +228,44 @@ def _from_profile(settings: Settings, model: dict[str, Any], obs: dict[str, Any]
             "until": source.until if source else None, **validation.from_profile(model, profile, obs)}
 
 
-def _onset(settings: Settings, model: dict[str, Any], rows: int, duration: float, backlog_s: float, folder: Path,
-           progress: Progress) -> dict[str, Any]:
-    """The predicted onset against a held-out drain (each replica alone applying a backlog of such transactions:
-    its rate is the onset under the model's own premise) and against live runs just below and just above it."""
+@dataclass
+class OnsetPlan:
+    """The onset's check as validate carries it through its rounds: what it records (out), and the backlog each
+    drain writes (write-bulk of the onset's rows, `writes` of them at `fill` a second)."""
+    out: dict[str, Any]
+    sc: Any
+    fill: int
+    writes: int
+
+
+def _onset_plan(model: dict[str, Any], rows: int, backlog_s: float) -> OnsetPlan:
+    """The predicted onset, and the held-out drain's backlog: each replica alone applying that many transactions of
+    such rows (its rate is the onset under the model's own premise)."""
     predicted = costmodel.onset(model, rows)
     out: dict[str, Any] = {"rows": rows, "replica": ONSET_REPLICA, "predicted": predicted, "runs": [],
                            "drains": [], "drain_measured": None, "drain_error_pct": None, "measured": None,
                            "error_pct": None, "live_note": None}
+    writes = max(ONSET_MIN_WRITES, round(backlog_s * predicted["value"])) if predicted else 0
+    fill = max(1, round(ONSET_FILL_ROWS_PER_S / rows))
+    return OnsetPlan(out, replace(scenarios.load("write-bulk"), bulk_rows=rows), fill, writes)
+
+
+def _drain(settings: Settings, onset: OnsetPlan, folder: Path) -> dict[str, Any]:
+    """One drain of the onset's backlog, each replica alone."""
+    drain_folder = new_folder(settings, onset.sc, onset.fill, parent=folder / "apply")
+    data = apply_of(applycap.measure(settings, onset.sc, knobs.Knobs(), onset.writes, onset.fill, drain_folder))
+    return {"folder": f"apply/{drain_folder.name}", "writes": onset.writes, "fill_rate": onset.fill,
+            "status": data.status, "apply_rate_trx_per_s": [
+                r.apply_rate_trx_per_s for r in (data.replicas or {}).values()
+                if r is not None and r.apply_rate_trx_per_s]}
+
+
+def _onset_live(settings: Settings, onset: OnsetPlan, duration: float, folder: Path,
+                progress: Progress) -> dict[str, Any]:
+    """The drains' median against the predicted onset, and live runs just below and just above it."""
+    out, sc, predicted = onset.out, onset.sc, onset.out["predicted"]
     if predicted is None:
         return out
-    sc = replace(scenarios.load("write-bulk"), bulk_rows=rows)
-    fill = max(1, round(ONSET_FILL_ROWS_PER_S / rows))
-    writes = max(ONSET_MIN_WRITES, round(backlog_s * predicted["value"]))
-    for _ in range(MODEL_ONSET_DRAIN_REPEATS):
-        drain_folder = new_folder(settings, sc, fill, parent=folder / "apply")
-        data = apply_of(applycap.measure(settings, sc, knobs.Knobs(), writes, fill, drain_folder))
-        out["drains"].append({"folder": f"apply/{drain_folder.name}", "writes": writes, "fill_rate": fill,
-                              "status": data.status, "apply_rate_trx_per_s": [
-                                  r.apply_rate_trx_per_s for r in (data.replicas or {}).values()
-                                  if r is not None and r.apply_rate_trx_per_s]})
     rates = [rate for d in out["drains"] for rate in d["apply_rate_trx_per_s"]]
     if rates:
         out["drain_measured"] = statistics.median(rates)
