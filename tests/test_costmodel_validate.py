@@ -335,6 +335,39 @@ def test_the_onset_drains_once_after_each_round_then_the_live_runs(tmp_path, mon
     assert ran == ["write@10", "write@20", "drain", "drain", "live"]
 
 
+def test_an_interrupted_validation_keeps_and_reports_the_drains_median_so_far(tmp_path, monkeypatch,
+                                                                              capsys) -> None:
+    """Interrupted in its second drain, validate.json already holds the first drain's median against the
+    prediction, and `model validate` prints the table of what it measured before it ends as interrupted."""
+    from replbench.cli.bench import _interrupted_validation
+
+    drained: list[int] = []
+    monkeypatch.setattr(modelcheck, "_case", lambda settings, model, case, *rest: {
+        "run": "run-1", "usable": True, "transactions": 10, "rows": 10, "replica_reads": 0})
+    monkeypatch.setattr(modelcheck.costmodel, "onset", lambda model, rows: {"value": 80.0, "low": 70.0, "high": 90.0})
+
+    def drain(settings, onset, folder):
+        drained.append(1)
+        if len(drained) == 2:
+            raise KeyboardInterrupt("SIGINT")
+        return {"folder": "apply/d1", "writes": onset.writes, "fill_rate": onset.fill, "status": "ok",
+                "apply_rate_trx_per_s": [70.0, 80.0, 90.0]}
+
+    monkeypatch.setattr(modelcheck, "_drain", drain)
+    settings = SimpleNamespace(results=tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        modelcheck.validate(settings, {}, modelcheck.parse_cases("write@10"), repeats=3)
+    (record,) = (tmp_path / "model").glob("validate-*/validate.json")
+    onset = json.loads(record.read_text())["onset"]
+    assert (onset["drain_measured"], onset["drain_error_pct"]) == (80.0, 0.0)  # the first drain's median
+    _interrupted_validation(settings, set())
+    shown = capsys.readouterr()
+    assert "70.0, 80.0, 90.0 transactions/s; predicted +0.0 % off the median" in shown.out
+    assert "model validate interrupted" in shown.err and "validate.json" in shown.err
+    _interrupted_validation(settings, set((tmp_path / "model").glob("validate-*")))  # none of its own: silent
+    assert capsys.readouterr() == ("", "")
+
+
 def _run(name: str, usable: bool = True, profile: dict | None = None, **figures: dict) -> dict:
     return {"run": name, "usable": usable, "transactions": 3000, "rows": 33000, "replica_reads": 0,
             "not_predicted": {}, **figures, **({"profile": profile} if profile else {})}

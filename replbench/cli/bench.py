@@ -49,7 +49,17 @@ from ..core.records import (
     shown_path,
     write_json,
 )
-from ..core.results import apply_of, bigtx_of, campaign_of, load, model_of, study_of, summary_of, sweep_of
+from ..core.results import (
+    apply_of,
+    bigtx_of,
+    campaign_of,
+    load,
+    model_of,
+    read_validation,
+    study_of,
+    summary_of,
+    sweep_of,
+)
 from ..core.stats import spread, spread_text
 from ..experiments import applycap, benchapp, bigtx, campaign, modelcheck, study, studyfile
 from ..experiments.run import Run, RunOptions
@@ -530,6 +540,17 @@ def cmd_big_transaction(args: argparse.Namespace) -> int:
     return collection_exit_code(data.status or UNIT_FAILED, UNIT_OK)  # measure always sets a status
 
 
+def _interrupted_validation(settings: Settings, before: set[Path]) -> None:
+    """An interrupted `model validate` reports what it measured: its table so far, from the validate.json it
+    rewrites after each run and drain (the command then ends as interrupted)."""
+    new = sorted(set((settings.results / "model").glob(f"{costmodel.HELD_OUT}*")) - before)
+    record = new[-1] / "validate.json" if new else None
+    if record is None or not record.exists():
+        return
+    print(render_validation(read_validation(record.parent)))
+    print(f"replbench: model validate interrupted; what it measured is above and in {shown_path(record)}",
+          file=sys.stderr)
+
 def cmd_model(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     path = settings.results / "model" / "model.json"
@@ -566,8 +587,13 @@ def cmd_model(args: argparse.Namespace) -> int:
             raise UsageError("--onset-backlog must be from 0 to 600 seconds (more than 0)")
         if not path.exists():
             raise ReplbenchError(f"no model yet: run `./run.sh model fit` first ({shown_path(path)} is missing)")
-        data = modelcheck.validate(settings, load(path), cases, duration, args.onset_rows,
-                                   onset_duration, args.onset_backlog, args.repeat)
+        before = set((settings.results / "model").glob(f"{costmodel.HELD_OUT}*"))
+        try:
+            data = modelcheck.validate(settings, load(path), cases, duration, args.onset_rows,
+                                       onset_duration, args.onset_backlog, args.repeat)
+        except KeyboardInterrupt:
+            _interrupted_validation(settings, before)
+            raise
         print(render_validation(data))
         return 0
     if args.profile:

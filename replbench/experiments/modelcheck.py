@@ -157,6 +157,7 @@ def validate(settings: Settings, model: dict[str, Any], cases: tuple[Case, ...] 
         progress.say(f"onset drain {n + 1} of {drains}: a backlog of {onset.writes:,} transactions of "
                      f"{onset_rows} rows", final=True)
         onset.out["drains"].append(_drain(settings, onset, folder))
+        _drain_median(onset.out)  # after each drain: an interrupted validation keeps the drains' median so far
         out["onset"] = onset.out
         write_json(folder / "validate.json", out)
 
@@ -260,16 +261,21 @@ def _drain(settings: Settings, onset: OnsetPlan, folder: Path) -> dict[str, Any]
                 if r is not None and r.apply_rate_trx_per_s]}
 
 
+def _drain_median(onset: dict[str, Any]) -> None:
+    """The drains so far against the predicted onset: the median of every replica's rate over them."""
+    rates = [rate for d in onset["drains"] for rate in d["apply_rate_trx_per_s"]]
+    if rates and onset["predicted"]:
+        onset["drain_measured"] = statistics.median(rates)
+        onset["drain_error_pct"] = validation.error_pct(onset["predicted"]["value"], onset["drain_measured"])
+
+
 def _onset_live(settings: Settings, onset: OnsetPlan, duration: float, folder: Path,
                 progress: Progress) -> dict[str, Any]:
     """The drains' median against the predicted onset, and live runs just below and just above it."""
     out, sc, predicted = onset.out, onset.sc, onset.out["predicted"]
     if predicted is None:
         return out
-    rates = [rate for d in out["drains"] for rate in d["apply_rate_trx_per_s"]]
-    if rates:
-        out["drain_measured"] = statistics.median(rates)
-        out["drain_error_pct"] = validation.error_pct(predicted["value"], out["drain_measured"])
+    _drain_median(out)
     # live: the other replicas stop at the start and replicate again one second before the last request (the
     # run's catch-up then times their backlog too, instead of waiting its timeout out on a stopped replica)
     others = [n.name for n in settings.replicas if n.name != ONSET_REPLICA]
