@@ -332,6 +332,24 @@ def test_fit_and_validate_on_the_small_topology(topo, shared_run) -> None:
     assert proc.returncode == 0 and proc.stdout.splitlines()[0] == fitted_from, proc.stdout
 
 
+def test_report_md_says_which_settings_have_no_apply_fit_and_the_study_that_gives_one(tmp_path) -> None:
+    import json
+
+    from replbench.report.assets import Writer
+    from replbench.report.model import model_section
+
+    runs, drains = synthetic()
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "model.json").write_text(json.dumps(costmodel.fit(runs, drains)))
+    assert "apply-settings" not in "\n".join(model_section(Writer(tmp_path, tmp_path / "report.md")))
+    minimal = [dict(r, setting="ROW-MINIMAL") for r in runs]  # live runs under MINIMAL, no drain of it
+    (tmp_path / "model" / "model.json").write_text(json.dumps(costmodel.fit(runs + minimal, drains)))
+    text = "\n".join(model_section(Writer(tmp_path, tmp_path / "report.md")))
+    assert "| ROW-MINIMAL bench_idx |" in text and "no data" in text
+    assert "alone (ROW-MINIMAL bench_idx): these runs drained no backlog" in text
+    assert "`./run.sh study apply-settings`" in text
+
+
 def test_report_md_shows_the_coefficients_and_the_newest_validation(tmp_path) -> None:
     import json
 

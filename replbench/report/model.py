@@ -422,11 +422,23 @@ def model_section(writer: Writer) -> list[str]:
              "apply-capacity drains (one replica alone); `./run.sh model predict --mix ...` turns it into a "
              "capacity plan. Per transaction and per row, 95 % intervals in brackets; CPU per transaction at the "
              "fastest rate fitted. The whole fit (rate shapes, extra terms, fsyncs, domains) is on "
-             f"[{MODEL_PAGE}]({MODEL_PAGE}).", "", *coefficient_table(model), ""]
+             f"[{MODEL_PAGE}]({MODEL_PAGE}).", "", *coefficient_table(model), "", *_no_apply(model)]
     if validations:
         lines += ["Checked on runs it was not fitted on (`./run.sh model validate`):", "",
                   render_validation(read_validation(validations[-1].parent)), ""]
     return lines
+
+
+def _no_apply(model: CostModel) -> list[str]:
+    """Why a setting's apply columns say *no data*, and the study that fills them: without an apply fit, `model
+    predict` gives that setting no utilisation and no rate at which a replica falls behind (docs/cost-model.md)."""
+    missing = [name for name, fitted in model.settings.items() if not filled(results.value(fitted, "apply_s"))]
+    if not missing:
+        return []
+    return [f"*no data* under one replica's apply alone ({', '.join(missing)}): these runs drained no backlog "
+            "under that setting, so `./run.sh model predict` gives it no apply utilisation and no rate at which a "
+            "replica falls behind. `./run.sh study apply-settings` drains single-row and 100-row backlogs under "
+            "ROW FULL, MINIMAL, NOBLOB, STATEMENT and MIXED on bench_idx (campaign `model` runs it).", ""]
 
 
 def _backlogs(drains: float, backlogs: list[float]) -> str:
