@@ -203,10 +203,12 @@ def test_settle_waits_out_the_last_units_connections_in_time_wait() -> None:
             client.close()
     reason = prepare.time_wait_reason(port)
     assert "connections to the app in TIME_WAIT (the last unit's; near drained at " in reason, reason
-    # each server-closed connection counted once (tcp and tcp6 alike): never more than were closed, and all but
-    # the few the kernel has not moved to TIME_WAIT yet on a busy box
+    # each server-closed connection counted once (tcp and tcp6 alike): never more than were closed, and more than
+    # settle's drained threshold; not all of them, since on loopback Linux reuses a TIME_WAIT four-tuple for a new
+    # connection (net.ipv4.tcp_tw_reuse=2, its default): a fresh clone's suite counted 2,836 of 3,000
     counted = int(reason.split(" connections")[0].replace(",", ""))
-    assert 2_850 <= counted <= 3_000, reason
+    near = int(reason.split("near drained at ")[1].split(" ")[0].replace(",", ""))
+    assert near < counted <= 3_000, reason
 
 
 def test_semi_syncs_block_line_names_mariadbs_counter_for_what_it_is(semi_sync_runs: SemiSyncRuns) -> None:
