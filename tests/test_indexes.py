@@ -162,7 +162,7 @@ def test_a_study_without_drop_indexes_keeps_its_williams_order(tmp_path: Path) -
 
 def counters(reads: float, written: float, flushed: float, trx: int = 0) -> NodeCounters:
     return NodeCounters({"Innodb_pages_read": reads, "Innodb_pages_written": written,
-                         "Innodb_buffer_pool_pages_flushed": flushed, "bookkeeping_rows": 0.0}, {0: trx})
+                         "Innodb_buffer_pool_pages_flushed": flushed, "app_rows_changed": 0.0}, {0: trx})
 
 
 def test_pages_read_and_written_per_write_come_from_innodbs_counters() -> None:

@@ -3,11 +3,14 @@ master committed and what each replica applied, in statements, transactions and 
 commits, bytes written to disk and the semi-sync acknowledgements.
 
 Transactions are counted exactly from the GTID positions (domain 0: the application; the heartbeat writes in
-its own domain and is left out). Rows changed come from the handler counters (Handler_update/_write/_delete: a
-row whose values do not change is not counted; the SQL thread's row events are), less the heartbeat's row per
-beat and the replicas' bookkeeping in mysql.gtid_slave_pos (userstat's per-table figures, switched on by
-enable()). Rows read come from the Handler_read_* counters (a full scan shows as Handler_read_rnd_next). Bytes
-written come from the mariadbd process's /proc/<pid>/io. A node that does not answer gets None and the snapshot
+its own domain and is left out). Rows changed come, on MariaDB, from userstat's per-table ROWS_CHANGED of every
+table outside mysql and the heartbeat's schema (switched on by enable()): one figure read in one statement, so a
+heartbeat committing while the snapshot is taken cannot shift it by a row, as it can the handler counters and the
+GTID position, read apart (docs/metrics.md). Elsewhere (MySQL) they come from
+the handler counters (Handler_update/_write/_delete) less the heartbeat's row per beat. Either way a row whose
+values do not change is not counted; the SQL thread's row events are. Rows read come from the Handler_read_*
+counters (a full scan shows as Handler_read_rnd_next). Bytes written come from the mariadbd process's
+/proc/<pid>/io. A node that does not answer gets None and the snapshot
 goes on: a lost node never loses the run its figures."""
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from typing import Any
 import psutil
 
 from ..core import sql
-from ..core.config import HEARTBEAT_DOMAIN_ID, Node, Settings
+from ..core.config import HEARTBEAT_DOMAIN_ID, META_SCHEMA, Node, Settings
 
 # MariaDB 10.11 has no Innodb_rows_* nor Innodb_os_log_fsyncs: rows changed come from the handler counters (a
 # row whose values do not change is not counted), InnoDB's fsyncs (data and redo files) from Innodb_data_fsyncs
@@ -32,6 +35,7 @@ STATUS = ("Com_update", "Com_insert", "Com_delete", "Binlog_commits", "Binlog_gr
           "Rpl_semi_sync_master_tx_waits", "Rpl_semi_sync_master_net_wait_time", "Rpl_semi_sync_master_net_waits",
           "Rpl_semi_sync_master_status")
 APP_DOMAIN = 0
+APP_ROWS = "app_rows_changed"  # userstat's ROWS_CHANGED summed over the application's tables (MariaDB)
 
 
 def enable(settings: Settings) -> None:
@@ -68,8 +72,8 @@ def node_snapshot(node: Node, settings: Settings, pid: int | None) -> NodeCounte
             seq = sql.gtid_seq(str(cur.fetchone()[0] or ""))
             if settings.flavour == "mariadb":
                 cur.execute("SELECT COALESCE(SUM(ROWS_CHANGED), 0) FROM information_schema.TABLE_STATISTICS "
-                            "WHERE TABLE_SCHEMA = 'mysql' AND TABLE_NAME = 'gtid_slave_pos'")
-                status["bookkeeping_rows"] = float(cur.fetchone()[0])
+                            "WHERE TABLE_SCHEMA NOT IN ('mysql', %s)", (META_SCHEMA,))
+                status[APP_ROWS] = float(cur.fetchone()[0])
     except sql.MySQLError:
         return None
     return NodeCounters(status, seq, process_write_bytes(pid), time.monotonic())
@@ -86,10 +90,6 @@ def process_write_bytes(pid: int | None) -> int | None:
 
 def snapshot(settings: Settings, pids: dict[str, int | None]) -> dict[str, NodeCounters | None]:
     return {n.name: node_snapshot(n, settings, pids.get(n.name)) for n in settings.nodes}
-
-
-def settings_flavour_is_mariadb(counters: NodeCounters) -> bool:
-    return "bookkeeping_rows" in counters.status
 
 
 def _d(after: NodeCounters, before: NodeCounters, name: str) -> float:
@@ -142,11 +142,11 @@ def describe(before: dict[str, NodeCounters | None], after: dict[str, NodeCounte
             continue
         trx = a.seq.get(APP_DOMAIN, 0) - b.seq.get(APP_DOMAIN, 0)
         beats = a.seq.get(HEARTBEAT_DOMAIN_ID, 0) - b.seq.get(HEARTBEAT_DOMAIN_ID, 0) or heartbeats
-        changed = _d(a, b, "Handler_update") + _d(a, b, "Handler_write") + _d(a, b, "Handler_delete")
-        # a replica also inserts one mysql.gtid_slave_pos row per applied transaction (app and heartbeat) and
-        # deletes old ones in batches (the deletes are in userstat's figure, the inserts are not)
-        inserts = trx + beats if name != "master" and settings_flavour_is_mariadb(a) else 0
-        rows = max(0.0, changed - beats - _d(a, b, "bookkeeping_rows") - inserts)
+        if APP_ROWS in a.status and APP_ROWS in b.status:
+            rows = max(0.0, _d(a, b, APP_ROWS))
+        else:  # no userstat: every handler change less the heartbeat's row per beat
+            changed = _d(a, b, "Handler_update") + _d(a, b, "Handler_write") + _d(a, b, "Handler_delete")
+            rows = max(0.0, changed - beats)
         rows_read = sum(_d(a, b, name) for name in STATUS if name.startswith("Handler_read"))
         fsyncs = _d(a, b, "Innodb_data_fsyncs")
         written = None if a.write_bytes is None or b.write_bytes is None else a.write_bytes - b.write_bytes
