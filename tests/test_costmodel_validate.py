@@ -465,7 +465,7 @@ def test_a_figure_below_its_resolution_is_left_out_of_the_case_and_the_coverage_
 def test_the_estimate_and_the_campaigns_unit_scale_with_the_repeats(tmp_path) -> None:
     one, two = modelcheck.estimate(repeats=1), modelcheck.estimate(repeats=2)
     cases = sum(modelcheck.run_seconds(modelcheck.DURATION, c.rate) + modelcheck.PROFILE_SECONDS
-                for c in modelcheck.CASES)
+                for c in (*modelcheck.CASES, modelcheck.CONTROL))  # the control runs in every round too
     drain = modelcheck.apply_seconds(60, 1)  # a drain a round, at least two: the third round adds one
     assert two - one == pytest.approx(cases) and modelcheck.estimate() == pytest.approx(one + 2 * cases + drain)
     path = tmp_path / "c.toml"
@@ -502,3 +502,51 @@ def test_a_live_onset_run_whose_replica_was_starved_of_cpu_does_not_test_the_ons
     assert live_onset(remote, 196.9, "replica1")["measured"] == 80.5
     slow = [{"applied_per_s": None, "master_transactions_per_s": 60.0, "replica_room_cores": 1.5}]
     assert "the master committed at most 60.0" in live_onset(slow, 196.9, "replica1")["live_note"]
+
+
+def test_the_control_a_fitted_cell_gives_the_hosts_drift_and_the_held_out_errors_without_it() -> None:
+    """The control's CPU measured 10 % above its prediction (a host slower than at the fit): the held-out case's
+    master CPU, 13.0 % under as measured, is 4.3 % under once its prediction is scaled by 1.1; the coverage's own
+    counts leave the control out."""
+    control = validation.case_of({"scenario": "write", "rate": 200, "setting": "ROW-FULL"}, [
+        _run("c1", master_cpu_s=_fig(4.0, 3.6, 4.4, 4.3), replica_cpu_s=_fig(2.0, 1.8, 2.2, 2.0)),
+        _run("c2", master_cpu_s=_fig(4.0, 3.6, 4.4, 4.5), replica_cpu_s=_fig(2.0, 1.8, 2.2, 2.0))])
+    summary = validation.coverage({**REPEATED, "control": control})
+    assert summary["paths"] == validation.coverage(REPEATED)["paths"]  # the control is no held-out figure
+    got = summary["control"]
+    assert round(100 * (8.0 - 8.8) / 8.8, 1) == -9.1 and round(100 * (8.0 * 1.1 - 9.2) / 9.2, 1) == -4.3
+    assert got["error_pct"] == {"master CPU": -9.1, "replica CPU": 0.0}
+    assert got["ratio"] == {"master CPU": 1.1, "replica CPU": 1.0} and got["runs"] == 2
+    assert got["scaled_worst"] == {"counts": {"error_pct": -4.3,
+                                              "case": "write-mix @ 200/s ROW-FULL", "figure": "master CPU",
+                                              "bound_pct": 15.0, "within": True}}
+    assert validation.coverage(REPEATED)["control"] is None
+    text = render_validation({**REPEATED, "control": control})
+    assert "| write @ 200/s ROW-FULL (control: a fitted cell) | 2 of 2 | from the run's counts |" in text
+    assert ("- control write @ 200/s ROW-FULL (a cell the model was fitted on, run in every round): master CPU "
+            "-9.1 %, replica CPU +0.0 %, the host's drift since the fit; the held-out CPU predictions scaled by the "
+            "control's measured/predicted, worst error from the run's counts -4.3 % (write-mix @ 200/s ROW-FULL, "
+            "master CPU; within ±15 %)") in text
+
+
+def test_the_control_runs_in_every_round_rotated_with_the_cases_and_is_kept_apart(tmp_path, monkeypatch) -> None:
+    ran: list[str] = []
+    monkeypatch.setattr(modelcheck, "_case", lambda settings, model, case, *rest: ran.append(case.text) or {
+        "run": f"run-{len(ran)}", "usable": True, "transactions": 10, "rows": 10, "replica_reads": 0})
+    cases = modelcheck.parse_cases("write@10,write@20")
+    out = modelcheck.validate(SimpleNamespace(results=tmp_path), {}, cases, onset_rows=0, repeats=3,
+                              control=modelcheck.CONTROL)
+    assert ran == ["write@10", "write@20", "write@200", "write@20", "write@200", "write@10", "write@200", "write@10",
+                   "write@20"]
+    assert [c["rate"] for c in out["cases"]] == [10, 20]
+    assert [r["run"] for r in out["control"]["repeats"]] == ["run-3", "run-5", "run-7"]
+    assert modelcheck.estimate(cases, 30, 3) > modelcheck.estimate(cases, 30, 3, control=None)
+
+
+@pytest.mark.parametrize("control, needle", [("nosuch@10", "nosuch"), ("write@1,write@2", "one case"),
+                                             ("write@x", "whole number")])
+def test_model_validate_refuses_a_bad_control_with_exit_2(control: str, needle: str) -> None:
+    code, out, err = run_main(["model", "validate", "--control", control])
+    errors = [ln for ln in err.splitlines() if ln.startswith("./run.sh: error:")]
+    assert code == 2 and out == "" and "Traceback" not in err, err
+    assert len(errors) == 1 and needle in errors[0], err

@@ -15,7 +15,9 @@ hold.
 Then the coverage (coverage()): per path how many predicted run figures their intervals hold (each repeat's figure
 against its own interval: the interval is a prediction interval for one run, docs/cost-model.md "Intervals"), and
 per kind of figure the worst error of a case's mean against its bound (core/config MODEL_BINLOG_BOUND_PCT,
-MODEL_CPU_BOUND_PCT, MODEL_ONSET_BOUND_PCT), and the lag onset's."""
+MODEL_CPU_BOUND_PCT, MODEL_ONSET_BOUND_PCT), the lag onset's, and the control's: a fitted cell measured beside the
+cases, whose CPU error is the host's drift since the fit (the held-out CPU errors are also given with the drift
+taken out, beside, never instead)."""
 
 from __future__ import annotations
 
@@ -49,6 +51,7 @@ PATHS = (("counts", "from the run's counts"), ("profile", "from its binlog profi
 # each kind of figure: the parts it holds and the bound its worst error is judged against
 KINDS = (("binlog", ("binlog_bytes",), MODEL_BINLOG_BOUND_PCT),
          ("CPU", ("master_cpu_s", "replica_cpu_s"), MODEL_CPU_BOUND_PCT))
+CPU = next(parts for kind, parts, _ in KINDS if kind == "CPU")
 FIGURES = {"binlog_bytes": "binlog bytes", "master_cpu_s": "master CPU", "replica_cpu_s": "replica CPU"}
 PLAN = {"binlog_bytes": "bytes_per_s_to_each_replica",  # the binlog's bytes per second (every replica gets them)
         "master_cpu_s": "master_cpu_cores", "replica_cpu_s": "replica_cpu_cores"}  # CPU seconds per second
@@ -273,8 +276,34 @@ def coverage(doc: dict[str, Any] | Validation) -> dict[str, Any]:
                        "below_resolution": sum(1 for v in runs if v.below_resolution), "worst": worst,
                        "cases_without": sum(1 for c in cases if c.usable and not figures(c, path))}
     return {"paths": paths, "repeats": max((len(repeats_of(c)) for c in cases), default=0), "onset": _onset(data),
-            "goal": GOAL,
+            "control": _control(data), "goal": GOAL,
             "bounds_pct": {**{kind: bound for kind, _, bound in KINDS}, "onset": MODEL_ONSET_BOUND_PCT}}
+
+
+def _control(data: Validation) -> dict[str, Any] | None:
+    """The control (a fitted cell run in every round): its CPU errors over its runs, each figure's measured/predicted
+    (the host's drift since the fit), and the held-out cases' worst CPU error of a case's mean, per path, once each
+    prediction is scaled by the control's ratio for the same figure; None without a usable control."""
+    c = data.control
+    if not filled(c) or not c.usable:
+        return None
+    ratio = {part: v.measured / v.predicted.value for part, v in figures(c, "counts").items()
+             if part in CPU and v.predicted is not None and v.predicted.value and v.measured is not None}
+    if not ratio:
+        return None
+    scaled = {}
+    for path, _ in PATHS:
+        errors = [(abs(err), err, case_label(case), part) for case in data.cases or []
+                  for part, v in figures(case, path).items()
+                  if part in ratio and v.predicted is not None and v.measured is not None
+                  and (err := error_pct(v.predicted.value * ratio[part], v.measured)) is not None]
+        if errors:
+            _, err, case, part = max(errors)
+            scaled[path] = {"error_pct": err, "case": case, "figure": FIGURES[part], "bound_pct": MODEL_CPU_BOUND_PCT,
+                            "within": abs(err) <= MODEL_CPU_BOUND_PCT}
+    return {"case": case_label(c), "runs": len(repeats_of(c)),
+            "error_pct": {FIGURES[part]: figures(c, "counts")[part].error_pct for part in ratio},
+            "ratio": {FIGURES[part]: round(r, 4) for part, r in ratio.items()}, "scaled_worst": scaled}
 
 
 def replica_room(summary: RunSummary, cores: int, replica: str) -> float:

@@ -355,6 +355,9 @@ def _add_model_parser(sub: Any) -> None:
     p.add_argument("--cases", help="validate: scenario@rate[:SETTING], comma-separated, the setting one of "
                    f"{', '.join(costmodel.SETTINGS)} (default ROW-FULL; default cases: "
                    + ",".join(c.text for c in modelcheck.CASES) + ")")
+    p.add_argument("--control", default=modelcheck.CONTROL.text,
+                   help="validate: a cell the model was fitted on, run in every round beside the cases: its error "
+                        "is the host's drift since the fit: scenario@rate[:SETTING], or none (default: %(default)s)")
     p.add_argument("--duration", help="validate: each case's duration (default: 30s)")
     p.add_argument("--repeat", type=int, default=MODEL_VALIDATE_REPEATS,
                    help="validate: runs of each case, in rounds that run every case in an order rotated by one a "
@@ -576,6 +579,15 @@ def cmd_model(args: argparse.Namespace) -> int:
                 raise UsageError(f"--cases {exc}") from None
             for case in cases:
                 load_scenario(case.scenario)
+        control = None
+        if args.control.lower() != "none":
+            try:
+                (control,) = modelcheck.parse_cases(args.control)
+            except modelcheck.CaseError as exc:
+                raise UsageError(f"--control {exc}") from None
+            except ValueError:
+                raise UsageError(f"--control {args.control!r}: one case, {modelcheck.CASE_FORMAT}, or none") from None
+            load_scenario(control.scenario)
         duration = parse_seconds(args.duration, "--duration") if args.duration else modelcheck.DURATION
         if args.repeat < 1:
             raise UsageError("--repeat must be 1 or more")
@@ -590,7 +602,7 @@ def cmd_model(args: argparse.Namespace) -> int:
         before = set((settings.results / "model").glob(f"{costmodel.HELD_OUT}*"))
         try:
             data = modelcheck.validate(settings, load(path), cases, duration, args.onset_rows,
-                                       onset_duration, args.onset_backlog, args.repeat)
+                                       onset_duration, args.onset_backlog, args.repeat, control)
         except KeyboardInterrupt:
             _interrupted_validation(settings, before)
             raise

@@ -1063,6 +1063,7 @@ class Validation(Record):
     folder: str | None = None
     repeats: Num | None = None  # runs per case (--repeat; absent from a validate.json of before repeats: one)
     cases: list[ValidationCase] | None = None
+    control: ValidationCase | None = None  # a cell the model was fitted on, run in every round (modelcheck.CONTROL)
     onset: Onset | None = None
     summary: dict[str, Any] | None = None  # analysis/validation.coverage's, as validate wrote it
 

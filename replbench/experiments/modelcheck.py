@@ -25,6 +25,11 @@ after the last round), so its drains sample the host over the whole validation a
 its study, not in one stretch at the end (docs/decisions/cost-model-rate.md, "A monotone shape"); it takes the
 median of every replica's rate over them.
 
+The control (--control, CONTROL by default) is a cell the model was fitted on, run in every round as a case is and
+reported apart from them: what the model says of a cell it saw, measured now, is how far the host has drifted since
+the fit (on a shared host, several per cent either way). The coverage sets the held-out CPU errors beside their
+errors once the prediction is scaled by the control's measured/predicted; the bounds judge the errors as measured.
+
 The runs stay in results/model/validate-<time>/ (each case's profile.json beside its run) and are never fitted on
 (model fit skips that folder)."""
 
@@ -111,6 +116,11 @@ def parse_cases(text: str) -> tuple[Case, ...]:
 # below the knee at 8M on 2 cores; write-mix under ROW MINIMAL too (issue 50: the held-out mix under both images)
 CASES = parse_cases("mixed@200,mixed@400,write-mix@100,write-mix@200,write-mix@100:ROW-MINIMAL,"
                     "write-mix@200:ROW-MINIMAL")
+# the control: a cell the model was fitted on (study cost-model's single-row updates at 200/s, ROW FULL, 30 s runs),
+# run in every round beside the held-out cases. Its error is the host's drift since the fit, not the model's
+# reach: the coverage scales the held-out CPU predictions by it to tell one from the other (docs/cost-model.md,
+# "Validate")
+CONTROL = Case("write", 200)
 DURATION = 30.0
 # copying the master's newest binlog(s) and decoding the run's window, per case: an estimate, not timed yet (one
 # file of up to max_binlog_size, 256 MB, is copied and read whole by the decoder, which prints only the window; a
@@ -126,12 +136,13 @@ ONSET_MIN_WRITES = 50
 
 
 def estimate(cases: tuple[Case, ...] = CASES, duration: float = DURATION,
-             repeats: int = MODEL_VALIDATE_REPEATS) -> float:
-    """Seconds model validate should take: its runs (each case's repeats) with their profiles, the onset's drains,
-    and the onset runs with their stopped replicas' catch-up."""
+             repeats: int = MODEL_VALIDATE_REPEATS, control: Case | None = CONTROL) -> float:
+    """Seconds model validate should take: its runs (each case's repeats and the control's) with their profiles,
+    the onset's drains, and the onset runs with their stopped replicas' catch-up."""
     drain = apply_seconds(60, 1)  # about a minute of writing the backlog, then a few seconds per replica
     onset = ONSET_DURATION + IDLE_WINDOW_MAX + RUN_OVERHEAD + TABLE_CHECKSUM_SECONDS  # faults: the whole table
-    return (repeats * sum(run_seconds(duration, c.rate) + PROFILE_SECONDS for c in cases)
+    every = (*cases, control) if control else cases
+    return (repeats * sum(run_seconds(duration, c.rate) + PROFILE_SECONDS for c in every)
             + drain_count(repeats) * drain + len(ONSET_LOADS) * onset)
 
 
@@ -143,13 +154,16 @@ def drain_count(repeats: int) -> int:
 def validate(settings: Settings, model: dict[str, Any], cases: tuple[Case, ...] = CASES,
              duration: float = DURATION, onset_rows: int = ONSET_ROWS,
              onset_duration: float = ONSET_DURATION, onset_backlog: float = ONSET_DRAIN_S,
-             repeats: int = MODEL_VALIDATE_REPEATS) -> dict[str, Any]:
+             repeats: int = MODEL_VALIDATE_REPEATS, control: Case | None = None) -> dict[str, Any]:
+    """The held-out cases (and the control, a fitted cell, where one is given) in rotated rounds, the onset drained
+    after each round, then the live onset runs; validate.json rewritten after each run and drain."""
     folder = settings.results / "model" / f"{costmodel.HELD_OUT}{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
     folder.mkdir(parents=True)
     progress = Progress("model validate")
     out: dict[str, Any] = {"folder": folder.name, "repeats": repeats, "cases": []}
-    runs: list[list[dict[str, Any]]] = [[] for _ in cases]
-    order = validation.rounds(len(cases), repeats)
+    every = (*cases, control) if control else cases  # the control rotates with the cases, one run a round
+    runs: list[list[dict[str, Any]]] = [[] for _ in every]
+    order = validation.rounds(len(every), repeats)
     onset = _onset_plan(model, onset_rows, onset_backlog) if onset_rows else None
     drains = drain_count(repeats) if onset and onset.out["predicted"] else 0
 
@@ -166,11 +180,13 @@ def validate(settings: Settings, model: dict[str, Any], cases: tuple[Case, ...] 
             # the rows each run wrote; the whole table by the very last run (the onset runs have faults: they
             # check it)
             last = r == len(order) - 1 and position == len(round_) - 1 and not onset_rows
-            case = cases[index]
-            progress.say(f"round {r + 1} of {len(order)}: {case.text}", final=True)
+            case = every[index]
+            progress.say(f"round {r + 1} of {len(order)}: {case.text}"
+                         + (" (the control: a cell of the fit)" if index == len(cases) else ""), final=True)
             runs[index].append(_case(settings, model, case, duration, "table" if last else "rows", folder, progress))
-            out["cases"] = [validation.case_of({"scenario": c.scenario, "rate": c.rate, "setting": c.setting}, got)
-                            for c, got in zip(cases, runs, strict=True) if got]
+            out["cases"] = [validation.case_of(_identity(c), got) for c, got in zip(cases, runs, strict=False) if got]
+            if control and runs[-1]:
+                out["control"] = validation.case_of(_identity(control), runs[-1])
             out["summary"] = validation.coverage(out)
             write_json(folder / "validate.json", out)
         if r < drains:
@@ -182,6 +198,10 @@ def validate(settings: Settings, model: dict[str, Any], cases: tuple[Case, ...] 
         out["summary"] = validation.coverage(out)
         write_json(folder / "validate.json", out)
     return out
+
+
+def _identity(case: Case) -> dict[str, Any]:
+    return {"scenario": case.scenario, "rate": case.rate, "setting": case.setting}
 
 
 def _case(settings: Settings, model: dict[str, Any], case: Case, duration: float, checksum: str, folder: Path,

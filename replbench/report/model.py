@@ -244,8 +244,10 @@ def render_validation(doc: dict[str, Any] | Validation) -> str:
                           for _, label in VALIDATED) + " |",
              "|---|---|---|---|---|" + "---|" * len(VALIDATED),
              ]
-    for c in data.cases or []:
-        label = case_label(c)
+    shown = [(c, case_label(c)) for c in data.cases or []]
+    if filled(data.control):
+        shown.append((data.control, f"{case_label(data.control)} (control: a fitted cell)"))
+    for c, label in shown:
         runs = [r for r in repeats_of(c) if r.usable]
         used = f"{len(runs)} of {len(repeats_of(c))}"
         if not c.usable:
@@ -345,6 +347,18 @@ def render_coverage(summary: dict[str, Any]) -> list[str]:
                  for kind, w in got["worst"].items()]
         judged = f"worst error of a case's mean over {repeats} repeats" if repeats > 1 else "worst error"
         lines.append(text + (f"; {judged}: " + ", ".join(worst) if worst else ""))
+    control = summary.get("control")
+    if control:
+        drift = ", ".join(f"{figure} {err:+.1f} %" for figure, err in control["error_pct"].items())
+        text = (f"- control {control['case']} (a cell the model was fitted on, run in every round): {drift}, the "
+                "host's drift since the fit")
+        scaled = [f"{label} {w['error_pct']:+.1f} % ({w['case']}, {w['figure']}; "
+                  f"{'within' if w['within'] else 'outside'} ±{w['bound_pct']:g} %)"
+                  for path, label in PATHS if (w := control["scaled_worst"].get(path))]
+        if scaled:
+            text += ("; the held-out CPU predictions scaled by the control's measured/predicted, worst error "
+                     + ", ".join(scaled) + " (beside the bounds, which judge the errors as measured)")
+        lines.append(text)
     onset = summary.get("onset")
     if onset:
         lines.append("- lag onset: " + ", ".join(
