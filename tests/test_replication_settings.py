@@ -11,6 +11,7 @@ import pytest
 from replbench.core import sql
 from replbench.core.config import Settings
 from replbench.core.records import STATUS_SUCCEEDED
+from replbench.measure import counters
 from replbench.topology import knobs
 from replbench.topology.knobs import Knobs
 
@@ -115,6 +116,18 @@ def test_write_bulk_bytes_per_row_and_per_write(topo: Settings, shared_run: Shar
     else:  # one statement per write, whatever K is
         assert b["bytes_per_write"] < 1000 and b["bytes_per_row"] < 10
     assert "bytes per row changed" in proc.stdout
+
+
+def test_rows_changed_come_from_userstat_and_from_the_handler_counters_while_it_is_off(topo: Settings) -> None:
+    master = topo.node("master")
+    counters.enable(topo)
+    assert counters.APP_ROWS in counters.node_snapshot(master, topo, None).status
+    with sql.admin(master, topo) as cur:
+        cur.execute("SET GLOBAL userstat = OFF")
+    try:  # no figure rather than a frozen one: describe() then counts by the handlers less the beats
+        assert counters.APP_ROWS not in counters.node_snapshot(master, topo, None).status
+    finally:
+        counters.enable(topo)
 
 
 def test_io_csv_holds_fsyncs_and_bytes_written_per_node(shared_run: SharedRuns) -> None:

@@ -200,8 +200,8 @@ def _replica_entry(drains: Drains, name: str, queued: dict[str, Any] | None, aft
     if took and applied:
         net = None if cpu is None else max(0.0, cpu - (idle or 0.0) * took)
         trx_rate = applied["transactions"] / took
-        # the replica applies the master's very transactions (same GTIDs), hence the master's rows: the
-        # handler counters of parallel workers are not all in SHOW GLOBAL STATUS when the wait returns
+        # the replica applies the master's very transactions (same GTIDs), hence the master's rows (measure/counters:
+        # a replica's own count is kept beside)
         rows = master["rows_changed"] * applied["transactions"] / max(1, master["transactions"])
         entry.update(transactions=applied["transactions"], rows=round(rows),
                      apply_rate_trx_per_s=round(trx_rate, 1), apply_rate_rows_per_s=round(rows / took, 1),

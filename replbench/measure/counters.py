@@ -24,8 +24,8 @@ import psutil
 from ..core import sql
 from ..core.config import HEARTBEAT_DOMAIN_ID, META_SCHEMA, Node, Settings
 
-# MariaDB 10.11 has no Innodb_rows_* nor Innodb_os_log_fsyncs: rows changed come from the handler counters (a
-# row whose values do not change is not counted), InnoDB's fsyncs (data and redo files) from Innodb_data_fsyncs
+# MariaDB 10.11 has no Innodb_rows_* nor Innodb_os_log_fsyncs: rows changed come from userstat's per-table figures
+# (the handler counters where userstat is off), InnoDB's fsyncs (data and redo files) from Innodb_data_fsyncs
 STATUS = ("Com_update", "Com_insert", "Com_delete", "Binlog_commits", "Binlog_group_commits", "Handler_update",
           "Handler_write", "Handler_delete", "Handler_read_key", "Handler_read_next", "Handler_read_prev",
           "Handler_read_first", "Handler_read_last", "Handler_read_rnd", "Handler_read_rnd_next",
@@ -71,9 +71,13 @@ def node_snapshot(node: Node, settings: Settings, pid: int | None) -> NodeCounte
             cur.execute("SELECT @@gtid_binlog_pos" if node.role == "master" else "SELECT @@gtid_slave_pos")
             seq = sql.gtid_seq(str(cur.fetchone()[0] or ""))
             if settings.flavour == "mariadb":
-                cur.execute("SELECT COALESCE(SUM(ROWS_CHANGED), 0) FROM information_schema.TABLE_STATISTICS "
-                            "WHERE TABLE_SCHEMA NOT IN ('mysql', %s)", (META_SCHEMA,))
-                status[APP_ROWS] = float(cur.fetchone()[0])
+                # userstat off (switched off since enable()): no figure, and describe() counts by the handlers
+                cur.execute("SELECT @@userstat, (SELECT COALESCE(SUM(ROWS_CHANGED), 0) FROM "
+                            "information_schema.TABLE_STATISTICS WHERE TABLE_SCHEMA NOT IN ('mysql', %s))",
+                            (META_SCHEMA,))
+                on, rows = cur.fetchone()
+                if on:
+                    status[APP_ROWS] = float(rows)
     except sql.MySQLError:
         return None
     return NodeCounters(status, seq, process_write_bytes(pid), time.monotonic())
@@ -189,8 +193,8 @@ def describe(before: dict[str, NodeCounters | None], after: dict[str, NodeCounte
     for name, node in out["nodes"].items():
         if name == "master" or node is None or not master or not master["transactions"]:
             continue
-        # a replica applies the master's very transactions (same GTIDs), hence the master's rows; its own handler
-        # count misses what parallel workers did (not in SHOW GLOBAL STATUS), so it is kept only beside
+        # a replica applies the master's very transactions (same GTIDs), hence the master's rows; its own count
+        # (userstat's, or without it the handler counters, which miss what parallel workers did) is kept beside
         node["rows_changed_counted"] = node["rows_changed"]
         node["rows_changed"] = round(master["rows_changed"] * node["transactions"] / master["transactions"])
         node["rows_per_s"] = round(node["rows_changed"] / seconds, 1)
