@@ -317,8 +317,8 @@ def test_fit_and_validate_on_the_small_topology(topo, shared_run) -> None:
     # the control, a cell of the fit (write at 80/s), ran in both rounds and is reported apart from the cases
     assert len({r["run"] for r in held_out["control"]["repeats"]} - set(runs)) == 2, held_out["control"]
     assert "| write @ 80/s ROW-FULL (control: a fitted cell) | 2 of 2 | from the run's counts |" in proc.stdout
-    assert "- control write @ 80/s ROW-FULL (a cell the model was fitted on, run in every round): master CPU " \
-        in proc.stdout, proc.stdout
+    assert ("- control write @ 80/s ROW-FULL (a cell the model was fitted on, run in every round): measured master "
+            "CPU ×") in proc.stdout, proc.stdout
     assert len({d["folder"] for d in held_out["onset"]["drains"]}) == 2, held_out["onset"]
     row = next(line for line in proc.stdout.splitlines() if line.startswith("| write-mix @ 40/s"))
     assert row.count(" / ") == 3 and "%" in row  # binlog, master and replica: predicted beside measured

@@ -514,19 +514,31 @@ def test_the_control_a_fitted_cell_gives_the_hosts_drift_and_the_held_out_errors
     summary = validation.coverage({**REPEATED, "control": control})
     assert summary["paths"] == validation.coverage(REPEATED)["paths"]  # the control is no held-out figure
     got = summary["control"]
-    assert round(100 * (8.0 - 8.8) / 8.8, 1) == -9.1 and round(100 * (8.0 * 1.1 - 9.2) / 9.2, 1) == -4.3
-    assert got["error_pct"] == {"master CPU": -9.1, "replica CPU": 0.0}
-    assert got["ratio"] == {"master CPU": 1.1, "replica CPU": 1.0} and got["runs"] == 2
+    assert round(100 * (8.0 * 1.1 - 9.2) / 9.2, 1) == -4.3
+    assert got["ratio"] == {"counts": {"master CPU": 1.1, "replica CPU": 1.0}} and got["runs"] == 2
     assert got["scaled_worst"] == {"counts": {"error_pct": -4.3,
                                               "case": "write-mix @ 200/s ROW-FULL", "figure": "master CPU",
                                               "bound_pct": 15.0, "within": True}}
     assert validation.coverage(REPEATED)["control"] is None
     text = render_validation({**REPEATED, "control": control})
     assert "| write @ 200/s ROW-FULL (control: a fitted cell) | 2 of 2 | from the run's counts |" in text
-    assert ("- control write @ 200/s ROW-FULL (a cell the model was fitted on, run in every round): master CPU "
-            "-9.1 %, replica CPU +0.0 %, the host's drift since the fit; the held-out CPU predictions scaled by the "
-            "control's measured/predicted, worst error from the run's counts -4.3 % (write-mix @ 200/s ROW-FULL, "
-            "master CPU; within ±15 %)") in text
+    assert ("- control write @ 200/s ROW-FULL (a cell the model was fitted on, run in every round): measured master "
+            "CPU ×1.10, replica CPU ×1.00 of its prediction from the counts, mostly the host's drift since the fit "
+            "(the rest the fit's residual there and the runs' noise); the held-out CPU predictions scaled by the "
+            "control's measured/predicted on the same path, worst error from the run's counts -4.3 % (write-mix @ "
+            "200/s ROW-FULL, master CPU; within ±15 %)") in text
+    # a control whose CPU measured nothing (0 s) gives no ratio, and the line is left out rather than divided by it
+    idle = validation.case_of({"scenario": "write", "rate": 200, "setting": "ROW-FULL"},
+                              [_run("c0", master_cpu_s=_fig(4.0, 3.6, 4.4, 0.0))])
+    assert validation.coverage({**REPEATED, "control": idle})["control"] is None
+    assert "- control" not in render_validation({**REPEATED, "control": idle})
+    # the profile path is scaled by the control's own profile: its master CPU measured ×2 of that prediction
+    profiled = validation.case_of({"scenario": "write", "rate": 200, "setting": "ROW-FULL"}, [
+        _run("p1", master_cpu_s=_fig(4.0, 3.6, 4.4, 4.0), profile={"master_cpu_s": _fig(2.0, 1.8, 2.2, 4.0)})])
+    held = {"cases": [_case(100, _run("h1", master_cpu_s=_fig(4.0, 3.6, 4.4, 4.0),
+                                      profile={"master_cpu_s": _fig(2.2, 2.0, 2.4, 4.0)}))]}
+    worst = validation.coverage({**held, "control": profiled})["control"]["scaled_worst"]
+    assert (worst["counts"]["error_pct"], worst["profile"]["error_pct"]) == (0.0, 10.0)
 
 
 def test_the_control_runs_in_every_round_rotated_with_the_cases_and_is_kept_apart(tmp_path, monkeypatch) -> None:

@@ -281,29 +281,33 @@ def coverage(doc: dict[str, Any] | Validation) -> dict[str, Any]:
 
 
 def _control(data: Validation) -> dict[str, Any] | None:
-    """The control (a fitted cell run in every round): its CPU errors over its runs, each figure's measured/predicted
-    (the host's drift since the fit), and the held-out cases' worst CPU error of a case's mean, per path, once each
-    prediction is scaled by the control's ratio for the same figure; None without a usable control."""
+    """The control (a fitted cell run in every round): per path, its CPU figures' measured/predicted over its runs
+    (mostly the host's drift since the fit; the rest the fit's residual on that cell and the runs' noise), and the
+    held-out cases' worst CPU error of a case's mean once each prediction is scaled by the control's ratio for the
+    same figure on the same path; None without a usable control that has a ratio."""
     c = data.control
     if not filled(c) or not c.usable:
         return None
-    ratio = {part: v.measured / v.predicted.value for part, v in figures(c, "counts").items()
-             if part in CPU and v.predicted is not None and v.predicted.value and v.measured is not None}
-    if not ratio:
+    ratios = {path: {part: v.measured / v.predicted.value for part, v in figures(c, path).items()
+                     if part in CPU and v.predicted is not None and v.predicted.value and v.measured}
+              for path, _ in PATHS}
+    if not ratios["counts"]:
         return None
     scaled = {}
     for path, _ in PATHS:
+        ratio = ratios[path]
         errors = [(abs(err), err, case_label(case), part) for case in data.cases or []
                   for part, v in figures(case, path).items()
-                  if part in ratio and v.predicted is not None and v.measured is not None
+                  if part in ratio and v.predicted is not None and v.measured
                   and (err := error_pct(v.predicted.value * ratio[part], v.measured)) is not None]
         if errors:
             _, err, case, part = max(errors)
             scaled[path] = {"error_pct": err, "case": case, "figure": FIGURES[part], "bound_pct": MODEL_CPU_BOUND_PCT,
                             "within": abs(err) <= MODEL_CPU_BOUND_PCT}
     return {"case": case_label(c), "runs": len(repeats_of(c)),
-            "error_pct": {FIGURES[part]: figures(c, "counts")[part].error_pct for part in ratio},
-            "ratio": {FIGURES[part]: round(r, 4) for part, r in ratio.items()}, "scaled_worst": scaled}
+            "ratio": {path: {FIGURES[part]: round(r, 4) for part, r in ratio.items()} for path, ratio in ratios.items()
+                      if ratio},
+            "scaled_worst": scaled}
 
 
 def replica_room(summary: RunSummary, cores: int, replica: str) -> float:

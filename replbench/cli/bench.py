@@ -357,7 +357,8 @@ def _add_model_parser(sub: Any) -> None:
                    + ",".join(c.text for c in modelcheck.CASES) + ")")
     p.add_argument("--control", default=modelcheck.CONTROL.text,
                    help="validate: a cell the model was fitted on, run in every round beside the cases: its error "
-                        "is the host's drift since the fit: scenario@rate[:SETTING], or none (default: %(default)s)")
+                        "is mostly the host's drift since the fit: scenario@rate[:SETTING], or none (default: "
+                        "%(default)s)")
     p.add_argument("--duration", help="validate: each case's duration (default: 30s)")
     p.add_argument("--repeat", type=int, default=MODEL_VALIDATE_REPEATS,
                    help="validate: runs of each case, in rounds that run every case in an order rotated by one a "

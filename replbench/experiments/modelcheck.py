@@ -26,8 +26,9 @@ its study, not in one stretch at the end (docs/decisions/cost-model-rate.md, "A 
 median of every replica's rate over them.
 
 The control (--control, CONTROL by default) is a cell the model was fitted on, run in every round as a case is and
-reported apart from them: what the model says of a cell it saw, measured now, is how far the host has drifted since
-the fit (on a shared host, several per cent either way). The coverage sets the held-out CPU errors beside their
+reported apart from them: what the model says of a cell it saw, measured now, is mostly how far the host has
+drifted since the fit (on a shared host, several per cent either way; the rest is the fit's residual on that cell
+and the runs' noise). The coverage sets the held-out CPU errors beside their
 errors once the prediction is scaled by the control's measured/predicted; the bounds judge the errors as measured.
 
 The runs stay in results/model/validate-<time>/ (each case's profile.json beside its run) and are never fitted on
@@ -117,7 +118,7 @@ def parse_cases(text: str) -> tuple[Case, ...]:
 CASES = parse_cases("mixed@200,mixed@400,write-mix@100,write-mix@200,write-mix@100:ROW-MINIMAL,"
                     "write-mix@200:ROW-MINIMAL")
 # the control: a cell the model was fitted on (study cost-model's single-row updates at 200/s, ROW FULL, 30 s runs),
-# run in every round beside the held-out cases. Its error is the host's drift since the fit, not the model's
+# run in every round beside the held-out cases. Its error is mostly the host's drift since the fit, not the model's
 # reach: the coverage scales the held-out CPU predictions by it to tell one from the other (docs/cost-model.md,
 # "Validate")
 CONTROL = Case("write", 200)
@@ -184,7 +185,8 @@ def validate(settings: Settings, model: dict[str, Any], cases: tuple[Case, ...] 
             progress.say(f"round {r + 1} of {len(order)}: {case.text}"
                          + (" (the control: a cell of the fit)" if index == len(cases) else ""), final=True)
             runs[index].append(_case(settings, model, case, duration, "table" if last else "rows", folder, progress))
-            out["cases"] = [validation.case_of(_identity(c), got) for c, got in zip(cases, runs, strict=False) if got]
+            out["cases"] = [validation.case_of(_identity(c), got)
+                            for c, got in zip(cases, runs[:len(cases)], strict=True) if got]
             if control and runs[-1]:
                 out["control"] = validation.case_of(_identity(control), runs[-1])
             out["summary"] = validation.coverage(out)

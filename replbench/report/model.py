@@ -302,7 +302,8 @@ def _cell(c: ValidationCase, source: ValidationCase | ProfileCheck, part: str) -
     if p is None or v.measured is None:
         return "no prediction" if p is None else f"{_num(p.value / n)} / not measured"
     inside = v.inside_runs if v.runs else int(bool(v.inside))
-    return (f"{_num(p.value / n)} / {_num(v.measured / n)} ({v.error_pct:+.1f} %, inside {inside}/{n}"
+    err = "no error of a zero" if v.error_pct is None else f"{v.error_pct:+.1f} %"  # error_pct: measured 0
+    return (f"{_num(p.value / n)} / {_num(v.measured / n)} ({err}, inside {inside}/{n}"
             + (f"; {v.runs_below_resolution} more below its resolution, left out: {below}" if below else "") + ")")
 
 
@@ -349,15 +350,16 @@ def render_coverage(summary: dict[str, Any]) -> list[str]:
         lines.append(text + (f"; {judged}: " + ", ".join(worst) if worst else ""))
     control = summary.get("control")
     if control:
-        drift = ", ".join(f"{figure} {err:+.1f} %" for figure, err in control["error_pct"].items())
-        text = (f"- control {control['case']} (a cell the model was fitted on, run in every round): {drift}, the "
-                "host's drift since the fit")
+        measured = ", ".join(f"{figure} ×{r:.2f}" for figure, r in control["ratio"]["counts"].items())
+        text = (f"- control {control['case']} (a cell the model was fitted on, run in every round): measured "
+                f"{measured} of its prediction from the counts, mostly the host's drift since the fit (the rest "
+                "the fit's residual there and the runs' noise)")
         scaled = [f"{label} {w['error_pct']:+.1f} % ({w['case']}, {w['figure']}; "
                   f"{'within' if w['within'] else 'outside'} ±{w['bound_pct']:g} %)"
                   for path, label in PATHS if (w := control["scaled_worst"].get(path))]
         if scaled:
-            text += ("; the held-out CPU predictions scaled by the control's measured/predicted, worst error "
-                     + ", ".join(scaled) + " (beside the bounds, which judge the errors as measured)")
+            text += ("; the held-out CPU predictions scaled by the control's measured/predicted on the same path, "
+                     "worst error " + ", ".join(scaled) + " (beside the bounds, which judge the errors as measured)")
         lines.append(text)
     onset = summary.get("onset")
     if onset:
