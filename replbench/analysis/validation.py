@@ -16,8 +16,8 @@ Then the coverage (coverage()): per path how many predicted run figures their in
 against its own interval: the interval is a prediction interval for one run, docs/cost-model.md "Intervals"), and
 per kind of figure the worst error of a case's mean against its bound (core/config MODEL_BINLOG_BOUND_PCT,
 MODEL_CPU_BOUND_PCT, MODEL_ONSET_BOUND_PCT), the lag onset's, and the control's: a fitted cell measured beside the
-cases, whose CPU error is the host's drift since the fit (the held-out CPU errors are also given with the drift
-taken out, beside, never instead)."""
+cases, whose CPU error is mostly the host's drift since the fit (the held-out CPU errors are also given scaled by
+it, beside the errors as measured, never instead of them)."""
 
 from __future__ import annotations
 

@@ -28,8 +28,8 @@ median of every replica's rate over them.
 The control (--control, CONTROL by default) is a cell the model was fitted on, run in every round as a case is and
 reported apart from them: what the model says of a cell it saw, measured now, is mostly how far the host has
 drifted since the fit (on a shared host, several per cent either way; the rest is the fit's residual on that cell
-and the runs' noise). The coverage sets the held-out CPU errors beside their
-errors once the prediction is scaled by the control's measured/predicted; the bounds judge the errors as measured.
+and the runs' noise). Beside the held-out CPU errors, the coverage gives them again with each prediction scaled by
+the control's measured/predicted; the bounds judge the errors as measured.
 
 The runs stay in results/model/validate-<time>/ (each case's profile.json beside its run) and are never fitted on
 (model fit skips that folder)."""
