@@ -333,6 +333,25 @@ def test_fit_and_validate_on_the_small_topology(topo, shared_run) -> None:
     assert "- drained alone (a backlog of" in proc.stdout and "% off the median" in proc.stdout
     assert "| 0.8× |" in proc.stdout and "| 1.25× |" in proc.stdout and "Live onset:" in proc.stdout
     assert replicating(topo)  # the replicas stopped for the onset runs replicate again
+    # the same case recorded in two rounds with no model asked (a campaign interleaves them with the fit's studies),
+    # then priced together: one case of two repeats, each run read from its recording, and the control apart
+    for _ in range(2):
+        proc = run_cli(["model", "validate", "--record", "--cases", "write-mix@40", "--duration", "2s", "--repeat",
+                        "1", "--control", "write@80"], env)
+        assert proc.returncode == 0 and "runs recorded in" in proc.stdout, proc.stdout + proc.stderr
+    proc = run_cli(["model", "validate", "--recorded", "--onset-rows", "0"], env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    priced = json.loads(max((topo.state / "results" / "model").glob("validate-*/validate.json")).read_text())
+    assert len(priced["recordings"]) == 2 and priced["repeats"] == 2, priced
+    assert [r["run"].split("/")[1] for r in priced["cases"][0]["repeats"]] == priced["recordings"], priced
+    assert all(r["profile"]["binlog_bytes"]["predicted"] for r in priced["cases"][0]["repeats"]), priced
+    assert len(priced["control"]["repeats"]) == 2
+    assert "| write @ 80/s ROW-FULL (control: a fitted cell) | 2 of 2 | from the run's counts |" in proc.stdout
+    row = next(line for line in proc.stdout.splitlines()
+               if line.startswith("| write-mix @ 40/s") and "from its binlog profile" in line)
+    assert row.count(" / ") == 3 and "no profile" not in row, proc.stdout
+    proc = run_cli(["model", "validate", "--recorded"], env)  # each recording is priced once
+    assert proc.returncode == 1 and "no recorded runs to price" in proc.stderr and "Traceback" not in proc.stderr
     proc = run_cli(["model", "fit"], env)  # validate's runs and drains are held out: the fit reads the same data
     assert proc.returncode == 0 and proc.stdout.splitlines()[0] == fitted_from, proc.stdout
 

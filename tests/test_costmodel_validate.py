@@ -132,8 +132,8 @@ def test_what_the_profile_path_cannot_price_says_why() -> None:
 
 
 def test_a_case_is_profiled_beside_its_run_and_a_failed_copy_is_recorded(tmp_path, monkeypatch) -> None:
-    """_from_profile's wiring with the copy and the decoder replaced: the profile file beside the run, the window
-    it was asked for, and a copy that fails recorded as the case's profile error."""
+    """_profiled's wiring with the copy and the decoder replaced: the profile file beside the run, the window it
+    was asked for, and a copy that fails recorded as the case's profile error; _priced then prices the file."""
     model = costmodel.fit(*synthetic())
     profile = _snippet_profile()
     asked = {}
@@ -152,18 +152,24 @@ def test_a_case_is_profiled_beside_its_run_and_a_failed_copy_is_recorded(tmp_pat
     clock = Clock(zero=now - 60, created=now - 60, started_up_s=None, start=10.0, end=40.0)
     run = tmp_path / "write-mix-200"
     run.mkdir()
-    got = modelcheck._from_profile(None, model, _obs(), clock, run, modelcheck.Progress("test"))
+    got = modelcheck._profiled(None, clock, run, modelcheck.Progress("test"))
     assert (run / "profile.json").exists() and got["file"] == "write-mix-200/profile.json"
     assert prof.read(run / "profile.json").workload.transactions == SNIPPET_TRX
     assert asked["since"] == asked["window"].since and got["since"] == binlogfile.clock(asked["window"].since)
-    assert got["binlog_bytes"]["predicted"] is not None
+    monkeypatch.setattr(modelcheck, "read_summary", lambda folder: None)
+    monkeypatch.setattr(modelcheck, "read_meta", lambda folder: None)
+    monkeypatch.setattr(costmodel, "observation", lambda summary, meta: _obs())
+    priced = modelcheck._priced(model, tmp_path, {"run": run.name, "profile": got}, "../rec/")
+    assert priced["profile"]["file"] == "../rec/write-mix-200/profile.json" and priced["run"] == "../rec/write-mix-200"
+    assert priced["profile"]["binlog_bytes"]["predicted"] is not None
 
     def fails(*_):
         raise binlogfile.BinlogFileError("the native topology's master does not answer as 'root': refused")
 
     monkeypatch.setattr(binlogfile, "copy_from_server", fails)
-    assert modelcheck._from_profile(None, model, _obs(), clock, run, modelcheck.Progress("test")) == {
-        "error": "the native topology's master does not answer as 'root': refused"}
+    failed = modelcheck._profiled(None, clock, run, modelcheck.Progress("test"))
+    assert failed == {"error": "the native topology's master does not answer as 'root': refused"}
+    assert modelcheck._priced(model, tmp_path, {"run": run.name, "profile": failed})["profile"] == failed
 
 
 def test_a_case_runs_under_its_setting_and_is_predicted_both_ways(tmp_path, monkeypatch) -> None:
@@ -182,9 +188,11 @@ def test_a_case_runs_under_its_setting_and_is_predicted_both_ways(tmp_path, monk
 
     monkeypatch.setattr(modelcheck, "Run", FakeRun)
     monkeypatch.setattr(modelcheck, "read_meta", lambda folder: None)
+    monkeypatch.setattr(modelcheck, "read_summary", lambda folder: None)
     monkeypatch.setattr(costmodel, "observation", lambda summary, meta: _obs("ROW-MINIMAL"))
-    monkeypatch.setattr(modelcheck, "_from_profile", lambda settings, model, obs, clock, folder, progress:
-                        {"file": f"{folder.name}/profile.json", "clock": clock, "setting": obs["setting"]})
+    monkeypatch.setattr(modelcheck, "_profiled", lambda settings, clock, folder, progress:
+                        {"file": f"{folder.name}/profile.json", "since": clock, "until": None})
+    monkeypatch.setattr(modelcheck, "read_profile", lambda path: _snippet_profile())
     case = modelcheck.parse_cases("write-mix@200:ROW-MINIMAL")[0]
     got = modelcheck._case(None, model, case, 30.0, "rows", tmp_path, modelcheck.Progress("test"))
     assert (ran["scenario"], ran["rate"], ran["options"].checksum) == ("write-mix", 200, "rows")
@@ -194,8 +202,8 @@ def test_a_case_runs_under_its_setting_and_is_predicted_both_ways(tmp_path, monk
         next(tmp_path.iterdir()).name, True, SNIPPET_TRX, SNIPPET_ROWS)
     assert "setting" not in got and "scenario" not in got
     assert got["not_predicted"]["binlog_bytes"] == "the model has no fit of ROW-MINIMAL bench_idx"
-    assert got["profile"] == {"file": f"{got['run']}/profile.json", "clock": "the run's clock",
-                              "setting": "ROW-MINIMAL"}
+    assert (got["profile"]["file"], got["profile"]["since"]) == (f"{got['run']}/profile.json", "the run's clock")
+    assert "ROW-MINIMAL" in got["profile"]["not_predicted"]["binlog_bytes"]  # priced under the case's setting
 
 
 # --- the coverage ----------------------------------------------------------------------------------------------
@@ -472,6 +480,11 @@ def test_the_estimate_and_the_campaigns_unit_scale_with_the_repeats(tmp_path) ->
     path.write_text('[[units]]\ncommand = "model validate --repeat 2"\n[[units]]\ncommand = "model validate"\n')
     first, second = campaign.load(str(path)).units
     assert (first.estimate_s, second.estimate_s) == (two, modelcheck.estimate())
+    path.write_text('[[units]]\ncommand = "model validate --record --repeat 1"\n'
+                    '[[units]]\ncommand = "model validate --recorded"\n')
+    record, priced = campaign.load(str(path)).units
+    assert (record.estimate_s, priced.estimate_s) == (modelcheck.estimate(repeats=1, onset=False),
+                                                      modelcheck.estimate(runs=False))
 
 
 @pytest.mark.parametrize("value", ["0", "-1"])
@@ -562,3 +575,65 @@ def test_model_validate_refuses_a_bad_control_with_exit_2(control: str, needle: 
     errors = [ln for ln in err.splitlines() if ln.startswith("./run.sh: error:")]
     assert code == 2 and out == "" and "Traceback" not in err, err
     assert len(errors) == 1 and needle in errors[0], err
+
+
+# --- recorded rounds, priced after the fit ------------------------------------------------------------------------
+
+def test_the_rounds_can_go_on_from_an_earlier_recordings_rotation() -> None:
+    assert validation.rounds(3, 1, 1) == [[1, 2, 0]] and validation.rounds(3, 2, 2) == [[2, 0, 1], [0, 1, 2]]
+    assert validation.rounds(3, 3) == [r for first in range(3) for r in validation.rounds(3, 1, first)]
+
+
+def test_recordings_go_on_rotating_and_are_priced_once_gathered_case_by_case(tmp_path, monkeypatch) -> None:
+    """--record's wiring with each run replaced: each recording goes on with the rotation where the last one left
+    off; --recorded prices every recording not priced yet, each case's repeats gathered over them in order (the
+    runs named from the validation's folder), drains the onset as for that many rounds, and names the recordings,
+    which a second --recorded then finds none of."""
+    ran: list[str] = []
+    monkeypatch.setattr(modelcheck, "_recorded_run", lambda settings, case, duration, checksum, folder, progress:
+                        ran.append(case.text) or {"run": f"run-{len(ran)}", "profile": {"error": "not copied"}})
+    priced: list[str] = []
+
+    def price(model, folder, entry, prefix=""):
+        priced.append(prefix + entry["run"])
+        return {"run": prefix + entry["run"], "usable": True, "transactions": 10, "rows": 10, "replica_reads": 0,
+                "binlog_bytes": _fig(100, 90, 110, 100)}
+
+    monkeypatch.setattr(modelcheck, "_priced", price)
+    monkeypatch.setattr(modelcheck.costmodel, "onset", lambda model, rows: {"value": 80.0, "low": 70.0, "high": 90.0})
+    monkeypatch.setattr(modelcheck, "_drain", lambda settings, onset, folder: ran.append("drain") or {
+        "folder": "apply/d", "writes": onset.writes, "fill_rate": onset.fill, "status": "ok",
+        "apply_rate_trx_per_s": [80.0]})
+    monkeypatch.setattr(modelcheck, "_onset_live", lambda settings, onset, *rest: ran.append("live") or onset.out)
+    settings = SimpleNamespace(results=tmp_path)
+    cases = modelcheck.parse_cases("write@10,write@20")
+    first = modelcheck.record(settings, cases, 2.0, 1, modelcheck.CONTROL)
+    second = modelcheck.record(settings, cases, 2.0, 1, modelcheck.CONTROL)
+    assert ran == ["write@10", "write@20", "write@200", "write@20", "write@200", "write@10"]
+    assert priced == []  # recorded, not priced: no model asked
+    assert [r.name for r in modelcheck.pending_recordings(settings)] == [first["folder"], second["folder"]]
+    ran.clear()
+    out = modelcheck.priced_recordings(settings, {})
+    assert out["recordings"] == [first["folder"], second["folder"]] and out["repeats"] == 2
+    assert [r["run"] for r in out["cases"][1]["repeats"]] == [f"../{first['folder']}/run-2",
+                                                               f"../{second['folder']}/run-4"]
+    assert [r["run"] for r in out["control"]["repeats"]] == [f"../{first['folder']}/run-3",
+                                                              f"../{second['folder']}/run-5"]
+    assert ran == ["drain", "drain", "live"]  # drain_count(2): as validate drains two rounds
+    written = Validation.model_validate(json.loads((tmp_path / "model" / out["folder"] / "validate.json").read_text()))
+    assert written.recordings == [first["folder"], second["folder"]] and written.summary is not None
+    assert "recorded in 2 rounds (`model validate --record`), interleaved with the fit's studies" in \
+        render_validation(written)
+    assert modelcheck.pending_recordings(settings) == []
+    with pytest.raises(modelcheck.ReplbenchError, match="no recorded runs to price"):
+        modelcheck.priced_recordings(settings, {})
+    assert modelcheck.estimate(runs=False) + modelcheck.estimate(onset=False) == pytest.approx(modelcheck.estimate())
+
+
+@pytest.mark.parametrize("args, needle", [(["--record", "--recorded"], "not allowed with"),
+                                          (["--recorded", "--cases", "write@10"], "--recorded prices the runs"),
+                                          (["--recorded", "--duration", "5s"], "--recorded prices the runs")])
+def test_model_validate_refuses_record_flags_that_do_not_go_together_with_exit_2(args: list[str],
+                                                                                  needle: str) -> None:
+    code, out, err = run_main(["model", "validate", *args])
+    assert code == 2 and out == "" and "Traceback" not in err and needle in err, err

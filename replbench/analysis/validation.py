@@ -142,10 +142,11 @@ def _total(model: dict[str, Any], sheets: list[dict[str, Any]], part: str,
 
 # --- a case over its repeats ----------------------------------------------------------------------------------
 
-def rounds(cases: int, repeats: int) -> list[list[int]]:
+def rounds(cases: int, repeats: int, first: int = 0) -> list[list[int]]:
     """The order of a case list's runs: round r runs every case, in the list's order rotated by r (round 0: A B C,
-    round 1: B C A, …), so no case always runs first or last in a round."""
-    return [[(r + i) % cases for i in range(cases)] for r in range(repeats)] if cases else []
+    round 1: B C A, …), so no case always runs first or last in a round; from round `first` on (a recording that
+    goes on from earlier ones)."""
+    return [[(r + i) % cases for i in range(cases)] for r in range(first, first + repeats)] if cases else []
 
 
 def _summed(runs: list[dict[str, Any]]) -> dict[str, Any]:

@@ -360,6 +360,14 @@ def _add_model_parser(sub: Any) -> None:
                         "is mostly the host's drift since the fit: scenario@rate[:SETTING], or none (default: "
                         "%(default)s)")
     p.add_argument("--duration", help="validate: each case's duration (default: 30s)")
+    how = p.add_mutually_exclusive_group()
+    how.add_argument("--record", action="store_true",
+                     help="validate: run and profile the cases (and the control) with no model yet, each run kept "
+                          "to be priced by --recorded once the model is fitted (a campaign interleaves such rounds "
+                          "with the fit's studies)")
+    how.add_argument("--recorded", action="store_true",
+                     help="validate: price the runs --record recorded under results/model (those no validation "
+                          "has priced yet) with the fitted model, then the lag onset")
     p.add_argument("--repeat", type=int, default=MODEL_VALIDATE_REPEATS,
                    help="validate: runs of each case, in rounds that run every case in an order rotated by one a "
                         "round; the bounds judge each case's mean (default: %(default)s)")
@@ -555,6 +563,60 @@ def _interrupted_validation(settings: Settings, before: set[Path]) -> None:
     print(f"replbench: model validate interrupted; what it measured is above and in {shown_path(record)}",
           file=sys.stderr)
 
+def _model_validate(args: argparse.Namespace, settings: Settings, path: Path) -> int:
+    """model validate: the cases run and priced now, or (--record) run and kept, or (--recorded) the kept ones
+    priced."""
+    cases = modelcheck.CASES
+    if args.cases is not None:
+        try:
+            cases = modelcheck.parse_cases(args.cases)
+        except modelcheck.CaseError as exc:
+            raise UsageError(f"--cases {exc}") from None
+        for case in cases:
+            load_scenario(case.scenario)
+    control = None
+    if args.control.lower() != "none":
+        try:
+            (control,) = modelcheck.parse_cases(args.control)
+        except modelcheck.CaseError as exc:
+            raise UsageError(f"--control {exc}") from None
+        except ValueError:
+            raise UsageError(f"--control {args.control!r}: one case, {modelcheck.CASE_FORMAT}, or none") from None
+        load_scenario(control.scenario)
+    duration = parse_seconds(args.duration, "--duration") if args.duration else modelcheck.DURATION
+    if args.repeat < 1:
+        raise UsageError("--repeat must be 1 or more")
+    if not 0 <= args.onset_rows <= MAX_BULK_ROWS:
+        raise UsageError(f"--onset-rows must be from 0 to {MAX_BULK_ROWS:,}")
+    onset_duration = (parse_seconds(args.onset_duration, "--onset-duration") if args.onset_duration
+                      else modelcheck.ONSET_DURATION)
+    if not 0 < args.onset_backlog <= 600:
+        raise UsageError("--onset-backlog must be from 0 to 600 seconds (more than 0)")
+    if args.recorded and (args.cases is not None or args.duration):
+        raise UsageError("--recorded prices the runs as --record ran them: --cases and --duration belong to "
+                         "--record")
+    if args.record:
+        data = modelcheck.record(settings, cases, duration, args.repeat, control)
+        runs = sum(len(c["repeats"]) for c in (*data.get("cases", []), *filter(None, [data.get("control")])))
+        print(f"model validate --record: {runs} runs recorded in "
+              f"{shown_path(settings.results / 'model' / data['folder'])}; price them once the model is fitted: "
+              "./run.sh model validate --recorded")
+        return 0
+    if not path.exists():
+        raise ReplbenchError(f"no model yet: run `./run.sh model fit` first ({shown_path(path)} is missing)")
+    before = set((settings.results / "model").glob(f"{costmodel.HELD_OUT}*"))
+    try:
+        data = (modelcheck.priced_recordings(settings, load(path), args.onset_rows, onset_duration,
+                                             args.onset_backlog) if args.recorded else
+                modelcheck.validate(settings, load(path), cases, duration, args.onset_rows,
+                                    onset_duration, args.onset_backlog, args.repeat, control))
+    except KeyboardInterrupt:
+        _interrupted_validation(settings, before)
+        raise
+    print(render_validation(data))
+    return 0
+
+
 def cmd_model(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     path = settings.results / "model" / "model.json"
@@ -572,43 +634,7 @@ def cmd_model(args: argparse.Namespace) -> int:
         print(f"model: {shown_path(path)}")
         return 0
     if args.action == "validate":
-        cases = modelcheck.CASES
-        if args.cases is not None:
-            try:
-                cases = modelcheck.parse_cases(args.cases)
-            except modelcheck.CaseError as exc:
-                raise UsageError(f"--cases {exc}") from None
-            for case in cases:
-                load_scenario(case.scenario)
-        control = None
-        if args.control.lower() != "none":
-            try:
-                (control,) = modelcheck.parse_cases(args.control)
-            except modelcheck.CaseError as exc:
-                raise UsageError(f"--control {exc}") from None
-            except ValueError:
-                raise UsageError(f"--control {args.control!r}: one case, {modelcheck.CASE_FORMAT}, or none") from None
-            load_scenario(control.scenario)
-        duration = parse_seconds(args.duration, "--duration") if args.duration else modelcheck.DURATION
-        if args.repeat < 1:
-            raise UsageError("--repeat must be 1 or more")
-        if not 0 <= args.onset_rows <= MAX_BULK_ROWS:
-            raise UsageError(f"--onset-rows must be from 0 to {MAX_BULK_ROWS:,}")
-        onset_duration = (parse_seconds(args.onset_duration, "--onset-duration") if args.onset_duration
-                          else modelcheck.ONSET_DURATION)
-        if not 0 < args.onset_backlog <= 600:
-            raise UsageError("--onset-backlog must be from 0 to 600 seconds (more than 0)")
-        if not path.exists():
-            raise ReplbenchError(f"no model yet: run `./run.sh model fit` first ({shown_path(path)} is missing)")
-        before = set((settings.results / "model").glob(f"{costmodel.HELD_OUT}*"))
-        try:
-            data = modelcheck.validate(settings, load(path), cases, duration, args.onset_rows,
-                                       onset_duration, args.onset_backlog, args.repeat, control)
-        except KeyboardInterrupt:
-            _interrupted_validation(settings, before)
-            raise
-        print(render_validation(data))
-        return 0
+        return _model_validate(args, settings, path)
     if args.profile:
         return profile.predict_from_profile(args)
     args.setting = args.setting or "ROW-FULL"

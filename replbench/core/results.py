@@ -1066,6 +1066,7 @@ class Validation(Record):
     control: ValidationCase | None = None  # a cell the model was fitted on, run in every round (modelcheck.CONTROL)
     onset: Onset | None = None
     summary: dict[str, Any] | None = None  # analysis/validation.coverage's, as validate wrote it
+    recordings: list[str] | None = None  # the `--record` folders whose runs it priced (`--recorded`), in order
 
 
 def model_of(doc: dict[str, Any] | CostModel) -> CostModel:

@@ -130,7 +130,8 @@ def _estimate(args: list[str], minutes: float | None, env: dict[str, str] | None
         if args[1:2] != ["validate"]:
             return 30.0
         repeat = flag("--repeat")
-        return modelcheck.estimate(repeats=int(repeat)) if repeat else modelcheck.estimate()
+        repeats = {"repeats": int(repeat)} if repeat and "--recorded" not in args else {}
+        return modelcheck.estimate(**repeats, runs="--recorded" not in args, onset="--record" not in args)
     duration = flag("--duration")
     return (parse_duration(duration) if duration else 60.0) + (idle or IDLE_WINDOW_MAX) + RUN_OVERHEAD + \
         TABLE_CHECKSUM_SECONDS

@@ -47,6 +47,7 @@ from typing import Any
 
 from ..analysis import costmodel, validation
 from ..analysis.profile import ProfileError, Window, profile_files, source_of
+from ..analysis.profile import read as read_profile
 from ..core import scenario as scenarios
 from ..core.config import (
     FALLING_BEHIND,
@@ -57,8 +58,9 @@ from ..core.config import (
     Settings,
 )
 from ..core.progress import Progress
-from ..core.records import new_folder, write_json
-from ..core.results import apply_of, read_meta, summary_of
+from ..core.records import new_folder, shown_path, write_json
+from ..core.results import apply_of, read_meta, read_summary, summary_of, validation_of
+from ..core.results import load as load_json
 from ..load import faults
 from ..measure import binlogfile
 from ..topology import knobs
@@ -134,17 +136,20 @@ ONSET_REPLICA = "replica1"
 ONSET_FILL_ROWS_PER_S = 3000  # the drain's backlog is written at this many rows/s: below the master's knee at 8M
 ONSET_DRAIN_S = 3.0  # the drain's backlog: about this many seconds of apply at the predicted onset
 ONSET_MIN_WRITES = 50
+RECORDING = "recording.json"  # a validate-<time>/ folder of runs recorded by `--record`, not priced yet
 
 
 def estimate(cases: tuple[Case, ...] = CASES, duration: float = DURATION,
-             repeats: int = MODEL_VALIDATE_REPEATS, control: Case | None = CONTROL) -> float:
+             repeats: int = MODEL_VALIDATE_REPEATS, control: Case | None = CONTROL, runs: bool = True,
+             onset: bool = True) -> float:
     """Seconds model validate should take: its runs (each case's repeats and the control's) with their profiles,
-    the onset's drains, and the onset runs with their stopped replicas' catch-up."""
+    the onset's drains, and the onset runs with their stopped replicas' catch-up; `--record` has the runs alone,
+    `--recorded` the onset alone (drained as for `repeats` rounds)."""
     drain = apply_seconds(60, 1)  # about a minute of writing the backlog, then a few seconds per replica
-    onset = ONSET_DURATION + IDLE_WINDOW_MAX + RUN_OVERHEAD + TABLE_CHECKSUM_SECONDS  # faults: the whole table
+    live = ONSET_DURATION + IDLE_WINDOW_MAX + RUN_OVERHEAD + TABLE_CHECKSUM_SECONDS  # faults: the whole table
     every = (*cases, control) if control else cases
-    return (repeats * sum(run_seconds(duration, c.rate) + PROFILE_SECONDS for c in every)
-            + drain_count(repeats) * drain + len(ONSET_LOADS) * onset)
+    return ((repeats * sum(run_seconds(duration, c.rate) + PROFILE_SECONDS for c in every) if runs else 0.0)
+            + ((drain_count(repeats) * drain + len(ONSET_LOADS) * live) if onset else 0.0))
 
 
 def drain_count(repeats: int) -> int:
@@ -158,8 +163,7 @@ def validate(settings: Settings, model: dict[str, Any], cases: tuple[Case, ...] 
              repeats: int = MODEL_VALIDATE_REPEATS, control: Case | None = None) -> dict[str, Any]:
     """The held-out cases (and the control, a fitted cell, where one is given) in rotated rounds, the onset drained
     after each round, then the live onset runs; validate.json rewritten after each run and drain."""
-    folder = settings.results / "model" / f"{costmodel.HELD_OUT}{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
-    folder.mkdir(parents=True)
+    folder = _new_folder(settings)
     progress = Progress("model validate")
     out: dict[str, Any] = {"folder": folder.name, "repeats": repeats, "cases": []}
     every = (*cases, control) if control else cases  # the control rotates with the cases, one run a round
@@ -169,10 +173,7 @@ def validate(settings: Settings, model: dict[str, Any], cases: tuple[Case, ...] 
     drains = drain_count(repeats) if onset and onset.out["predicted"] else 0
 
     def drain(n: int) -> None:
-        progress.say(f"onset drain {n + 1} of {drains}: a backlog of {onset.writes:,} transactions of "
-                     f"{onset_rows} rows", final=True)
-        onset.out["drains"].append(_drain(settings, onset, folder))
-        _drain_median(onset.out)  # after each drain: an interrupted validation keeps the drains' median so far
+        _drain_once(settings, onset, folder, n, drains, progress)
         out["onset"] = onset.out
         write_json(folder / "validate.json", out)
 
@@ -181,15 +182,10 @@ def validate(settings: Settings, model: dict[str, Any], cases: tuple[Case, ...] 
             # the rows each run wrote; the whole table by the very last run (the onset runs have faults: they
             # check it)
             last = r == len(order) - 1 and position == len(round_) - 1 and not onset_rows
-            case = every[index]
-            progress.say(f"round {r + 1} of {len(order)}: {case.text}"
-                         + (" (the control: a cell of the fit)" if index == len(cases) else ""), final=True)
-            runs[index].append(_case(settings, model, case, duration, "table" if last else "rows", folder, progress))
-            out["cases"] = [validation.case_of(_identity(c), got)
-                            for c, got in zip(cases, runs[:len(cases)], strict=True) if got]
-            if control and runs[-1]:
-                out["control"] = validation.case_of(_identity(control), runs[-1])
-            out["summary"] = validation.coverage(out)
+            _say_run(progress, r, len(order), every[index], index == len(cases))
+            runs[index].append(_case(settings, model, every[index], duration, "table" if last else "rows", folder,
+                                     progress))
+            _fill(out, cases, control, runs)
             write_json(folder / "validate.json", out)
         if r < drains:
             drain(r)
@@ -202,6 +198,125 @@ def validate(settings: Settings, model: dict[str, Any], cases: tuple[Case, ...] 
     return out
 
 
+def record(settings: Settings, cases: tuple[Case, ...] = CASES, duration: float = DURATION,
+           repeats: int = 1, control: Case | None = None) -> dict[str, Any]:
+    """`model validate --record`: the cases (and the control) run and profiled in rotated rounds as validate runs
+    them, with no model yet: each run and its profile.json kept in a validate-<time>/ folder with RECORDING, priced
+    later by priced_recordings (`--recorded`) once the model is fitted. So a campaign can interleave the held-out
+    rounds with the fit's own studies, and the model's fit and its validation sample the same hours of a drifting
+    host (docs/decisions/cost-model-rate.md, "Interleaved"). The rounds go on rotating from the recordings not yet
+    priced: the second recording starts where the first's rotation left off."""
+    first = len(pending_recordings(settings))
+    folder = _new_folder(settings)
+    progress = Progress("model validate --record")
+    every = (*cases, control) if control else cases
+    runs: list[list[dict[str, Any]]] = [[] for _ in every]
+    out: dict[str, Any] = {"folder": folder.name, "first_round": first, "repeats": repeats}
+    for r, round_ in enumerate(validation.rounds(len(every), repeats, first)):
+        for index in round_:
+            _say_run(progress, r, repeats, every[index], index == len(cases))
+            runs[index].append(_recorded_run(settings, every[index], duration, "rows", folder, progress))
+            out["cases"] = [{**_identity(c), "repeats": got} for c, got in zip(cases, runs, strict=False) if got]
+            if control and runs[-1]:
+                out["control"] = {**_identity(control), "repeats": runs[-1]}
+            write_json(folder / RECORDING, out)
+    return out
+
+
+def pending_recordings(settings: Settings) -> list[Path]:
+    """The recordings under results/model that no validation has priced yet, oldest first."""
+    model = settings.results / "model"
+    priced = {name for path in model.glob(f"{costmodel.HELD_OUT}*/validate.json")
+              for name in (validation_of(load_json(path)).recordings or [])}
+    return [path.parent for path in sorted(model.glob(f"{costmodel.HELD_OUT}*/{RECORDING}"))
+            if path.parent.name not in priced]
+
+
+def priced_recordings(settings: Settings, model: dict[str, Any], onset_rows: int = ONSET_ROWS,
+                      onset_duration: float = ONSET_DURATION,
+                      onset_backlog: float = ONSET_DRAIN_S) -> dict[str, Any]:
+    """`model validate --recorded`: every recording not yet priced (record's), its runs priced by the model as
+    validate prices a run it has just made, the cases' repeats gathered over the recordings in their order; then
+    the onset, drained as many times as validate drains it for that many rounds, and run live. validate.json names
+    the recordings it priced (each is priced once). ReplbenchError where there is none."""
+    recordings = pending_recordings(settings)
+    if not recordings:
+        raise ReplbenchError("no recorded runs to price: record them first with `./run.sh model validate --record` "
+                             "(each recording is priced once)")
+    folder = _new_folder(settings)
+    progress = Progress("model validate --recorded")
+    out: dict[str, Any] = {"folder": folder.name, "recordings": [r.name for r in recordings], "cases": []}
+    cases: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    controls: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for recording in recordings:
+        doc = load_json(recording / RECORDING)
+        progress.say(f"pricing {recording.name}'s runs", final=True)
+        for kind, entries in ((cases, doc.get("cases") or []), (controls, [doc["control"]] if doc.get("control")
+                                                                 else [])):
+            for entry in entries:
+                key = (entry["scenario"], entry["rate"], entry.get("setting", "ROW-FULL"))
+                kind.setdefault(key, []).extend(
+                    _priced(model, recording, run, f"../{recording.name}/") for run in entry["repeats"])
+    identity = ("scenario", "rate", "setting")
+    out["cases"] = [validation.case_of(dict(zip(identity, key, strict=True)), got) for key, got in cases.items()]
+    if controls:
+        ((key, got),) = controls.items()
+        out["control"] = validation.case_of(dict(zip(identity, key, strict=True)), got)
+    out["repeats"] = max((len(got) for got in (*cases.values(), *controls.values())), default=0)
+    out["summary"] = validation.coverage(out)
+    write_json(folder / "validate.json", out)
+    onset = _onset_plan(model, onset_rows, onset_backlog) if onset_rows else None
+    if onset and onset.out["predicted"]:
+        drains = drain_count(out["repeats"])
+        for n in range(drains):
+            _drain_once(settings, onset, folder, n, drains, progress)
+            out["onset"] = onset.out
+            write_json(folder / "validate.json", out)
+    if onset:
+        out["onset"] = _onset_live(settings, onset, onset_duration, folder, progress)
+        out["summary"] = validation.coverage(out)
+        write_json(folder / "validate.json", out)
+    return out
+
+
+def _new_folder(settings: Settings) -> Path:
+    """results/model/validate-<time>/, new (-2, -3, … after the time where one of that second exists)."""
+    base = settings.results / "model" / f"{costmodel.HELD_OUT}{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
+    base.parent.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 100):
+        folder = base.with_name(base.name + (f"-{n}" if n > 1 else ""))
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            continue
+        return folder
+    raise ReplbenchError(f"{shown_path(base)}: 99 validation folders of one second already")
+
+
+def _say_run(progress: Progress, r: int, rounds: int, case: Case, control: bool) -> None:
+    progress.say(f"round {r + 1} of {rounds}: {case.text}" + (" (the control: a cell of the fit)" if control else ""),
+                 final=True)
+
+
+def _fill(out: dict[str, Any], cases: tuple[Case, ...], control: Case | None,
+          runs: list[list[dict[str, Any]]]) -> None:
+    """validate.json's cases, control and coverage from the runs priced so far."""
+    out["cases"] = [validation.case_of(_identity(c), got) for c, got in zip(cases, runs[:len(cases)], strict=True)
+                    if got]
+    if control and runs[-1]:
+        out["control"] = validation.case_of(_identity(control), runs[-1])
+    out["summary"] = validation.coverage(out)
+
+
+def _drain_once(settings: Settings, onset: OnsetPlan | None, folder: Path, n: int, drains: int,
+                progress: Progress) -> None:
+    assert onset is not None
+    progress.say(f"onset drain {n + 1} of {drains}: a backlog of {onset.writes:,} transactions of "
+                 f"{onset.out['rows']} rows", final=True)
+    onset.out["drains"].append(_drain(settings, onset, folder))
+    _drain_median(onset.out)  # after each drain: an interrupted validation keeps the drains' median so far
+
+
 def _identity(case: Case) -> dict[str, Any]:
     return {"scenario": case.scenario, "rate": case.rate, "setting": case.setting}
 
@@ -209,16 +324,45 @@ def _identity(case: Case) -> dict[str, Any]:
 def _case(settings: Settings, model: dict[str, Any], case: Case, duration: float, checksum: str, folder: Path,
           progress: Progress) -> dict[str, Any]:
     """One run of a held-out case under its setting, predicted from its counts and from its binlog's profile."""
+    return _priced(model, folder, _recorded_run(settings, case, duration, checksum, folder, progress))
+
+
+def _recorded_run(settings: Settings, case: Case, duration: float, checksum: str, folder: Path,
+                  progress: Progress) -> dict[str, Any]:
+    """One run of a case under its setting, and (where the run is usable) the master's binlog over its attack
+    window profiled into <run>/profile.json: what _priced prices, at once or after a fit."""
     sc = scenarios.load(case.scenario)
     run_folder = new_folder(settings, sc, case.rate, parent=folder)
     run = Run(settings, sc, case.rate, RunOptions(duration=duration, knobs=case.knobs, checksum=checksum),
               run_folder, progress)
     summary = run.execute()
-    obs = costmodel.observation(summary, read_meta(run_folder))
-    out: dict[str, Any] = {"run": run_folder.name, "usable": obs is not None}
-    if obs:
-        out.update(validation.from_counts(model, obs))
-        out["profile"] = _from_profile(settings, model, obs, run.clock, run_folder, progress)
+    out: dict[str, Any] = {"run": run_folder.name}
+    if costmodel.observation(summary, read_meta(run_folder)) is not None:
+        out["profile"] = _profiled(settings, run.clock, run_folder, progress)
+    return out
+
+
+def _priced(model: dict[str, Any], folder: Path, entry: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A recorded run (_recorded_run's, under folder) predicted from its counts and from its profile; its run and
+    profile named with prefix (the way from the validation's folder to the recording's)."""
+    run_folder = folder / entry["run"]
+    obs = costmodel.observation(read_summary(run_folder), read_meta(run_folder))
+    out: dict[str, Any] = {"run": prefix + entry["run"], "usable": obs is not None}
+    if not obs:
+        return out
+    out.update(validation.from_counts(model, obs))
+    captured = entry.get("profile")
+    if captured is None:
+        return out
+    if captured.get("error"):
+        out["profile"] = {"error": captured["error"]}
+        return out
+    try:
+        profile = read_profile(run_folder / "profile.json")
+    except ProfileError as exc:
+        out["profile"] = {"error": str(exc).splitlines()[0]}
+        return out
+    out["profile"] = {**captured, "file": prefix + captured["file"], **validation.from_profile(model, profile, obs)}
     return out
 
 
@@ -229,10 +373,10 @@ def attack_window(clock: Clock) -> Window:
     return Window(binlogfile.local_second(clock.wall(clock.start)), binlogfile.local_second(clock.wall(clock.end)) + 1)
 
 
-def _from_profile(settings: Settings, model: dict[str, Any], obs: dict[str, Any], clock: Clock, run_folder: Path,
-                  progress: Progress) -> dict[str, Any]:
+def _profiled(settings: Settings, clock: Clock, run_folder: Path, progress: Progress) -> dict[str, Any]:
     """The master's binlogs copied as `./run.sh profile` copies them (--read-from-remote-server: a topology file's
-    master, or the native one), profiled over the attack window into <run>/profile.json, and priced."""
+    master, or the native one), profiled over the attack window into <run>/profile.json; its file and window, or
+    the error (one line)."""
     window = attack_window(clock)
     copies = Path(tempfile.mkdtemp(prefix="replbench-binlogs-"))
     try:
@@ -248,7 +392,7 @@ def _from_profile(settings: Settings, model: dict[str, Any], obs: dict[str, Any]
     write_json(run_folder / "profile.json", profile.model_dump(mode="json"))
     source = profile.source
     return {"file": f"{run_folder.name}/profile.json", "since": source.since if source else None,
-            "until": source.until if source else None, **validation.from_profile(model, profile, obs)}
+            "until": source.until if source else None}
 
 
 @dataclass

@@ -270,6 +270,10 @@ def render_validation(doc: dict[str, Any] | Validation) -> str:
     if any(c.repeats for c in data.cases or []):
         lines += ["", "Each figure is the mean per run over the case's usable runs (the runs' own figures for "
                   "inside k/N); the error is the mean's."]
+    if data.recordings:
+        lines += ["", f"The runs were recorded in {len(data.recordings)} rounds (`model validate --record`), "
+                  "interleaved with the fit's studies, and priced after the fit (`--recorded`): the fit and the "
+                  "held-out runs sample the same hours."]
     outside = [f"- {case_label(c)}: {c.outside_domain}" for c in data.cases or [] if c.usable and c.outside_domain]
     if outside:
         lines += ["", "Outside the fit's domain:", *outside]
