@@ -630,9 +630,82 @@ def test_recordings_go_on_rotating_and_are_priced_once_gathered_case_by_case(tmp
     assert modelcheck.estimate(runs=False) + modelcheck.estimate(onset=False) == pytest.approx(modelcheck.estimate())
 
 
+def _recording_stubs(monkeypatch) -> list[str]:
+    """record's and priced_recordings' runs, pricing, drains and live onset replaced; the list of what ran."""
+    ran: list[str] = []
+    monkeypatch.setattr(modelcheck, "_recorded_run", lambda settings, case, duration, checksum, folder, progress:
+                        ran.append(case.text) or {"run": f"run-{len(ran)}"})
+    monkeypatch.setattr(modelcheck, "_priced", lambda model, folder, entry, prefix="": {
+        "run": prefix + entry["run"], "usable": True, "transactions": 10, "rows": 10, "replica_reads": 0})
+    monkeypatch.setattr(modelcheck.costmodel, "onset", lambda model, rows: None)
+    monkeypatch.setattr(modelcheck, "_onset_live", lambda settings, onset, *rest: ran.append("live") or onset.out)
+    return ran
+
+
+def test_a_recording_of_several_rounds_hands_the_rotation_on_after_its_last_round(tmp_path, monkeypatch) -> None:
+    ran = _recording_stubs(monkeypatch)
+    settings = SimpleNamespace(results=tmp_path)
+    cases = modelcheck.parse_cases("write@10,write@20,write@30")
+    modelcheck.record(settings, cases, 2.0, 2)
+    modelcheck.record(settings, cases, 2.0, 1)
+    assert ran == ["write@10", "write@20", "write@30", "write@20", "write@30", "write@10",
+                   "write@30", "write@10", "write@20"]  # rounds 0 and 1, then round 2: none repeated
+    assert modelcheck.priced_recordings(settings, {})["rounds"] == 3
+
+
+def test_an_interrupted_recording_is_left_out_and_an_interrupted_pricing_prices_nothing_for_good(tmp_path,
+                                                                                                 monkeypatch) -> None:
+    """A recording that did not run every round (a resumed campaign records its round again) is named and left
+    out; a `--recorded` that ended before its end leaves its recordings to the next one."""
+    _recording_stubs(monkeypatch)
+    settings = SimpleNamespace(results=tmp_path)
+    cases = modelcheck.parse_cases("write@10")
+    broken = modelcheck.record(settings, cases, 2.0, 1)
+    path = tmp_path / "model" / broken["folder"] / modelcheck.RECORDING
+    path.write_text(json.dumps({**json.loads(path.read_text()), "complete": False}))
+    with pytest.raises(modelcheck.ReplbenchError, match="1 interrupted, left out"):
+        modelcheck.priced_recordings(settings, {})
+    whole = modelcheck.record(settings, cases, 2.0, 1)
+    first = modelcheck.priced_recordings(settings, {})
+    assert (first["recordings"], first["left_out"], first["complete"]) == ([whole["folder"]], [broken["folder"]],
+                                                                           True)
+    assert "left out, interrupted: " + broken["folder"] in render_validation(first)
+    written = tmp_path / "model" / first["folder"] / "validate.json"
+    written.write_text(json.dumps({**json.loads(written.read_text()), "complete": False}))  # as if interrupted
+    assert modelcheck.priced_recordings(settings, {})["recordings"] == [whole["folder"]]  # priced again
+
+
+def test_recordings_of_different_controls_and_an_unreadable_validation_are_refused_in_one_line(tmp_path,
+                                                                                               monkeypatch) -> None:
+    _recording_stubs(monkeypatch)
+    settings = SimpleNamespace(results=tmp_path)
+    cases = modelcheck.parse_cases("write@10")
+    modelcheck.record(settings, cases, 2.0, 1, modelcheck.CONTROL)
+    modelcheck.record(settings, cases, 2.0, 1, modelcheck.parse_cases("write@80")[0])
+    with pytest.raises(modelcheck.ReplbenchError, match=r"different controls \(write@200:ROW-FULL, write@80"):
+        modelcheck.priced_recordings(settings, {})
+    (tmp_path / "model" / "validate-20000101-000000").mkdir()
+    (tmp_path / "model" / "validate-20000101-000000" / "validate.json").write_text('{"cases": [')
+    with pytest.raises(modelcheck.ReplbenchError, match="validate.json: not a validation"):
+        modelcheck.pending_recordings(settings)
+
+
+def test_the_control_priced_in_the_fits_hours_is_read_as_the_fits_residual() -> None:
+    control = {"scenario": "write", "rate": 200, "setting": "ROW-FULL", "usable": True,
+               "master_cpu_s": _fig(1.0, 0.9, 1.1, 1.1), "replica_cpu_s": _fig(1.0, 0.9, 1.1, 1.0)}
+    doc = {"cases": VALIDATION["cases"][:1], "control": control}
+    assert "mostly the host's drift since the fit" in render_validation(doc)
+    interleaved = render_validation({**doc, "recordings": ["validate-1"]})
+    assert "the fit's residual there and the runs' noise (recorded in the fit's hours)" in interleaved
+    assert "host's drift" not in interleaved
+
+
 @pytest.mark.parametrize("args, needle", [(["--record", "--recorded"], "not allowed with"),
                                           (["--recorded", "--cases", "write@10"], "--recorded prices the runs"),
-                                          (["--recorded", "--duration", "5s"], "--recorded prices the runs")])
+                                          (["--recorded", "--duration", "5s"], "--recorded prices the runs"),
+                                          (["--recorded", "--repeat", "2"], "--repeat belong to --record"),
+                                          (["--recorded", "--control", "none"], "--control belong to --record"),
+                                          (["--record", "--onset-rows", "0"], "--onset-rows belong to --recorded")])
 def test_model_validate_refuses_record_flags_that_do_not_go_together_with_exit_2(args: list[str],
                                                                                   needle: str) -> None:
     code, out, err = run_main(["model", "validate", *args])

@@ -283,7 +283,8 @@ def coverage(doc: dict[str, Any] | Validation) -> dict[str, Any]:
 
 def _control(data: Validation) -> dict[str, Any] | None:
     """The control (a fitted cell run in every round): per path, its CPU figures' measured/predicted over its runs
-    (mostly the host's drift since the fit; the rest the fit's residual on that cell and the runs' noise), and the
+    (mostly the host's drift since the fit; the rest the fit's residual on that cell and the runs' noise; where the
+    runs were recorded in the fit's hours, `interleaved`, the fit's residual and the noise alone), and the
     held-out cases' worst CPU error of a case's mean once each prediction is scaled by the control's ratio for the
     same figure on the same path; None without a usable control that has a ratio."""
     c = data.control
@@ -308,7 +309,7 @@ def _control(data: Validation) -> dict[str, Any] | None:
     return {"case": case_label(c), "runs": len(repeats_of(c)),
             "ratio": {path: {FIGURES[part]: round(r, 4) for part, r in ratio.items()} for path, ratio in ratios.items()
                       if ratio},
-            "scaled_worst": scaled}
+            "scaled_worst": scaled, "interleaved": bool(data.recordings)}
 
 
 def replica_room(summary: RunSummary, cores: int, replica: str) -> float:

@@ -355,10 +355,10 @@ def _add_model_parser(sub: Any) -> None:
     p.add_argument("--cases", help="validate: scenario@rate[:SETTING], comma-separated, the setting one of "
                    f"{', '.join(costmodel.SETTINGS)} (default ROW-FULL; default cases: "
                    + ",".join(c.text for c in modelcheck.CASES) + ")")
-    p.add_argument("--control", default=modelcheck.CONTROL.text,
+    p.add_argument("--control",
                    help="validate: a cell the model was fitted on, run in every round beside the cases: its error "
                         "is mostly the host's drift since the fit: scenario@rate[:SETTING], or none (default: "
-                        "%(default)s)")
+                        f"{modelcheck.CONTROL.text})")
     p.add_argument("--duration", help="validate: each case's duration (default: 30s)")
     how = p.add_mutually_exclusive_group()
     how.add_argument("--record", action="store_true",
@@ -368,15 +368,17 @@ def _add_model_parser(sub: Any) -> None:
     how.add_argument("--recorded", action="store_true",
                      help="validate: price the runs --record recorded under results/model (those no validation "
                           "has priced yet) with the fitted model, then the lag onset")
-    p.add_argument("--repeat", type=int, default=MODEL_VALIDATE_REPEATS,
+    p.add_argument("--repeat", type=int,
                    help="validate: runs of each case, in rounds that run every case in an order rotated by one a "
-                        "round; the bounds judge each case's mean (default: %(default)s)")
-    p.add_argument("--onset-rows", type=int, default=modelcheck.ONSET_ROWS,
-                   help="validate: rows per transaction of the lag-onset runs (default: %(default)s; 0: none)")
+                        f"round; the bounds judge each case's mean (default: {MODEL_VALIDATE_REPEATS})")
+    p.add_argument("--onset-rows", type=int,
+                   help=f"validate: rows per transaction of the lag-onset runs (default: {modelcheck.ONSET_ROWS}; "
+                        "0: none)")
     p.add_argument("--onset-duration", help="validate: each lag-onset run's duration (default: 60s)")
-    p.add_argument("--onset-backlog", type=float, default=modelcheck.ONSET_DRAIN_S,
+    p.add_argument("--onset-backlog", type=float,
                    help="validate: the held-out drain's backlog, in seconds of apply at the predicted onset (it is "
-                        "written at 3,000 rows/s; a smaller one is quicker and less precise; default: %(default)g)")
+                        "written at 3,000 rows/s; a smaller one is quicker and less precise; default: "
+                        f"{modelcheck.ONSET_DRAIN_S:g})")
     p.add_argument("--from", dest="source", help="the folder whose runs the fit reads (default: results/)")
     p.add_argument("--mix", help="predict: e.g. 'update_user=3000/s,update_users:100=20/s'")
     p.add_argument("--profile", help="predict: a profile file from ./run.sh profile, priced instead of a --mix")
@@ -566,6 +568,19 @@ def _interrupted_validation(settings: Settings, before: set[Path]) -> None:
 def _model_validate(args: argparse.Namespace, settings: Settings, path: Path) -> int:
     """model validate: the cases run and priced now, or (--record) run and kept, or (--recorded) the kept ones
     priced."""
+    if args.recorded and (given := [flag for flag, value in (("--cases", args.cases), ("--duration", args.duration),
+                                                            ("--repeat", args.repeat), ("--control", args.control))
+                                    if value is not None]):
+        raise UsageError(f"--recorded prices the runs as --record ran them: {', '.join(given)} belong to --record")
+    if args.record and (given := [flag for flag, value in (("--onset-rows", args.onset_rows),
+                                                           ("--onset-duration", args.onset_duration),
+                                                           ("--onset-backlog", args.onset_backlog))
+                                  if value is not None]):
+        raise UsageError(f"--record runs the cases alone: {', '.join(given)} belong to --recorded (the onset needs "
+                         "the model)")
+    repeat = MODEL_VALIDATE_REPEATS if args.repeat is None else args.repeat
+    onset_rows = modelcheck.ONSET_ROWS if args.onset_rows is None else args.onset_rows
+    onset_backlog = modelcheck.ONSET_DRAIN_S if args.onset_backlog is None else args.onset_backlog
     cases = modelcheck.CASES
     if args.cases is not None:
         try:
@@ -575,28 +590,26 @@ def _model_validate(args: argparse.Namespace, settings: Settings, path: Path) ->
         for case in cases:
             load_scenario(case.scenario)
     control = None
-    if args.control.lower() != "none":
+    control_text = modelcheck.CONTROL.text if args.control is None else args.control
+    if control_text.lower() != "none":
         try:
-            (control,) = modelcheck.parse_cases(args.control)
+            (control,) = modelcheck.parse_cases(control_text)
         except modelcheck.CaseError as exc:
             raise UsageError(f"--control {exc}") from None
         except ValueError:
-            raise UsageError(f"--control {args.control!r}: one case, {modelcheck.CASE_FORMAT}, or none") from None
+            raise UsageError(f"--control {control_text!r}: one case, {modelcheck.CASE_FORMAT}, or none") from None
         load_scenario(control.scenario)
     duration = parse_seconds(args.duration, "--duration") if args.duration else modelcheck.DURATION
-    if args.repeat < 1:
+    if repeat < 1:
         raise UsageError("--repeat must be 1 or more")
-    if not 0 <= args.onset_rows <= MAX_BULK_ROWS:
+    if not 0 <= onset_rows <= MAX_BULK_ROWS:
         raise UsageError(f"--onset-rows must be from 0 to {MAX_BULK_ROWS:,}")
     onset_duration = (parse_seconds(args.onset_duration, "--onset-duration") if args.onset_duration
                       else modelcheck.ONSET_DURATION)
-    if not 0 < args.onset_backlog <= 600:
+    if not 0 < onset_backlog <= 600:
         raise UsageError("--onset-backlog must be from 0 to 600 seconds (more than 0)")
-    if args.recorded and (args.cases is not None or args.duration):
-        raise UsageError("--recorded prices the runs as --record ran them: --cases and --duration belong to "
-                         "--record")
     if args.record:
-        data = modelcheck.record(settings, cases, duration, args.repeat, control)
+        data = modelcheck.record(settings, cases, duration, repeat, control)
         runs = sum(len(c["repeats"]) for c in (*data.get("cases", []), *filter(None, [data.get("control")])))
         print(f"model validate --record: {runs} runs recorded in "
               f"{shown_path(settings.results / 'model' / data['folder'])}; price them once the model is fitted: "
@@ -606,10 +619,10 @@ def _model_validate(args: argparse.Namespace, settings: Settings, path: Path) ->
         raise ReplbenchError(f"no model yet: run `./run.sh model fit` first ({shown_path(path)} is missing)")
     before = set((settings.results / "model").glob(f"{costmodel.HELD_OUT}*"))
     try:
-        data = (modelcheck.priced_recordings(settings, load(path), args.onset_rows, onset_duration,
-                                             args.onset_backlog) if args.recorded else
-                modelcheck.validate(settings, load(path), cases, duration, args.onset_rows,
-                                    onset_duration, args.onset_backlog, args.repeat, control))
+        data = (modelcheck.priced_recordings(settings, load(path), onset_rows, onset_duration, onset_backlog)
+                if args.recorded else
+                modelcheck.validate(settings, load(path), cases, duration, onset_rows, onset_duration,
+                                    onset_backlog, repeat, control))
     except KeyboardInterrupt:
         _interrupted_validation(settings, before)
         raise

@@ -1067,6 +1067,9 @@ class Validation(Record):
     onset: Onset | None = None
     summary: dict[str, Any] | None = None  # analysis/validation.coverage's, as validate wrote it
     recordings: list[str] | None = None  # the `--record` folders whose runs it priced (`--recorded`), in order
+    rounds: Num | None = None  # the rounds those recordings ran
+    left_out: list[str] | None = None  # interrupted recordings, not priced
+    complete: bool | None = None  # `--recorded` ran to its end (its recordings then count as priced)
 
 
 def model_of(doc: dict[str, Any] | CostModel) -> CostModel:

@@ -32,7 +32,12 @@ and the runs' noise). Beside the held-out CPU errors, the coverage gives them ag
 the control's measured/predicted; the bounds judge the errors as measured.
 
 The runs stay in results/model/validate-<time>/ (each case's profile.json beside its run) and are never fitted on
-(model fit skips that folder)."""
+(model fit skips that folder).
+
+Or in two steps, so that a campaign can interleave the held-out runs with the fit's studies (campaign model-check):
+`--record` (record) runs rounds of the cases and the control and profiles each run with no model, into a
+validate-<time>/ folder with RECORDING; after `model fit`, `--recorded` (priced_recordings) prices every complete
+recording not priced yet through the same path as a validation's own runs (_priced), then the onset."""
 
 from __future__ import annotations
 
@@ -204,30 +209,57 @@ def record(settings: Settings, cases: tuple[Case, ...] = CASES, duration: float 
     them, with no model yet: each run and its profile.json kept in a validate-<time>/ folder with RECORDING, priced
     later by priced_recordings (`--recorded`) once the model is fitted. So a campaign can interleave the held-out
     rounds with the fit's own studies, and the model's fit and its validation sample the same hours of a drifting
-    host (docs/decisions/cost-model-rate.md, "Interleaved"). The rounds go on rotating from the recordings not yet
-    priced: the second recording starts where the first's rotation left off."""
-    first = len(pending_recordings(settings))
+    host (docs/decisions/cost-model-rate.md, "Interleaved"). The rounds go on rotating where the newest recording
+    not yet priced left off (its first round plus the rounds it completed); RECORDING says `complete` once every
+    round ran (an interrupted recording is left out of the pricing)."""
+    pending = pending_recordings(settings)
+    last = _recording(pending[-1]) if pending else {}
+    first = (last.get("first_round") or 0) + _rounds_done(last)
     folder = _new_folder(settings)
     progress = Progress("model validate --record")
     every = (*cases, control) if control else cases
     runs: list[list[dict[str, Any]]] = [[] for _ in every]
-    out: dict[str, Any] = {"folder": folder.name, "first_round": first, "repeats": repeats}
+    out: dict[str, Any] = {"folder": folder.name, "first_round": first, "repeats": repeats, "rounds_done": 0,
+                           "complete": False}
     for r, round_ in enumerate(validation.rounds(len(every), repeats, first)):
         for index in round_:
-            _say_run(progress, r, repeats, every[index], index == len(cases))
+            _say_run(progress, first + r, first + repeats, every[index], index == len(cases))
             runs[index].append(_recorded_run(settings, every[index], duration, "rows", folder, progress))
             out["cases"] = [{**_identity(c), "repeats": got} for c, got in zip(cases, runs, strict=False) if got]
             if control and runs[-1]:
                 out["control"] = {**_identity(control), "repeats": runs[-1]}
             write_json(folder / RECORDING, out)
+        out["rounds_done"] = r + 1
+        out["complete"] = r + 1 == repeats
+        write_json(folder / RECORDING, out)
     return out
 
 
+def _rounds_done(recording: dict[str, Any]) -> int:
+    """The rounds a recording ran (one written before `rounds_done` was kept ran its `repeats`)."""
+    return int(recording.get("rounds_done", recording.get("repeats") or 0))
+
+
+def _recording(folder: Path) -> dict[str, Any]:
+    """A recording's RECORDING; ReplbenchError (one line) where it cannot be read."""
+    try:
+        return load_json(folder / RECORDING)
+    except (OSError, ValueError) as exc:
+        raise ReplbenchError(f"{shown_path(folder / RECORDING)}: not a recording ({exc})") from None
+
+
 def pending_recordings(settings: Settings) -> list[Path]:
-    """The recordings under results/model that no validation has priced yet, oldest first."""
+    """The recordings under results/model that no complete validation has priced yet, oldest first (a `--recorded`
+    interrupted before its end leaves them to the next)."""
     model = settings.results / "model"
-    priced = {name for path in model.glob(f"{costmodel.HELD_OUT}*/validate.json")
-              for name in (validation_of(load_json(path)).recordings or [])}
+    priced: set[str] = set()
+    for path in model.glob(f"{costmodel.HELD_OUT}*/validate.json"):
+        try:
+            doc = validation_of(load_json(path))
+        except (OSError, ValueError) as exc:
+            raise ReplbenchError(f"{shown_path(path)}: not a validation ({str(exc).splitlines()[0]})") from None
+        if doc.complete is not False:  # absent: written before the key, by a `--recorded` that ran to its end
+            priced.update(doc.recordings or [])
     return [path.parent for path in sorted(model.glob(f"{costmodel.HELD_OUT}*/{RECORDING}"))
             if path.parent.name not in priced]
 
@@ -235,34 +267,50 @@ def pending_recordings(settings: Settings) -> list[Path]:
 def priced_recordings(settings: Settings, model: dict[str, Any], onset_rows: int = ONSET_ROWS,
                       onset_duration: float = ONSET_DURATION,
                       onset_backlog: float = ONSET_DRAIN_S) -> dict[str, Any]:
-    """`model validate --recorded`: every recording not yet priced (record's), its runs priced by the model as
-    validate prices a run it has just made, the cases' repeats gathered over the recordings in their order; then
-    the onset, drained as many times as validate drains it for that many rounds, and run live. validate.json names
-    the recordings it priced (each is priced once). ReplbenchError where there is none."""
-    recordings = pending_recordings(settings)
+    """`model validate --recorded`: every complete recording not yet priced (record's), its runs priced by the model
+    as validate prices a run it has just made, the cases' repeats gathered over the recordings in their order (an
+    interrupted recording is named and left out: a resumed campaign recorded its round again); then the onset,
+    drained drain_count(the most repeats a case has) times in one stretch (its backlog is sized by the model, so it
+    cannot come before the fit) and run live. validate.json names the recordings it priced and says `complete` at
+    its end: each recording is priced once by a validation that ran to its end. ReplbenchError where there is
+    none, or where the recordings have different controls."""
+    pending = pending_recordings(settings)
+    docs = {folder: _recording(folder) for folder in pending}
+    recordings = [folder for folder in pending if docs[folder].get("complete", True)]  # absent: before the key
     if not recordings:
         raise ReplbenchError("no recorded runs to price: record them first with `./run.sh model validate --record` "
-                             "(each recording is priced once)")
+                             "(each recording is priced once" + (f"; {len(pending)} interrupted, left out)"
+                                                                  if pending else ")"))
+    controls_named = {(d["control"]["scenario"], d["control"]["rate"], d["control"].get("setting", "ROW-FULL"))
+                      for folder in recordings if (d := docs[folder]).get("control")}
+    if len(controls_named) > 1:
+        raise ReplbenchError("the recordings have different controls ("
+                             + ", ".join(sorted(f"{s}@{r}:{st}" for s, r, st in controls_named))
+                             + "): price recordings of one control together")
     folder = _new_folder(settings)
     progress = Progress("model validate --recorded")
-    out: dict[str, Any] = {"folder": folder.name, "recordings": [r.name for r in recordings], "cases": []}
+    out: dict[str, Any] = {"folder": folder.name, "recordings": [r.name for r in recordings], "complete": False,
+                           "rounds": sum(_rounds_done(docs[r]) for r in recordings), "cases": [],
+                           "left_out": [f.name for f in pending if f not in recordings]}
+    for name in out["left_out"]:
+        progress.say(f"{name}: an interrupted recording, left out", final=True)
     cases: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-    controls: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    controls: list[dict[str, Any]] = []
     for recording in recordings:
-        doc = load_json(recording / RECORDING)
+        doc = docs[recording]
         progress.say(f"pricing {recording.name}'s runs", final=True)
-        for kind, entries in ((cases, doc.get("cases") or []), (controls, [doc["control"]] if doc.get("control")
-                                                                 else [])):
-            for entry in entries:
-                key = (entry["scenario"], entry["rate"], entry.get("setting", "ROW-FULL"))
-                kind.setdefault(key, []).extend(
-                    _priced(model, recording, run, f"../{recording.name}/") for run in entry["repeats"])
+        for entry in doc.get("cases") or []:
+            key = (entry["scenario"], entry["rate"], entry.get("setting", "ROW-FULL"))
+            cases.setdefault(key, []).extend(_priced(model, recording, run, f"../{recording.name}/")
+                                             for run in entry["repeats"])
+        if doc.get("control"):
+            controls.extend(_priced(model, recording, run, f"../{recording.name}/")
+                            for run in doc["control"]["repeats"])
     identity = ("scenario", "rate", "setting")
     out["cases"] = [validation.case_of(dict(zip(identity, key, strict=True)), got) for key, got in cases.items()]
     if controls:
-        ((key, got),) = controls.items()
-        out["control"] = validation.case_of(dict(zip(identity, key, strict=True)), got)
-    out["repeats"] = max((len(got) for got in (*cases.values(), *controls.values())), default=0)
+        out["control"] = validation.case_of(dict(zip(identity, next(iter(controls_named)), strict=True)), controls)
+    out["repeats"] = max((len(got) for got in (*cases.values(), controls)), default=0)
     out["summary"] = validation.coverage(out)
     write_json(folder / "validate.json", out)
     onset = _onset_plan(model, onset_rows, onset_backlog) if onset_rows else None
@@ -275,7 +323,8 @@ def priced_recordings(settings: Settings, model: dict[str, Any], onset_rows: int
     if onset:
         out["onset"] = _onset_live(settings, onset, onset_duration, folder, progress)
         out["summary"] = validation.coverage(out)
-        write_json(folder / "validate.json", out)
+    out["complete"] = True
+    write_json(folder / "validate.json", out)
     return out
 
 

@@ -271,9 +271,11 @@ def render_validation(doc: dict[str, Any] | Validation) -> str:
         lines += ["", "Each figure is the mean per run over the case's usable runs (the runs' own figures for "
                   "inside k/N); the error is the mean's."]
     if data.recordings:
-        lines += ["", f"The runs were recorded in {len(data.recordings)} rounds (`model validate --record`), "
-                  "interleaved with the fit's studies, and priced after the fit (`--recorded`): the fit and the "
-                  "held-out runs sample the same hours."]
+        rounds = data.rounds or len(data.recordings)
+        lines += ["", f"The runs were recorded in {rounds:g} round{'s' if rounds != 1 else ''} by `model validate "
+                  "--record` with no model yet (campaign model-check interleaves them with the fit's studies, so the "
+                  "fit and these runs sample the same hours) and priced after the fit (`--recorded`)"
+                  + (f"; left out, interrupted: {', '.join(data.left_out)}." if data.left_out else ".")]
     outside = [f"- {case_label(c)}: {c.outside_domain}" for c in data.cases or [] if c.usable and c.outside_domain]
     if outside:
         lines += ["", "Outside the fit's domain:", *outside]
@@ -356,8 +358,10 @@ def render_coverage(summary: dict[str, Any]) -> list[str]:
     if control:
         measured = ", ".join(f"{figure} ×{r:.2f}" for figure, r in control["ratio"]["counts"].items())
         text = (f"- control {control['case']} (a cell the model was fitted on, run in every round): measured "
-                f"{measured} of its prediction from the counts, mostly the host's drift since the fit (the rest "
-                "the fit's residual there and the runs' noise)")
+                f"{measured} of its prediction from the counts, "
+                + ("the fit's residual there and the runs' noise (recorded in the fit's hours)"
+                   if control.get("interleaved") else
+                   "mostly the host's drift since the fit (the rest the fit's residual there and the runs' noise)"))
         scaled = [f"{label} {w['error_pct']:+.1f} % ({w['case']}, {w['figure']}; "
                   f"{'within' if w['within'] else 'outside'} ±{w['bound_pct']:g} %)"
                   for path, label in PATHS if (w := control["scaled_worst"].get(path))]
