@@ -622,8 +622,8 @@ def test_recordings_go_on_rotating_and_are_priced_once_gathered_case_by_case(tmp
     assert ran == ["drain", "drain", "live"]  # drain_count(2): as validate drains two rounds
     written = Validation.model_validate(json.loads((tmp_path / "model" / out["folder"] / "validate.json").read_text()))
     assert written.recordings == [first["folder"], second["folder"]] and written.summary is not None
-    assert "recorded in 2 rounds (`model validate --record`), interleaved with the fit's studies" in \
-        render_validation(written)
+    assert "recorded in 2 rounds by `model validate --record` with no model yet (campaign model-check interleaves " \
+        "them with the fit's studies" in render_validation(written)
     assert modelcheck.pending_recordings(settings) == []
     with pytest.raises(modelcheck.ReplbenchError, match="no recorded runs to price"):
         modelcheck.priced_recordings(settings, {})
