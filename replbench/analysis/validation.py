@@ -264,14 +264,9 @@ def coverage(doc: dict[str, Any] | Validation) -> dict[str, Any]:
         counted = [v for v in runs if v.predicted is not None and v.measured is not None]
         shown = [(case_label(c), part, v) for c in cases for part, v in figures(c, path).items()
                  if v.predicted is not None and v.measured is not None]
-        worst = {}
-        for kind, parts, bound in KINDS:
-            errors = [(abs(v.error_pct), v.error_pct, case, part) for case, part, v in shown
-                      if part in parts and v.error_pct is not None]
-            if errors:
-                _, err, case, part = max(errors)
-                worst[kind] = {"error_pct": err, "case": case, "figure": FIGURES[part], "bound_pct": bound,
-                               "within": abs(err) <= bound}
+        worst = {kind: w for kind, parts, bound in KINDS
+                 if (w := _worst([(v.error_pct, case, part) for case, part, v in shown
+                                  if part in parts and v.error_pct is not None], bound))}
         paths[path] = {"figures": len(counted), "inside": sum(1 for v in counted if v.inside),
                        "not_predicted": sum(1 for v in runs if v.predicted is None),
                        "below_resolution": sum(1 for v in runs if v.below_resolution), "worst": worst,
@@ -279,6 +274,14 @@ def coverage(doc: dict[str, Any] | Validation) -> dict[str, Any]:
     return {"paths": paths, "repeats": max((len(repeats_of(c)) for c in cases), default=0), "onset": _onset(data),
             "control": _control(data), "goal": GOAL,
             "bounds_pct": {**{kind: bound for kind, _, bound in KINDS}, "onset": MODEL_ONSET_BOUND_PCT}}
+
+
+def _worst(errors: list[tuple[float, str, str]], bound: float) -> dict[str, Any] | None:
+    """The largest of (error %, case, figure part) in size, against the bound; None without any."""
+    if not errors:
+        return None
+    err, case, part = max(errors, key=lambda e: (abs(e[0]), e))
+    return {"error_pct": err, "case": case, "figure": FIGURES[part], "bound_pct": bound, "within": abs(err) <= bound}
 
 
 def _control(data: Validation) -> dict[str, Any] | None:
@@ -298,14 +301,12 @@ def _control(data: Validation) -> dict[str, Any] | None:
     scaled = {}
     for path, _ in PATHS:
         ratio = ratios[path]
-        errors = [(abs(err), err, case_label(case), part) for case in data.cases or []
+        errors = [(err, case_label(case), part) for case in data.cases or []
                   for part, v in figures(case, path).items()
                   if part in ratio and v.predicted is not None and v.measured
                   and (err := error_pct(v.predicted.value * ratio[part], v.measured)) is not None]
-        if errors:
-            _, err, case, part = max(errors)
-            scaled[path] = {"error_pct": err, "case": case, "figure": FIGURES[part], "bound_pct": MODEL_CPU_BOUND_PCT,
-                            "within": abs(err) <= MODEL_CPU_BOUND_PCT}
+        if w := _worst(errors, MODEL_CPU_BOUND_PCT):
+            scaled[path] = w
     return {"case": case_label(c), "runs": len(repeats_of(c)),
             "ratio": {path: {FIGURES[part]: round(r, 4) for part, r in ratio.items()} for path, ratio in ratios.items()
                       if ratio},
