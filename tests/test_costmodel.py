@@ -613,6 +613,31 @@ def test_a_run_that_only_read_prices_the_replicas_reads_and_nothing_else() -> No
         A_REPLICA * mixed["transactions"] + B_REPLICA * mixed["rows"] + per_read * 3000, rel=0.10)
 
 
+
+def test_a_read_term_priced_by_runs_that_only_read_has_the_interval_of_their_mean() -> None:
+    """Two read-only cells at two rates (the read shape's points) price the read term alone: its interval is the t
+    interval of their runs' cost per read around the term, not the cell bootstrap's [0–value] (a resample without
+    a read cell prices no read; one with a read cell always the same cost, the shape having taken the cells' levels)."""
+    summary = {"status": "ok", "success": 1.0, "scenario": "read", "rate": 600, "schema": "bench_idx",
+               "cpu_seconds_net": {"master": 0.02, "replica1": 3.0, "replica2": 3.2}, "cpu_span_s": 30.0,
+               "served_by": {"replica1": 9000, "replica2": 9000},
+               "binlog": {"successful_writes": 0}, "replication": {"nodes": {"master": {"transactions": 31}}}}
+    obs = costmodel.observation(summary, {"knobs_changed": {}})
+    per_read = 3.1 / 9000
+    noise = (0.94, 1.06, 0.97, 1.03)
+    reads = [{**obs, "cell": f"read {n}", "replica_reads": 2 * n, "replica_cpu_s": per_read * n * noise[2 * i + j]}
+             for i, n in enumerate((6000, 18000)) for j in range(2)]
+    fitted = costmodel.fit([*synthetic()[0], *reads], [])["settings"]["ROW-FULL bench_idx"]["replica_cpu_s"]
+    low, high = fitted["ci95"]["per_read"]
+    # the four runs' cost per read (each cell at its own level: the shape takes the cells' means) vary ±6 % and ±3 %
+    assert 0 < low < fitted["coef"]["per_read"] < high and (high - low) / fitted["coef"]["per_read"] > 0.05
+    assert fitted["read_interval"] == "t over the 4 runs that only read"
+    i = fitted["terms"].index("per_read")
+    assert fitted["cov"][i][i] > 0 and not any(fitted["cov"][i][j] for j in range(len(fitted["terms"])) if j != i)
+    assert "(the read term's: t over the 4 runs that only read)" in render_fit(costmodel.fit([*synthetic()[0],
+                                                                                              *reads], []))
+
+
 E_APPLY = 4e-9  # one replica's apply seconds per row per row of its transaction
 
 

@@ -75,7 +75,7 @@ from ..core.results import (
     read_summary,
     summary_of,
 )
-from ..core.stats import BOOTSTRAP_SEED, group_bootstrap, pooled_variance
+from ..core.stats import BOOTSTRAP_SEED, group_bootstrap, mean_error, pooled_variance
 from ..measure.rowcheck import MIN_CHANGED
 
 SETTINGS: dict[str, dict[str, str]] = {  # the model's settings, as the knobs a run changed from the reference
@@ -633,6 +633,9 @@ def _replica_fit(runs: list[dict[str, Any]], shape: dict[str, Any] | None = None
         if part is not None and "per_read" in part["terms"]:
             if reads_shape:
                 part["read_shape"] = reads_shape
+            if not any(o["transactions"] for o in readers):
+                _read_interval(part, [o["replica_cpu_s"] / w for o, w in zip(replica, reads, strict=True)
+                                      if reads_each(o)])
             return part
     part = _fit_of([o for o in replica if not reads_each(o)], "replica_cpu_s", timed=True, shape=shape,
                    pooled=pooled)
@@ -640,6 +643,27 @@ def _replica_fit(runs: list[dict[str, Any]], shape: dict[str, Any] | None = None
         part["reads"] = (f"{len(readers)} run(s) whose replicas served reads left out: too few to tell a read's "
                          "cost from a write's") if readers else "no run whose replicas served reads: reads not priced"
     return part
+
+
+def _read_interval(part: dict[str, Any], per_read: list[float]) -> None:
+    """The read term's interval and variance where only runs that read alone price it: a Student t interval of the
+    mean cost per read over those runs (each weighed by the read shape at its rate), around the fitted term. A
+    bootstrap over cells cannot give one: the read shape takes its factors from the same few cells, so every
+    resample with a read cell gets the same cost per read and every one without gets none ([0–value]: issue 50's
+    note; docs/cost-model.md, "Reads"). No run that wrote informs it, so its covariance with the other terms is 0."""
+    import numpy as np
+
+    got = mean_error(per_read)
+    if got is None:
+        return
+    se, half = got
+    value = part["coef"]["per_read"]
+    i = part["terms"].index("per_read")
+    cov = np.asarray(part["cov"], dtype=float)
+    cov[i, :] = cov[:, i] = 0.0
+    cov[i, i] = se * se
+    part.update(cov=cov.tolist(), read_interval=f"t over the {len(per_read)} runs that only read")
+    part["ci95"]["per_read"] = [max(0.0, value - half), value + half]
 
 
 def rate_of(obs: dict[str, Any]) -> float:

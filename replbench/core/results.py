@@ -902,6 +902,7 @@ class Fit(Record):
     # the non-negative fit's (analysis/costmodel.fit_part); absent from a model fitted before it
     cells: Num | None = None
     interval_method: str | None = None
+    read_interval: str | None = None  # where the read term's interval comes from, when not from interval_method
     run_variance: Num | None = None  # one run's relative variance about the fit: in every prediction's interval
     run_variance_dof: Num | None = None
     run_variance_from: str | None = None  # "repeats" (pooled within cells), "residuals" or "none"

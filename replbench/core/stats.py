@@ -1,7 +1,7 @@
 """The statistics every reader of results shares (sweep, study, report, compare, the app's histogram, the cost
 model): percentiles, medians and ranges of repeats, whether two sets of repeats are told apart, a bootstrap noise
-interval, the pooled run-to-run variance of repeats and a bootstrap that resamples whole groups. Pure functions: no
-I/O, no imports."""
+interval, a mean's t interval, the pooled run-to-run variance of repeats and a bootstrap that resamples whole
+groups. Pure functions: no I/O, no project imports."""
 
 from __future__ import annotations
 
@@ -107,6 +107,17 @@ def pooled_variance(groups: Sequence[Sequence[float]]) -> tuple[float, int] | No
             mean = statistics.fmean(g)
             squares += sum((x - mean) ** 2 for x in g)
     return squares / dof, dof
+
+
+def mean_error(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float] | None:
+    """The standard error of the values' mean and the half-width of its two-sided Student t interval (n − 1
+    degrees of freedom) at `confidence`; None with fewer than two values."""
+    from scipy.stats import t  # imported where an interval is asked for, not by every command's start
+
+    if len(values) < 2:
+        return None
+    se = statistics.stdev(values) / len(values) ** 0.5
+    return se, float(t.ppf(0.5 + confidence / 2, len(values) - 1)) * se
 
 
 def group_bootstrap(n_groups: int, rounds: int, seed: int = BOOTSTRAP_SEED) -> list[list[int]]:

@@ -125,7 +125,8 @@ def _noise(part: Fit) -> str:
         return ""
     spread = {"repeats": f"{part.run_variance_dof} degrees of freedom of repeats",
               "residuals": "from the residuals: no cell repeated"}.get(part.run_variance_from or "", "unknown")
-    return (f"; intervals: {part.interval_method}; one run ±{100 * Z95 * (part.run_variance or 0) ** 0.5:.0f} % "
+    method = part.interval_method + (f" (the read term's: {part.read_interval})" if part.read_interval else "")
+    return (f"; intervals: {method}; one run ±{100 * Z95 * (part.run_variance or 0) ** 0.5:.0f} % "
             f"({spread})")
 
 
