@@ -176,12 +176,6 @@ def validate(settings: Settings, model: dict[str, Any], cases: tuple[Case, ...] 
     order = validation.rounds(len(every), repeats)
     onset = _onset_plan(model, onset_rows, onset_backlog) if onset_rows else None
     drains = drain_count(repeats) if onset and onset.out["predicted"] else 0
-
-    def drain(n: int) -> None:
-        _drain_once(settings, onset, folder, n, drains, progress)
-        out["onset"] = onset.out
-        write_json(folder / "validate.json", out)
-
     for r, round_ in enumerate(order):
         for position, index in enumerate(round_):
             # the rows each run wrote; the whole table by the very last run (the onset runs have faults: they
@@ -193,13 +187,11 @@ def validate(settings: Settings, model: dict[str, Any], cases: tuple[Case, ...] 
             _fill(out, cases, control, runs)
             write_json(folder / "validate.json", out)
         if r < drains:
-            drain(r)
+            _drain_into(settings, onset, folder, out, r, drains, progress)
     for n in range(len(order), drains):
-        drain(n)
+        _drain_into(settings, onset, folder, out, n, drains, progress)
     if onset:
-        out["onset"] = _onset_live(settings, onset, onset_duration, folder, progress)
-        out["summary"] = validation.coverage(out)
-        write_json(folder / "validate.json", out)
+        _onset_end(settings, onset, onset_duration, folder, out, progress)
     return out
 
 
@@ -317,12 +309,9 @@ def priced_recordings(settings: Settings, model: dict[str, Any], onset_rows: int
     if onset and onset.out["predicted"]:
         drains = drain_count(out["repeats"])
         for n in range(drains):
-            _drain_once(settings, onset, folder, n, drains, progress)
-            out["onset"] = onset.out
-            write_json(folder / "validate.json", out)
+            _drain_into(settings, onset, folder, out, n, drains, progress)
     if onset:
-        out["onset"] = _onset_live(settings, onset, onset_duration, folder, progress)
-        out["summary"] = validation.coverage(out)
+        _onset_end(settings, onset, onset_duration, folder, out, progress)
     out["complete"] = True
     write_json(folder / "validate.json", out)
     return out
@@ -357,13 +346,25 @@ def _fill(out: dict[str, Any], cases: tuple[Case, ...], control: Case | None,
     out["summary"] = validation.coverage(out)
 
 
-def _drain_once(settings: Settings, onset: OnsetPlan | None, folder: Path, n: int, drains: int,
-                progress: Progress) -> None:
+def _drain_into(settings: Settings, onset: OnsetPlan | None, folder: Path, out: dict[str, Any], n: int,
+                drains: int, progress: Progress) -> None:
+    """The onset's backlog drained once (drain n + 1 of `drains`), validate.json rewritten with it and the drains'
+    median so far (an interrupted validation keeps them)."""
     assert onset is not None
     progress.say(f"onset drain {n + 1} of {drains}: a backlog of {onset.writes:,} transactions of "
                  f"{onset.out['rows']} rows", final=True)
     onset.out["drains"].append(_drain(settings, onset, folder))
-    _drain_median(onset.out)  # after each drain: an interrupted validation keeps the drains' median so far
+    _drain_median(onset.out)
+    out["onset"] = onset.out
+    write_json(folder / "validate.json", out)
+
+
+def _onset_end(settings: Settings, onset: OnsetPlan, duration: float, folder: Path, out: dict[str, Any],
+               progress: Progress) -> None:
+    """After the drains: the live onset runs, then the coverage over every figure, validate.json rewritten."""
+    out["onset"] = _onset_live(settings, onset, duration, folder, progress)
+    out["summary"] = validation.coverage(out)
+    write_json(folder / "validate.json", out)
 
 
 def _identity(case: Case) -> dict[str, Any]:
