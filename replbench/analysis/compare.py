@@ -153,7 +153,7 @@ def side_of(folder: Path) -> Side:
             per_repeat = [run_figures(s, f"@{step.rate} ") for _, s in summaries]
             for key in per_repeat[0]:
                 figures[key] = median([r[key] for r in per_repeat])
-                samples[key] = [r[key] for r in per_repeat if r[key] is not None]  # repeats are the samples
+                samples[key] = [v for r in per_repeat if (v := r[key]) is not None]  # repeats are the samples
             host = host or _host(summaries[0][0])  # the first step whose run says what it ran on
         return figures, samples, host or Host()
     summary = read_summary(folder)
@@ -231,7 +231,7 @@ def between_runs(runs: list[dict[str, Any]] | list[RunSummary],
     out = {}
     for key in figures[0] if figures else ():
         lag = key.endswith("lag p99 ms")
-        values = [f[key] for f, m in zip(figures, methods) if f.get(key) is not None
+        values = [v for f, m in zip(figures, methods) if (v := f.get(key)) is not None
                   and (not lag or m == {lag_method or "heartbeat"})]
         if len(values) >= MIN_RECORDED_RUNS:
             half = float(stats.t.ppf(0.975, len(values) - 1)) * statistics.stdev(values) * 2 ** 0.5
@@ -268,6 +268,7 @@ def compare(base: Path, new: Path, band: float = DEFAULT_BAND, results: Path | N
     ca, cb = ha.calibration_score, hb.calibration_score
     machines_differ = bool(ca and cb and abs(cb - ca) / ca > CALIBRATION_WARN)
     if machines_differ:
+        assert ca is not None and cb is not None  # both, to differ
         lines += [f"**Warning**: the machines' calibration differs by {100 * (cb - ca) / ca:+.0f} % "
                   f"({ca:g} vs {cb:g}): a difference beyond the noise may be the machine, not the change "
                   "(labelled so below).", ""]

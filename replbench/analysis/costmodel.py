@@ -64,6 +64,7 @@ from ..core.results import (
     ApplyRecord,
     Binlog,
     NodeCounters,
+    NodeFigures,
     RowsChecked,
     RunMeta,
     RunSummary,
@@ -171,7 +172,7 @@ def _resolution(s: RunSummary, replicas: list[str]) -> dict[str, float]:
     return {k: v for k, v in out.items() if v is not None}
 
 
-def _read_observation(s: RunSummary, setting: str, net: dict[str, float], replicas: list[str],
+def _read_observation(s: RunSummary, setting: str, net: NodeFigures, replicas: list[str],
                       served: dict[str, int]) -> dict[str, Any]:
     """A run that only read, as the replica fit sees it (docs/cost-model.md, "Reads"): no transaction, no row, no
     second of writing, its replicas' mean CPU net of idle and the reads they served. The master's CPU and the
@@ -180,9 +181,16 @@ def _read_observation(s: RunSummary, setting: str, net: dict[str, float], replic
     return {"setting": setting, "table": s.schema_name, "folder": s.folder, "scenario": s.scenario,
             "cell": f"{s.scenario or 'read'} {'' if s.rate is None else f'@{s.rate:g}/s '}reads",
             "transactions": 0, "rows": 0, "seconds": seconds, "write_seconds": 0.0,
-            "master_cpu_s": None, "replica_cpu_s": sum(net[r] for r in replicas) / len(replicas),
+            "master_cpu_s": None, "replica_cpu_s": sum(_net_cpu(net, r) for r in replicas) / len(replicas),
             "replica_reads": sum(v for k, v in served.items() if k in replicas), "replicas": len(replicas),
             "binlog_bytes": None, "fsyncs_per_commit": None, "resolution": _resolution(s, replicas)}
+
+
+def _net_cpu(net: NodeFigures, group: str) -> float:
+    """A group's CPU seconds net of idle: analysis/summary.net_of_idle writes every group's, never null."""
+    seconds = net[group]
+    assert seconds is not None
+    return seconds
 
 
 def squares_of(obs: dict[str, Any]) -> float:

@@ -18,11 +18,11 @@ on the quantity:
 from __future__ import annotations
 
 import math
+import statistics
 import warnings
 from typing import Any
 
 from ..core.results import StudyCell, StudyRecord, has, study_of
-from ..core.stats import median
 from .studymetrics import BY_KEY, figure_text, fmt, row_of, setting_value, unresolved
 from .verdicts import FINDING_MIN_FACTOR
 
@@ -60,8 +60,10 @@ def pairs(data: StudyRecord, cell: str, stored: str | None) -> list[str]:
 
 def _deterministic(values: list[float]) -> bool:
     """Repeats (two at least: one shows no spread) that agree within COUNT_SPREAD of their median."""
-    mid = median(values)
-    return len(values) >= 2 and bool(mid) and (max(values) - min(values)) <= COUNT_SPREAD * abs(mid)  # type: ignore[operator]
+    if len(values) < 2:
+        return False
+    mid = statistics.median(values)
+    return bool(mid) and (max(values) - min(values)) <= COUNT_SPREAD * abs(mid)
 
 
 def comparisons(data: dict[str, Any] | StudyRecord, primary: list[str]) -> list[dict[str, Any]]:
@@ -89,12 +91,12 @@ def comparisons(data: dict[str, Any] | StudyRecord, primary: list[str]) -> list[
                     bound = unresolved(base, key)
                     if bound is not None:
                         if min(a) > bound[1]:
-                            out.append({**found, "kind": BOUND, "factor": round(median(a) / bound[1], 4),
-                                        "p": None})  # type: ignore[operator]
+                            out.append({**found, "kind": BOUND, "factor": round(statistics.median(a) / bound[1], 4),
+                                        "p": None})
                         continue
                     if not b:
                         continue
-                    factor = round(median(a) / median(b), 4)  # type: ignore[operator]
+                    factor = round(statistics.median(a) / statistics.median(b), 4)
                     if BY_KEY[key].count and _deterministic(a) and _deterministic(b):
                         out.append({**found, "kind": COUNT, "factor": factor, "p": None})
                     else:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import heapq
 import json
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -287,7 +287,8 @@ class _Images:
     written: float = 0.0
     minimal: float = 0.0
     noblob: float = 0.0
-    changed: Counter = field(default_factory=Counter)  # column number (b"3") -> weighted update rows it changed in
+    # column number (b"3") -> weighted update rows it changed in
+    changed: defaultdict[bytes, float] = field(default_factory=lambda: defaultdict(float))
     updates: float = 0.0  # weighted update rows
     types: dict[bytes, ValueType] = field(default_factory=dict)
 
@@ -840,7 +841,7 @@ def price(model: dict[str, Any], profile: Profile, mixes: dict[str, Mix], mapped
     own estimate of the binlog in B/s and its largest transaction's apply time (largest_on), or the setting, the
     table and why there is none. A table the model has no fit of under the setting is left out, or with `alone`
     (the one setting asked) sheeted as such."""
-    sheets = []
+    sheets: list[dict[str, Any]] = []
     master_rate = sum(rate for mix in mixes.values() for _, _, rate in mix)  # the master's, every table's
     for table, mix in mixes.items():
         if costmodel.key(setting, table) not in model["settings"]:

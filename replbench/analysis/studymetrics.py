@@ -5,6 +5,7 @@ do not overlap, else "within noise". Shared by the study runner (study.json, the
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -156,14 +157,14 @@ def _apply(data: ApplyRecord, figure: Callable[[ApplyReplica], Num | None], cost
 def _bigtx(data: BigTxRecord, figure: Callable[[BigTxTransaction], Num | None], scale: float = 1.0) -> float | None:
     """One big-transaction unit's figure (its one transaction; the median when it ran several)."""
     values = [v * scale for t in data.transactions or [] if (v := figure(t)) is not None]
-    return round(median(values), 4) if values else None
+    return round(statistics.median(values), 4) if values else None
 
 
 def _bigtx_replica(data: BigTxRecord, figure: Callable[[BigTxReplica], Num | None],
                    scale: float = 1.0) -> float | None:
     values = [max(vals) * scale for t in data.transactions or []
               if (vals := [v for r in (t.replicas or {}).values() if (v := figure(r)) is not None])]
-    return round(median(values), 4) if values else None
+    return round(statistics.median(values), 4) if values else None
 
 
 METRICS: tuple[Metric, ...] = (
@@ -317,6 +318,7 @@ def baselines(cells: list[dict[str, Any]] | list[StudyCell], per: list[str]) -> 
     first: dict[tuple[Any, ...], str] = {}
     for cell in map(cell_of, cells):
         key = tuple(setting_value(cell, k) for k in per)
+        assert cell.name is not None  # studyfile.cell_records writes every cell's
         out[cell.name] = first.setdefault(key, cell.name)
     return out
 
@@ -332,9 +334,11 @@ def baseline_words(data: dict[str, Any] | StudyRecord) -> str:
     return f"the first cell with the same {', '.join(per)}: " + ", ".join(f"`{b}`" for b in bases)
 
 
-def _group(unit: StudyUnit) -> str | None:
+def _group(unit: StudyUnit) -> str:
     """The table a unit belongs to; units recorded before groups existed belong to their scenario's."""
-    return unit.group if results.has(unit, "group") else unit.scenario
+    group = unit.group if results.has(unit, "group") else unit.scenario
+    assert group is not None  # experiments/study.py writes both (Plan.group_of: a str)
+    return group
 
 
 def compare_cells(units: list[dict[str, Any]] | list[StudyUnit], cells: list[str],
@@ -344,7 +348,7 @@ def compare_cells(units: list[dict[str, Any]] | list[StudyUnit], cells: list[str
     base_of = base_of or {c: cells[0] for c in cells}
     out: dict[str, Any] = {}
     records = [unit_of(u) for u in units]
-    groups = sorted({_group(u) for u in records})  # type: ignore[type-var]
+    groups = sorted({_group(u) for u in records})
     for scenario in groups:
         per_metric: dict[str, Any] = {}
         for metric in METRICS:

@@ -207,7 +207,7 @@ def above_knee(summary: dict[str, Any] | RunSummary, criteria: Any = None) -> di
     busy = cpu_s.get("host_busy") or 0.0
     cores = s.cores or 0
     busy_pct = (s.cpu_mean_percent or {}).get("host_busy")
-    shares = {g: round(cpu_s[g] / busy, 3) for g in ("app", "vegeta") if busy and g in cpu_s}  # type: ignore[operator]
+    shares: dict[str, float] = {g: round(cpu_s[g] / busy, 3) for g in ("app", "vegeta") if busy and g in cpu_s}  # type: ignore[operator]
     if busy and s.db_share_of_host is not None:
         shares["databases"] = s.db_share_of_host
     pool, peak = s.client_connections, admission.peak_in_flight

@@ -36,6 +36,7 @@ from ..core.results import (
     Interval,
     Onset,
     OnsetDrain,
+    ProfileCheck,
     RunSummary,
     Validation,
     ValidationCase,
@@ -157,11 +158,11 @@ def _summed(runs: list[dict[str, Any]]) -> dict[str, Any]:
     other repeat has no prediction or measurement of: none over the case either."""
     below = [r for r in runs if r.get("below_resolution")]
     runs = [r for r in runs if not r.get("below_resolution")]
-    predicted = [r.get("predicted") for r in runs]
-    measured = [r.get("measured") for r in runs]
+    predicted = [p for r in runs if (p := r.get("predicted")) is not None]
+    measured = [m for r in runs if (m := r.get("measured")) is not None]
     total = ({end: sum(p[end] for p in predicted) for end in ("value", "low", "high")}
-             if runs and all(p is not None for p in predicted) else None)
-    got = sum(measured) if runs and all(m is not None for m in measured) else None
+             if runs and len(predicted) == len(runs) else None)
+    got = sum(measured) if runs and len(measured) == len(runs) else None
     return {"predicted": total, "measured": got,
             "error_pct": None if total is None else error_pct(total["value"], got),
             "runs": len(runs), "inside_runs": None if total is None or got is None else
@@ -245,7 +246,7 @@ def figures(c: ValidationRun, path: str) -> dict[str, Checked]:
     if not c.usable:
         return {}
     source = c if path == "counts" else c.profile
-    if source is None or (path == "profile" and source.error):
+    if source is None or (path == "profile" and isinstance(source, ProfileCheck) and source.error):
         return {}
     return {part: v for part in costmodel.EXPECTED if (v := getattr(source, part)) is not None}
 
@@ -303,7 +304,7 @@ def _control(data: Validation) -> dict[str, Any] | None:
         ratio = ratios[path]
         errors = [(err, case_label(case), part) for case in data.cases or []
                   for part, v in figures(case, path).items()
-                  if part in ratio and v.predicted is not None and v.measured
+                  if part in ratio and v.predicted is not None and v.predicted.value is not None and v.measured
                   and (err := error_pct(v.predicted.value * ratio[part], v.measured)) is not None]
         if w := _worst(errors, MODEL_CPU_BOUND_PCT):
             scaled[path] = w

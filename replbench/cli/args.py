@@ -39,7 +39,7 @@ def help_formatter(prog: str) -> argparse.HelpFormatter:
 SETTING_FLAGS: set[str] = set()  # the settings some command's flag overrides (their dest is the setting's name)
 
 
-def setting_flag(group: argparse._ActionGroup, flag: str, name: str, what: str, *, type: Any = None,
+def setting_flag(group: argparse._ActionsContainer, flag: str, name: str, what: str, *, type: Any = None,
                  choices: tuple[str, ...] | None = None, default_text: str | None = None,
                  metavar: str | None = None) -> None:
     """A flag that overrides one setting of config.SETTING_LIST: its environment variable and default are the

@@ -199,8 +199,8 @@ def _nonce(args: argparse.Namespace) -> str:
     return nonce.lower()
 
 
-def refuse_on_external(settings: Settings, planned: list[Any], linked: list[Any], pinning: str,
-                       attackers: int = 1) -> None:
+def refuse_on_external(settings: Settings, planned: tuple[faults.Fault, ...], linked: tuple[links.Link, ...],
+                       pinning: str, attackers: int = 1) -> None:
     """What needs the servers' processes or their network cannot be done to a topology file's servers; with the
     file's attacker hosts, the attack is theirs (one vegeta each), not this host's."""
     where = settings.topology_name
@@ -258,6 +258,7 @@ def _run_and_print(settings: Settings, scenario: scenarios.Scenario, rate: int, 
     summary = summary_of(run.execute())
     print(run.block or f"Status: {summary.status} (no results: {'; '.join(summary.errors or [])})    "
                        f"Results: {shown_path(folder)}")
+    assert summary.status is not None  # Run._finish always records the run's status
     return exit_code(summary.status, options.strict)
 
 
@@ -491,7 +492,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         print(f"  {step.rate:>6} rps{' (refine)' if step.refined else '         '}  {step.verdict}")
 
     print(f"max sustainable rate: {describe_max(data)} ({scenario.criteria.describe()})")
-    return collection_exit_code(sweep_of(data).status)  # complete or interrupted
+    status = sweep_of(data).status
+    assert status is not None  # Sweep._write always records one
+    return collection_exit_code(status)  # complete or interrupted
 
 
 def cmd_study(args: argparse.Namespace) -> int:
@@ -513,7 +516,9 @@ def cmd_study(args: argparse.Namespace) -> int:
     data = runner.execute()
     print(study.render_table(data))
     print(f"study folder: {shown_path(runner.folder)}")
-    return collection_exit_code(study_of(data).status)  # complete or interrupted
+    status = study_of(data).status
+    assert status is not None  # Study._write always records one
+    return collection_exit_code(status)  # complete or interrupted
 
 
 def cmd_apply_capacity(args: argparse.Namespace) -> int:
@@ -661,13 +666,13 @@ def cmd_model(args: argparse.Namespace) -> int:
         mix = costmodel.parse_mix(args.mix)
     except costmodel.MixError as exc:
         raise UsageError(str(exc)) from None
-    model, source = profile.load_model(settings)
+    model, model_source = profile.load_model(settings)
     try:
         plan = costmodel.predict(model, mix, args.setting, args.replica_cores, args.table, args.parallel, args.link)
     except costmodel.MixError as exc:
         raise ReplbenchError(str(exc)) from None
     print(render_plan(plan, settings.replicas_asked if args.replicas_asked else None))
-    print(source)
+    print(model_source)
     return 0
 
 
@@ -684,7 +689,9 @@ def cmd_campaign(args: argparse.Namespace) -> int:
     except campaign.CampaignError as exc:
         raise ReplbenchError(str(exc)) from None
     print(campaign.render(data))
-    return collection_exit_code(campaign_of(data).status, DONE)
+    status = campaign_of(data).status
+    assert status is not None  # campaign.run always records one
+    return collection_exit_code(status, DONE)
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -142,11 +142,12 @@ SETTING_LIST: tuple[Setting, ...] = (
 SETTINGS = {s.name: s for s in SETTING_LIST}
 
 
-FIND_USERS_SHAPES = ("two-step", "one-trip", "server-steps")
-DRIVERS = ("aiomysql", "asyncmy")  # the app's MySQL drivers (app/db.py imports the one chosen)
-WORKER_CLASS_NAMES = ("aiohttp", "uvloop")  # gunicorn worker classes of the app (topology/appserver maps them)
-APP_TRANSPORTS = ("tcp", "unix")
-ADMISSIONS = ("codel", "always", "none")
+FIND_USERS_SHAPES: tuple[str, ...] = ("two-step", "one-trip", "server-steps")
+DRIVERS: tuple[str, ...] = ("aiomysql", "asyncmy")  # the app's MySQL drivers (app/db.py imports the one chosen)
+# gunicorn worker classes of the app (topology/appserver maps them)
+WORKER_CLASS_NAMES: tuple[str, ...] = ("aiohttp", "uvloop")
+APP_TRANSPORTS: tuple[str, ...] = ("tcp", "unix")
+ADMISSIONS: tuple[str, ...] = ("codel", "always", "none")
 BENCH_APP_RATE = 800  # bench-app's rate: below the 8M read limit (about 1500/s), so queueing does not inflate CPU
 REPLICAS_FILE = "replicas"  # in the state folder: how many replicas the native topology has now
 SCHEMAS = ("bench_idx", "bench_noidx", "bench_nopk")

@@ -602,7 +602,6 @@ class StudyRecord(Record):
     order: list[Any] | None = None
     comparison: dict[str, Any] | None = None
     indexes_restored: dict[str, Any] | None = None  # what the study's end re-created (cells without some indexes)
-    baseline_per: list[str] | None = None
     baselines: dict[str, str] | None = None
     meta: RunMeta | None = None
 
@@ -665,8 +664,12 @@ def migrate(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def load(path: Path) -> dict[str, Any]:
-    """A results file's raw document (OSError and ValueError as json raises them)."""
-    return json.loads(path.read_text())
+    """A results file's raw document (OSError and ValueError as json raises them; ValueError too for a file that
+    holds no JSON object)."""
+    doc = json.loads(path.read_text())
+    if not isinstance(doc, dict):
+        raise ValueError(f"{path}: not a JSON object")
+    return doc
 
 
 def summary_of(doc: dict[str, Any] | RunSummary) -> RunSummary:

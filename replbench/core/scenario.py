@@ -119,15 +119,15 @@ DURATION = duration(parse_duration)
 
 class RequestTable(FileModel):
     endpoint: Annotated[str, one_of(ENDPOINTS)]
-    weight: float = Field(DEFAULTS[("requests", "weight")], gt=0, validate_default=True)
+    weight: float = Field(default=DEFAULTS[("requests", "weight")], gt=0, validate_default=True)
 
 
 class TargetsTable(FileModel):
-    count: int = Field(DEFAULTS[("targets", "count")], ge=1)
-    first_prefix: int = Field(DEFAULTS[("targets", "first_prefix")], ge=1)
-    last_prefix: int = Field(DEFAULTS[("targets", "last_prefix")], ge=1)
-    update_fields: list[Annotated[str, one_of(UPDATABLE)]] = Field(DEFAULTS[("targets", "update_fields")],
-                                                                   min_length=1)
+    count: int = Field(default=DEFAULTS[("targets", "count")], ge=1)
+    first_prefix: int = Field(default=DEFAULTS[("targets", "first_prefix")], ge=1)
+    last_prefix: int = Field(default=DEFAULTS[("targets", "last_prefix")], ge=1)
+    update_fields: list[Annotated[str, one_of(UPDATABLE)]] = Field(
+        default=DEFAULTS[("targets", "update_fields")], min_length=1)
     bulk_rows: Annotated[int, between(1, MAX_BULK_ROWS)] = 100
     wide_bytes: Annotated[int, between(0, 4000)] = 0
 
@@ -135,9 +135,9 @@ class TargetsTable(FileModel):
 class PassTable(FileModel):
     min_success: Annotated[float, between(0, 1)] = DEFAULTS[("pass", "min_success")]
     min_rate_ratio: Annotated[float, between(0, 1)] = DEFAULTS[("pass", "min_rate_ratio")]
-    max_p99: Annotated[float, DURATION] = Field(DEFAULTS[("pass", "max_p99")], validate_default=True)
-    max_catch_up: Annotated[float, DURATION] = Field(DEFAULTS[("pass", "max_catch_up")], validate_default=True)
-    max_lag_p99: Annotated[float, DURATION] = Field(DEFAULTS[("pass", "max_lag_p99")], validate_default=True)
+    max_p99: Annotated[float, DURATION] = Field(default=DEFAULTS[("pass", "max_p99")], validate_default=True)
+    max_catch_up: Annotated[float, DURATION] = Field(default=DEFAULTS[("pass", "max_catch_up")], validate_default=True)
+    max_lag_p99: Annotated[float, DURATION] = Field(default=DEFAULTS[("pass", "max_lag_p99")], validate_default=True)
     max_lag_growth: Annotated[float, between(0, 1)] = DEFAULTS[("pass", "max_lag_growth")]
 
 
@@ -149,10 +149,10 @@ class ScenarioFile(FileModel):
     description: str = ""
     schema_: Annotated[str, one_of(SCHEMAS)] = Field(alias="schema")  # `schema` is a BaseModel attribute
     requests: list[RequestTable] = Field(min_length=1)
-    duration: Annotated[float, DURATION] = Field(DEFAULTS[("", "duration")], validate_default=True)
-    rates: list[Annotated[int, Field(gt=0)]] = Field(list(RATES), min_length=1)
+    duration: Annotated[float, DURATION] = Field(default=DEFAULTS[("", "duration")], validate_default=True)
+    rates: list[Annotated[int, Field(gt=0)]] = Field(default=list(RATES), min_length=1)
     targets: TargetsTable = TargetsTable()
-    pass_: PassTable = Field(PassTable(), alias="pass")  # `pass` is a keyword
+    pass_: PassTable = Field(default=PassTable(), alias="pass")  # `pass` is a keyword
     catch_up_timeout: Annotated[float, DURATION] | None = None
     faults: list[str] = []
     app: AppTable = AppTable()

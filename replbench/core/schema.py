@@ -147,7 +147,8 @@ def line_of(source: str, loc: Loc) -> int | None:
     for i, part in enumerate(loc):
         if not isinstance(part, str):
             continue
-        index = loc[i + 1] if i + 1 < len(loc) and isinstance(loc[i + 1], int) else None
+        after = loc[i + 1] if i + 1 < len(loc) else None
+        index = after if isinstance(after, int) else None
         at = _find(lines, start, single, part, index)
         if at is None:
             break

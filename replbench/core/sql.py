@@ -21,6 +21,7 @@ MySQLError = mysql.connector.Error  # every error a node can answer with (or a l
 ReaderError = pymysql.err.Error  # the light reader's errors
 Connection = MySQLConnectionAbstract
 Cursor = MySQLCursorAbstract
+Row = tuple[Any, ...]  # a row as the harness's cursors give it: a tuple (none of them is a dictionary cursor)
 
 
 def connect(node: Node, settings: Settings, *, user: str = ADMIN_USER, password: str | None = None,
@@ -39,10 +40,12 @@ def connect(node: Node, settings: Settings, *, user: str = ADMIN_USER, password:
         password = settings.admin_password
     # buffered: every result is read at once (a statement whose rows are not all fetched never blocks the next);
     # the timeout is the connect's only: long statements (LOAD DATA, ALTER, MASTER_GTID_WAIT) run to their end
-    return mysql.connector.connect(user=user, password=password, database=database, autocommit=autocommit,
+    conn = mysql.connector.connect(user=user, password=password, database=database, autocommit=autocommit,
                                    connection_timeout=max(1, round(timeout)), charset="utf8mb4",
                                    collation="utf8mb4_general_ci", buffered=True, use_pure=True,
                                    allow_local_infile=local_infile, **where)
+    assert isinstance(conn, MySQLConnectionAbstract)  # no pool_* argument: a plain connection, never a pooled one
+    return conn
 
 
 def reader(node: Node, settings: Settings, timeout: float = 2.0) -> pymysql.connections.Connection:
@@ -79,8 +82,33 @@ def admin(node: Node, settings: Settings, **kwargs: Any) -> Iterator[Cursor]:
 def query_one(node: Node, settings: Settings, sql: str, args: Any = None) -> Any:
     with admin(node, settings) as cur:
         cur.execute(sql, args)
-        row = cur.fetchone()
+        row = fetch_one(cur)
     return None if row is None else row[0]
+
+
+def _row(row: Row | dict[str, Any]) -> Row:
+    if isinstance(row, dict):  # only a cursor opened with dictionary=True gives these: the harness opens none
+        raise TypeError("a dictionary row where a tuple was expected")
+    return row
+
+
+def fetch_one(cur: Cursor) -> Row | None:
+    """The result's next row (None when there is none)."""
+    row = cur.fetchone()
+    return None if row is None else _row(row)
+
+
+def one_row(cur: Cursor) -> Row:
+    """The only row of a statement that always answers exactly one: a SELECT of expressions (@@variables,
+    functions) or of aggregates without GROUP BY."""
+    row = fetch_one(cur)
+    assert row is not None, "a SELECT of expressions answers one row"
+    return row
+
+
+def fetch_all(cur: Cursor) -> list[Row]:
+    """Every remaining row of the result."""
+    return [_row(row) for row in cur.fetchall()]
 
 
 def dict_rows(cur: Cursor) -> list[dict[str, Any]]:
@@ -233,7 +261,7 @@ def replica_threads(cur: Cursor, flavour: str) -> dict[str, Any]:
 def checksum(node: Node, settings: Settings, table: str) -> int | None:
     with admin(node, settings) as cur:
         cur.execute(f"CHECKSUM TABLE {table}")
-        row = cur.fetchone()
+        row = fetch_one(cur)
     return None if row is None else row[1]
 
 
@@ -257,13 +285,13 @@ def rows_checksum(node: Node, settings: Settings, table: str, ids: list[int]) ->
     with admin(node, settings) as cur:
         cur.execute("SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s "
                     "ORDER BY ORDINAL_POSITION", (schema, name))
-        columns = [str(row[0]) for row in cur.fetchall()]
+        columns = [str(row[0]) for row in fetch_all(cur)]
         row_crc = "CRC32(CONCAT_WS('#', " + ", ".join(f"`{c}`, ISNULL(`{c}`)" for c in columns) + "))"
         for start in range(0, len(wanted), ROWS_CHECKSUM_BATCH):
             batch = wanted[start:start + ROWS_CHECKSUM_BATCH]
             cur.execute(f"SELECT COUNT(*), COALESCE(BIT_XOR({row_crc}), 0) FROM {table} WHERE id IN "
                         f"({','.join(['%s'] * len(batch))})", batch)
-            got, xor = cur.fetchone()
+            got, xor = one_row(cur)
             count, crc = count + int(got), crc ^ int(xor)
     return (count << 32) | crc
 

@@ -190,8 +190,8 @@ class Drains:
         self.finished[replica.name] = (round(took, 3) if result == 0 else None, cpu, idle)
 
 
-def _replica_entry(drains: Drains, name: str, queued: dict[str, Any] | None, after: dict[str, Any],
-                   master: dict[str, Any]) -> dict[str, Any]:
+def _replica_entry(drains: Drains, name: str, queued: counters.NodeCounters | None,
+                   after: counters.NodeCounters | None, master: dict[str, Any]) -> dict[str, Any]:
     """One replica's line of apply.json: its drain and what it applied, per transaction net of its idle CPU."""
     took, cpu, idle = drains.finished.get(name, (None, None, None))
     applied = counters.describe({"r": queued}, {"r": after}, took or 1.0, 0, 1)["nodes"]["r"] if queued else None

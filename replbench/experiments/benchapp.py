@@ -57,7 +57,8 @@ def stack_cost(settings: Settings, combos: list[tuple[str, str]], rate: int, dur
                 f = out.figures.setdefault((driver, worker, name),
                                            {k: [] for k in ("app", "ratio", "db", "success", "p99")})
                 f["app"].append(apps[name])
-                f["db"].append(sum(per_ok.get(n, 0) for n in nodes_in(per_ok)))
+                # every node's figure is a number (analysis/summary.servers); a None would be no CPU to add
+                f["db"].append(sum(v for n in nodes_in(per_ok) if (v := per_ok.get(n, 0)) is not None))
                 f["success"].append(summary.success)
                 f["p99"].append((summary.latency_ms or Latency()).p99)
             floor_app = apps.get("floor")
@@ -79,9 +80,11 @@ def load_generator(settings: Settings, floor_folder: Path, rate: int, duration: 
     requests = max(1, summary.requests or 1)
     bare = attack.bare_attack(ensure_vegeta(settings), floor_folder / "targets.json",
                               attack.AttackOptions(rate, duration), parent / "bare-results.bin")
+    harness_ms = (summary.cpu_ms_per_request or {}).get("harness", 0)
+    assert harness_ms is not None  # analysis/summary.servers gives every group a number, the harness among them
     return {"bare_ms": 1000 * bare / max(1, rate * duration),
             "attack_ms": 1000 * (pipeline.vegeta or 0) / requests,  # always written, a number
-            "harness_ms": (summary.cpu_ms_per_request or {}).get("harness", 0)}
+            "harness_ms": harness_ms}
 
 
 @dataclass

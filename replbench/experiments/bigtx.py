@@ -42,7 +42,7 @@ STATUS = ("Binlog_cache_disk_use", "Binlog_cache_use", "Rpl_semi_sync_master_tx_
 def _status(settings: Settings) -> dict[str, int]:
     with sql.admin(settings.master, settings) as cur:
         cur.execute("SHOW GLOBAL STATUS WHERE Variable_name IN (" + ", ".join(["%s"] * len(STATUS)) + ")", STATUS)
-        return {name: int(value) for name, value in cur.fetchall()}
+        return {str(name): int(str(value)) for name, value in cur.fetchall()}  # two text columns: str already
 
 
 def _lag(sampler: PositionLag, replica: str, start: float, end: float, floor_ms: float) -> dict[str, Any]:
@@ -78,7 +78,9 @@ def one(settings: Settings, sampler: PositionLag, schema: str, rows: int, first_
     with sql.admin(settings.master, settings) as cur:
         cur.execute(f"SELECT COUNT(*) FROM {schema}.accounts WHERE id BETWEEN %s AND %s AND interests = %s",
                     (first_id, last_id, tag))
-        holding = int(cur.fetchone()[0])
+        row = cur.fetchone()
+        assert isinstance(row, tuple) and isinstance(row[0], int)  # a plain cursor's row; COUNT(*): a whole number
+        holding = row[0]
     d = {k: after.get(k, 0) - before.get(k, 0) for k in STATUS}
     record: dict[str, Any] = {
         "rows": rows, "first_id": first_id, "rows_changed": changed, "rows_holding_the_new_value": holding,
@@ -113,7 +115,11 @@ def measure(settings: Settings, table: str, rows: tuple[int, ...], setting: knob
         data.update(prepare.settings_and_data(settings, scenario, setting, (), progress))
         with sql.admin(settings.master, settings) as cur:
             cur.execute(f"SELECT MIN(id), MAX(id) FROM {schema}.accounts")
-            low, high = (int(v) for v in cur.fetchone())
+            row = cur.fetchone()
+        assert isinstance(row, tuple)  # a plain cursor's row: MIN and MAX always answer one
+        low, high = row
+        if not isinstance(low, int) or not isinstance(high, int):  # NULL: the table is empty
+            raise ValueError(f"{schema} holds no rows")
         too_big = [n for n in rows if n > high - low + 1]
         if too_big:
             raise ValueError(f"{schema} holds {high - low + 1:,} rows; cannot update {too_big[0]:,} in one range")

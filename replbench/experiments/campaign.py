@@ -130,8 +130,10 @@ def _estimate(args: list[str], minutes: float | None, env: dict[str, str] | None
         if args[1:2] != ["validate"]:
             return 30.0
         repeat = flag("--repeat")
-        repeats = {"repeats": int(repeat)} if repeat and "--recorded" not in args else {}
-        return modelcheck.estimate(**repeats, runs="--recorded" not in args, onset="--record" not in args)
+        runs, onset = "--recorded" not in args, "--record" not in args
+        if repeat and runs:
+            return modelcheck.estimate(repeats=int(repeat), runs=runs, onset=onset)
+        return modelcheck.estimate(runs=runs, onset=onset)
     duration = flag("--duration")
     return (parse_duration(duration) if duration else 60.0) + (idle or IDLE_WINDOW_MAX) + RUN_OVERHEAD + \
         TABLE_CHECKSUM_SECONDS
@@ -271,7 +273,7 @@ def run(settings: Settings, campaign: Campaign, *, resume: bool = False, allow_d
         other = _unfinished(settings.results, campaign.name, None)
         if other is None:
             raise CampaignError(f"no unfinished campaign {campaign.name!r} at commit {commit} to resume")
-        data = results.load(other / "campaign.json")  # the document: re-judged in place and written back
+        data: dict[str, Any] = results.load(other / "campaign.json")  # the document: re-judged in place, written back
         _check_same_units(other, data, campaign)
         before = [r["status"] for r in data["units"]]
         rejudge(other, data, commit)
@@ -286,11 +288,10 @@ def run(settings: Settings, campaign: Campaign, *, resume: bool = False, allow_d
     if folder is None:
         folder = settings.results / f"campaign-{campaign.name}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
         (folder / "units").mkdir(parents=True)
-        data: dict[str, Any] = {"name": campaign.name, "description": campaign.description, "commit": commit,
-                                "dirty": dirty, "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                                "units": [{"command": u.text, "env": dict(u.env), "estimate_s": u.estimate_s,
-                                           "status": "pending"}
-                                          for u in campaign.units]}
+        data = {"name": campaign.name, "description": campaign.description, "commit": commit,
+                "dirty": dirty, "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "units": [{"command": u.text, "env": dict(u.env), "estimate_s": u.estimate_s, "status": "pending"}
+                          for u in campaign.units]}
     else:
         data = results.load(folder / "campaign.json")  # the document itself: the run goes on recording in it
         _check_same_units(folder, data, campaign)

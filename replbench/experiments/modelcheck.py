@@ -510,7 +510,8 @@ def _onset_live(settings: Settings, onset: OnsetPlan, duration: float, folder: P
         out["runs"].append({"load": load, "rate": rate, "run": run_folder.name, "status": summary.status,
                             "success": summary.success,
                             "master_transactions_per_s": tps, "lag_growth_s_per_s": growth, "fell_behind": behind,
-                            "applied_per_s": round(tps * (1 - growth), 2) if behind and tps else None,
+                            "applied_per_s": round(tps * (1 - growth), 2) if behind and tps and growth is not None
+                            else None,
                             "replica_room_cores": None if settings.topology else
                             validation.replica_room(summary, os.cpu_count() or 1, ONSET_REPLICA)})
     out.update(validation.live_onset(out["runs"], predicted["value"], ONSET_REPLICA))

@@ -82,7 +82,9 @@ def _drains(settings: Settings) -> list[str]:
         with sql.admin(settings.master, settings, timeout=3.0) as cur:
             cur.execute("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND IN ('Query', 'Execute') "
                         "AND ID <> CONNECTION_ID() AND USER NOT IN ('system user', 'event_scheduler')")
-            running = int(cur.fetchone()[0])
+            row = cur.fetchone()
+            assert isinstance(row, tuple) and isinstance(row[0], int)  # a plain cursor's row; COUNT(*): a whole number
+            running = row[0]
         if running:
             reasons.append(f"{running} statements still running on the master")
         behind = [name for name, took in nodes.wait_caught_up(settings, 0.5).items() if took is None]

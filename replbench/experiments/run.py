@@ -283,19 +283,19 @@ class Run:
         s = self.settings
         self.clock.zero = time.monotonic()
         live = self.live
-        live.samplers = samplers.Samplers(s, self.folder, self.clock.zero,
-                                          lambda: live.attack.pids if live.attack else [],
-                                          {f.node for f in self.options.faults if f.action == "kill"},
-                                          soak=self.options.soak_window is not None)
+        live.samplers = watch = samplers.Samplers(s, self.folder, self.clock.zero,
+                                                  lambda: live.attack.pids if live.attack else [],
+                                                  {f.node for f in self.options.faults if f.action == "kill"},
+                                                  soak=self.options.soak_window is not None)
         self.live.fault_runner = faults.FaultRunner(s, self.options.faults, self.clock.zero, self.scenario.schema)
-        self.live.samplers.start()
+        watch.start()
         window = idle_window(self.rate, s.idle_window)
         self.record.summary["idle_window_s"] = window
         self.progress.say(f"measuring the idle cost: heartbeat binlog bytes and each group's CPU ({window:g} s)")
         self.clock.idle = time.monotonic() - self.clock.zero
-        idle_start = samplers.snapshot(s, self.live.samplers)
+        idle_start = samplers.snapshot(s, watch)
         time.sleep(window)
-        self.measured.before = samplers.snapshot(s, self.live.samplers)
+        self.measured.before = samplers.snapshot(s, watch)
         self.measured.idle = samplers.idle_rates(idle_start, self.measured.before)
         self.measured.idle_counters = counters.idle_rates(idle_start.counters, self.measured.before.counters)
         if idle_start.binlog and self.measured.before.binlog:
@@ -306,6 +306,7 @@ class Run:
             self.live.attack = remote.RemoteAttack(s, self.live.hosts, self.folder, self.live.attack_options, name,
                                                      nodeexporter.host_busy)
         else:
+            assert self.live.vegeta is not None  # _prepare's first step, done before the attack
             self.live.attack = attack.Attack(self.live.vegeta, self.folder, self.folder / "targets.json",
                                              self.live.attack_options, name,
                                              cpus.taskset_prefix(cpus.parse(self.options.cpus).get("vegeta")))
@@ -330,7 +331,7 @@ class Run:
         self.clock.end = time.monotonic() - self.clock.zero
         self.record.meta["attack_ended_at"] = _now()
         appserver.wait_published(self.settings, time.time())  # the workers' counters, once more after the attack
-        self.measured.after = samplers.snapshot(s, self.live.samplers)
+        self.measured.after = samplers.snapshot(s, watch)
         if isinstance(self.live.attack, remote.RemoteAttack):
             self._collect_remote(self.live.attack)
         for error in self.measured.after.errors:  # a lost master: its figures are missing, the run goes on
@@ -349,9 +350,10 @@ class Run:
     def _collect_remote(self, hosts: remote.RemoteAttack) -> None:
         """The attacker hosts' result files back here, each host's part recorded (the block's Attackers lines,
         judge's guards); their folders there removed."""
-        assert self.live.vegeta is not None
+        vegeta = self.live.vegeta
+        assert vegeta is not None
         self.progress.say("copying the attacker hosts' results back", final=True)
-        parts = self._safely("attackers' results", lambda: hosts.collect(self.live.vegeta), default=None)
+        parts = self._safely("attackers' results", lambda: hosts.collect(vegeta), default=None)
         self.live.hosts = None  # their folders are gone: nothing left to discard
         if parts is not None:
             self.record.summary["remote_attackers"] = parts
@@ -432,8 +434,9 @@ class Run:
 
     def _finish(self, skip_waits: bool = False) -> None:
         files = attack.result_files(self.folder)
-        if self.live.vegeta is not None and any(f.stat().st_size > 0 for f in files):
-            self._safely("vegeta reports", lambda: attack.write_reports(self.live.vegeta, self.folder))
+        vegeta = self.live.vegeta
+        if vegeta is not None and any(f.stat().st_size > 0 for f in files):
+            self._safely("vegeta reports", lambda: attack.write_reports(vegeta, self.folder))
             if (self.folder / "report.json").exists():
                 self._safely("summary", self._summarize)
             if (self.options.faults or (self.live.samplers and self.live.samplers.health.faults)) and not skip_waits:
@@ -449,11 +452,12 @@ class Run:
             self.record.status = STATUS_FAILED
             self.record.errors.append("vegeta produced no results")
         self._guards()
-        if self.measured.timeline is not None:
+        tl = self.measured.timeline
+        if tl is not None:
             seen = nodes_lost(self.record.summary)
             planned = self.live.fault_runner.done if self.live.fault_runner else []
             self._safely("latency plot", lambda: timeline.plot(
-                self.measured.timeline, self.folder / "latency.png",
+                tl, self.folder / "latency.png",
                 f"{self.scenario.name} @ {self.rate} rps — latency over time ({self.record.status})",
                 [((f.lost_at_s or 0) - (self.clock.start or 0), f"{f.node} lost") for f in seen]
                 + [(f.back_at_s - (self.clock.start or 0), f"{f.node} back") for f in seen
@@ -513,7 +517,8 @@ class Run:
             timeline.add_lag(tl, *self._lag_series(), self.clock.start)
         timeline.write_csv(tl, self.folder / "timeline.csv")
         self.measured.timeline = tl  # plotted once the status is final
-        if None in (self.clock.end, self.clock.start, self.live.samplers, self.measured.after):
+        if self.clock.end is None or self.clock.start is None or self.live.samplers is None \
+                or self.measured.after is None:
             return  # interrupted before the attack's counters were read
         assert self.live.attack is not None and self.measured.before is not None
         s, b, a, watch = self.settings, self.measured.before, self.measured.after, self.live.samplers
@@ -556,8 +561,7 @@ class Run:
         elif (m := self.measured).before and m.after and m.before.binlog and m.after.binlog:
             done = self.live.fault_runner.done if self.live.fault_runner else []
             planned = tuple(f["bigtx"]["value"] for f in done if (f.get("bigtx") or {}).get("value"))
-            check = rowcheck.from_binlog(s, self.scenario, self.measured.before.binlog, self.measured.after.binlog,
-                                         planned_values=planned)
+            check = rowcheck.from_binlog(s, self.scenario, m.before.binlog, m.after.binlog, planned_values=planned)
         else:
             return
         self.record.summary["rows_checked"] = check

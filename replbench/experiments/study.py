@@ -150,7 +150,8 @@ def index_rounds(states: list[frozenset[str]], rounds: int, pools: list[str] | N
             members = groups[keys[g]]
             turns = [members[(r + i) % len(members):] + members[:(r + i) % len(members)] for i in range(len(members))]
             pool = pools[previous] if pools and previous is not None else None
-            pick = min(turns, key=lambda t: (t[0] == previous, bool(pools) and pools[t[0]] != pool, turns.index(t)))
+            pick = min(turns, key=lambda t: (t[0] == previous, pools is not None and bool(pools)
+                                              and pools[t[0]] != pool, turns.index(t)))
             cells += pick
             previous = cells[-1]
         out.append(cells)

@@ -44,7 +44,7 @@ import itertools
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from annotated_types import MinLen
 from pydantic import AfterValidator, BeforeValidator, Field, PrivateAttr, create_model, model_validator
@@ -270,11 +270,15 @@ class _CellKeys(FileModel):
 
 
 # [[cells]]: one cell, its name and any cell key; [vary]: each cell key a non-empty list, the grid their product
-CellTable = create_model("CellTable", __base__=_CellKeys, name=(str, ""),
-                         **{key: (kind | None, None) for key, kind in VALUE_TYPES.items()})  # type: ignore[call-overload]
-VaryTable = create_model("VaryTable", __base__=_CellKeys,
-                         **{key: (Annotated[list[kind], MinLen(1)] | None, None)  # type: ignore[valid-type]
-                            for key, kind in VALUE_TYPES.items()})  # type: ignore[call-overload]
+if TYPE_CHECKING:  # classes made at run time from VALUE_TYPES: to the type checker, their common base
+    CellTable = _CellKeys
+    VaryTable = _CellKeys
+else:
+    CellTable = create_model("CellTable", __base__=_CellKeys, name=(str, ""),
+                             **{key: (kind | None, None) for key, kind in VALUE_TYPES.items()})
+    VaryTable = create_model("VaryTable", __base__=_CellKeys,
+                             **{key: (Annotated[list[kind], MinLen(1)] | None, None)
+                                for key, kind in VALUE_TYPES.items()})
 
 
 class StudyTables(FileModel):
@@ -293,8 +297,8 @@ class StudyTables(FileModel):
     repeat: Annotated[int, _at_least_one("repeats")] = DEFAULT_REPEAT
     reset: Annotated[str, one_of(RESETS)] = "never"
     data_state: str = ""
-    vary: VaryTable | None = None  # type: ignore[valid-type]
-    cells: list[CellTable] | None = None  # type: ignore[valid-type]
+    vary: VaryTable | None = None
+    cells: list[CellTable] | None = None
     writes: Annotated[int, _at_least_one("writes")] | None = None
     baseline_per: list[str] = []
     _derived: tuple[tuple[Cell, ...], list[str], dict[str, int]] = PrivateAttr()

@@ -97,11 +97,11 @@ class Sweep:
         if self.refine:
             rounds = 0
             while not self.interrupted and rounds < REFINE_STEPS:
-                rate = next_refine_rate(self.steps)
-                if rate is None:
+                next_rate = next_refine_rate(self.steps)
+                if next_rate is None:
                     break
                 rounds += 1
-                self._step(rate, f"refine {rounds}", refined=True)
+                self._step(next_rate, f"refine {rounds}", refined=True)
         return self._write()
 
     def _step(self, rate: int, label: str, refined: bool) -> None:

@@ -89,7 +89,7 @@ def big_update(settings: Settings, schema: str, rows: int) -> dict[str, Any]:
     with sql.admin(settings.master, settings) as cur:
         cur.execute("SET SESSION max_statement_time = 0")  # the incident's statement runs to its end
         cur.execute(f"SELECT MIN(id) FROM {schema}.accounts")
-        low = int(cur.fetchone()[0] or 1)
+        low = int(sql.one_row(cur)[0] or 1)
         cur.execute(f"UPDATE {schema}.accounts SET interests = %s, updated_at = NOW() WHERE id BETWEEN %s AND %s",
                     (tag, low, low + rows - 1))
         changed = cur.rowcount

@@ -34,6 +34,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -199,13 +200,13 @@ def check(settings: Settings, vegeta: Path, targets: Path, options: AttackOption
     folders already made are removed."""
     local_sha256 = hashlib.sha256(vegeta.read_bytes()).hexdigest()
     hosts = settings.attacker_hosts
-    found = _parallel([lambda i=i, h=h: check_host(settings, i + 1, h, local_sha256) for i, h in enumerate(hosts)])
+    found = _parallel([partial(check_host, settings, i + 1, h, local_sha256) for i, h in enumerate(hosts)])
     checks = [c for c in found if isinstance(c, HostCheck)]
     errors = [str(e) if isinstance(e, ReplbenchError) else f"attacker {i + 1} ({hosts[i].destination}): {e}"
               for i, e in enumerate(found) if isinstance(e, BaseException)]
     if not errors:
         parts = split_targets(targets, [p.rate for p in replace(options, attackers=len(hosts)).split()])
-        copied = _parallel([lambda c=c, t=t: _upload(settings, c, t) for c, t in zip(checks, parts)])
+        copied = _parallel([partial(_upload, settings, c, t) for c, t in zip(checks, parts)])
         errors = [str(e) for e in copied if isinstance(e, BaseException)]
     if errors:
         discard(settings, checks)
@@ -229,7 +230,7 @@ def _discard(settings: Settings, host: AttackerHost, folder: str) -> None:
 
 def discard(settings: Settings, checks: list[HostCheck]) -> None:
     """Remove the hosts' temporary folders (best effort)."""
-    _parallel([lambda c=c: _discard(settings, c.host, c.folder) for c in checks])
+    _parallel([partial(_discard, settings, c.host, c.folder) for c in checks])
 
 
 def start_lead(checks: list[HostCheck]) -> float:
@@ -315,9 +316,12 @@ class RemoteAttack:
         if self._interrupted:
             return
         self._interrupted = True
-        _parallel([lambda c=c: subprocess.run(self._ssh(
-            c.host, f"kill -INT $(cat {shlex.quote(c.folder)}/vegeta.pid)"), capture_output=True,
-            timeout=CHECK_TIMEOUT, check=False) for c, p in zip(self.checks, self._procs) if p.returncode is None])
+
+        def kill(c: HostCheck) -> subprocess.CompletedProcess[bytes]:
+            return subprocess.run(self._ssh(c.host, f"kill -INT $(cat {shlex.quote(c.folder)}/vegeta.pid)"),
+                                  capture_output=True, timeout=CHECK_TIMEOUT, check=False)
+
+        _parallel([partial(kill, c) for c, p in zip(self.checks, self._procs) if p.returncode is None])
 
     def wait(self) -> int:
         """Wait for every host's ssh session; each host's CPU over the attack from its node_exporter."""
@@ -337,7 +341,7 @@ class RemoteAttack:
     def collect(self, vegeta: Path) -> list[dict[str, Any]]:
         """Copy every host's results file back (results-<i>.bin), remove its folder there, and describe each host's
         part (host_part): the others' results are kept whatever one host did."""
-        got = _parallel([lambda c=c: self._fetch(c) for c in self.checks])
+        got = _parallel([partial(self._fetch, c) for c in self.checks])
         out = []
         for i, c in enumerate(self.checks):
             code, cpu = self.ended[i] if i < len(self.ended) else (None, None)

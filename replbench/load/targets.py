@@ -58,7 +58,7 @@ def sample_rows(settings: Settings, schema: str, ids: list[int]) -> dict[int, Ro
             marks = ",".join(["%s"] * len(batch))
             cur.execute(f"SELECT id, first_name, last_name, city FROM {schema}.accounts WHERE id IN ({marks})",
                         batch)
-            for account_id, first, last, city in cur.fetchall():
+            for account_id, first, last, city in sql.fetch_all(cur):
                 rows[int(account_id)] = (first, last, city)
     return rows
 
@@ -198,8 +198,8 @@ def _target(endpoint: str, account_id: int, values: _Values, scenario: Scenario,
         body = {"id": account_id, **{name: fresh[name] for name in scenario.update_fields}}
         return _post(f"{base_url}/update_user?schema={schema_q}", body)
     if endpoint == "update_users":
-        first = max(1, min(account_id, max_id - scenario.bulk_rows + 1))
-        body = {"from_id": first, "count": scenario.bulk_rows,
+        from_id = max(1, min(account_id, max_id - scenario.bulk_rows + 1))
+        body = {"from_id": from_id, "count": scenario.bulk_rows,
                 "interests": interests_value(values.rng, scenario.wide_bytes)}
         return _post(f"{base_url}/update_users?schema={schema_q}", body)
     raise ValueError(f"unknown endpoint {endpoint}")

@@ -39,11 +39,11 @@ class BinlogSnapshot:
 def snapshot(settings: Settings) -> BinlogSnapshot:
     with sql.admin(settings.master, settings) as cur:
         cur.execute("SHOW BINARY LOGS")
-        files = [(row[0], int(row[1])) for row in cur.fetchall()]
+        files = [(row[0], int(row[1])) for row in sql.fetch_all(cur)]
         cur.execute("SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_update', 'Com_insert')")
-        counters = {name: int(value) for name, value in cur.fetchall()}
+        counters = {name: int(value) for name, value in sql.fetch_all(cur)}
         cur.execute("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'")
-        dumps = int(cur.fetchone()[0])
+        dumps = int(sql.one_row(cur)[0])
     snap = BinlogSnapshot(files, counters.get("Com_update", 0), counters.get("Com_insert", 0), dump_threads=dumps)
     for replica in settings.replicas:
         try:

@@ -62,20 +62,21 @@ def node_snapshot(node: Node, settings: Settings, pid: int | None) -> NodeCounte
             cur.execute("SHOW GLOBAL STATUS WHERE Variable_name IN (" + ",".join(["%s"] * len(spelled)) + ")",
                         tuple(spelled))
             status: dict[str, float] = {}
-            for spelled_name, value in cur.fetchall():
+            spelled_name: str  # Variable_name
+            for spelled_name, value in sql.fetch_all(cur):
                 name = spelled.get(spelled_name, spelled_name)
                 try:
                     status[name] = float(value)
                 except (TypeError, ValueError):
                     status[name] = 1.0 if str(value).upper() == "ON" else 0.0
             cur.execute("SELECT @@gtid_binlog_pos" if node.role == "master" else "SELECT @@gtid_slave_pos")
-            seq = sql.gtid_seq(str(cur.fetchone()[0] or ""))
+            seq = sql.gtid_seq(str(sql.one_row(cur)[0] or ""))
             if settings.flavour == "mariadb":
                 # userstat off (switched off since enable()): no figure, and describe() counts by the handlers
                 cur.execute("SELECT @@userstat, (SELECT COALESCE(SUM(ROWS_CHANGED), 0) FROM "
                             "information_schema.TABLE_STATISTICS WHERE TABLE_SCHEMA NOT IN ('mysql', %s))",
                             (META_SCHEMA,))
-                on, rows = cur.fetchone()
+                on, rows = sql.one_row(cur)
                 if on:
                     status[APP_ROWS] = float(rows)
     except sql.MySQLError:

@@ -108,7 +108,7 @@ class NodeSampler:
                 self._conns[name] = conn
             with conn.cursor() as cur:
                 cur.execute("SHOW GLOBAL STATUS WHERE Variable_name IN (%s, %s, %s, %s)", IO_STATUS)
-                return {k: float(v) for k, v in cur.fetchall()}
+                return {k: float(v) for k, v in sql.fetch_all(cur)}
         except (sql.MySQLError, OSError):
             self._conns.pop(name, None)
             return None

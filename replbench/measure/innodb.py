@@ -71,9 +71,9 @@ class InnodbSampler:
             self._conns[name] = conn
             with conn.cursor() as cur:
                 cur.execute(status_sql(self.settings.flavour))
-                status = {str(k): float(v) for k, v in cur.fetchall()}
+                status = {str(k): float(v) for k, v in sql.fetch_all(cur)}
                 cur.execute("SHOW MASTER STATUS" if self.settings.flavour == "mariadb" else "SHOW BINARY LOG STATUS")
-                row = cur.fetchone()
+                row = sql.fetch_one(cur)
         except (sql.MySQLError, OSError):
             sql.close_quietly(self._conns.pop(name, None))
             return self.backoff[name].failed()

@@ -151,6 +151,7 @@ class PositionLag:
                 if conn is None:
                     conn = sql.reader(self.settings.node(name), self.settings)
                     cur = conn.cursor()
+                assert cur is not None  # opened with conn, and dropped with it
                 cur.execute(statement)
                 text = str(cur.fetchone()[0] or "")
                 t = time.monotonic() - self.zero

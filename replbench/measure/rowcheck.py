@@ -70,10 +70,10 @@ def table_columns(settings: Settings, schema: str) -> tuple[dict[str, int], set[
     with sql.admin(settings.master, settings) as cur:
         cur.execute("SELECT COLUMN_NAME, ORDINAL_POSITION FROM information_schema.COLUMNS "
                     "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = 'accounts'", (schema,))
-        positions = {str(name): int(pos) for name, pos in cur.fetchall()}
+        positions = {str(name): int(pos) for name, pos in sql.fetch_all(cur)}
         cur.execute("SELECT DISTINCT COLUMN_NAME FROM information_schema.STATISTICS "
                     "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = 'accounts' AND INDEX_NAME <> 'PRIMARY'", (schema,))
-        indexed = {str(row[0]) for row in cur.fetchall()}
+        indexed = {str(row[0]) for row in sql.fetch_all(cur)}
     return positions, indexed
 
 
@@ -190,7 +190,7 @@ def read_values(settings: Settings, schema: str, columns: tuple[str, ...], ids: 
     with sql.admin(settings.master, settings) as cur:
         cur.execute(f"SELECT id, {', '.join(columns)} FROM {schema}.accounts WHERE id IN "
                     f"({','.join(['%s'] * len(set(ids)))})", sorted(set(ids)))
-        return {int(row[0]): tuple(row[1:]) for row in cur.fetchall()}
+        return {int(row[0]): tuple(row[1:]) for row in sql.fetch_all(cur)}
 
 
 def from_sample(settings: Settings, scenario: Scenario, ids: list[int], before: dict[int, tuple],

@@ -10,15 +10,22 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import psutil
 
 from ..core import sql
-from ..core.config import Settings
+from ..core.config import Node, Settings
 from ..topology import appserver, nodes
 from . import binlog, counters, cpu, health, innodb, lag, nodeexporter
+
+
+def _node_pids(node: Node) -> list[int]:
+    """A native node's CPU group: its mariadbd's pid ([] when it is not running)."""
+    pid = nodes.node_pid(node)
+    return [pid] if pid else []
 
 
 class Samplers:
@@ -32,16 +39,15 @@ class Samplers:
         self.lag = lag.LagMonitor(s, folder / "lag.csv", zero)
         self.health = health.NodeSampler(s, folder / "io.csv", zero, lambda name: nodes.node_pid(s.node(name)))
         self.health.planned = planned_kills
-        groups = {
+        groups: dict[str, Callable[[], list[int]]] = {
             **({} if s.app_url else {"app": lambda: [p.pid for p in appserver.app_processes(s)]}),
-            **{n.name: (lambda n=n: [pid] if (pid := nodes.node_pid(n)) else []) for n in s.nodes
-               if not n.external},
+            **{n.name: partial(_node_pids, n) for n in s.nodes if not n.external},
             "vegeta": attack_pids,
             "harness": lambda: [os.getpid()],
         }
         # a topology file's node: its host's busy CPU from its node_exporter, or no CPU figure at all
-        remote = {n.name: (lambda n=n: nodeexporter.host_busy(n.metrics)) for n in s.nodes
-                  if n.external and n.metrics}
+        remote: dict[str, Callable[[], float | None]] = {
+            n.name: partial(nodeexporter.host_busy, n.metrics) for n in s.nodes if n.external and n.metrics}
         self.cpu = cpu.CpuSampler(groups, folder / "cpu.csv", folder / "memory.csv", zero, counters=remote)
 
     def start(self) -> None:

@@ -10,7 +10,7 @@ import urllib.parse
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ..core.stats import percentile
 from ..load.attack import ResultRow
@@ -23,16 +23,28 @@ CLIENT_ERROR_MARKERS = ("bind: address already in use", "too many open files", "
 OPEN_SECONDS = 120  # a second's bucket is closed once results 120 s newer arrive (longer than any timeout)
 
 
+class Routing(TypedDict):
+    """One node outage (seconds from the first request): when the node went down and came back (None: not within
+    the run), the last request it served after going down and the first it served once back (None: none)."""
+
+    node: str
+    down_at_s: float
+    back_at_s: float | None
+    last_served_s: float | None
+    first_served_back_s: float | None
+
+
 @dataclass
 class Timeline:
-    seconds: list[dict[str, float]] = field(default_factory=list)
+    # a row of timeline.csv per second: numbers, None for a percentile of no request, "" for a lag of no sample
+    seconds: list[dict[str, Any]] = field(default_factory=list)
     scatter: list[tuple[float, float, bool]] = field(default_factory=list)  # (t s, latency ms, ok)
     outcomes: dict[str, dict[str, int]] = field(default_factory=dict)  # endpoint -> code -> count
     total: int = 0
     client_errors: int = 0  # failures of the load generator itself (see CLIENT_ERROR_MARKERS)
-    windows: dict[str, dict[str, float | None]] = field(default_factory=dict)  # before/during/after faults
+    windows: dict[str, dict[str, Any]] = field(default_factory=dict)  # before/during/after faults
     served: dict[str, int] = field(default_factory=dict)  # node -> successful responses it served
-    routing: list[dict[str, float | str | None]] = field(default_factory=list)  # per node outage: last/first use
+    routing: list[Routing] = field(default_factory=list)  # per node outage: last/first use
     last_sent_s: float = 0.0  # when the last request was sent, seconds after the first
 
     def ok_count(self, endpoint: str) -> int:
@@ -57,8 +69,8 @@ def build(rows: Iterable[ResultRow], windows: list[tuple[str, float, float]] | N
     for each outage (node, down at, back at) the last request the node served after going down and the first
     it served once back — how long the app kept sending to it, and how soon it used it again."""
     timeline = Timeline()
-    routing = [{"node": n, "down_at_s": down, "back_at_s": back, "last_served_s": None, "first_served_back_s": None}
-               for n, down, back in outages or []]
+    routing: list[Routing] = [{"node": n, "down_at_s": down, "back_at_s": back, "last_served_s": None,
+                               "first_served_back_s": None} for n, down, back in outages or []]
     in_window: dict[str, list[float]] = {name: [] for name, _, _ in windows or []}
     window_errors: dict[str, int] = {name: 0 for name, _, _ in windows or []}
     window_served: dict[str, dict[str, int]] = {name: {} for name, _, _ in windows or []}
@@ -181,9 +193,11 @@ def plot(timeline: Timeline, path: Path, title: str, markers: list[tuple[float, 
     ok = [(t, ms) for t, ms, good in timeline.scatter if good]
     bad = [(t, ms) for t, ms, good in timeline.scatter if not good]
     if ok:
-        ax.scatter(*zip(*ok), s=2, alpha=0.25, color="tab:blue", label="requests (sample)", rasterized=True)
+        ok_t, ok_ms = zip(*ok)
+        ax.scatter(ok_t, ok_ms, s=2, alpha=0.25, color="tab:blue", label="requests (sample)", rasterized=True)
     if bad:
-        ax.scatter(*zip(*bad), s=8, marker="x", color="tab:red", label="errors (sample)")
+        bad_t, bad_ms = zip(*bad)
+        ax.scatter(bad_t, bad_ms, s=8, marker="x", color="tab:red", label="errors (sample)")
     secs = [s["second"] + 0.5 for s in timeline.seconds]
     for key, color in (("p50_ms", "black"), ("p99_ms", "tab:orange"), ("max_ms", "tab:red")):
         ax.plot(secs, [s[key] for s in timeline.seconds], color=color, linewidth=1.2, label=key.replace("_ms", ""))

@@ -192,7 +192,7 @@ def big_answer(facts: Facts) -> str:
     studies = facts.studies
     head = f"**The lag a large transaction causes** ([large transactions]({BIG})): "
     data = next((d for d in studies if d.name == BIG_TRANSACTIONS), None)
-    per = next(iter((data.comparison or {}).values()), {}) if data else {}
+    per: dict[str, Any] = next(iter((data.comparison or {}).values()), {}) if data else {}
     applied, size = per.get("bigtx_applied_s") or {}, per.get("bigtx_binlog_mb") or {}
     said = [f"{cell.split(',')[0]} {figure_text(applied[cell])} s" + (f" ({figure_text(size[cell])} MB of binlog)"
                                                                        if cell in size else "")

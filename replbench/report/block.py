@@ -12,7 +12,7 @@ from ..core import results
 from ..core.config import STALL_LAG_MS, STALL_P99_FACTOR
 from ..core.nodenames import is_node, nodes_in, replicas_in
 from ..core.records import shown_path
-from ..core.results import AboveKnee, AttackCpu, BufferPool, NodeCounters, RunSummary
+from ..core.results import AboveKnee, AttackCpu, BufferPool, NodeCounters, PlannedFault, RunSummary
 from ..measure import health, rowcheck
 from ..topology import appserver, links
 
@@ -61,7 +61,7 @@ def _cpu_lines(summary: RunSummary) -> list[str]:
 
         names = replicas_in(means) or ("replica1", "replica2")
         attackers = (summary.pipeline_cpu_s or AttackCpu()).per_attacker
-        measured = [means[r] for r in names if r in means]
+        measured = [v for r in names if (v := means.get(r)) is not None]  # cpu.steady_means writes no null
         replicas = f"{sum(measured) / len(measured):.0f}" if len(measured) == len(names) else "n/a"
         sources = summary.cpu_sources or {}
         remote = any(v != "process" for k, v in sources.items() if is_node(k))
@@ -112,16 +112,16 @@ def _setup_lines(summary: RunSummary) -> list[str]:
     pinned = (summary.cpus.pinned if summary.cpus else None) or {}
     if pinned and means:
         lines.append("Pinned cores: " + "; ".join(
-            f"{g} {','.join(map(str, c))} ({means.get(g, 0) / len(c):.0f} % of its {len(c)} core"
+            f"{g} {','.join(map(str, c))} ({(means.get(g) or 0) / len(c):.0f} % of its {len(c)} core"
             f"{'s' if len(c) > 1 else ''})" for g, c in pinned.items()))
     settle = summary.settle
-    if settle is not None and results.filled(settle):  # a run that never settled keeps {}
+    if settle is not None and results.filled(settle) and settle.settled:  # a run that never settled keeps {}
         lines.append(f"Settled before the run: {settle.waited_s:g} s (app idle, master idle, replicas at its "
                      "position, InnoDB at rest, host near idle" + (f"; it waited for: {'; '.join(settle.waited_for)}"
-                                                   if settle.waited_for else "") + ")"
-                     if settle.settled else
-                     f"NOT settled before the run: started after {settle.waited_s:g} s with "
-                     + "; ".join(settle.why))
+                                                   if settle.waited_for else "") + ")")
+    elif settle is not None and results.filled(settle):
+        assert settle.why is not None  # experiments/prepare.settle writes why with settled
+        lines.append(f"NOT settled before the run: started after {settle.waited_s:g} s with " + "; ".join(settle.why))
     return lines
 
 
@@ -154,11 +154,17 @@ def _client_lines(summary: RunSummary) -> list[str]:
         window = f", {summary.idle_window_s:g} s" if summary.idle_window_s else ""
         lines.append("Idle CPU, subtracted from the net figures (no load, only the measurement running: the "
                      "heartbeat, GTID positions read every 10 ms, the app's probes; before the "
-                     f"attack{window}; % of one core): " + ", ".join(f"{k} {100 * v:.1f}" for k, v in idle.items()
+                     f"attack{window}; % of one core): " + ", ".join(f"{k} {_percent(v)}" for k, v in idle.items()
                                                            if k not in ("host_busy", "host_steal", "vegeta")))
     if summary.db_share_of_host is not None:
         lines.append(f"Databases' share of the busy host CPU: {summary.db_share_of_host:.0%}")
     return lines
+
+
+def _percent(share: float | None) -> str:
+    """CPU seconds per second as % of one core (net_of_idle writes every group's: never null)."""
+    assert share is not None
+    return f"{100 * share:.1f}"
 
 
 def net_text(group: str, value: float, resolution: float | None) -> str:
@@ -191,7 +197,10 @@ def _lag_lines(summary: RunSummary) -> list[str]:
             catch_text = f"caught up {catch:.2f} s after the last request was sent"
         settled = (summary.lag_settled_s or {}).get(name)
         if lag_of.method == "gtid positions":
-            settled_text = "" if settled is None else f", lag back under {2 * floor:g} ms after {settled:.2f} s"
+            settled_text = ""
+            if settled is not None:
+                assert floor is not None  # experiments/run.py writes lag_floor_ms with lag_settled_s
+                settled_text = f", lag back under {2 * floor:g} ms after {settled:.2f} s"
             lines.append(f"Lag {name} (GTID positions): p50 {_ms(lag_of.p50_ms)}, p99 {_ms(lag_of.p99_ms)}, "
                          f"max {_ms(lag_of.max_ms)}; heartbeat p99 {_ms(lag_of.heartbeat_p99_ms)}; "
                          f"Seconds_Behind_Master max {lag_of.max_seconds_behind_master}; {catch_text}"
@@ -282,8 +291,9 @@ def _server_lines(summary: RunSummary) -> list[str]:
                 parts.append(f"{name} n/a")
                 continue
             text = f"{name} {node.transactions_per_s:,.1f} trx/s, {node.rows_per_s:,.1f} rows/s"
-            if cpu.get(name) is not None and node.rows_changed:
-                text += f", {1000 * cpu[name] / node.rows_changed:.3f} CPU-ms per row"
+            seconds = cpu.get(name)
+            if seconds is not None and node.rows_changed:
+                text += f", {1000 * seconds / node.rows_changed:.3f} CPU-ms per row"
             if node.rows_read_per_row_changed is not None:
                 text += f", {node.rows_read_per_row_changed:,.1f} rows read per row changed"
             parts.append(text)
@@ -346,6 +356,7 @@ def _binlog_lines(summary: RunSummary) -> list[str]:
             lines[-1] += f"; includes {_bigtx_text(summary)}"
         if b.files_opened:
             lines.append(f"Binlog rotated during the attack (max_binlog_size): opened {', '.join(b.files_opened)}")
+        assert b.replica_received_bytes is not None  # measure/binlog.describe writes it with the rest
         relay = ", ".join(f"{k} {v:,}" for k, v in b.replica_received_bytes.items())
         lines.append(f"Relay log bytes received: {relay}")
     return lines
@@ -383,8 +394,11 @@ def _app_lines(summary: RunSummary) -> list[str]:
                      f"{adm.peak_in_flight:,}{stood})")
     memory = summary.memory_mb
     if memory:
-        lines.append("Memory RSS MiB (first → last sample, max): " + ", ".join(
-            f"{k} {v.first:.0f} → {v.last:.0f} ({v.max:.0f})" for k, v in memory.items()))
+        shown = []
+        for k, v in memory.items():
+            assert v is not None  # measure/cpu.memory_summary writes each group's figures
+            shown.append(f"{k} {v.first:.0f} → {v.last:.0f} ({v.max:.0f})")
+        lines.append("Memory RSS MiB (first → last sample, max): " + ", ".join(shown))
     return lines
 
 
@@ -408,12 +422,7 @@ def _check_lines(summary: RunSummary) -> list[str]:
                                    for name, fault in (c.held or {}).items()))
     planned = summary.planned_faults or []
     if planned:
-        lines.append("Planned faults: " + "; ".join(
-            f"{p.fault} done at {p.at_s:.1f} s"
-            + (f" (began {p.began_at_s:.1f} s)" if p.began_at_s is not None
-               and p.at_s - p.began_at_s >= 0.5 else "")
-            + (f" (FAILED: {p.error})" if p.error else "")
-            for p in planned))
+        lines.append("Planned faults: " + "; ".join(_planned_text(p) for p in planned))
         for name, w in (summary.fault_windows or {}).items():
             served = ", ".join(f"{k} {v:,}" for k, v in (w.served_by or {}).items())
             lines.append(f"  {name:<34} {w.start_s:6.1f}–{w.end_s:<6.1f} s  {w.requests:>7,} requests, "
@@ -429,8 +438,11 @@ def _check_lines(summary: RunSummary) -> list[str]:
     for r in summary.routing or []:
         if r.node not in (summary.served_by or {}) and r.last_served_s is None:
             continue  # a node that serves no request of this scenario (the master of a read run)
-        stopped = "no request after it went down" if r.last_served_s is None else \
-            f"its last request {r.last_served_s - r.down_at_s:.2f} s after it went down"
+        if r.last_served_s is None:
+            stopped = "no request after it went down"
+        else:
+            assert r.down_at_s is not None  # measure/timeline.build writes every outage's
+            stopped = f"its last request {r.last_served_s - r.down_at_s:.2f} s after it went down"
         back = "" if r.back_at_s is None else ("; not used again before the end" if r.first_served_back_s is None
                                                else f"; used again {r.first_served_back_s - r.back_at_s:.2f}"
                                                     " s after it was back")
@@ -447,14 +459,28 @@ def _check_lines(summary: RunSummary) -> list[str]:
     return lines
 
 
+def _planned_text(p: PlannedFault) -> str:
+    """'kill:replica1 done at 10.0 s (began 9.2 s)', and its error if it failed."""
+    assert p.at_s is not None  # load/faults.py writes it when the fault is done
+    return (f"{p.fault} done at {p.at_s:.1f} s"
+            + (f" (began {p.began_at_s:.1f} s)" if p.began_at_s is not None
+               and p.at_s - p.began_at_s >= 0.5 else "")
+            + (f" (FAILED: {p.error})" if p.error else ""))
+
+
 def pool_text(pools: dict[str, Any], schema: str) -> str:
     """'Buffer pool: 128 MiB on every node, smaller than bench_idx (2.0 GiB) ...' (flush method included); each
     node's pool a summary's record or its dictionary."""
     got = {n: p if isinstance(p, BufferPool) else BufferPool.model_validate(p) for n, p in pools.items()}
-    sizes = sorted({p.pool_bytes for p in got.values()})
-    table = max(p.table_bytes for p in got.values())
+    pool_bytes, table_bytes = {}, []
+    for n, p in got.items():
+        assert p.pool_bytes is not None and p.table_bytes is not None  # topology/dataset.py writes both
+        pool_bytes[n] = p.pool_bytes
+        table_bytes.append(p.table_bytes)
+    sizes = sorted(set(pool_bytes.values()))
+    table = max(table_bytes)
     where = "on every node" if len(sizes) == 1 else "(" + ", ".join(
-        f"{n} {p.pool_bytes / 2**20:,.0f} MiB" for n, p in got.items()) + ")"
+        f"{n} {b / 2**20:,.0f} MiB" for n, b in pool_bytes.items()) + ")"
     size = f"{sizes[0] / 2**20:,.0f} MiB " if len(sizes) == 1 else ""
     flush = ", ".join(sorted({str(p.flush_method) for p in got.values()}))
     if all(p.fits for p in got.values()):
@@ -495,10 +521,13 @@ def above_knee_text(doc: dict[str, Any] | AboveKnee) -> str:
     the rest went, and who had the host (analysis/summary.above_knee's dictionary, or a summary's record)."""
     knee = doc if isinstance(doc, AboveKnee) else AboveKnee.model_validate(doc)
     shares = knee.shares_of_busy or {}
-    host = (f"the host was saturated (busy {knee.host_busy_percent:.0f} % of {100 * knee.cores})"
-            if knee.saturated else
-            f"the host was not saturated (busy {knee.host_busy_percent:.0f} % of {100 * knee.cores})"
-            if knee.host_busy_percent is not None else "host CPU not measured")
+    if knee.saturated or knee.host_busy_percent is not None:
+        assert knee.cores is not None  # analysis/summary.above_knee writes it (0: not known)
+        host = (f"the host was saturated (busy {knee.host_busy_percent:.0f} % of {100 * knee.cores})"
+                if knee.saturated else
+                f"the host was not saturated (busy {knee.host_busy_percent:.0f} % of {100 * knee.cores})")
+    else:
+        host = "host CPU not measured"
     who = ", ".join(f"{g} {v:.0%}" for g, v in shares.items())
     rest = []
     if knee.shed_per_s:

@@ -93,8 +93,20 @@ def _usable(cell: StudyCell, scenario: str) -> bool:
 
 def _units(data: StudyRecord) -> list[tuple[str, StudyCell, Metrics]]:
     """(scenario, cell, metrics) of each measured unit of a study."""
+    assert data.cells is not None and data.units is not None  # experiments/study.py writes both
     cells = {c.name: c for c in data.cells}
-    return [(u.scenario, cells[u.cell], u.metrics) for u in data.units if filled(u.metrics) and u.cell in cells]
+    found = []
+    for u in data.units:
+        if filled(u.metrics) and u.cell in cells:
+            assert u.scenario is not None  # experiments/study.py writes every unit's
+            found.append((u.scenario, cells[u.cell], u.metrics))
+    return found
+
+
+def _knobs(cell: StudyCell) -> dict[str, Any]:
+    """A cell's settings: studyfile.cell_records writes every cell's."""
+    assert cell.knobs is not None
+    return cell.knobs
 
 
 def sheet_rows(studies: Studies) -> dict[str, list[tuple[str, str, list[Metrics]]]]:
@@ -107,7 +119,7 @@ def sheet_rows(studies: Studies) -> dict[str, list[tuple[str, str, list[Metrics]
         mine: dict[tuple[str, str], list[Metrics]] = {}
         for scenario, cell, metrics in _units(by_name[name]):
             if scenario in WORKLOADS and _usable(cell, scenario) and has(metrics, "bytes_per_write"):
-                mine.setdefault((scenario, setting(cell.knobs)), []).append(metrics)
+                mine.setdefault((scenario, setting(_knobs(cell))), []).append(metrics)
         for (scenario, label), runs in mine.items():
             rows.setdefault(scenario, {}).setdefault(label, (name, runs))
     return {w: [(label, study, runs) for label, (study, runs) in rows[w].items()] for w in WORKLOADS if w in rows}
@@ -124,7 +136,7 @@ def apply_rates(studies: Studies) -> dict[tuple[str, str, str], tuple[str, list[
         for scenario, cell, metrics in _units(by_name[name]):
             if not has(metrics, "apply_trx_per_s") or not _usable(cell, scenario):
                 continue
-            knobs = cell.knobs  # a map of settings
+            knobs = _knobs(cell)
             threads = (int(knobs.get("parallel_threads") or 0), knobs.get("parallel_mode"))
             column = "serial" if threads[0] == 0 else "4 threads" if threads == FOUR_THREADS else None
             if column:
@@ -178,6 +190,7 @@ def big_transactions(studies: Studies) -> list[str]:
         return []
     runs: dict[str, list[Metrics]] = {}
     for _, cell, metrics in _units(data):
+        assert cell.name is not None  # studyfile.cell_records writes every cell's
         runs.setdefault(cell.name, []).append(metrics)
     if not runs:
         return []
@@ -188,7 +201,7 @@ def big_transactions(studies: Studies) -> list[str]:
              "do not split one transaction).", "",
              "| transaction | binlog MB | master s (execute + commit) | slowest replica applied, s after commit | "
              "binlog cache spills |", "|---|---|---|---|---|"]
-    order = [c.name for c in data.cells if c.name in runs]  # the file's order: by size, then setting
+    order = [c.name for c in data.cells or [] if c.name in runs]  # the file's order: by size, then setting
     for name, mine in ((n, runs[n]) for n in order):
         lines.append(f"| {name} | " + " | ".join(_figure([value(m, k) for m in mine]) for k in (
             "bigtx_binlog_mb", "bigtx_master_s", "bigtx_applied_s", "bigtx_cache_spills")) + " |")

@@ -14,6 +14,7 @@ from .figures import num
 def fault_section(folder: Path, writer: Writer) -> list[str]:
     summary = read_summary(folder)
     assets = writer.folder(folder)
+    assert summary.planned_faults is not None  # sources.fault_runs: the runs that carried out planned faults
     lines = [f"### `{summary.scenario}` at {summary.rate} rps — `{folder.name}`", "",
              "Faults: " + "; ".join(f"`{p.fault}` (done at {p.at_s:.1f} s)" for p in summary.planned_faults)
              + f"; status {summary.status}", "",
@@ -27,8 +28,11 @@ def fault_section(folder: Path, writer: Writer) -> list[str]:
     for r in summary.routing or []:
         if r.last_served_s is None and r.node not in (summary.served_by or {}):
             continue
-        stopped = "served nothing after it went down" if r.last_served_s is None else \
-            f"served its last request {r.last_served_s - r.down_at_s:.2f} s after it went down"
+        if r.last_served_s is None:
+            stopped = "served nothing after it went down"
+        else:
+            assert r.down_at_s is not None  # measure/timeline.build writes every outage's
+            stopped = f"served its last request {r.last_served_s - r.down_at_s:.2f} s after it went down"
         back = "" if r.back_at_s is None else (
             ", was not used again" if r.first_served_back_s is None else
             f", was used again {r.first_served_back_s - r.back_at_s:.2f} s after it was back")

@@ -65,6 +65,7 @@ def generate(settings: Settings, output: Path | None = None, origin: Origin | No
     links: dict[str, str] = {}  # each study's section, by name: the answers link to it
     for folder in sorted(newest_per_name(find_studies(origin)).values()):
         lines, data = study_section(folder, writer)
+        assert data.name is not None  # experiments/study.py writes it (newest_per_name keys on it)
         if data.name.startswith(APP_TIER_STUDIES):
             app_text += lines
         else:
@@ -92,9 +93,9 @@ def generate(settings: Settings, output: Path | None = None, origin: Origin | No
             latest[info["key"]] = info
     superseded = [p for p in sweeps if p not in shown.values()]
     for path in superseded:  # the one page states what the other sweeps of a scenario found
-        data = load(path / "sweep.json")  # describe_max takes the dictionary
-        if sweep_key(data) in latest:
-            latest[sweep_key(data)].setdefault("earlier_max", []).append(describe_max(data))
+        sweep = load(path / "sweep.json")  # describe_max takes the dictionary
+        if sweep_key(sweep) in latest:
+            latest[sweep_key(sweep)].setdefault("earlier_max", []).append(describe_max(sweep))
     model_text = model_section(writer)
     kept = writer.kept()
     text = one_page(latest, studies, kept, writer, links)

@@ -35,6 +35,7 @@ PARTS = (("master_cpu_s", "master CPU", "ms", 1e3), ("replica_cpu_s", "replica C
 
 
 def _coef(part: Fit, term: str, scale: float) -> str:
+    assert part.ci95 is not None and part.coef is not None  # analysis/costmodel writes both with every fit
     low, high = part.ci95[term]
     return f"{part.coef[term] * scale:.4g} [{low * scale:.4g}–{high * scale:.4g}]"
 
@@ -42,6 +43,7 @@ def _coef(part: Fit, term: str, scale: float) -> str:
 def render_fit(doc: dict[str, Any] | CostModel) -> str:
     """The fit as text (a fit's model in memory, or model.json's record)."""
     model = model_of(doc)
+    assert model.settings is not None  # analysis/costmodel.fit writes it
     reading = sum(1 for o in model.observations or [] if not o.get("transactions"))
     lines = [f"Cost model from {len(model.observations or []) - reading} write runs"
              + (f", {reading} read runs" if reading else "") + f" and {len(model.drains or [])} apply drains "
@@ -95,6 +97,7 @@ def render_fit(doc: dict[str, Any] | CostModel) -> str:
 def coefficient_table(doc: dict[str, Any] | CostModel) -> list[str]:
     """The fit's main terms as one table, a setting per row: what report.md shows (the page has the rest)."""
     model = model_of(doc)
+    assert model.settings is not None  # analysis/costmodel.fit writes it
     head = ["setting", "runs", "drains"] + [f"{label} {unit}/{per}" for key, label, unit, _ in PARTS
                                              if key != "master_fsyncs" for per in ("trx", "row")]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -384,6 +387,8 @@ def render_onset(doc: dict[str, Any] | Onset) -> str:
     if p is None:
         return (f"Lag onset ({o.rows}-row transactions): no prediction (the model has no apply fit that prices "
                 "rows: fit over apply-capacity drains of several row counts, e.g. study cost-model)")
+    # analysis/costmodel.onset's interval has both ends (inf: open); experiments/modelcheck.py writes the runs
+    assert p.high is not None and o.runs is not None
     lines = [f"Lag onset, {o.rows}-row transactions (a size the fit had no drain of), one replica applying "
              f"alone: predicted {p.value:,.1f} [{p.low:,.1f}–{_rate(p.high)}] transactions/s"
              + ("" if math.isfinite(p.high) else " (the apply fit's interval reaches 0 s a transaction: no upper "
@@ -457,6 +462,7 @@ def model_section(writer: Writer) -> list[str]:
 def _no_apply(model: CostModel) -> list[str]:
     """Why a setting's apply columns say *no data*, and the study that fills them: without an apply fit, `model
     predict` gives that setting no utilisation and no rate at which a replica falls behind (docs/cost-model.md)."""
+    assert model.settings is not None  # analysis/costmodel.fit writes it
     missing = [name for name, fitted in model.settings.items() if not filled(results.value(fitted, "apply_s"))]
     if not missing:
         return []

@@ -174,7 +174,7 @@ def findings(latest: dict[str, dict[str, Any]], docs: list[dict[str, Any]] | lis
              f"log values, Holm-corrected over the study's tested comparisons (family-wise error {ALPHA:g}). The "
              "largest effect of each study, table and metric, largest first, then each sweep's limit, at most "
              f"{MAX_FINDINGS} in all; the rest are in each study's section.", ""]
-    found = sorted(((data.name, f) for data in studies if verified(data)
+    found = sorted(((_name(data), f) for data in studies if verified(data)
                     for f in study_findings(document(data), primary_of(data))), key=lambda item: -item[1]["effect"])
     found = _largest_each(found)
     limits = []
@@ -193,6 +193,12 @@ def findings(latest: dict[str, dict[str, Any]], docs: list[dict[str, Any]] | lis
                     "each write run was checked to change its rows (see each section), they wait for a rerun.")
     said += limits
     return lines + (said or ["- No study or sweep in results/ yet."]) + [""]
+
+
+def _name(data: StudyRecord) -> str:
+    """A study's name: experiments/study.py writes it."""
+    assert data.name is not None
+    return data.name
 
 
 def _largest_each(found: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:

@@ -28,7 +28,8 @@ def plot_sweep(steps: list[ShownStep], assets: Path, title: str) -> list[str]:
     files = []
     replicas = replicas_in(k for s in steps for r in s.repeats for k in r.summary.lag or {}) \
         or ("replica1", "replica2")
-    specs = [
+    # (file, what, y label, log scale, [(label, the summary's path to the figure)])
+    specs: list[tuple[str, str, str, bool, list[tuple[str, tuple[str, ...]]]]] = [
         ("latency.png", "latency percentiles vs rate", "latency (ms, log scale)", True,
          [(k, ("latency_ms", k)) for k in ("p50", "p95", "p99", "max")]),
         ("throughput.png", "sent rate and goodput vs asked rate", "requests/s", False,
@@ -66,6 +67,7 @@ STUDY_CHART = ("bytes_per_write", "master_ms_per_write", "replica_ms_per_write",
 def plot_study(doc: dict[str, Any] | StudyRecord, assets: Path) -> str | None:
     """One bar chart per study: key metrics per cell (median, error bars min–max), one panel per metric."""
     data = study_of(doc)
+    assert data.comparison is not None and data.cells is not None  # experiments/study.py writes both
     panels = [(scenario, key, rows) for scenario, per_metric in data.comparison.items()
               for key, rows in per_metric.items() if key in STUDY_CHART]
     if not panels:

@@ -33,6 +33,12 @@ def _measured(unit: StudyUnit) -> bool:
     return measured(unit)
 
 
+def _units(data: StudyRecord) -> list[StudyUnit]:
+    """A study's units: experiments/study.py writes them (a study.json without them fails, as it did)."""
+    assert data.units is not None
+    return data.units
+
+
 def _changed_pct(unit: StudyUnit) -> float | None:
     """A measured unit's share of row updates that changed their rows (None: not checked)."""
     return unit.metrics.rows_changed_pct if unit.metrics else None
@@ -49,7 +55,7 @@ def net_of_idle(doc: dict[str, Any] | StudyRecord, folder: Path) -> bool | None:
             return has(read_summary(run), "cpu_seconds_net")
         return bool(unit.metrics and unit.metrics.cpu_net_of_idle)
 
-    flags = [net(u) for u in study_of(doc).units if _measured(u) and _measure(u) in CPU_MEASURES]
+    flags = [net(u) for u in _units(study_of(doc)) if _measured(u) and _measure(u) in CPU_MEASURES]
     return all(flags) if flags else None
 
 
@@ -71,7 +77,7 @@ def verified(doc: dict[str, Any] | StudyRecord) -> bool:
     data = study_of(doc)
     if not any(scenarios_write(s) for s in data.scenarios or []):
         return True
-    units = [u for u in data.units if _measured(u)]
+    units = [u for u in _units(data) if _measured(u)]
     return bool(units) and all(_changed_pct(u) is not None for u in units
                                if _measure(u) == "run")
 
@@ -81,7 +87,7 @@ def study_rows(doc: dict[str, Any] | StudyRecord) -> str:
     not, before that check existed), big transactions checked on the master afterwards (a unit is ok only when
     every row of its range holds the new value), apply-capacity drains not checked row by row."""
     data = study_of(doc)
-    units = [u for u in data.units if _measured(u)]
+    units = [u for u in _units(data) if _measured(u)]
     writes = any(scenarios_write(s) for s in data.scenarios or [])
     runs = [u for u in units if _measure(u) == "run"]
     if not writes or len(runs) == len(units):

@@ -130,6 +130,7 @@ def sweep_key(doc: dict[str, Any] | SweepRecord) -> str:
     sweep = sweep_of(doc)
     reference = Knobs()
     changed = {k: v for k, v in (sweep.knobs or {}).items() if getattr(reference, k, v) != v}
+    assert sweep.scenario is not None  # experiments/sweep.py writes it
     return sweep.scenario + (f" [{', '.join(f'{k}={v}' for k, v in changed.items())}]" if changed else "")
 
 
@@ -145,7 +146,9 @@ def newest_per_scenario(sweeps: list[Path]) -> dict[str, Path]:
 def newest_per_name(studies: list[Path]) -> dict[str, Path]:
     newest: dict[str, Path] = {}
     for folder in sorted(studies, key=lambda p: p.name):
-        newest[read_study(folder).name] = folder
+        name = read_study(folder).name
+        assert name is not None  # experiments/study.py writes it
+        newest[name] = folder
     return newest
 
 
@@ -172,8 +175,11 @@ def load_steps(sweep_dir: Path, doc: dict[str, Any] | SweepRecord) -> list[Shown
     """Each step with its repeats' summaries, meta and files: from the step folders, or, for a sweep rebuilt from
     its committed assets, from the `<step>-<file>` copies beside its sweep.json (meta then only where kept)."""
     steps = []
-    for step in sweep_of(doc).steps:
+    sweep = sweep_of(doc)
+    assert sweep.steps is not None  # experiments/sweep.py writes them, and each step's folders
+    for step in sweep.steps:
         repeats = []
+        assert step.folders is not None
         for name in step.folders:
             folder = sweep_dir / name
             if folder.is_dir():

@@ -23,7 +23,7 @@ from ..analysis.studymetrics import (
 )
 from ..core.config import STUDY_DIR
 from ..core.records import COMPLETE
-from ..core.results import StudyRecord, document, load, read_meta, study_of, write_json
+from ..core.results import StudyCell, StudyRecord, document, load, read_meta, study_of, write_json
 from ..core.stats import separated
 from .assets import Writer
 from .costsheet import compressed_text
@@ -57,6 +57,7 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], StudyRecord]
     doc["cpu_net_of_idle"] = net_of_idle(doc, folder)
     write_json(assets / "study.json", doc)
     data = study_of(doc)
+    assert data.cells is not None and data.units is not None  # experiments/study.py writes both
     full, lines = _head(doc, folder)
     primary = primary_of(data)
     found = study_findings(doc, primary)
@@ -74,7 +75,7 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], StudyRecord]
                 f"{'' if row[k]['verdict'] == 'different' else ', noise'})"
                 for k in ("commit_p50_ms", "commit_mean_ms")) + " |")
         tables.append("")
-    if any("load" in c.changed for c in data.cells):
+    if any("load" in changed_of(c) for c in data.cells):
         tables += ["Near and above the max: each cell's runs within the scenario's pass criteria, and its goodput as a "
                    "share of the study's rate (the max; median [min–max] over repeats):", "",
                    "| scenario | cell | runs passing | goodput, % of the max |", "|---|---|---|---|"]
@@ -84,9 +85,9 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], StudyRecord]
                           + ("–" if share["median"] is None else f"{share['median']:.0f} % [{share['min']:.0f}–"
                              f"{share['max']:.0f}]") + " |")
         tables.append("")
-    first = next((u for u in data.units if u.folder and (folder / u.folder / "meta.json").exists()), None)
+    first = next((u.folder for u in data.units if u.folder and (folder / u.folder / "meta.json").exists()), None)
     if first:  # kept beside study.json, so a rebuild from the assets still has it
-        writer.keep_meta(folder / first.folder / "meta.json", assets / "meta.json")
+        writer.keep_meta(folder / first / "meta.json", assets / "meta.json")
     if (assets / "meta.json").exists():  # for the one page's machine and versions
         data = data.model_copy(update={"meta": read_meta(assets)})
     chart = plot_study(data, assets)
@@ -102,6 +103,18 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], StudyRecord]
     if chart:
         lines += [f"![{data.name} study]({writer.rel(assets / chart)})", ""]
     return lines, data
+
+
+def changed_of(cell: StudyCell) -> dict[str, Any]:
+    """What a cell changes from the reference settings (studyfile.cell_records writes it, {} for none)."""
+    assert cell.changed is not None
+    return cell.changed
+
+
+def name_of(cell: StudyCell) -> str:
+    """A cell's name (studyfile.cell_records writes it)."""
+    assert cell.name is not None
+    return cell.name
 
 
 def costliest_index(doc: dict[str, Any]) -> list[str]:
@@ -141,7 +154,10 @@ def _head(doc: dict[str, Any], folder: Path) -> tuple[list[str], list[str]]:
     says the rule once."""
     data = study_of(doc)
     primary = primary_of(data)
-    units_ok = sum(1 for u in data.units if measured(document(u)))
+    study_cells, units, rates, measures = data.cells, data.units, data.rates, data.measures
+    # experiments/study.py writes them all
+    assert study_cells is not None and units is not None and rates is not None and measures is not None
+    units_ok = sum(1 for u in units if measured(document(u)))
     title = [f"### Study `{data.name}` — `{folder.name}`", "", data.description or "", ""]  # never null
     if data.question:
         title += [f"**Question**: {data.question} **Primary metrics**: "
@@ -149,22 +165,23 @@ def _head(doc: dict[str, Any], folder: Path) -> tuple[list[str], list[str]]:
     against = f"each against {baseline_words(doc)}" if data.baseline_per else "the first is the baseline"
 
     def cells(short: bool) -> str:
-        if short and len(data.cells) > MAX_CELLS_NAMED:  # what the cells vary, each cell in its study.md
+        if short and len(study_cells) > MAX_CELLS_NAMED:  # what the cells vary, each cell in its study.md
             values: dict[str, dict[str, None]] = {}
-            for c in data.cells:
-                for k, v in c.changed.items():
+            for c in study_cells:
+                for k, v in changed_of(c).items():
                     values.setdefault(k, {})[str(v)] = None
-            return (f"- **Cells** ({against}): {len(data.cells)}, varying from the reference settings " + "; ".join(
+            return (f"- **Cells** ({against}): {len(study_cells)}, varying from the reference settings " + "; ".join(
                 f"{k} ({' | '.join(v)})" for k, v in values.items()) + "; each one in its study.md")
         said = []
-        for c in data.cells:
-            sets = [f"{k}={v}" for k, v in c.changed.items() if not short or f"{k}={v}" not in c.name]
-            said.append(c.name + (f" ({', '.join(sets)})" if sets else "" if short else " (reference)"))
+        for c in study_cells:
+            name = name_of(c)
+            sets = [f"{k}={v}" for k, v in changed_of(c).items() if not short or f"{k}={v}" not in name]
+            said.append(name + (f" ({', '.join(sets)})" if sets else "" if short else " (reference)"))
         return f"- **Cells** ({against}): " + "; ".join(said)
 
-    how = (f"- **How**: {', '.join(f'{s} at {r}/s' for s, r in data.rates.items())}; {', '.join(data.measures)}; "
+    how = (f"- **How**: {', '.join(f'{s} at {r}/s' for s, r in rates.items())}; {', '.join(measures)}; "
            f"{data.duration_s:g} s per run; {data.repeat} repeats, cells interleaved; {units_ok} of "
-           f"{len(data.units)} units measured" + (f"; status {data.status}" if data.status != COMPLETE else ""))
+           f"{len(units)} units measured" + (f"; status {data.status}" if data.status != COMPLETE else ""))
     state = "- **Data state**: " + ("reset to the pristine dataset before every cell" if data.reset == "each-cell"
                                     else data.data_state or "not reset between cells")
     short_of = [cpu_kind(data)] if data.cpu_net_of_idle is False else []
@@ -177,7 +194,7 @@ def _head(doc: dict[str, Any], folder: Path) -> tuple[list[str], list[str]]:
 def comparison_tables(doc: dict[str, Any], found: list[dict[str, Any]], primary: list[str]) -> list[str]:
     """One table per group of a study: every metric per cell, a verdict on the primary ones."""
     data = study_of(doc)
-    cells = [c.name for c in data.cells or []]
+    cells = [name_of(c) for c in data.cells or []]
     held: dict[tuple[str, str, str], list[str]] = {}
     for f in found:
         held.setdefault((f["group"], f["metric"], f["cell"]), []).append(f["baseline"])
@@ -265,6 +282,7 @@ def index_cost(studies: list[dict[str, Any]] | list[StudyRecord]) -> list[str]:
     if not data or not data.comparison:
         return []
     per_metric = next(iter(data.comparison.values()))
+    assert data.rates is not None  # experiments/study.py writes it
     lines = ["## What indexes cost the replicas under row-based replication", "",
              f"Study `working-set`: `write` (four secondary indexes) against `write-noindex`, the same update of "
              f"the same three columns at {', '.join(f'{r}/s' for r in sorted(set(data.rates.values())))}, "

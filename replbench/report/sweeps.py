@@ -27,6 +27,7 @@ PAIRS = (("read", "read-noindex"), ("write", "write-noindex"), ("write-nopk", "w
 def verdict_of(doc: dict[str, Any] | SweepStep) -> str:
     step = doc if isinstance(doc, SweepStep) else SweepStep.model_validate(doc)
     if not step.passed:
+        assert step.reasons is not None  # experiments/sweep.py writes every step's
         return "FAIL: " + "; ".join(step.reasons)
     notes = step.notes or []
     return "PASS* (" + "; ".join(notes) + ")" if notes else "PASS"
@@ -75,7 +76,9 @@ def step_cells(step: ShownStep) -> list[str]:
 
     per_ok = [s.cpu_ms_per_success or s.cpu_ms_per_request or {} for s in sums]
     replicas = replicas_in(k for s in sums for k in s.cpu_mean_percent or {}) or ("replica1", "replica2")
-    lag_p99 = [max([v.p99_ms or 0 for v in (s.lag or {}).values()] or [0]) for s in sums]
+    # measure/lag.summarize writes a record per replica: none is null
+    lag_p99: list[float | None] = [max([v.p99_ms or 0 for v in (s.lag or {}).values() if v is not None] or [0])
+                                   for s in sums]
     catch = [max([v if v is not None else float("inf") for v in (s.catch_up_s or {}).values()] or [0])
              for s in sums]
     cells = [
@@ -107,11 +110,12 @@ def busier(per_node: dict[str, Any], replicas: tuple[str, ...] | list[str]) -> f
 def _shed(sums: list[RunSummary]) -> str:
     """Requests the app shed over its in-flight bound and its workers' peaks in flight summed (medians of the
     repeats), and the bound per worker."""
-    bounded = [s for s in sums if s.app_admission is not None and s.app_admission.limit_per_worker is not None]
+    bounded = [(s.app_admission, s.client_connections) for s in sums
+               if s.app_admission is not None and s.app_admission.limit_per_worker is not None]
     if not bounded:
         return "–"
-    bound = "/".join(sorted({appserver.bound_text(document(s.app_admission), taken=False, pool=s.client_connections)
-                             for s in bounded}))
+    bound = "/".join(sorted({appserver.bound_text(document(admission), taken=False, pool=pool)
+                             for admission, pool in bounded}))
     shed = fig([s.app_admission.shed if s.app_admission else None for s in sums])
     peak = fig([s.app_admission.peak_in_flight if s.app_admission else None for s in sums])
     return f"{shed} / {peak} ({bound})"
@@ -141,6 +145,7 @@ def sweep_section(sweep_dir: Path, writer: Writer, shared: tuple[str, str] = (""
     sweep = sweep_of(doc)
     steps = load_steps(sweep_dir, sweep)
     name = sweep.scenario
+    assert name is not None and sweep.repeat is not None  # experiments/sweep.py writes both
     lines = [f"### Sweep `{sweep_key(sweep)}` — `{sweep_dir.name}`", ""]
     if not steps:
         return lines + ["No completed step.", ""], {"scenario": name, "max": None, "max_text": "–", "steps": []}
@@ -153,7 +158,7 @@ def sweep_section(sweep_dir: Path, writer: Writer, shared: tuple[str, str] = (""
             writer.keep_meta(source, assets / "meta.json")
             break
     criteria = criteria_of(sweep)
-    kept = kept_up_to([(s.rate, [r.summary for r in s.repeats]) for s in steps], criteria)
+    kept = kept_up_to([(_rate(s), [r.summary for r in s.repeats]) for s in steps], criteria)
     reference = Knobs()  # a sweep rebuilt from assets without its meta: the knobs that differ from the reference
     # knobs_changed: never null in a meta.json
     knobs = meta.knobs_changed if meta.knobs_changed is not None else {
@@ -168,9 +173,8 @@ def sweep_section(sweep_dir: Path, writer: Writer, shared: tuple[str, str] = (""
             "during a step was not one of them)"),
         "- **The replicas kept up**" + (f" ({kept_rule(sweep)})" if kept_rule(sweep) != shared[1] else "")
         + f": {kept_text(kept)}",
-        rows_verified([None if at(r.summary, ("rows_checked", "share")) is None
-                       else round(100 * r.summary.rows_checked.share, 2)
-                       for s in steps for r in s.repeats], scenarios_write(name)),
+        rows_verified([None if (share := at(r.summary, ("rows_checked", "share"))) is None
+                       else round(100 * share, 2) for s in steps for r in s.repeats], scenarios_write(name)),
         "",
         COMPACT_HEADER, *(compact_row(s) for s in steps), "",
     ]
@@ -198,6 +202,12 @@ def sweep_section(sweep_dir: Path, writer: Writer, shared: tuple[str, str] = (""
     lines += ["", f"[Every column and chart, the per-step blocks, latency over time]({page})", ""]
     return lines, {"scenario": name, "key": sweep_key(sweep), "max": sweep.max_sustainable_rate, "kept_up": kept,
                    "max_text": describe_max(doc), "steps": steps, "folder": sweep_dir.name, "meta": meta}
+
+
+def _rate(step: SweepStep) -> int:
+    """A step's rate: experiments/sweep.py writes every step's."""
+    assert step.rate is not None
+    return step.rate
 
 
 def kept_text(kept: dict[str, Any], why: bool = True) -> str:

@@ -45,7 +45,7 @@ def dataset_info(settings: Settings) -> dict[str, Any] | None:
         try:
             with sql.admin(settings.master, settings) as cur:
                 cur.execute(f"SELECT accounts, seed, built_at FROM {META_SCHEMA}.dataset WHERE id = 1")
-                row = cur.fetchone()
+                row = sql.fetch_one(cur)
         except sql.MySQLError:
             return None
         if row is None:
@@ -277,7 +277,7 @@ def _run_long(settings: Settings, setup: list[str], statement: str, args: Any, p
             for s in setup:
                 cur.execute(s)
             cur.execute("SELECT CONNECTION_ID()")
-            conn_id = cur.fetchone()[0]
+            conn_id = sql.one_row(cur)[0]
             done = threading.Event()
             if progress is not None:
                 threading.Thread(target=_watch_progress, args=(settings, conn_id, done, progress, label),
@@ -409,7 +409,7 @@ def ensure_grants(settings: Settings) -> bool:
         return False
     with sql.admin(settings.master, settings) as cur:
         cur.execute("SHOW GRANTS FOR 'app_ro'@'%'")
-        grants = " ".join(row[0] for row in cur.fetchall())
+        grants = " ".join(row[0] for row in sql.fetch_all(cur))
         if "replbench_meta" in grants and "bench_nopk" in grants:
             return False
         sql.run_statements(cur, sql.render_sql_file("users.sql", {
@@ -425,7 +425,7 @@ def row_counts(settings: Settings) -> dict[str, dict[str, int]]:
             counts[node.name] = {}
             for schema in SCHEMAS:
                 cur.execute(f"SELECT COUNT(*) FROM {schema}.accounts")
-                counts[node.name][schema] = int(cur.fetchone()[0])
+                counts[node.name][schema] = int(sql.one_row(cur)[0])
     return counts
 
 
@@ -440,9 +440,9 @@ def pool_fit(settings: Settings, schema: str) -> dict[str, dict[str, Any]]:
             cur.execute("SELECT @@innodb_buffer_pool_size, @@innodb_flush_method, "
                         "(SELECT DATA_LENGTH + INDEX_LENGTH FROM information_schema.TABLES "
                         " WHERE TABLE_SCHEMA = %s AND TABLE_NAME = 'accounts')", (schema,))
-            pool, flush, table = cur.fetchone()
+            pool, flush, table = sql.one_row(cur)
             cur.execute("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_bytes_data'")
-            row = cur.fetchone()
+            row = sql.fetch_one(cur)
         out[node.name] = {"pool_bytes": int(pool), "table_bytes": int(table or 0), "flush_method": flush,
                           "data_bytes": int(row[1]) if row else None, "fits": int(pool) >= int(table or 0)}
     return out
@@ -470,7 +470,7 @@ def warm_up(settings: Settings, schema: str, progress: Progress | None = None) -
         begin = time.monotonic()
         with sql.admin(node, settings) as cur:
             cur.execute(f"SHOW INDEX FROM {schema}.accounts")
-            names = {row[2] for row in cur.fetchall()}
+            names = {row[2] for row in sql.fetch_all(cur)}
             indexes = sorted(names - {"PRIMARY"})
             force = " FORCE INDEX (PRIMARY)" if "PRIMARY" in names else ""  # bench_nopk has none
             cur.execute(f"SELECT SUM(LENGTH(email)) FROM {schema}.accounts{force}")

@@ -108,7 +108,7 @@ def clone(settings: Settings, source: Node, targets: list[Node]) -> None:
     with sql.admin(source, settings) as cur:
         cur.execute(sql.stop_replica_sql(settings.flavour))
         cur.execute("SELECT @@gtid_slave_pos")
-        gtid = str(cur.fetchone()[0] or "")
+        gtid = str(sql.one_row(cur)[0] or "")
     try:
         nodes.stop_node(source)
 

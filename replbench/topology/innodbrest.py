@@ -34,7 +34,7 @@ def state(node: Node, settings: Settings) -> tuple[int, int]:
              else "performance_schema.global_status")
     with sql.admin(node, settings, timeout=3.0) as cur:
         cur.execute(STATE_SQL.format(status=table))
-        dirty, history = cur.fetchone()
+        dirty, history = sql.one_row(cur)
     return int(dirty or 0), int(history or 0)
 
 
@@ -112,7 +112,7 @@ def _flush_fast(node: Node, settings: Settings, saved: dict[str, dict[str, Any]]
     with sql.admin(node, settings, timeout=3.0) as cur:
         names = [sql.variable(settings.flavour, v) or v for v in FLUSH_VARIABLES]
         cur.execute("SELECT " + ", ".join(f"@@GLOBAL.{n}" for n in names))
-        old = saved[node.name] = dict(zip(names, cur.fetchone()))
+        old = saved[node.name] = dict(zip(names, sql.one_row(cur)))
         capacity_max, capacity, pct = names
         # raised in this order: innodb_io_capacity may never exceed innodb_io_capacity_max
         cur.execute(f"SET GLOBAL {capacity_max} = %s", (max(SETTLE_FLUSH_IO_CAPACITY, int(old[capacity_max])),))

@@ -263,7 +263,7 @@ def resize_pools(settings: Settings, pool: int) -> None:
     for node in settings.nodes:
         with sql.admin(node, settings) as cur:
             cur.execute("SELECT @@innodb_buffer_pool_size, @@innodb_buffer_pool_chunk_size")
-            current, chunk = (int(v) for v in cur.fetchone())
+            current, chunk = (int(v) for v in sql.one_row(cur))
             if current == _rounded(pool, chunk):
                 continue
             try:
@@ -278,9 +278,9 @@ def resize_pools(settings: Settings, pool: int) -> None:
             with sql.admin(node, settings) as cur:
                 cur.execute("SHOW GLOBAL STATUS WHERE Variable_name IN "
                             "('Innodb_buffer_pool_resize_status', 'Innodb_buffer_pool_pages_total')")
-                status = dict(cur.fetchall())
+                status: dict[str, Any] = dict(sql.fetch_all(cur))
                 cur.execute("SELECT @@innodb_page_size")
-                page = int(cur.fetchone()[0])
+                page = int(sql.one_row(cur)[0])
             text = str(status.get("Innodb_buffer_pool_resize_status") or "")
             pages = int(status.get("Innodb_buffer_pool_pages_total") or 0)
             if abs(pages * page - target) < target * POOL_PAGES_SLACK and not _resizing(text):
@@ -353,7 +353,7 @@ def wait_semi_sync_clients(settings: Settings) -> int:
         with sql.admin(settings.master, settings) as cur:
             cur.execute("SHOW GLOBAL STATUS LIKE %s",
                         (sql.status_name(settings.flavour, "Rpl_semi_sync_master_clients"),))
-            row = cur.fetchone()
+            row = sql.fetch_one(cur)
         clients = int(row[1]) if row else 0
         if clients >= len(settings.replicas):
             return clients

@@ -226,8 +226,9 @@ def apply(settings: Settings, links: tuple[Link, ...]) -> dict[str, Any]:
                      {"name": f"latency_{stream}", "type": "latency", "stream": stream, "toxicity": 1.0,
                       "attributes": {"latency": latency, "jitter": jitter}})
         for replica in settings.replicas:
-            link = named.get(replica.name)
-            point_replica(settings, replica.name, proxy_port(settings, replica.name) if link else settings.master.port)
+            proxied = named.get(replica.name)
+            point_replica(settings, replica.name,
+                          proxy_port(settings, replica.name) if proxied else settings.master.port)
     except (urllib.error.URLError, OSError, json.JSONDecodeError) as exc:
         for replica in settings.replicas:  # nothing half switched
             point_replica(settings, replica.name, settings.master.port)

@@ -151,7 +151,7 @@ class Lab:
         sweep_stale()
         self.folder.mkdir(parents=True, exist_ok=True)
         index = _free_subnet_index()
-        self.subnet = ipaddress.ip_network(f"{NETWORK.network_address + 256 * index}/24")
+        self.subnet = ipaddress.IPv4Network(f"{NETWORK.network_address + 256 * index}/24")
         self.bridge = f"rbbr{index}"
         _ip("link", "add", self.bridge, "type", "bridge")
         _ip("link", "set", "dev", self.bridge, "alias", f"{BRIDGE_ALIAS}{self.owner}")
@@ -229,8 +229,8 @@ class Lab:
                                buffer_pool, server)
             started.append((host, self.popen(host, [binaries["mariadbd"], f"--defaults-file={cnf}",
                                                     f"--user={getpass.getuser()}"], f"{host.name}-mariadbd.out")))
-        for host, proc in started:
-            self._wait_socket(host, proc)
+        for host, mariadbd in started:
+            self._wait_socket(host, mariadbd)
         users = [
             "SET sql_log_bin = 0",
             f"CREATE USER '{user}'@'{user_host}' IDENTIFIED BY '{password}'",
@@ -282,8 +282,7 @@ class Lab:
         each host's address, namespace and running processes (program name -> pid)."""
         return {"owner": self.owner, "bridge": self.bridge, "subnet": str(self.subnet), "gateway": self.gateway,
                 "hosts": {h.name: {"address": h.address, "namespace": h.namespace, "veth": h.veth,
-                                   "processes": {Path(p.args[4]).name: p.pid for p in h.processes
-                                                 if p.poll() is None}}
+                                   "processes": {_program(p): p.pid for p in h.processes if p.poll() is None}}
                           for h in self.hosts.values()}}
 
     def known_hosts(self, path: Path) -> Path:
@@ -375,6 +374,12 @@ def client_key(path: Path) -> Path:
     if not path.exists():
         _keygen(path)
     return path
+
+
+def _program(proc: subprocess.Popen[bytes]) -> str:
+    """The name of the program a host's process runs (Lab.popen's command: ip netns exec NAMESPACE PROGRAM …)."""
+    assert isinstance(proc.args, list)  # Lab.popen starts every one from a list
+    return Path(proc.args[4]).name
 
 
 def _stop(processes: list[subprocess.Popen[bytes]]) -> None:

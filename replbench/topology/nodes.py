@@ -357,7 +357,7 @@ def node_identity(node: Node, settings: Settings) -> int | None:
     try:
         with sql.admin(node, settings) as cur:
             cur.execute("SHOW GLOBAL STATUS LIKE 'Uptime'")  # both flavours
-            row = cur.fetchone()
+            row = sql.fetch_one(cur)
     except sql.MySQLError:
         return None
     return None if row is None else int(round((time.time() - float(row[1])) / 10) * 10)
@@ -409,13 +409,13 @@ def node_status(node: Node, settings: Settings, count_rows: bool = True) -> Node
                     status.replication = "not configured"
             else:
                 cur.execute(sql.master_gtid_sql(settings.flavour))
-                status.replication = f"gtid {cur.fetchone()[0] or '(empty)'}"
+                status.replication = f"gtid {sql.one_row(cur)[0] or '(empty)'}"
             if count_rows:
                 status.rows = {}
                 for schema in SCHEMAS:
                     try:
                         cur.execute(f"SELECT COUNT(*) FROM {schema}.accounts")
-                        status.rows[schema] = int(cur.fetchone()[0])
+                        status.rows[schema] = int(sql.one_row(cur)[0])
                     except sql.MySQLError:
                         status.rows[schema] = None
     except sql.MySQLError as exc:

@@ -72,7 +72,7 @@ def non_default(settings: Settings, mariadbd: str | None) -> dict[str, dict[str,
         try:
             with sql.admin(node, settings) as cur:
                 cur.execute("SHOW GLOBAL VARIABLES")
-                values = dict(cur.fetchall())
+                values: dict[str, Any] = dict(sql.fetch_all(cur))
         except sql.MySQLError:
             out[node.name] = {}
             continue
