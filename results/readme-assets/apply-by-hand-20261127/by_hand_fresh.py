@@ -1,40 +1,68 @@
+# needs servers: a running replbench topology at 8M (REPLBENCH_* environment, PYTHONPATH=.) and a recorded run's
+# targets (TARGETS), which git does not keep
 """By-hand apply capacity of replica1 alone at 8M (the DBA's method), with the harness's backlog shape: the ids of
 the harness's targets (TARGETS) and FRESH values of the same lengths (a new random source per run, so every
 update really changes its three indexed columns), written over one master connection; then replica1's SQL thread
 started once and MASTER_GTID_WAIT timed; its mariadbd CPU net of idle (2 s, SQL thread stopped). Prints how many
 rows' indexed values were already what it wrote (must be 0)."""
-import base64, json, os, random, string, sys, time
+import base64
+import json
+import os
+import random
+import string
+import sys
+import time
+
 import psutil
-from replbench.core.config import Settings
+
 from replbench.core import sql
+from replbench.core.config import Node, Settings
 from replbench.topology import nodes
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 30000
-s = Settings.from_env(os.environ)
+s = Settings.from_env(dict(os.environ))
 r1, r2 = s.node("replica1"), s.node("replica2")
-def cpu(node):
-    t = psutil.Process(nodes.node_pid(node)).cpu_times(); return t.user + t.system
+
+
+def cpu(node: Node) -> float:
+    t = psutil.Process(nodes.node_pid(node)).cpu_times()
+    return t.user + t.system
+
+
 bodies = [json.loads(base64.b64decode(json.loads(line)["body"])) for line in open(os.environ["TARGETS"])][:N]
 rnd = random.Random(os.urandom(16))
-def fresh(v): return "".join(rnd.choice(string.ascii_letters) for _ in range(len(v)))
+
+
+def fresh(v: str) -> str:
+    return "".join(rnd.choice(string.ascii_letters) for _ in range(len(v)))
+
+
 for r in (r1, r2):
-    with sql.admin(r, s) as cur: cur.execute("STOP SLAVE SQL_THREAD")
+    with sql.admin(r, s) as cur:
+        cur.execute("STOP SLAVE SQL_THREAD")
 with sql.admin(s.master, s) as cur:
-    t0 = time.monotonic(); unchanged = 0
+    t0 = time.monotonic()
+    unchanged = 0
     for b in bodies:
         cur.execute("UPDATE bench_idx.accounts SET first_name=%s, last_name=%s, city=%s, updated_at=NOW() WHERE id=%s",
                     (fresh(b["first_name"]), fresh(b["last_name"]), fresh(b["city"]), b["id"]))
     wrote = time.monotonic() - t0
 gtid = nodes.master_gtid(s)
 print(f"backlog: {N} updates (harness ids, fresh values) in {wrote:.1f} s ({N/wrote:.0f}/s), gtid {gtid}")
-c0 = cpu(r1); time.sleep(2); idle = (cpu(r1) - c0) / 2
-c1 = cpu(r1); t1 = time.monotonic()
+c0 = cpu(r1)
+time.sleep(2)
+idle = (cpu(r1) - c0) / 2
+c1 = cpu(r1)
+t1 = time.monotonic()
 with sql.admin(r1, s) as cur:
     cur.execute("START SLAVE SQL_THREAD")
-    cur.execute("SELECT MASTER_GTID_WAIT(%s, 600)", (gtid,)); res = cur.fetchone()[0]
-took = time.monotonic() - t1; used = cpu(r1) - c1
+    cur.execute("SELECT MASTER_GTID_WAIT(%s, 600)", (gtid,))
+    res = sql.one_row(cur)[0]
+took = time.monotonic() - t1
+used = cpu(r1) - c1
 net = used - idle * took
-print(f"replica1 alone: {N/took:.0f} trx/s ({took:.2f} s, wait result {res}), CPU {used:.2f} s gross, idle {idle*100:.1f} % of a core, "
-      f"{1000*net/N:.3f} CPU-ms per trx net ({1000*used/N:.3f} gross)")
+print(f"replica1 alone: {N/took:.0f} trx/s ({took:.2f} s, wait result {res}), CPU {used:.2f} s gross, "
+      f"idle {idle*100:.1f} % of a core, {1000*net/N:.3f} CPU-ms per trx net ({1000*used/N:.3f} gross)")
 with sql.admin(r2, s) as cur:
-    cur.execute("START SLAVE SQL_THREAD"); cur.execute("SELECT MASTER_GTID_WAIT(%s, 600)", (gtid,))
+    cur.execute("START SLAVE SQL_THREAD")
+    cur.execute("SELECT MASTER_GTID_WAIT(%s, 600)", (gtid,))

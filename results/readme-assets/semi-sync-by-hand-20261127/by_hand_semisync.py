@@ -1,3 +1,4 @@
+# needs servers: a running replbench topology at 8M with toxiproxy (REPLBENCH_* environment, PYTHONPATH=.)
 """By-hand semi-sync commit cost at 8M (issue 49): ONE sequential client on the master (autocommit single-row
 UPDATEs of bench_idx with fresh values, random ids), each commit timed on the client, with both replicas' replication
 connections through toxiproxy at a 1, 5 and 20 ms round trip (the harness's links, the same proxies as study
@@ -5,7 +6,15 @@ semi-sync-distance), semi-sync off / after_sync / after_commit (the harness's kn
 rounds. Also the master's own counters over each cell: Rpl_semi_sync_master_tx_avg_wait_time (µs),
 _net_avg_wait_time (µs), _yes_tx, _no_tx, and the round trip measured through each proxy (timed SELECT 1).
 Prints one line per cell and a table of medians; writes cells.json beside it."""
-import json, os, random, statistics, string, sys, time
+import json
+import os
+import random
+import statistics
+import string
+import sys
+import time
+from typing import Any
+
 from replbench.core import sql
 from replbench.core.config import Settings
 from replbench.topology import knobs, links
@@ -14,23 +23,23 @@ N = int(sys.argv[1]) if len(sys.argv) > 1 else 150
 REPEATS = int(sys.argv[2]) if len(sys.argv) > 2 else 3
 LINKS = (1, 5, 20)
 MODES = ("off", "after_sync", "after_commit")
-s = Settings.from_env(os.environ)
+s = Settings.from_env(dict(os.environ))
 rnd = random.Random(os.urandom(16))
 COUNTERS = ("Rpl_semi_sync_master_tx_avg_wait_time", "Rpl_semi_sync_master_net_avg_wait_time",
             "Rpl_semi_sync_master_yes_tx", "Rpl_semi_sync_master_no_tx", "Rpl_semi_sync_master_tx_waits",
             "Rpl_semi_sync_master_net_waits", "Rpl_semi_sync_master_tx_wait_time", "Rpl_semi_sync_master_net_wait_time")
 
 
-def status(cur):
+def status(cur: sql.Cursor) -> dict[str, Any]:
     cur.execute("SHOW GLOBAL STATUS LIKE 'Rpl_semi_sync_master%'")
-    return {k: v for k, v in cur.fetchall()}
+    return {k: v for k, v in sql.fetch_all(cur)}
 
 
-def letters(n):
+def letters(n: int) -> str:
     return "".join(rnd.choice(string.ascii_letters) for _ in range(n))
 
 
-def cell(ms, mode):
+def cell(ms: int, mode: str) -> dict[str, Any]:
     knobs.apply(s, knobs.Knobs(semi_sync=mode))
     conn = sql.connect(s.master, s)
     cur = conn.cursor()

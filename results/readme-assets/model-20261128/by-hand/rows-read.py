@@ -1,7 +1,9 @@
 """By hand: each mixed validate run's and each read-only cell's replica1 CPU net of idle per read served, InnoDB rows
 read per read served, and CPU per 10^6 rows read (summary.json: cpu_seconds_net, served_by, replication.nodes)."""
-import json, sys
+import json
+import sys
 from pathlib import Path
+
 for folder in sys.argv[1:]:
     for p in sorted(Path(folder).glob("**/summary.json")):
         d = json.loads(p.read_text())
