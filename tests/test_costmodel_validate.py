@@ -14,7 +14,7 @@ import pytest
 
 from replbench.analysis import costmodel, validation
 from replbench.analysis import profile as prof
-from replbench.core.results import Validation
+from replbench.core.results import Validation, summary_of
 from replbench.experiments import campaign, modelcheck
 from replbench.experiments.run import Clock
 from replbench.measure import binlogfile
@@ -184,7 +184,7 @@ def test_a_case_runs_under_its_setting_and_is_predicted_both_ways(tmp_path, monk
             self.clock = "the run's clock"
 
         def execute(self):
-            return {}
+            return SimpleNamespace(summary=summary_of({}))
 
     monkeypatch.setattr(modelcheck, "Run", FakeRun)
     monkeypatch.setattr(modelcheck, "read_meta", lambda folder: None)

@@ -494,7 +494,8 @@ def test_the_cost_sheet_names_each_setting_and_keeps_studies_apart() -> None:
 
 
 def test_a_failed_unit_counts_as_not_measured() -> None:
-    kept = {"null": None, "cpu_net_of_idle": False}  # what study.json keeps of a run that failed in its preparation
+    # what study.json keeps of a run that failed in its preparation
+    kept = {"bytes_per_write": None, "cpu_net_of_idle": False}
     assert not measured({"metrics": kept, "status": "FAILED"})
     assert not measured({"metrics": {}, "status": "ok"})
     assert measured({"metrics": {"bytes_per_write": 568.0}, "status": "ok"})
@@ -511,7 +512,7 @@ def test_each_study_says_what_its_own_kind_of_unit_measured_and_verified() -> No
     from replbench.report.provenance import cpu_kind, net_of_idle, study_rows
 
     def unit(measure: str, metrics: dict, cell: str = "a") -> dict:
-        return {"cell": cell, "measure": measure, "status": "ok", "metrics": {"x": 1.0, **metrics}}
+        return {"cell": cell, "measure": measure, "status": "ok", "metrics": {"bytes_per_row": 1.0, **metrics}}
 
     def study(*units: dict, scenario: str = "write-bulk") -> dict:
         data = {"name": "s", "scenarios": [scenario], "units": list(units)}

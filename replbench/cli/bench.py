@@ -44,10 +44,8 @@ from ..core.records import (
     UNIT_FAILED,
     UNIT_OK,
     collection_exit_code,
-    exit_code,
     new_folder,
     shown_path,
-    write_json,
 )
 from ..core.results import (
     apply_of,
@@ -57,8 +55,8 @@ from ..core.results import (
     model_of,
     read_validation,
     study_of,
-    summary_of,
     sweep_of,
+    write_json,
 )
 from ..core.stats import spread, spread_text
 from ..experiments import applycap, benchapp, bigtx, campaign, modelcheck, study, studyfile
@@ -255,11 +253,11 @@ def _run_and_print(settings: Settings, scenario: scenarios.Scenario, rate: int, 
     folder = new_folder(settings, scenario, rate)
     print(f"replbench: {what} → {shown_path(folder)}", file=sys.stderr)
     run = Run(settings, scenario, rate, options, folder, own_process=True)
-    summary = summary_of(run.execute())
-    print(run.block or f"Status: {summary.status} (no results: {'; '.join(summary.errors or [])})    "
-                       f"Results: {shown_path(folder)}")
-    assert summary.status is not None  # Run._finish always records the run's status
-    return exit_code(summary.status, options.strict)
+    result = run.execute()
+    summary = result.summary
+    print(result.block or f"Status: {summary.status} (no results: {'; '.join(summary.errors or [])})    "
+                          f"Results: {shown_path(folder)}")
+    return result.exit_code
 
 
 def add_parsers(sub: Any) -> None:

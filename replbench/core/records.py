@@ -10,8 +10,8 @@ from pathlib import Path
 
 from .config import ROOT, Settings
 from .processes import alive
+from .results import SCHEMA_VERSION, read_meta, summary_of, write_record
 from .results import SCHEMA_VERSION as RESULTS_SCHEMA  # noqa: F401  (re-exported)
-from .results import load, meta_of, write_json  # write_json re-exported too
 from .scenario import Scenario
 
 # a run's status, in its meta.json and summary.json: the one spelling every reader compares against
@@ -58,20 +58,20 @@ def mark_incomplete(results: Path) -> list[Path]:
     for meta_path in list(results.glob("*/meta.json")) + list(results.glob("*/*/meta.json")) \
             + list(results.glob("*/*/*/meta.json")):
         try:
-            document = load(meta_path)  # changed below and written back as it was, with the marks
-            meta = meta_of(document)
+            meta = read_meta(meta_path.parent)  # written back as it was, with the marks
         except (OSError, ValueError):
             continue
         if meta.status != STATUS_RUNNING or (meta.pid and alive(int(meta.pid))):
             continue
         folder = meta_path.parent
-        document.update(status=STATUS_INCOMPLETE, exit_code=EXIT_FAILURE,
-                        marked_incomplete_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-        write_json(meta_path, document)
+        write_record(meta_path, meta.model_copy(update=dict(
+            status=STATUS_INCOMPLETE, exit_code=EXIT_FAILURE,
+            marked_incomplete_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))))
         summary = folder / "summary.json"
         if not summary.exists():
-            write_json(summary, {"status": STATUS_INCOMPLETE, "scenario": meta.scenario, "rate": meta.rate,
-                                 "folder": folder.name, "errors": ["the harness stopped before the run finished"]})
+            write_record(summary, summary_of({
+                "schema_version": SCHEMA_VERSION, "status": STATUS_INCOMPLETE, "scenario": meta.scenario,
+                "rate": meta.rate, "folder": folder.name, "errors": ["the harness stopped before the run finished"]}))
         marked.append(folder)
     return marked
 

@@ -3,9 +3,15 @@ study.json, a campaign's campaign.json, the cost model's model.json and validate
 
 Readers get typed, frozen records (pydantic models) instead of dictionaries; a file written by an older version of
 replbench is migrated here, in one place, before it is validated, so every reader sees the current shape and the
-committed report assets still render. Writers hand their dictionaries to `write_*`, which stamps the schema
-version. A field absent from a file reads as None (as `dict.get` gave); keys this module does not know are kept
-(``extra="allow"``) so a newer file still reads. docs/metrics.md lists the keys and what they mean.
+committed report assets still render. A field absent from a file reads as None (as `dict.get` gave). A key no
+record declares is refused (``extra="forbid"``), in a file read and in a record written: a misspelt key fails where
+it is written instead of reading back as None. `write_record` is the one writer of a record's file (a run's
+summary and meta go through `write_run`, which stamps the schema version). docs/metrics.md lists the keys and
+what they mean.
+
+Format history of a run's summary.json and meta.json (SCHEMA_VERSION):
+- 0 (no `schema_version` key): the first files; a summary may hold its lost nodes under `faults`.
+- 1: `schema_version` written; lost nodes under `nodes_lost` (the migration renames `faults`, value unchanged).
 """
 
 from __future__ import annotations
@@ -26,9 +32,9 @@ NodeFigures = dict[str, Num | None]  # one figure per node or process: master, r
 
 
 class Record(BaseModel):
-    """A results record: frozen, unknown keys kept, every declared field None when the file lacks it."""
+    """A results record: frozen, unknown keys refused, every declared field None when the file lacks it."""
 
-    model_config = ConfigDict(extra="allow", frozen=True, protected_namespaces=(), populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, protected_namespaces=(), populate_by_name=True)
 
 
 # --- a run's summary.json -------------------------------------------------------------------------------------
@@ -225,6 +231,7 @@ class AttackCpu(Record):
     vegeta: Num | None = None  # every attack process together
     per_attacker: list[Num] | None = None  # each attack process, where the run had more than one
     helpers: Num | None = None  # the pipeline's other processes (summaries from before the attack ran alone)
+    ssh_clients: Num | None = None  # the ssh clients driving a topology file's attacker hosts (load/remote.py)
 
 
 class RemoteAttacker(Record):
@@ -443,9 +450,11 @@ class RunMeta(Record):
     schema_version: int | None = None
     status: str | None = None
     exit_code: int | None = None
+    marked_incomplete_at: str | None = None  # the harness died mid-run (core/records.mark_incomplete)
     pid: int | None = None
     scenario: str | None = None
     scenario_file: str | None = None
+    bulk_rows: int | None = None  # rows per request of a bulk scenario
     rate: int | None = None
     duration_s: Num | None = None
     timeout_s: Num | None = None
@@ -480,6 +489,8 @@ class RunMeta(Record):
     settle: Settle | None = None
     idle_window: dict[str, Any] | None = None
     warm_up_s: NodeFigures | None = None
+    attacker_hosts: list[dict[str, Any]] | None = None  # a topology file's attacker hosts as checked (load/remote.py)
+    attack_start_agreed: str | None = None
 
 
 # --- collections ----------------------------------------------------------------------------------------------
@@ -619,6 +630,15 @@ class CampaignUnit(Record):
     calibration_after: Num | None = None
 
 
+class Rejudged(Record):
+    """Units a later commit marked done: they ran to their end but an older completion check missed it."""
+
+    commit: str | None = None
+    units: list[int] | None = None
+    at: str | None = None
+    why: str | None = None
+
+
 class CampaignRecord(Record):
     """A campaign's campaign.json (experiments/campaign.py)."""
 
@@ -631,11 +651,12 @@ class CampaignRecord(Record):
     started_at: str | None = None
     finished_at: str | None = None
     units: list[CampaignUnit] | None = None
+    rejudged: list[Rejudged] | None = None
 
 
 # --- reading and writing --------------------------------------------------------------------------------------
 
-# summary keys an older version named otherwise: (the name now, the name then); the file's older key stays. Not
+# summary keys an older version named otherwise: (the name now, the name then), the older key renamed. Not
 # rate_achieved and throughput (rate_sent's and goodput's older names): the block reads a summary with rate_sent as
 # one with server_success too, which those files lack, so their one reader (report/sweeps.py) reads either name
 RENAMED_BEFORE_V1 = (("nodes_lost", "faults"),)
@@ -645,8 +666,9 @@ def _v0_to_v1(doc: dict[str, Any]) -> dict[str, Any]:
     """Files written before the schema had a number carry the same keys, they get the number; a summary older
     still also gets today's name for a key it holds under its older one (meta.json holds none of them)."""
     for new, old in RENAMED_BEFORE_V1:
-        if new not in doc and old in doc:
-            doc[new] = doc[old]
+        if old in doc:
+            value = doc.pop(old)
+            doc.setdefault(new, value)
     return doc
 
 
@@ -701,16 +723,44 @@ def read_campaign(folder: Path) -> CampaignRecord:
     return CampaignRecord.model_validate(load(folder / "campaign.json"))
 
 
+def _dump(data: Any) -> str:
+    return json.dumps(data, indent=2, sort_keys=True, default=str) + "\n"
+
+
 def write_json(path: Path, data: Any) -> None:
-    """Every results file's one format: indented, keys sorted, one trailing newline."""
-    path.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+    """Every results file's one format: indented, keys sorted, one trailing newline. For the files no record
+    describes yet (a profile's, a recording's); a record's file is written by write_record."""
+    path.write_text(_dump(data))
 
 
-def write_run(folder: Path, summary: dict[str, Any] | None, meta: dict[str, Any]) -> None:
-    """A run's meta.json and (once it has one) summary.json, stamped with the schema version."""
-    write_json(folder / "meta.json", {**meta, "schema_version": SCHEMA_VERSION})
-    if summary is not None:
-        write_json(folder / "summary.json", {**summary, "schema_version": SCHEMA_VERSION})
+def write_record(path: Path, record: BaseModel) -> None:
+    """A record's file in the one format, holding exactly the keys the record was given (a figure never measured
+    stays absent, not null), so a file read and written back is byte for byte the same."""
+    path.write_text(_dump(document_of(record)))
+
+
+def document_of(record: BaseModel) -> dict[str, Any]:
+    """What write_record writes of a record: the keys it was given, as JSON values."""
+    return record.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+def write_run(folder: Path, meta: dict[str, Any] | RunMeta, summary: dict[str, Any] | RunSummary | None = None,
+              ) -> tuple[RunMeta, RunSummary | None]:
+    """A run's meta.json and (once it has one) summary.json, each validated as its record (a key no record declares
+    is refused with a ValueError naming it) and stamped with the schema version; returns the records written."""
+    meta_record = meta_of(_stamped(meta))
+    write_record(folder / "meta.json", meta_record)
+    if summary is None:
+        return meta_record, None
+    summary_record = summary_of(_stamped(summary))
+    write_record(folder / "summary.json", summary_record)
+    return meta_record, summary_record
+
+
+def _stamped(doc: dict[str, Any] | R) -> dict[str, Any] | R:
+    if isinstance(doc, dict):
+        return {**doc, "schema_version": SCHEMA_VERSION}
+    return doc.model_copy(update={"schema_version": SCHEMA_VERSION})
 
 
 # --- for readers that took dictionaries: the other records' `*_of`, a key's presence, a key chosen at run time ---
@@ -782,6 +832,14 @@ class ApplyRecord(Record):
     write_seconds: Num | None = None
     master: ApplyMaster | None = None
     replicas: dict[str, ApplyReplica | None] | None = None
+    # what the drain was set up with, as a run's meta.json records it (experiments/prepare.settings_and_data)
+    buffer_pools: dict[str, Any] | None = None
+    indexes: dict[str, Any] | None = None
+    knob_mismatches: list[Any] | None = None
+    links: dict[str, Any] | None = None
+    settle: Settle | None = None
+    targets: dict[str, Any] | None = None
+    warm_up_s: NodeFigures | None = None
 
 
 def apply_of(doc: dict[str, Any] | ApplyRecord) -> ApplyRecord:

@@ -13,7 +13,7 @@ from pathlib import Path
 from ..core.config import FIND_USERS_SHAPES, Settings
 from ..core.nodenames import nodes_in
 from ..core.records import new_folder
-from ..core.results import AttackCpu, Latency, read_summary, summary_of
+from ..core.results import AttackCpu, Latency, read_summary
 from ..core.scenario import load
 from ..core.stats import ratio, spread
 from ..load import attack
@@ -45,8 +45,7 @@ def stack_cost(settings: Settings, combos: list[tuple[str, str]], rate: int, dur
             for name in order:
                 scenario = load(name)
                 folder = new_folder(combo_settings, scenario, rate, parent=out.parent / f"{driver}-{worker}")
-                summary = summary_of(Run(combo_settings, scenario, rate, RunOptions(duration=duration),
-                                         folder).execute())
+                summary = Run(combo_settings, scenario, rate, RunOptions(duration=duration), folder).execute().summary
                 if summary.status == STATUS_INTERRUPTED:
                     out.interrupted = True
                     return out
@@ -106,7 +105,7 @@ def find_users_shapes(settings: Settings, rate: int, duration: float, repeat: in
         for shape in order:
             shaped = settings.with_overrides(find_users=shape)
             folder = new_folder(shaped, scenario, rate, parent=out.parent / shape)
-            summary = summary_of(Run(shaped, scenario, rate, RunOptions(duration=duration), folder).execute())
+            summary = Run(shaped, scenario, rate, RunOptions(duration=duration), folder).execute().summary
             if summary.status == STATUS_INTERRUPTED:
                 out.interrupted = True
                 return out

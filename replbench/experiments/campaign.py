@@ -39,8 +39,8 @@ from ..core import named, results
 from ..core import scenario as scenarios
 from ..core.config import IDLE_WINDOW_MAX, ROOT, SETTING_LIST, Settings, parse_duration
 from ..core.progress import Progress
-from ..core.records import DONE, EXIT_INTERRUPTED, STATUS_INTERRUPTED, UNIT_FAILED, write_json
-from ..core.results import CampaignRecord, campaign_of, has, read_campaign
+from ..core.records import DONE, EXIT_INTERRUPTED, STATUS_INTERRUPTED, UNIT_FAILED
+from ..core.results import CampaignRecord, campaign_of, has, read_campaign, write_json
 from ..core.schema import FileModel, located, validate
 from ..measure.cpu import calibrate
 from . import modelcheck, studyfile

@@ -63,8 +63,8 @@ from ..core.config import (
     Settings,
 )
 from ..core.progress import Progress
-from ..core.records import new_folder, shown_path, write_json
-from ..core.results import apply_of, read_meta, read_summary, summary_of, validation_of
+from ..core.records import new_folder, shown_path
+from ..core.results import apply_of, read_meta, read_summary, validation_of, write_json
 from ..core.results import load as load_json
 from ..load import faults
 from ..measure import binlogfile
@@ -385,7 +385,7 @@ def _recorded_run(settings: Settings, case: Case, duration: float, checksum: str
     run_folder = new_folder(settings, sc, case.rate, parent=folder)
     run = Run(settings, sc, case.rate, RunOptions(duration=duration, knobs=case.knobs, checksum=checksum),
               run_folder, progress)
-    summary = run.execute()
+    summary = run.execute().summary
     out: dict[str, Any] = {"run": run_folder.name}
     if costmodel.observation(summary, read_meta(run_folder)) is not None:
         out["profile"] = _profiled(settings, run.clock, run_folder, progress)
@@ -501,8 +501,8 @@ def _onset_live(settings: Settings, onset: OnsetPlan, duration: float, folder: P
     for load in ONSET_LOADS:
         rate = max(1, round(load * predicted["value"]))
         run_folder = new_folder(settings, sc, rate, parent=folder)
-        summary = summary_of(Run(settings, sc, rate, RunOptions(duration=duration, faults=alone), run_folder,
-                                 progress).execute())
+        summary = Run(settings, sc, rate, RunOptions(duration=duration, faults=alone), run_folder,
+                      progress).execute().summary
         lag = (summary.lag or {}).get(ONSET_REPLICA)
         growth = lag.growth_s_per_s if lag else None
         tps = costmodel.node_counters(summary, "master").transactions_per_s

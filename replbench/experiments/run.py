@@ -50,8 +50,8 @@ from ..core.records import (
     STATUS_RUNNING,
     exit_code,
     without_machine_paths,
-    write_json,
 )
+from ..core.results import write_json
 from ..core.scenario import Scenario
 from ..load import attack, cpus, faults, remote, targets
 from ..measure import binlog, counters, cpu, nodeexporter, rowcheck, samplers, timeline
@@ -155,7 +155,7 @@ class RunResult:
 
 class Run:
     """One run carried out in phases (prepare → idle window and attack → finish: summarize, check, judge, render);
-    execute() returns the summary dict, result() the typed RunResult."""
+    execute() returns the typed RunResult, its summary and meta as written."""
 
     def __init__(self, settings: Settings, scenario: Scenario, rate: int, options: RunOptions, folder: Path,
                  progress: Progress | None = None, own_process: bool = False) -> None:
@@ -180,6 +180,7 @@ class Run:
         self.clock = Clock(zero=now, created=now, started_up_s=round(
             max(0.0, time.time() - psutil.Process().create_time()), 2) if own_process else None)
         self.measured = Measured()
+        self.written: tuple[results.RunMeta, results.RunSummary | None] = (results.meta_of({}), None)
 
     @property
     def log(self) -> Path:
@@ -189,19 +190,13 @@ class Run:
     def block(self) -> str:
         return self.record.block
 
-    def result(self) -> RunResult:
-        """The finished run as a typed, frozen record (after execute())."""
-        r = self.record
-        return RunResult(self.folder, results.summary_of(r.summary), results.meta_of(r.meta), r.block,
-                         exit_code(r.status, self.options.strict))
-
     # ---- phases ----
 
-    def execute(self) -> dict[str, Any]:
+    def execute(self) -> RunResult:
         harnesslog.use(self.log)
         try:
             self.record.meta = self._base_meta()
-            write_json(self.folder / "meta.json", self.record.meta)
+            self._write()
             try:
                 self._prepare()
                 self._attack_and_measure()
@@ -221,7 +216,25 @@ class Run:
                 self._finish(skip_waits=True)
         finally:
             harnesslog.done(self.log)
-        return self.record.summary
+        meta, written = self.written
+        if written is None:  # the summary's record was refused (_write): the run failed, its figures kept aside
+            written = results.summary_of({"status": STATUS_FAILED, "errors": self.record.errors})
+        return RunResult(self.folder, written, meta, self.record.block,
+                         exit_code(written.status or STATUS_FAILED, self.options.strict))
+
+    def _write(self, with_summary: bool = False) -> None:
+        """meta.json (and summary.json) through their records (core/results.write_run). A key no record declares is
+        a bug of the harness: the document is kept beside as <name>.refused.json, the error recorded and the run
+        failed, so nothing measured is lost."""
+        try:
+            self.written = results.write_run(self.folder, self.record.meta,
+                                             self.record.summary if with_summary else None)
+        except ValueError as exc:
+            for name, doc in (("meta", self.record.meta), ("summary", self.record.summary)):
+                write_json(self.folder / f"{name}.refused.json", doc)
+            self._record_error("writing the results", exc)
+            self.record.status = STATUS_FAILED
+            self.written = (results.meta_of({}), None)
 
     def _record_error(self, phase: str, exc: BaseException) -> None:
         text = f"{phase}: {type(exc).__name__}: {exc}"
@@ -266,7 +279,7 @@ class Run:
             ids = rowcheck.sample_ids(self.folder / "targets.json")
             self.measured.row_sample = (ids, rowcheck.read_values(s, self.scenario.schema,
                                                          rowcheck.checked_columns(self.scenario), ids))
-        write_json(self.folder / "meta.json", self.record.meta)
+        self._write()
 
     def _pin(self) -> dict[str, Any]:
         """Every group on its cores (--cpus), or on all of them: no run inherits another's pinning."""
@@ -469,10 +482,9 @@ class Run:
         self.record.summary["errors"] = self.record.errors
         self.record.meta.update(finished_at=_now(), status=self.record.status,
                                 exit_code=exit_code(self.record.status, self.options.strict))
-        write_json(self.folder / "meta.json", self.record.meta)
-        write_json(self.folder / "summary.json", self.record.summary)
-        if (self.folder / "report.txt").exists():
-            self.record.block = render_block(self.record.summary, self.folder)
+        self._write(with_summary=True)
+        if (self.folder / "report.txt").exists() and self.written[1] is not None:
+            self.record.block = render_block(self.written[1], self.folder)
             (self.folder / "block.txt").write_text(self.block)
 
     def _lag_series(self) -> tuple[dict[str, list[tuple[float, float]]], dict[str, list[tuple[float, float, float]]]]:

@@ -40,7 +40,6 @@ from ..core.records import (
     STATUS_SUCCEEDED,
     UNIT_FAILED,
     new_folder,
-    write_json,
 )
 from ..core.results import (
     ApplyRecord,
@@ -53,7 +52,7 @@ from ..core.results import (
     has,
     read_meta,
     study_of,
-    summary_of,
+    write_json,
 )
 from ..topology import dataset, fanout, indexes, links
 from . import applycap, bigtx
@@ -419,7 +418,7 @@ class Study:
                 options = RunOptions(duration=self.plan.duration, knobs=cell.knobs,
                                      catch_up_timeout=sc.catch_up_timeout or RunOptions.catch_up_timeout,
                                      links=links.parse_all(cell.links), checksum=checksum)
-                data = summary_of(Run(settings, sc, rate, options, folder, self.progress).execute())
+                data = Run(settings, sc, rate, options, folder, self.progress).execute().summary
                 status = _status(data, STATUS_FAILED)
                 readback = read_meta(folder).knobs_readback
         except KeyboardInterrupt:

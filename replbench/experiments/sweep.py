@@ -15,8 +15,8 @@ from typing import Any
 from ..analysis.verdicts import evaluate, median_summary
 from ..core.config import Settings
 from ..core.progress import Progress
-from ..core.records import COMPLETE, new_folder, write_json
-from ..core.results import summary_of
+from ..core.records import COMPLETE, new_folder
+from ..core.results import write_json
 from ..core.scenario import Scenario
 from .run import STATUS_INTERRUPTED, Run, RunOptions
 
@@ -112,9 +112,9 @@ class Sweep:
             folders.append(folder.name)
             repeat_label = f" repeat {r + 1}/{self.repeat}" if self.repeat > 1 else ""
             self.progress.say(f"step {label}: {rate} rps{repeat_label} → {folder.name}", final=True)
-            summary = Run(self.settings, self.scenario, rate, self.options, folder).execute()
-            summaries.append(summary)  # as the run returned it: median_summary takes the runs' own documents
-            if summary_of(summary).status == STATUS_INTERRUPTED:
+            summary = Run(self.settings, self.scenario, rate, self.options, folder).execute().summary
+            summaries.append(summary)
+            if summary.status == STATUS_INTERRUPTED:
                 self.interrupted = True
                 break
         if self.interrupted:
