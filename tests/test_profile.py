@@ -23,7 +23,7 @@ from replbench.analysis import profile as prof
 from replbench.cli.args import UsageError
 from replbench.cli.profile import predict_from_profile
 from replbench.core.config import ROOT, Settings
-from replbench.core.results import write_json
+from replbench.core.results import model_of, write_record
 from replbench.measure import binlogfile
 from replbench.report.profile import render
 
@@ -262,13 +262,15 @@ def test_a_profile_feeds_model_predict_without_the_heartbeat(tmp_path: Path, mon
 
     results = tmp_path / "results"
     (results / "model").mkdir(parents=True)
-    write_json(results / "model" / "model.json", costmodel.fit(*synthetic()))  # ROW-FULL on bench_idx only
+    write_record(results / "model" / "model.json", model_of(costmodel.fit(*synthetic())))  # ROW-FULL, bench_idx
     monkeypatch.setenv("REPLBENCH_STATE", str(tmp_path / "state"))
     monkeypatch.setenv("REPLBENCH_RESULTS", str(results))
     p = _snippet_profile(prof.EVERY_ROW)
     path = tmp_path / "snippet.json"
-    write_json(path, p.model_dump(mode="json"))
+    write_record(path, p)
     assert prof.read(path) == p
+    # the profiler gives every field, so write_record (the keys given) writes the whole profile, as its dump did
+    assert path.read_text() == json.dumps(p.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
     mixes, mapped, notes = prof.workload_mixes(p, ["bench_idx"])
     assert sorted(mixes["bench_idx"]) == sorted([("update", 1, 5 / 77), ("update", 100, 1 / 77),
                                                  ("update", 1, 2 / 77)])  # 8 transactions over 77 s, no heartbeat

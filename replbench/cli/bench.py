@@ -56,7 +56,7 @@ from ..core.results import (
     read_validation,
     study_of,
     sweep_of,
-    write_json,
+    write_record,
 )
 from ..core.stats import spread, spread_text
 from ..experiments import applycap, benchapp, bigtx, campaign, modelcheck, study, studyfile
@@ -645,7 +645,7 @@ def cmd_model(args: argparse.Namespace) -> int:
             raise ReplbenchError(f"no usable write run under {shown_path(source)} (ok, net of idle, rows verified, "
                                  "one of the model's settings)")
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_json(path, model)
+        write_record(path, model_of(model))
         print(render_fit(model))
         print(f"model: {shown_path(path)}")
         return 0

@@ -35,7 +35,7 @@ from ..core import results
 from ..core.config import SETTINGS, ReplbenchError, Settings
 from ..core.progress import Progress
 from ..core.records import shown_path
-from ..core.results import write_json
+from ..core.results import write_record
 from ..measure import binlogfile
 from ..report.profile import render, render_predictions
 from ..report.sources import published_model
@@ -156,7 +156,7 @@ def _profile(args: argparse.Namespace, files: list[binlogfile.BinlogFile], windo
     profile = profile_files(files, window, source, EVERY_ROW if args.every_row else Sampling(), covered)
     wall, cpu, children = time.perf_counter() - wall, time.process_time() - cpu, _children_cpu() - children
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_json(out, profile.model_dump(mode="json"))
+    write_record(out, profile)
     print(json.dumps(profile.model_dump(mode="json"), indent=2) if args.json else render(profile))
     print(f"profile: {shown_path(out)}", file=sys.stderr if args.json else sys.stdout)
     if alone:

@@ -1,5 +1,7 @@
 """Every results file, read and written here: a run's summary.json and meta.json, a sweep's sweep.json, a study's
-study.json, a campaign's campaign.json, the cost model's model.json and validate.json.
+study.json, a campaign's campaign.json, an apply-capacity unit's apply.json, a big-transaction unit's bigtx.json,
+the cost model's model.json, validate.json and recording.json, bench-app's bench-app.json and find-users.json (a
+binlog's profile.json is analysis/profile.Profile, written by write_record too).
 
 Readers get typed, frozen records (pydantic models) instead of dictionaries; a file written by an older version of
 replbench is migrated here, in one place, before it is validated, so every reader sees the current shape and the
@@ -21,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeGuard, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 # the shape of a run's summary.json and meta.json: a reader meets files of every version since the first (none
 # written: 0), and a change of keys or meanings gets the next number and a migration below
@@ -34,7 +36,10 @@ NodeFigures = dict[str, Num | None]  # one figure per node or process: master, r
 class Record(BaseModel):
     """A results record: frozen, unknown keys refused, every declared field None when the file lacks it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, protected_namespaces=(), populate_by_name=True)
+    # a NaN or an infinity held in an untyped value (dict[str, Any]) is written as json.dumps writes it, as a typed
+    # float field's is (pydantic would write null), so a dictionary written as its record keeps every byte
+    model_config = ConfigDict(extra="forbid", frozen=True, protected_namespaces=(), populate_by_name=True,
+                              ser_json_inf_nan="constants")
 
 
 # --- a run's summary.json -------------------------------------------------------------------------------------
@@ -581,6 +586,7 @@ class StudyUnit(Record):
     folder: str | None = None
     metrics: UnitMetrics | None = None
     knobs_readback: dict[str, Any] | None = None
+    error: str | None = None  # a unit that failed with an exception: its type and message (experiments/study.py)
 
 
 class StudyCell(Record):
@@ -727,9 +733,10 @@ def _dump(data: Any) -> str:
     return json.dumps(data, indent=2, sort_keys=True, default=str) + "\n"
 
 
-def write_json(path: Path, data: Any) -> None:
-    """Every results file's one format: indented, keys sorted, one trailing newline. For the files no record
-    describes yet (a profile's, a recording's); a record's file is written by write_record."""
+def write_refused(path: Path, data: Any) -> None:
+    """Not a results file's writer (every results file is a record's, written by write_record): a document no
+    record accepted, kept beside in the one format so nothing measured is lost (experiments/run.py's
+    <name>.refused.json)."""
     path.write_text(_dump(data))
 
 
@@ -884,6 +891,13 @@ class BigTxRecord(Record):
     knobs_changed: dict[str, Any] | None = None
     knobs_readback: dict[str, Any] | None = None
     transactions: list[BigTxTransaction] | None = None
+    # what the unit was set up with, as apply.json records it (experiments/prepare.settings_and_data)
+    buffer_pools: dict[str, Any] | None = None
+    indexes: dict[str, Any] | None = None
+    knob_mismatches: list[Any] | None = None
+    links: dict[str, Any] | None = None
+    settle: Settle | None = None
+    warm_up_s: NodeFigures | None = None
 
 
 def bigtx_of(doc: dict[str, Any] | BigTxRecord) -> BigTxRecord:
@@ -1149,3 +1163,85 @@ def read_model(folder: Path) -> CostModel:
 
 def read_validation(folder: Path) -> Validation:
     return validation_of(load(folder / "validate.json"))
+
+
+# --- records of the files written by experiments without one before --------------------------------------------
+
+class RecordedProfile(Record):
+    """A recorded run's binlog profiled over its attack window (experiments/modelcheck._profiled): the profile's
+    file and window, or why there is none."""
+
+    file: str | None = None  # <run>/profile.json, from the recording's folder
+    since: str | None = None  # the window, in the decoder's clock (None: open)
+    until: str | None = None
+    error: str | None = None  # one line: the copy, the decoder, an empty window
+
+
+class RecordedRun(Record):
+    """One run of a recorded case (experiments/modelcheck._recorded_run)."""
+
+    run: str | None = None  # its folder, in the recording's
+    profile: RecordedProfile | None = None  # absent: the run was not usable by the model, so not profiled
+
+
+class RecordedCase(Record):
+    """A case of a recording (or its control) and its runs, one a round."""
+
+    scenario: str | None = None
+    rate: int | None = None
+    setting: str | None = None  # one of costmodel.SETTINGS
+    repeats: list[RecordedRun] | None = None
+
+
+class RecordingRecord(Record):
+    """A `model validate --record` folder's recording.json (experiments/modelcheck.record): the runs recorded so
+    far, priced later by `--recorded`."""
+
+    folder: str | None = None
+    first_round: int | None = None  # the rotation's round it went on from (where the recording before left off)
+    repeats: int | None = None  # the rounds it was asked for
+    rounds_done: int | None = None  # absent from a recording of before the key: it ran its `repeats`
+    complete: bool | None = None  # every round ran (absent from a recording of before the key: it did)
+    cases: list[RecordedCase] | None = None
+    control: RecordedCase | None = None
+
+
+def recording_of(doc: dict[str, Any] | RecordingRecord) -> RecordingRecord:
+    return doc if isinstance(doc, RecordingRecord) else RecordingRecord.model_validate(doc)
+
+
+BenchFigures = list[Num | None]  # one figure a round, None where that round had none
+
+
+class StackFigures(Record):
+    """One driver, worker and scenario of bench-app (experiments/benchapp.stack_cost), a figure per round."""
+
+    app: BenchFigures | None = None  # the app's CPU-ms per successful request
+    ratio: BenchFigures | None = None  # app over that round's floor's (empty for the floor itself)
+    db: BenchFigures | None = None  # every database node's CPU-ms per successful request, summed
+    success: BenchFigures | None = None
+    p99: BenchFigures | None = None  # ms
+
+
+class BenchAppRecord(Record):
+    """bench-app's bench-app.json: the app tier's cost against its floor, by driver/worker/scenario."""
+
+    rate: int | None = None
+    duration_s: Num | None = None
+    repeat: int | None = None
+    figures: dict[str, StackFigures] | None = None  # "driver/worker/scenario" -> its figures
+
+
+class ShapeFigures(Record):
+    """One SQL shape of find_users (experiments/benchapp.find_users_shapes), a figure per round."""
+
+    app: BenchFigures | None = None  # the app's CPU-ms per successful query
+    replicas: BenchFigures | None = None  # the replicas' CPU-ms per successful query, summed
+    p99: BenchFigures | None = None  # ms
+
+
+class FindUsersRecord(RootModel[dict[str, ShapeFigures]]):
+    """`bench-app --find-users`'s find-users.json: per SQL shape (its name the key, one of FIND_USERS_SHAPES), its
+    figures; a shape's keys are checked as a record's are (ShapeFigures refuses one it does not declare)."""
+
+    model_config = ConfigDict(frozen=True)

@@ -21,7 +21,7 @@ from ..core import harnesslog, sql
 from ..core.config import Node, Settings
 from ..core.progress import Progress
 from ..core.records import STATUS_INTERRUPTED, UNIT_FAILED, UNIT_OK
-from ..core.results import ApplyRecord, apply_of, write_json
+from ..core.results import ApplyRecord, apply_of, write_record
 from ..core.scenario import Scenario
 from ..load import attack
 from ..measure import counters, nodeexporter
@@ -109,7 +109,7 @@ def measure(settings: Settings, scenario: Scenario, setting: knobs.Knobs, writes
         _restore(settings, data, stopped)
         harnesslog.done(log)
         data["folder"] = folder.name
-        write_json(folder / "apply.json", data)
+        write_record(folder / "apply.json", apply_of(data))
     return data
 
 

@@ -5,7 +5,6 @@ returns its figures (written beside the runs as JSON); the command prints them."
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +12,7 @@ from pathlib import Path
 from ..core.config import FIND_USERS_SHAPES, Settings
 from ..core.nodenames import nodes_in
 from ..core.records import new_folder
-from ..core.results import AttackCpu, Latency, read_summary
+from ..core.results import AttackCpu, BenchAppRecord, FindUsersRecord, Latency, read_summary, write_record
 from ..core.scenario import load
 from ..core.stats import ratio, spread
 from ..load import attack
@@ -64,9 +63,9 @@ def stack_cost(settings: Settings, combos: list[tuple[str, str]], rate: int, dur
             for name in SCENARIOS[1:]:
                 app = apps.get(name)
                 out.figures[(driver, worker, name)]["ratio"].append(app / floor_app if app and floor_app else None)
-    (out.parent / "bench-app.json").write_text(json.dumps(
+    write_record(out.parent / "bench-app.json", BenchAppRecord.model_validate(
         {"rate": rate, "duration_s": duration, "repeat": repeat,
-         "figures": {"/".join(k): v for k, v in out.figures.items()}}, indent=2))
+         "figures": {"/".join(k): v for k, v in out.figures.items()}}))
     return out
 
 
@@ -114,7 +113,7 @@ def find_users_shapes(settings: Settings, rate: int, duration: float, repeat: in
             out.figures[shape]["app"].append(per_ok.get("app"))
             out.figures[shape]["replicas"].append(None if None in replicas else sum(replicas))  # type: ignore[arg-type]
             out.figures[shape]["p99"].append((summary.latency_ms or Latency()).p99)
-    (out.parent / "find-users.json").write_text(json.dumps(out.figures, indent=2))
+    write_record(out.parent / "find-users.json", FindUsersRecord.model_validate(out.figures))
     return out
 
 

@@ -24,7 +24,7 @@ from ..core import harnesslog, sql
 from ..core.config import Settings
 from ..core.progress import Progress
 from ..core.records import STATUS_INTERRUPTED, UNIT_FAILED, UNIT_OK
-from ..core.results import BigTxRecord, bigtx_of, has, write_json
+from ..core.results import BigTxRecord, bigtx_of, has, write_record
 from ..core.scenario import Scenario
 from ..measure import binlog
 from ..measure.poslag import PositionLag
@@ -132,7 +132,7 @@ def measure(settings: Settings, table: str, rows: tuple[int, ...], setting: knob
                 record = one(settings, sampler, schema, n, low, tag, progress)
                 record["repeat"] = r + 1
                 data["transactions"].append(record)
-                write_json(folder / "bigtx.json", data)
+                write_record(folder / "bigtx.json", bigtx_of(data))
         data["status"] = UNIT_OK if all(t["rows_holding_the_new_value"] == t["rows"] and all(
             v["applied_after_commit_s"] is not None for v in t["replicas"].values())
             for t in data["transactions"]) else UNIT_FAILED
@@ -147,7 +147,7 @@ def measure(settings: Settings, table: str, rows: tuple[int, ...], setting: knob
             sampler.stop()
         harnesslog.done(log)
         data["folder"] = folder.name
-        write_json(folder / "bigtx.json", data)
+        write_record(folder / "bigtx.json", bigtx_of(data))
     return data
 
 

@@ -40,7 +40,7 @@ from ..core import scenario as scenarios
 from ..core.config import IDLE_WINDOW_MAX, ROOT, SETTING_LIST, Settings, parse_duration
 from ..core.progress import Progress
 from ..core.records import DONE, EXIT_INTERRUPTED, STATUS_INTERRUPTED, UNIT_FAILED
-from ..core.results import CampaignRecord, campaign_of, has, read_campaign, write_json
+from ..core.results import CampaignRecord, campaign_of, has, read_campaign, write_record
 from ..core.schema import FileModel, located, validate
 from ..measure.cpu import calibrate
 from . import modelcheck, studyfile
@@ -283,7 +283,7 @@ def run(settings: Settings, campaign: Campaign, *, resume: bool = False, allow_d
             raise CampaignError(f"{other.name} was started at commit {campaign_of(data).commit} and has units to run: "
                                 "resume it at that commit (its figures must come from one commit)")
         data.update(status=DONE, finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-        write_json(other / "campaign.json", data)
+        write_record(other / "campaign.json", campaign_of(data))
         return data
     if folder is None:
         folder = settings.results / f"campaign-{campaign.name}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
@@ -298,7 +298,7 @@ def run(settings: Settings, campaign: Campaign, *, resume: bool = False, allow_d
         rejudge(folder, data, commit)
     data["status"] = "running"
     data["folder"] = folder.name
-    write_json(folder / "campaign.json", data)
+    write_record(folder / "campaign.json", campaign_of(data))
     progress = Progress(f"campaign {campaign.name}")
     begin = time.monotonic()
     env = {**os.environ, **settings.as_env(), "REPLBENCH_RESULTS": str(folder), UNIT_ENV: "1"}
@@ -319,7 +319,7 @@ def run(settings: Settings, campaign: Campaign, *, resume: bool = False, allow_d
                           calibration_after=calibrate(), log=f"units/{i}.log",
                           status=DONE if proc.returncode in (0, 1) and _finished(folder / "units" / f"{i}.log")
                           else INTERRUPTED if proc.returncode == EXIT_INTERRUPTED else FAILED)
-            write_json(folder / "campaign.json", data)
+            write_record(folder / "campaign.json", campaign_of(data))
             if record["status"] == INTERRUPTED:
                 raise KeyboardInterrupt
     except KeyboardInterrupt:
@@ -327,7 +327,7 @@ def run(settings: Settings, campaign: Campaign, *, resume: bool = False, allow_d
     else:
         data["status"] = DONE if all(r["status"] == DONE for r in data["units"]) else FAILED
     data["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    write_json(folder / "campaign.json", data)
+    write_record(folder / "campaign.json", campaign_of(data))
     return data
 
 

@@ -64,7 +64,7 @@ from ..core.config import (
 )
 from ..core.progress import Progress
 from ..core.records import new_folder, shown_path
-from ..core.results import apply_of, read_meta, read_summary, validation_of, write_json
+from ..core.results import apply_of, read_meta, read_summary, recording_of, validation_of, write_record
 from ..core.results import load as load_json
 from ..load import faults
 from ..measure import binlogfile
@@ -185,7 +185,7 @@ def validate(settings: Settings, model: dict[str, Any], cases: tuple[Case, ...] 
             runs[index].append(_case(settings, model, every[index], duration, "table" if last else "rows", folder,
                                      progress))
             _fill(out, cases, control, runs)
-            write_json(folder / "validate.json", out)
+            write_record(folder / "validate.json", validation_of(out))
         if r < drains:
             _drain_into(settings, onset, folder, out, r, drains, progress)
     for n in range(len(order), drains):
@@ -220,10 +220,10 @@ def record(settings: Settings, cases: tuple[Case, ...] = CASES, duration: float 
             out["cases"] = [{**_identity(c), "repeats": got} for c, got in zip(cases, runs, strict=False) if got]
             if control and runs[-1]:
                 out["control"] = {**_identity(control), "repeats": runs[-1]}
-            write_json(folder / RECORDING, out)
+            write_record(folder / RECORDING, recording_of(out))
         out["rounds_done"] = r + 1
         out["complete"] = r + 1 == repeats
-        write_json(folder / RECORDING, out)
+        write_record(folder / RECORDING, recording_of(out))
     return out
 
 
@@ -304,7 +304,7 @@ def priced_recordings(settings: Settings, model: dict[str, Any], onset_rows: int
         out["control"] = validation.case_of(dict(zip(identity, next(iter(controls_named)), strict=True)), controls)
     out["repeats"] = max((len(got) for got in (*cases.values(), controls)), default=0)
     out["summary"] = validation.coverage(out)
-    write_json(folder / "validate.json", out)
+    write_record(folder / "validate.json", validation_of(out))
     onset = _onset_plan(model, onset_rows, onset_backlog) if onset_rows else None
     if onset and onset.out["predicted"]:
         drains = drain_count(out["repeats"])
@@ -313,7 +313,7 @@ def priced_recordings(settings: Settings, model: dict[str, Any], onset_rows: int
     if onset:
         _onset_end(settings, onset, onset_duration, folder, out, progress)
     out["complete"] = True
-    write_json(folder / "validate.json", out)
+    write_record(folder / "validate.json", validation_of(out))
     return out
 
 
@@ -356,7 +356,7 @@ def _drain_into(settings: Settings, onset: OnsetPlan | None, folder: Path, out: 
     onset.out["drains"].append(_drain(settings, onset, folder))
     _drain_median(onset.out)
     out["onset"] = onset.out
-    write_json(folder / "validate.json", out)
+    write_record(folder / "validate.json", validation_of(out))
 
 
 def _onset_end(settings: Settings, onset: OnsetPlan, duration: float, folder: Path, out: dict[str, Any],
@@ -364,7 +364,7 @@ def _onset_end(settings: Settings, onset: OnsetPlan, duration: float, folder: Pa
     """After the drains: the live onset runs, then the coverage over every figure, validate.json rewritten."""
     out["onset"] = _onset_live(settings, onset, duration, folder, progress)
     out["summary"] = validation.coverage(out)
-    write_json(folder / "validate.json", out)
+    write_record(folder / "validate.json", validation_of(out))
 
 
 def _identity(case: Case) -> dict[str, Any]:
@@ -439,7 +439,7 @@ def _profiled(settings: Settings, clock: Clock, run_folder: Path, progress: Prog
         return {"error": str(exc).splitlines()[0]}
     finally:
         shutil.rmtree(copies, ignore_errors=True)
-    write_json(run_folder / "profile.json", profile.model_dump(mode="json"))
+    write_record(run_folder / "profile.json", profile)
     source = profile.source
     return {"file": f"{run_folder.name}/profile.json", "since": source.since if source else None,
             "until": source.until if source else None}

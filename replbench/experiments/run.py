@@ -51,7 +51,7 @@ from ..core.records import (
     exit_code,
     without_machine_paths,
 )
-from ..core.results import write_json
+from ..core.results import write_refused
 from ..core.scenario import Scenario
 from ..load import attack, cpus, faults, remote, targets
 from ..measure import binlog, counters, cpu, nodeexporter, rowcheck, samplers, timeline
@@ -231,7 +231,7 @@ class Run:
                                              self.record.summary if with_summary else None)
         except ValueError as exc:
             for name, doc in (("meta", self.record.meta), ("summary", self.record.summary)):
-                write_json(self.folder / f"{name}.refused.json", doc)
+                write_refused(self.folder / f"{name}.refused.json", doc)
             self._record_error("writing the results", exc)
             self.record.status = STATUS_FAILED
             self.written = (results.meta_of({}), None)

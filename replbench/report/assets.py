@@ -6,13 +6,12 @@ the report reads.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
 
 from ..core.config import ROOT
-from ..core.results import load, meta_of
+from ..core.results import RunMeta, load, meta_of, write_record
 from .sources import Origin
 
 SETTINGS_THAT_MATTER = ("binlog_format", "binlog_row_image", "sync_binlog", "innodb_flush_log_at_trx_commit",
@@ -77,8 +76,10 @@ class Writer:
         if "server_variables_not_default" in meta:  # only what the one page shows (no datadir paths)
             meta["server_variables_not_default"] = {
                 "master": {k: v for k, v in master.items() if k in SETTINGS_THAT_MATTER}}
-        kept = json.dumps(meta, indent=2, sort_keys=True) + "\n"  # results.write_json's format, paths then cut
-        dst.write_text(self.without_paths(kept))
+        # as its record (not migrated: the kept keys have no older name, and no schema_version is kept), its
+        # machine's paths then cut from the text
+        write_record(dst, RunMeta.model_validate(meta))
+        dst.write_text(self.without_paths(dst.read_text()))
 
     def keep_campaign(self) -> None:
         """The campaign's record beside its assets (commit, units, calibration), read back on a fresh clone."""

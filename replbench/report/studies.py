@@ -23,7 +23,7 @@ from ..analysis.studymetrics import (
 )
 from ..core.config import STUDY_DIR
 from ..core.records import COMPLETE
-from ..core.results import StudyCell, StudyRecord, document, load, read_meta, study_of, write_json
+from ..core.results import StudyCell, StudyRecord, document, load, read_meta, study_of, write_record
 from ..core.stats import separated
 from .assets import Writer
 from .costsheet import compressed_text
@@ -55,8 +55,8 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], StudyRecord]
     doc = load(folder / "study.json")  # the file's dictionary: written back to the assets, and what analysis takes
     assets = writer.folder(folder)
     doc["cpu_net_of_idle"] = net_of_idle(doc, folder)
-    write_json(assets / "study.json", doc)
     data = study_of(doc)
+    write_record(assets / "study.json", data)
     assert data.cells is not None and data.units is not None  # experiments/study.py writes both
     full, lines = _head(doc, folder)
     primary = primary_of(data)

@@ -10,7 +10,7 @@ from typing import Any
 from ..analysis.studymetrics import REPLICA_MEANS
 from ..analysis.verdicts import criteria_of, describe_max, kept_up_to
 from ..core.nodenames import replicas_in
-from ..core.results import RunSummary, SweepStep, at, document, has, load, sweep_of, value, write_json
+from ..core.results import RunSummary, SweepStep, at, document, has, load, sweep_of, value, write_record
 from ..core.stats import median
 from ..topology import appserver
 from ..topology.knobs import Knobs
@@ -150,7 +150,7 @@ def sweep_section(sweep_dir: Path, writer: Writer, shared: tuple[str, str] = (""
     if not steps:
         return lines + ["No completed step.", ""], {"scenario": name, "max": None, "max_text": "–", "steps": []}
     assets = writer.folder(sweep_dir)
-    write_json(assets / "sweep.json", doc)
+    write_record(assets / "sweep.json", sweep)
     first = steps[0].repeats[0]
     meta = first.meta
     for source in (sweep_dir / first.name / "meta.json", sweep_dir / "meta.json"):
