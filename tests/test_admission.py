@@ -11,7 +11,7 @@ import math
 import pytest
 
 from app.tuning import CODEL_INTERVAL_MS, CODEL_LEARN_SECONDS, CODEL_QUEUE_MS, QUEUE_FLOOR, QUEUE_MEMORY
-from replbench.analysis.studymetrics import CRITERIA_GUARD
+from replbench.analysis.rules import CRITERIA_GUARD
 from replbench.analysis.summary import above_knee
 from replbench.core.config import Settings
 from replbench.core.records import STATUS_SUCCEEDED, STATUS_WARNING

@@ -38,19 +38,24 @@ def _sweep(scenario: str) -> dict[str, Any]:
             "max_text": verdicts.describe_max(doc), "steps": steps, "folder": folder.name, "meta": meta}
 
 
+def evaluate(s: dict[str, Any], criteria: Any, rate: int) -> tuple[bool, list[str], list[str]]:
+    v = verdicts.step_verdict([s], criteria, rate)
+    return v.passed, v.reasons, [n.text for n in v.notes]
+
+
 def step_summary(growth: float = 0.0, lag_p99: float = 20.0, catch: float = 0.5) -> dict[str, Any]:
-    return {"status": "ok", "success": 1.0, "rate_achieved": 2000, "latency_ms": {"p50": 1.0, "p99": 10.0},
+    return {"status": "ok", "success": 1.0, "goodput": 2000, "latency_ms": {"p50": 1.0, "p99": 10.0},
             "catch_up_s": {"replica1": catch, "replica2": 0.1},
             "lag": {"replica1": {"p99_ms": lag_p99, "growth_s_per_s": growth},
                     "replica2": {"p99_ms": 1.0, "growth_s_per_s": 0.0}}}
 
 
 def test_a_step_whose_replica_fell_behind_all_along_fails_though_it_caught_up_in_time() -> None:
-    ok, reasons, _ = verdicts.evaluate(step_summary(growth=0.142, lag_p99=900.0, catch=1.8), CRITERIA, 1600)
+    ok, reasons, _ = evaluate(step_summary(growth=0.142, lag_p99=900.0, catch=1.8), CRITERIA, 1600)
     assert not ok and reasons == ["replica1's lag grew 0.142 s per s (limit 0.01: falling behind)"]
-    ok, reasons, _ = verdicts.evaluate(step_summary(lag_p99=3180.0), CRITERIA, 1600)
+    ok, reasons, _ = evaluate(step_summary(lag_p99=3180.0), CRITERIA, 1600)
     assert not ok and reasons == ["replica1's lag p99 3180 ms > 1000 ms"]
-    assert verdicts.evaluate(step_summary(growth=0.002, lag_p99=357.5), CRITERIA, 1200)[0]  # kept up
+    assert evaluate(step_summary(growth=0.002, lag_p99=357.5), CRITERIA, 1200)[0]  # kept up
     # a sweep recorded before the lag criteria: judged by them from its steps' own lag, apart from its max
     kept = verdicts.kept_up_to([(800, [summary_of(step_summary())]),
                                 (1200, [summary_of(step_summary(growth=0.002, lag_p99=357.5))]),

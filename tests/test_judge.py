@@ -4,12 +4,13 @@ a summary and a meta.json alone. Unit tier."""
 from __future__ import annotations
 
 from replbench.analysis.judge import RunFacts, judge
-from replbench.analysis.studymetrics import CRITERIA_GUARD
+from replbench.analysis.rules import CRITERIA_GUARD
 from replbench.core.records import STATUS_FAILED, STATUS_OK, STATUS_WARNING
 from replbench.core.scenario import PassCriteria
 
 FACTS = RunFacts(criteria=PassCriteria(), rate=100, catch_up_timeout=300.0, cores=2)
-CLEAN = {"rate_sent": 100.0, "server_success": 1.0, "latency_ms": {"p99": 4.0}, "catch_up_s": {"replica1": 0.02},
+CLEAN = {"rate_sent": 100.0, "goodput": 100.0, "server_success": 1.0, "latency_ms": {"p99": 4.0},
+         "catch_up_s": {"replica1": 0.02},
          "cpu_mean_percent": {"host_busy": 80.0, "vegeta": 5.0}}
 
 
@@ -18,7 +19,7 @@ def test_a_clean_run_is_ok_with_no_guard() -> None:
 
 
 def test_each_warning_is_a_guard_and_turns_ok_into_a_warning() -> None:
-    summary = {**CLEAN, "rate_sent": 90.0, "cpu_mean_percent": {"host_busy": 195.0, "vegeta": 95.0},
+    summary = {**CLEAN, "rate_sent": 90.0, "goodput": 90.0, "cpu_mean_percent": {"host_busy": 195.0, "vegeta": 95.0},
                "catch_up_s": {"replica1": 45.0, "replica2": None}, "lag": {"replica2": {"growth_s_per_s": 0.5}},
                "replicas_not_replicating": ["replica2"]}
     meta = {"settle": {"settled": False, "waited_s": 15.0, "why": ["host 120 % busy"]},
@@ -28,7 +29,7 @@ def test_each_warning_is_a_guard_and_turns_ok_into_a_warning() -> None:
     assert status == STATUS_WARNING
     assert saturation == ["host CPU saturated (195 % of 200 %)", "vegeta at 95 % of a core"]
     assert guards == [
-        f"{CRITERIA_GUARD}: sent 90.0/s < 99% of 100/s",
+        f"{CRITERIA_GUARD}: goodput 90.0/s < 99% of 100/s",
         f"{CRITERIA_GUARD}: replica2's lag grew 0.5 s per s (limit 0.01: falling behind)",
         "host CPU saturated (195 % of 200 %): latencies include queueing for CPU; the numbers describe this box, "
         "not only the database",

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from replbench.analysis.studymetrics import CRITERIA_GUARD, compare_cells, load_table, measured, passed, unit_metrics
+from replbench.analysis.rules import CRITERIA_GUARD
+from replbench.analysis.studymetrics import compare_cells, load_table, measured, passed, unit_metrics
 from replbench.core.config import ROOT, STUDY_DIR, Settings
+from replbench.core.scenario import PassCriteria
 from replbench.experiments import study, studyfile
 from replbench.report import costsheet, markdown, sources
 
@@ -377,11 +379,19 @@ def test_a_cells_rows_set_each_bulk_requests_rows(topo: Settings, tmp_path: Path
 
 
 def test_a_load_study_counts_passing_runs_and_goodput_against_the_max() -> None:
-    ok = {"status": "ok", "guards": [], "goodput": 900.0}
-    over = {"status": "ok-with-warnings", "guards": [f"{CRITERIA_GUARD}: p99 2000 ms > 1000 ms"], "goodput": 1300.0}
-    assert passed(ok) is True and passed(over) is False and passed({"status": "ok"}) is None
-    assert passed({"status": "FAILED", "guards": []}) is False
-    units = [{"cell": c, "scenario": "read", "metrics": {"passed": passed(s), "goodput": s["goodput"]}}
+    def run(rate: int, p99: float, **more: object) -> dict:
+        return {"status": "ok", "guards": [], "rate": rate, "success": 1.0, "goodput": float(rate),
+                "latency_ms": {"p99": p99}, "catch_up_s": {"replica1": 0.2}, **more}
+
+    ok = run(900, 20.0)
+    over = run(1300, 2000.0, status="ok-with-warnings", guards=[f"{CRITERIA_GUARD}: p99 2000 ms > 1000 ms"])
+    criteria = PassCriteria()
+    assert passed(ok, criteria) is True and passed(over, criteria) is False
+    assert passed({"status": "ok"}, criteria) is None  # never judged: no guards
+    assert passed(run(900, 20.0, status="FAILED"), criteria) is False
+    # a replica that never caught up fails the unit, as it fails a sweep step
+    assert passed(run(900, 20.0, catch_up_s={"replica1": None}), criteria) is False
+    units = [{"cell": c, "scenario": "read", "metrics": {"passed": passed(s, criteria), "goodput": s["goodput"]}}
              for c, s in (("a", ok), ("a", over), ("b", over))]
     rows = load_table(units, [{"name": "a"}, {"name": "b"}], {"read": 1000})
     assert [(r["cell"], r["passed"], r["runs"]) for r in rows] == [("a", 1, 2), ("b", 0, 1)]

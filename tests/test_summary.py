@@ -69,21 +69,6 @@ def test_the_servers_figures_per_request_and_per_write() -> None:
     assert remote["db_share_of_host"] is None and remote["cpu_ms_per_success"] == {}
 
 
-def test_one_evaluator_for_a_runs_guards_and_a_steps_verdict() -> None:
-    from replbench.analysis.verdicts import breaches, evaluate
-    from replbench.core.scenario import load
-
-    criteria = load("write").criteria
-    good = {"server_success": 1.0, "rate_sent": 400.0, "latency_ms": {"p99": 12.0},
-            "catch_up_s": {"replica1": 0.1, "replica2": 0.2}}
-    assert breaches(good, criteria, 400) == [] and evaluate(good, criteria, 400)[0]
-    slow = {**good, "latency_ms": {"p99": 1500.0}, "catch_up_s": {"replica1": 0.1, "replica2": None}}
-    found = breaches(slow, criteria, 400)
-    assert found == ["p99 1500.0 ms > 1000 ms", "replicas caught up {'replica1': 0.1, 'replica2': None} (limit 30 s)"]
-    passed, reasons, _ = evaluate(slow, criteria, 400)
-    assert not passed and reasons == found  # the step fails for exactly what the run's guards say
-
-
 def test_cpu_net_of_idle_subtracts_what_a_group_burns_with_nothing_but_the_heartbeat() -> None:
     cpu_s = {"master": 2.0, "replica1": 0.5, "vegeta": 1.0}
     # 20 s between the snapshots; idle: the master 5 % of a core, replica1 3 %, vegeta not running then

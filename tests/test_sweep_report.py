@@ -25,18 +25,24 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 CRITERIA = PassCriteria()
 
 
-def summary(rate: int = 1000, success: float = 1.0, achieved: float | None = None, p99: float = 10.0,
+def summary(rate: int = 1000, success: float = 1.0, goodput: float | None = None, p99: float = 10.0,
             catch: float | None = 0.5, status: str = "ok") -> dict:
-    return {"status": status, "success": success, "rate_achieved": rate if achieved is None else achieved,
+    return {"status": status, "success": success, "goodput": rate if goodput is None else goodput,
             "latency_ms": {"p50": 1.0, "p99": p99, "max": p99}, "catch_up_s": {"replica1": catch, "replica2": 0.1}}
+
+
+def evaluate(s: dict, criteria: PassCriteria, rate: int) -> tuple[bool, list[str], list[str]]:
+    """A step of one run, as experiments/sweep judges it (analysis/verdicts.step_verdict)."""
+    v = verdicts.step_verdict([s], criteria, rate)
+    return v.passed, v.reasons, [n.text for n in v.notes]
 
 
 @pytest.mark.parametrize("kwargs,passed", [
     ({}, True),
     ({"success": 0.999}, True),                 # exactly at the limit passes
     ({"success": 0.9989}, False),
-    ({"achieved": 990.0}, True),
-    ({"achieved": 989.9}, False),
+    ({"goodput": 990.0}, True),
+    ({"goodput": 989.9}, False),
     ({"p99": 1000.0}, True),
     ({"p99": 1000.1}, False),
     ({"catch": 30.0}, True),
@@ -45,27 +51,27 @@ def summary(rate: int = 1000, success: float = 1.0, achieved: float | None = Non
     ({"status": "FAILED"}, False),              # checksum mismatch
 ])
 def test_step_verdicts_at_the_edges(kwargs: dict, passed: bool) -> None:
-    ok, reasons, _ = verdicts.evaluate(summary(**kwargs), CRITERIA, 1000)
+    ok, reasons, _ = evaluate(summary(**kwargs), CRITERIA, 1000)
     assert ok is passed, reasons
     assert bool(reasons) is not passed
 
 
 def test_median_of_repeats_decides() -> None:
     med = verdicts.median_summary([summary(p99=5), summary(p99=2000), summary(p99=7)])
-    assert verdicts.evaluate(med, CRITERIA, 1000)[0] is True
+    assert evaluate(med, CRITERIA, 1000)[0] is True
     failed = verdicts.median_summary([summary(), summary(status="FAILED"), summary()])
-    assert verdicts.evaluate(failed, CRITERIA, 1000)[0] is False
+    assert evaluate(failed, CRITERIA, 1000)[0] is False
 
 
 def test_a_pass_with_a_saturated_host_or_client_errors_is_qualified() -> None:
-    ok, reasons, notes = verdicts.evaluate({**summary(), "saturation": ["host CPU saturated (196 % of 200 %)"],
+    ok, reasons, notes = evaluate({**summary(), "saturation": ["host CPU saturated (196 % of 200 %)"],
                                          "client_errors": 12}, CRITERIA, 1000)
     assert ok and not reasons
     assert notes == ["host CPU saturated (196 % of 200 %)", "12 client-side errors (load generator limit)"]
     step = sweep.StepResult(1000, [], True, [], notes=notes)
     assert step.verdict.startswith("PASS* (host CPU saturated")
     # the server is judged on server-side success: client-side failures do not fail the step
-    ok, _, _ = verdicts.evaluate({**summary(success=0.99), "server_success": 1.0, "client_errors": 100}, CRITERIA, 1000)
+    ok, _, _ = evaluate({**summary(success=0.99), "server_success": 1.0, "client_errors": 100}, CRITERIA, 1000)
     assert ok
 
 

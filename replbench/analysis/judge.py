@@ -1,8 +1,8 @@
 """A run judged from what it recorded: its guards (the warnings the block prints: the scenario's pass criteria
 broken, saturation, a replica not replicating or not caught up, rows that did not change, an unsettled start, a
 setting not in effect, a fault, diverged replicas, errors) and its final status. A pure function over the summary
-and meta.json, so a run, a test or a later re-reading judge alike; a sweep step's verdict uses the same criteria
-(verdicts.breaches)."""
+and meta.json, so a run, a test or a later re-reading judge alike; the pass criteria and saturation are judged by
+analysis/rules, the one evaluator a sweep step and a study unit are judged by too."""
 
 from __future__ import annotations
 
@@ -10,27 +10,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.config import (
-    ATTACKER_SKEW_WARN_MS,
-    HOST_SATURATED,
-    INDEXED_TABLE,
-    SEARCH_INDEX,
-    SEARCH_ROWS_GUARD,
-    VEGETA_SATURATED,
-)
+from ..core.config import ATTACKER_SKEW_WARN_MS, INDEXED_TABLE, SEARCH_INDEX, SEARCH_ROWS_GUARD
 from ..core.nodenames import MASTER
 from ..core.records import STATUS_FAILED, STATUS_INTERRUPTED, STATUS_OK, STATUS_WARNING
 from ..core.results import RunMeta, RunSummary, has, meta_of, summary_of
+from ..core.scenario import PassCriteria
 from ..measure import health, rowcheck
-from . import verdicts
-from .studymetrics import CRITERIA_GUARD
+from . import rules
+from .rules import CRITERIA_GUARD
 
 
 @dataclass(frozen=True)
 class RunFacts:
     """What the judge needs beyond the recorded files: the scenario's criteria, the run's settings and errors."""
 
-    criteria: Any  # core.scenario.PassCriteria
+    criteria: PassCriteria
     rate: int
     catch_up_timeout: float
     cores: int
@@ -50,7 +44,7 @@ def judge(summary: dict[str, Any] | RunSummary, meta: dict[str, Any] | RunMeta, 
     error, FAILED)."""
     s, m = summary_of(summary), meta_of(meta)
     guards = list(s.guards or [])
-    saturation = _saturation(s, facts.cores)
+    saturation = _saturation(s, facts)
     for check in GUARDS:
         guards += check(s, m, facts)
     if any(not f.planned for f in s.nodes_lost or []) and status != STATUS_INTERRUPTED:
@@ -64,10 +58,10 @@ def judge(summary: dict[str, Any] | RunSummary, meta: dict[str, Any] | RunMeta, 
 
 def _criteria_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
     """The scenario's pass criteria, judged as a sweep step would be (a replica's catch-up: said per replica)."""
-    if not has(s, "rate_sent"):
+    if rules.goodput(s) is None:  # no client figures (the attack never ran): nothing to judge
         return []
-    return [f"{CRITERIA_GUARD}: {text}" for text in verdicts.breaches(s, facts.criteria, facts.rate,
-                                                                      leave_out=("max_catch_up",))]
+    verdict = rules.judge(s, facts.criteria, facts.rate, cores=facts.cores, leave_out=("max_catch_up",))
+    return [f"{CRITERIA_GUARD}: {t.text}" for t in verdict.tripped]
 
 
 def _client_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
@@ -75,23 +69,21 @@ def _client_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
             "not the server's"] if s.client_errors else []
 
 
-def _saturation(s: RunSummary, cores: int) -> list[tuple[str, str]]:
-    """(what saturated, the guard that says so): the host beyond HOST_SATURATED of its cores, vegeta beyond
-    VEGETA_SATURATED of one core."""
-    means = s.cpu_mean_percent or {}
-    out = []
-    if (means.get("host_busy") or 0) > HOST_SATURATED * 100 * cores:
-        text = f"host CPU saturated ({means['host_busy']:.0f} % of {100 * cores} %)"
-        out.append((text, text + ": latencies include queueing for CPU; the numbers describe this box, not only "
-                                  "the database"))
-    if (means.get("vegeta") or 0) > VEGETA_SATURATED:
-        text = f"vegeta at {means['vegeta']:.0f} % of a core"
-        out.append((text, text + ": the load generator competes for CPU"))
-    return out
+# what each saturation means for the run's figures, said after the rule's own sentence
+SATURATION_MEANS = {"host_saturated": "latencies include queueing for CPU; the numbers describe this box, not only "
+                                      "the database",
+                    "vegeta_saturated": "the load generator competes for CPU"}
+
+
+def _saturation(s: RunSummary, facts: RunFacts) -> list[tuple[str, str]]:
+    """(what saturated, the guard that says so): analysis/rules' saturation notes (the host beyond HOST_SATURATED
+    of its cores, vegeta beyond VEGETA_SATURATED of one core)."""
+    notes = rules.judge(s, facts.criteria, facts.rate, cores=facts.cores, only=()).notes
+    return [(n.text, f"{n.text}: {SATURATION_MEANS[n.rule]}") for n in notes if n.rule in rules.SATURATION]
 
 
 def _saturation_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
-    return [guard for _, guard in _saturation(s, facts.cores)]
+    return [guard for _, guard in _saturation(s, facts)]
 
 
 def _replication_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
@@ -206,7 +198,7 @@ def _error_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
 
 
 # a run's guards, in the order the block lists them: the one table of what is checked after a run (the pass
-# criteria themselves are verdicts.CRITERIA, shared with a sweep step's verdict)
+# criteria themselves are analysis/rules.RULES, shared with a sweep step's and a study unit's verdict)
 GUARDS: tuple[Guard, ...] = (_criteria_guards, _client_guards, _saturation_guards, _replication_guards, _row_guards,
                              _setup_guards, _catch_up_guards, _fault_guards, _consistency_guards, _attacker_guards,
                              _read_guards, _error_guards)

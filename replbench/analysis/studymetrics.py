@@ -31,7 +31,9 @@ from ..core.results import (
     StudyRecord,
     StudyUnit,
 )
+from ..core.scenario import PassCriteria
 from ..core.stats import median, ratio, separated, spread
+from . import rules
 from .costmodel import node_counters
 
 SOURCE_OF_MEASURE = {"run": "run", "apply-capacity": "apply", "big-transaction": "bigtx"}  # a unit's data file
@@ -230,9 +232,6 @@ METRICS: tuple[Metric, ...] = (
 BY_KEY = {m.key: m for m in METRICS}
 
 
-CRITERIA_GUARD = "beyond the scenario's pass criteria"  # how a run's guards name a breach (experiments/run)
-
-
 def unit_of(unit: dict[str, Any] | StudyUnit) -> StudyUnit:
     """A study unit (study.json's, or one the study runner holds) as its record."""
     return unit if isinstance(unit, StudyUnit) else StudyUnit.model_validate(unit)
@@ -249,12 +248,13 @@ def measured(unit: dict[str, Any] | StudyUnit) -> bool:
     return results.filled(u.metrics) and u.status != STATUS_FAILED
 
 
-def passed(summary: dict[str, Any] | RunSummary) -> bool | None:
-    """Did the run stay within its scenario's pass criteria, as a sweep step would judge it? None: not judged."""
+def passed(summary: dict[str, Any] | RunSummary, criteria: PassCriteria) -> bool | None:
+    """Did the run stay within its scenario's pass criteria? Judged by analysis/rules as a sweep step is (a replica
+    that never caught up fails both). None: not judged (a run that never reached its guards)."""
     s = results.summary_of(summary)
-    if not results.has(s, "guards"):
+    if s.guards is None or s.rate is None:
         return None
-    return s.status != STATUS_FAILED and not any(g.startswith(CRITERIA_GUARD) for g in s.guards or [])
+    return rules.judge(s, criteria, s.rate).passed
 
 
 def load_table(units: list[dict[str, Any]] | list[StudyUnit], cells: list[dict[str, Any]] | list[StudyCell],
@@ -277,8 +277,10 @@ def load_table(units: list[dict[str, Any]] | list[StudyUnit], cells: list[dict[s
     return out
 
 
-def unit_metrics(kind: str, data: dict[str, Any] | RunSummary | ApplyRecord | BigTxRecord) -> dict[str, float | None]:
-    """Every metric of one unit (a run's summary, an apply.json or a bigtx.json, as a document or its record)."""
+def unit_metrics(kind: str, data: dict[str, Any] | RunSummary | ApplyRecord | BigTxRecord,
+                 criteria: PassCriteria | None = None) -> dict[str, float | None]:
+    """Every metric of one unit (a run's summary, an apply.json or a bigtx.json, as a document or its record); a
+    run's `passed` judged against its scenario's criteria (None without them)."""
     source = SOURCE_OF_MEASURE.get(kind, "run")
     record = RECORD_OF[source](data)
     out: dict[str, Any] = {m.key: m.get(record) for m in METRICS if m.source == source}
@@ -286,7 +288,7 @@ def unit_metrics(kind: str, data: dict[str, Any] | RunSummary | ApplyRecord | Bi
     out["resolution"] = {m.key: r for m in METRICS if m.source == source and m.resolution
                          and (r := m.resolution(record)) is not None}
     if isinstance(record, RunSummary):
-        out["passed"] = passed(record)
+        out["passed"] = None if criteria is None else passed(record, criteria)
     out["cpu_net_of_idle"] = _net_of_idle(record)
     return out
 

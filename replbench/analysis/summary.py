@@ -7,13 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.config import HOST_SATURATED, MIN_RATE_RATIO, MIN_SUCCESS, NET_RESOLUTION_Z
+from ..core.config import NET_RESOLUTION_Z
 from ..core.nodenames import nodes_in
 from ..core.results import Admission, Fault, RunSummary, summary_of
-from ..core.scenario import WRITE_ENDPOINTS
+from ..core.scenario import WRITE_ENDPOINTS, PassCriteria
 from ..core.stats import net_resolution
 from ..measure import binlog, counters, cpu
 from ..measure.timeline import Timeline
+from . import rules
 
 LATENCY_KEYS = (("min", "min"), ("mean", "mean"), ("p50", "50th"), ("p90", "90th"), ("p95", "95th"),
                 ("p99", "99th"), ("max", "max"))
@@ -184,20 +185,18 @@ def nodes_lost(data: dict[str, Any] | RunSummary) -> list[Fault]:
     return summary_of(data).nodes_lost or []
 
 
-def above_knee(summary: dict[str, Any] | RunSummary, criteria: Any = None) -> dict[str, Any] | None:
-    """What happened when a run asked more than this machine served (success under the scenario's min_success or
-    goodput under its min_rate_ratio of the rate asked: its pass criteria, core/scenario.PassCriteria, whose
-    defaults are MIN_SUCCESS and MIN_RATE_RATIO): goodput against the rate asked, per second what the app's
-    admission shed and what failed otherwise, how busy the host was and who used it, and whether vegeta's
-    connections were all in use (requests then also waited in the client, where the app's admission cannot see
-    them). None below the knee."""
+def above_knee(summary: dict[str, Any] | RunSummary, criteria: PassCriteria | None = None) -> dict[str, Any] | None:
+    """What happened when a run asked more than this machine served (the scenario's min_success or min_rate_ratio
+    broken, as analysis/rules judges them: success server-side, goodput against the rate asked): goodput against
+    the rate asked, per second what the app's admission shed and what failed otherwise, how busy the host was and
+    who used it, and whether vegeta's connections were all in use (requests then also waited in the client, where
+    the app's admission cannot see them). None below the knee."""
     s = summary_of(summary)
-    asked, goodput, success = s.rate, s.goodput, s.success
+    asked, goodput, success = s.rate, rules.goodput(s), s.success
     if not asked or goodput is None or success is None:
         return None
-    min_success = MIN_SUCCESS if criteria is None else criteria.min_success
-    min_rate_ratio = MIN_RATE_RATIO if criteria is None else criteria.min_rate_ratio
-    if success >= min_success and goodput >= min_rate_ratio * asked:
+    knee = rules.judge(s, criteria or PassCriteria(), asked, only=rules.KNEE)
+    if not knee.tripped:
         return None
     seconds = s.duration_s or 1
     failed = (s.requests or 0) - (s.successes or 0)
@@ -215,5 +214,5 @@ def above_knee(summary: dict[str, Any] | RunSummary, criteria: Any = None) -> di
             "client_connections": pool, "client_pool_full": bool(pool and peak and peak >= pool),
             "shed_per_s": round(shed / seconds, 1), "failed_otherwise_per_s": round((failed - shed) / seconds, 1),
             "host_busy_percent": busy_pct, "cores": cores,
-            "saturated": bool(busy_pct is not None and cores and busy_pct >= HOST_SATURATED * 100 * cores),
+            "saturated": any(n.rule == "host_saturated" for n in knee.notes),
             "shares_of_busy": shares}

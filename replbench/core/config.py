@@ -220,7 +220,7 @@ PROGRESS_INTERVAL = 1.0
 # honesty guards of a run, and the default pass criteria of a scenario (a scenario file may set its own)
 MIN_SUCCESS = 0.999  # fewer successful requests than this share: flagged
 FALLING_BEHIND = 0.01  # lag growing by this many seconds per second or more over a run: the replica falls behind
-MIN_RATE_RATIO = 0.99  # sent rate below this share of the asked rate: flagged
+MIN_RATE_RATIO = 0.99  # goodput below this share of the asked rate: flagged (analysis/rules)
 MAX_P99 = 1.0  # seconds
 MAX_CATCH_UP = 30.0  # seconds after the last request was sent for the replicas to catch up
 # the replicas kept up during a step: their lag did not grow (its least-squares slope over the attack below

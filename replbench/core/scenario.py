@@ -65,7 +65,7 @@ class PassCriteria:
     max_lag_growth: float = MAX_LAG_GROWTH  # seconds of lag per second: each replica's lag slope during the step
 
     def describe(self) -> str:
-        return (f"success ≥ {self.min_success:.1%}, achieved rate ≥ {self.min_rate_ratio:.0%} of asked, "
+        return (f"success ≥ {self.min_success:.1%}, goodput ≥ {self.min_rate_ratio:.0%} of the rate asked, "
                 f"p99 ≤ {self.max_p99 * 1000:g} ms, replicas kept up during the step (lag p99 ≤ "
                 f"{self.max_lag_p99 * 1000:g} ms, lag growing < {self.max_lag_growth:g} s per s) and caught up "
                 f"≤ {self.max_catch_up:g} s after it")

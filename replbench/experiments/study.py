@@ -52,7 +52,7 @@ from ..core.results import (
     has,
     read_meta,
     study_of,
-    write_json,
+    write_record,
 )
 from ..topology import dataset, fanout, indexes, links
 from . import applycap, bigtx
@@ -427,7 +427,7 @@ class Study:
             harnesslog.write(f"unit {record} failed: {exc}", exc)
             return {**record, "status": UNIT_FAILED, "error": f"{type(exc).__name__}: {exc}"}
         record.update(folder=str(folder.relative_to(self.folder)), status=status, knobs_readback=readback,
-                      metrics=unit_metrics(unit.measure, data) if status != STATUS_INTERRUPTED else {})
+                      metrics=unit_metrics(unit.measure, data, sc.criteria) if status != STATUS_INTERRUPTED else {})
         return record
 
     def _write(self) -> dict[str, Any]:
@@ -447,7 +447,7 @@ class Study:
             "command": " ".join(["./run.sh", *sys.argv[1:]]),
             **({"indexes_restored": self.indexes_restored} if self.indexes_restored is not None else {}),
         }
-        write_json(self.folder / "study.json", data)
+        write_record(self.folder / "study.json", study_of(data))
         return data
 
 

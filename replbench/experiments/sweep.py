@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..analysis.verdicts import evaluate, median_summary
+from ..analysis.verdicts import step_verdict
 from ..core.config import Settings
 from ..core.progress import Progress
 from ..core.records import COMPLETE, new_folder
-from ..core.results import write_json
+from ..core.results import SweepRecord, write_record
 from ..core.scenario import Scenario
 from .run import STATUS_INTERRUPTED, Run, RunOptions
 
@@ -120,8 +120,9 @@ class Sweep:
         if self.interrupted:
             self.steps.append(StepResult(rate, folders, False, ["interrupted"], refined))
         else:
-            passed, reasons, notes = evaluate(median_summary(summaries), self.scenario.criteria, rate)
-            self.steps.append(StepResult(rate, folders, passed, reasons, refined, notes))
+            verdict = step_verdict(summaries, self.scenario.criteria, rate)
+            self.steps.append(StepResult(rate, folders, verdict.passed, verdict.reasons, refined,
+                                         [note.text for note in verdict.notes]))
         last = self.steps[-1]
         self.progress.say(f"step {label}: {rate} rps → {last.verdict}", final=True)
         self._write()
@@ -135,5 +136,5 @@ class Sweep:
             "max_sustainable_rate": max_sustainable(self.steps),
             "status": STATUS_INTERRUPTED if self.interrupted else COMPLETE,
         }
-        write_json(self.folder / "sweep.json", data)
+        write_record(self.folder / "sweep.json", SweepRecord.model_validate(data))
         return data
