@@ -15,6 +15,7 @@ from replbench.analysis.rules import CRITERIA_GUARD
 from replbench.analysis.summary import above_knee
 from replbench.core.config import Settings
 from replbench.core.records import STATUS_SUCCEEDED, STATUS_WARNING
+from replbench.core.results import Admission
 from replbench.report.block import above_knee_text
 from replbench.topology import appserver, links
 
@@ -342,10 +343,10 @@ def test_an_adaptive_bound_is_the_best_remembered_seconds_answers_times_its_queu
 
 
 def test_the_blocks_bound_names_its_unit_before_codels_conditions() -> None:
-    adm = {"mode": "codel", "queue_ms": 1000, "limit_low": 64, "limit_high": 1365, "target_ms": 20,
-           "interval_ms": 500, "learn_s": 5}
+    adm = Admission(mode="codel", queue_ms=1000, limit_low=64, limit_high=1365, target_ms=20, interval_ms=500,
+                    learn_s=5)
     assert appserver.bound_text(adm, per_worker=True) == (
         "codel: adaptive, 1000 ms of queue: 64–1365 in flight per worker, only while a queue stood ≥ 20 ms for "
         "500 ms, after each worker's first 5 s of answers")
-    fixed = {"mode": "always", "limit_per_worker": 64}
+    fixed = Admission(mode="always", limit_per_worker=64)
     assert appserver.bound_text(fixed, per_worker=True) == "64 in flight per worker"

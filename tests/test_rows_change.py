@@ -12,6 +12,7 @@ import pytest
 
 from app.validation import ClientError, field_value, find_users_params
 from replbench.core import sql
+from replbench.core.results import RowsChecked
 from replbench.core.scenario import load
 from replbench.load import targets
 from replbench.measure import rowcheck
@@ -42,7 +43,7 @@ def test_two_identical_write_runs_in_a_row_both_change_their_columns(topo, scena
         check = summary["rows_checked"]
         assert check["checked"] >= 90 and check["share"] >= rowcheck.MIN_CHANGED, check
         assert not any("changed their" in g for g in summary["guards"])
-        assert "Rows: " + rowcheck.describe(check) in out
+        assert "Rows: " + rowcheck.describe(RowsChecked.model_validate(check)) in out
         checks.append(check)
         nonces.append(meta["targets"]["nonce"])
     assert nonces[0] != nonces[1]
@@ -151,12 +152,12 @@ def test_the_row_images_are_compared_column_by_column() -> None:
 
 
 def test_the_guard_trips_below_99_percent() -> None:
-    check = {"method": "binlog", "columns": ["first_name"], "indexed": True, "checked": 8000, "changed": 17,
-             "share": 17 / 8000, "first_rows_only": False}
+    check = RowsChecked(method="binlog", columns=["first_name"], indexed=True, checked=8000, changed=17,
+                        share=17 / 8000, first_rows_only=False)
     assert "0.2 % of row updates changed their indexed columns" in rowcheck.guard(check, 1.0)
-    assert rowcheck.guard({**check, "changed": 7996, "share": 0.9995}, 1.0) is None
+    assert rowcheck.guard(check.model_copy(update={"changed": 7996, "share": 0.9995}), 1.0) is None
     # a sample counts the failed requests too: held to 99 % of the success ratio
-    sample = {**check, "method": "sample", "share": 0.5}
+    sample = check.model_copy(update={"method": "sample", "share": 0.5})
     assert rowcheck.guard(sample, 0.5) is None and rowcheck.guard(sample, 1.0)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from replbench.core.config import IDLE_REQUESTS, IDLE_WINDOW, IDLE_WINDOW_MAX, ConfigError, Settings, idle_window
+from replbench.core.results import summary_of
 from replbench.report.block import _harness_time_lines
 
 from .conftest import run_main
@@ -37,10 +38,10 @@ def test_a_bad_idle_window_flag_exits_2_with_usage() -> None:
 
 def test_the_block_states_the_harness_time_around_the_attack() -> None:
     parts = {"start_up": 0.62, "before_attack": 1.04, "idle_window": 3.05, "attack": 5.08, "after_attack": 0.81}
-    assert _harness_time_lines({"harness_time_s": parts}) == [
+    assert _harness_time_lines(summary_of({"harness_time_s": parts})) == [
         "Harness time: 0.6 s start-up, 1.0 s preparing, 3.0 s idle window, 5.1 s attack, 0.8 s after the attack "
         "(catch-up, reports, checks); 10.6 s in all"]
-    assert _harness_time_lines({}) == []  # a run recorded before the line existed
+    assert _harness_time_lines(summary_of({})) == []  # a run recorded before the line existed
 
 
 def test_off_a_terminal_every_step_is_a_line_and_a_long_steps_ticks_come_every_few_seconds(

@@ -476,9 +476,12 @@ def test_the_cost_sheet_names_each_setting_and_keeps_studies_apart() -> None:
     assert costsheet.setting({"binlog_row_image": "MINIMAL", "binlog_compress": "on",
                               "binlog_compress_min_len": 10}) == "ROW MINIMAL, compressed from 10 B"
 
-    def study(name: str, cells: dict[str, dict], values: dict[str, list[float]], scenario: str = "write") -> dict:
+    def study(name: str, cells: dict[str, dict], values: dict[str, list[float]], scenario: str = "write",
+              measure: str = "run") -> dict:
+        # a run unit's metrics hold a run's figures, an apply-capacity unit's a drain's (studymetrics.unit_source)
+        key = "apply_trx_per_s" if measure == "apply-capacity" else "bytes_per_write"
         return {"name": name, "cells": [{"name": c, "knobs": k, "changed": {}} for c, k in cells.items()],
-                "units": [{"cell": c, "scenario": scenario, "metrics": {"bytes_per_write": v, "apply_trx_per_s": v}}
+                "units": [{"cell": c, "scenario": scenario, "measure": measure, "metrics": {key: v}}
                           for c, vs in values.items() for v in vs]}
 
     full, minimal = {"binlog_format": "ROW", "binlog_row_image": "FULL"}, {"binlog_format": "ROW",
@@ -495,7 +498,8 @@ def test_the_cost_sheet_names_each_setting_and_keeps_studies_apart() -> None:
     threads = study("parallel-apply", {"serial": {**full, "parallel_threads": 0},
                                        "4": {**full, "parallel_threads": 4, "parallel_mode": "optimistic"},
                                        "2": {**full, "parallel_threads": 2, "parallel_mode": "optimistic"}},
-                    {"serial": [3000, 3100], "4": [6000], "2": [5000]})
+                    {"serial": [3000, 3100], "4": [6000], "2": [5000]}, measure="apply-capacity")
+    assert costsheet.sheet_rows([threads]) == {}  # drains, no run figures
     rates = costsheet.apply_rates([threads])
     assert rates[("write", "ROW FULL", "serial")] == ("parallel-apply", [3000, 3100])
     assert rates[("write", "ROW FULL", "4 threads")] == ("parallel-apply", [6000]) and len(rates) == 2
@@ -512,10 +516,16 @@ def test_a_failed_unit_counts_as_not_measured() -> None:
 
 
 def test_a_units_metrics_record_declares_every_key_the_map_is_written_with() -> None:
+    from replbench.analysis.studymetrics import METRICS, figure_of
     from replbench.core.results import UnitMetrics
 
     written = {k for kind in studyfile.MEASURES for k in unit_metrics(kind, {})}
     assert written == set(UnitMetrics.model_fields)
+    # figure_of reads a metric's figure by its key: a field of its own for every metric of the registry
+    assert {m.key for m in METRICS} <= set(UnitMetrics.model_fields)
+    assert figure_of(UnitMetrics(bytes_per_write=568.0), "bytes_per_write") == 568.0
+    with pytest.raises(KeyError):
+        figure_of(UnitMetrics(), "passed")  # a qualifier, not a metric
 
 
 def test_each_study_says_what_its_own_kind_of_unit_measured_and_verified() -> None:

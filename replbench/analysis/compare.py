@@ -19,7 +19,7 @@ from typing import Any
 
 from ..core.nodenames import replicas_in
 from ..core.records import STATUS_SUCCEEDED
-from ..core.results import Host, Latency, RunSummary, has, read_meta, read_summary, read_sweep, summary_of
+from ..core.results import Host, Latency, RunSummary, read_meta, read_summary, read_sweep, summary_of
 from ..core.stats import bootstrap_interval, median, percentile
 
 DEFAULT_BAND = 5.0  # percent: the smallest change ever called a change
@@ -108,10 +108,10 @@ def run_figures(summary: dict[str, Any] | RunSummary, prefix: str = "") -> dict[
     s = summary_of(summary)
     latency = s.latency_ms or Latency()
     figures: dict[str, float | None] = {
-        # summaries from before the rename said rate_achieved and throughput (block.py and judge.py tell the two
-        # kinds apart by rate_sent, so they are read here rather than migrated)
-        f"{prefix}sent/s": s.rate_sent if has(s, "rate_sent") else s.rate_achieved,
-        f"{prefix}goodput/s": s.goodput if has(s, "goodput") else s.throughput,
+        # summaries from before the rename said rate_achieved and throughput, those after it the new names only
+        # (block.py and judge.py tell the two kinds apart by rate_sent, so they are read here rather than migrated)
+        f"{prefix}sent/s": s.rate_sent if s.rate_sent is not None else s.rate_achieved,
+        f"{prefix}goodput/s": s.goodput if s.goodput is not None else s.throughput,
         f"{prefix}success": s.success,
         f"{prefix}p50 latency ms": latency.p50,
         f"{prefix}p99 latency ms": latency.p99,
@@ -214,7 +214,7 @@ def recorded_runs(results: Path, summary: dict[str, Any] | RunSummary, knobs: di
 def lag_methods(summary: RunSummary) -> set[str | None]:
     """How the run measured its replicas' lag: GTID positions or, in summaries from before them (no method
     recorded), the heartbeat."""
-    return {lag.method if lag is not None and has(lag, "method") else "heartbeat"
+    return {lag.method if lag is not None and lag.method is not None else "heartbeat"  # measure/lag writes a name
             for lag in (summary.lag or {}).values()}
 
 

@@ -69,7 +69,6 @@ from ..core.results import (
     RunMeta,
     RunSummary,
     apply_of,
-    has,
     load,
     meta_of,
     read_meta,
@@ -232,7 +231,7 @@ def apply_observation(data: dict[str, Any] | ApplyRecord) -> list[dict[str, Any]
     """Each replica's drain of an apply-capacity run (alone) as the apply fit sees it."""
     a = apply_of(data)
     setting = setting_of(a.knobs_changed)
-    method = a.method if has(a, "method") else "alone"  # apply.json from before `together` had no method
+    method = a.method if a.method is not None else "alone"  # apply.json from before `together` had no method
     if setting is None or a.status != UNIT_OK or method != "alone":
         return []
     out = []

@@ -22,7 +22,7 @@ import statistics
 import warnings
 from typing import Any
 
-from ..core.results import StudyCell, StudyRecord, has, study_of
+from ..core.results import StudyCell, StudyRecord, study_of
 from .studymetrics import BY_KEY, figure_text, fmt, row_of, setting_value, unresolved
 from .verdicts import FINDING_MIN_FACTOR
 
@@ -76,8 +76,9 @@ def comparisons(data: dict[str, Any] | StudyRecord, primary: list[str]) -> list[
             rows = {cell: row_of(r) for cell, r in (per_metric.get(key) or {}).items()}
             first = next((c for c, r in rows.items() if r.verdict == "baseline"), None)
             for cell, row in rows.items():
-                # studies from before baseline_per name no baseline per row: the first cell is every row's
-                stored = row.baseline if has(row, "baseline") else first
+                # studies from before baseline_per name no baseline per row (compare_cells writes a name, never
+                # null): the first cell is every row's
+                stored = row.baseline if row.baseline is not None else first
                 for base_name in pairs(study, cell, stored):
                     base = rows.get(base_name)
                     if base is None or unresolved(row, key) is not None:

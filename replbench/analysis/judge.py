@@ -13,7 +13,7 @@ from typing import Any
 from ..core.config import ATTACKER_SKEW_WARN_MS, INDEXED_TABLE, SEARCH_INDEX, SEARCH_ROWS_GUARD
 from ..core.nodenames import MASTER
 from ..core.records import STATUS_FAILED, STATUS_INTERRUPTED, STATUS_OK, STATUS_WARNING
-from ..core.results import RunMeta, RunSummary, has, meta_of, summary_of
+from ..core.results import RunMeta, RunSummary, meta_of, summary_of
 from ..core.scenario import PassCriteria
 from ..measure import health, rowcheck
 from . import rules
@@ -92,7 +92,7 @@ def _replication_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]
 
 
 def _row_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
-    unchanged = rowcheck.guard(s.rows_checked.model_dump(), s.success) if s.rows_checked else None
+    unchanged = rowcheck.guard(s.rows_checked, s.success) if s.rows_checked is not None else None
     return [unchanged] if unchanged else []
 
 
@@ -100,7 +100,7 @@ def _setup_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
     """An unsettled start, a setting not in effect, semi-sync falling back to async."""
     guards = []
     settle = m.settle
-    if settle and has(settle, "settled") and not settle.settled:
+    if settle is not None and settle.settled is False:  # prepare.settle writes a bool, never null ({}: none)
         guards.append(f"started unsettled after {settle.waited_s:g} s: {'; '.join(settle.why or [])} (the "
                       "previous work may still cost CPU in this run)")
     for mismatch in m.knob_mismatches or []:

@@ -22,10 +22,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ..core import results
 from ..core.config import HEARTBEAT_DOMAIN_ID, META_SCHEMA, ROOT, ReplbenchError
 from ..measure.binlogfile import (
     BinlogFile,
@@ -44,7 +45,7 @@ from ..measure.binlogfile import (
 )
 from . import costmodel
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = results.KINDS["profile.json"].version  # its format history: core/results, with every kind's
 SETTINGS = ("ROW-FULL", "ROW-MINIMAL", "ROW-NOBLOB", "STATEMENT", "MIXED")  # costmodel.SETTINGS' names
 LARGEST = 5
 # a Query event is an Annotate_rows event's bytes (header, statement, checksum) plus its post-header (13 bytes), the
@@ -233,6 +234,7 @@ class Source(_Model):
 
 
 class Profile(_Model):
+    FILE: ClassVar[str] = "profile.json"  # its kind in core/results.KINDS: write_record writes its version
     schema_version: int
     files: list[FileEntry]
     source: Source | None = None  # (profiles written before it record none)
@@ -251,15 +253,20 @@ class Profile(_Model):
 
 
 def read(path: Path) -> Profile:
-    """A profile file; ProfileError (one line) when it is missing or not a profile of this version."""
+    """A profile file, migrated from an older version (core/results.migrate); ProfileError (one line) when it is
+    missing or not a profile of a version this replbench reads."""
     try:
         doc = json.loads(path.read_text())
     except FileNotFoundError:
         raise ProfileError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ProfileError(f"{path}: not a profile file ({exc})") from None
-    if not isinstance(doc, dict) or doc.get("schema_version") != SCHEMA_VERSION:
-        raise ProfileError(f"{path}: not a profile of schema version {SCHEMA_VERSION} (made by ./run.sh profile)")
+    try:
+        doc = results.migrate(doc, "profile.json") if isinstance(doc, dict) else None
+    except ValueError as exc:
+        raise ProfileError(f"{path}: not a profile this replbench reads ({exc}; made by ./run.sh profile)") from None
+    if doc is None:
+        raise ProfileError(f"{path}: not a profile file (not a JSON object)")
     try:
         return Profile.model_validate(doc)
     except ValidationError as exc:

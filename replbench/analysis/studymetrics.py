@@ -30,6 +30,7 @@ from ..core.results import (
     StudyCell,
     StudyRecord,
     StudyUnit,
+    UnitMetrics,
 )
 from ..core.scenario import PassCriteria
 from ..core.stats import median, ratio, separated, spread
@@ -242,10 +243,31 @@ def cell_of(cell: dict[str, Any] | StudyCell) -> StudyCell:
     return cell if isinstance(cell, StudyCell) else StudyCell.model_validate(cell)
 
 
+def unit_source(unit: StudyUnit) -> str:
+    """Which data file the unit's metrics come from (run, apply or bigtx), hence which keys its map holds."""
+    return SOURCE_OF_MEASURE.get(unit.measure or "run", "run")
+
+
+def metrics_of(unit: StudyUnit) -> UnitMetrics | None:
+    """The unit's metrics, None where it has none: a unit that failed with an exception has no map, an interrupted
+    unit's is empty ({}: experiments/study.py). unit_metrics writes every key of its source and the qualifiers, a
+    figure it has not as null, so a measured unit's map is never empty."""
+    got = unit.metrics
+    return got if got is not None and got.model_fields_set else None
+
+
+def figure_of(metrics: UnitMetrics, key: str) -> Num | None:
+    """A unit's figure of one metric of the registry, by its key: UnitMetrics declares a field per metric, named by
+    its key (tests/test_study.py checks every one). The one place a unit's figure is read by a name chosen at run
+    time; a key the registry does not hold is a KeyError."""
+    figure: Num | None = getattr(metrics, BY_KEY[key].key)
+    return figure
+
+
 def measured(unit: dict[str, Any] | StudyUnit) -> bool:
     """Did a study unit measure anything? A failed run keeps its (empty) metrics in study.json but measured nothing."""
     u = unit_of(unit)
-    return results.filled(u.metrics) and u.status != STATUS_FAILED
+    return metrics_of(u) is not None and u.status != STATUS_FAILED
 
 
 def passed(summary: dict[str, Any] | RunSummary, criteria: PassCriteria) -> bool | None:
@@ -266,8 +288,8 @@ def load_table(units: list[dict[str, Any]] | list[StudyUnit], cells: list[dict[s
     for scenario, top in rates.items():
         for cell in map(cell_of, cells):
             # an apply-capacity or big-transaction unit has no goodput nor a pass
-            mine = [u.metrics for u in records
-                    if u.cell == cell.name and u.scenario == scenario and results.filled(u.metrics)]
+            mine = [m for u in records
+                    if u.cell == cell.name and u.scenario == scenario and (m := metrics_of(u)) is not None]
             if not mine:
                 continue
             share = spread([None if m.goodput is None else 100 * m.goodput / top for m in mine])
@@ -297,9 +319,11 @@ def _net_of_idle(record: RunSummary | ApplyRecord | BigTxRecord) -> bool:
     """Whether the unit's CPU figures are net of idle: a run's when its summary has the net figures, an
     apply-capacity's when a replica's idle CPU was measured before its drain."""
     if isinstance(record, RunSummary):
-        return results.has(record, "cpu_seconds_net")
+        return record.cpu_seconds_net is not None  # analysis/summary.net_of_idle writes a map or nothing, never null
     if isinstance(record, ApplyRecord):
-        return any(results.has(r, "idle_cpu_per_s") for r in (record.replicas or {}).values() if r is not None)
+        # a replica's idle CPU key, even null: experiments/applycap._replica_entry writes null where the replica's CPU
+        # could not be read before its drain, and such a unit has always counted as net of idle (kept as it was)
+        return any("idle_cpu_per_s" in r.model_fields_set for r in (record.replicas or {}).values() if r is not None)
     return False
 
 
@@ -338,7 +362,7 @@ def baseline_words(data: dict[str, Any] | StudyRecord) -> str:
 
 def _group(unit: StudyUnit) -> str:
     """The table a unit belongs to; units recorded before groups existed belong to their scenario's."""
-    group = unit.group if results.has(unit, "group") else unit.scenario
+    group = unit.group if unit.group is not None else unit.scenario
     assert group is not None  # experiments/study.py writes both (Plan.group_of: a str)
     return group
 
@@ -354,10 +378,10 @@ def compare_cells(units: list[dict[str, Any]] | list[StudyUnit], cells: list[str
     for scenario in groups:
         per_metric: dict[str, Any] = {}
         for metric in METRICS:
-            mine = {cell: [u.metrics for u in records
-                           if u.cell == cell and _group(u) == scenario and results.filled(u.metrics)]
+            mine = {cell: [m for u in records
+                           if u.cell == cell and _group(u) == scenario and (m := metrics_of(u)) is not None]
                     for cell in cells}
-            values = {cell: [results.value(m, metric.key) for m in ms] for cell, ms in mine.items()}
+            values = {cell: [figure_of(m, metric.key) for m in ms] for cell, ms in mine.items()}
             never = {cell: sum(metric.key in (m.never or ()) for m in ms) for cell, ms in mine.items()}
             if not any(v is not None for vs in values.values() for v in vs) and not any(never.values()):
                 continue

@@ -41,7 +41,6 @@ from ..core.results import (
     Validation,
     ValidationCase,
     ValidationRun,
-    filled,
     validation_of,
 )
 from ..measure.cpu import HOST_COLUMNS
@@ -223,14 +222,14 @@ def repeats_of(c: ValidationCase) -> list[ValidationRun]:
 
 def drains_of(o: Onset) -> list[OnsetDrain]:
     """The onset's drains: its list, or (a validate.json of before the drain's repeats) its one drain."""
-    return list(o.drains) if o.drains else [o.drain] if filled(o.drain) else []
+    return list(o.drains) if o.drains else [o.drain] if o.drain is not None else []  # modelcheck wrote it whole
 
 
 def drained(o: Onset) -> tuple[float | None, float | None]:
     """The drained onset's measured rate (the median of every drain's rates) and the prediction's error."""
     if o.drains:
         return o.drain_measured, o.drain_error_pct
-    return (o.drain.measured, o.drain.error_pct) if filled(o.drain) else (None, None)
+    return (o.drain.measured, o.drain.error_pct) if o.drain is not None else (None, None)
 
 
 # --- the coverage ----------------------------------------------------------------------------------------------
@@ -292,7 +291,7 @@ def _control(data: Validation) -> dict[str, Any] | None:
     held-out cases' worst CPU error of a case's mean once each prediction is scaled by the control's ratio for the
     same figure on the same path; None without a usable control that has a ratio."""
     c = data.control
-    if not filled(c) or not c.usable:
+    if c is None or not c.usable:
         return None
     ratios = {path: {part: v.measured / v.predicted.value for part, v in figures(c, path).items()
                      if part in CPU and v.predicted is not None and v.predicted.value and v.measured}
@@ -351,7 +350,7 @@ def live_onset(runs: list[dict[str, Any]], predicted: float, replica: str) -> di
 def _onset(data: Validation) -> dict[str, Any] | None:
     """The lag onset's error, drained and live, against its bound, and whether each lies in the interval."""
     o = data.onset
-    if not filled(o) or o.predicted is None:
+    if o is None or o.predicted is None:
         return None
     out = {}
     for name, (measured, err) in (("drained", drained(o)), ("live", (o.measured, o.error_pct))):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.records import STATUS_FAILED
-from ..core.results import RunSummary, SweepRecord, has, summary_of, sweep_of
+from ..core.results import RunSummary, SweepRecord, summary_of, sweep_of
 from ..core.scenario import PassCriteria
 from ..core.stats import median
 from . import rules
@@ -27,8 +27,9 @@ def median_summary(summaries: list[dict[str, Any]] | list[RunSummary]) -> RunSum
         return runs[0]
     med = runs[len(runs) // 2].model_dump(by_alias=True, exclude_unset=True)
     for key in MEDIAN_FIGURES:
-        if any(has(s, key) for s in runs):
-            med[key] = median([getattr(s, key) for s in runs])
+        values = [getattr(s, key) for s in runs]
+        if any(v is not None for v in values):
+            med[key] = median(values)
     med["latency_ms"] = {k: median([getattr(s.latency_ms, k) if s.latency_ms else None for s in runs])
                          for k in LATENCY_FIGURES}
     replicas = {r for s in runs for r in (s.catch_up_s or {})}

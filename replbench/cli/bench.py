@@ -52,6 +52,7 @@ from ..core.results import (
     bigtx_of,
     campaign_of,
     load,
+    migrate,
     model_of,
     read_validation,
     study_of,
@@ -621,10 +622,11 @@ def _model_validate(args: argparse.Namespace, settings: Settings, path: Path) ->
     if not path.exists():
         raise ReplbenchError(f"no model yet: run `./run.sh model fit` first ({shown_path(path)} is missing)")
     before = set((settings.results / "model").glob(f"{costmodel.HELD_OUT}*"))
+    model = migrate(load(path), "model.json")
     try:
-        data = (modelcheck.priced_recordings(settings, load(path), onset_rows, onset_duration, onset_backlog)
+        data = (modelcheck.priced_recordings(settings, model, onset_rows, onset_duration, onset_backlog)
                 if args.recorded else
-                modelcheck.validate(settings, load(path), cases, duration, onset_rows, onset_duration,
+                modelcheck.validate(settings, model, cases, duration, onset_rows, onset_duration,
                                     onset_backlog, repeat, control))
     except KeyboardInterrupt:
         _interrupted_validation(settings, before)

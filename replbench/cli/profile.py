@@ -220,10 +220,10 @@ def load_model(settings: Settings) -> tuple[dict[str, Any], str]:
             raise ReplbenchError(f"no model yet: run `./run.sh model fit` first ({shown_path(path)} is missing, "
                                  "and no finished report campaign holds one)")
         path, record = published
-        # what a campaign.json older than these keys lacks (absent, not null)
-        fitted_by = record.folder if results.has(record, "folder") else path.parent.parent.name
-        commit = record.commit if results.has(record, "commit") else "?"
-        finished = str(record.finished_at if results.has(record, "finished_at") else "")[:10]
+        # what a campaign.json older than these keys lacks (experiments/campaign writes each as a str, never null)
+        fitted_by = record.folder if record.folder is not None else path.parent.parent.name
+        commit = record.commit if record.commit is not None else "?"
+        finished = (record.finished_at or "")[:10]
         source = (f"model: {shown_path(path)} (fitted by campaign {fitted_by} at commit {commit}, {finished}, "
                   "on the machine that ran it; `./run.sh model fit` fits one from your own runs)")
     return results.load(path), source

@@ -7,27 +7,88 @@ Readers get typed, frozen records (pydantic models) instead of dictionaries; a f
 replbench is migrated here, in one place, before it is validated, so every reader sees the current shape and the
 committed report assets still render. A field absent from a file reads as None (as `dict.get` gave). A key no
 record declares is refused (``extra="forbid"``), in a file read and in a record written: a misspelt key fails where
-it is written instead of reading back as None. `write_record` is the one writer of a record's file (a run's
-summary and meta go through `write_run`, which stamps the schema version). docs/metrics.md lists the keys and
-what they mean.
+it is written instead of reading back as None. `write_record` is the one writer of a record's file, and writes
+the current version of the record's kind (a run's summary and meta go through `write_run`). docs/metrics.md lists
+the keys and what they mean.
 
-Format history of a run's summary.json and meta.json (SCHEMA_VERSION):
-- 0 (no `schema_version` key): the first files; a summary may hold its lost nodes under `faults`.
-- 1: `schema_version` written; lost nodes under `nodes_lost` (the migration renames `faults`, value unchanged).
+Every results file carries `schema_version`, its kind's version; version 0 is a file without the key. KINDS holds
+each kind's current version and, per step, the keys it renamed; `migrate` turns a document of any older version
+into the current shape before it is validated (every `read_*` and `*_of` below, and analysis/profile.read, call it).
+A migration renames keys and stamps the version, never changes a value (tools/migrate_results.py migrated the
+committed files so, checking it). Format history, one line per version (a change of keys or meanings gets the next
+number, a line here and its step in KINDS):
+- summary.json, meta.json (a run's; SCHEMA_VERSION):
+  0: the first files; a summary may hold its lost nodes under `faults`.
+  1: `schema_version` written; lost nodes under `nodes_lost` (the migration renames `faults`, value unchanged).
+- sweep.json, study.json, campaign.json, apply.json, bigtx.json, model.json, validate.json, recording.json,
+  bench-app.json (each kind its own number; the same history so far):
+  0: the files written before any of these had a version.
+  1: `schema_version` written; keys as in 0.
+- find-users.json:
+  0: its shapes, each under its name.
+  1: `schema_version` written beside the shapes.
+- profile.json (a binlog's, analysis/profile.Profile; its SCHEMA_VERSION is KINDS' entry):
+  1: the first; `schema_version` written from the start (no version 0: a document without one is not a profile).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeGuard, TypeVar
+from typing import Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import BaseModel, ConfigDict, Field
 
 # the shape of a run's summary.json and meta.json: a reader meets files of every version since the first (none
-# written: 0), and a change of keys or meanings gets the next number and a migration below
+# written: 0), and a change of keys or meanings gets the next number and a step in KINDS
 SCHEMA_VERSION = 1
+
+# summary keys an older version named otherwise: (the name now, the name then), the older key renamed. Not
+# rate_achieved and throughput (rate_sent's and goodput's older names): the block reads a summary with rate_sent as
+# one with server_success too, which those files lack, so their one reader (report/sweeps.py) reads either name
+RENAMED_BEFORE_V1 = (("nodes_lost", "faults"),)
+
+Renames = tuple[tuple[str, str], ...]  # top-level keys: (the name now, the name then)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A results file's kind: its current version, the oldest version a file of it can hold, and per version n the
+    top-level keys the step from n to n + 1 renames. A step renames those keys and nothing else; `migrate` stamps the
+    current version after the last (tools/migrate_results.py checks that only these changed)."""
+
+    version: int
+    oldest: int = 0  # 0: the kind's first files had no schema_version
+    renames: dict[int, Renames] = field(default_factory=dict)
+
+    def renamed_since(self, version: int) -> Renames:
+        """Every rename a document of `version` goes through to the current one, in the order they apply."""
+        return tuple(pair for step in range(version, self.version) for pair in self.renames.get(step, ()))
+
+
+# every results file's kind by its file name (a sweep's steps keep their summaries as <run>-summary.json), the
+# migrations of all of them in one table: the format history above says what each version changed
+KINDS: dict[str, Kind] = {
+    "summary.json": Kind(SCHEMA_VERSION, renames={0: RENAMED_BEFORE_V1}),
+    "meta.json": Kind(SCHEMA_VERSION),
+    "sweep.json": Kind(1),
+    "study.json": Kind(1),
+    "campaign.json": Kind(1),
+    "apply.json": Kind(1),
+    "bigtx.json": Kind(1),
+    "model.json": Kind(1),
+    "validate.json": Kind(1),
+    "recording.json": Kind(1),
+    "bench-app.json": Kind(1),
+    "find-users.json": Kind(1),
+    "profile.json": Kind(1, oldest=1),
+}
+
+
+def kind_of(name: str) -> str | None:
+    """The kind of a results file by its name (KINDS' key), None for any other file (vegeta's report.json…)."""
+    return next((kind for kind in KINDS if name == kind or name.endswith("-" + kind)), None)
 
 Num = int | float  # an int stays an int (pydantic's smart union), so figures print as they were recorded
 NodeFigures = dict[str, Num | None]  # one figure per node or process: master, replica1…, app, vegeta, host_busy…
@@ -40,6 +101,11 @@ class Record(BaseModel):
     # float field's is (pydantic would write null), so a dictionary written as its record keeps every byte
     model_config = ConfigDict(extra="forbid", frozen=True, protected_namespaces=(), populate_by_name=True,
                               ser_json_inf_nan="constants")
+    # the kind (KINDS' key) of the file this record is the whole of; None: a part of one
+    FILE: ClassVar[str | None] = None
+
+
+R = TypeVar("R", bound=Record)
 
 
 # --- a run's summary.json -------------------------------------------------------------------------------------
@@ -357,6 +423,7 @@ class Soak(Record):
 class RunSummary(Record):
     """A run's summary.json: what analysis/summary.py derived from the run's records, and its verdicts."""
 
+    FILE = "summary.json"
     schema_version: int | None = None
     status: str | None = None
     scenario: str | None = None
@@ -452,6 +519,7 @@ class Host(Record):
 class RunMeta(Record):
     """A run's meta.json: what was asked and what the run was run on (experiments/run.py)."""
 
+    FILE = "meta.json"
     schema_version: int | None = None
     status: str | None = None
     exit_code: int | None = None
@@ -512,6 +580,8 @@ class SweepStep(Record):
 class SweepRecord(Record):
     """A sweep's sweep.json (experiments/sweep.py)."""
 
+    FILE = "sweep.json"
+    schema_version: int | None = None
     scenario: str | None = None
     status: str | None = None
     duration_s: Num | None = None
@@ -528,7 +598,8 @@ class SweepRecord(Record):
 class UnitMetrics(Record):
     """A study unit's metrics (analysis/studymetrics.unit_metrics): each figure of the METRICS registry by its key,
     then what qualifies them. A unit measures one source, so only that source's keys are in its map (the others read
-    None); an interrupted unit's map is empty ({}: `filled` says so). docs/metrics.md says what each figure means."""
+    None); an interrupted unit's map is empty ({}: studymetrics.metrics_of says so). docs/metrics.md says what each
+    figure means."""
 
     # a run's, from its summary.json
     bytes_per_write: Num | None = None
@@ -599,6 +670,8 @@ class StudyCell(Record):
 class StudyRecord(Record):
     """A study's study.json (experiments/study.py)."""
 
+    FILE = "study.json"
+    schema_version: int | None = None
     name: str | None = None
     status: str | None = None
     description: str | None = None
@@ -648,6 +721,8 @@ class Rejudged(Record):
 class CampaignRecord(Record):
     """A campaign's campaign.json (experiments/campaign.py)."""
 
+    FILE = "campaign.json"
+    schema_version: int | None = None
     name: str | None = None
     description: str | None = None
     status: str | None = None
@@ -662,33 +737,30 @@ class CampaignRecord(Record):
 
 # --- reading and writing --------------------------------------------------------------------------------------
 
-# summary keys an older version named otherwise: (the name now, the name then), the older key renamed. Not
-# rate_achieved and throughput (rate_sent's and goodput's older names): the block reads a summary with rate_sent as
-# one with server_success too, which those files lack, so their one reader (report/sweeps.py) reads either name
-RENAMED_BEFORE_V1 = (("nodes_lost", "faults"),)
+def migrate(doc: dict[str, Any], kind: str) -> dict[str, Any]:
+    """A document of a kind (KINDS' key) of any version it had, in the current version's shape: each step's keys
+    renamed, then the current version stamped (a copy: doc is left as it was). ValueError for a version the kind
+    never had (a newer replbench's file, or a profile without one)."""
+    spec = KINDS[kind]
+    version = doc.get("schema_version")
+    version = 0 if version is None else version
+    if not isinstance(version, int) or isinstance(version, bool) or not spec.oldest <= version <= spec.version:
+        raise ValueError(f"{kind}: schema_version {version!r} is not one this replbench reads "
+                         f"({spec.oldest} to {spec.version})")
+    out = dict(doc)
+    for new, old in spec.renamed_since(version):
+        if old in out:
+            out.setdefault(new, out.pop(old))
+    out["schema_version"] = spec.version
+    return out
 
 
-def _v0_to_v1(doc: dict[str, Any]) -> dict[str, Any]:
-    """Files written before the schema had a number carry the same keys, they get the number; a summary older
-    still also gets today's name for a key it holds under its older one (meta.json holds none of them)."""
-    for new, old in RENAMED_BEFORE_V1:
-        if old in doc:
-            value = doc.pop(old)
-            doc.setdefault(new, value)
-    return doc
-
-
-# one function per version step: MIGRATIONS[n] turns a version-n document into version n + 1
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _v0_to_v1}
-
-
-def migrate(doc: dict[str, Any]) -> dict[str, Any]:
-    """A summary or meta document of any version, in the current version's shape."""
-    version = doc.get("schema_version") or 0
-    while version < SCHEMA_VERSION:
-        doc = MIGRATIONS[version](dict(doc))
-        version += 1
-    return {**doc, "schema_version": version}
+def _validated(record: type[R], doc: dict[str, Any] | R) -> R:
+    """A document (a file's, or one in memory) as its kind's record, migrated first; a record as it is."""
+    if not isinstance(doc, dict):
+        return doc
+    assert record.FILE is not None  # only a whole file's record is read from a document
+    return record.model_validate(migrate(doc, record.FILE))
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -702,11 +774,11 @@ def load(path: Path) -> dict[str, Any]:
 
 def summary_of(doc: dict[str, Any] | RunSummary) -> RunSummary:
     """A summary document (a run's in memory, or a file's) as its typed record."""
-    return doc if isinstance(doc, RunSummary) else RunSummary.model_validate(migrate(doc))
+    return _validated(RunSummary, doc)
 
 
 def meta_of(doc: dict[str, Any] | RunMeta) -> RunMeta:
-    return doc if isinstance(doc, RunMeta) else RunMeta.model_validate(migrate(doc))
+    return _validated(RunMeta, doc)
 
 
 def read_summary(folder: Path) -> RunSummary:
@@ -718,15 +790,15 @@ def read_meta(folder: Path) -> RunMeta:
 
 
 def read_sweep(folder: Path) -> SweepRecord:
-    return SweepRecord.model_validate(load(folder / "sweep.json"))
+    return sweep_of(load(folder / "sweep.json"))
 
 
 def read_study(folder: Path) -> StudyRecord:
-    return StudyRecord.model_validate(load(folder / "study.json"))
+    return study_of(load(folder / "study.json"))
 
 
 def read_campaign(folder: Path) -> CampaignRecord:
-    return CampaignRecord.model_validate(load(folder / "campaign.json"))
+    return campaign_of(load(folder / "campaign.json"))
 
 
 def _dump(data: Any) -> str:
@@ -747,49 +819,47 @@ def write_record(path: Path, record: BaseModel) -> None:
 
 
 def document_of(record: BaseModel) -> dict[str, Any]:
-    """What write_record writes of a record: the keys it was given, as JSON values."""
-    return record.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    """What write_record writes of a record: the keys it was given, as JSON values, and the current version of its
+    kind where it is a whole file's record (a record holds the current shape, whatever version it was read from)."""
+    doc = record.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    kind: str | None = getattr(type(record), "FILE", None)  # a record of this module's, or profile's
+    if kind is not None:
+        doc["schema_version"] = KINDS[kind].version
+    return doc
 
 
 def write_run(folder: Path, meta: dict[str, Any] | RunMeta, summary: dict[str, Any] | RunSummary | None = None,
               ) -> tuple[RunMeta, RunSummary | None]:
     """A run's meta.json and (once it has one) summary.json, each validated as its record (a key no record declares
     is refused with a ValueError naming it) and stamped with the schema version; returns the records written."""
-    meta_record = meta_of(_stamped(meta))
+    meta_record = _stamped(meta_of(meta))
     write_record(folder / "meta.json", meta_record)
     if summary is None:
         return meta_record, None
-    summary_record = summary_of(_stamped(summary))
+    summary_record = _stamped(summary_of(summary))
     write_record(folder / "summary.json", summary_record)
     return meta_record, summary_record
 
 
-def _stamped(doc: dict[str, Any] | R) -> dict[str, Any] | R:
-    if isinstance(doc, dict):
-        return {**doc, "schema_version": SCHEMA_VERSION}
-    return doc.model_copy(update={"schema_version": SCHEMA_VERSION})
+def _stamped(record: R) -> R:
+    """The record holding its kind's current version, as write_record writes it."""
+    assert record.FILE is not None
+    return record.model_copy(update={"schema_version": KINDS[record.FILE].version})
 
 
-# --- for readers that took dictionaries: the other records' `*_of`, a key's presence, a key chosen at run time ---
+# --- the other records' `*_of`: a document (a file's, or one in memory) as its record ---
 
 def sweep_of(doc: dict[str, Any] | SweepRecord) -> SweepRecord:
     """A sweep document (a sweep's in memory, or a file's) as its typed record."""
-    return doc if isinstance(doc, SweepRecord) else SweepRecord.model_validate(doc)
+    return _validated(SweepRecord, doc)
 
 
 def study_of(doc: dict[str, Any] | StudyRecord) -> StudyRecord:
-    return doc if isinstance(doc, StudyRecord) else StudyRecord.model_validate(doc)
+    return _validated(StudyRecord, doc)
 
 
 def campaign_of(doc: dict[str, Any] | CampaignRecord) -> CampaignRecord:
-    return doc if isinstance(doc, CampaignRecord) else CampaignRecord.model_validate(doc)
-
-
-def has(record: BaseModel, key: str) -> bool:
-    """Whether the document held `key`, null or not (what `key in doc` said of the dictionary): a declared field
-    reads None both when the file lacks it and when it holds null. `key` as the file spells it ("schema")."""
-    name = next((n for n, f in type(record).model_fields.items() if f.alias == key), key)
-    return name in record.model_fields_set or key in (record.model_extra or {})
+    return _validated(CampaignRecord, doc)
 
 
 # --- an apply-capacity unit's apply.json (experiments/applycap.py) -------------------------------------------------
@@ -820,6 +890,8 @@ class ApplyReplica(Record):
 
 
 class ApplyRecord(Record):
+    FILE = "apply.json"
+    schema_version: int | None = None
     scenario: str | None = None
     schema_name: str | None = Field(None, alias="schema")  # the database (BaseModel owns .schema)
     status: str | None = None
@@ -850,7 +922,7 @@ class ApplyRecord(Record):
 
 
 def apply_of(doc: dict[str, Any] | ApplyRecord) -> ApplyRecord:
-    return doc if isinstance(doc, ApplyRecord) else ApplyRecord.model_validate(doc)
+    return _validated(ApplyRecord, doc)
 
 
 # --- a big-transaction unit's bigtx.json (experiments/bigtx.py) ----------------------------------------------------
@@ -880,6 +952,8 @@ class BigTxTransaction(Record):
 
 
 class BigTxRecord(Record):
+    FILE = "bigtx.json"
+    schema_version: int | None = None
     table: str | None = None
     status: str | None = None
     error: str | None = None
@@ -901,7 +975,7 @@ class BigTxRecord(Record):
 
 
 def bigtx_of(doc: dict[str, Any] | BigTxRecord) -> BigTxRecord:
-    return doc if isinstance(doc, BigTxRecord) else BigTxRecord.model_validate(doc)
+    return _validated(BigTxRecord, doc)
 
 
 # --- one cell's row of a study's comparison, per group and metric (analysis/studymetrics.compare_cells) -----------
@@ -917,48 +991,6 @@ class ComparisonRow(Record):
     verdict: str | None = None
     baseline: str | None = None  # the cell it is compared with (absent in studies from before baseline_per)
     resolution: Num | None = None  # only where the figure has one
-
-
-def _field_name(record: Record, key: str) -> str:
-    """The attribute of a key as the file names it: its alias's field ("schema" is schema_name), else the key."""
-    for name, info in type(record).model_fields.items():
-        if info.alias == key:
-            return name
-    return key
-
-
-R = TypeVar("R", bound=Record)
-
-
-def filled(record: R | None) -> TypeGuard[R]:
-    """Whether a nested record holds any key: what the dictionary's truth said (a file's empty {} reads as a record,
-    and a record is always true)."""
-    return record is not None and bool(record.model_fields_set)
-
-
-def value(record: Record, key: str) -> Any:
-    """The record's value of a key chosen at run time (named as in the file), None where the file held none."""
-    name = _field_name(record, key)
-    return getattr(record, name) if name in type(record).model_fields else (record.model_extra or {}).get(key)
-
-
-def at(data: Any, path: tuple[str, ...]) -> Any:
-    """core.stats.lookup through records and the maps they hold: data's path[0], then its path[1]…, or None where
-    a level is missing (("latency_ms", "p99"), ("lag", "replica1", "p99_ms"))."""
-    for key in path:
-        if isinstance(data, Record):
-            data = value(data, key)
-        elif isinstance(data, dict):
-            data = data.get(key)
-        else:
-            return None
-    return data
-
-
-def document(record: Record) -> dict[str, Any]:
-    """The record as the dictionary its file held (the file's keys, absent ones absent): for a function that still
-    takes the dictionary."""
-    return record.model_dump(by_alias=True, exclude_unset=True)
 
 
 # --- the cost model's model.json and model validate's validate.json (analysis/costmodel.py, experiments/modelcheck.py)
@@ -1014,6 +1046,8 @@ class FittedSetting(Record):
 class CostModel(Record):
     """model.json: the fits per setting and table, with the runs and apply drains they were fitted on."""
 
+    FILE = "model.json"
+    schema_version: int | None = None
     settings: dict[str, FittedSetting] | None = None
     observations: list[dict[str, Any]] | None = None
     drains: list[dict[str, Any]] | None = None
@@ -1136,6 +1170,8 @@ class Onset(Record):
 class Validation(Record):
     """validate.json: the model's predictions against runs it was not fitted on, and the lag onset."""
 
+    FILE = "validate.json"
+    schema_version: int | None = None
     folder: str | None = None
     repeats: Num | None = None  # runs per case (--repeat; absent from a validate.json of before repeats: one)
     cases: list[ValidationCase] | None = None
@@ -1150,11 +1186,11 @@ class Validation(Record):
 
 def model_of(doc: dict[str, Any] | CostModel) -> CostModel:
     """A cost model (a fit's in memory, or a model.json) as its typed record."""
-    return doc if isinstance(doc, CostModel) else CostModel.model_validate(doc)
+    return _validated(CostModel, doc)
 
 
 def validation_of(doc: dict[str, Any] | Validation) -> Validation:
-    return doc if isinstance(doc, Validation) else Validation.model_validate(doc)
+    return _validated(Validation, doc)
 
 
 def read_model(folder: Path) -> CostModel:
@@ -1197,6 +1233,8 @@ class RecordingRecord(Record):
     """A `model validate --record` folder's recording.json (experiments/modelcheck.record): the runs recorded so
     far, priced later by `--recorded`."""
 
+    FILE = "recording.json"
+    schema_version: int | None = None
     folder: str | None = None
     first_round: int | None = None  # the rotation's round it went on from (where the recording before left off)
     repeats: int | None = None  # the rounds it was asked for
@@ -1207,7 +1245,7 @@ class RecordingRecord(Record):
 
 
 def recording_of(doc: dict[str, Any] | RecordingRecord) -> RecordingRecord:
-    return doc if isinstance(doc, RecordingRecord) else RecordingRecord.model_validate(doc)
+    return _validated(RecordingRecord, doc)
 
 
 BenchFigures = list[Num | None]  # one figure a round, None where that round had none
@@ -1226,10 +1264,16 @@ class StackFigures(Record):
 class BenchAppRecord(Record):
     """bench-app's bench-app.json: the app tier's cost against its floor, by driver/worker/scenario."""
 
+    FILE = "bench-app.json"
+    schema_version: int | None = None
     rate: int | None = None
     duration_s: Num | None = None
     repeat: int | None = None
     figures: dict[str, StackFigures] | None = None  # "driver/worker/scenario" -> its figures
+
+
+def bench_app_of(doc: dict[str, Any] | BenchAppRecord) -> BenchAppRecord:
+    return _validated(BenchAppRecord, doc)
 
 
 class ShapeFigures(Record):
@@ -1240,8 +1284,33 @@ class ShapeFigures(Record):
     p99: BenchFigures | None = None  # ms
 
 
-class FindUsersRecord(RootModel[dict[str, ShapeFigures]]):
-    """`bench-app --find-users`'s find-users.json: per SQL shape (its name the key, one of FIND_USERS_SHAPES), its
-    figures; a shape's keys are checked as a record's are (ShapeFigures refuses one it does not declare)."""
+class FindUsersRecord(Record):
+    """`bench-app --find-users`'s find-users.json: its version, and per SQL shape (its name the key, one of
+    FIND_USERS_SHAPES) its figures; a shape's keys are checked as a record's are (ShapeFigures refuses one it does
+    not declare)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(extra="allow")  # every other key a shape's name, its value the shape's figures
+    FILE = "find-users.json"
+    schema_version: int | None = None
+    __pydantic_extra__: dict[str, ShapeFigures] = Field(init=False)
+
+
+def find_users_of(doc: dict[str, Any] | FindUsersRecord) -> FindUsersRecord:
+    return _validated(FindUsersRecord, doc)
+
+
+# every kind's record but profile.json's (analysis/profile.Profile, which imports this module)
+RECORDS: dict[str, type[Record]] = {
+    "summary.json": RunSummary, "meta.json": RunMeta, "sweep.json": SweepRecord, "study.json": StudyRecord,
+    "campaign.json": CampaignRecord, "apply.json": ApplyRecord, "bigtx.json": BigTxRecord, "model.json": CostModel,
+    "validate.json": Validation, "recording.json": RecordingRecord, "bench-app.json": BenchAppRecord,
+    "find-users.json": FindUsersRecord,
+}
+
+
+def current_text(path: Path) -> str:
+    """A results file (a kind of RECORDS, by its name) as write_record writes it: read through its record, at its
+    kind's current version (a current file's own bytes), for a copy of it (report/assets.Writer.copy)."""
+    kind = kind_of(path.name)
+    assert kind is not None and kind in RECORDS, path
+    return _dump(document_of(RECORDS[kind].model_validate(migrate(load(path), kind))))

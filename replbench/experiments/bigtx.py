@@ -24,7 +24,7 @@ from ..core import harnesslog, sql
 from ..core.config import Settings
 from ..core.progress import Progress
 from ..core.records import STATUS_INTERRUPTED, UNIT_FAILED, UNIT_OK
-from ..core.results import BigTxRecord, bigtx_of, has, write_record
+from ..core.results import BigTxRecord, bigtx_of, write_record
 from ..core.scenario import Scenario
 from ..measure import binlog
 from ..measure.poslag import PositionLag
@@ -176,7 +176,7 @@ def render(data: dict[str, Any] | BigTxRecord) -> str:
         lines.append(f"Rows: {ok} of {len(transactions)} transactions left every row of their range holding the new "
                      "value (checked on the master afterwards)")
     # MariaDB's wait counter is there only for a transaction that waited for a semi-sync acknowledgement
-    waited = [t for t in transactions if has(t, "mariadb_semi_sync_wait_us")]
+    waited = [t for t in transactions if t.mariadb_semi_sync_wait_us is not None]  # written only where it waited
     if waited:
         lines.append("Semi-sync (MariaDB's own counter, not what a commit pays): " + ", ".join(
             f"{t.rows:,} rows {t.mariadb_semi_sync_wait_us:,} µs" for t in waited))

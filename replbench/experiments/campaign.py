@@ -40,7 +40,7 @@ from ..core import scenario as scenarios
 from ..core.config import IDLE_WINDOW_MAX, ROOT, SETTING_LIST, Settings, parse_duration
 from ..core.progress import Progress
 from ..core.records import DONE, EXIT_INTERRUPTED, STATUS_INTERRUPTED, UNIT_FAILED
-from ..core.results import CampaignRecord, campaign_of, has, read_campaign, write_record
+from ..core.results import CampaignRecord, campaign_of, read_campaign, write_record
 from ..core.schema import FileModel, located, validate
 from ..measure.cpu import calibrate
 from . import modelcheck, studyfile
@@ -240,7 +240,7 @@ def _unfinished(results: Path, name: str, commit: str | None) -> Path | None:
 
 def _check_same_units(folder: Path, data: dict[str, Any] | CampaignRecord, campaign: Campaign) -> None:
     # a unit recorded without its settings (campaign.json from before units had them) had none
-    if ([(u.command, u.env if has(u, "env") else {}) for u in campaign_of(data).units or []]
+    if ([(u.command, u.env if u.env is not None else {}) for u in campaign_of(data).units or []]
             != [(u.text, dict(u.env)) for u in campaign.units]):
         raise CampaignError(f"{folder.name} was started from another version of the campaign file")
 

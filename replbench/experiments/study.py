@@ -26,6 +26,7 @@ from ..analysis.studymetrics import (
     baselines,
     cell_text,
     compare_cells,
+    metrics_of,
     unit_metrics,
     unit_of,
 )
@@ -48,8 +49,6 @@ from ..core.results import (
     StudyRecord,
     apply_of,
     bigtx_of,
-    filled,
-    has,
     read_meta,
     study_of,
     write_record,
@@ -433,7 +432,7 @@ class Study:
     def _write(self) -> dict[str, Any]:
         spec = self.plan.spec
         cells = [c.name for c in spec.cells]
-        finished = [u for u in map(unit_of, self.units) if filled(u.metrics)]  # an interrupted unit's is {}
+        finished = [u for u in map(unit_of, self.units) if metrics_of(u) is not None]  # an interrupted unit's is {}
         base_of = baselines(cell_records(spec.cells), list(spec.baseline_per))
         data = {
             "name": spec.name, "description": spec.description, "status": self.status,
@@ -453,7 +452,7 @@ class Study:
 
 def _status(data: RunSummary | ApplyRecord | BigTxRecord, missing: str) -> str:
     """A unit's status as its data file records it; `missing` when it records none."""
-    return data.status if has(data, "status") else missing  # type: ignore[return-value]
+    return data.status if data.status is not None else missing  # every writer writes a str: none writes null
 
 
 def render_table(data: dict[str, Any] | StudyRecord) -> str:

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..core import sql
 from ..core.config import Settings
+from ..core.results import RowsChecked
 from ..core.scenario import Scenario
 from ..load.targets import write_bodies
 from ..topology.knobs import Knobs
@@ -212,28 +213,30 @@ def _result(how: str, columns: tuple[str, ...], indexed: set[str], checked: int,
             "first_rows_only": partial}
 
 
-def describe(check: dict[str, Any]) -> str:
+def describe(check: RowsChecked) -> str:
     """'indexed columns (first_name, last_name, city) changed in 7,996 of 8,000 row updates (99.95 %; ...)'"""
-    what = "indexed columns" if check["indexed"] else "updated columns"
-    where = ("decoded from the master's binlog" + (f", the run's first {check['checked']:,}"
-                                                   if check["first_rows_only"] else "")
-             if check["method"] == "binlog" else "a sample of target rows read back before and after")
-    if check.get("planned_rows_left_out"):
-        where += f"; {check['planned_rows_left_out']:,} rows of the planned big transaction left out"
-    if not check["checked"]:
-        return f"{what} ({', '.join(check['columns'])}): no row update to check ({where})"
-    return (f"{what} ({', '.join(check['columns'])}) changed in {check['changed']:,} of {check['checked']:,} row "
-            f"updates ({100 * check['share']:.2f} %; {where})")
+    what = "indexed columns" if check.indexed else "updated columns"
+    where = ("decoded from the master's binlog" + (f", the run's first {check.checked:,}"
+                                                   if check.first_rows_only else "")
+             if check.method == "binlog" else "a sample of target rows read back before and after")
+    if check.planned_rows_left_out:
+        where += f"; {check.planned_rows_left_out:,} rows of the planned big transaction left out"
+    columns = ", ".join(check.columns or [])  # _result writes every key
+    if not check.checked:
+        return f"{what} ({columns}): no row update to check ({where})"
+    assert check.changed is not None and check.share is not None  # _result writes both with a count checked
+    return (f"{what} ({columns}) changed in {check.changed:,} of {check.checked:,} row "
+            f"updates ({100 * check.share:.2f} %; {where})")
 
 
-def guard(check: dict[str, Any], success: float | None) -> str | None:
+def guard(check: RowsChecked, success: float | None) -> str | None:
     """A warning when too few row changes changed their columns (the sample counts failed requests too, so it is
     held to MIN_CHANGED of the success ratio)."""
-    if not check.get("checked") or check.get("share") is None:
+    if not check.checked or check.share is None:
         return None
-    floor = MIN_CHANGED * (success if check["method"] == "sample" and success is not None else 1.0)
-    if check["share"] >= floor:
+    floor = MIN_CHANGED * (success if check.method == "sample" and success is not None else 1.0)
+    if check.share >= floor:
         return None
-    return (f"only {100 * check['share']:.1f} % of row updates changed their "
-            f"{'indexed' if check['indexed'] else 'updated'} columns (below {100 * floor:.0f} %): "
+    return (f"only {100 * check.share:.1f} % of row updates changed their "
+            f"{'indexed' if check.indexed else 'updated'} columns (below {100 * floor:.0f} %): "
             "the run measured rows that did not change")

@@ -11,13 +11,13 @@ from typing import Any
 
 from ..analysis.answers import gb_per_day, pool_index_costs, round_trips, saturation
 from ..analysis.studymetrics import REPLICA_MEANS, figure_text, fmt, semi_sync_cost
-from ..core.results import StudyRecord, document, meta_of, study_of
+from ..core.results import StudyRecord, meta_of, study_of
 from ..core.stats import separated, spread
 from . import reference
 from .assets import Writer
 from .costsheet import BIG_TRANSACTIONS, apply_rates, sheet_rows
 from .provenance import server_versions
-from .sweeps import REPLICA, lag_p99, step_figure
+from .sweeps import REPLICA, lag_p99, step_per_ok
 
 SIZE_FACTOR = 2.0  # our largest ratio within this factor of the write-up's: its size reproduces
 ALTERNATIVES = ("ROW MINIMAL", "ROW NOBLOB", "STATEMENT", "MIXED")  # set against ROW FULL
@@ -176,8 +176,7 @@ def semi_sync_answer(facts: Facts) -> str:
     data = next((d for d in studies if d.name == "semi-sync-distance"), None)
     if not data or not data.comparison:
         return head + ": " + _missing("no semi-sync-distance study") + "."
-    doc = document(data)
-    costs = round_trips(semi_sync_cost(doc["cells"], doc["comparison"]))
+    costs = round_trips(semi_sync_cost(data.cells or [], data.comparison))
     if not costs:
         return head + ": no cost beyond the noise at any link."
     widest = max(c["rtt_ms"] for c in costs)
@@ -221,8 +220,8 @@ def reference_verdict(latest: dict[str, dict[str, Any]], studies: Studies) -> st
     if a and b:
         by_b = {s.rate: s for s in b["steps"]}
         paired = [va / vb for s in a["steps"] if s.rate in by_b
-                  and (va := step_figure(s, ("cpu_ms_per_success", REPLICA)))
-                  and (vb := step_figure(by_b[s.rate], ("cpu_ms_per_success", REPLICA)))]
+                  and (va := step_per_ok(s, REPLICA))
+                  and (vb := step_per_ok(by_b[s.rate], REPLICA))]
         if paired:
             ours.append(f"{min(paired):.1f}–{max(paired):.1f}× in our paired sweeps at the rates both ran")
             ratios += paired

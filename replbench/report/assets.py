@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 from ..core.config import ROOT
-from ..core.results import RunMeta, load, meta_of, write_record
+from ..core.results import RECORDS, RunMeta, current_text, kind_of, load, meta_of, migrate, write_record
 from .sources import Origin
 
 SETTINGS_THAT_MATTER = ("binlog_format", "binlog_row_image", "sync_binlog", "innodb_flush_log_at_trx_commit",
@@ -54,13 +54,15 @@ class Writer:
         return os.path.relpath(path, self.base)
 
     def copy(self, src: Path, dst: Path) -> None:
-        """Copy a run's file into the assets; text loses every machine path (results/… stays)."""
+        """Copy a run's file into the assets; text loses every machine path (results/… stays), and a results file
+        (summary.json, campaign.json, model.json…) is copied at its kind's current version, through its record."""
         if dst.exists() and src.resolve() == dst.resolve():
             return  # a section rebuilt from its own assets
         if src.suffix not in (".txt", ".json", ".md"):
             shutil.copyfile(src, dst)
             return
-        dst.write_text(self.without_paths(src.read_text()))
+        text = current_text(src) if kind_of(src.name) in RECORDS else src.read_text()
+        dst.write_text(self.without_paths(text))
 
     def without_paths(self, text: str) -> str:
         for prefix in (str(self.results.resolve()), str(self.results), str(ROOT)):
@@ -69,15 +71,15 @@ class Writer:
 
     def keep_meta(self, src: Path, dst: Path) -> None:
         """What the report reads of a run's meta.json (META_KEPT), kept beside a section's assets."""
-        doc = load(src)
+        doc = migrate(load(src), "meta.json")  # the current version's keys, whichever version src holds
         meta = {k: v for k, v in doc.items() if k in META_KEPT}
         # a per-node map: the master's variables, where the run recorded them
         master = (meta_of(doc).server_variables_not_default or {}).get("master") or {}
         if "server_variables_not_default" in meta:  # only what the one page shows (no datadir paths)
             meta["server_variables_not_default"] = {
                 "master": {k: v for k, v in master.items() if k in SETTINGS_THAT_MATTER}}
-        # as its record (not migrated: the kept keys have no older name, and no schema_version is kept), its
-        # machine's paths then cut from the text
+        # as its record, which write_record stamps with meta.json's current version (the kept copy is a meta.json of
+        # that version holding fewer keys), its machine's paths then cut from the text
         write_record(dst, RunMeta.model_validate(meta))
         dst.write_text(self.without_paths(dst.read_text()))
 

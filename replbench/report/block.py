@@ -4,6 +4,7 @@ alone (and its report.txt), so the same results folder always renders the same b
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,17 @@ from ..core import results
 from ..core.config import STALL_LAG_MS, STALL_P99_FACTOR
 from ..core.nodenames import is_node, nodes_in, replicas_in
 from ..core.records import shown_path
-from ..core.results import AboveKnee, AttackCpu, BufferPool, NodeCounters, PlannedFault, RunSummary
+from ..core.results import (
+    AboveKnee,
+    AttackCpu,
+    BufferPool,
+    HarnessTime,
+    NodeCounters,
+    NodeFigures,
+    PlannedFault,
+    RunSummary,
+    Settle,
+)
 from ..measure import health, rowcheck
 from ..topology import appserver, links
 
@@ -34,18 +45,21 @@ def render_block(doc: dict[str, Any] | RunSummary, folder: Path) -> str:
     lines.append(f"Status: {summary.status}    Results: {shown_path(folder)}")
     return "\n".join(lines) + "\n"
 
-HARNESS_PARTS = (("start_up", "start-up"), ("before_attack", "preparing"), ("idle_window", "idle window"),
-                 ("attack", "attack"), ("after_attack", "after the attack (catch-up, reports, checks)"))
+# every part of HarnessTime, in its order (experiments/run._harness_time writes those it timed, none null)
+HARNESS_PARTS: tuple[tuple[Callable[[HarnessTime], float | None], str], ...] = (
+    (lambda p: p.start_up, "start-up"), (lambda p: p.before_attack, "preparing"),
+    (lambda p: p.idle_window, "idle window"), (lambda p: p.attack, "attack"),
+    (lambda p: p.after_attack, "after the attack (catch-up, reports, checks)"))
 
 
-def _harness_time_lines(doc: dict[str, Any] | RunSummary) -> list[str]:
+def _harness_time_lines(summary: RunSummary) -> list[str]:
     """The run's wall time by part: what the harness itself costs before and after the attack."""
-    parts = results.summary_of(doc).harness_time_s
-    if parts is None or not results.filled(parts):
+    parts = summary.harness_time_s or HarnessTime()
+    timed = [(seconds, label) for part, label in HARNESS_PARTS if (seconds := part(parts)) is not None]
+    if not timed:  # a run recorded before the line existed
         return []
-    shown = [f"{results.value(parts, key):.1f} s {label}" for key, label in HARNESS_PARTS if results.has(parts, key)]
-    # every part the file holds, a newer one's too
-    return [f"Harness time: {', '.join(shown)}; {sum(results.document(parts).values()):.1f} s in all"]
+    shown = [f"{seconds:.1f} s {label}" for seconds, label in timed]
+    return [f"Harness time: {', '.join(shown)}; {sum(seconds for seconds, _ in timed):.1f} s in all"]
 
 
 NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 5: "five"}
@@ -114,12 +128,12 @@ def _setup_lines(summary: RunSummary) -> list[str]:
         lines.append("Pinned cores: " + "; ".join(
             f"{g} {','.join(map(str, c))} ({(means.get(g) or 0) / len(c):.0f} % of its {len(c)} core"
             f"{'s' if len(c) > 1 else ''})" for g, c in pinned.items()))
-    settle = summary.settle
-    if settle is not None and results.filled(settle) and settle.settled:  # a run that never settled keeps {}
+    settle = summary.settle or Settle()  # a run that never settled keeps {}; prepare.settle writes settled, never null
+    if settle.settled:
         lines.append(f"Settled before the run: {settle.waited_s:g} s (app idle, master idle, replicas at its "
                      "position, InnoDB at rest, host near idle" + (f"; it waited for: {'; '.join(settle.waited_for)}"
                                                    if settle.waited_for else "") + ")")
-    elif settle is not None and results.filled(settle):
+    elif settle.settled is not None:
         assert settle.why is not None  # experiments/prepare.settle writes why with settled
         lines.append(f"NOT settled before the run: started after {settle.waited_s:g} s with " + "; ".join(settle.why))
     return lines
@@ -132,16 +146,15 @@ def _client_lines(summary: RunSummary) -> list[str]:
         lines.append(f"Sent {summary.rate_sent:.2f}/s, goodput {summary.goodput:.2f}/s "
                      f"({summary.success:.2%} succeeded; server-side success {summary.server_success:.2%}, "
                      f"{summary.client_errors or 0:,} client-side errors)")
-    if results.filled(summary.above_knee):
+    if summary.above_knee is not None:  # analysis/summary.above_knee: null, or every key
         lines.append(above_knee_text(summary.above_knee))
     resolution = summary.cpu_ms_per_success_net_resolution or {}
-    for key, label in (("cpu_ms_per_success", "CPU-ms per successful request"),
-                       ("cpu_ms_per_request", "CPU-ms per request (failed ones included)"),
-                       ("cpu_ms_per_success_net", "CPU-ms per successful request net of idle")):
-        figures = results.value(summary, key)
+    for figures, label, known in (
+            (summary.cpu_ms_per_success, "CPU-ms per successful request", {}),
+            (summary.cpu_ms_per_request, "CPU-ms per request (failed ones included)", {}),
+            (summary.cpu_ms_per_success_net, "CPU-ms per successful request net of idle", resolution)):
         if figures:
-            known = resolution if key == "cpu_ms_per_success_net" else {}
-            lines.append(f"{label}: " + ", ".join(net_text(k, v, known.get(k)) for k, v in figures.items()))
+            lines.append(f"{label}: {_per_group(figures, known)}")
     if resolution:
         lines.append(f"Resolution of the net figures ({summary.net_resolution_z:g} standard errors of the idle "
                      f"cost subtracted, from {summary.idle_samples} one-second idle samples; below it a net "
@@ -165,6 +178,15 @@ def _percent(share: float | None) -> str:
     """CPU seconds per second as % of one core (net_of_idle writes every group's: never null)."""
     assert share is not None
     return f"{100 * share:.1f}"
+
+
+def _per_group(figures: NodeFigures, resolution: NodeFigures) -> str:
+    """Each group's figure as the summary lists them (net_text, with its resolution where it has one)."""
+    shown = []
+    for group, figure in figures.items():
+        assert figure is not None  # analysis/summary writes a figure per group, none null
+        shown.append(net_text(group, figure, resolution.get(group)))
+    return ", ".join(shown)
 
 
 def net_text(group: str, value: float, resolution: float | None) -> str:
@@ -322,8 +344,8 @@ def _server_lines(summary: RunSummary) -> list[str]:
                          f"own counters: avg wait {_us(semi['avg_tx_wait_us'])} (network "
                          f"{_us(semi['avg_net_wait_us'])}), which is not what a commit pays: compare the write p50 "
                          "with a run with --semi-sync off on the same link (study semi-sync does)")
-    if summary.rows_checked is not None and results.filled(summary.rows_checked):
-        lines.append("Rows: " + rowcheck.describe(results.document(summary.rows_checked)))
+    if summary.rows_checked is not None:  # measure/rowcheck writes every key, or the run has none
+        lines.append("Rows: " + rowcheck.describe(summary.rows_checked))
     pools = summary.buffer_pools or {}
     if pools:
         lines.append(pool_text(pools, summary.schema_name or ""))  # schema: the scenario's, never null
@@ -345,7 +367,7 @@ def _binlog_lines(summary: RunSummary) -> list[str]:
     """Binlog and relay log bytes."""
     lines: list[str] = []
     b = summary.binlog
-    if b is not None and results.filled(b):
+    if b is not None:  # measure/binlog.describe writes every key, or the run has none
         per_write = "n/a (no writes)" if b.bytes_per_write is None else f"{b.bytes_per_write:.1f} bytes per write"
         per_row = "" if b.bytes_per_row is None else f", {b.bytes_per_row:.1f} bytes per row changed"
         lines.append(f"Binlog: {b.master_binlog_bytes:,} bytes on the master during the attack; "
@@ -388,7 +410,7 @@ def _app_lines(summary: RunSummary) -> list[str]:
                 bound = (f"none: the app sheds nothing; vegeta's {pool:,} connections (REPLBENCH_CLIENT_CONNECTIONS) "
                          "bound what it holds, the excess waits in the client")
         else:
-            bound = f"bound {appserver.bound_text(results.document(adm), per_worker=True)}"
+            bound = f"bound {appserver.bound_text(adm, per_worker=True)}"
         lines.append(f"App admission: {adm.admitted:,} admitted, {adm.shed:,} shed at once with 503 "
                      f"({bound}; peaks in flight summed over {adm.workers} workers: "
                      f"{adm.peak_in_flight:,}{stood})")
@@ -406,7 +428,7 @@ def _check_lines(summary: RunSummary) -> list[str]:
     """Consistency, planned faults with their windows, routing, who served, faults seen."""
     lines: list[str] = []
     c = summary.consistency
-    if c is not None and results.filled(c):
+    if c is not None:  # experiments/run._check_consistency writes its keys, or the run has none
         if c.checked is not None and not c.checked:  # absent: checked (files before the key); never null
             lines.append(f"Consistency: not checked — {c.reason}")
         else:

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..analysis.answers import compression_effects
-from ..analysis.studymetrics import REPLICA_MEANS, figure_text, fmt
+from ..analysis.studymetrics import REPLICA_MEANS, figure_text, fmt, metrics_of, unit_source
 from ..core import scenario as scenarios
-from ..core.results import StudyCell, StudyRecord, UnitMetrics, filled, has, study_of, value
+from ..core.results import StudyCell, StudyRecord, UnitMetrics, study_of
 from ..core.stats import median, spread
 from ..topology.knobs import Knobs
 
@@ -71,6 +71,10 @@ COLUMNS: tuple[tuple[str, str | None, Callable[[Metrics], float | None]], ...] =
     ("replica CPU-ms/applied write", "replica_ms_per_write", lambda m: m.replica_ms_per_write),
 )
 LATENCY = ("write p50 ms", lambda m: m.commit_p50_ms)
+# the large transactions' columns, after the transaction's name
+BIG_COLUMNS: tuple[Callable[[Metrics], float | None], ...] = (
+    lambda m: m.bigtx_binlog_mb, lambda m: m.bigtx_master_s, lambda m: m.bigtx_applied_s,
+    lambda m: m.bigtx_cache_spills)
 
 
 def _figure(values: list[float | None], runs: list[Metrics] | None = None, key: str | None = None) -> str:
@@ -91,15 +95,16 @@ def _usable(cell: StudyCell, scenario: str) -> bool:
     return "load" not in changed and (rows is None or str(rows).replace(",", "") == str(default_rows))
 
 
-def _units(data: StudyRecord) -> list[tuple[str, StudyCell, Metrics]]:
-    """(scenario, cell, metrics) of each measured unit of a study."""
+def _units(data: StudyRecord) -> list[tuple[str, StudyCell, str, Metrics]]:
+    """(scenario, cell, source, metrics) of each measured unit of a study: its source (studymetrics.SOURCE_OF_MEASURE)
+    says which of the metrics its map holds, a run's, an apply-capacity's or a big transaction's."""
     assert data.cells is not None and data.units is not None  # experiments/study.py writes both
     cells = {c.name: c for c in data.cells}
     found = []
     for u in data.units:
-        if filled(u.metrics) and u.cell in cells:
+        if (metrics := metrics_of(u)) is not None and u.cell in cells:
             assert u.scenario is not None  # experiments/study.py writes every unit's
-            found.append((u.scenario, cells[u.cell], u.metrics))
+            found.append((u.scenario, cells[u.cell], unit_source(u), metrics))
     return found
 
 
@@ -117,8 +122,8 @@ def sheet_rows(studies: Studies) -> dict[str, list[tuple[str, str, list[Metrics]
         if name not in by_name:
             continue
         mine: dict[tuple[str, str], list[Metrics]] = {}
-        for scenario, cell, metrics in _units(by_name[name]):
-            if scenario in WORKLOADS and _usable(cell, scenario) and has(metrics, "bytes_per_write"):
+        for scenario, cell, source, metrics in _units(by_name[name]):
+            if scenario in WORKLOADS and _usable(cell, scenario) and source == "run":
                 mine.setdefault((scenario, setting(_knobs(cell))), []).append(metrics)
         for (scenario, label), runs in mine.items():
             rows.setdefault(scenario, {}).setdefault(label, (name, runs))
@@ -133,8 +138,8 @@ def apply_rates(studies: Studies) -> dict[tuple[str, str, str], tuple[str, list[
         if name not in by_name:
             continue
         mine: dict[tuple[str, str, str], list[float | None]] = {}
-        for scenario, cell, metrics in _units(by_name[name]):
-            if not has(metrics, "apply_trx_per_s") or not _usable(cell, scenario):
+        for scenario, cell, source, metrics in _units(by_name[name]):
+            if source != "apply" or not _usable(cell, scenario):
                 continue
             knobs = _knobs(cell)
             threads = (int(knobs.get("parallel_threads") or 0), knobs.get("parallel_mode"))
@@ -189,7 +194,7 @@ def big_transactions(studies: Studies) -> list[str]:
     if not data:
         return []
     runs: dict[str, list[Metrics]] = {}
-    for _, cell, metrics in _units(data):
+    for _, cell, _, metrics in _units(data):
         assert cell.name is not None  # studyfile.cell_records writes every cell's
         runs.setdefault(cell.name, []).append(metrics)
     if not runs:
@@ -203,6 +208,5 @@ def big_transactions(studies: Studies) -> list[str]:
              "binlog cache spills |", "|---|---|---|---|---|"]
     order = [c.name for c in data.cells or [] if c.name in runs]  # the file's order: by size, then setting
     for name, mine in ((n, runs[n]) for n in order):
-        lines.append(f"| {name} | " + " | ".join(_figure([value(m, k) for m in mine]) for k in (
-            "bigtx_binlog_mb", "bigtx_master_s", "bigtx_applied_s", "bigtx_cache_spills")) + " |")
+        lines.append(f"| {name} | " + " | ".join(_figure([get(m) for m in mine]) for get in BIG_COLUMNS) + " |")
     return lines + [""]

@@ -5,20 +5,21 @@ and report.md's section of all of it (from results/model/)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from ..analysis.costmodel import HELD_OUT, Z95
 from ..analysis.validation import PATHS, case_label, coverage, drained, drains_of, repeats_of
-from ..core import results
 from ..core.results import (
     Checked,
     CostModel,
     Fit,
+    FittedSetting,
+    Interval,
     Onset,
     ProfileCheck,
     Validation,
     ValidationCase,
-    filled,
     model_of,
     read_model,
     read_validation,
@@ -27,11 +28,19 @@ from ..core.results import (
 from .assets import Writer
 
 MODEL_PAGE = "report-model.md"  # beside report.md: the whole fit, which report.md's table summarises
-VALIDATED = (("binlog_bytes", "binlog bytes"), ("master_cpu_s", "master CPU s"), ("replica_cpu_s", "replica CPU s"))
+# the figures a held-out case checks: (its name, as not_predicted keys it; the figure, of a case's counts or of its
+# binlog's profile; label)
+Figure = Callable[[ValidationCase | ProfileCheck], Checked | None]
+VALIDATED: tuple[tuple[str, Figure, str], ...] = (
+    ("binlog_bytes", lambda c: c.binlog_bytes, "binlog bytes"),
+    ("master_cpu_s", lambda c: c.master_cpu_s, "master CPU s"),
+    ("replica_cpu_s", lambda c: c.replica_cpu_s, "replica CPU s"))
 PATH_LABEL = dict(PATHS)
-PARTS = (("master_cpu_s", "master CPU", "ms", 1e3), ("replica_cpu_s", "replica CPU", "ms", 1e3),
-         ("binlog_bytes", "binlog", "B", 1.0), ("apply_s", "one replica's apply alone", "ms", 1e3),
-         ("master_fsyncs", "master fsyncs (InnoDB + binlog)", "fsyncs", 1.0))
+Part = tuple[Callable[[FittedSetting], Fit | None], str, str, float]  # (the fit, label, unit, scale)
+TABLED: tuple[Part, ...] = (  # the fits report.md's table shows (coefficient_table)
+    (lambda f: f.master_cpu_s, "master CPU", "ms", 1e3), (lambda f: f.replica_cpu_s, "replica CPU", "ms", 1e3),
+    (lambda f: f.binlog_bytes, "binlog", "B", 1.0), (lambda f: f.apply_s, "one replica's apply alone", "ms", 1e3))
+PARTS: tuple[Part, ...] = (*TABLED, (lambda f: f.master_fsyncs, "master fsyncs (InnoDB + binlog)", "fsyncs", 1.0))
 
 
 def _coef(part: Fit, term: str, scale: float) -> str:
@@ -50,9 +59,9 @@ def render_fit(doc: dict[str, Any] | CostModel) -> str:
              "(95 % intervals in brackets):"]
     for name, fitted in model.settings.items():
         lines.append(f"{name} ({fitted.runs} runs, {fitted.drains} drains):")
-        for key, label, unit, scale in PARTS:
-            part = results.value(fitted, key)
-            if not filled(part):  # no fit: too few runs
+        for fit_of, label, unit, scale in PARTS:
+            part = fit_of(fitted)
+            if part is None:  # no fit: too few runs (analysis/costmodel writes null, never {})
                 lines.append(f"  {label}: no data")
                 continue
             text = f"{_coef(part, 'per_trx', scale)} {unit} per transaction" + _at_fastest(part.rate_shape)
@@ -66,6 +75,7 @@ def render_fit(doc: dict[str, Any] | CostModel) -> str:
                 text += f" + {_coef(part, 'per_second', scale)} {unit} per second of writing"
             if "per_read" in (part.terms or []):
                 text += f" + {_coef(part, 'per_read', scale)} {unit} per read served" + _at_fastest(part.read_shape)
+            assert part.relative_residuals is not None  # analysis/costmodel.fit_part writes it with every fit
             lines.append(f"  {label}: {text}; R² {part.r2:.3f}, n {part.n}, residuals within "
                          f"±{100 * max(map(abs, part.relative_residuals)):.0f} %" + _noise(part))
             if part.pooled:
@@ -98,16 +108,14 @@ def coefficient_table(doc: dict[str, Any] | CostModel) -> list[str]:
     """The fit's main terms as one table, a setting per row: what report.md shows (the page has the rest)."""
     model = model_of(doc)
     assert model.settings is not None  # analysis/costmodel.fit writes it
-    head = ["setting", "runs", "drains"] + [f"{label} {unit}/{per}" for key, label, unit, _ in PARTS
-                                             if key != "master_fsyncs" for per in ("trx", "row")]
+    head = ["setting", "runs", "drains"] + [f"{label} {unit}/{per}" for _, label, unit, _ in TABLED
+                                             for per in ("trx", "row")]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, fitted in model.settings.items():
         cells = [name, str(fitted.runs), str(fitted.drains)]
-        for key, _, _, scale in PARTS:
-            if key == "master_fsyncs":
-                continue
-            part = results.value(fitted, key)
-            if not filled(part):
+        for fit_of, _, _, scale in TABLED:
+            part = fit_of(fitted)
+            if part is None:
                 cells += ["no data", "–"]
                 continue
             cells += [_coef(part, "per_trx", scale),
@@ -245,11 +253,11 @@ def render_validation(doc: dict[str, Any] | Validation) -> str:
     data = validation_of(doc)
     lines = ["| case | runs | predicted | transactions | rows | "
              + " | ".join(f"{label}: predicted / measured (error, runs inside their interval)"
-                          for _, label in VALIDATED) + " |",
+                          for _, _, label in VALIDATED) + " |",
              "|---|---|---|---|---|" + "---|" * len(VALIDATED),
              ]
     shown = [(c, case_label(c)) for c in data.cases or []]
-    if filled(data.control):
+    if data.control is not None:  # modelcheck writes a control case, or none
         shown.append((data.control, f"{case_label(data.control)} (control: a fitted cell)"))
     for c, label in shown:
         runs = [r for r in repeats_of(c) if r.usable]
@@ -259,7 +267,8 @@ def render_validation(doc: dict[str, Any] | Validation) -> str:
                          + " |" * (len(VALIDATED) + 2))
             continue
         lines.append(f"| {label} | {used} | {PATH_LABEL['counts']} | {_mean(c.transactions, len(runs))} | "
-                     f"{_mean(c.rows, len(runs))} | " + " | ".join(_cell(c, c, part) for part, _ in VALIDATED) + " |")
+                     f"{_mean(c.rows, len(runs))} | "
+                     + " | ".join(_cell(c, c, name, figure) for name, figure, _ in VALIDATED) + " |")
         p = c.profile
         if p is None:
             continue
@@ -270,7 +279,7 @@ def render_validation(doc: dict[str, Any] | Validation) -> str:
         profiled = sum(1 for r in runs if r.profile is not None and not r.profile.error)
         lines.append(f"| {label} | {profiled} of {len(repeats_of(c))} | {PATH_LABEL['profile']} | "
                      f"{_mean(p.transactions, profiled)} | {_mean(p.rows, profiled)} | "
-                     + " | ".join(_cell(c, p, part) for part, _ in VALIDATED) + " |")
+                     + " | ".join(_cell(c, p, name, figure) for name, figure, _ in VALIDATED) + " |")
     if any(c.repeats for c in data.cases or []):
         lines += ["", "Each figure is the mean per run over the case's usable runs (the runs' own figures for "
                   "inside k/N); the error is the mean's."]
@@ -286,16 +295,16 @@ def render_validation(doc: dict[str, Any] | Validation) -> str:
     covered = render_coverage(coverage(data))
     if covered:
         lines += ["", *covered]
-    if filled(data.onset):
+    if data.onset is not None:  # modelcheck writes the onset's keys, or none
         lines += ["", render_onset(data.onset)]
     return "\n".join(lines)
 
 
-def _cell(c: ValidationCase, source: ValidationCase | ProfileCheck, part: str) -> str:
+def _cell(c: ValidationCase, source: ValidationCase | ProfileCheck, part: str, figure: Figure) -> str:
     """One figure of one path over the case's runs: predicted / measured, each the mean per run, (the mean's error,
     inside k/N: how many runs' own figures lie in their own interval), or why it is not predicted. A case of a
-    validate.json from before repeats is its one run (its figure's own inside)."""
-    v = results.value(source, part)
+    validate.json from before repeats is its one run (its figure's own inside). `part`: the figure's name."""
+    v = figure(source)
     if v is None:
         return "no prediction"
     n = v.runs or 1
@@ -310,11 +319,17 @@ def _cell(c: ValidationCase, source: ValidationCase | ProfileCheck, part: str) -
     if v.below_resolution and not v.runs:  # every run's (or a case of one run's) figure below its resolution
         return f"below its resolution: {below}"
     if p is None or v.measured is None:
-        return "no prediction" if p is None else f"{_num(p.value / n)} / not measured"
+        return "no prediction" if p is None else f"{_num(_value(p) / n)} / not measured"
     inside = v.inside_runs if v.runs else int(bool(v.inside))
     err = "no error of a zero" if v.error_pct is None else f"{v.error_pct:+.1f} %"  # error_pct: measured 0
-    return (f"{_num(p.value / n)} / {_num(v.measured / n)} ({err}, inside {inside}/{n}"
+    return (f"{_num(_value(p) / n)} / {_num(v.measured / n)} ({err}, inside {inside}/{n}"
             + (f"; {v.runs_below_resolution} more below its resolution, left out: {below}" if below else "") + ")")
+
+
+def _value(interval: Interval) -> float:
+    """A prediction's value: analysis/costmodel writes it with its interval."""
+    assert interval.value is not None
+    return interval.value
 
 
 def _below(v: Checked) -> str:
@@ -323,12 +338,12 @@ def _below(v: Checked) -> str:
     return "" if not b else f"net {_num(b['net'])} s < {_num(b['resolution'])} s"
 
 
-def _mean(total: float | None, n: int) -> str:
+def _mean(total: float | None, n: float) -> str:
     """A case's count (its runs' sum) per run, as a whole number."""
     return "-" if total is None or not n else f"{round(total / n):,}"
 
 
-def _measured(v: float | None, n: int = 1) -> str:
+def _measured(v: float | None, n: float = 1) -> str:
     return "nothing" if v is None else _num(v / n)
 
 
@@ -463,7 +478,7 @@ def _no_apply(model: CostModel) -> list[str]:
     """Why a setting's apply columns say *no data*, and the study that fills them: without an apply fit, `model
     predict` gives that setting no utilisation and no rate at which a replica falls behind (docs/cost-model.md)."""
     assert model.settings is not None  # analysis/costmodel.fit writes it
-    missing = [name for name, fitted in model.settings.items() if not filled(results.value(fitted, "apply_s"))]
+    missing = [name for name, fitted in model.settings.items() if fitted.apply_s is None]
     if not missing:
         return []
     return [f"*no data* under one replica's apply alone ({', '.join(missing)}): these runs drained no backlog "

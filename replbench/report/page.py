@@ -10,7 +10,7 @@ from typing import Any
 from ..analysis.findings import ALPHA, MAX_FINDINGS, sentence, study_findings
 from ..analysis.studymetrics import REPLICA_MEANS
 from ..analysis.verdicts import FINDING_MIN_FACTOR
-from ..core.results import Host, RunMeta, StudyRecord, document, filled, has, meta_of, study_of
+from ..core.results import Host, RunMeta, StudyRecord, meta_of, study_of
 from .answers import falling_behind, the_answers
 from .assets import SETTINGS_THAT_MATTER, Writer
 from .costsheet import big_transactions, cost_sheet
@@ -64,13 +64,15 @@ Metas = list[dict[str, Any]] | list[RunMeta]  # meta.json's dictionaries, or the
 
 
 def _host(metas: list[RunMeta]) -> Host | None:
-    """The first machine recorded (an empty host is none)."""
-    return next((m.host for m in metas if m.host is not None and filled(m.host)), None)
+    """The first machine recorded (measure/cpu.describe_host writes every key: a host is never empty)."""
+    return next((m.host for m in metas if m.host is not None), None)
 
 
 def _cpu_model(host: Host) -> Any:
     """The host's CPU model: null where it could not be read, a placeholder where a meta.json predates the key."""
-    return host.cpu_model if has(host, "cpu_model") else "CPU model not recorded"
+    # the key's presence, not its value: measure/cpu.describe_host writes null where the model could not be read,
+    # which prints as it always has (None), apart from a meta.json older than the key
+    return host.cpu_model if "cpu_model" in host.model_fields_set else "CPU model not recorded"
 
 
 def measured_on(docs: Metas) -> str:
@@ -110,7 +112,8 @@ def one_page(latest: dict[str, dict[str, Any]], studies: list[dict[str, Any]] | 
     study's section, by name), opened by the answers."""
     metas = [meta_of(info["meta"]) for info in latest.values() if info.get("meta")]
     metas += [s.meta for s in map(study_of, studies) if s.meta is not None]
-    metas = [m for m in metas if filled(m)]  # an empty meta (none kept) is none
+    # a step whose meta.json was not kept reads as an empty RunMeta (report/sources.load_steps): each reader of the
+    # metas (the machine, the server's version, the disk, the dataset) passes over a meta without its key
     return ["# replbench report", "",
             "What MySQL-style row-based replication costs, measured on a master and two replicas (MariaDB, GTID "
             "replication) behind an aiohttp service driven by vegeta at constant rates.", "", measured_on(metas), "",
@@ -139,7 +142,9 @@ def on_what(docs: Metas) -> list[str]:
     dataset = next((m.dataset for m in metas if m.dataset), None)
     lines = ["## On what", ""]
     if host:  # cores, CPU model and memory are the header's (measured_on)
-        score = host.calibration_score if has(host, "calibration_score") else "–"  # null: not calibrated
+        # the key's presence, not its value: experiments/run.py writes null where the run took no calibration (it
+        # prints as None), "–" is for a meta.json older than the key
+        score = host.calibration_score if "calibration_score" in host.model_fields_set else "–"
         lines.append(f"- **Machine**: calibration score {score} (M iterations/s of a fixed integer loop on one core)")
     disk = next((m.disk for m in metas if m.disk), None)
     if disk:
@@ -175,7 +180,7 @@ def findings(latest: dict[str, dict[str, Any]], docs: list[dict[str, Any]] | lis
              "largest effect of each study, table and metric, largest first, then each sweep's limit, at most "
              f"{MAX_FINDINGS} in all; the rest are in each study's section.", ""]
     found = sorted(((_name(data), f) for data in studies if verified(data)
-                    for f in study_findings(document(data), primary_of(data))), key=lambda item: -item[1]["effect"])
+                    for f in study_findings(data, primary_of(data))), key=lambda item: -item[1]["effect"])
     found = _largest_each(found)
     limits = []
     for info in latest.values():

@@ -9,8 +9,8 @@ from typing import Any
 
 from ..analysis.studymetrics import BY_KEY
 from ..core.nodenames import replicas_in
-from ..core.results import StudyRecord, study_of
-from .sources import ShownStep, step_median
+from ..core.results import RunSummary, StudyRecord, study_of
+from .sources import Figure, ShownStep, latency_of, step_median
 
 
 def pyplot() -> Any:
@@ -28,21 +28,22 @@ def plot_sweep(steps: list[ShownStep], assets: Path, title: str) -> list[str]:
     files = []
     replicas = replicas_in(k for s in steps for r in s.repeats for k in r.summary.lag or {}) \
         or ("replica1", "replica2")
-    # (file, what, y label, log scale, [(label, the summary's path to the figure)])
-    specs: list[tuple[str, str, str, bool, list[tuple[str, tuple[str, ...]]]]] = [
+    # (file, what, y label, log scale, [(label, the figure of a run's summary)])
+    specs: list[tuple[str, str, str, bool, list[tuple[str, Figure]]]] = [
         ("latency.png", "latency percentiles vs rate", "latency (ms, log scale)", True,
-         [(k, ("latency_ms", k)) for k in ("p50", "p95", "p99", "max")]),
+         [("p50", lambda s: latency_of(s).p50), ("p95", lambda s: latency_of(s).p95),
+          ("p99", lambda s: latency_of(s).p99), ("max", lambda s: latency_of(s).max)]),
         ("throughput.png", "sent rate and goodput vs asked rate", "requests/s", False,
-         [("sent", ("rate_sent",)), ("goodput", ("goodput",))]),
+         [("sent", lambda s: s.rate_sent), ("goodput", lambda s: s.goodput)]),
         ("cpu.png", "CPU per process group vs rate", "CPU (% of one core, steady mean)", False,
-         [(n, ("cpu_mean_percent", n)) for n in ("app", "master", *replicas, "vegeta", "harness", "host_busy")]),
+         [(n, _cpu_percent(n)) for n in ("app", "master", *replicas, "vegeta", "harness", "host_busy")]),
         ("lag.png", "replication lag vs rate", "lag p99 (ms, log scale)", True,
-         [(r, ("lag", r, "p99_ms")) for r in replicas]),
+         [(r, _lag_p99(r)) for r in replicas]),
     ]
     for name, what, ylabel, log, series in specs:
         fig_, ax = plt.subplots(figsize=(8, 4), dpi=100)
-        for label, path in series:
-            points = [(x, y) for x, y in zip(rates, (step_median(s, path) for s in steps))
+        for label, figure in series:
+            points = [(x, y) for x, y in zip(rates, (step_median(s, figure) for s in steps))
                       if y is not None and (not log or y > 0)]
             if points:
                 ax.plot(*zip(*points), marker="o", label=label)
@@ -58,6 +59,19 @@ def plot_sweep(steps: list[ShownStep], assets: Path, title: str) -> list[str]:
         plt.close(fig_)
         files.append(name)
     return files
+
+
+def _cpu_percent(group: str) -> Figure:
+    """A process group's mean CPU % (of one core) over the run's steady part."""
+    return lambda s: (s.cpu_mean_percent or {}).get(group)
+
+
+def _lag_p99(replica: str) -> Figure:
+    """A replica's lag p99 (ms)."""
+    def figure(s: RunSummary) -> float | None:
+        lag = (s.lag or {}).get(replica)
+        return lag.p99_ms if lag is not None else None
+    return figure
 
 
 STUDY_CHART = ("bytes_per_write", "master_ms_per_write", "replica_ms_per_write", "lag_p99_ms", "p99_ms",

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..analysis.studymetrics import measured
 from ..core import scenario as scenario_file
-from ..core.results import RunMeta, StudyRecord, StudyUnit, has, read_summary, study_of
+from ..core.results import RunMeta, StudyRecord, StudyUnit, read_summary, study_of
 
 
 def scenarios_write(name: str) -> bool:
@@ -52,7 +52,7 @@ def net_of_idle(doc: dict[str, Any] | StudyRecord, folder: Path) -> bool | None:
     def net(unit: StudyUnit) -> bool:
         run = folder / unit.folder if unit.folder else None
         if _measure(unit) == "run" and run is not None and (run / "summary.json").exists():
-            return has(read_summary(run), "cpu_seconds_net")
+            return read_summary(run).cpu_seconds_net is not None  # analysis/summary writes a map or nothing
         return bool(unit.metrics and unit.metrics.cpu_net_of_idle)
 
     flags = [net(u) for u in _units(study_of(doc)) if _measured(u) and _measure(u) in CPU_MEASURES]

@@ -7,6 +7,7 @@ results/report-assets/campaign-<name>-<time>/, with its campaign.json).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,12 +15,12 @@ from typing import Any
 from ..core.records import DONE
 from ..core.results import (
     CampaignRecord,
+    Latency,
     Record,
     RunMeta,
     RunSummary,
     SweepRecord,
     SweepStep,
-    at,
     campaign_of,
     load,
     meta_of,
@@ -196,8 +197,17 @@ def load_steps(sweep_dir: Path, doc: dict[str, Any] | SweepRecord) -> list[Shown
     return steps
 
 
-def step_median(step: ShownStep, path: tuple[str, ...]) -> float | None:
-    return median([at(r.summary, path) for r in step.repeats])
+Figure = Callable[[RunSummary], float | None]  # one figure of a run's summary, None where it has none
+
+
+def latency_of(summary: RunSummary) -> Latency:
+    """The run's client latency (an empty record where it has none: every figure None)."""
+    return summary.latency_ms or Latency()
+
+
+def step_median(step: ShownStep, figure: Figure) -> float | None:
+    """A step's figure: the median of its repeats'."""
+    return median([figure(r.summary) for r in step.repeats])
 
 
 def fault_runs(origin: Origin) -> dict[str, Path]:

@@ -23,7 +23,7 @@ from ..analysis.studymetrics import (
 )
 from ..core.config import STUDY_DIR
 from ..core.records import COMPLETE
-from ..core.results import StudyCell, StudyRecord, document, load, read_meta, study_of, write_record
+from ..core.results import StudyCell, StudyRecord, load, migrate, read_meta, study_of, write_record
 from ..core.stats import separated
 from .assets import Writer
 from .costsheet import compressed_text
@@ -52,7 +52,7 @@ def primary_of(doc: dict[str, Any] | StudyRecord) -> list[str]:
 
 def study_section(folder: Path, writer: Writer) -> tuple[list[str], StudyRecord]:
     """A study's section (its study.md beside its assets), and its record as the one page reads it."""
-    doc = load(folder / "study.json")  # the file's dictionary: written back to the assets, and what analysis takes
+    doc = migrate(load(folder / "study.json"), "study.json")  # what analysis takes; written back to the assets
     assets = writer.folder(folder)
     doc["cpu_net_of_idle"] = net_of_idle(doc, folder)
     data = study_of(doc)
@@ -157,7 +157,7 @@ def _head(doc: dict[str, Any], folder: Path) -> tuple[list[str], list[str]]:
     study_cells, units, rates, measures = data.cells, data.units, data.rates, data.measures
     # experiments/study.py writes them all
     assert study_cells is not None and units is not None and rates is not None and measures is not None
-    units_ok = sum(1 for u in units if measured(document(u)))
+    units_ok = sum(1 for u in units if measured(u))
     title = [f"### Study `{data.name}` — `{folder.name}`", "", data.description or "", ""]  # never null
     if data.question:
         title += [f"**Question**: {data.question} **Primary metrics**: "

@@ -4,13 +4,14 @@ page of per-step blocks; the indexed-against-bare pairs; the reference write-up'
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..analysis.studymetrics import REPLICA_MEANS
 from ..analysis.verdicts import criteria_of, describe_max, kept_up_to
 from ..core.nodenames import replicas_in
-from ..core.results import RunSummary, SweepStep, at, document, has, load, sweep_of, value, write_record
+from ..core.results import Binlog, RowsChecked, RunSummary, SweepStep, load, migrate, sweep_of, write_record
 from ..core.stats import median
 from ..topology import appserver
 from ..topology.knobs import Knobs
@@ -19,7 +20,7 @@ from .assets import Writer
 from .figures import fig, num
 from .plots import plot_sweep
 from .provenance import rows_verified, scenarios_write
-from .sources import ShownStep, load_steps, step_median, sweep_key
+from .sources import Figure, ShownStep, latency_of, load_steps, step_median, sweep_key
 
 PAIRS = (("read", "read-noindex"), ("write", "write-noindex"), ("write-nopk", "write-nopk-keyed"))
 
@@ -67,12 +68,16 @@ def step_cells(step: ShownStep) -> list[str]:
     """A step's cells, in TABLE_HEADER's order."""
     sums = [r.summary for r in step.repeats]
 
-    def get(*path: str) -> list[float | None]:
-        return [at(s, path) for s in sums]
+    def each(figure: Figure) -> list[float | None]:
+        return [figure(s) for s in sums]
 
-    def either(new: str, old: str) -> list[float | None]:
-        # a summary from before the rename holds the older key (left to this reader: see results.RENAMED_BEFORE_V1)
-        return [value(s, new) if has(s, new) else value(s, old) for s in sums]
+    def cpu(node: str) -> list[float | None]:
+        return [(s.cpu_mean_percent or {}).get(node) for s in sums]
+
+    # a summary from before the rename holds the older key, one after it the newer only (left to this reader: see
+    # results.RENAMED_BEFORE_V1)
+    sent = each(lambda s: s.rate_sent if s.rate_sent is not None else s.rate_achieved)
+    goodput = each(lambda s: s.goodput if s.goodput is not None else s.throughput)
 
     per_ok = [s.cpu_ms_per_success or s.cpu_ms_per_request or {} for s in sums]
     replicas = replicas_in(k for s in sums for k in s.cpu_mean_percent or {}) or ("replica1", "replica2")
@@ -83,17 +88,17 @@ def step_cells(step: ShownStep) -> list[str]:
              for s in sums]
     cells = [
         f"{step.rate}{' (refine)' if step.refined else ''}",
-        fig(either("rate_sent", "rate_achieved"), "{:.1f}"), fig(either("goodput", "throughput"), "{:.1f}"),
-        fig(get("latency_ms", "p50"), "{:.1f}"), fig(get("latency_ms", "p99"), "{:.1f}"),
-        fig(get("latency_ms", "max"), "{:.0f}"),
-        fig([None if v is None else 100 * v for v in get("success")], "{:.2f}%"),
-        *(fig(get("cpu_mean_percent", n)) for n in ("app", "master")),
-        " / ".join(fig(get("cpu_mean_percent", r)) for r in replicas),
+        fig(sent, "{:.1f}"), fig(goodput, "{:.1f}"),
+        fig(each(lambda s: latency_of(s).p50), "{:.1f}"), fig(each(lambda s: latency_of(s).p99), "{:.1f}"),
+        fig(each(lambda s: latency_of(s).max), "{:.0f}"),
+        fig([None if v is None else 100 * v for v in each(lambda s: s.success)], "{:.2f}%"),
+        *(fig(cpu(n)) for n in ("app", "master")),
+        " / ".join(fig(cpu(r)) for r in replicas),
         fig([p.get("app") for p in per_ok], "{:.3f}"), fig([p.get("master") for p in per_ok], "{:.3f}"),
         fig([busier(p, replicas) for p in per_ok], "{:.3f}"),
         fig([None if s.db_share_of_host is None else 100 * s.db_share_of_host for s in sums], "{:.0f}%"),
         fig(lag_p99), fig([None if c == float("inf") else c for c in catch], "{:.1f}"),
-        fig(get("binlog", "bytes_per_write"), "{:.0f}"),
+        fig(each(lambda s: (s.binlog or Binlog()).bytes_per_write), "{:.0f}"),
         _shed(sums),
         verdict_of(step),
     ]
@@ -114,7 +119,7 @@ def _shed(sums: list[RunSummary]) -> str:
                if s.app_admission is not None and s.app_admission.limit_per_worker is not None]
     if not bounded:
         return "–"
-    bound = "/".join(sorted({appserver.bound_text(document(admission), taken=False, pool=pool)
+    bound = "/".join(sorted({appserver.bound_text(admission, taken=False, pool=pool)
                              for admission, pool in bounded}))
     shed = fig([s.app_admission.shed if s.app_admission else None for s in sums])
     peak = fig([s.app_admission.peak_in_flight if s.app_admission else None for s in sums])
@@ -141,7 +146,7 @@ def sweep_section(sweep_dir: Path, writer: Writer, shared: tuple[str, str] = (""
                                                                                                 dict[str, Any]]:
     """A sweep's section in report.md (its pass criteria unless they are the shared ones said above it) and what the
     first page reads of it; its whole table, charts and per-step blocks on its own page (blocks.md)."""
-    doc = load(sweep_dir / "sweep.json")
+    doc = migrate(load(sweep_dir / "sweep.json"), "sweep.json")
     sweep = sweep_of(doc)
     steps = load_steps(sweep_dir, sweep)
     name = sweep.scenario
@@ -173,7 +178,7 @@ def sweep_section(sweep_dir: Path, writer: Writer, shared: tuple[str, str] = (""
             "during a step was not one of them)"),
         "- **The replicas kept up**" + (f" ({kept_rule(sweep)})" if kept_rule(sweep) != shared[1] else "")
         + f": {kept_text(kept)}",
-        rows_verified([None if (share := at(r.summary, ("rows_checked", "share"))) is None
+        rows_verified([None if (share := (r.summary.rows_checked or RowsChecked()).share) is None
                        else round(100 * share, 2) for s in steps for r in s.repeats], scenarios_write(name)),
         "",
         COMPACT_HEADER, *(compact_row(s) for s in steps), "",
@@ -243,33 +248,35 @@ def comparison(latest: dict[str, dict[str, Any]]) -> list[str]:
             by_b = {s.rate: s for s in b["steps"]}
             for rate in common:
                 said = []
-                for _, path in PAIRED:
-                    va, vb = step_figure(by_a[rate], path), step_figure(by_b[rate], path)
+                for _, figure in PAIRED:
+                    va, vb = figure(by_a[rate]), figure(by_b[rate])
                     said.append(f"{num(va)} / {num(vb)}" + (f" ({va / vb:.2f}×)" if va and vb else ""))
                 lines.append(f"| {rate} | " + " | ".join(said) + " |")
         lines.append("")
     return lines
 
 
-# the paired sweeps' columns: (label, path in a step's summary; "replica": the worse replica, as REPLICA means)
-PAIRED = (("master CPU-ms/ok", ("cpu_ms_per_success", "master")),
-          ("replica CPU-ms/ok", ("cpu_ms_per_success", "replica")),
-          ("binlog bytes/write", ("binlog", "bytes_per_write")), ("p99 latency ms", ("latency_ms", "p99")))
+REPLICA = "replica"  # a node that means the busier replica
 
 
-REPLICA = "replica"  # a path's node that means the busier replica
-
-
-def step_figure(step: ShownStep, path: tuple[str, ...]) -> float | None:
-    """A step's median of repeats; a path naming REPLICA takes each repeat's busier replica."""
-    if REPLICA not in path:
-        return step_median(step, path)
-    at_node = path.index(REPLICA)
+def step_per_ok(step: ShownStep, node: str) -> float | None:
+    """A step's CPU-ms per successful request of one node, the median of its repeats; REPLICA takes each repeat's
+    busier replica."""
+    if node != REPLICA:
+        return step_median(step, lambda s: (s.cpu_ms_per_success or {}).get(node))
     values = []
     for r in step.repeats:
-        per_node = at(r.summary, path[:at_node]) or {}
-        values.append(busier(per_node, replicas_in(per_node)) if isinstance(per_node, dict) else None)
+        per_node = r.summary.cpu_ms_per_success or {}
+        values.append(busier(per_node, replicas_in(per_node)))
     return median(values)
+
+
+# the paired sweeps' columns: (label, a step's figure; "replica": the worse replica, as REPLICA means)
+PAIRED: tuple[tuple[str, Callable[[ShownStep], float | None]], ...] = (
+    ("master CPU-ms/ok", lambda step: step_per_ok(step, "master")),
+    ("replica CPU-ms/ok", lambda step: step_per_ok(step, REPLICA)),
+    ("binlog bytes/write", lambda step: step_median(step, lambda s: (s.binlog or Binlog()).bytes_per_write)),
+    ("p99 latency ms", lambda step: step_median(step, lambda s: latency_of(s).p99)))
 
 
 REFERENCE_POOLS = ("", "128M")  # our sweeps set beside the reference's: the reference pool, and the write-up's
@@ -317,9 +324,10 @@ def reference_comparison(latest: dict[str, dict[str, Any]], verdict: str = "") -
                     lines.append(f"| {ref.rate} | {label} | {_not_ours(info, ref.rate)} | | | | | | |")
                     continue
                 lines.append(f"| {ref.rate} | {label} | "
-                             + " | ".join(num(step_figure(step, ("cpu_ms_per_success", n)))
-                                          for n in ("app", "master", REPLICA)) + " | "
-                             + " | ".join(num(step_median(step, ("latency_ms", q))) for q in ("p50", "p95", "p99"))
+                             + " | ".join(num(step_per_ok(step, n)) for n in ("app", "master", REPLICA)) + " | "
+                             + " | ".join(num(step_median(step, q)) for q in (
+                                 lambda s: latency_of(s).p50, lambda s: latency_of(s).p95,
+                                 lambda s: latency_of(s).p99))
                              + f" | {num(lag_p99(step))} |")
         lines.append("")
     return lines

@@ -26,6 +26,7 @@ from ..core.config import (
     Settings,
 )
 from ..core.processes import wait_gone
+from ..core.results import Admission
 from ..core.stats import histogram_percentile
 from .nodes import port_owner
 
@@ -109,30 +110,30 @@ def admission_settings(settings: Settings) -> dict[str, Any]:
     return out
 
 
-def bound_text(adm: dict[str, Any], taken: bool = True, pool: int | None = None, per_worker: bool = False) -> str:
+def bound_text(adm: Admission, taken: bool = True, pool: int | None = None, per_worker: bool = False) -> str:
     """The admission as a run's summary records it: "none" with the client's pool of connections that bounds the
-    app then (pool, summary["client_connections"]), "64", an adaptive bound with the range it took ("adaptive,
+    app then (pool, the summary's client_connections), "64", an adaptive bound with the range it took ("adaptive,
     250 ms of queue: 64–412"; taken=False leaves the range out), and under codel the condition it held in ("…, only
     while a queue stood ≥ 20 ms for 500 ms, after each worker's first 5 s of answers"); per_worker names the
     bound's unit right after it ("…: 64–412 in flight per worker, only while …")."""
-    mode = adm.get("mode") or "always"
+    mode = adm.mode or "always"
     if mode == "none":
         return (f"none in the app: vegeta's {pool:,} connections" if pool
                 else "none (REPLBENCH_ADMISSION=none: the unbounded app)")
-    limit = adm.get("limit_per_worker") or 0
-    queue_ms = adm.get("queue_ms") or 0
+    limit = adm.limit_per_worker or 0
+    queue_ms = adm.queue_ms or 0
     if not queue_ms:
         text = str(limit or "none")
     else:
-        low, high = adm.get("limit_low"), adm.get("limit_high")
+        low, high = adm.limit_low, adm.limit_high
         span = f": {low}–{high}" if taken and low is not None and high is not None else ""
         text = f"adaptive, {queue_ms} ms of queue{span}"
     if per_worker:
         text += " in flight per worker"
     if mode == "codel":
-        text = f"codel: {text}, only while a queue stood ≥ {adm.get('target_ms')} ms for {adm.get('interval_ms')} ms"
-        if taken and adm.get("learn_s"):  # the block says it; a sweep's table row stays short
-            text += f", after each worker's first {adm['learn_s']} s of answers"
+        text = f"codel: {text}, only while a queue stood ≥ {adm.target_ms} ms for {adm.interval_ms} ms"
+        if taken and adm.learn_s:  # the block says it; a sweep's table row stays short
+            text += f", after each worker's first {adm.learn_s} s of answers"
     return text
 
 

@@ -114,7 +114,7 @@ def runs(found: Findings) -> None:
         if s is None:
             continue
         # (a) the criteria guards, where the run judged them (a summary with rate_sent, as judge._criteria_guards)
-        if results.has(s, "rate_sent") and s.rate is not None:
+        if "rate_sent" in s.model_fields_set and s.rate is not None:
             found.counts["runs judged by criteria guards"] += 1
             recorded: set[str] = set()
             found.counts["runs with a legacy criteria guard (no prefix)"] += any(map(legacy_rule, s.guards or []))
@@ -153,9 +153,9 @@ def runs(found: Findings) -> None:
         knee = summary.above_knee(s, DEFAULTS)
         if was != (knee is not None):
             found.counts["runs: above the knee differs"] += 1
-            if not results.has(s, "above_knee"):
+            if "above_knee" not in s.model_fields_set:
                 found.counts["runs: above the knee differs, no above_knee key recorded"] += 1
-            recorded_as = "above" if was else ("not above" if results.has(s, "above_knee")
+            recorded_as = "above" if was else ("not above" if "above_knee" in s.model_fields_set
                                                else "not above (no above_knee key: recorded before it existed)")
             figures = (f"goodput {knee['served']}/s of {knee['asked']}/s, success {s.success}, server success "
                        f"{s.server_success}" if knee else f"goodput {s.goodput}/s of {s.rate}/s, success "
