@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.config import HOST_SATURATED, VEGETA_SATURATED
-from ..core.results import RunSummary, StudyRecord, study_of
+from ..core.results import RunSummary, StudyRecord
 from ..core.stats import separated
 from ..topology import links
-from ..topology.knobs import Knobs, parse_size
+from ..topology.knobs import Knobs, parse_size, recorded
 
 SECONDS_PER_DAY = 86_400
 GROUPS = ("master", "replica", "app", "vegeta")  # the processes whose CPU a run samples (replica: the busier)
@@ -38,11 +38,10 @@ def saturation(summary: RunSummary, cores: int) -> list[dict[str, Any]]:
     return sorted(out, key=lambda row: -row["share"])
 
 
-def pool_index_costs(doc: dict[str, Any] | StudyRecord) -> list[dict[str, Any]]:
+def pool_index_costs(data: StudyRecord) -> list[dict[str, Any]]:
     """Per buffer pool of study working-set (largest first): each replica's CPU per applied write with the indexes
     (`write`) and without (`write-noindex`), its rows of the comparison, the ratio and whether the repeats separate.
     A pool without both cells is left out."""
-    data = study_of(doc)
     if not data.comparison:
         return []
     per_metric = next(iter(data.comparison.values()))
@@ -90,32 +89,31 @@ COMPRESS_KNOBS = ("binlog_compress", "binlog_compress_min_len")
 COMPRESSED_BELOW = 0.995  # bytes per write under this share of the uncompressed cell's: some events were compressed
 
 
-def compression_effects(doc: dict[str, Any] | StudyRecord) -> list[dict[str, Any]]:
+def compression_effects(data: StudyRecord) -> list[dict[str, Any]]:
     """Per table of a study, each cell with binlog compression on against the cell with it off and every other knob
     the same: its threshold (log_bin_compress_min_len, the cell's recorded knob, else the server's default), the
     binlog bytes per write (median) off and on, and whether any event was compressed (fewer bytes: MariaDB
     compresses a row event only when its row data, and a query event only when its statement, reaches the
     threshold)."""
-    data = study_of(doc)
     cells = data.cells or []
 
-    def rest(knobs: dict[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in knobs.items() if k not in COMPRESS_KNOBS}
+    def rest(knobs: Knobs) -> dict[str, Any]:
+        return {k: v for k, v in knobs.as_dict().items() if k not in COMPRESS_KNOBS}
 
     out = []
     for group, per_metric in (data.comparison or {}).items():
         rows = per_metric.get("bytes_per_write") or {}
         for cell in cells:
-            knobs = cell.knobs or {}
-            if knobs.get("binlog_compress") != "on":
+            knobs = recorded(cell.knobs)
+            if knobs.binlog_compress != "on":
                 continue
-            base = next((c for c in cells if (c.knobs or {}).get("binlog_compress", "off") == "off"
-                         and rest(c.knobs or {}) == rest(knobs) and c.scenario == cell.scenario), None)
+            base = next((c for c in cells if recorded(c.knobs).binlog_compress == "off"
+                         and rest(recorded(c.knobs)) == rest(knobs) and c.scenario == cell.scenario), None)
             on, off = rows.get(cell.name), rows.get(base.name) if base else None
             if not on or not off or not on["median"] or not off["median"]:
                 continue
-            out.append({"group": group, "cell": cell.name, "knobs": knobs, "baseline": base.name if base else None,
-                        "min_len": int(knobs.get("binlog_compress_min_len") or Knobs().binlog_compress_min_len),
+            out.append({"group": group, "cell": cell.name, "knobs": cell.knobs, "baseline": base.name if base else None,
+                        "min_len": knobs.binlog_compress_min_len,
                         "off": off["median"], "on": on["median"],
                         "compressed": on["median"] < COMPRESSED_BELOW * off["median"]})
     return out

@@ -14,11 +14,11 @@ from collections.abc import Callable
 from typing import Any
 
 from ..analysis.answers import compression_effects
-from ..analysis.studymetrics import REPLICA_MEANS, figure_text, fmt, metrics_of, unit_source
+from ..analysis.studymetrics import REPLICA_MEANS, figure_text, fmt, metrics_of, row_of, unit_source
 from ..core import scenario as scenarios
-from ..core.results import StudyCell, StudyRecord, UnitMetrics, study_of
+from ..core.results import StudyCell, StudyRecord, UnitMetrics
 from ..core.stats import median, spread
-from ..topology.knobs import Knobs
+from ..topology.knobs import Knobs, recorded
 
 SHEET_STUDIES = ("binlog-format", "annotate", "compression", "nopk")  # run figures, in order of precedence
 APPLY_STUDIES = ("parallel-apply", "cost-model")  # one replica's apply capacity alone, in order of precedence
@@ -27,18 +27,17 @@ BIG_TRANSACTIONS = "big-transaction"
 FOUR_THREADS = (4, "optimistic")  # the parallel column: MariaDB's default mode
 
 Metrics = UnitMetrics  # a unit's metrics, by analysis/studymetrics' keys
-Studies = list[dict[str, Any]] | list[StudyRecord]  # study.json's dictionaries, or their records
+Studies = list[StudyRecord]  # study.json's records
 
 
-def setting(knobs: dict[str, Any]) -> str:
+def setting(knobs: Knobs) -> str:
     """'ROW FULL', 'STATEMENT', 'ROW MINIMAL, compressed from 10 B', 'ROW FULL, annotate off' from a cell's knobs
     (compression with its threshold, log_bin_compress_min_len: the server's default where a cell records none)."""
-    fmt_ = str(knobs.get("binlog_format", "ROW"))
-    label = f"ROW {knobs.get('binlog_row_image', 'FULL')}" if fmt_ == "ROW" else fmt_
-    if knobs.get("binlog_annotate") == "off":
+    label = f"ROW {knobs.binlog_row_image}" if knobs.binlog_format == "ROW" else knobs.binlog_format
+    if knobs.binlog_annotate == "off":
         label += ", annotate off"
-    if knobs.get("binlog_compress") == "on":
-        label += f", compressed from {knobs.get('binlog_compress_min_len') or Knobs().binlog_compress_min_len} B"
+    if knobs.binlog_compress == "on":
+        label += f", compressed from {knobs.binlog_compress_min_len} B"
     return label
 
 
@@ -50,8 +49,8 @@ def compressed_text(effects: list[dict[str, Any]]) -> str:
     per_group: dict[str, list[str]] = {}
     for e in effects:
         what = "compressed" if e["compressed"] else "none reached it"
-        per_group.setdefault(e["group"], []).append(
-            f"{setting(e['knobs']).replace(', compressed', '')}: {fmt(e['off'])} → {fmt(e['on'])} B a write, {what}")
+        label = setting(recorded(e["knobs"])).replace(", compressed", "")
+        per_group.setdefault(e["group"], []).append(f"{label}: {fmt(e['off'])} → {fmt(e['on'])} B a write, {what}")
     return (f"MariaDB compresses a row event only when its row data (a query event: its statement) is at least "
             f"log_bin_compress_min_len bytes ({Knobs().binlog_compress_min_len} by default), no other event. "
             + "; ".join(f"`{group}`: " + ", ".join(said) for group, said in per_group.items()) + ".")
@@ -81,7 +80,7 @@ def _figure(values: list[float | None], runs: list[Metrics] | None = None, key: 
     """The repeats' median [min–max]; with the runs and the metric's key, 'below resolution (< r)' where a net
     figure cannot be told from zero."""
     resolution = median([(m.resolution or {}).get(key) for m in runs or []]) if key else None
-    return figure_text({**spread(values), "values": values, "resolution": resolution}, key)
+    return figure_text(row_of({**spread(values), "values": values, "resolution": resolution}), key)
 
 
 def _usable(cell: StudyCell, scenario: str) -> bool:
@@ -108,15 +107,15 @@ def _units(data: StudyRecord) -> list[tuple[str, StudyCell, str, Metrics]]:
     return found
 
 
-def _knobs(cell: StudyCell) -> dict[str, Any]:
+def _knobs(cell: StudyCell) -> Knobs:
     """A cell's settings: studyfile.cell_records writes every cell's."""
     assert cell.knobs is not None
-    return cell.knobs
+    return recorded(cell.knobs)
 
 
 def sheet_rows(studies: Studies) -> dict[str, list[tuple[str, str, list[Metrics]]]]:
     """Per workload, (setting, study, each repeat's metrics) in the order the studies list them."""
-    by_name = {d.name: d for d in map(study_of, studies)}
+    by_name = {d.name: d for d in studies}
     rows: dict[str, dict[str, tuple[str, list[Metrics]]]] = {}
     for name in SHEET_STUDIES:
         if name not in by_name:
@@ -132,7 +131,7 @@ def sheet_rows(studies: Studies) -> dict[str, list[tuple[str, str, list[Metrics]
 
 def apply_rates(studies: Studies) -> dict[tuple[str, str, str], tuple[str, list[float | None]]]:
     """(workload, setting, 'serial' | '4 threads') -> (study, each repeat's apply trx/s of the slower replica)."""
-    by_name = {d.name: d for d in map(study_of, studies)}
+    by_name = {d.name: d for d in studies}
     out: dict[tuple[str, str, str], tuple[str, list[float | None]]] = {}
     for name in APPLY_STUDIES:
         if name not in by_name:
@@ -142,7 +141,7 @@ def apply_rates(studies: Studies) -> dict[tuple[str, str, str], tuple[str, list[
             if source != "apply" or not _usable(cell, scenario):
                 continue
             knobs = _knobs(cell)
-            threads = (int(knobs.get("parallel_threads") or 0), knobs.get("parallel_mode"))
+            threads = (knobs.parallel_threads, knobs.parallel_mode)
             column = "serial" if threads[0] == 0 else "4 threads" if threads == FOUR_THREADS else None
             if column:
                 mine.setdefault((scenario, setting(knobs), column), []).append(metrics.apply_trx_per_s)
@@ -183,14 +182,14 @@ def cost_sheet(studies: Studies) -> list[str]:
             lines.append(f"| {label} | " + " | ".join(cells) + f" | {study}"
                          + (f"; apply: {', '.join(sources)}" if sources else "") + " |")
         lines.append("")
-    compression = next((d for d in map(study_of, studies) if d.name == "compression"), None)
+    compression = next((d for d in studies if d.name == "compression"), None)
     said = compressed_text(compression_effects(compression)) if compression else ""
     return lines + ([f"*compressed from N B* (study compression): {said}", ""] if said else [])
 
 
 def big_transactions(studies: Studies) -> list[str]:
     """One row per cell of study big-transaction: binlog MB, the master's execute + commit, the slowest replica."""
-    data = next((d for d in map(study_of, studies) if d.name == BIG_TRANSACTIONS), None)
+    data = next((d for d in studies if d.name == BIG_TRANSACTIONS), None)
     if not data:
         return []
     runs: dict[str, list[Metrics]] = {}
