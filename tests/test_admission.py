@@ -11,11 +11,11 @@ import math
 import pytest
 
 from app.tuning import CODEL_INTERVAL_MS, CODEL_LEARN_SECONDS, CODEL_QUEUE_MS, QUEUE_FLOOR, QUEUE_MEMORY
+from replbench.analysis import summary as summaries
 from replbench.analysis.rules import CRITERIA_GUARD
-from replbench.analysis.summary import above_knee
 from replbench.core.config import Settings
 from replbench.core.records import STATUS_SUCCEEDED, STATUS_WARNING
-from replbench.core.results import Admission
+from replbench.core.results import AboveKnee, Admission, summary_of
 from replbench.report.block import above_knee_text
 from replbench.topology import appserver, links
 
@@ -164,12 +164,15 @@ def test_the_reading_above_the_knee() -> None:
             "goodput": 1790.0, "app_admission": {"shed": 6000}, "cores": 2,
             "cpu_seconds": {"host_busy": 19.6, "app": 12.0, "vegeta": 4.3},
             "cpu_mean_percent": {"host_busy": 196.0}, "db_share_of_host": 0.47}
+    def above_knee(doc: dict) -> dict | None:
+        return summaries.above_knee(summary_of(doc))
+
     knee = above_knee(base)
     assert knee == {"asked": 2400, "served": 1790.0, "share": 0.746, "client_connections": None,
                     "client_pool_full": False, "shed_per_s": 600.0,
                     "failed_otherwise_per_s": 10.0, "host_busy_percent": 196.0, "cores": 2, "saturated": True,
                     "shares_of_busy": {"app": 0.612, "vegeta": 0.219, "databases": 0.47}}
-    assert above_knee_text(knee) == (
+    assert above_knee_text(AboveKnee.model_validate(knee)) == (
         "Above the knee: this machine served 1,790 of the 2,400 requests/s asked (75%); 600/s were shed by the "
         "app's admission (503 at once) and 10/s failed otherwise; the host was saturated (busy 196 % of 200): "
         "app 61%, vegeta 22%, databases 47% of the busy CPU")
@@ -177,10 +180,12 @@ def test_the_reading_above_the_knee() -> None:
     # every one of vegeta's connections in use: the queue was partly in the client, and the line says so
     full = above_knee({**base, "client_connections": 1024, "app_admission": {"shed": 6000, "peak_in_flight": 1024}})
     assert full is not None and full["client_pool_full"]
-    assert above_knee_text(full).endswith("; all 1,024 of vegeta's connections were in use, so requests also waited "
-                                          "in the client (REPLBENCH_CLIENT_CONNECTIONS)")
+    assert above_knee_text(AboveKnee.model_validate(full)).endswith(
+        "; all 1,024 of vegeta's connections were in use, so requests also waited in the client "
+        "(REPLBENCH_CLIENT_CONNECTIONS)")
     roomy = above_knee({**base, "client_connections": 1024, "app_admission": {"shed": 6000, "peak_in_flight": 700}})
-    assert roomy is not None and not roomy["client_pool_full"] and "vegeta's connections" not in above_knee_text(roomy)
+    assert roomy is not None and not roomy["client_pool_full"]
+    assert "vegeta's connections" not in above_knee_text(AboveKnee.model_validate(roomy))
 
 
 def test_a_bad_client_connections_exits_2() -> None:

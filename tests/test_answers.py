@@ -12,9 +12,18 @@ from typing import Any
 from replbench.analysis import answers as derived
 from replbench.analysis import verdicts
 from replbench.analysis.findings import BOUND, COUNT, TESTED, sentence, study_findings
-from replbench.analysis.studymetrics import compare_cells, figure_text, unit_metrics
+from replbench.analysis.studymetrics import compare_cells, figure_text, row_of, unit_metrics
 from replbench.core.config import ROOT
-from replbench.core.results import load, read_meta, summary_of
+from replbench.core.results import (
+    StudyRecord,
+    StudyUnit,
+    read_meta,
+    read_study,
+    read_sweep,
+    study_of,
+    summary_of,
+    sweep_of,
+)
 from replbench.core.scenario import PassCriteria
 from replbench.report import answers, costsheet, page, sources, studies, sweeps
 
@@ -22,24 +31,24 @@ CAMPAIGN = ROOT / "results" / "report-assets" / "campaign-report-20261126-171314
 CRITERIA = PassCriteria()
 
 
-def _study(name: str) -> dict[str, Any]:
+def _study(name: str) -> StudyRecord:
     folder = next(CAMPAIGN.glob(f"study-*-{name}"))
-    return load(folder / "study.json")
+    return read_study(folder)
 
 
 def _sweep(scenario: str) -> dict[str, Any]:
     """A committed sweep as report/sweeps.sweep_section hands it to the first page."""
     folder = next(p for p in CAMPAIGN.glob(f"sweep-*-{scenario}") if p.name.endswith(f"-{scenario}"))
-    doc = load(folder / "sweep.json")
-    steps = sources.load_steps(folder, doc)
-    kept = verdicts.kept_up_to([(s.rate, [r.summary for r in s.repeats]) for s in steps], verdicts.criteria_of(doc))
+    sweep = read_sweep(folder)
+    steps = sources.load_steps(folder, sweep)
+    kept = verdicts.kept_up_to([(s.rate, [r.summary for r in s.repeats]) for s in steps], verdicts.criteria_of(sweep))
     meta = read_meta(folder) if (folder / "meta.json").exists() else steps[0].repeats[0].meta
-    return {"scenario": scenario, "key": scenario, "max": doc["max_sustainable_rate"], "kept_up": kept,
-            "max_text": verdicts.describe_max(doc), "steps": steps, "folder": folder.name, "meta": meta}
+    return {"scenario": scenario, "key": scenario, "max": sweep.max_sustainable_rate, "kept_up": kept,
+            "max_text": verdicts.describe_max(sweep), "steps": steps, "folder": folder.name, "meta": meta}
 
 
 def evaluate(s: dict[str, Any], criteria: Any, rate: int) -> tuple[bool, list[str], list[str]]:
-    v = verdicts.step_verdict([s], criteria, rate)
+    v = verdicts.step_verdict([summary_of(s)], criteria, rate)
     return v.passed, v.reasons, [n.text for n in v.notes]
 
 
@@ -60,7 +69,7 @@ def test_a_step_whose_replica_fell_behind_all_along_fails_though_it_caught_up_in
     kept = verdicts.kept_up_to([(800, [summary_of(step_summary())]),
                                 (1200, [summary_of(step_summary(growth=0.002, lag_p99=357.5))]),
                                 (1600, [summary_of(step_summary(growth=0.142))])],
-                               verdicts.criteria_of({"criteria": {"max_catch_up": 30.0}}))
+                               verdicts.criteria_of(sweep_of({"criteria": {"max_catch_up": 30.0}})))
     assert (kept["rate"], kept["first_behind"], kept["all"]) == (1200, 1600, False)
     assert sweeps.kept_text(kept).startswith("to 1200 rps (at 1600 rps: replica1's lag grew 0.142 s per s")
 
@@ -85,10 +94,11 @@ def test_what_saturates_first_is_named_from_each_process_against_its_capacity() 
 
 
 def _cells_study(values: dict[str, list[float]], changed: dict[str, dict[str, str]],
-                 metric: str = "commit_p50_ms") -> dict[str, Any]:
-    units = [{"cell": c, "scenario": "write", "metrics": {metric: v}} for c, vs in values.items() for v in vs]
-    return {"cells": [{"name": c, "changed": changed[c]} for c in values],
-            "comparison": compare_cells(units, list(values))}
+                 metric: str = "commit_p50_ms") -> StudyRecord:
+    units = [StudyUnit.model_validate({"cell": c, "scenario": "write", "metrics": {metric: v}})
+             for c, vs in values.items() for v in vs]
+    return study_of({"cells": [{"name": c, "changed": changed[c]} for c in values],
+                     "comparison": compare_cells(units, list(values))})
 
 
 def test_findings_never_compare_cells_that_differ_in_two_settings() -> None:
@@ -119,18 +129,20 @@ def test_a_ratio_over_a_baseline_below_its_resolution_is_a_lower_bound() -> None
                 "cpu_seconds_net_resolution": {"master": 0.01, "replica1": 0.05},
                 "replication": {"nodes": {"master": {"transactions": 100}, "replica1": {"transactions": 100}}}}
 
-    units = [{"cell": c, "scenario": "write", "metrics": unit_metrics("run", run(cpu))}
+    units = [StudyUnit.model_validate({"cell": c, "scenario": "write",
+                                       "metrics": unit_metrics("run", summary_of(run(cpu)))})
              for c, cpus in {"keyed": [0.0, 0.005, 0.01], "nopk": [0.9, 1.0, 1.1]}.items() for cpu in cpus]
-    [found] = study_findings({"comparison": compare_cells(units, ["keyed", "nopk"])}, ["replica_ms_per_write"])
+    [found] = study_findings(study_of({"comparison": compare_cells(units, ["keyed", "nopk"])}),
+                             ["replica_ms_per_write"])
     assert found["kind"] == BOUND and found["factor"] == 20.0  # 10 ms over the 0.5 ms resolution
     assert "is ≥ 20.0× `keyed`'s" in sentence("nopk", found) and "below resolution (< 0.5)" in sentence("nopk", found)
 
 
 def test_a_figure_below_its_resolution_is_never_printed_as_a_cost() -> None:
-    assert figure_text({"median": 0.3, "min": 0.2, "max": 0.4, "n": 3, "resolution": 0.5}) == \
+    assert figure_text(row_of({"median": 0.3, "min": 0.2, "max": 0.4, "n": 3, "resolution": 0.5})) == \
         "below resolution (< 0.5)"
     # recorded before resolutions were: a repeat at 0 net of idle cannot be told from the idle
-    row = {"median": 0.34, "min": 0.0, "max": 0.68, "n": 2, "values": [0.0, 0.68]}
+    row = row_of({"median": 0.34, "min": 0.0, "max": 0.68, "n": 2, "values": [0.0, 0.68]})
     assert figure_text(row, "replica_ms_per_write") == "not resolved (≤ 0.68)"
     assert figure_text(row, "bytes_per_write") == "0.34 [0–0.68]"  # not a net figure: printed as it is
     nopk = _study("nopk")
@@ -211,7 +223,7 @@ def test_semi_sync_is_explained_in_round_trips_and_compression_by_its_threshold(
     row = {"off": {"median": 570.0, "values": [570.0]}, "on 10": {"median": 450.0, "values": [450.0]},
            "minimal on 10": {"median": 300.0, "values": [300.0]}}
     synthetic = {"name": "compression", "cells": cells, "comparison": {"write": {"bytes_per_write": row}}}
-    effects = derived.compression_effects(synthetic)
+    effects = derived.compression_effects(study_of(synthetic))
     assert [(e["cell"], e["baseline"], e["min_len"], e["compressed"]) for e in effects] == [
         ("on 10", "off", 10, True)]  # MINIMAL at 10 B has no uncompressed MINIMAL cell to be set against
     sheet = "\n".join(costsheet.cost_sheet([doc]))

@@ -10,6 +10,7 @@ import shutil
 import pytest
 
 from replbench.analysis import costmodel
+from replbench.core.results import Fit, Onset, meta_of, model_of, summary_of
 from replbench.report.model import render_fit, render_largest, render_onset, render_plan
 
 A_MASTER, B_MASTER = 0.00040, 0.000020  # CPU s per transaction and per row
@@ -94,13 +95,13 @@ def test_a_thin_cell_that_makes_least_squares_negative_gives_zero_not_a_negative
     part = costmodel.fit(runs, [])["settings"]["ROW-FULL bench_idx"]["master_cpu_s"]
     assert part["coef"]["per_row"] == 0.0 and part["coef"]["per_trx"] > 0
     assert all(low >= 0 for low, _ in part["ci95"].values())
-    plan = costmodel.predict(costmodel.fit(runs, []), costmodel.parse_mix("update_users:1000=10/s"))
+    plan = costmodel.predict(model_of(costmodel.fit(runs, [])), costmodel.parse_mix("update_users:1000=10/s"))
     assert plan["master_cpu_cores"]["low"] >= 0
 
 
 def test_the_prediction_interval_includes_the_run_to_run_spread_and_grows_with_it() -> None:
     mix = costmodel.parse_mix("update_user=200/s,update_users:100=2/s")
-    quiet, noisy = (costmodel.predict(costmodel.fit(repeated(noise), []), mix)["master_cpu_cores"]
+    quiet, noisy = (costmodel.predict(model_of(costmodel.fit(repeated(noise), [])), mix)["master_cpu_cores"]
                     for noise in (0.01, 0.10))
     assert quiet["value"] == pytest.approx(noisy["value"], rel=0.03)  # weighted 1/y: a noisier cell reads lower
     assert noisy["high"] - noisy["low"] > 5 * (quiet["high"] - quiet["low"])
@@ -111,11 +112,11 @@ def test_the_prediction_interval_includes_the_run_to_run_spread_and_grows_with_i
 
 def test_the_domain_flags_a_rate_below_what_the_fit_saw_for_small_transactions() -> None:
     model = costmodel.fit(*synthetic())  # 1-row runs at 67 to 400/s, 1,000-row runs at 7 to 40/s
-    assert costmodel.predict(model, costmodel.parse_mix("update_user=200/s"))["outside_domain"] is None
-    low = costmodel.predict(model, costmodel.parse_mix("update_user=20/s"))["outside_domain"]
+    assert costmodel.predict(model_of(model), costmodel.parse_mix("update_user=200/s"))["outside_domain"] is None
+    low = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=20/s"))["outside_domain"]
     assert low.startswith("20 transactions/s, below the lowest rate at which the fit saw transactions of 1 rows "
                           "or fewer (66.7/s)"), low
-    assert costmodel.predict(model, costmodel.parse_mix("update_users:1000=20/s"))["outside_domain"] is None
+    assert costmodel.predict(model_of(model), costmodel.parse_mix("update_users:1000=20/s"))["outside_domain"] is None
 
 
 def test_the_replica_fit_prices_a_read_where_runs_served_reads() -> None:
@@ -130,12 +131,12 @@ def test_the_replica_fit_prices_a_read_where_runs_served_reads() -> None:
     assert part["coef"]["per_row"] == pytest.approx(B_REPLICA, rel=0.10)
     obs = {**runs[1], "transactions": 1000, "rows": 1000, "replica_reads": 6000}
     model = costmodel.fit(runs, [])
-    got = costmodel.expected(model, obs)["replica_cpu_s"]
+    got = costmodel.expected(model_of(model), obs)["replica_cpu_s"]
     assert got["value"] == pytest.approx(A_REPLICA * 1000 + B_REPLICA * 1000 + per_read * 3000, rel=0.10)
     # no run with reads: the mixed run's replicas are not predicted, and the reason says so
     plain = costmodel.fit(synthetic()[0], [])
-    assert costmodel.expected(plain, obs)["replica_cpu_s"] is None
-    assert costmodel.not_predicted(plain, obs)["replica_cpu_s"] == (
+    assert costmodel.expected(model_of(plain), obs)["replica_cpu_s"] is None
+    assert costmodel.not_predicted(model_of(plain), obs)["replica_cpu_s"] == (
         "the replicas also served 6,000 reads, and no run whose replicas served reads: reads not priced")
 
 
@@ -148,17 +149,18 @@ def test_the_cost_model_prices_fsyncs_net_of_idle_and_leaves_out_runs_without_th
                 "binlog": {"successful_writes": 300, "bytes_per_write": 700.0},
                 "replication": {"nodes": {"master": master}}}
 
-    meta = {"knobs_changed": {}}
-    net = costmodel.observation(run({"fsyncs_per_write_net": 1.1, "binlog_syncs_per_write_net": 1.0}), meta)
+    meta = meta_of({"knobs_changed": {}})
+    net = costmodel.observation(summary_of(run({"fsyncs_per_write_net": 1.1, "binlog_syncs_per_write_net": 1.0})), meta)
     assert net is not None and net["fsyncs_per_commit"] == pytest.approx(2.1)  # not the gross 9.6
-    old = costmodel.observation(run({}), meta)
+    old = costmodel.observation(summary_of(run({})), meta)
     assert old is not None and old["fsyncs_per_commit"] is None
     # the resolution of its net CPU rides along (validation compares a figure below it with nothing): the replicas'
     # mean takes the widest replica's; a run from before resolutions were recorded has none
     assert old["resolution"] == {}
-    resolved = costmodel.observation({**run({}), "cpu_seconds_net": {"master": 0.5, "replica1": 0.3, "replica2": 0.2},
-                                      "cpu_seconds_net_resolution": {"master": 0.21, "replica1": 0.1,
-                                                                     "replica2": 0.15}}, meta)
+    resolved = costmodel.observation(summary_of({**run({}), "cpu_seconds_net": {"master": 0.5, "replica1": 0.3,
+                                                                                "replica2": 0.2},
+                                                 "cpu_seconds_net_resolution": {"master": 0.21, "replica1": 0.1,
+                                                                                "replica2": 0.15}}), meta)
     assert resolved is not None and resolved["resolution"] == {"master_cpu_s": 0.21, "replica_cpu_s": 0.15}
 
 
@@ -168,9 +170,9 @@ def test_one_row_per_transaction_is_fitted_per_transaction_only() -> None:
     assert part["terms"] == ["per_trx"] and not part["rows_separated"]
     assert part["coef"]["per_trx"] == pytest.approx(F_BINLOG + G_BINLOG, rel=0.05)
     model = costmodel.fit(runs, [])
-    single = costmodel.predict(model, costmodel.parse_mix("update_user=100/s"))
+    single = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=100/s"))
     assert single["binlog_mb_per_s"]["value"] == pytest.approx((F_BINLOG + G_BINLOG) * 100 / 1e6, rel=0.05)
-    bulk = costmodel.predict(model, costmodel.parse_mix("update_users:100=10/s"))
+    bulk = costmodel.predict(model_of(model), costmodel.parse_mix("update_users:100=10/s"))
     assert bulk["binlog_mb_per_s"] is None  # a row's price is unknown: no figure rather than a guess
 
 
@@ -178,7 +180,7 @@ def test_predict_composes_the_coefficients_for_a_mix() -> None:
     model = costmodel.fit(*synthetic())
     mix = costmodel.parse_mix("update_user=3000/s, update_users:100=20/s")
     assert mix == [("update_user", 1, 3000.0), ("update_users", 100, 20.0)]
-    plan = costmodel.predict(model, mix, "ROW-FULL", replica_cores=2)
+    plan = costmodel.predict(model_of(model), mix, "ROW-FULL", replica_cores=2)
     trx, rows = 3020, 5000
     assert plan["transactions_per_s"] == trx and plan["rows_per_s"] == rows
     assert plan["binlog_mb_per_s"]["value"] == pytest.approx((F_BINLOG * trx + G_BINLOG * rows) / 1e6, rel=0.05)
@@ -188,14 +190,14 @@ def test_predict_composes_the_coefficients_for_a_mix() -> None:
     assert rho["value"] == pytest.approx(C_APPLY * trx + D_APPLY * rows, rel=0.05)
     assert rho["low"] < rho["value"] < rho["high"] and plan["lag"].startswith("bounded")
     assert plan["replica_cpu_utilisation"]["value"] == pytest.approx(plan["replica_cpu_cores"]["value"] / 2)
-    over = costmodel.predict(model, costmodel.parse_mix("update_user=9000/s"), "ROW-FULL")
+    over = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=9000/s"), "ROW-FULL")
     assert over["lag"].startswith("grows by")
     fsyncs = plan["fsyncs_per_s"]
     assert fsyncs["value"] == pytest.approx(2.0 * trx) and fsyncs["low"] <= fsyncs["value"] <= fsyncs["high"]
 
 
 def test_a_plan_prints_every_figure_with_its_interval_and_no_e_notation() -> None:
-    text = render_plan(costmodel.predict(costmodel.fit(*synthetic()), costmodel.parse_mix(
+    text = render_plan(costmodel.predict(model_of(costmodel.fit(*synthetic())), costmodel.parse_mix(
         "update_user=3000/s,update_users:100=20/s")))
     assert "e+" not in text and "no data" not in text
     figures = text.splitlines()[1:7]
@@ -207,26 +209,28 @@ def test_a_plan_prints_every_figure_with_its_interval_and_no_e_notation() -> Non
 
 def test_the_lag_onset_and_growth_follow_the_apply_fit() -> None:
     model = costmodel.fit(*synthetic())
-    onset = costmodel.onset(model, 500)
+    onset = costmodel.onset(model_of(model), 500)
     assert onset["value"] == pytest.approx(1 / (C_APPLY + 500 * D_APPLY), rel=0.05)
     assert onset["low"] < onset["value"] < onset["high"]
     # 9,000 single-row transactions/s against an apply rate of about 1 / (C + D) ≈ 5,200/s: falls behind
-    over = costmodel.predict(model, costmodel.parse_mix("update_user=9000/s"))
+    over = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=9000/s"))
     rho = (C_APPLY + D_APPLY) * 9000
     assert over["onset_transactions_per_s"]["value"] == pytest.approx(1 / (C_APPLY + D_APPLY), rel=0.05)
     # it applies 1/ρ of each second's transactions: the lag gains 1 − 1/ρ s per s (not ρ − 1)
     assert over["lag_growth_s_per_s"]["value"] == pytest.approx(1 - 1 / rho, rel=0.05)
-    assert costmodel.predict(model, costmodel.parse_mix("update_user=100/s"))["lag_growth_s_per_s"] is None
-    assert costmodel.onset(costmodel.fit(synthetic()[0], []), 500) is None  # no drains: no apply fit
+    assert costmodel.predict(model_of(model), costmodel.parse_mix("update_user=100/s"))["lag_growth_s_per_s"] is None
+    assert costmodel.onset(model_of(costmodel.fit(synthetic()[0], [])), 500) is None  # no drains: no apply fit
 
 
 def test_an_onset_whose_interval_has_no_upper_end_prints_infinity_and_says_why() -> None:
     """An apply fit whose interval reaches 0 s a transaction puts the onset's upper end at infinity: validate.json
     keeps it, and the report prints ∞ and why, not "inf"."""
-    text = render_onset({"rows": 500, "predicted": {"value": 262.6, "low": 27.3, "high": float("inf")}, "runs": []})
+    text = render_onset(Onset.model_validate({"rows": 500, "predicted": {"value": 262.6, "low": 27.3,
+                                                                         "high": float("inf")}, "runs": []}))
     assert "predicted 262.6 [27.3–∞] transactions/s (the apply fit's interval reaches 0 s" in text
     assert "inf" not in text.replace("interval", "")
-    bounded = render_onset({"rows": 500, "predicted": {"value": 262.6, "low": 27.3, "high": 400.0}, "runs": []})
+    bounded = render_onset(Onset.model_validate({"rows": 500, "predicted": {"value": 262.6, "low": 27.3, "high": 400.0},
+                                                 "runs": []}))
     assert "[27.3–400.0] transactions/s" in bounded and "no upper bound" not in bounded
 
 
@@ -240,9 +244,9 @@ def test_a_bad_mix_is_refused(mix: str) -> None:
 def test_an_unknown_or_unfitted_setting_is_refused() -> None:
     model = costmodel.fit(*synthetic())
     with pytest.raises(costmodel.MixError, match="unknown setting"):
-        costmodel.predict(model, [("update_user", 1, 10.0)], "ROW-HALF")
+        costmodel.predict(model_of(model), [("update_user", 1, 10.0)], "ROW-HALF")
     with pytest.raises(costmodel.MixError, match="no data for STATEMENT on bench_idx"):
-        costmodel.predict(model, [("update_user", 1, 10.0)], "STATEMENT")
+        costmodel.predict(model_of(model), [("update_user", 1, 10.0)], "STATEMENT")
 
 
 def test_the_model_command_refuses_bad_input_with_exit_2(tmp_path) -> None:
@@ -438,8 +442,8 @@ def test_the_fit_keeps_a_cost_per_second_of_writing_where_no_setting_has_three_r
     assert part["terms"] == ["per_trx", "per_row", "per_second"]
     assert part["coef"]["per_second"] == pytest.approx(W_MASTER, rel=0.10)
     assert part["coef"]["per_trx"] == pytest.approx(A_MASTER, rel=0.10)
-    slow = costmodel.predict(model, costmodel.parse_mix("update_user=20/s"))["master_cpu_cores"]["value"]
-    fast = costmodel.predict(model, costmodel.parse_mix("update_user=400/s"))["master_cpu_cores"]["value"]
+    slow = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=20/s"))["master_cpu_cores"]["value"]
+    fast = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=400/s"))["master_cpu_cores"]["value"]
     assert slow / 20 == pytest.approx(A_MASTER + B_MASTER + W_MASTER / 20, rel=0.05)
     assert slow / 20 > 1.3 * fast / 400
     two = [o for o in runs if o["cell"] in ("1 @400", "100 @20")]
@@ -482,7 +486,7 @@ def test_the_rate_shape_of_the_setting_with_most_rates_prices_every_setting_betw
     assert factors == pytest.approx(one_row, rel=0.03)
     for part in (full, minimal):
         assert "per_second" not in part["terms"] and min(part["coef"].values()) >= 0
-    plan = costmodel.predict(model, costmodel.parse_mix("update_user=200/s"), "STATEMENT")
+    plan = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=200/s"), "STATEMENT")
     assert plan["master_cpu_cores"]["value"] / 200 == pytest.approx(level_minimal * SHAPE[200] + B_MASTER, rel=0.05)
     assert costmodel.shape_factor(full["rate_shape"], 100) == pytest.approx(
         factors[50] + (factors[200] - factors[50]) * 0.5, rel=1e-9)  # halfway in log rate from 50 to 200/s
@@ -536,9 +540,9 @@ def test_the_row_images_share_a_transactions_cost_and_keep_their_own_cost_per_ro
         assert part["coef"]["per_row"] == pytest.approx(truth, rel=0.25), setting
         assert "each setting's among its own" in part["interval_method"]
     assert "pooled" not in got["STATEMENT"] and got["STATEMENT"]["coef"]["per_trx"] == pytest.approx(0.0004, rel=0.05)
-    plan = costmodel.predict(model, costmodel.parse_mix("update_user=400/s"), "ROW-MINIMAL")
+    plan = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=400/s"), "ROW-MINIMAL")
     assert plan["master_cpu_cores"]["value"] == pytest.approx(400 * (level + per_row_minimal), rel=0.05)
-    assert "pooled: one fit over ROW-FULL, ROW-MINIMAL" in render_fit(model)
+    assert "pooled: one fit over ROW-FULL, ROW-MINIMAL" in render_fit(model_of(model))
 
 
 def _sized_runs(setting: str, cells: tuple[tuple[int, int], ...], per_row: float = B_MASTER) -> list[dict]:
@@ -586,8 +590,8 @@ def test_writes_amid_reads_are_outside_the_master_cpus_domain() -> None:
     without = costmodel.fit(runs, [])["settings"]["ROW-FULL bench_idx"]["master_cpu_s"]
     assert with_amid["coef"] == without["coef"] and with_amid["n"] == without["n"]
     model = costmodel.fit(runs, [])
-    assert costmodel.expected(model, amid)["master_cpu_s"] is None
-    assert costmodel.not_predicted(model, amid)["master_cpu_s"] == costmodel.AMID_READS
+    assert costmodel.expected(model_of(model), amid)["master_cpu_s"] is None
+    assert costmodel.not_predicted(model_of(model), amid)["master_cpu_s"] == costmodel.AMID_READS
 
 
 def test_a_run_that_only_read_prices_the_replicas_reads_and_nothing_else() -> None:
@@ -595,7 +599,7 @@ def test_a_run_that_only_read_prices_the_replicas_reads_and_nothing_else() -> No
                "cpu_seconds_net": {"master": 0.02, "replica1": 3.0, "replica2": 3.2}, "cpu_span_s": 30.0,
                "served_by": {"replica1": 9000, "replica2": 9000},
                "binlog": {"successful_writes": 0}, "replication": {"nodes": {"master": {"transactions": 31}}}}
-    obs = costmodel.observation(summary, {"knobs_changed": {}})
+    obs = costmodel.observation(summary_of(summary), meta_of({"knobs_changed": {}}))
     assert obs is not None and obs["transactions"] == 0 and obs["write_seconds"] == 0
     assert obs["replica_cpu_s"] == pytest.approx(3.1) and obs["replica_reads"] == 18000
     assert obs["master_cpu_s"] is None and obs["binlog_bytes"] is None
@@ -608,7 +612,7 @@ def test_a_run_that_only_read_prices_the_replicas_reads_and_nothing_else() -> No
     assert fitted["replica_cpu_s"]["coef"]["per_read"] == pytest.approx(per_read, rel=0.05)
     assert fitted["master_cpu_s"]["n"] == len(writes) and fitted["binlog_bytes"]["n"] == len(writes)
     mixed = {**writes[0], "replica_reads": 2 * 3000, "replicas": 2}
-    got = costmodel.expected(model, mixed)["replica_cpu_s"]
+    got = costmodel.expected(model_of(model), mixed)["replica_cpu_s"]
     assert got is not None and got["value"] == pytest.approx(
         A_REPLICA * mixed["transactions"] + B_REPLICA * mixed["rows"] + per_read * 3000, rel=0.10)
 
@@ -622,7 +626,7 @@ def test_a_read_term_priced_by_runs_that_only_read_has_the_interval_of_their_mea
                "cpu_seconds_net": {"master": 0.02, "replica1": 3.0, "replica2": 3.2}, "cpu_span_s": 30.0,
                "served_by": {"replica1": 9000, "replica2": 9000},
                "binlog": {"successful_writes": 0}, "replication": {"nodes": {"master": {"transactions": 31}}}}
-    obs = costmodel.observation(summary, {"knobs_changed": {}})
+    obs = costmodel.observation(summary_of(summary), meta_of({"knobs_changed": {}}))
     per_read = 3.1 / 9000
     noise = (0.94, 1.06, 0.97, 1.03)
     reads = [{**obs, "cell": f"read {n}", "replica_reads": 2 * n, "replica_cpu_s": per_read * n * noise[2 * i + j]}
@@ -634,8 +638,8 @@ def test_a_read_term_priced_by_runs_that_only_read_has_the_interval_of_their_mea
     assert fitted["read_interval"] == "t over the 4 runs that only read"
     i = fitted["terms"].index("per_read")
     assert fitted["cov"][i][i] > 0 and not any(fitted["cov"][i][j] for j in range(len(fitted["terms"])) if j != i)
-    assert "(the read term's: t over the 4 runs that only read)" in render_fit(costmodel.fit([*synthetic()[0],
-                                                                                              *reads], []))
+    assert "(the read term's: t over the 4 runs that only read)" in render_fit(model_of(costmodel.fit([*synthetic()[0],
+                                                                                              *reads], [])))
 
 
 E_APPLY = 4e-9  # one replica's apply seconds per row per row of its transaction
@@ -655,11 +659,11 @@ def test_the_apply_fit_recovers_a_cost_that_grows_with_the_transactions_size() -
     part = model["settings"]["ROW-FULL bench_idx"]["apply_s"]
     assert part["terms"] == ["per_trx", "per_row", "per_row_sq"]
     assert part["coef"]["per_row_sq"] == pytest.approx(E_APPLY, rel=0.10)
-    rho = costmodel.predict(model, costmodel.parse_mix("update_user=100/s,update_users:1000=10/s"))
+    rho = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=100/s,update_users:1000=10/s"))
     truth = 100 * (C_APPLY + D_APPLY) + 10 * (C_APPLY + D_APPLY * 1000 + E_APPLY * 1000 ** 2)
     assert rho["replica_apply_rho"]["value"] == pytest.approx(truth, rel=0.03)
     # beyond the drained sizes, the curve: its square term prices a 2,000-row transaction
-    beyond = costmodel.apply_seconds(model, "ROW-FULL", "bench_idx", 2000)["value"]
+    beyond = costmodel.apply_seconds(model_of(model), "ROW-FULL", "bench_idx", 2000)["value"]
     assert beyond == pytest.approx(C_APPLY + D_APPLY * 2000 + E_APPLY * 2000 ** 2, rel=0.03)
     # linear drains: the term is 0 (or left out), not invented
     linear = costmodel.fit([], synthetic()[1])["settings"]["ROW-FULL bench_idx"]["apply_s"]
@@ -689,19 +693,20 @@ def test_a_size_between_the_drained_sizes_is_priced_on_the_line_between_their_me
     mean = {n: sum(d["apply_s"] / d["transactions"] for d in drains if d["rows"] == d["transactions"] * n) / 3
             for n in per}
     between = mean[100] + (500 - 100) / 900 * (mean[1000] - mean[100])
-    got = costmodel.apply_seconds(model, "ROW-FULL", "bench_idx", 500)
+    got = costmodel.apply_seconds(model_of(model), "ROW-FULL", "bench_idx", 500)
     assert got["value"] == pytest.approx(between, rel=1e-9)
     assert got["low"] < got["value"] < got["high"]
-    assert costmodel.onset(model, 500)["value"] == pytest.approx(1 / between, rel=1e-9)
-    assert costmodel.apply_seconds(model, "ROW-FULL", "bench_idx", 10)["value"] == pytest.approx(mean[10], rel=1e-9)
-    plan = costmodel.predict(model, costmodel.parse_mix("update_user=1000/s,update_users:500=20/s"))
+    assert costmodel.onset(model_of(model), 500)["value"] == pytest.approx(1 / between, rel=1e-9)
+    assert costmodel.apply_seconds(model_of(model), "ROW-FULL", "bench_idx", 10)["value"] == pytest.approx(mean[10],
+                                                                                                       rel=1e-9)
+    plan = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=1000/s,update_users:500=20/s"))
     assert plan["replica_apply_rho"]["value"] == pytest.approx(1000 * mean[1] + 20 * between, rel=1e-9)
     quiet = [{**d, "apply_s": d["transactions"] * per[d["rows"] // d["transactions"]]} for d in drains]
-    still = costmodel.apply_seconds(costmodel.fit([], quiet), "ROW-FULL", "bench_idx", 500)
+    still = costmodel.apply_seconds(model_of(costmodel.fit([], quiet)), "ROW-FULL", "bench_idx", 500)
     assert still["high"] - still["low"] < got["high"] - got["low"]
-    assert "drained sizes (mean ms per transaction" in render_fit(model)
-    assert "1 row 0.24" in render_fit(costmodel.fit([], quiet)) and "1,000 rows 7.67 (3 drains)" in render_fit(
-        costmodel.fit([], quiet))
+    assert "drained sizes (mean ms per transaction" in render_fit(model_of(model))
+    assert "1 row 0.24" in render_fit(model_of(costmodel.fit([], quiet))) and \
+        "1,000 rows 7.67 (3 drains)" in render_fit(model_of(costmodel.fit([], quiet)))
     # one size drained: no line to price along, no sizes kept
     one = costmodel.fit([], [d for d in drains if d["rows"] == d["transactions"] * 100])
     assert "sizes" not in (one["settings"]["ROW-FULL bench_idx"]["apply_s"] or {})
@@ -715,25 +720,27 @@ def test_a_size_beyond_the_drained_ones_continues_from_the_nearest_without_a_jum
     per, drains = sized_drains(13)
     model = costmodel.fit([], drains)
     part = model["settings"]["ROW-FULL bench_idx"]["apply_s"]
-    at, just = (costmodel.apply_seconds(model, "ROW-FULL", "bench_idx", n) for n in (1000, 1001))
+    at, just = (costmodel.apply_seconds(model_of(model), "ROW-FULL", "bench_idx", n) for n in (1000, 1001))
     step = sum(part["coef"][t] * {"per_trx": 0, "per_row": 1, "per_row_sq": 1001 ** 2 - 1000 ** 2}[t]
                for t in part["terms"])
     assert just["value"] == pytest.approx(at["value"] + step, rel=1e-9) and step < 0.01 * at["value"]
-    on_curve = costmodel.apply_time({k: v for k, v in part.items() if k != "sizes"}, [(1.0, 1001.0)])
+    on_curve = costmodel.apply_time(Fit.model_validate({k: v for k, v in part.items() if k != "sizes"}),
+                                    [(1.0, 1001.0)])
     assert just["high"] - just["low"] < 2 * (at["high"] - at["low"])  # the slope's uncertainty over one row
     assert just["high"] - just["low"] < 0.25 * (on_curve["high"] - on_curve["low"])
-    mixed = costmodel.apply_time(part, [(100.0, 500.0), (2.0, 3000.0)])["value"]
-    assert mixed == pytest.approx(100 * costmodel.apply_seconds(model, "ROW-FULL", "bench_idx", 500)["value"]
-                                  + 2 * costmodel.apply_seconds(model, "ROW-FULL", "bench_idx", 3000)["value"],
+    mixed = costmodel.apply_time(Fit.model_validate(part), [(100.0, 500.0), (2.0, 3000.0)])["value"]
+    fitted = model_of(model)
+    assert mixed == pytest.approx(100 * costmodel.apply_seconds(fitted, "ROW-FULL", "bench_idx", 500)["value"]
+                                  + 2 * costmodel.apply_seconds(fitted, "ROW-FULL", "bench_idx", 3000)["value"],
                                   rel=1e-9)
     old = {k: v for k, v in part.items() if k != "sizes"}  # model.json from before the sizes
     curve = part["coef"]["per_trx"] + part["coef"]["per_row"] * 500 + part["coef"].get("per_row_sq", 0) * 500 ** 2
-    assert costmodel.apply_time(old, [(1.0, 500.0)])["value"] == pytest.approx(curve, rel=1e-9)
+    assert costmodel.apply_time(Fit.model_validate(old), [(1.0, 500.0)])["value"] == pytest.approx(curve, rel=1e-9)
     off = [{**d, "rows": d["rows"] - d["transactions"] * 0.0013 * (d["rows"] // d["transactions"])} for d in drains]
     sizes = costmodel.fit([], off)["settings"]["ROW-FULL bench_idx"]["apply_s"]["sizes"]
     assert len(sizes) == 4 and sizes[-1][0] == pytest.approx(998.7) and sizes[-1][2] == 3
-    assert costmodel.apply_time(part, []) == {"value": 0.0, "low": 0.0, "high": 0.0}
-    assert costmodel.predict(model, costmodel.parse_mix("update_user=0/s"))["replica_apply_rho"]["value"] == 0.0
+    assert costmodel.apply_time(Fit.model_validate(part), []) == {"value": 0.0, "low": 0.0, "high": 0.0}
+    assert costmodel.predict(fitted, costmodel.parse_mix("update_user=0/s"))["replica_apply_rho"]["value"] == 0.0
 
 
 def test_a_drained_size_is_as_sure_as_its_backlogs_not_its_drains() -> None:
@@ -747,11 +754,12 @@ def test_a_drained_size_is_as_sure_as_its_backlogs_not_its_drains() -> None:
     parts = [f["settings"]["ROW-FULL bench_idx"]["apply_s"] for f in fits]
     assert [s[3] for s in parts[0]["sizes"]] == [2, 2, 2, 2] and [s[3] for s in parts[1]["sizes"]] == [3, 3, 3, 3]
     assert parts[2]["sizes"] == parts[1]["sizes"]  # no backlog recorded: each drain its own
-    got = [costmodel.apply_seconds(f, "ROW-FULL", "bench_idx", 500) for f in fits]
+    got = [costmodel.apply_seconds(model_of(f), "ROW-FULL", "bench_idx", 500) for f in fits]
     assert got[0]["value"] == pytest.approx(got[1]["value"], rel=1e-12)
     assert got[0]["high"] - got[0]["low"] > got[1]["high"] - got[1]["low"]
-    assert "1,000 rows 7.6" in render_fit(fits[0]) and "(3 drains of 2 backlogs)" in render_fit(fits[0])
-    assert "backlog" not in render_fit(fits[1])
+    assert "1,000 rows 7.6" in render_fit(model_of(fits[0])) and \
+        "(3 drains of 2 backlogs)" in render_fit(model_of(fits[0]))
+    assert "backlog" not in render_fit(model_of(fits[1]))
 
 
 def test_a_binlog_figure_allows_each_transaction_its_group_commit_id() -> None:
@@ -759,9 +767,9 @@ def test_a_binlog_figure_allows_each_transaction_its_group_commit_id() -> None:
     is not the mix's doing, so the interval is 2 B a transaction wider either way."""
     runs = [{**o, "binlog_bytes": F_BINLOG * o["transactions"] + G_BINLOG * o["rows"]} for o in repeated(0.01)]
     model = costmodel.fit(runs, [])
-    plan = costmodel.predict(model, costmodel.parse_mix("update_user=1000/s"))["bytes_per_s_to_each_replica"]
+    plan = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=1000/s"))["bytes_per_s_to_each_replica"]
     assert plan["high"] - plan["value"] >= 2 * 1000 and plan["value"] - plan["low"] >= 2 * 1000
-    got = costmodel.expected(model, {**runs[0], "transactions": 500, "rows": 500})["binlog_bytes"]
+    got = costmodel.expected(model_of(model), {**runs[0], "transactions": 500, "rows": 500})["binlog_bytes"]
     assert got["high"] - got["value"] >= 2 * 500
 
 
@@ -770,11 +778,11 @@ def test_parallel_threads_bound_rho_between_perfect_parallelism_and_none() -> No
     to ρ (conflicting ones); the fall-behind rate likewise; one thread, or one core, is the serial plan."""
     model = costmodel.fit(*synthetic())
     mix = costmodel.parse_mix("update_user=300/s,update_users:100=10/s")
-    serial = costmodel.predict(model, mix)
+    serial = costmodel.predict(model_of(model), mix)
     rho, onset = serial["replica_apply_rho"], serial["onset_transactions_per_s"]
     assert serial["parallel"]["best"] == rho and serial["parallel"]["worst"] == rho
     for threads, cores, at_once in ((4, 2.0, 2.0), (4, 8.0, 4.0), (4, 1.0, 1.0), (4, 0.5, 1.0), (1, 8.0, 1.0)):
-        p = costmodel.predict(model, mix, replica_cores=cores, threads=threads)["parallel"]
+        p = costmodel.predict(model_of(model), mix, replica_cores=cores, threads=threads)["parallel"]
         assert p["threads"] == threads and p["at_once"] == at_once
         assert p["worst"] == rho
         for end in ("value", "low", "high"):
@@ -782,14 +790,14 @@ def test_parallel_threads_bound_rho_between_perfect_parallelism_and_none() -> No
             assert p["best"][end] <= p["worst"][end]
             assert p["onset_best"][end] == pytest.approx(onset[end] * at_once)
         assert p["onset_worst"] == onset
-    text = render_plan(costmodel.predict(model, mix, replica_cores=2, threads=4))
+    text = render_plan(costmodel.predict(model_of(model), mix, replica_cores=2, threads=4))
     assert "ρ with 4 applier threads, a bound, not a measurement" in text and "2 at once" in text
     assert "applier threads" not in render_plan(serial)
     # threads on one core (--replica-cores' default): the serial ρ, and the line says which flag changes that
-    one_core = render_plan(costmodel.predict(model, mix, threads=4))
+    one_core = render_plan(costmodel.predict(model_of(model), mix, threads=4))
     assert "= 1 transaction applies at once (give the replica's cores with --replica-cores)" in one_core
     # a plan over one thread's capacity: bounded only if enough transactions apply in parallel
-    over = costmodel.predict(model, costmodel.parse_mix("update_user=9000/s"), replica_cores=4, threads=4)
+    over = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=9000/s"), replica_cores=4, threads=4)
     assert over["parallel"]["lag"].startswith("bounded only if")
 
 
@@ -797,7 +805,7 @@ def test_link_prices_semi_syncs_commit_wait_and_the_commits_in_flight_per_wait_p
     """--link RTT: AFTER_COMMIT waits one round trip (measured 1.00–1.09); AFTER_SYNC up to two once commits
     overlap; the commits in flight are the rate × the wait (Little's law)."""
     model = costmodel.fit(*synthetic())
-    busy = costmodel.predict(model, costmodel.parse_mix("update_user=300/s"), rtt_s=0.020)["semi_sync"]
+    busy = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=300/s"), rtt_s=0.020)["semi_sync"]
     commit, sync = busy["AFTER_COMMIT"], busy["AFTER_SYNC"]
     assert commit["latency_s"] == pytest.approx({"value": 0.020, "low": 0.020, "high": 0.0218})
     assert commit["in_flight"] == pytest.approx({"value": 6.0, "low": 6.0, "high": 6.54})
@@ -807,10 +815,10 @@ def test_link_prices_semi_syncs_commit_wait_and_the_commits_in_flight_per_wait_p
     lone = costmodel.semi_sync(10.0, 0.020)["AFTER_SYNC"]  # 0.2 in flight: a commit rarely waits behind another
     assert not lone["overlap"] and lone["latency_s"]["value"] == pytest.approx(0.020)
     assert lone["latency_s"]["high"] == pytest.approx(0.040)
-    text = render_plan(costmodel.predict(model, costmodel.parse_mix("update_user=300/s"), rtt_s=0.020))
+    text = render_plan(costmodel.predict(model_of(model), costmodel.parse_mix("update_user=300/s"), rtt_s=0.020))
     assert "Semi-sync at a 20 ms round trip" in text and "+20 [20–21.8] ms per commit, 6 [6–6.54] commits" in text
     assert "+40 [20–40] ms per commit, 12 [6–12] commits in flight" in text
-    assert costmodel.predict(model, costmodel.parse_mix("update_user=300/s"))["semi_sync"] is None
+    assert costmodel.predict(model_of(model), costmodel.parse_mix("update_user=300/s"))["semi_sync"] is None
 
 
 def test_the_largest_transactions_apply_time_follows_the_apply_fit_with_its_square_term() -> None:
@@ -820,11 +828,11 @@ def test_the_largest_transactions_apply_time_follows_the_apply_fit_with_its_squa
                "rows": trx * n, "apply_s": trx * (C_APPLY + D_APPLY * n + E_APPLY * n * n) * (1 + rnd.gauss(0, 0.01))}
               for n, trx in ((1, 12_000), (10, 4_500), (100, 1_200), (1000, 150)) for _ in range(2)]
     model = costmodel.fit([], drains)
-    got = costmodel.apply_seconds(model, "ROW-FULL", "bench_idx", 5000)
+    got = costmodel.apply_seconds(model_of(model), "ROW-FULL", "bench_idx", 5000)
     truth = C_APPLY + D_APPLY * 5000 + E_APPLY * 5000 ** 2  # 0.16 s, of which the square term 0.1
     assert got["value"] == pytest.approx(truth, rel=0.10) and got["low"] <= got["value"] <= got["high"]
-    assert costmodel.apply_seconds(model, "STATEMENT", "bench_idx", 5000) is None  # no fit: no figure
-    assert costmodel.apply_seconds(costmodel.fit(synthetic()[0], []), "ROW-FULL", "bench_idx", 10) is None
+    assert costmodel.apply_seconds(model_of(model), "STATEMENT", "bench_idx", 5000) is None  # no fit: no figure
+    assert costmodel.apply_seconds(model_of(costmodel.fit(synthetic()[0], [])), "ROW-FULL", "bench_idx", 10) is None
     lines = render_largest({"gtid": "0-1-9", "rows": 5000, "apply_s": got})
     # in ms below a second
     assert lines[0].startswith("The largest transaction (0-1-9, 5,000 rows) takes one SQL thread 16")
@@ -852,7 +860,7 @@ def test_predict_mix_prints_the_bytes_out_of_the_master_to_the_replicas_asked(tm
     env = {"REPLBENCH_STATE": str(tmp_path / "st"), "REPLBENCH_RESULTS": str(results)}
     mix = ["model", "predict", "--mix", "update_user=100/s"]
     code, out, err = run_main([*mix, "--replicas", "3"], env)
-    each = costmodel.predict(costmodel.fit(*synthetic()), costmodel.parse_mix("update_user=100/s"))
+    each = costmodel.predict(model_of(costmodel.fit(*synthetic())), costmodel.parse_mix("update_user=100/s"))
     three = float(f"{each['bytes_per_s_to_each_replica']['value'] * 3:.3g}")  # as the plan prints it
     assert code == 0 and f"To 3 replica(s): {three:,.0f} [" in out, err
     code, out, _ = run_main(mix, env)

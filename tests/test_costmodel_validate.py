@@ -14,7 +14,7 @@ import pytest
 
 from replbench.analysis import costmodel, validation
 from replbench.analysis import profile as prof
-from replbench.core.results import Validation, summary_of
+from replbench.core.results import RecordedRun, Validation, model_of, summary_of, validation_of
 from replbench.experiments import campaign, modelcheck
 from replbench.experiments.run import Clock
 from replbench.measure import binlogfile
@@ -95,7 +95,7 @@ def test_the_profile_path_prices_the_binlogs_workload_over_the_window() -> None:
     binlog = fitted["binlog_bytes"]["coef"]
     want = binlog["per_trx"] * SNIPPET_TRX + binlog["per_row"] * SNIPPET_ROWS  # the heartbeat's 3 left out
     measured = round(want * 1.08)
-    got = validation.from_profile(model, profile, _obs(binlog_bytes=measured))
+    got = validation.from_profile(model_of(model), profile, _obs(binlog_bytes=measured))
     p = got["binlog_bytes"]["predicted"]
     # predict's bytes per second over the profile's span, times the span: the total over the window
     assert p["value"] == pytest.approx(want, rel=1e-9)
@@ -104,7 +104,7 @@ def test_the_profile_path_prices_the_binlogs_workload_over_the_window() -> None:
     assert (got["transactions"], got["rows"], got["heartbeat_transactions"]) == (SNIPPET_TRX, SNIPPET_ROWS, 3)
     assert "the model has no fit on bench_noidx" in " ".join(got["notes"])  # bench_noidx priced on bench_idx
     # the same counts from the run's own counters: the direct path's figure and interval, to rounding
-    direct = validation.from_counts(model, _obs(binlog_bytes=measured))
+    direct = validation.from_counts(model_of(model), _obs(binlog_bytes=measured))
     for part in costmodel.EXPECTED:
         for end in ("value", "low", "high"):
             assert got[part]["predicted"][end] == pytest.approx(direct[part]["predicted"][end], rel=1e-9), part
@@ -118,16 +118,16 @@ def test_the_profile_path_prices_the_binlogs_workload_over_the_window() -> None:
 def test_what_the_profile_path_cannot_price_says_why() -> None:
     model = costmodel.fit(*synthetic())
     profile = _snippet_profile()
-    reads = validation.from_profile(model, profile, _obs(reads=9000))
+    reads = validation.from_profile(model_of(model), profile, _obs(reads=9000))
     assert reads["replica_cpu_s"]["predicted"] is None and reads["replica_cpu_s"]["measured"] == 0.004
     assert "served 9,000 reads, which no binlog shows" in reads["not_predicted"]["replica_cpu_s"]
     assert reads["binlog_bytes"]["predicted"] is not None  # the writes are still priced
-    unfitted = validation.from_profile(model, profile, _obs("ROW-MINIMAL"))
+    unfitted = validation.from_profile(model_of(model), profile, _obs("ROW-MINIMAL"))
     assert {part: v["predicted"] for part, v in unfitted.items() if part in costmodel.EXPECTED} == \
         dict.fromkeys(costmodel.EXPECTED)
     assert unfitted["not_predicted"]["binlog_bytes"] == "ROW-MINIMAL on bench_idx: the model has no data for it"
     beats = profile.model_copy(update={"lines": [ln for ln in profile.lines if ln.heartbeat]})
-    only = validation.from_profile(model, beats, _obs())
+    only = validation.from_profile(model_of(model), beats, _obs())
     assert "no workload transactions" in only["not_predicted"]["master_cpu_s"]
 
 
@@ -159,7 +159,8 @@ def test_a_case_is_profiled_beside_its_run_and_a_failed_copy_is_recorded(tmp_pat
     monkeypatch.setattr(modelcheck, "read_summary", lambda folder: None)
     monkeypatch.setattr(modelcheck, "read_meta", lambda folder: None)
     monkeypatch.setattr(costmodel, "observation", lambda summary, meta: _obs())
-    priced = modelcheck._priced(model, tmp_path, {"run": run.name, "profile": got}, "../rec/")
+    priced = modelcheck._priced(model_of(model), tmp_path,
+                                RecordedRun.model_validate({"run": run.name, "profile": got}), "../rec/")
     assert priced["profile"]["file"] == "../rec/write-mix-200/profile.json" and priced["run"] == "../rec/write-mix-200"
     assert priced["profile"]["binlog_bytes"]["predicted"] is not None
 
@@ -169,7 +170,8 @@ def test_a_case_is_profiled_beside_its_run_and_a_failed_copy_is_recorded(tmp_pat
     monkeypatch.setattr(binlogfile, "copy_from_server", fails)
     failed = modelcheck._profiled(None, clock, run, modelcheck.Progress("test"))
     assert failed == {"error": "the native topology's master does not answer as 'root': refused"}
-    assert modelcheck._priced(model, tmp_path, {"run": run.name, "profile": failed})["profile"] == failed
+    entry = RecordedRun.model_validate({"run": run.name, "profile": failed})
+    assert modelcheck._priced(model_of(model), tmp_path, entry)["profile"] == failed
 
 
 def test_a_case_runs_under_its_setting_and_is_predicted_both_ways(tmp_path, monkeypatch) -> None:
@@ -194,7 +196,7 @@ def test_a_case_runs_under_its_setting_and_is_predicted_both_ways(tmp_path, monk
                         {"file": f"{folder.name}/profile.json", "since": clock, "until": None})
     monkeypatch.setattr(modelcheck, "read_profile", lambda path: _snippet_profile())
     case = modelcheck.parse_cases("write-mix@200:ROW-MINIMAL")[0]
-    got = modelcheck._case(None, model, case, 30.0, "rows", tmp_path, modelcheck.Progress("test"))
+    got = modelcheck._case(None, model_of(model), case, 30.0, "rows", tmp_path, modelcheck.Progress("test"))
     assert (ran["scenario"], ran["rate"], ran["options"].checksum) == ("write-mix", 200, "rows")
     assert ran["options"].knobs.changed() == {"binlog_row_image": "MINIMAL"} and ran["options"].duration == 30.0
     # one run: its folder and figures (the case's identity is the case's, over its repeats: validation.case_of)
@@ -238,7 +240,7 @@ VALIDATION = {
 
 
 def test_the_coverage_counts_each_paths_figures_and_judges_the_worst_errors() -> None:
-    summary = validation.coverage(VALIDATION)
+    summary = validation.coverage(validation_of(VALIDATION))
     counts, profiled = summary["paths"]["counts"], summary["paths"]["profile"]
     # counts: 5 figures (the mixed case's replica CPU not predicted); inside: binlog 10.0e6, replica 3.1, 5.1e5
     assert (counts["figures"], counts["inside"], counts["not_predicted"]) == (5, 3, 1)
@@ -255,7 +257,7 @@ def test_the_coverage_counts_each_paths_figures_and_judges_the_worst_errors() ->
 
 
 def test_a_validate_json_of_before_repeats_renders_each_case_as_its_one_run() -> None:
-    text = render_validation(VALIDATION)  # no repeats: each case is its own single run
+    text = render_validation(validation_of(VALIDATION))  # no repeats: each case is its own single run
     rows = [ln for ln in text.splitlines() if ln.startswith("| write-mix @ 200/s ROW-MINIMAL |")]
     assert len(rows) == 2 and "| 1 of 1 | from the run's counts | 6,000 | 66,000 |" in rows[0]
     assert "| from its binlog profile | 6,002 | 66,010 | 1.06e+07" not in rows[1]  # never in e-notation
@@ -306,7 +308,7 @@ def test_validate_runs_the_cases_in_rotated_rounds_and_checks_the_table_on_the_v
 
     monkeypatch.setattr(modelcheck, "_case", one)
     cases = modelcheck.parse_cases("write@10,write@20,write@30")
-    out = modelcheck.validate(SimpleNamespace(results=tmp_path), {}, cases, onset_rows=0, repeats=2)
+    out = modelcheck.validate(SimpleNamespace(results=tmp_path), model_of({}), cases, onset_rows=0, repeats=2)
     assert [text for text, _ in ran] == ["write@10", "write@20", "write@30", "write@20", "write@30", "write@10"]
     assert [checksum for _, checksum in ran] == ["rows"] * 5 + ["table"]
     assert out["repeats"] == 2 and [len(c["repeats"]) for c in out["cases"]] == [2, 2, 2]
@@ -333,13 +335,13 @@ def test_the_onset_drains_once_after_each_round_then_the_live_runs(tmp_path, mon
 
     monkeypatch.setattr(modelcheck, "_onset_live", live)
     cases = modelcheck.parse_cases("write@10,write@20")
-    out = modelcheck.validate(SimpleNamespace(results=tmp_path), {}, cases, repeats=3)
+    out = modelcheck.validate(SimpleNamespace(results=tmp_path), model_of({}), cases, repeats=3)
     assert ran == ["write@10", "write@20", "drain", "write@20", "write@10", "drain", "write@10", "write@20", "drain",
                    "live"]
     assert [d["folder"] for d in out["onset"]["drains"]] == ["apply/d1", "apply/d2", "apply/d3"]
     assert out["onset"]["drains"][0]["writes"] == 240  # ONSET_DRAIN_S of apply at the predicted 80/s
     ran.clear()
-    modelcheck.validate(SimpleNamespace(results=tmp_path / "again"), {}, cases, repeats=1)
+    modelcheck.validate(SimpleNamespace(results=tmp_path / "again"), model_of({}), cases, repeats=1)
     assert ran == ["write@10", "write@20", "drain", "drain", "live"]
 
 
@@ -364,7 +366,7 @@ def test_an_interrupted_validation_keeps_and_reports_the_drains_median_so_far(tm
     monkeypatch.setattr(modelcheck, "_drain", drain)
     settings = SimpleNamespace(results=tmp_path)
     with pytest.raises(KeyboardInterrupt):
-        modelcheck.validate(settings, {}, modelcheck.parse_cases("write@10"), repeats=3)
+        modelcheck.validate(settings, model_of({}), modelcheck.parse_cases("write@10"), repeats=3)
     (record,) = (tmp_path / "model").glob("validate-*/validate.json")
     onset = json.loads(record.read_text())["onset"]
     assert (onset["drain_measured"], onset["drain_error_pct"]) == (80.0, 0.0)  # the first drain's median
@@ -425,7 +427,7 @@ REPEATED = {"repeats": 2, "cases": [
 
 
 def test_the_coverage_counts_each_runs_figures_and_judges_each_cases_mean() -> None:
-    summary = validation.coverage(REPEATED)
+    summary = validation.coverage(validation_of(REPEATED))
     counts = summary["paths"]["counts"]
     # every run's figure against its own interval: 6 figures; inside: 202, 204 and 4.2 (5.0 is outside 3.6–4.4)
     assert (counts["figures"], counts["inside"], counts["not_predicted"], summary["repeats"]) == (6, 3, 0, 2)
@@ -436,7 +438,7 @@ def test_the_coverage_counts_each_runs_figures_and_judges_each_cases_mean() -> N
     assert counts["worst"]["CPU"]["within"]
     # the drained onset: the median of both drains' four rates
     assert summary["onset"]["drained"] == {"error_pct": 9.6, "within": True, "inside": True}
-    text = render_validation(REPEATED)
+    text = render_validation(validation_of(REPEATED))
     assert "- from the run's counts: 3 of 6 run figures inside their intervals (50 %, below the goal); worst error " \
         "of a case's mean over 2 repeats: binlog -1.5 % (write-mix @ 200/s ROW-FULL" in text
     row = next(ln for ln in text.splitlines() if ln.startswith("| write-mix @ 100/s ROW-FULL |"))
@@ -461,13 +463,13 @@ def test_a_figure_below_its_resolution_is_left_out_of_the_case_and_the_coverage_
                  _run("m3", master_cpu_s=cpu(1.8)))
     fig = case["master_cpu_s"]  # the mean of the two measured runs, the third counted as left out
     assert (fig["runs"], fig["measured"], fig["error_pct"], fig["runs_below_resolution"]) == (2, 4.0, 0.0, 1)
-    summary = validation.coverage({"cases": [case]})["paths"]["counts"]
+    summary = validation.coverage(validation_of({"cases": [case]}))["paths"]["counts"]
     assert (summary["figures"], summary["inside"], summary["below_resolution"]) == (2, 2, 1)
-    text = render_validation({"cases": [case]})
+    text = render_validation(validation_of({"cases": [case]}))
     assert "| 2 / 2 (+0.0 %, inside 2/2; 1 more below its resolution, left out: net 0 s < 0.21 s) |" in text, text
     assert "2 of 2 run figures inside their intervals (100 %), 1 more below their resolution (left out)" in text
     every = _case(200, _run("z1", master_cpu_s=cpu(0.0)), _run("z2", master_cpu_s=cpu(0.1)))
-    assert "| below its resolution: net 0 s < 0.21 s |" in render_validation({"cases": [every]})
+    assert "| below its resolution: net 0 s < 0.21 s |" in render_validation(validation_of({"cases": [every]}))
 
 
 def test_the_estimate_and_the_campaigns_unit_scale_with_the_repeats(tmp_path) -> None:
@@ -524,16 +526,17 @@ def test_the_control_a_fitted_cell_gives_the_hosts_drift_and_the_held_out_errors
     control = validation.case_of({"scenario": "write", "rate": 200, "setting": "ROW-FULL"}, [
         _run("c1", master_cpu_s=_fig(4.0, 3.6, 4.4, 4.3), replica_cpu_s=_fig(2.0, 1.8, 2.2, 2.0)),
         _run("c2", master_cpu_s=_fig(4.0, 3.6, 4.4, 4.5), replica_cpu_s=_fig(2.0, 1.8, 2.2, 2.0))])
-    summary = validation.coverage({**REPEATED, "control": control})
-    assert summary["paths"] == validation.coverage(REPEATED)["paths"]  # the control is no held-out figure
+    summary = validation.coverage(validation_of({**REPEATED, "control": control}))
+    # the control is no held-out figure
+    assert summary["paths"] == validation.coverage(validation_of(REPEATED))["paths"]
     got = summary["control"]
     assert round(100 * (8.0 * 1.1 - 9.2) / 9.2, 1) == -4.3
     assert got["ratio"] == {"counts": {"master CPU": 1.1, "replica CPU": 1.0}} and got["runs"] == 2
     assert got["scaled_worst"] == {"counts": {"error_pct": -4.3,
                                               "case": "write-mix @ 200/s ROW-FULL", "figure": "master CPU",
                                               "bound_pct": 15.0, "within": True}}
-    assert validation.coverage(REPEATED)["control"] is None
-    text = render_validation({**REPEATED, "control": control})
+    assert validation.coverage(validation_of(REPEATED))["control"] is None
+    text = render_validation(validation_of({**REPEATED, "control": control}))
     assert "| write @ 200/s ROW-FULL (control: a fitted cell) | 2 of 2 | from the run's counts |" in text
     assert ("- control write @ 200/s ROW-FULL (a cell the model was fitted on, run in every round): measured master "
             "CPU ×1.10, replica CPU ×1.00 of its prediction from the counts, mostly the host's drift since the fit "
@@ -543,14 +546,14 @@ def test_the_control_a_fitted_cell_gives_the_hosts_drift_and_the_held_out_errors
     # a control whose CPU measured nothing (0 s) gives no ratio, and the line is left out rather than divided by it
     idle = validation.case_of({"scenario": "write", "rate": 200, "setting": "ROW-FULL"},
                               [_run("c0", master_cpu_s=_fig(4.0, 3.6, 4.4, 0.0))])
-    assert validation.coverage({**REPEATED, "control": idle})["control"] is None
-    assert "- control" not in render_validation({**REPEATED, "control": idle})
+    assert validation.coverage(validation_of({**REPEATED, "control": idle}))["control"] is None
+    assert "- control" not in render_validation(validation_of({**REPEATED, "control": idle}))
     # the profile path is scaled by the control's own profile: its master CPU measured ×2 of that prediction
     profiled = validation.case_of({"scenario": "write", "rate": 200, "setting": "ROW-FULL"}, [
         _run("p1", master_cpu_s=_fig(4.0, 3.6, 4.4, 4.0), profile={"master_cpu_s": _fig(2.0, 1.8, 2.2, 4.0)})])
     held = {"cases": [_case(100, _run("h1", master_cpu_s=_fig(4.0, 3.6, 4.4, 4.0),
                                       profile={"master_cpu_s": _fig(2.2, 2.0, 2.4, 4.0)}))]}
-    worst = validation.coverage({**held, "control": profiled})["control"]["scaled_worst"]
+    worst = validation.coverage(validation_of({**held, "control": profiled}))["control"]["scaled_worst"]
     assert (worst["counts"]["error_pct"], worst["profile"]["error_pct"]) == (0.0, 10.0)
 
 
@@ -559,7 +562,7 @@ def test_the_control_runs_in_every_round_rotated_with_the_cases_and_is_kept_apar
     monkeypatch.setattr(modelcheck, "_case", lambda settings, model, case, *rest: ran.append(case.text) or {
         "run": f"run-{len(ran)}", "usable": True, "transactions": 10, "rows": 10, "replica_reads": 0})
     cases = modelcheck.parse_cases("write@10,write@20")
-    out = modelcheck.validate(SimpleNamespace(results=tmp_path), {}, cases, onset_rows=0, repeats=3,
+    out = modelcheck.validate(SimpleNamespace(results=tmp_path), model_of({}), cases, onset_rows=0, repeats=3,
                               control=modelcheck.CONTROL)
     assert ran == ["write@10", "write@20", "write@200", "write@20", "write@200", "write@10", "write@200", "write@10",
                    "write@20"]
@@ -595,8 +598,8 @@ def test_recordings_go_on_rotating_and_are_priced_once_gathered_case_by_case(tmp
     priced: list[str] = []
 
     def price(model, folder, entry, prefix=""):
-        priced.append(prefix + entry["run"])
-        return {"run": prefix + entry["run"], "usable": True, "transactions": 10, "rows": 10, "replica_reads": 0,
+        priced.append(prefix + entry.run)
+        return {"run": prefix + entry.run, "usable": True, "transactions": 10, "rows": 10, "replica_reads": 0,
                 "binlog_bytes": _fig(100, 90, 110, 100)}
 
     monkeypatch.setattr(modelcheck, "_priced", price)
@@ -613,7 +616,7 @@ def test_recordings_go_on_rotating_and_are_priced_once_gathered_case_by_case(tmp
     assert priced == []  # recorded, not priced: no model asked
     assert [r.name for r in modelcheck.pending_recordings(settings)] == [first["folder"], second["folder"]]
     ran.clear()
-    out = modelcheck.priced_recordings(settings, {})
+    out = modelcheck.priced_recordings(settings, model_of({}))
     assert out["recordings"] == [first["folder"], second["folder"]] and out["repeats"] == 2
     assert [r["run"] for r in out["cases"][1]["repeats"]] == [f"../{first['folder']}/run-2",
                                                                f"../{second['folder']}/run-4"]
@@ -626,7 +629,7 @@ def test_recordings_go_on_rotating_and_are_priced_once_gathered_case_by_case(tmp
         "them with the fit's studies" in render_validation(written)
     assert modelcheck.pending_recordings(settings) == []
     with pytest.raises(modelcheck.ReplbenchError, match="no recorded runs to price"):
-        modelcheck.priced_recordings(settings, {})
+        modelcheck.priced_recordings(settings, model_of({}))
     assert modelcheck.estimate(runs=False) + modelcheck.estimate(onset=False) == pytest.approx(modelcheck.estimate())
 
 
@@ -636,7 +639,7 @@ def _recording_stubs(monkeypatch) -> list[str]:
     monkeypatch.setattr(modelcheck, "_recorded_run", lambda settings, case, duration, checksum, folder, progress:
                         ran.append(case.text) or {"run": f"run-{len(ran)}"})
     monkeypatch.setattr(modelcheck, "_priced", lambda model, folder, entry, prefix="": {
-        "run": prefix + entry["run"], "usable": True, "transactions": 10, "rows": 10, "replica_reads": 0})
+        "run": prefix + entry.run, "usable": True, "transactions": 10, "rows": 10, "replica_reads": 0})
     monkeypatch.setattr(modelcheck.costmodel, "onset", lambda model, rows: None)
     monkeypatch.setattr(modelcheck, "_onset_live", lambda settings, onset, *rest: ran.append("live") or onset.out)
     return ran
@@ -650,7 +653,7 @@ def test_a_recording_of_several_rounds_hands_the_rotation_on_after_its_last_roun
     modelcheck.record(settings, cases, 2.0, 1)
     assert ran == ["write@10", "write@20", "write@30", "write@20", "write@30", "write@10",
                    "write@30", "write@10", "write@20"]  # rounds 0 and 1, then round 2: none repeated
-    assert modelcheck.priced_recordings(settings, {})["rounds"] == 3
+    assert modelcheck.priced_recordings(settings, model_of({}))["rounds"] == 3
 
 
 def test_an_interrupted_recording_is_left_out_and_an_interrupted_pricing_prices_nothing_for_good(tmp_path,
@@ -664,15 +667,15 @@ def test_an_interrupted_recording_is_left_out_and_an_interrupted_pricing_prices_
     path = tmp_path / "model" / broken["folder"] / modelcheck.RECORDING
     path.write_text(json.dumps({**json.loads(path.read_text()), "complete": False}))
     with pytest.raises(modelcheck.ReplbenchError, match="1 interrupted, left out"):
-        modelcheck.priced_recordings(settings, {})
+        modelcheck.priced_recordings(settings, model_of({}))
     whole = modelcheck.record(settings, cases, 2.0, 1)
-    first = modelcheck.priced_recordings(settings, {})
+    first = modelcheck.priced_recordings(settings, model_of({}))
     assert (first["recordings"], first["left_out"], first["complete"]) == ([whole["folder"]], [broken["folder"]],
                                                                            True)
-    assert "left out, interrupted: " + broken["folder"] in render_validation(first)
+    assert "left out, interrupted: " + broken["folder"] in render_validation(validation_of(first))
     written = tmp_path / "model" / first["folder"] / "validate.json"
     written.write_text(json.dumps({**json.loads(written.read_text()), "complete": False}))  # as if interrupted
-    assert modelcheck.priced_recordings(settings, {})["recordings"] == [whole["folder"]]  # priced again
+    assert modelcheck.priced_recordings(settings, model_of({}))["recordings"] == [whole["folder"]]  # priced again
 
 
 def test_recordings_of_different_controls_and_an_unreadable_validation_are_refused_in_one_line(tmp_path,
@@ -683,7 +686,7 @@ def test_recordings_of_different_controls_and_an_unreadable_validation_are_refus
     modelcheck.record(settings, cases, 2.0, 1, modelcheck.CONTROL)
     modelcheck.record(settings, cases, 2.0, 1, modelcheck.parse_cases("write@80")[0])
     with pytest.raises(modelcheck.ReplbenchError, match=r"different controls \(write@200:ROW-FULL, write@80"):
-        modelcheck.priced_recordings(settings, {})
+        modelcheck.priced_recordings(settings, model_of({}))
     (tmp_path / "model" / "validate-20000101-000000").mkdir()
     (tmp_path / "model" / "validate-20000101-000000" / "validate.json").write_text('{"cases": [')
     with pytest.raises(modelcheck.ReplbenchError, match="validate.json: not a validation"):
@@ -694,8 +697,8 @@ def test_the_control_priced_in_the_fits_hours_is_read_as_the_fits_residual() -> 
     control = {"scenario": "write", "rate": 200, "setting": "ROW-FULL", "usable": True,
                "master_cpu_s": _fig(1.0, 0.9, 1.1, 1.1), "replica_cpu_s": _fig(1.0, 0.9, 1.1, 1.0)}
     doc = {"cases": VALIDATION["cases"][:1], "control": control}
-    assert "mostly the host's drift since the fit" in render_validation(doc)
-    interleaved = render_validation({**doc, "recordings": ["validate-1"]})
+    assert "mostly the host's drift since the fit" in render_validation(validation_of(doc))
+    interleaved = render_validation(validation_of({**doc, "recordings": ["validate-1"]}))
     assert "the fit's residual there and the runs' noise (recorded in the fit's hours)" in interleaved
     assert "host's drift" not in interleaved
 

@@ -14,6 +14,7 @@ import pytest
 
 from replbench.analysis.studymetrics import index_costs, unit_metrics
 from replbench.core.config import ConfigError, Settings, index_names, secondary_indexes
+from replbench.core.results import StudyCell, study_of, summary_of
 from replbench.experiments import study, studyfile
 from replbench.measure.counters import NodeCounters, describe
 from replbench.report.studies import costliest_index
@@ -174,7 +175,7 @@ def test_pages_read_and_written_per_write_come_from_innodbs_counters() -> None:
     summary = {"binlog": {"successful_writes": 200}, "replication": {"nodes": {
         "master": got["master"], "replica1": got["replica1"], "replica2": {**got["replica1"],
                                                                            "pages_read_per_write": 4.5}}}}
-    metrics = unit_metrics("run", summary)
+    metrics = unit_metrics("run", summary_of(summary))
     assert metrics["replica_pages_read_per_write"] == 4.5  # the busier replica's
     assert metrics["replica_pages_written_per_write"] == 5.0 and metrics["replica_pages_flushed_per_write"] == 4.0
 
@@ -200,21 +201,22 @@ def test_each_index_is_weighed_against_every_index_at_the_same_pool_and_the_cost
            "no city 4G": row([0.22, 0.23, 0.21]), "no city 128M": row([0.49, 0.50, 0.52]),
            "none 4G": row([0.10, 0.11, 0.10])}
     comparison = {"write": {"replica_ms_per_write": cpu}}
-    costs = index_costs(cells, comparison)
+    costs = index_costs([StudyCell.model_validate(c) for c in cells], comparison)
     assert [(c["cell"], c["baseline"]) for c in costs] == [
         ("no email 128M", "all in 128M"), ("no city 128M", "all in 128M"),
         ("no city 4G", "all in 4G"), ("no email 4G", "all in 4G")]  # per pool, the costliest first; 'all' left out
     assert costs[2]["index"] == "idx_city_birth" and costs[2]["cost"] == pytest.approx(0.08)
     assert costs[2]["verdict"] == "different" and costs[3]["verdict"] == "within noise"
-    line = costliest_index({"cells": cells, "comparison": comparison})[0]
+    line = costliest_index(study_of({"cells": cells, "comparison": comparison}))[0]
     assert line.startswith("- **Which index costs the replicas most**")
     assert "`write`, buffer_pool=4G: **`idx_city_birth`** costs most, 0.3 ms a write with every index against " \
            "0.22 without it (+27 %); the others `uq_email` +0 % (noise)" in line
     assert "`write`, buffer_pool=128M: **`uq_email`** costs most" in line
     quiet = {"write": {"replica_ms_per_write": {**cpu, "no city 4G": row([0.28, 0.31, 0.30])}}}
     assert "buffer_pool=4G: no index's cost is beyond the repeats' noise" in costliest_index(
-        {"cells": cells, "comparison": quiet})[0]
-    assert costliest_index({"cells": cells[:2], "comparison": comparison}) == []  # no cell misses one index
+        study_of({"cells": cells, "comparison": quiet}))[0]
+    # no cell misses one index
+    assert costliest_index(study_of({"cells": cells[:2], "comparison": comparison})) == []
 
 
 # ---- on the test topology ---------------------------------------------------------------------------------------

@@ -3,10 +3,18 @@ a summary and a meta.json alone. Unit tier."""
 
 from __future__ import annotations
 
-from replbench.analysis.judge import RunFacts, judge
+from replbench.analysis import judge as judging
+from replbench.analysis.judge import RunFacts
 from replbench.analysis.rules import CRITERIA_GUARD
 from replbench.core.records import STATUS_FAILED, STATUS_OK, STATUS_WARNING
+from replbench.core.results import meta_of, summary_of
 from replbench.core.scenario import PassCriteria
+
+
+def judge(summary: dict, meta: dict, facts: RunFacts, status: str) -> tuple[list[str], list[str], str]:
+    """analysis/judge.judge over the records of a summary and a meta.json."""
+    return judging.judge(summary_of(summary), meta_of(meta), facts, status)
+
 
 FACTS = RunFacts(criteria=PassCriteria(), rate=100, catch_up_timeout=300.0, cores=2)
 CLEAN = {"rate_sent": 100.0, "goodput": 100.0, "server_success": 1.0, "latency_ms": {"p99": 4.0},

@@ -23,7 +23,7 @@ from replbench.analysis import profile as prof
 from replbench.cli.args import UsageError
 from replbench.cli.profile import predict_from_profile
 from replbench.core.config import ROOT, Settings
-from replbench.core.results import model_of, write_record
+from replbench.core.results import model_of, read_model, write_record
 from replbench.measure import binlogfile
 from replbench.report.profile import render
 
@@ -281,12 +281,12 @@ def test_a_profile_feeds_model_predict_without_the_heartbeat(tmp_path: Path, mon
     out = capsys.readouterr().out
     assert "Capacity plan under ROW-FULL on bench_idx" in out and "To 2 replica(s)" in out
     # its largest transaction, the 100-row update, priced by the apply fit at its rows
-    took = costmodel.apply_seconds(costmodel.fit(*synthetic()), "ROW-FULL", "bench_idx", 100)
+    took = costmodel.apply_seconds(model_of(costmodel.fit(*synthetic())), "ROW-FULL", "bench_idx", 100)
     big = max(p.largest, key=lambda t: t.rows)
     assert big.rows == 100 and (f"The largest transaction ({big.gtid}, 100 rows) takes one SQL thread "
                                 f"{took['value'] * 1e3:.3g} [" in out), out  # in ms below a second
     assert "The profile's own estimate of the binlog under ROW-FULL" in out and "left out" in out
-    plan = costmodel.predict(json.loads((results / "model" / "model.json").read_text()), mixes["bench_idx"])
+    plan = costmodel.predict(read_model(results / "model"), mixes["bench_idx"])
     assert plan["transactions_per_s"] == pytest.approx(8 / 77) and plan["rows_per_s"] == pytest.approx(107 / 77)
     for bad, needle, cores in ((tmp_path / "none.json", "no such file", 1.0), (SNIPPET, "not a profile", 1.0),
                                (path, "--replica-cores", 0.0)):

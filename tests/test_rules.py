@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from replbench.analysis import judge, rules, studymetrics, summary, verdicts
+from replbench.core.results import meta_of, summary_of
 from replbench.core.scenario import PassCriteria
 
 CRITERIA = PassCriteria()  # success ≥ 99.9 %, goodput ≥ 99 % of asked, p99 ≤ 1 s, lag p99 ≤ 1 s, growth < 0.01
@@ -29,7 +30,7 @@ def run(**changes: Any) -> dict[str, Any]:
 def run_guards(s: dict[str, Any]) -> tuple[list[str], str]:
     facts = judge.RunFacts(criteria=CRITERIA, rate=RATE, catch_up_timeout=300.0, cores=2)
     no_guards = {k: v for k, v in s.items() if k != "guards"}
-    guards, _, status = judge.judge(no_guards, {}, facts, "ok")
+    guards, _, status = judge.judge(summary_of(no_guards), meta_of({}), facts, "ok")
     return guards, status
 
 
@@ -39,8 +40,8 @@ def verdicts_of(s: dict[str, Any]) -> dict[str, bool]:
     guards, status = run_guards(s)
     return {
         "run": status == "ok" and not any(g.startswith(rules.CRITERIA_GUARD) for g in guards),
-        "step": verdicts.step_verdict([s, s, s], CRITERIA, RATE).passed,
-        "unit": bool(studymetrics.unit_metrics("run", {**s, "guards": guards}, CRITERIA)["passed"]),
+        "step": verdicts.step_verdict([summary_of(s)] * 3, CRITERIA, RATE).passed,
+        "unit": bool(studymetrics.unit_metrics("run", summary_of({**s, "guards": guards}), CRITERIA)["passed"]),
     }
 
 
@@ -61,7 +62,7 @@ def test_a_run_a_step_and_a_unit_are_judged_alike_at_each_criterions_boundary(ru
                                                                                  beyond: dict[str, Any]) -> None:
     assert verdicts_of(run(**at)) == {"run": True, "step": True, "unit": True}
     assert verdicts_of(run(**beyond)) == {"run": False, "step": False, "unit": False}
-    tripped = rules.judge(run(**beyond), CRITERIA, RATE).tripped
+    tripped = rules.judge(summary_of(run(**beyond)), CRITERIA, RATE).tripped
     assert [t.rule for t in tripped] == [rule]  # and it says which rule tripped
     guards, status = run_guards(run(**beyond))
     assert status == "ok-with-warnings" and guards == [f"{rules.CRITERIA_GUARD}: {tripped[0].text}"]
@@ -74,37 +75,37 @@ def test_a_replica_that_never_caught_up_fails_the_step_and_the_unit_and_the_run_
     guards, status = run_guards(late)
     assert status == "ok-with-warnings" and guards[0].startswith("replica2 did not catch up within 300 s")
     assert verdicts_of(run(catch_up_s={"replica1": 30.0, "replica2": 0.1}))["step"] is True
-    assert rules.judge(run(catch_up_s={"replica1": 30.1}), CRITERIA, RATE).broke("max_catch_up")
+    assert rules.judge(summary_of(run(catch_up_s={"replica1": 30.1})), CRITERIA, RATE).broke("max_catch_up")
 
 
 def test_above_the_knee_is_the_same_judgement_on_goodput_not_on_the_rate_sent() -> None:
     # every request sent on time, fewer served: what the user got decides
     served_less = run(rate_sent=400.0, goodput=395.9)
-    assert summary.above_knee(run(goodput=396.0), CRITERIA) is None
-    knee = summary.above_knee(served_less, CRITERIA)
+    assert summary.above_knee(summary_of(run(goodput=396.0)), CRITERIA) is None
+    knee = summary.above_knee(summary_of(served_less), CRITERIA)
     assert knee is not None and knee["served"] == 395.9
-    assert not verdicts.step_verdict([served_less], CRITERIA, RATE).passed
+    assert not verdicts.step_verdict([summary_of(served_less)], CRITERIA, RATE).passed
     # client-side errors are the load generator's: a note, not a failure, and not above the knee
     client = run(success=0.99, client_errors=40)
-    assert summary.above_knee(client, CRITERIA) is None
-    step = verdicts.step_verdict([client], CRITERIA, RATE)
+    assert summary.above_knee(summary_of(client), CRITERIA) is None
+    step = verdicts.step_verdict([summary_of(client)], CRITERIA, RATE)
     assert step.passed and [n.rule for n in step.notes] == ["client_errors"]
 
 
 def test_saturation_is_a_note_at_the_same_limit_for_a_run_a_step_and_the_knee() -> None:
     at, beyond = run(cpu_mean_percent={"host_busy": 190.0}), run(cpu_mean_percent={"host_busy": 190.1})
-    assert rules.judge(at, CRITERIA, RATE).notes == ()
-    step = verdicts.step_verdict([beyond], CRITERIA, RATE)
+    assert rules.judge(summary_of(at), CRITERIA, RATE).notes == ()
+    step = verdicts.step_verdict([summary_of(beyond)], CRITERIA, RATE)
     assert step.passed and [n.rule for n in step.notes] == ["host_saturated"]
     guards, status = run_guards(beyond)
     assert status == "ok-with-warnings" and guards[0].startswith("host CPU saturated (190 % of 200 %)")
-    knee = summary.above_knee({**beyond, "goodput": 300.0}, CRITERIA)
+    knee = summary.above_knee(summary_of({**beyond, "goodput": 300.0}), CRITERIA)
     assert knee is not None and knee["saturated"] is True
-    knee = summary.above_knee({**at, "goodput": 300.0}, CRITERIA)
+    knee = summary.above_knee(summary_of({**at, "goodput": 300.0}), CRITERIA)
     assert knee is not None and knee["saturated"] is False
 
 
 def test_a_summary_from_before_the_rename_is_judged_on_its_throughput() -> None:
     old = {k: v for k, v in run().items() if k not in ("goodput", "rate_sent")}
-    assert rules.judge({**old, "throughput": 396.0}, CRITERIA, RATE).passed
-    assert rules.judge({**old, "throughput": 395.0}, CRITERIA, RATE).broke("min_rate_ratio")
+    assert rules.judge(summary_of({**old, "throughput": 396.0}), CRITERIA, RATE).passed
+    assert rules.judge(summary_of({**old, "throughput": 395.0}), CRITERIA, RATE).broke("min_rate_ratio")

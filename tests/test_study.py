@@ -13,9 +13,11 @@ import pytest
 from replbench.analysis.rules import CRITERIA_GUARD
 from replbench.analysis.studymetrics import compare_cells, load_table, measured, passed, unit_metrics
 from replbench.core.config import ROOT, STUDY_DIR, Settings
+from replbench.core.results import StudyCell, StudyRecord, StudyUnit, apply_of, bigtx_of, study_of, summary_of
 from replbench.core.scenario import PassCriteria
 from replbench.experiments import study, studyfile
 from replbench.report import costsheet, markdown, sources
+from replbench.topology import knobs
 
 from .conftest import env_for, run_cli, run_main, study_folder
 
@@ -219,8 +221,9 @@ def test_only_runs_the_cells_it_names_and_refuses_a_value_no_cell_has() -> None:
 
 
 def test_cell_statistics_against_hand_computed_values() -> None:
-    def unit(cell: str, value: float) -> dict:
-        return {"cell": cell, "scenario": "write", "metrics": {"bytes_per_write": value, "p99_ms": 10.0}}
+    def unit(cell: str, value: float) -> StudyUnit:
+        return StudyUnit.model_validate({"cell": cell, "scenario": "write",
+                                         "metrics": {"bytes_per_write": value, "p99_ms": 10.0}})
 
     units = [unit("A", 500), unit("A", 520), unit("A", 480), unit("B", 300), unit("B", 310), unit("B", 290),
              unit("C", 470), unit("C", 530), unit("C", 505)]
@@ -237,10 +240,10 @@ def test_a_read_run_reports_no_per_write_figures_from_stray_transactions() -> No
                 "cpu_seconds": {"master": 0.1, "replica1": 0.2, "replica2": 0.2},
                 "replication": {"nodes": {n: {"transactions": 3} for n in ("master", "replica1", "replica2")}}}
 
-    read = unit_metrics("run", summary(0))  # 3 transactions: the tail of the write run before it
+    read = unit_metrics("run", summary_of(summary(0)))  # 3 transactions: the tail of the write run before it
     assert read["bytes_per_row"] is None and read["master_ms_per_write"] is None
     assert read["replica_ms_per_write"] is None
-    wrote = unit_metrics("run", summary(3))
+    wrote = unit_metrics("run", summary_of(summary(3)))
     assert wrote["bytes_per_row"] == 504.0 and wrote["master_ms_per_write"] == round(100 / 3, 4)
     assert wrote["replica_ms_per_write"] == round(200 / 3, 4)
 
@@ -248,10 +251,10 @@ def test_a_read_run_reports_no_per_write_figures_from_stray_transactions() -> No
 def test_a_finding_comes_from_a_primary_metric_survives_holm_and_is_worth_a_headline() -> None:
     from replbench.analysis.findings import brief, nothing_held, sentence, study_findings
 
-    def study(values: dict[str, list[float]], metric: str = "bytes_per_write") -> dict:
-        units = [{"cell": c, "scenario": "write", "metrics": {metric: v, "p99_ms": v}} for c, vs in values.items()
-                 for v in vs]
-        return {"comparison": compare_cells(units, list(values))}
+    def study(values: dict[str, list[float]], metric: str = "bytes_per_write") -> StudyRecord:
+        units = [StudyUnit.model_validate({"cell": c, "scenario": "write", "metrics": {metric: v, "p99_ms": v}})
+                 for c, vs in values.items() for v in vs]
+        return study_of({"comparison": compare_cells(units, list(values))})
 
     big = study({"A": [500, 502, 505], "B": [250, 251, 253]})
     found = study_findings(big, ["bytes_per_write"])
@@ -280,10 +283,10 @@ def test_page_one_states_at_most_max_findings_sweep_limits_included() -> None:
     from replbench.analysis.findings import MAX_FINDINGS
     from replbench.report.page import findings
 
-    def study(name: str, cells: dict[str, list[float]]) -> dict:
+    def study(name: str, cells: dict[str, list[float]]) -> StudyRecord:
         units = [{"cell": c, "scenario": "read", "metrics": {"p99_ms": v}} for c, vs in cells.items() for v in vs]
-        return {"name": name, "scenarios": ["read"], "units": units, "primary": ["p99_ms"],
-                "comparison": compare_cells(units, list(cells))}
+        return study_of({"name": name, "scenarios": ["read"], "units": units, "primary": ["p99_ms"],
+                         "comparison": compare_cells([StudyUnit.model_validate(u) for u in units], list(cells))})
 
     # one study per finding: page one keeps the largest of each study, table and metric
     datas = [study(f"s{i}", {"A": [100.0, 101.0, 102.0], "C": [100.0 * (2 + i), 101.0 * (2 + i), 102.0 * (2 + i)]})
@@ -386,14 +389,16 @@ def test_a_load_study_counts_passing_runs_and_goodput_against_the_max() -> None:
     ok = run(900, 20.0)
     over = run(1300, 2000.0, status="ok-with-warnings", guards=[f"{CRITERIA_GUARD}: p99 2000 ms > 1000 ms"])
     criteria = PassCriteria()
-    assert passed(ok, criteria) is True and passed(over, criteria) is False
-    assert passed({"status": "ok"}, criteria) is None  # never judged: no guards
-    assert passed(run(900, 20.0, status="FAILED"), criteria) is False
+    assert passed(summary_of(ok), criteria) is True and passed(summary_of(over), criteria) is False
+    assert passed(summary_of({"status": "ok"}), criteria) is None  # never judged: no guards
+    assert passed(summary_of(run(900, 20.0, status="FAILED")), criteria) is False
     # a replica that never caught up fails the unit, as it fails a sweep step
-    assert passed(run(900, 20.0, catch_up_s={"replica1": None}), criteria) is False
-    units = [{"cell": c, "scenario": "read", "metrics": {"passed": passed(s, criteria), "goodput": s["goodput"]}}
+    assert passed(summary_of(run(900, 20.0, catch_up_s={"replica1": None})), criteria) is False
+    units = [StudyUnit.model_validate({"cell": c, "scenario": "read",
+                                       "metrics": {"passed": passed(summary_of(s), criteria), "goodput": s["goodput"]}})
              for c, s in (("a", ok), ("a", over), ("b", over))]
-    rows = load_table(units, [{"name": "a"}, {"name": "b"}], {"read": 1000})
+    rows = load_table(units, [StudyCell.model_validate({"name": "a"}), StudyCell.model_validate({"name": "b"})],
+                      {"read": 1000})
     assert [(r["cell"], r["passed"], r["runs"]) for r in rows] == [("a", 1, 2), ("b", 0, 1)]
     assert rows[0]["goodput_pct_of_max"] == {"median": 110.0, "min": 90.0, "max": 130.0, "n": 2}
 
@@ -469,20 +474,25 @@ def test_the_report_picks_a_finished_campaign_or_says_why_not(tmp_path: Path) ->
 
 
 def test_the_cost_sheet_names_each_setting_and_keeps_studies_apart() -> None:
-    assert costsheet.setting({"binlog_format": "ROW", "binlog_row_image": "MINIMAL"}) == "ROW MINIMAL"
-    assert costsheet.setting({"binlog_format": "STATEMENT", "binlog_row_image": "FULL"}) == "STATEMENT"
-    assert costsheet.setting({"binlog_format": "ROW", "binlog_row_image": "FULL", "binlog_annotate": "off",
-                              "binlog_compress": "on"}) == "ROW FULL, annotate off, compressed from 256 B"
-    assert costsheet.setting({"binlog_row_image": "MINIMAL", "binlog_compress": "on",
-                              "binlog_compress_min_len": 10}) == "ROW MINIMAL, compressed from 10 B"
+    def setting(**recorded: object) -> str:
+        return costsheet.setting(knobs.recorded(recorded))
+
+    assert setting(binlog_format="ROW", binlog_row_image="MINIMAL") == "ROW MINIMAL"
+    assert setting(binlog_format="STATEMENT", binlog_row_image="FULL") == "STATEMENT"
+    assert setting(binlog_format="ROW", binlog_row_image="FULL", binlog_annotate="off",
+                   binlog_compress="on") == "ROW FULL, annotate off, compressed from 256 B"
+    # a knob the cell does not record is the reference's (topology/knobs.Knobs, the one place for the defaults)
+    assert setting(binlog_row_image="MINIMAL", binlog_compress="on",
+                   binlog_compress_min_len=10) == "ROW MINIMAL, compressed from 10 B"
+    assert setting() == "ROW FULL"
 
     def study(name: str, cells: dict[str, dict], values: dict[str, list[float]], scenario: str = "write",
-              measure: str = "run") -> dict:
+              measure: str = "run") -> StudyRecord:
         # a run unit's metrics hold a run's figures, an apply-capacity unit's a drain's (studymetrics.unit_source)
         key = "apply_trx_per_s" if measure == "apply-capacity" else "bytes_per_write"
-        return {"name": name, "cells": [{"name": c, "knobs": k, "changed": {}} for c, k in cells.items()],
-                "units": [{"cell": c, "scenario": scenario, "measure": measure, "metrics": {key: v}}
-                          for c, vs in values.items() for v in vs]}
+        return study_of({"name": name, "cells": [{"name": c, "knobs": k, "changed": {}} for c, k in cells.items()],
+                         "units": [{"cell": c, "scenario": scenario, "measure": measure, "metrics": {key: v}}
+                                   for c, vs in values.items() for v in vs]})
 
     full, minimal = {"binlog_format": "ROW", "binlog_row_image": "FULL"}, {"binlog_format": "ROW",
                                                                            "binlog_row_image": "MINIMAL"}
@@ -510,16 +520,17 @@ def test_the_cost_sheet_names_each_setting_and_keeps_studies_apart() -> None:
 def test_a_failed_unit_counts_as_not_measured() -> None:
     # what study.json keeps of a run that failed in its preparation
     kept = {"bytes_per_write": None, "cpu_net_of_idle": False}
-    assert not measured({"metrics": kept, "status": "FAILED"})
-    assert not measured({"metrics": {}, "status": "ok"})
-    assert measured({"metrics": {"bytes_per_write": 568.0}, "status": "ok"})
+    assert not measured(StudyUnit.model_validate({"metrics": kept, "status": "FAILED"}))
+    assert not measured(StudyUnit.model_validate({"metrics": {}, "status": "ok"}))
+    assert measured(StudyUnit.model_validate({"metrics": {"bytes_per_write": 568.0}, "status": "ok"}))
 
 
 def test_a_units_metrics_record_declares_every_key_the_map_is_written_with() -> None:
     from replbench.analysis.studymetrics import METRICS, figure_of
     from replbench.core.results import UnitMetrics
 
-    written = {k for kind in studyfile.MEASURES for k in unit_metrics(kind, {})}
+    empty = {"run": summary_of({}), "apply-capacity": apply_of({}), "big-transaction": bigtx_of({})}  # by kind
+    written = {k for kind in studyfile.MEASURES for k in unit_metrics(kind, empty[kind])}
     assert written == set(UnitMetrics.model_fields)
     # figure_of reads a metric's figure by its key: a field of its own for every metric of the registry
     assert {m.key for m in METRICS} <= set(UnitMetrics.model_fields)
@@ -534,10 +545,10 @@ def test_each_study_says_what_its_own_kind_of_unit_measured_and_verified() -> No
     def unit(measure: str, metrics: dict, cell: str = "a") -> dict:
         return {"cell": cell, "measure": measure, "status": "ok", "metrics": {"bytes_per_row": 1.0, **metrics}}
 
-    def study(*units: dict, scenario: str = "write-bulk") -> dict:
+    def study(*units: dict, scenario: str = "write-bulk") -> StudyRecord:
         data = {"name": "s", "scenarios": [scenario], "units": list(units)}
-        data["cpu_net_of_idle"] = net_of_idle(data, Path("/nonexistent"))
-        return data
+        data["cpu_net_of_idle"] = net_of_idle(study_of(data), Path("/nonexistent"))
+        return study_of(data)
 
     big = study(unit("big-transaction", {"cpu_net_of_idle": False}),
                 {**unit("big-transaction", {}), "status": "failed"})
@@ -560,7 +571,8 @@ def test_the_big_transaction_table_follows_the_study_files_order() -> None:
     data = {"name": "big-transaction", "repeat": 1, "cells": [{"name": n} for n in names],
             "units": [{"cell": n, "scenario": "write-bulk", "status": "ok", "metrics": {"bigtx_binlog_mb": 1.0}}
                       for n in reversed(names)]}  # run in another (Williams) order
-    rows = [line.split(" | ")[0][2:] for line in costsheet.big_transactions([data]) if line.startswith("| 1")]
+    rows = [line.split(" | ")[0][2:] for line in costsheet.big_transactions([study_of(data)])
+            if line.startswith("| 1")]
     assert rows == names
 
 
@@ -569,23 +581,23 @@ def test_a_cell_is_compared_with_the_first_cell_sharing_its_baseline_per_values(
     from replbench.analysis.studymetrics import baseline_words, baselines
 
     spec = studyfile.load("working-set")
-    base_of = baselines(studyfile.cell_records(spec.cells), list(spec.baseline_per))
+    base_of = baselines(studyfile.study_cells(spec.cells), list(spec.baseline_per))
     assert base_of["scenario=write buffer_pool=128M"] == "scenario=write-noindex buffer_pool=128M"
     assert base_of["scenario=write-noindex buffer_pool=1G"] == "scenario=write-noindex buffer_pool=1G"  # its own
-    assert baselines(studyfile.cell_records(spec.cells), [])["scenario=write buffer_pool=1G"] == \
+    assert baselines(studyfile.study_cells(spec.cells), [])["scenario=write buffer_pool=1G"] == \
         "scenario=write-noindex buffer_pool=4G"  # without baseline_per: the first cell of all
     # indexes cost 2x at each pool; the pool alone costs 10x: per pool the finding is the 2x, never a 20x
     cost = {"ni 4G": [1.0, 1.02, 0.98], "ni 1G": [10.0, 10.2, 9.8], "ix 4G": [2.0, 2.04, 1.96],
             "ix 1G": [20.0, 20.4, 19.6]}
     cells = list(cost)
     base_of = {"ni 4G": "ni 4G", "ni 1G": "ni 1G", "ix 4G": "ni 4G", "ix 1G": "ni 1G"}
-    units = [{"cell": c, "scenario": "write", "metrics": {"replica_ms_per_write": v}} for c, vs in cost.items()
-             for v in vs]
+    units = [StudyUnit.model_validate({"cell": c, "scenario": "write", "metrics": {"replica_ms_per_write": v}})
+             for c, vs in cost.items() for v in vs]
     rows = compare_cells(units, cells, base_of)["write"]["replica_ms_per_write"]
     assert rows["ix 1G"]["ratio"] == 2.0 and rows["ix 1G"]["baseline"] == "ni 1G" and rows["ni 1G"]["ratio"] is None
-    found = study_findings({"comparison": compare_cells(units, cells, base_of)}, ["replica_ms_per_write"])
+    found = study_findings(study_of({"comparison": compare_cells(units, cells, base_of)}), ["replica_ms_per_write"])
     assert sorted((f["cell"], f["baseline"], round(f["factor"], 2)) for f in found) == [
         ("ix 1G", "ni 1G", 2.0), ("ix 4G", "ni 4G", 2.0)] and found[0]["comparisons"] == 2
     data = {"cells": [{"name": c} for c in cells], "baseline_per": ["buffer_pool"], "baselines": base_of}
-    assert baseline_words(data) == "the first cell with the same buffer_pool: `ni 4G`, `ni 1G`"
-    assert baseline_words({"cells": [{"name": c} for c in cells]}) == "`ni 4G`"
+    assert baseline_words(study_of(data)) == "the first cell with the same buffer_pool: `ni 4G`, `ni 1G`"
+    assert baseline_words(study_of({"cells": [{"name": c} for c in cells]})) == "`ni 4G`"

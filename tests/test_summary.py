@@ -4,6 +4,7 @@ pure function of what the run recorded)."""
 from __future__ import annotations
 
 from replbench.analysis import summary
+from replbench.core.results import StudyCell, StudyUnit, study_of, summary_of
 from replbench.measure.counters import NodeCounters, describe
 from replbench.measure.timeline import Timeline
 
@@ -108,7 +109,7 @@ def test_a_net_figure_has_the_resolution_of_the_idle_cost_it_subtracts() -> None
 
 def test_a_study_cell_below_its_resolution_is_no_cost_and_gives_no_finding() -> None:
     from replbench.analysis.findings import study_findings
-    from replbench.analysis.studymetrics import cell_text, compare_cells, unit_metrics
+    from replbench.analysis.studymetrics import cell_text, compare_cells, row_of, unit_metrics
 
     def run(cpu: float, resolution: float) -> dict:
         return {"binlog": {"successful_writes": 100}, "cpu_seconds": {"master": 1.0, "replica1": cpu + 0.5},
@@ -117,18 +118,19 @@ def test_a_study_cell_below_its_resolution_is_no_cost_and_gives_no_finding() -> 
                 "replication": {"nodes": {"master": {"transactions": 100}, "replica1": {"transactions": 100}}}}
 
     # keyed: 0.0-0.01 CPU-s net of idle with a 0.05 resolution (0.5 ms per write); nopk: 0.9-1.1 CPU-s, well above
-    units = [{"cell": c, "scenario": "write", "metrics": unit_metrics("run", run(cpu, 0.05))}
+    units = [{"cell": c, "scenario": "write", "metrics": unit_metrics("run", summary_of(run(cpu, 0.05)))}
              for c, cpus in {"keyed": [0.0, 0.005, 0.01], "nopk": [0.9, 1.0, 1.1]}.items() for cpu in cpus]
     assert units[0]["metrics"]["resolution"]["replica_ms_per_write"] == 0.5
-    rows = compare_cells(units, ["keyed", "nopk"])["write"]["replica_ms_per_write"]
-    assert rows["keyed"]["resolution"] == 0.5 and cell_text(rows["keyed"]) == "below resolution (< 0.5)"
+    records = [StudyUnit.model_validate(u) for u in units]
+    rows = compare_cells(records, ["keyed", "nopk"])["write"]["replica_ms_per_write"]
+    assert rows["keyed"]["resolution"] == 0.5 and cell_text(row_of(rows["keyed"])) == "below resolution (< 0.5)"
     # above its resolution: the figure itself, but no ratio to a baseline that cannot be told from zero
-    assert cell_text(rows["nopk"]) == "10.0 [9–11.0]" and rows["nopk"]["verdict"] == "n/a"
+    assert cell_text(row_of(rows["nopk"])) == "10.0 [9–11.0]" and rows["nopk"]["verdict"] == "n/a"
     # a ratio to a baseline that cannot be told from zero is at most a lower bound (tests/test_answers.py), never a
     # tested ratio; a cell below its resolution gives no finding against any baseline
-    assert [f["kind"] for f in study_findings({"comparison": compare_cells(units, ["keyed", "nopk"])},
+    assert [f["kind"] for f in study_findings(study_of({"comparison": compare_cells(records, ["keyed", "nopk"])}),
                                               ["replica_ms_per_write"])] == ["lower bound"]
-    assert [f["cell"] for f in study_findings({"comparison": compare_cells(units, ["nopk", "keyed"])},
+    assert [f["cell"] for f in study_findings(study_of({"comparison": compare_cells(records, ["nopk", "keyed"])}),
                                               ["master_ms_per_write", "replica_ms_per_write"])] == []
 
 
@@ -141,17 +143,18 @@ def test_idle_rates_from_two_snapshots() -> None:
 
 
 def test_a_replica_that_never_caught_up_counts_as_did_not_catch_up() -> None:
-    from replbench.analysis.studymetrics import cell_text, compare_cells, unit_metrics
+    from replbench.analysis.studymetrics import cell_text, compare_cells, row_of, unit_metrics
 
-    def unit(cell: str, catch: dict) -> dict:
-        return {"cell": cell, "scenario": "write", "metrics": unit_metrics("run", {"catch_up_s": catch})}
+    def unit(cell: str, catch: dict) -> StudyUnit:
+        return StudyUnit.model_validate({"cell": cell, "scenario": "write",
+                                         "metrics": unit_metrics("run", summary_of({"catch_up_s": catch}))})
 
     units = [unit("a", {"replica1": 0.2, "replica2": 0.3}), unit("a", {"replica1": 0.1, "replica2": 0.2}),
              unit("b", {"replica1": 0.2, "replica2": None}), unit("b", {"replica1": 5.0, "replica2": 6.0})]
     rows = compare_cells(units, ["a", "b"])["write"]["catch_up_s"]
     assert rows["b"]["never"] == 1 and rows["b"]["values"] == [None, 6.0]  # not the 0.2 of the replica that did
-    assert cell_text(rows["b"]).endswith("1 of 2 did not catch up")
-    assert rows["a"]["never"] == 0 and "did not" not in cell_text(rows["a"])
+    assert cell_text(row_of(rows["b"])).endswith("1 of 2 did not catch up")
+    assert rows["a"]["never"] == 0 and "did not" not in cell_text(row_of(rows["a"]))
 
 
 def test_fsyncs_and_binlog_syncs_net_of_idle_subtract_the_idle_windows_rate_over_the_span() -> None:
@@ -236,9 +239,11 @@ def test_semi_syncs_commit_cost_is_against_the_same_link_with_semi_sync_off() ->
     cells = [cell("off-0", "off", "none"), cell("off-20", "off", "r=20ms"), cell("as-0", "after_sync", "none"),
              cell("as-20", "after_sync", "r=20ms")]
     p50 = {"off-0": [1.0, 1.2], "off-20": [1.1, 1.3], "as-0": [1.5, 1.7], "as-20": [21.0, 23.0]}
-    units = [{"cell": c, "scenario": "write", "metrics": {"commit_p50_ms": v, "commit_mean_ms": v + 1}}
+    units = [StudyUnit.model_validate({"cell": c, "scenario": "write",
+                                       "metrics": {"commit_p50_ms": v, "commit_mean_ms": v + 1}})
              for c, vs in p50.items() for v in vs]
-    rows = semi_sync_cost(cells, compare_cells(units, [c["name"] for c in cells]))
+    rows = semi_sync_cost([StudyCell.model_validate(c) for c in cells],
+                          compare_cells(units, [c["name"] for c in cells]))
     by_cell = {r["cell"]: r for r in rows}
     assert by_cell["as-20"]["baseline"] == "off-20" and by_cell["as-0"]["baseline"] == "off-0"
     assert by_cell["as-20"]["commit_p50_ms"]["cost_ms"] == 22.0 - 1.2

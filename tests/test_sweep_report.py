@@ -14,6 +14,7 @@ from app.tuning import CODEL_QUEUE_MS
 from replbench.analysis import compare, verdicts
 from replbench.core import stats
 from replbench.core.config import ROOT, Settings
+from replbench.core.results import summary_of, sweep_of
 from replbench.core.scenario import PassCriteria, load
 from replbench.experiments import sweep
 from replbench.experiments.run import RunOptions
@@ -33,7 +34,7 @@ def summary(rate: int = 1000, success: float = 1.0, goodput: float | None = None
 
 def evaluate(s: dict, criteria: PassCriteria, rate: int) -> tuple[bool, list[str], list[str]]:
     """A step of one run, as experiments/sweep judges it (analysis/verdicts.step_verdict)."""
-    v = verdicts.step_verdict([s], criteria, rate)
+    v = verdicts.step_verdict([summary_of(s)], criteria, rate)
     return v.passed, v.reasons, [n.text for n in v.notes]
 
 
@@ -57,9 +58,9 @@ def test_step_verdicts_at_the_edges(kwargs: dict, passed: bool) -> None:
 
 
 def test_median_of_repeats_decides() -> None:
-    med = verdicts.median_summary([summary(p99=5), summary(p99=2000), summary(p99=7)])
+    med = verdicts.median_summary([summary_of(summary(p99=p99)) for p99 in (5, 2000, 7)])
     assert evaluate(med, CRITERIA, 1000)[0] is True
-    failed = verdicts.median_summary([summary(), summary(status="FAILED"), summary()])
+    failed = verdicts.median_summary([summary_of(summary(status=status)) for status in ("ok", "FAILED", "ok")])
     assert evaluate(failed, CRITERIA, 1000)[0] is False
 
 
@@ -306,7 +307,7 @@ def test_max_rate_is_labelled_a_bound_when_the_ladder_did_not_bracket_it() -> No
         return {"steps": steps, "max_sustainable_rate": sweep.max_sustainable(
             [sweep.StepResult(r, [], p, []) for r, p in verdicts])}
 
-    assert verdicts.describe_max(data((200, True), (400, False))) == "200 rps"
-    assert verdicts.describe_max(data((200, True), (400, True))).startswith("≥ 400 rps")
-    assert verdicts.describe_max(data((1, False), (2, False))).startswith("below 1 rps")
-    assert verdicts.describe_max({"steps": []}) == "–"
+    assert verdicts.describe_max(sweep_of(data((200, True), (400, False)))) == "200 rps"
+    assert verdicts.describe_max(sweep_of(data((200, True), (400, True)))).startswith("≥ 400 rps")
+    assert verdicts.describe_max(sweep_of(data((1, False), (2, False)))).startswith("below 1 rps")
+    assert verdicts.describe_max(sweep_of({"steps": []})) == "–"

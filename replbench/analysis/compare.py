@@ -19,7 +19,7 @@ from typing import Any
 
 from ..core.nodenames import replicas_in
 from ..core.records import STATUS_SUCCEEDED
-from ..core.results import Host, Latency, RunSummary, read_meta, read_summary, read_sweep, summary_of
+from ..core.results import Host, Latency, RunSummary, read_meta, read_summary, read_sweep
 from ..core.stats import bootstrap_interval, median, percentile
 
 DEFAULT_BAND = 5.0  # percent: the smallest change ever called a change
@@ -61,9 +61,8 @@ def _replicas(summary: RunSummary) -> tuple[str, ...]:
     return replicas_in([*(summary.cpu_mean_percent or {}), *(summary.lag or {})]) or ("replica1", "replica2")
 
 
-def run_samples(folder: Path, summary: dict[str, Any] | RunSummary) -> dict[str, list[float]]:
+def run_samples(folder: Path, s: RunSummary) -> dict[str, list[float]]:
     """Per-second samples of the steady part of one run, per headline metric (what the noise is estimated from)."""
-    s = summary_of(summary)
     out: dict[str, list[float]] = {}
     seconds = _read_csv(folder / "timeline.csv")
     if seconds:
@@ -104,8 +103,7 @@ def run_samples(folder: Path, summary: dict[str, Any] | RunSummary) -> dict[str,
     return out
 
 
-def run_figures(summary: dict[str, Any] | RunSummary, prefix: str = "") -> dict[str, float | None]:
-    s = summary_of(summary)
+def run_figures(s: RunSummary, prefix: str = "") -> dict[str, float | None]:
     latency = s.latency_ms or Latency()
     figures: dict[str, float | None] = {
         # summaries from before the rename said rate_achieved and throughput, those after it the new names only
@@ -191,11 +189,10 @@ def verdict(metric: str, base: float | None, new: float | None, band: float,
     return f"{delta:+.4g}", ("–" if pct is None else f"{pct:+.1f}%"), noise_text, label
 
 
-def recorded_runs(results: Path, summary: dict[str, Any] | RunSummary, knobs: dict[str, Any] | None,
+def recorded_runs(results: Path, s: RunSummary, knobs: dict[str, Any] | None,
                   leave_out: set[Path]) -> list[RunSummary]:
     """Finished runs under results/ of the same scenario, rate, duration and settings as `summary` (any folder:
     sweep steps, study units, loose runs), the compared ones left out."""
-    s = summary_of(summary)
     found = []
     for path in results.rglob("summary.json"):
         folder = path.parent.resolve()
@@ -218,16 +215,15 @@ def lag_methods(summary: RunSummary) -> set[str | None]:
             for lag in (summary.lag or {}).values()}
 
 
-def between_runs(runs: list[dict[str, Any]] | list[RunSummary],
+def between_runs(runs: list[RunSummary],
                  lag_method: str | None = None) -> dict[str, tuple[float, float]]:
     """Per headline metric: the 95 % prediction interval of the difference between two new single runs, from the
     recorded runs' spread: ± t(0.975, n − 1) × s × √2 (s their standard deviation, n ≥ MIN_RECORDED_RUNS). Lag
     figures only from runs whose lag was measured the same way (GTID positions or the heartbeat)."""
     from scipy import stats  # imported where a comparison is computed, not by every command's start
 
-    records = [summary_of(r) for r in runs]
-    figures = [run_figures(r) for r in records]
-    methods = [lag_methods(r) for r in records]
+    figures = [run_figures(r) for r in runs]
+    methods = [lag_methods(r) for r in runs]
     out = {}
     for key in figures[0] if figures else ():
         lag = key.endswith("lag p99 ms")

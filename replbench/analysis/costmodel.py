@@ -63,6 +63,9 @@ from ..core.records import STATUS_SUCCEEDED, UNIT_OK
 from ..core.results import (
     ApplyRecord,
     Binlog,
+    CostModel,
+    Fit,
+    FittedSetting,
     NodeCounters,
     NodeFigures,
     RowsChecked,
@@ -70,10 +73,8 @@ from ..core.results import (
     RunSummary,
     apply_of,
     load,
-    meta_of,
     read_meta,
     read_summary,
-    summary_of,
 )
 from ..core.stats import BOOTSTRAP_SEED, group_bootstrap, mean_error, pooled_variance
 from ..measure.rowcheck import MIN_CHANGED
@@ -124,10 +125,9 @@ def node_counters(summary: RunSummary, name: str) -> NodeCounters:
     return nodes.get(name) or NodeCounters()
 
 
-def observation(summary: dict[str, Any] | RunSummary, meta: dict[str, Any] | RunMeta) -> dict[str, Any] | None:
+def observation(s: RunSummary, m: RunMeta) -> dict[str, Any] | None:
     """One write run as the fit sees it, or None when it cannot serve (not ok, no net CPU, rows not verified as
     changed, a setting outside the model)."""
-    s, m = summary_of(summary), meta_of(meta)
     setting = setting_of(m.knobs_changed)
     master = node_counters(s, "master")
     net = s.cpu_seconds_net or {}
@@ -227,9 +227,8 @@ def cell_of(obs: dict[str, Any]) -> str:
     return name if rate is not None else f"{name} × {obs['transactions']}"
 
 
-def apply_observation(data: dict[str, Any] | ApplyRecord) -> list[dict[str, Any]]:
+def apply_observation(a: ApplyRecord) -> list[dict[str, Any]]:
     """Each replica's drain of an apply-capacity run (alone) as the apply fit sees it."""
-    a = apply_of(data)
     setting = setting_of(a.knobs_changed)
     method = a.method if a.method is not None else "alone"  # apply.json from before `together` had no method
     if setting is None or a.status != UNIT_OK or method != "alone":
@@ -261,7 +260,7 @@ def collect(results: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         if any(part.startswith(HELD_OUT) for part in path.parts):
             continue
         try:
-            drains += apply_observation(load(path))
+            drains += apply_observation(apply_of(load(path)))
         except (OSError, ValueError):
             continue
     return runs, drains
@@ -545,7 +544,7 @@ def _apply_fit(drained: list[dict[str, Any]]) -> dict[str, Any] | None:
     return part
 
 
-def apply_time(part: dict[str, Any] | None, items: Iterable[tuple[float, float]]) -> dict[str, float] | None:
+def apply_time(part: Fit | None, items: Iterable[tuple[float, float]]) -> dict[str, float] | None:
     """One SQL thread's apply seconds for `items` (count, rows per transaction): per second for a mix's rates, or
     one transaction. A size within the drained sizes is priced on the straight line between the two drained sizes
     around it (their mean seconds per transaction: a curve through every size lets the small sizes bend it where
@@ -557,21 +556,22 @@ def apply_time(part: dict[str, Any] | None, items: Iterable[tuple[float, float]]
     import numpy as np
 
     items = [(float(c), float(n)) for c, n in items if c > 0]
-    if not part:
+    if part is None:
         return None
     if not items:
         return {"value": 0.0, "low": 0.0, "high": 0.0}
-    sizes = part.get("sizes")
+    sizes = part.sizes
     if not sizes or len(sizes) < 2:
         trx, rows = sum(c for c, _ in items), sum(c * n for c, n in items)
         return _predict_one(part, trx, rows, squares=sum(c * n * n for c, n in items))
     at = [float(s[0]) for s in sizes]
+    terms, coef = _terms(part), part.coef or {}
 
     def curve(n: float) -> Any:  # the curve's inputs for one transaction of n rows
-        return np.array([{"per_trx": 1.0, "per_row": n, "per_row_sq": n * n}[t] for t in part["terms"]])
+        return np.array([{"per_trx": 1.0, "per_row": n, "per_row_sq": n * n}[t] for t in terms])
 
     weights = np.zeros(len(sizes))  # each drained size's share of the figure (count × interpolation weight)
-    change = np.zeros(len(part["terms"]))  # the curve's inputs beyond the drained sizes, from the nearest one
+    change = np.zeros(len(terms))  # the curve's inputs beyond the drained sizes, from the nearest one
     for count, n in items:
         if at[0] <= n <= at[-1]:
             i = min(int(np.searchsorted(at, n, side="right")) - 1, len(at) - 2)
@@ -586,10 +586,10 @@ def apply_time(part: dict[str, Any] | None, items: Iterable[tuple[float, float]]
     # a size's mean is as sure as its backlogs, not its drains: the replicas that drained one backlog back to back
     # mostly share the host's state (docs/cost-model.md, "Apply"); a model.json from before counts its drains
     backlogs = np.array([float(s[3] if len(s) > 3 else s[2]) for s in sizes])
-    run_var = float(part.get("run_variance") or 0.0)
-    value = max(0.0, float(weights @ means + change @ np.array([part["coef"][t] for t in part["terms"]])))
+    run_var = float(part.run_variance or 0.0)
+    value = max(0.0, float(weights @ means + change @ np.array([coef[t] for t in terms])))
     variance = float(np.sum((weights * means) ** 2 * run_var / backlogs)) \
-        + float(change @ np.asarray(part["cov"]) @ change)
+        + float(change @ np.asarray(part.cov) @ change)
     sd = math.sqrt(max(0.0, variance + value ** 2 * run_var))
     return {"value": value, "low": max(0.0, value - Z95 * sd), "high": value + Z95 * sd}
 
@@ -768,13 +768,13 @@ def domain_of(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
     return {"points": [list(p) for p in points]} if points else None
 
 
-def outside_domain(fitted: dict[str, Any], trx: float, rows: float) -> str | None:
+def outside_domain(fitted: FittedSetting, trx: float, rows: float) -> str | None:
     """Why trx transactions/s of rows/trx rows each lie outside the rates the fit saw, or None inside (or where
     the model recorded no domain: one fitted before it was). Below the lowest rate at which the fit saw
     transactions this small or smaller, the rate shape holds its slowest point (a fit without one: a transaction's
     wake-up cost is higher than the model's); above the highest rate, group commit shares more of each commit's
     syncs (docs/decisions/cost-model-rate.md)."""
-    points = (fitted.get("domain") or {}).get("points")
+    points = (fitted.domain or {}).get("points")
     if not points or trx <= 0:
         return None
     size, slack = rows / trx, MODEL_DOMAIN_SLACK
@@ -784,12 +784,12 @@ def outside_domain(fitted: dict[str, Any], trx: float, rows: float) -> str | Non
         return (f"transactions of {_g(size)} rows, smaller than any the fit saw ({_g(min(n for n, _ in points))} "
                 f"rows): {RATE_DEPENDENT} are extrapolated")
     if trx < min(smaller) * (1 - slack):
-        master = fitted.get("master_cpu_s") or {}
-        if master.get("rate_shape"):
+        master = fitted.master_cpu_s or Fit()
+        if master.rate_shape:
             return (f"{_g(trx)} transactions/s, below the lowest rate at which the fit saw transactions of "
                     f"{_g(size)} rows or fewer ({_g(min(smaller))}/s): the rate shape is extrapolated there, so "
                     f"{RATE_DEPENDENT} are less sure")
-        timed = "per_second" in (master.get("terms") or [])
+        timed = "per_second" in (master.terms or [])
         return (f"{_g(trx)} transactions/s, below the lowest rate at which the fit saw transactions of "
                 f"{_g(size)} rows or fewer ({_g(min(smaller))}/s): "
                 + (f"the cost per second of writing is extrapolated there, so {RATE_DEPENDENT} are less sure"
@@ -828,7 +828,13 @@ def parse_mix(text: str) -> list[tuple[str, int, float]]:
     return out
 
 
-def _predict_one(part: dict[str, Any] | None, trx: float, rows: float, reads: float = 0.0,
+def _terms(part: Fit) -> list[str]:
+    """A fit's terms, in its coefficients' order (analysis/costmodel.fit_part writes them with every fit)."""
+    assert part.terms is not None
+    return part.terms
+
+
+def _predict_one(part: Fit | None, trx: float, rows: float, reads: float = 0.0,
                  seconds: float = 0.0, squares: float | None = None, rate: float = 0.0,
                  read_rate: float = 0.0) -> dict[str, float] | None:
     """A fitted quantity for trx transactions, rows rows over `seconds` seconds of writing (and reads reads per
@@ -838,22 +844,35 @@ def _predict_one(part: dict[str, Any] | None, trx: float, rows: float, reads: fl
     (a model fitted before it was kept has none: the fit's alone). The low end is cut at 0, as the coefficients are."""
     import numpy as np
 
-    if not part or (not part["rows_separated"] and rows != trx):
+    if part is None or (not part.rows_separated and rows != trx):
         return None  # several rows per transaction, and a fit that cannot price a row: no figure, not a guess
     if squares is None:  # transactions of one size
         squares = rows * rows / trx if trx else 0.0
-    inputs = {"per_trx": trx * shape_factor(part.get("rate_shape"), rate), "per_row": rows,
-              "per_read": reads * shape_factor(part.get("read_shape"), read_rate), "per_second": seconds,
+    inputs = {"per_trx": trx * shape_factor(part.rate_shape, rate), "per_row": rows,
+              "per_read": reads * shape_factor(part.read_shape, read_rate), "per_second": seconds,
               "per_row_sq": squares}
-    x = np.array([inputs[t] for t in part["terms"]], dtype=float)
-    coef = np.array([part["coef"][t] for t in part["terms"]])
+    terms, fitted = _terms(part), part.coef or {}
+    x = np.array([inputs[t] for t in terms], dtype=float)
+    coef = np.array([fitted[t] for t in terms])
     value = float(x @ coef)
-    variance = float(x @ np.asarray(part["cov"]) @ x) + value ** 2 * float(part.get("run_variance") or 0.0)
+    variance = float(x @ np.asarray(part.cov) @ x) + value ** 2 * float(part.run_variance or 0.0)
     sd = float(np.sqrt(max(0.0, variance)))
     return {"value": value, "low": max(0.0, value - Z95 * sd), "high": value + Z95 * sd}
 
 
-def predict(model: dict[str, Any], mix: list[tuple[str, int, float]], setting: str = "ROW-FULL",
+def _fitted(model: CostModel, setting: str, table: str) -> FittedSetting | None:
+    """The model's fits of one setting on one table (None: it has none)."""
+    return (model.settings or {}).get(key(setting, table))
+
+
+def _part(fitted: FittedSetting, part: str) -> Fit | None:
+    """One of a setting's fits by its name (EXPECTED's: binlog_bytes, master_cpu_s, replica_cpu_s)."""
+    got: Fit | None = {"binlog_bytes": fitted.binlog_bytes, "master_cpu_s": fitted.master_cpu_s,
+                       "replica_cpu_s": fitted.replica_cpu_s}[part]
+    return got
+
+
+def predict(model: CostModel, mix: list[tuple[str, int, float]], setting: str = "ROW-FULL",
             replica_cores: float = 1.0, table: str = "bench_idx", threads: int = 1,
             rtt_s: float | None = None, master_rate: float | None = None) -> dict[str, Any]:
     """Every figure of a capacity plan for the mix under the setting on the table; each {value, low, high} or None
@@ -862,8 +881,8 @@ def predict(model: dict[str, Any], mix: list[tuple[str, int, float]], setting: s
     per second: `master_rate` where the mix is one table's part of a larger workload, else the mix's own."""
     if setting not in SETTINGS:
         raise MixError(f"unknown setting {setting!r}; settings: {', '.join(SETTINGS)}")
-    fitted = model["settings"].get(key(setting, table))
-    if not fitted:
+    fitted = _fitted(model, setting, table)
+    if fitted is None:
         raise MixError(f"the model has no data for {setting} on {table}: run `./run.sh model fit` over runs of "
                        "that setting and table")
     trx = sum(rate for _, _, rate in mix)
@@ -873,15 +892,15 @@ def predict(model: dict[str, Any], mix: list[tuple[str, int, float]], setting: s
         return None if value is None else {k: v * factor for k, v in value.items()}
 
     binlog = binlog_bytes(fitted, trx, rows)
-    rho = apply_time(fitted["apply_s"], [(rate, n) for _, n, rate in mix])  # one SQL thread: seconds per second
+    rho = apply_time(fitted.apply_s, [(rate, n) for _, n, rate in mix])  # one SQL thread: seconds per second
     writing = 1.0 if trx > 0 else 0.0  # each second of the plan has writes: its per-second costs, once
     rate = master_rate or trx
-    replica_cpu = _predict_one(fitted["replica_cpu_s"], trx, rows, seconds=writing, rate=rate)
+    replica_cpu = _predict_one(fitted.replica_cpu_s, trx, rows, seconds=writing, rate=rate)
     return {
         "setting": setting, "table": table, "transactions_per_s": trx, "rows_per_s": rows,
         "binlog_mb_per_s": scaled(binlog, 1e-6), "binlog_gb_per_day": scaled(binlog, SECONDS_PER_DAY / 1e9),
         "bytes_per_s_to_each_replica": binlog,
-        "master_cpu_cores": _predict_one(fitted["master_cpu_s"], trx, rows, seconds=writing, rate=rate),
+        "master_cpu_cores": _predict_one(fitted.master_cpu_s, trx, rows, seconds=writing, rate=rate),
         "replica_cpu_cores": replica_cpu, "replica_cores": replica_cores,
         "replica_cpu_utilisation": scaled(replica_cpu, 1 / replica_cores),
         "replica_apply_rho": rho,
@@ -893,7 +912,7 @@ def predict(model: dict[str, Any], mix: list[tuple[str, int, float]], setting: s
         {"value": lag_growth(rho["value"]), "low": lag_growth(max(rho["low"], 1.0)),
          "high": lag_growth(rho["high"])},
         "onset_transactions_per_s": _reciprocal(rho, trx),
-        "fsyncs_per_s": _predict_one(fitted.get("master_fsyncs"), trx, rows, seconds=writing),
+        "fsyncs_per_s": _predict_one(fitted.master_fsyncs, trx, rows, seconds=writing),
         "outside_domain": outside_domain(fitted, trx, rows),
         "parallel": parallel_apply(rho, trx, threads, replica_cores),
         "semi_sync": None if rtt_s is None else semi_sync(trx, rtt_s),
@@ -939,19 +958,19 @@ def semi_sync(trx: float, rtt_s: float) -> dict[str, dict[str, Any]]:
     return out
 
 
-def apply_seconds(model: dict[str, Any], setting: str, table: str, rows: float) -> dict[str, float] | None:
+def apply_seconds(model: CostModel, setting: str, table: str, rows: float) -> dict[str, float] | None:
     """One SQL thread's apply time for one transaction of `rows` rows under the setting on the table (apply_time:
     between the drained sizes, or the apply fit's per_trx + per_row·rows + per_row_sq·rows² beyond them), with its
     interval; None without an apply fit that prices rows. The replica's lag grows by at least this while it applies
     it: no parallel thread splits a transaction."""
-    fitted = model["settings"].get(key(setting, table))
-    return apply_time(fitted["apply_s"] if fitted else None, [(1.0, float(rows))])
+    fitted = _fitted(model, setting, table)
+    return apply_time(fitted.apply_s if fitted is not None else None, [(1.0, float(rows))])
 
 
-def binlog_bytes(fitted: dict[str, Any], trx: float, rows: float) -> dict[str, float] | None:
+def binlog_bytes(fitted: FittedSetting, trx: float, rows: float) -> dict[str, float] | None:
     """The binlog's bytes for trx transactions and rows rows, the interval widened by GROUP_COMMIT_ID_BYTES per
     transaction either way (whether a commit groups is the concurrency's doing, not the mix's)."""
-    got = _predict_one(fitted["binlog_bytes"], trx, rows)
+    got = _predict_one(fitted.binlog_bytes, trx, rows)
     if got is None:
         return None
     return {"value": got["value"], "low": max(0.0, got["low"] - GROUP_COMMIT_ID_BYTES * trx),
@@ -973,49 +992,50 @@ def _reciprocal(per: dict[str, float] | None, scale: float = 1.0) -> dict[str, f
             "high": scale / per["low"] if per["low"] > 0 else float("inf")}
 
 
-def onset(model: dict[str, Any], rows_per_trx: float, setting: str = "ROW-FULL",
+def onset(model: CostModel, rows_per_trx: float, setting: str = "ROW-FULL",
           table: str = "bench_idx") -> dict[str, float] | None:
     """The rate of rows_per_trx-row transactions at which one replica (one SQL thread, on its own) starts falling
     behind: 1 / its apply seconds per transaction, with the interval; None without an apply fit that prices rows."""
     return _reciprocal(apply_seconds(model, setting, table, rows_per_trx))
 
 
-def expected(model: dict[str, Any], obs: dict[str, Any]) -> dict[str, dict[str, float] | None]:
+def expected(model: CostModel, obs: dict[str, Any]) -> dict[str, dict[str, float] | None]:
     """What the model says a measured run should have cost, from its own transactions and rows (and the reads its
     replicas served, where the replica fit prices a read): binlog bytes and master and replica CPU seconds (net of
     idle), each with its interval; None where the model cannot say (not_predicted says why)."""
-    fitted = model["settings"].get(key(obs["setting"], obs["table"] or ""))  # an observation() of the run
-    if not fitted:
+    fitted = _fitted(model, obs["setting"], obs["table"] or "")  # an observation() of the run
+    if fitted is None:
         return {part: None for part in EXPECTED}
     seconds, rate = write_seconds(obs), rate_of(obs)
-    out = {part: _predict_one(fitted[part], obs["transactions"], obs["rows"], seconds=seconds, rate=rate)
+    out = {part: _predict_one(_part(fitted, part), obs["transactions"], obs["rows"], seconds=seconds, rate=rate)
            for part in EXPECTED}
     out["binlog_bytes"] = binlog_bytes(fitted, obs["transactions"], obs["rows"])
-    replica = fitted["replica_cpu_s"]
+    replica = fitted.replica_cpu_s
     if reads_each(obs):
         out["master_cpu_s"] = None  # AMID_READS
         out["replica_cpu_s"] = _predict_one(replica, obs["transactions"], obs["rows"], reads_each(obs), seconds,
                                             rate=rate, read_rate=read_rate_of(obs)) \
-            if replica and "per_read" in replica["terms"] else None
+            if replica is not None and "per_read" in _terms(replica) else None
     return out
 
 
-def not_predicted(model: dict[str, Any], obs: dict[str, Any]) -> dict[str, str]:
+def not_predicted(model: CostModel, obs: dict[str, Any]) -> dict[str, str]:
     """Why expected() has no figure, per part it has none for."""
-    fitted = model["settings"].get(key(obs["setting"], obs["table"] or ""))
-    if not fitted:
+    fitted = _fitted(model, obs["setting"], obs["table"] or "")
+    if fitted is None:
         return {part: f"the model has no fit of {key(obs['setting'], obs['table'] or '')}" for part in EXPECTED}
     got = expected(model, obs)
     out = {}
     for part in EXPECTED:
         if got[part] is not None:
             continue
+        fit_ = _part(fitted, part)
         if part == "master_cpu_s" and reads_each(obs):
             out[part] = AMID_READS
         elif part == "replica_cpu_s" and reads_each(obs):
             out[part] = (f"the replicas also served {obs['replica_reads']:,} reads, and "
-                         + ((fitted[part] or {}).get("reads") or "the fit has no read term"))
-        elif not fitted[part]:
+                         + ((fit_.reads if fit_ is not None else None) or "the fit has no read term"))
+        elif fit_ is None:
             out[part] = "too few runs to fit"
         else:
             out[part] = "several rows per transaction, and a fit whose runs never told rows from transactions"

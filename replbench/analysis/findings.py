@@ -22,7 +22,7 @@ import statistics
 import warnings
 from typing import Any
 
-from ..core.results import StudyCell, StudyRecord, study_of
+from ..core.results import StudyCell, StudyRecord
 from .studymetrics import BY_KEY, figure_text, fmt, row_of, setting_value, unresolved
 from .verdicts import FINDING_MIN_FACTOR
 
@@ -66,10 +66,9 @@ def _deterministic(values: list[float]) -> bool:
     return bool(mid) and (max(values) - min(values)) <= COUNT_SPREAD * abs(mid)
 
 
-def comparisons(data: dict[str, Any] | StudyRecord, primary: list[str]) -> list[dict[str, Any]]:
+def comparisons(study: StudyRecord, primary: list[str]) -> list[dict[str, Any]]:
     """Every (group, primary metric, cell, the cell it is compared with), with its effect, how it is judged and,
     for a tested one, its raw p-value."""
-    study = study_of(data)
     out = []
     for group, per_metric in (study.comparison or {}).items():
         for key in primary:
@@ -120,7 +119,7 @@ def _p_value(a: list[float], b: list[float]) -> float | None:
     return None if math.isnan(p) else p
 
 
-def study_findings(data: dict[str, Any] | StudyRecord, primary: list[str]) -> list[dict[str, Any]]:
+def study_findings(data: StudyRecord, primary: list[str]) -> list[dict[str, Any]]:
     """The comparisons that hold and are at least a 10 % effect: the tested ones after Holm's correction over the
     study's tested comparisons (with the corrected p-value and how many were tested), the counts compared exactly
     and the lower bounds as they are. Largest effect first."""
@@ -142,7 +141,7 @@ def study_findings(data: dict[str, Any] | StudyRecord, primary: list[str]) -> li
     return sorted(found, key=lambda f: -f["effect"])
 
 
-def nothing_held(data: dict[str, Any] | StudyRecord, primary: list[str]) -> str:
+def nothing_held(data: StudyRecord, primary: list[str]) -> str:
     """What the report says when no comparison holds: how many were tested and, with two repeats on a side, that
     Welch's test then has one to two degrees of freedom, so "none holds" is not "no difference"."""
     tested = [c for c in comparisons(data, primary) if c["p"] is not None]

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from ..core.config import ATTACKER_SKEW_WARN_MS, INDEXED_TABLE, SEARCH_INDEX, SEARCH_ROWS_GUARD
 from ..core.nodenames import MASTER
 from ..core.records import STATUS_FAILED, STATUS_INTERRUPTED, STATUS_OK, STATUS_WARNING
-from ..core.results import RunMeta, RunSummary, meta_of, summary_of
+from ..core.results import RunMeta, RunSummary
 from ..core.scenario import PassCriteria
 from ..measure import health, rowcheck
 from . import rules
@@ -37,12 +36,10 @@ class RunFacts:
 Guard = Callable[[RunSummary, RunMeta, RunFacts], list[str]]
 
 
-def judge(summary: dict[str, Any] | RunSummary, meta: dict[str, Any] | RunMeta, facts: RunFacts,
-          status: str) -> tuple[list[str], list[str], str]:
+def judge(s: RunSummary, m: RunMeta, facts: RunFacts, status: str) -> tuple[list[str], list[str], str]:
     """(guards, saturation, status): the guards already in the summary and the run's own (GUARDS, in order), what
     saturated, and the status they leave (a warning turns ok into ok-with-warnings; an unplanned node loss or an
     error, FAILED)."""
-    s, m = summary_of(summary), meta_of(meta)
     guards = list(s.guards or [])
     saturation = _saturation(s, facts)
     for check in GUARDS:

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..core import results
 from ..core.config import HEARTBEAT_DOMAIN_ID, META_SCHEMA, ROOT, ReplbenchError
+from ..core.results import CostModel
 from ..measure.binlogfile import (
     BinlogFile,
     Event,
@@ -815,9 +816,9 @@ def profile_files(files: list[BinlogFile], window: Window, source: Source, sampl
 Mix = list[tuple[str, int, float]]  # costmodel.parse_mix's: (kind, rows per transaction, transactions/s)
 
 
-def model_tables(model: dict[str, Any]) -> list[str]:
+def model_tables(model: CostModel) -> list[str]:
     """The tables a fitted model has a setting on ('ROW-FULL bench_idx' → bench_idx)."""
-    return sorted({name.split(" ", 1)[1] for name in model["settings"] if " " in name})
+    return sorted({name.split(" ", 1)[1] for name in model.settings or {} if " " in name})
 
 
 def workload_mixes(profile: Profile, tables: list[str]) -> tuple[dict[str, Mix], dict[str, list[Line]], list[str]]:
@@ -840,7 +841,7 @@ def workload_mixes(profile: Profile, tables: list[str]) -> tuple[dict[str, Mix],
     return mixes, mapped, notes
 
 
-def price(model: dict[str, Any], profile: Profile, mixes: dict[str, Mix], mapped: dict[str, list[Line]],
+def price(model: CostModel, profile: Profile, mixes: dict[str, Mix], mapped: dict[str, list[Line]],
           setting: str, replica_cores: float = 1.0, alone: bool = False, threads: int = 1,
           rtt_s: float | None = None) -> list[dict[str, Any]]:
     """The cost sheets of the profile's workload under one setting, one per model table its mixes are on:
@@ -851,7 +852,7 @@ def price(model: dict[str, Any], profile: Profile, mixes: dict[str, Mix], mapped
     sheets: list[dict[str, Any]] = []
     master_rate = sum(rate for mix in mixes.values() for _, _, rate in mix)  # the master's, every table's
     for table, mix in mixes.items():
-        if costmodel.key(setting, table) not in model["settings"]:
+        if costmodel.key(setting, table) not in (model.settings or {}):
             if alone:
                 sheets.append({"setting": setting, "table": table, "error": "the model has no data for it"})
             continue
@@ -866,7 +867,7 @@ def price(model: dict[str, Any], profile: Profile, mixes: dict[str, Mix], mapped
     return sheets
 
 
-def largest_on(model: dict[str, Any], profile: Profile, lines: list[Line], setting: str,
+def largest_on(model: CostModel, profile: Profile, lines: list[Line], setting: str,
                table: str) -> dict[str, Any] | None:
     """The profile's largest transaction (by rows, of those it kept: the biggest by bytes) on these lines, with one
     SQL thread's time to apply all its rows on the model's table (costmodel.apply_seconds); None when none of them

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from ..core.config import HOST_SATURATED, VEGETA_SATURATED
 from ..core.records import STATUS_FAILED
-from ..core.results import RunSummary, summary_of
+from ..core.results import RunSummary
 from ..core.scenario import PassCriteria
 
 Kind = Literal["criterion", "note"]
@@ -139,14 +139,13 @@ class Verdict:
 SATURATION = ("host_saturated", "vegeta_saturated")  # what a run records as its `saturation`
 
 
-def judge(summary: dict[str, Any] | RunSummary, criteria: PassCriteria, rate: int, cores: int | None = None,
+def judge(s: RunSummary, criteria: PassCriteria, rate: int, cores: int | None = None,
           only: tuple[str, ...] = CRITERIA, leave_out: tuple[str, ...] = ()) -> Verdict:
     """The one evaluator: a run's summary (or a step's median of repeats) against the scenario's criteria at the
     rate asked, the notes beside. only/leave_out: the criteria judged here (kept-up alone, above the knee alone;
     a run says its catch-up per replica in its own guard). cores: the host's, where the summary lacks them. A
     summary that records its saturation (a run's, judged by these rules when it ran; a step's, its repeats') is
     taken at its word: a step's median run need not be the one that saturated."""
-    s = summary_of(summary)
     facts = Facts(rate, cores or s.cores or 1)
     tripped: list[Tripped] = []
     notes = [Tripped(_saturation_rule(text), text) for text in s.saturation or []]

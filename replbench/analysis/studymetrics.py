@@ -10,7 +10,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..core import results
 from ..core.config import index_names
 from ..core.nodenames import replicas_in
 from ..core.records import STATUS_FAILED
@@ -38,9 +37,6 @@ from . import rules
 from .costmodel import node_counters
 
 SOURCE_OF_MEASURE = {"run": "run", "apply-capacity": "apply", "big-transaction": "bigtx"}  # a unit's data file
-# how a unit's data file reads as its record, per source (a document in memory or a file's, or the record itself)
-RECORD_OF: dict[str, Callable[[Any], RunSummary | ApplyRecord | BigTxRecord]] = {
-    "run": results.summary_of, "apply": results.apply_of, "bigtx": results.bigtx_of}
 
 
 @dataclass(frozen=True)
@@ -233,16 +229,6 @@ METRICS: tuple[Metric, ...] = (
 BY_KEY = {m.key: m for m in METRICS}
 
 
-def unit_of(unit: dict[str, Any] | StudyUnit) -> StudyUnit:
-    """A study unit (study.json's, or one the study runner holds) as its record."""
-    return unit if isinstance(unit, StudyUnit) else StudyUnit.model_validate(unit)
-
-
-def cell_of(cell: dict[str, Any] | StudyCell) -> StudyCell:
-    """A study cell (study.json's, or studyfile.cell_records') as its record."""
-    return cell if isinstance(cell, StudyCell) else StudyCell.model_validate(cell)
-
-
 def unit_source(unit: StudyUnit) -> str:
     """Which data file the unit's metrics come from (run, apply or bigtx), hence which keys its map holds."""
     return SOURCE_OF_MEASURE.get(unit.measure or "run", "run")
@@ -264,31 +250,28 @@ def figure_of(metrics: UnitMetrics, key: str) -> Num | None:
     return figure
 
 
-def measured(unit: dict[str, Any] | StudyUnit) -> bool:
+def measured(u: StudyUnit) -> bool:
     """Did a study unit measure anything? A failed run keeps its (empty) metrics in study.json but measured nothing."""
-    u = unit_of(unit)
     return metrics_of(u) is not None and u.status != STATUS_FAILED
 
 
-def passed(summary: dict[str, Any] | RunSummary, criteria: PassCriteria) -> bool | None:
+def passed(s: RunSummary, criteria: PassCriteria) -> bool | None:
     """Did the run stay within its scenario's pass criteria? Judged by analysis/rules as a sweep step is (a replica
     that never caught up fails both). None: not judged (a run that never reached its guards)."""
-    s = results.summary_of(summary)
     if s.guards is None or s.rate is None:
         return None
     return rules.judge(s, criteria, s.rate).passed
 
 
-def load_table(units: list[dict[str, Any]] | list[StudyUnit], cells: list[dict[str, Any]] | list[StudyCell],
+def load_table(units: list[StudyUnit], cells: list[StudyCell],
                rates: dict[str, int]) -> list[dict[str, Any]]:
     """For a study whose cells run at multiples of its rates (the max): per scenario and cell, the runs within
     the pass criteria and the goodput as a share of the max (median, min, max)."""
     out = []
-    records = [unit_of(u) for u in units]
     for scenario, top in rates.items():
-        for cell in map(cell_of, cells):
+        for cell in cells:
             # an apply-capacity or big-transaction unit has no goodput nor a pass
-            mine = [m for u in records
+            mine = [m for u in units
                     if u.cell == cell.name and u.scenario == scenario and (m := metrics_of(u)) is not None]
             if not mine:
                 continue
@@ -299,12 +282,11 @@ def load_table(units: list[dict[str, Any]] | list[StudyUnit], cells: list[dict[s
     return out
 
 
-def unit_metrics(kind: str, data: dict[str, Any] | RunSummary | ApplyRecord | BigTxRecord,
+def unit_metrics(kind: str, record: RunSummary | ApplyRecord | BigTxRecord,
                  criteria: PassCriteria | None = None) -> dict[str, float | None]:
-    """Every metric of one unit (a run's summary, an apply.json or a bigtx.json, as a document or its record); a
-    run's `passed` judged against its scenario's criteria (None without them)."""
+    """Every metric of one unit (a run's summary, an apply.json or a bigtx.json, as its record: the one its kind
+    measures); a run's `passed` judged against its scenario's criteria (None without them)."""
     source = SOURCE_OF_MEASURE.get(kind, "run")
-    record = RECORD_OF[source](data)
     out: dict[str, Any] = {m.key: m.get(record) for m in METRICS if m.source == source}
     out["never"] = [m.key for m in METRICS if m.source == source and m.never and m.never(record)]
     out["resolution"] = {m.key: r for m in METRICS if m.source == source and m.resolution
@@ -337,21 +319,20 @@ def setting_value(cell: StudyCell, key: str) -> Any:
     return (cell.changed or {}).get(key, "")
 
 
-def baselines(cells: list[dict[str, Any]] | list[StudyCell], per: list[str]) -> dict[str, str]:
+def baselines(cells: list[StudyCell], per: list[str]) -> dict[str, str]:
     """Each cell's baseline: the first cell with the same values of `per` (itself, if it is that first one); with
     nothing in `per`, the first cell of all."""
     out: dict[str, str] = {}
     first: dict[tuple[Any, ...], str] = {}
-    for cell in map(cell_of, cells):
+    for cell in cells:
         key = tuple(setting_value(cell, k) for k in per)
         assert cell.name is not None  # studyfile.cell_records writes every cell's
         out[cell.name] = first.setdefault(key, cell.name)
     return out
 
 
-def baseline_words(data: dict[str, Any] | StudyRecord) -> str:
+def baseline_words(study: StudyRecord) -> str:
     """What a study's ratios are to: its first cell, or per value of its baseline_per, the first cell with it."""
-    study = results.study_of(data)
     cells = [c.name for c in study.cells or []]
     per = study.baseline_per or []
     if not per:
@@ -367,18 +348,17 @@ def _group(unit: StudyUnit) -> str:
     return group
 
 
-def compare_cells(units: list[dict[str, Any]] | list[StudyUnit], cells: list[str],
+def compare_cells(units: list[StudyUnit], cells: list[str],
                   base_of: dict[str, str] | None = None) -> dict[str, Any]:
     """Per group (a scenario, or the cells' scenarios) and metric: each cell's spread, ratio to its baseline (the
     first cell, or base_of's) and verdict."""
     base_of = base_of or {c: cells[0] for c in cells}
     out: dict[str, Any] = {}
-    records = [unit_of(u) for u in units]
-    groups = sorted({_group(u) for u in records})
+    groups = sorted({_group(u) for u in units})
     for scenario in groups:
         per_metric: dict[str, Any] = {}
         for metric in METRICS:
-            mine = {cell: [m for u in records
+            mine = {cell: [m for u in units
                            if u.cell == cell and _group(u) == scenario and (m := metrics_of(u)) is not None]
                     for cell in cells}
             values = {cell: [figure_of(m, metric.key) for m in ms] for cell, ms in mine.items()}
@@ -395,7 +375,8 @@ def compare_cells(units: list[dict[str, Any]] | list[StudyUnit], cells: list[str
                 if resolution is not None:
                     rows[cell]["resolution"] = resolution
             for cell in cells:  # no ratio to, or from, a figure that cannot be told from zero
-                if cell != base_of[cell] and (below_resolution(rows[base_of[cell]]) or below_resolution(rows[cell])):
+                if cell != base_of[cell] and (below_resolution(row_of(rows[base_of[cell]]))
+                                              or below_resolution(row_of(rows[cell]))):
                     rows[cell].update(ratio=None, verdict="n/a")
             per_metric[metric.key] = rows
         out[scenario] = per_metric
@@ -417,25 +398,24 @@ def verdict_text(values: list[float | None], base: list[float | None]) -> str:
     return VERDICT_TEXT[verdict(values, base)]
 
 
-def row_of(row: dict[str, Any] | ComparisonRow) -> ComparisonRow:
-    """One cell's row of a study's comparison (compare_cells', or study.json's) as its record."""
-    return row if isinstance(row, ComparisonRow) else ComparisonRow.model_validate(row)
+def row_of(row: Mapping[str, Any]) -> ComparisonRow:
+    """One cell's row of a study's comparison (compare_cells', or study.json's) as its record: the one place such a
+    row is read from its dictionary (StudyRecord.comparison holds them untyped, per group, metric and cell)."""
+    return ComparisonRow.model_validate(row)
 
 
-def below_resolution(row: dict[str, Any] | ComparisonRow, key: str | None = None) -> bool:
+def below_resolution(r: ComparisonRow, key: str | None = None) -> bool:
     """A cell whose median net figure is below its runs' median resolution: no cost can be read from it (with the
     metric's key, also a net figure recorded without its resolution that unresolved() bounds)."""
-    r = row_of(row)
     if r.resolution is not None and r.median is not None and r.median < r.resolution:
         return True
     return key is not None and unresolved(r, key) is not None
 
 
-def unresolved(row: dict[str, Any] | ComparisonRow, key: str) -> tuple[str, float] | None:
+def unresolved(r: ComparisonRow, key: str) -> tuple[str, float] | None:
     """('<', resolution) for a net figure whose median is below its resolution; ('≤', the largest repeat) for one
     recorded without its resolution where a repeat reads exactly 0 (net of idle, clamped: that repeat could not be
     told from the idle, so neither can the median); None for a figure that is resolved, or not a net figure."""
-    r = row_of(row)
     if r.median is None:
         return None
     if r.resolution is not None:
@@ -447,10 +427,9 @@ def unresolved(row: dict[str, Any] | ComparisonRow, key: str) -> tuple[str, floa
     return None
 
 
-def figure_text(row: dict[str, Any] | ComparisonRow, key: str | None = None) -> str:
+def figure_text(r: ComparisonRow, key: str | None = None) -> str:
     """A cell's figure as every table prints it: 'median [min–max]', or 'below resolution (< r)' / 'not resolved
     (≤ m)' for a net figure that cannot be told from zero (never printed as a cost)."""
-    r = row_of(row)
     if r.median is None:
         return "–"
     bound = unresolved(r, key) if key is not None else (
@@ -476,11 +455,10 @@ def fmt(value: float | None) -> str:
     return f"{value:.3g}"
 
 
-def cell_text(row: dict[str, Any] | ComparisonRow, judged: str | None = "", key: str | None = None) -> str:
+def cell_text(r: ComparisonRow, judged: str | None = "", key: str | None = None) -> str:
     """'median [min–max] (ratio×, verdict)': the verdict given (a primary metric's test), the repeats' overlap by
     default, or none at all (judged=None: a metric the study states no finding for). With the metric's key, a
     net figure recorded without its resolution is judged too (unresolved)."""
-    r = row_of(row)
     never = f"{r.never} of {len(r.values or [])} did not catch up" if r.never else ""
     if r.median is None:
         return never or "–"
@@ -500,18 +478,17 @@ def cell_text(row: dict[str, Any] | ComparisonRow, judged: str | None = "", key:
 SEMI_SYNC_KNOBS = ("semi_sync", "semi_sync_timeout_ms")
 
 
-def semi_sync_cost(cells: list[dict[str, Any]] | list[StudyCell], comparison: dict[str, Any]) -> list[dict[str, Any]]:
+def semi_sync_cost(cells: list[StudyCell], comparison: dict[str, Any]) -> list[dict[str, Any]]:
     """What semi-sync costs a commit: each semi-sync cell's write p50 and mean against the cell that differs only
     in having semi-sync off (the same link, the same other settings), per group. MariaDB's own wait counter is
     not this: it starts when the commit is flushed and leaves out the rest of the round trip."""
     out = []
-    records = [cell_of(c) for c in cells]
     for group, per_metric in comparison.items():
-        for cell in records:
+        for cell in cells:
             if _knob(cell, "semi_sync", "off") == "off":
                 continue
             same = _without_semi_sync(cell)
-            base = next((c for c in records if _knob(c, "semi_sync", "off") == "off"
+            base = next((c for c in cells if _knob(c, "semi_sync", "off") == "off"
                          and _without_semi_sync(c) == same), None)
             if base is None:
                 continue
@@ -543,13 +520,12 @@ def _without_semi_sync(cell: StudyCell) -> dict[str, Any]:
 DROP_INDEXES = "drop_indexes"  # the cell key of the secondary indexes a cell runs without (core/config)
 
 
-def index_costs(cells: list[dict[str, Any]] | list[StudyCell], comparison: dict[str, Any],
+def index_costs(cells: list[StudyCell], comparison: dict[str, Any],
                 metric: str = "replica_ms_per_write") -> list[dict[str, Any]]:
     """What each secondary index costs: every cell that runs without exactly one index against the cell with every
     index and the same other settings (one thing changed per comparison), per group, most costly first within each
     group and setting. cost = the metric's median with the index less its median without it; share = cost ÷ with."""
     out = []
-    records = [cell_of(c) for c in cells]
 
     def dropped(cell: StudyCell) -> tuple[str, ...]:
         return index_names(str((cell.changed or {}).get(DROP_INDEXES, "")))
@@ -560,10 +536,10 @@ def index_costs(cells: list[dict[str, Any]] | list[StudyCell], comparison: dict[
     for group, per_metric in comparison.items():
         rows = per_metric.get(metric) or {}
         found = []
-        for cell in records:
+        for cell in cells:
             if len(dropped(cell)) != 1:
                 continue
-            base = next((c for c in records if not dropped(c) and others(c) == others(cell)), None)
+            base = next((c for c in cells if not dropped(c) and others(c) == others(cell)), None)
             a, b = rows.get(cell.name), rows.get(base.name) if base else None
             if base is None or not a or not b or a["median"] is None or not b["median"]:
                 continue

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..core.config import NET_RESOLUTION_Z
 from ..core.nodenames import nodes_in
-from ..core.results import Admission, Fault, RunSummary, summary_of
+from ..core.results import Admission, RunSummary
 from ..core.scenario import WRITE_ENDPOINTS, PassCriteria
 from ..core.stats import net_resolution
 from ..measure import binlog, counters, cpu
@@ -179,19 +179,13 @@ def writes_of(tl: Timeline) -> int:
     return sum(tl.ok_count(e) for e in WRITE_ENDPOINTS)
 
 
-def nodes_lost(data: dict[str, Any] | RunSummary) -> list[Fault]:
-    """The nodes a run saw lost (each with when it was lost and back, and whether on purpose); summaries written
-    before the key was named for what it holds called it "faults" (core/results migrates them)."""
-    return summary_of(data).nodes_lost or []
-
-
-def above_knee(summary: dict[str, Any] | RunSummary, criteria: PassCriteria | None = None) -> dict[str, Any] | None:
+def above_knee(summary: RunSummary, criteria: PassCriteria | None = None) -> dict[str, Any] | None:
     """What happened when a run asked more than this machine served (the scenario's min_success or min_rate_ratio
     broken, as analysis/rules judges them: success server-side, goodput against the rate asked): goodput against
     the rate asked, per second what the app's admission shed and what failed otherwise, how busy the host was and
     who used it, and whether vegeta's connections were all in use (requests then also waited in the client, where
     the app's admission cannot see them). None below the knee."""
-    s = summary_of(summary)
+    s = summary
     asked, goodput, success = s.rate, rules.goodput(s), s.success
     if not asked or goodput is None or success is None:
         return None

@@ -33,6 +33,7 @@ from ..core.config import (
 )
 from ..core.results import (
     Checked,
+    CostModel,
     Interval,
     Onset,
     OnsetDrain,
@@ -41,7 +42,6 @@ from ..core.results import (
     Validation,
     ValidationCase,
     ValidationRun,
-    validation_of,
 )
 from ..measure.cpu import HOST_COLUMNS
 from . import costmodel
@@ -76,22 +76,22 @@ def checked(predicted: dict[str, float] | None, measured: float | None,
             predicted["low"] <= measured <= predicted["high"]}
 
 
-def from_counts(model: dict[str, Any], obs: dict[str, Any]) -> dict[str, Any]:
+def from_counts(model: CostModel, obs: dict[str, Any]) -> dict[str, Any]:
     """A run (costmodel.observation's) predicted from its own transactions and rows: each figure checked, why any
     is not predicted, and whether its rate lay outside the fit's domain."""
     predicted = costmodel.expected(model, obs)
-    fitted = model["settings"].get(costmodel.key(obs["setting"], obs["table"] or ""))
+    fitted = (model.settings or {}).get(costmodel.key(obs["setting"], obs["table"] or ""))
     out: dict[str, Any] = {"transactions": obs["transactions"], "rows": obs["rows"],
                            "replica_reads": obs["replica_reads"], "not_predicted": costmodel.not_predicted(model, obs),
                            "outside_domain": costmodel.outside_domain(
                                fitted, obs["transactions"] / obs["seconds"], obs["rows"] / obs["seconds"])
-                           if fitted and obs["seconds"] else None}
+                           if fitted is not None and obs["seconds"] else None}
     for part in costmodel.EXPECTED:  # the replicas' CPU: with their reads where a read is priced
         out[part] = checked(predicted[part], obs[part], (obs.get("resolution") or {}).get(part))
     return out
 
 
-def from_profile(model: dict[str, Any], profile: Profile, obs: dict[str, Any]) -> dict[str, Any]:
+def from_profile(model: CostModel, profile: Profile, obs: dict[str, Any]) -> dict[str, Any]:
     """The same run predicted from its binlog's profile under its setting, as `model predict --profile` prices it:
     each plan's figure per second times the profile's span (the total over the window), summed over the model
     tables the profiled tables map to; beside the run's measured figures (obs: costmodel.observation's)."""
@@ -119,7 +119,7 @@ def from_profile(model: dict[str, Any], profile: Profile, obs: dict[str, Any]) -
     return out
 
 
-def _total(model: dict[str, Any], sheets: list[dict[str, Any]], part: str,
+def _total(model: CostModel, sheets: list[dict[str, Any]], part: str,
            span: float) -> tuple[dict[str, float] | None, str | None]:
     """A figure's total over the span, summed over the sheets (value and the interval's ends alike), or None and
     why (a sheet without a plan, or a plan without the figure: costmodel.not_predicted's reason)."""
@@ -250,13 +250,12 @@ def figures(c: ValidationRun, path: str) -> dict[str, Checked]:
     return {part: v for part in costmodel.EXPECTED if (v := getattr(source, part)) is not None}
 
 
-def coverage(doc: dict[str, Any] | Validation) -> dict[str, Any]:
+def coverage(data: Validation) -> dict[str, Any]:
     """Per path: the run figures predicted and measured (every repeat's), how many lie inside their own 95 %
     interval (a prediction interval for one run), those not predicted, those below their resolution, the usable
     cases without any (not profiled, or the profile failed), and per kind the worst error of a case's mean over its
     repeats (the largest in size) with its case, figure and bound; the most repeats a case had; the lag onset's
     errors (drained and live) against their bound; and the bounds and the coverage goal themselves."""
-    data = validation_of(doc)
     cases = data.cases or []
     paths = {}
     for path, _ in PATHS:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.records import STATUS_FAILED
-from ..core.results import RunSummary, SweepRecord, summary_of, sweep_of
+from ..core.results import RunSummary, SweepRecord, summary_of
 from ..core.scenario import PassCriteria
 from ..core.stats import median
 from . import rules
@@ -20,9 +20,9 @@ LATENCY_FIGURES = ("min", "mean", "p50", "p90", "p95", "p99", "max")
 LAG_FIGURES = ("p99_ms", "growth_s_per_s")  # each replica's, as the kept-up criteria judge them
 
 
-def median_summary(summaries: list[dict[str, Any]] | list[RunSummary]) -> RunSummary:
+def median_summary(summaries: list[RunSummary]) -> RunSummary:
     """The median of repeats for the figures a verdict uses (a failed repeat keeps the step failed)."""
-    runs = [summary_of(s) for s in summaries]
+    runs = list(summaries)
     if len(runs) == 1:
         return runs[0]
     med = runs[len(runs) // 2].model_dump(by_alias=True, exclude_unset=True)
@@ -49,16 +49,15 @@ def median_summary(summaries: list[dict[str, Any]] | list[RunSummary]) -> RunSum
     return summary_of(med)
 
 
-def step_verdict(summaries: list[dict[str, Any]] | list[RunSummary], criteria: PassCriteria,
+def step_verdict(summaries: list[RunSummary], criteria: PassCriteria,
                  rate: int) -> rules.Verdict:
     """A sweep step's verdict: its median of repeats judged by the one evaluator."""
     return rules.judge(median_summary(summaries), criteria, rate)
 
 
-def describe_max(data: dict[str, Any] | SweepRecord) -> str:
+def describe_max(sweep: SweepRecord) -> str:
     """The max sustainable rate of a sweep.json as a reader should take it: exact, a lower bound when no step
     failed (the ladder ended first), or an upper bound when no step passed."""
-    sweep = sweep_of(data)
     steps = sweep.steps or []
     if not steps:
         return "–"
@@ -70,14 +69,14 @@ def describe_max(data: dict[str, Any] | SweepRecord) -> str:
     return f"{best} rps"
 
 
-def criteria_of(data: dict[str, Any] | SweepRecord) -> PassCriteria:
+def criteria_of(sweep: SweepRecord) -> PassCriteria:
     """A sweep's pass criteria as it recorded them, the ones it predates at their defaults."""
-    recorded = sweep_of(data).criteria or {}
+    recorded = sweep.criteria or {}
     known = PassCriteria.__dataclass_fields__
     return PassCriteria(**{k: float(v) for k, v in recorded.items() if k in known})
 
 
-def kept_up(summaries: list[dict[str, Any]] | list[RunSummary], criteria: PassCriteria,
+def kept_up(summaries: list[RunSummary], criteria: PassCriteria,
             rate: int) -> tuple[bool, list[str]]:
     """Did the replicas keep up during a step (the median of its repeats)? Their lag did not grow, its p99 stayed
     within bound and they caught up in time: the kept-up criteria alone, whatever the client saw."""

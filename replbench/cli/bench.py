@@ -51,12 +51,12 @@ from ..core.results import (
     apply_of,
     bigtx_of,
     campaign_of,
-    load,
-    migrate,
     model_of,
+    read_model,
     read_validation,
     study_of,
     sweep_of,
+    validation_of,
     write_record,
 )
 from ..core.stats import spread, spread_text
@@ -490,8 +490,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     for step in sweep.steps:
         print(f"  {step.rate:>6} rps{' (refine)' if step.refined else '         '}  {step.verdict}")
 
-    print(f"max sustainable rate: {describe_max(data)} ({scenario.criteria.describe()})")
-    status = sweep_of(data).status
+    record = sweep_of(data)
+    print(f"max sustainable rate: {describe_max(record)} ({scenario.criteria.describe()})")
+    status = record.status
     assert status is not None  # Sweep._write always records one
     return collection_exit_code(status)  # complete or interrupted
 
@@ -512,10 +513,10 @@ def cmd_study(args: argparse.Namespace) -> int:
     if args.dry_run:
         return 0
     runner = study.Study(settings, plan)
-    data = runner.execute()
+    data = study_of(runner.execute())
     print(study.render_table(data))
     print(f"study folder: {shown_path(runner.folder)}")
-    status = study_of(data).status
+    status = data.status
     assert status is not None  # Study._write always records one
     return collection_exit_code(status)  # complete or interrupted
 
@@ -622,7 +623,7 @@ def _model_validate(args: argparse.Namespace, settings: Settings, path: Path) ->
     if not path.exists():
         raise ReplbenchError(f"no model yet: run `./run.sh model fit` first ({shown_path(path)} is missing)")
     before = set((settings.results / "model").glob(f"{costmodel.HELD_OUT}*"))
-    model = migrate(load(path), "model.json")
+    model = read_model(path.parent)
     try:
         data = (modelcheck.priced_recordings(settings, model, onset_rows, onset_duration, onset_backlog)
                 if args.recorded else
@@ -631,7 +632,7 @@ def _model_validate(args: argparse.Namespace, settings: Settings, path: Path) ->
     except KeyboardInterrupt:
         _interrupted_validation(settings, before)
         raise
-    print(render_validation(data))
+    print(render_validation(validation_of(data)))
     return 0
 
 
@@ -642,12 +643,12 @@ def cmd_model(args: argparse.Namespace) -> int:
         source = Path(args.source) if args.source else settings.results
         if not source.is_dir():
             raise UsageError(f"--from {args.source}: not a folder")
-        model = costmodel.fit(*costmodel.collect(source))
-        if not model_of(model).settings:
+        model = model_of(costmodel.fit(*costmodel.collect(source)))
+        if not model.settings:
             raise ReplbenchError(f"no usable write run under {shown_path(source)} (ok, net of idle, rows verified, "
                                  "one of the model's settings)")
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_record(path, model_of(model))
+        write_record(path, model)
         print(render_fit(model))
         print(f"model: {shown_path(path)}")
         return 0
@@ -688,8 +689,9 @@ def cmd_campaign(args: argparse.Namespace) -> int:
         data = campaign.run(settings_from(args), plan, resume=args.resume, allow_dirty=args.allow_dirty)
     except campaign.CampaignError as exc:
         raise ReplbenchError(str(exc)) from None
-    print(campaign.render(data))
-    status = campaign_of(data).status
+    record = campaign_of(data)
+    print(campaign.render(record))
+    status = record.status
     assert status is not None  # campaign.run always records one
     return collection_exit_code(status, DONE)
 

@@ -31,11 +31,10 @@ from ..analysis.profile import (
     source_of,
     workload_mixes,
 )
-from ..core import results
 from ..core.config import SETTINGS, ReplbenchError, Settings
 from ..core.progress import Progress
 from ..core.records import shown_path
-from ..core.results import write_record
+from ..core.results import CostModel, read_model, write_record
 from ..measure import binlogfile
 from ..report.profile import render, render_predictions
 from ..report.sources import published_model
@@ -210,7 +209,7 @@ def predict_from_profile(args: argparse.Namespace) -> int:
     return 0
 
 
-def load_model(settings: Settings) -> tuple[dict[str, Any], str]:
+def load_model(settings: Settings) -> tuple[CostModel, str]:
     """Your own `model fit`'s model, else the report campaign's (as `model predict --mix` finds it)."""
     path = settings.results / "model" / "model.json"
     source = f"model: {shown_path(path)} (your own `./run.sh model fit`)"
@@ -226,7 +225,7 @@ def load_model(settings: Settings) -> tuple[dict[str, Any], str]:
         finished = (record.finished_at or "")[:10]
         source = (f"model: {shown_path(path)} (fitted by campaign {fitted_by} at commit {commit}, {finished}, "
                   "on the machine that ran it; `./run.sh model fit` fits one from your own runs)")
-    return results.load(path), source
+    return read_model(path.parent), source
 
 
 HANDLERS = {"profile": cmd_profile}

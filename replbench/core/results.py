@@ -353,9 +353,12 @@ class Memory(Record):
 
 
 class PlannedFault(Record):
+    """A planned fault as load/faults.FaultRunner carried it out."""
+
     fault: str | None = None
     node: str | None = None
     action: str | None = None
+    rows: int | None = None  # a bigtx fault's: the rows its UPDATE changes
     at_s: Num | None = None
     planned_at_s: Num | None = None
     began_at_s: Num | None = None

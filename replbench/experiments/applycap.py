@@ -242,8 +242,7 @@ def _idle_cpu(node: Node) -> float | None:
     return None if first is None or second is None else round(max(0.0, second - first) / IDLE_SECONDS, 5)
 
 
-def render(data: dict[str, Any] | ApplyRecord) -> str:
-    a = apply_of(data)
+def render(a: ApplyRecord) -> str:
     setting = ", ".join(f"{k}={v}" for k, v in (a.knobs_changed or {}).items()) or "reference settings"
     how = ("every replica at once (--together: on a shared host they share its cores)"
            if a.method == "together" else "each replica alone, the others' SQL threads held")

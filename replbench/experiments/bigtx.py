@@ -151,9 +151,8 @@ def measure(settings: Settings, table: str, rows: tuple[int, ...], setting: knob
     return data
 
 
-def render(data: dict[str, Any] | BigTxRecord) -> str:
+def render(b: BigTxRecord) -> str:
     """The table a DBA reads: per transaction, rows × binlog, master, each replica, lag and the cache spill."""
-    b = bigtx_of(data)
     transactions = b.transactions or []
     setting = ", ".join(f"{k}={v}" for k, v in (b.knobs_changed or {}).items()) or "reference settings"
     lines = [f"Big transactions — {b.table} ({setting}); status {b.status}"]

@@ -238,9 +238,9 @@ def _unfinished(results: Path, name: str, commit: str | None) -> Path | None:
     return None
 
 
-def _check_same_units(folder: Path, data: dict[str, Any] | CampaignRecord, campaign: Campaign) -> None:
+def _check_same_units(folder: Path, data: CampaignRecord, campaign: Campaign) -> None:
     # a unit recorded without its settings (campaign.json from before units had them) had none
-    if ([(u.command, u.env if u.env is not None else {}) for u in campaign_of(data).units or []]
+    if ([(u.command, u.env if u.env is not None else {}) for u in data.units or []]
             != [(u.text, dict(u.env)) for u in campaign.units]):
         raise CampaignError(f"{folder.name} was started from another version of the campaign file")
 
@@ -274,7 +274,7 @@ def run(settings: Settings, campaign: Campaign, *, resume: bool = False, allow_d
         if other is None:
             raise CampaignError(f"no unfinished campaign {campaign.name!r} at commit {commit} to resume")
         data: dict[str, Any] = results.load(other / "campaign.json")  # the document: re-judged in place, written back
-        _check_same_units(other, data, campaign)
+        _check_same_units(other, campaign_of(data), campaign)
         before = [r["status"] for r in data["units"]]
         rejudge(other, data, commit)
         if any(r["status"] != DONE for r in data["units"]):
@@ -294,7 +294,7 @@ def run(settings: Settings, campaign: Campaign, *, resume: bool = False, allow_d
                           for u in campaign.units]}
     else:
         data = results.load(folder / "campaign.json")  # the document itself: the run goes on recording in it
-        _check_same_units(folder, data, campaign)
+        _check_same_units(folder, campaign_of(data), campaign)
         rejudge(folder, data, commit)
     data["status"] = "running"
     data["folder"] = folder.name
@@ -341,8 +341,7 @@ def _finished(log: Path) -> bool:
                                         or any(mark in text for mark in FINISHED_MARKS))
 
 
-def render(data: dict[str, Any] | CampaignRecord) -> str:
-    c = campaign_of(data)
+def render(c: CampaignRecord) -> str:
     lines = [f"campaign {c.name} at {c.commit}{' (dirty)' if c.dirty else ''}: {c.status} — {c.folder}"]
     for i, r in enumerate(c.units or [], 1):
         calib = (f", calibration {r.calibration_before:g} → {r.calibration_after:g}"

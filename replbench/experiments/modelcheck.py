@@ -64,7 +64,18 @@ from ..core.config import (
 )
 from ..core.progress import Progress
 from ..core.records import new_folder, shown_path
-from ..core.results import apply_of, read_meta, read_summary, recording_of, validation_of, write_record
+from ..core.results import (
+    CostModel,
+    RecordedCase,
+    RecordedRun,
+    RecordingRecord,
+    apply_of,
+    read_meta,
+    read_summary,
+    recording_of,
+    validation_of,
+    write_record,
+)
 from ..core.results import load as load_json
 from ..load import faults
 from ..measure import binlogfile
@@ -162,7 +173,7 @@ def drain_count(repeats: int) -> int:
     return max(MODEL_ONSET_DRAIN_REPEATS, repeats)
 
 
-def validate(settings: Settings, model: dict[str, Any], cases: tuple[Case, ...] = CASES,
+def validate(settings: Settings, model: CostModel, cases: tuple[Case, ...] = CASES,
              duration: float = DURATION, onset_rows: int = ONSET_ROWS,
              onset_duration: float = ONSET_DURATION, onset_backlog: float = ONSET_DRAIN_S,
              repeats: int = MODEL_VALIDATE_REPEATS, control: Case | None = None) -> dict[str, Any]:
@@ -205,8 +216,8 @@ def record(settings: Settings, cases: tuple[Case, ...] = CASES, duration: float 
     not yet priced left off (its first round plus the rounds it completed); RECORDING says `complete` once every
     round ran (an interrupted recording is left out of the pricing)."""
     pending = pending_recordings(settings)
-    last = _recording(pending[-1]) if pending else {}
-    first = (last.get("first_round") or 0) + _rounds_done(last)
+    last = _recording(pending[-1]) if pending else RecordingRecord()
+    first = (last.first_round or 0) + _rounds_done(last)
     folder = _new_folder(settings)
     progress = Progress("model validate --record")
     every = (*cases, control) if control else cases
@@ -227,15 +238,17 @@ def record(settings: Settings, cases: tuple[Case, ...] = CASES, duration: float 
     return out
 
 
-def _rounds_done(recording: dict[str, Any]) -> int:
+def _rounds_done(recording: RecordingRecord) -> int:
     """The rounds a recording ran (one written before `rounds_done` was kept ran its `repeats`)."""
-    return int(recording.get("rounds_done", recording.get("repeats") or 0))
+    done = recording.rounds_done  # record writes it as a number once kept, never null
+    return int(done if done is not None else recording.repeats or 0)
 
 
-def _recording(folder: Path) -> dict[str, Any]:
-    """A recording's RECORDING; ReplbenchError (one line) where it cannot be read."""
+def _recording(folder: Path) -> RecordingRecord:
+    """A recording's RECORDING as its record; ReplbenchError (one line) where it cannot be read (a record that does
+    not validate too: pydantic's error is a ValueError)."""
     try:
-        return load_json(folder / RECORDING)
+        return recording_of(load_json(folder / RECORDING))
     except (OSError, ValueError) as exc:
         raise ReplbenchError(f"{shown_path(folder / RECORDING)}: not a recording ({exc})") from None
 
@@ -256,7 +269,7 @@ def pending_recordings(settings: Settings) -> list[Path]:
             if path.parent.name not in priced]
 
 
-def priced_recordings(settings: Settings, model: dict[str, Any], onset_rows: int = ONSET_ROWS,
+def priced_recordings(settings: Settings, model: CostModel, onset_rows: int = ONSET_ROWS,
                       onset_duration: float = ONSET_DURATION,
                       onset_backlog: float = ONSET_DRAIN_S) -> dict[str, Any]:
     """`model validate --recorded`: every complete recording not yet priced (record's), its runs priced by the model
@@ -268,13 +281,12 @@ def priced_recordings(settings: Settings, model: dict[str, Any], onset_rows: int
     none, or where the recordings have different controls."""
     pending = pending_recordings(settings)
     docs = {folder: _recording(folder) for folder in pending}
-    recordings = [folder for folder in pending if docs[folder].get("complete", True)]  # absent: before the key
+    recordings = [folder for folder in pending if docs[folder].complete is not False]  # absent: before the key
     if not recordings:
         raise ReplbenchError("no recorded runs to price: record them first with `./run.sh model validate --record` "
                              "(each recording is priced once" + (f"; {len(pending)} interrupted, left out)"
                                                                   if pending else ")"))
-    controls_named = {(d["control"]["scenario"], d["control"]["rate"], d["control"].get("setting", "ROW-FULL"))
-                      for folder in recordings if (d := docs[folder]).get("control")}
+    controls_named = {_case_key(c) for folder in recordings if (c := docs[folder].control) is not None}
     if len(controls_named) > 1:
         raise ReplbenchError("the recordings have different controls ("
                              + ", ".join(sorted(f"{s}@{r}:{st}" for s, r, st in controls_named))
@@ -291,19 +303,17 @@ def priced_recordings(settings: Settings, model: dict[str, Any], onset_rows: int
     for recording in recordings:
         doc = docs[recording]
         progress.say(f"pricing {recording.name}'s runs", final=True)
-        for entry in doc.get("cases") or []:
-            key = (entry["scenario"], entry["rate"], entry.get("setting", "ROW-FULL"))
-            cases.setdefault(key, []).extend(_priced(model, recording, run, f"../{recording.name}/")
-                                             for run in entry["repeats"])
-        if doc.get("control"):
-            controls.extend(_priced(model, recording, run, f"../{recording.name}/")
-                            for run in doc["control"]["repeats"])
+        for entry in doc.cases or []:
+            cases.setdefault(_case_key(entry), []).extend(_priced(model, recording, run, f"../{recording.name}/")
+                                                          for run in _repeats(entry))
+        if doc.control is not None:
+            controls.extend(_priced(model, recording, run, f"../{recording.name}/") for run in _repeats(doc.control))
     identity = ("scenario", "rate", "setting")
     out["cases"] = [validation.case_of(dict(zip(identity, key, strict=True)), got) for key, got in cases.items()]
     if controls:
         out["control"] = validation.case_of(dict(zip(identity, next(iter(controls_named)), strict=True)), controls)
     out["repeats"] = max((len(got) for got in (*cases.values(), controls)), default=0)
-    out["summary"] = validation.coverage(out)
+    out["summary"] = validation.coverage(validation_of(out))
     write_record(folder / "validate.json", validation_of(out))
     onset = _onset_plan(model, onset_rows, onset_backlog) if onset_rows else None
     if onset and onset.out["predicted"]:
@@ -315,6 +325,17 @@ def priced_recordings(settings: Settings, model: dict[str, Any], onset_rows: int
     out["complete"] = True
     write_record(folder / "validate.json", validation_of(out))
     return out
+
+
+def _case_key(case: RecordedCase) -> tuple[Any, ...]:
+    """A recorded case's identity: scenario, rate and setting (ROW-FULL in a recording of before settings)."""
+    return case.scenario, case.rate, case.setting if case.setting is not None else "ROW-FULL"
+
+
+def _repeats(case: RecordedCase) -> list[RecordedRun]:
+    """A recorded case's runs (record writes them with every case)."""
+    assert case.repeats is not None
+    return case.repeats
 
 
 def _new_folder(settings: Settings) -> Path:
@@ -343,7 +364,7 @@ def _fill(out: dict[str, Any], cases: tuple[Case, ...], control: Case | None,
                     if got]
     if control and runs[-1]:
         out["control"] = validation.case_of(_identity(control), runs[-1])
-    out["summary"] = validation.coverage(out)
+    out["summary"] = validation.coverage(validation_of(out))
 
 
 def _drain_into(settings: Settings, onset: OnsetPlan | None, folder: Path, out: dict[str, Any], n: int,
@@ -363,7 +384,7 @@ def _onset_end(settings: Settings, onset: OnsetPlan, duration: float, folder: Pa
                progress: Progress) -> None:
     """After the drains: the live onset runs, then the coverage over every figure, validate.json rewritten."""
     out["onset"] = _onset_live(settings, onset, duration, folder, progress)
-    out["summary"] = validation.coverage(out)
+    out["summary"] = validation.coverage(validation_of(out))
     write_record(folder / "validate.json", validation_of(out))
 
 
@@ -371,10 +392,11 @@ def _identity(case: Case) -> dict[str, Any]:
     return {"scenario": case.scenario, "rate": case.rate, "setting": case.setting}
 
 
-def _case(settings: Settings, model: dict[str, Any], case: Case, duration: float, checksum: str, folder: Path,
+def _case(settings: Settings, model: CostModel, case: Case, duration: float, checksum: str, folder: Path,
           progress: Progress) -> dict[str, Any]:
     """One run of a held-out case under its setting, predicted from its counts and from its binlog's profile."""
-    return _priced(model, folder, _recorded_run(settings, case, duration, checksum, folder, progress))
+    run = _recorded_run(settings, case, duration, checksum, folder, progress)
+    return _priced(model, folder, RecordedRun.model_validate(run))
 
 
 def _recorded_run(settings: Settings, case: Case, duration: float, checksum: str, folder: Path,
@@ -392,27 +414,30 @@ def _recorded_run(settings: Settings, case: Case, duration: float, checksum: str
     return out
 
 
-def _priced(model: dict[str, Any], folder: Path, entry: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+def _priced(model: CostModel, folder: Path, entry: RecordedRun, prefix: str = "") -> dict[str, Any]:
     """A recorded run (_recorded_run's, under folder) predicted from its counts and from its profile; its run and
     profile named with prefix (the way from the validation's folder to the recording's)."""
-    run_folder = folder / entry["run"]
+    assert entry.run is not None  # _recorded_run writes it
+    run_folder = folder / entry.run
     obs = costmodel.observation(read_summary(run_folder), read_meta(run_folder))
-    out: dict[str, Any] = {"run": prefix + entry["run"], "usable": obs is not None}
+    out: dict[str, Any] = {"run": prefix + entry.run, "usable": obs is not None}
     if not obs:
         return out
     out.update(validation.from_counts(model, obs))
-    captured = entry.get("profile")
+    captured = entry.profile
     if captured is None:
         return out
-    if captured.get("error"):
-        out["profile"] = {"error": captured["error"]}
+    if captured.error:
+        out["profile"] = {"error": captured.error}
         return out
     try:
         profile = read_profile(run_folder / "profile.json")
     except ProfileError as exc:
         out["profile"] = {"error": str(exc).splitlines()[0]}
         return out
-    out["profile"] = {**captured, "file": prefix + captured["file"], **validation.from_profile(model, profile, obs)}
+    assert captured.file is not None  # _profiled writes the file, or an error
+    out["profile"] = {**captured.model_dump(exclude_unset=True), "file": prefix + captured.file,
+                      **validation.from_profile(model, profile, obs)}
     return out
 
 
@@ -455,7 +480,7 @@ class OnsetPlan:
     writes: int
 
 
-def _onset_plan(model: dict[str, Any], rows: int, backlog_s: float) -> OnsetPlan:
+def _onset_plan(model: CostModel, rows: int, backlog_s: float) -> OnsetPlan:
     """The predicted onset, and the held-out drain's backlog: each replica alone applying that many transactions of
     such rows (its rate is the onset under the model's own premise)."""
     predicted = costmodel.onset(model, rows)

@@ -30,7 +30,6 @@ from typing import Any
 import psutil
 
 from ..analysis import judge, soak, summary
-from ..analysis.summary import nodes_lost
 from ..core import harnesslog, results, sql
 from ..core.config import (
     CATCH_UP_TIMEOUT,
@@ -467,16 +466,7 @@ class Run:
         self._guards()
         tl = self.measured.timeline
         if tl is not None:
-            seen = nodes_lost(self.record.summary)
-            planned = self.live.fault_runner.done if self.live.fault_runner else []
-            self._safely("latency plot", lambda: timeline.plot(
-                tl, self.folder / "latency.png",
-                f"{self.scenario.name} @ {self.rate} rps — latency over time ({self.record.status})",
-                [((f.lost_at_s or 0) - (self.clock.start or 0), f"{f.node} lost") for f in seen]
-                + [(f.back_at_s - (self.clock.start or 0), f"{f.node} back") for f in seen
-                   if f.back_at_s is not None]
-                + [(p["at_s"], p["fault"]) for p in planned if p["action"] not in ("kill", "start")],
-                lag=(*self._lag_series(), self.clock.start) if self.live.samplers and self.clock.start else None))
+            self._safely("latency plot", lambda: self._plot(tl))
         self.record.summary["harness_time_s"] = self._harness_time()
         self.record.summary["status"] = self.record.status
         self.record.summary["errors"] = self.record.errors
@@ -486,6 +476,18 @@ class Run:
         if (self.folder / "report.txt").exists() and self.written[1] is not None:
             self.record.block = render_block(self.written[1], self.folder)
             (self.folder / "block.txt").write_text(self.block)
+
+    def _plot(self, tl: timeline.Timeline) -> None:
+        """latency.png: latency over the run, the nodes lost and back and the planned faults marked, the lag beside."""
+        seen = results.summary_of(self.record.summary).nodes_lost or []
+        planned = self.live.fault_runner.done if self.live.fault_runner else []
+        timeline.plot(
+            tl, self.folder / "latency.png",
+            f"{self.scenario.name} @ {self.rate} rps — latency over time ({self.record.status})",
+            [((f.lost_at_s or 0) - (self.clock.start or 0), f"{f.node} lost") for f in seen]
+            + [(f.back_at_s - (self.clock.start or 0), f"{f.node} back") for f in seen if f.back_at_s is not None]
+            + [(p["at_s"], p["fault"]) for p in planned if p["action"] not in ("kill", "start")],
+            lag=(*self._lag_series(), self.clock.start) if self.live.samplers and self.clock.start else None)
 
     def _lag_series(self) -> tuple[dict[str, list[tuple[float, float]]], dict[str, list[tuple[float, float, float]]]]:
         """Each replica's lag samples and its split over the attack (and its catch-up), on the run's clock."""
@@ -558,7 +560,8 @@ class Run:
                             catch_up_timeout_s=self.options.catch_up_timeout)
         self.record.summary["client_connections"] = self.live.attack_options.max_connections
         self.record.summary["client_connections_setting"] = s.client_connections  # auto, N or unlimited
-        self.record.summary["above_knee"] = summary.above_knee(self.record.summary, self.scenario.criteria)
+        self.record.summary["above_knee"] = summary.above_knee(results.summary_of(self.record.summary),
+                                                               self.scenario.criteria)
         if watch.innodb is not None and self.options.soak_window is not None:
             lags = {r.name: watch.lag.positions.series(r.name, self.clock.start, self.clock.end) for r in s.replicas}
             self.record.summary["soak"] = soak.analyse(tl.seconds, lags, watch.innodb.rows, self.clock.start,
@@ -644,7 +647,13 @@ class Run:
                                attack_start_s=self.clock.start or 0, errors=tuple(self.record.errors),
                                searched=self._searched())
         rec = self.record
-        guards, saturation, rec.status = judge.judge(rec.summary, rec.meta, facts, rec.status)
+        try:
+            judged, meta = results.summary_of(rec.summary), results.meta_of(rec.meta)
+        except ValueError as exc:  # a key no record declares: _write keeps both documents aside and fails the run
+            self._record_error("judging the run", exc)
+            rec.status = STATUS_FAILED
+            return
+        guards, saturation, rec.status = judge.judge(judged, meta, facts, rec.status)
         self.record.summary["guards"], self.record.summary["saturation"] = guards, saturation
 
     def _base_meta(self) -> dict[str, Any]:

@@ -27,8 +27,8 @@ from ..analysis.studymetrics import (
     cell_text,
     compare_cells,
     metrics_of,
+    row_of,
     unit_metrics,
-    unit_of,
 )
 from ..core import harnesslog, scenario
 from ..core.config import INDEXED_TABLE, Settings, idle_window, index_names
@@ -47,6 +47,7 @@ from ..core.results import (
     BigTxRecord,
     RunSummary,
     StudyRecord,
+    StudyUnit,
     apply_of,
     bigtx_of,
     read_meta,
@@ -56,7 +57,7 @@ from ..core.results import (
 from ..topology import dataset, fanout, indexes, links
 from . import applycap, bigtx
 from .run import Run, RunOptions
-from .studyfile import Spec, cell_records
+from .studyfile import Spec, cell_records, study_cells
 
 # seconds around each attack beside its idle window (settle, settings, app restart, targets, catch-up, the checksum
 # of the rows written, reports). Each estimate constant is measured: docs/decisions/study-estimates.md
@@ -432,8 +433,9 @@ class Study:
     def _write(self) -> dict[str, Any]:
         spec = self.plan.spec
         cells = [c.name for c in spec.cells]
-        finished = [u for u in map(unit_of, self.units) if metrics_of(u) is not None]  # an interrupted unit's is {}
-        base_of = baselines(cell_records(spec.cells), list(spec.baseline_per))
+        units = [StudyUnit.model_validate(u) for u in self.units]  # the units recorded so far, as study.json's
+        finished = [u for u in units if metrics_of(u) is not None]  # an interrupted unit's is {}
+        base_of = baselines(study_cells(spec.cells), list(spec.baseline_per))
         data = {
             "name": spec.name, "description": spec.description, "status": self.status,
             "scenarios": list(spec.scenarios), "rates": self.plan.rates, "duration_s": self.plan.duration,
@@ -455,9 +457,8 @@ def _status(data: RunSummary | ApplyRecord | BigTxRecord, missing: str) -> str:
     return data.status if data.status is not None else missing  # every writer writes a str: none writes null
 
 
-def render_table(data: dict[str, Any] | StudyRecord) -> str:
+def render_table(study: StudyRecord) -> str:
     """The comparison as text: per scenario, a row per metric, a column per cell."""
-    study = study_of(data)
     cells = [c.name for c in study.cells or []]
     lines = [f"study {study.name} ({study.status}): median [min–max] over repeats (ratio to "
              f"{baseline_words(study)})"]
@@ -466,7 +467,7 @@ def render_table(data: dict[str, Any] | StudyRecord) -> str:
         width = max(len(BY_KEY[k].label) for k in per_metric) if per_metric else 10
         lines.append(f"  {'metric':<{width}}  " + "  |  ".join(cells))  # type: ignore[arg-type]
         for key, rows in per_metric.items():
-            lines.append(f"  {BY_KEY[key].label:<{width}}  " + "  |  ".join(cell_text(rows[c]) for c in cells))
+            lines.append(f"  {BY_KEY[key].label:<{width}}  " + "  |  ".join(cell_text(row_of(rows[c])) for c in cells))
     failed = [u for u in study.units or [] if u.status not in STATUS_SUCCEEDED]
     if failed:
         lines.append("\nunits not ok: " + "; ".join(f"{u.cell} {u.scenario} r{u.repeat}: {u.status}" for u in failed))

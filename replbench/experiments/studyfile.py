@@ -53,6 +53,7 @@ from ..analysis.studymetrics import BY_KEY, SOURCE_OF_MEASURE, baselines
 from ..core import named
 from ..core import scenario as scenarios
 from ..core.config import MAX_BULK_ROWS, SETTING_LIST, STUDY_DIR, Setting, parse_duration
+from ..core.results import StudyCell
 from ..core.schema import FieldError, FileModel, Loc, between, checked_by, duration, one_of, shown, validate
 from ..topology import links
 from ..topology.knobs import KNOB_LIST, KNOBS, Knob, Knobs
@@ -149,6 +150,11 @@ def cell_records(cells: tuple[Cell, ...]) -> list[dict[str, Any]]:
     """The cells as study.json records them: name, every knob, own scenario, what they change."""
     return [{"name": c.name, "knobs": c.knobs.as_dict(), "scenario": c.scenario, "changed": c.changed()}
             for c in cells]
+
+
+def study_cells(cells: tuple[Cell, ...]) -> list[StudyCell]:
+    """The cells as a reader of study.json gets them: cell_records' records."""
+    return [StudyCell.model_validate(c) for c in cell_records(cells)]
 
 
 def cell_value(cell: Cell, key: str) -> str:
@@ -395,7 +401,7 @@ class StudyTables(FileModel):
             if key not in KNOBS and key not in CELL_KEYS:
                 raise FieldError(("baseline_per", i), f"names '{key}', not a knob or a cell key; knobs: "
                                                       f"{', '.join(KNOBS)}")
-        if self.baseline_per and len(set(baselines(cell_records(cells), self.baseline_per).values())) == len(cells):
+        if self.baseline_per and len(set(baselines(study_cells(cells), self.baseline_per).values())) == len(cells):
             raise FieldError(("baseline_per",), f"{', '.join(self.baseline_per)} leaves every cell its own "
                                                 "baseline: nothing to compare")
 

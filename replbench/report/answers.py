@@ -10,13 +10,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..analysis.answers import gb_per_day, pool_index_costs, round_trips, saturation
-from ..analysis.studymetrics import REPLICA_MEANS, figure_text, fmt, semi_sync_cost
-from ..core.results import StudyRecord, meta_of, study_of
+from ..analysis.studymetrics import REPLICA_MEANS, figure_text, fmt, row_of, semi_sync_cost
+from ..core.results import RunMeta, StudyRecord
 from ..core.stats import separated, spread
 from . import reference
 from .assets import Writer
 from .costsheet import BIG_TRANSACTIONS, apply_rates, sheet_rows
 from .provenance import server_versions
+from .sources import ShownStep
 from .sweeps import REPLICA, lag_p99, step_per_ok
 
 SIZE_FACTOR = 2.0  # our largest ratio within this factor of the write-up's: its size reproduces
@@ -27,7 +28,7 @@ INDEXES = "#what-indexes-cost-the-replicas-under-row-based-replication"
 BIG = "#large-transactions-one-update-of-many-rows"
 REFERENCE = "#the-reference-experiments-write-steps-beside-ours"
 
-Studies = list[dict[str, Any]] | list[StudyRecord]
+Studies = list[StudyRecord]
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ Answer = Callable[[Facts], str]
 
 
 def _text(values: list[float | None], unit: str = "") -> str:
-    return figure_text({**spread(values), "values": values}) + unit
+    return figure_text(row_of({**spread(values), "values": values})) + unit
 
 
 def _missing(what: str) -> str:
@@ -115,8 +116,9 @@ def index_answer(facts: Facts) -> str:
     if not costs:
         return head + _missing("no working-set study") + "."
     return head + "; ".join(
-        f"{c['ratio']:.1f}× with a {c['pool'] or 'reference'} pool ({figure_text(c['rows'][0])} against "
-        f"{figure_text(c['rows'][1])} ms" + ("" if c["separated"] else ", within noise") + ")" for c in costs) + \
+        f"{c['ratio']:.1f}× with a {c['pool'] or 'reference'} pool ({figure_text(row_of(c['rows'][0]))} against "
+        f"{figure_text(row_of(c['rows'][1]))} ms" + ("" if c["separated"] else ", within noise") + ")"
+        for c in costs) + \
         " — the smaller the pool against the 8M rows' indexes, the more each index change costs in pages read."
 
 
@@ -139,7 +141,7 @@ def falling_behind_answer(facts: Facts) -> str:
             text += f"; at {kept['first_behind']}/s {'; '.join(kept['why'])}"
         elif kept["all"]:
             text += ", the highest step the sweep ran: the limit is above it"
-    cores = next((m.host.cores for info in latest.values() if (m := meta_of(info.get("meta") or {})).host
+    cores = next((m.host.cores for info in latest.values() if (m := _meta(info)).host
                   and m.host.cores), None)
     if cores:
         text += _saturated(step, by_rate.get(kept["first_behind"]) if kept["first_behind"] else None, cores)
@@ -152,11 +154,19 @@ def falling_behind_answer(facts: Facts) -> str:
 CAPACITY_WORDS = {"replica": "of the one core its SQL thread uses"}  # how a capacity reads beside its figure
 
 
-def _saturated(step: Any, behind: Any, cores: int) -> str:
+def _meta(info: dict[str, Any]) -> RunMeta:
+    """A sweep's meta.json as report/sweeps.sweep_section hands it (an empty record where it has none)."""
+    meta: RunMeta = info.get("meta") or RunMeta()
+    return meta
+
+
+def _saturated(step: ShownStep, behind: ShownStep | None, cores: int) -> str:
     """What saturated first, named from each process's measured CPU against its capacity: at the highest step the
     replicas kept up, or at the first step they did not when nothing was saturated yet."""
     for at in (step, behind):
-        full = saturation(at.repeats[len(at.repeats) // 2].summary, cores) if at is not None else []
+        if at is None:
+            continue
+        full = saturation(at.repeats[len(at.repeats) // 2].summary, cores)
         if full and full[0]["share"] >= 1:
             first, rest = full[0], full[1:]
             return (f". What saturates first is the {first['name']}'s CPU: {first['percent']:.0f} % of its "
@@ -193,8 +203,8 @@ def big_answer(facts: Facts) -> str:
     data = next((d for d in studies if d.name == BIG_TRANSACTIONS), None)
     per: dict[str, Any] = next(iter((data.comparison or {}).values()), {}) if data else {}
     applied, size = per.get("bigtx_applied_s") or {}, per.get("bigtx_binlog_mb") or {}
-    said = [f"{cell.split(',')[0]} {figure_text(applied[cell])} s" + (f" ({figure_text(size[cell])} MB of binlog)"
-                                                                       if cell in size else "")
+    said = [f"{cell.split(',')[0]} {figure_text(row_of(applied[cell]))} s"
+            + (f" ({figure_text(row_of(size[cell]))} MB of binlog)" if cell in size else "")
             for cell in applied if cell.endswith(" 100,000 rows") and "threads" not in cell]
     if not said:
         return head + _missing("no big-transaction study with 100,000 rows") + "."
@@ -225,7 +235,7 @@ def reference_verdict(latest: dict[str, dict[str, Any]], studies: Studies) -> st
         if paired:
             ours.append(f"{min(paired):.1f}–{max(paired):.1f}× in our paired sweeps at the rates both ran")
             ratios += paired
-    data = next((d for d in map(study_of, studies) if d.name == "working-set"), None)
+    data = next((d for d in studies if d.name == "working-set"), None)
     costs = pool_index_costs(data) if data else []
     if costs:
         ours.append(", ".join(f"{c['ratio']:.1f}× ({c['pool']} pool)" for c in costs) + " in study working-set")
@@ -238,7 +248,7 @@ def reference_verdict(latest: dict[str, dict[str, Any]], studies: Studies) -> st
     size = max(ratios) >= theirs_ratio / SIZE_FACTOR
     verdict = ("the direction reproduces, " + ("and the size" if size else "the size does not") if direction
                else "the direction does not reproduce")
-    versions = server_versions([meta_of(info.get("meta") or {}) for info in latest.values()])
+    versions = server_versions([_meta(info) for info in latest.values()])
     return (f"{verdict}: {said}, ours {'; '.join(ours)}. Candidate reasons, none measured here: its 16-vCPU host "
             f"against our 2 cores, MySQL against MariaDB{' ' + ', '.join(versions) if versions else ''}, its pool "
             "and disk (not stated).")
@@ -251,7 +261,7 @@ ANSWERS: tuple[Answer, ...] = (bytes_answer, replica_cpu_answer, index_answer, f
 def the_answers(latest: dict[str, dict[str, Any]], studies: Studies, links: dict[str, str]) -> list[str]:
     """The block that opens report.md: a heading, what "replica" means, one line per question (links: each study's
     section, by name)."""
-    facts = Facts(latest, [study_of(d) for d in studies], links)
+    facts = Facts(latest, list(studies), links)
     return ["## The answers", "",
             f"Medians [min–max] over repeats; *replica*, here and in every table, is {REPLICA_MEANS}.", "",
             *(f"- {answer(facts)}" for answer in ANSWERS), ""]
@@ -263,7 +273,7 @@ def falling_behind(studies: Studies, latest: dict[str, dict[str, Any]], writer: 
     sweep = latest.get("write")
     if not sweep or not sweep.get("steps"):
         return []
-    answer = falling_behind_answer(Facts(latest, [study_of(d) for d in studies], {})).split("): ", 1)[1]
+    answer = falling_behind_answer(Facts(latest, list(studies), {})).split("): ", 1)[1]
     lines = ["## When do the replicas fall behind?", "",
              f"`write` (single-row updates, ROW FULL): max sustainable rate by the sweep's recorded criteria "
              f"{sweep['max_text']}; {answer}", ""]

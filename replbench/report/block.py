@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.judge import rows_read_per_read
-from ..core import results
 from ..core.config import STALL_LAG_MS, STALL_P99_FACTOR
 from ..core.nodenames import is_node, nodes_in, replicas_in
 from ..core.records import shown_path
@@ -18,11 +17,13 @@ from ..core.results import (
     AttackCpu,
     BufferPool,
     HarnessTime,
+    LagOf,
     NodeCounters,
     NodeFigures,
     PlannedFault,
     RunSummary,
     Settle,
+    Stall,
 )
 from ..measure import health, rowcheck
 from ..topology import appserver, links
@@ -30,10 +31,9 @@ from ..topology import appserver, links
 ERROR_LINES_SHOWN = 8
 
 
-def render_block(doc: dict[str, Any] | RunSummary, folder: Path) -> str:
+def render_block(summary: RunSummary, folder: Path) -> str:
     """The reference write-up's block: CPU lines, vegeta's text report verbatim, then our measurements, one
-    section after another (the summary a run holds in memory, or its summary.json's record)."""
-    summary = results.summary_of(doc)
+    section after another (the summary's record: a run's as written, or its summary.json's)."""
     lines = [*_cpu_lines(summary), *_attacker_lines(summary), *_setup_lines(summary),
              vegeta_text(folder / "report.txt"),
              *_client_lines(summary), *_lag_lines(summary), *_soak_lines(summary), *_server_lines(summary),
@@ -279,7 +279,7 @@ def _soak_lines(summary: RunSummary) -> list[str]:
     return lines
 
 
-def _stall_text(stall: Any) -> str:
+def _stall_text(stall: Stall) -> str:
     lags = ", ".join(f"{n} {v:,.0f} ms" for n, v in sorted((stall.lag_ms or {}).items()) if v is not None)
     around = []
     for node, figures in sorted((stall.around or {}).items()):
@@ -292,7 +292,7 @@ def _stall_text(stall: Any) -> str:
     return f"{stall.from_s}–{stall.to_s} s: p99 {p99}; lag {lags}; around it {'; '.join(around) or 'no counters'}"
 
 
-def _split_line(name: str, lag_of: Any) -> str:
+def _split_line(name: str, lag_of: LagOf) -> str:
     """Where a replica's lag sat: not yet received (the IO side) or received, not applied (the SQL thread's)."""
     return (f"Lag {name} split: of its mean {_ms(lag_of.mean_ms)}, {_ms(lag_of.io_mean_ms)} not yet received (IO), "
             f"{_ms(lag_of.sql_mean_ms)} received, not applied (SQL); p99 {_ms(lag_of.io_p99_ms)} and "
@@ -490,10 +490,13 @@ def _planned_text(p: PlannedFault) -> str:
             + (f" (FAILED: {p.error})" if p.error else ""))
 
 
-def pool_text(pools: dict[str, Any], schema: str) -> str:
-    """'Buffer pool: 128 MiB on every node, smaller than bench_idx (2.0 GiB) ...' (flush method included); each
-    node's pool a summary's record or its dictionary."""
-    got = {n: p if isinstance(p, BufferPool) else BufferPool.model_validate(p) for n, p in pools.items()}
+def pool_text(pools: dict[str, BufferPool | None], schema: str) -> str:
+    """'Buffer pool: 128 MiB on every node, smaller than bench_idx (2.0 GiB) ...' (flush method included), from
+    the summary's per-node pools."""
+    got: dict[str, BufferPool] = {}
+    for n, p in pools.items():
+        assert p is not None  # topology/dataset.py writes every node's pool
+        got[n] = p
     pool_bytes, table_bytes = {}, []
     for n, p in got.items():
         assert p.pool_bytes is not None and p.table_bytes is not None  # topology/dataset.py writes both
@@ -538,10 +541,9 @@ def _us(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f} µs"
 
 
-def above_knee_text(doc: dict[str, Any] | AboveKnee) -> str:
+def above_knee_text(knee: AboveKnee) -> str:
     """The one line that reads a run above the knee as a finding: what this machine served of what was asked, where
-    the rest went, and who had the host (analysis/summary.above_knee's dictionary, or a summary's record)."""
-    knee = doc if isinstance(doc, AboveKnee) else AboveKnee.model_validate(doc)
+    the rest went, and who had the host (a summary's record of analysis/summary.above_knee's figures)."""
     shares = knee.shares_of_busy or {}
     if knee.saturated or knee.host_busy_percent is not None:
         assert knee.cores is not None  # analysis/summary.above_knee writes it (0: not known)

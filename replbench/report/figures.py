@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..analysis.studymetrics import fmt
+from ..core.results import ComparisonRow
 from ..core.stats import spread_text
 
 
@@ -18,6 +17,6 @@ def num(value: float | None) -> str:
     return "–" if value is None else (f"{value:.3f}" if value < 10 else f"{value:.1f}")
 
 
-def figure(row: dict[str, Any]) -> str:
+def figure(row: ComparisonRow) -> str:
     """'0.484 [0.41–0.575]', '2,922 [376–3,463]': a cell's median and range as the study tables print them."""
-    return fmt(row["median"]) + ("" if row["min"] == row["max"] else f" [{fmt(row['min'])}–{fmt(row['max'])}]")
+    return fmt(row.median) + ("" if row.min == row.max else f" [{fmt(row.min)}–{fmt(row.max)}]")

@@ -25,7 +25,7 @@ from typing import Any
 from ..analysis.studymetrics import REPLICA_MEANS
 from ..analysis.verdicts import describe_max
 from ..core.config import ROOT, Settings
-from ..core.results import StudyRecord, load, migrate
+from ..core.results import StudyRecord, read_sweep
 from .answers import reference_verdict
 from .archive import archive_page
 from .assets import Writer
@@ -93,7 +93,7 @@ def generate(settings: Settings, output: Path | None = None, origin: Origin | No
             latest[info["key"]] = info
     superseded = [p for p in sweeps if p not in shown.values()]
     for path in superseded:  # the one page states what the other sweeps of a scenario found
-        sweep = migrate(load(path / "sweep.json"), "sweep.json")  # describe_max takes the dictionary
+        sweep = read_sweep(path)
         if sweep_key(sweep) in latest:
             latest[sweep_key(sweep)].setdefault("earlier_max", []).append(describe_max(sweep))
     model_text = model_section(writer)

@@ -20,10 +20,8 @@ from ..core.results import (
     ProfileCheck,
     Validation,
     ValidationCase,
-    model_of,
     read_model,
     read_validation,
-    validation_of,
 )
 from .assets import Writer
 
@@ -49,9 +47,8 @@ def _coef(part: Fit, term: str, scale: float) -> str:
     return f"{part.coef[term] * scale:.4g} [{low * scale:.4g}–{high * scale:.4g}]"
 
 
-def render_fit(doc: dict[str, Any] | CostModel) -> str:
-    """The fit as text (a fit's model in memory, or model.json's record)."""
-    model = model_of(doc)
+def render_fit(model: CostModel) -> str:
+    """The fit as text (model.json's record, or a fit's in memory as its record)."""
     assert model.settings is not None  # analysis/costmodel.fit writes it
     reading = sum(1 for o in model.observations or [] if not o.get("transactions"))
     lines = [f"Cost model from {len(model.observations or []) - reading} write runs"
@@ -104,9 +101,8 @@ def render_fit(doc: dict[str, Any] | CostModel) -> str:
     return "\n".join(lines)
 
 
-def coefficient_table(doc: dict[str, Any] | CostModel) -> list[str]:
+def coefficient_table(model: CostModel) -> list[str]:
     """The fit's main terms as one table, a setting per row: what report.md shows (the page has the rest)."""
-    model = model_of(doc)
     assert model.settings is not None  # analysis/costmodel.fit writes it
     head = ["setting", "runs", "drains"] + [f"{label} {unit}/{per}" for _, label, unit, _ in TABLED
                                              for per in ("trx", "row")]
@@ -246,11 +242,10 @@ def render_largest(big: dict[str, Any] | None) -> list[str]:
             "replica's lag grows by at least that while it applies it; parallel threads do not split it"]
 
 
-def render_validation(doc: dict[str, Any] | Validation) -> str:
+def render_validation(data: Validation) -> str:
     """model validate's table: predicted beside measured per held-out case, from the run's counts and from its
-    binlog profile, then the coverage against the bounds and the lag onset (a validation in memory, or
-    validate.json's record)."""
-    data = validation_of(doc)
+    binlog profile, then the coverage against the bounds and the lag onset (validate.json's record, or a
+    validation's in memory as its record)."""
     lines = ["| case | runs | predicted | transactions | rows | "
              + " | ".join(f"{label}: predicted / measured (error, runs inside their interval)"
                           for _, _, label in VALIDATED) + " |",
@@ -396,8 +391,7 @@ def render_coverage(summary: dict[str, Any]) -> list[str]:
     return lines if len(lines) > 1 else []
 
 
-def render_onset(doc: dict[str, Any] | Onset) -> str:
-    o = doc if isinstance(doc, Onset) else Onset.model_validate(doc)
+def render_onset(o: Onset) -> str:
     p = o.predicted
     if p is None:
         return (f"Lag onset ({o.rows}-row transactions): no prediction (the model has no apply fit that prices "

@@ -10,7 +10,7 @@ from typing import Any
 from ..analysis.findings import ALPHA, MAX_FINDINGS, sentence, study_findings
 from ..analysis.studymetrics import REPLICA_MEANS
 from ..analysis.verdicts import FINDING_MIN_FACTOR
-from ..core.results import Host, RunMeta, StudyRecord, meta_of, study_of
+from ..core.results import Host, RunMeta, StudyRecord
 from .answers import falling_behind, the_answers
 from .assets import SETTINGS_THAT_MATTER, Writer
 from .costsheet import big_transactions, cost_sheet
@@ -60,9 +60,6 @@ COLUMN_GUIDE = (
 )
 
 
-Metas = list[dict[str, Any]] | list[RunMeta]  # meta.json's dictionaries, or their records
-
-
 def _host(metas: list[RunMeta]) -> Host | None:
     """The first machine recorded (measure/cpu.describe_host writes every key: a host is never empty)."""
     return next((m.host for m in metas if m.host is not None), None)
@@ -75,10 +72,9 @@ def _cpu_model(host: Host) -> Any:
     return host.cpu_model if "cpu_model" in host.model_fields_set else "CPU model not recorded"
 
 
-def measured_on(docs: Metas) -> str:
+def measured_on(metas: list[RunMeta]) -> str:
     """The header's line: which server was measured and on what machine, from what the runs recorded (never the
     machine the report is written on)."""
-    metas = [meta_of(m) for m in docs]
     host = _host(metas)
     machine = (f"{host.cores} cores ({_cpu_model(host)}), {host.memory_gib} GiB of memory" if host
                else "a machine not recorded")
@@ -86,7 +82,7 @@ def measured_on(docs: Metas) -> str:
             "cores.")
 
 
-def provenance(writer: Writer, docs: Metas) -> list[str]:
+def provenance(writer: Writer, metas: list[RunMeta]) -> list[str]:
     """Where every figure of this report comes from: one campaign (its name, commit, dates and the calibration's
     range over its units), or everything in results/ (the machine is the header's, measured_on)."""
     data = writer.origin.campaign
@@ -106,12 +102,12 @@ def provenance(writer: Writer, docs: Metas) -> list[str]:
             "file kept beside it.", ""]
 
 
-def one_page(latest: dict[str, dict[str, Any]], studies: list[dict[str, Any]] | list[StudyRecord], kept: list[str],
+def one_page(latest: dict[str, dict[str, Any]], studies: list[StudyRecord], kept: list[str],
              writer: Writer, links: dict[str, str] | None = None) -> list[str]:
     """The first page (latest: the sweeps' sections as report/sweeps.py gives them, by sweep key; links: each
     study's section, by name), opened by the answers."""
-    metas = [meta_of(info["meta"]) for info in latest.values() if info.get("meta")]
-    metas += [s.meta for s in map(study_of, studies) if s.meta is not None]
+    metas: list[RunMeta] = [info["meta"] for info in latest.values() if info.get("meta")]  # report/sweeps' record
+    metas += [s.meta for s in studies if s.meta is not None]
     # a step whose meta.json was not kept reads as an empty RunMeta (report/sources.load_steps): each reader of the
     # metas (the machine, the server's version, the disk, the dataset) passes over a meta without its key
     return ["# replbench report", "",
@@ -134,8 +130,7 @@ def measured() -> list[str]:
                     "rows (about 4 s), so `read-noindex` fails at any rate — that is the finding, not a bug.", ""]
 
 
-def on_what(docs: Metas) -> list[str]:
-    metas = [meta_of(m) for m in docs]
+def on_what(metas: list[RunMeta]) -> list[str]:
     host = _host(metas)
     # versions, dataset, disk and the server variables: maps with no record of their own
     version = next(((m.versions or {}).get("mariadb") for m in metas if m.versions), None)
@@ -169,8 +164,7 @@ def on_what(docs: Metas) -> list[str]:
     return lines + [""]
 
 
-def findings(latest: dict[str, dict[str, Any]], docs: list[dict[str, Any]] | list[StudyRecord]) -> list[str]:
-    studies = [study_of(d) for d in docs]
+def findings(latest: dict[str, dict[str, Any]], studies: list[StudyRecord]) -> list[str]:
     lines = ["## Findings", "",
              "Only from each study's declared primary metrics (its file's `primary`), only between two cells that "
              "differ in one setting, and only an effect of at least "

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..analysis.studymetrics import BY_KEY
 from ..core.nodenames import replicas_in
-from ..core.results import RunSummary, StudyRecord, study_of
+from ..core.results import RunSummary, StudyRecord
 from .sources import Figure, ShownStep, latency_of, step_median
 
 
@@ -78,9 +78,8 @@ STUDY_CHART = ("bytes_per_write", "master_ms_per_write", "replica_ms_per_write",
                "apply_trx_per_s", "semi_sync_wait_us", "shed", "app_ms_per_ok", "db_share")
 
 
-def plot_study(doc: dict[str, Any] | StudyRecord, assets: Path) -> str | None:
+def plot_study(data: StudyRecord, assets: Path) -> str | None:
     """One bar chart per study: key metrics per cell (median, error bars min–max), one panel per metric."""
-    data = study_of(doc)
     assert data.comparison is not None and data.cells is not None  # experiments/study.py writes both
     panels = [(scenario, key, rows) for scenario, per_metric in data.comparison.items()
               for key, rows in per_metric.items() if key in STUDY_CHART]

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 from ..analysis.studymetrics import measured
 from ..core import scenario as scenario_file
-from ..core.results import RunMeta, StudyRecord, StudyUnit, read_summary, study_of
+from ..core.results import RunMeta, StudyRecord, StudyUnit, read_summary
 
 
 def scenarios_write(name: str) -> bool:
@@ -44,7 +43,7 @@ def _changed_pct(unit: StudyUnit) -> float | None:
     return unit.metrics.rows_changed_pct if unit.metrics else None
 
 
-def net_of_idle(doc: dict[str, Any] | StudyRecord, folder: Path) -> bool | None:
+def net_of_idle(data: StudyRecord, folder: Path) -> bool | None:
     """Whether every unit with CPU figures (runs, apply-capacity drains) has them net of idle: from each run's
     summary where the raw data is here, else as each unit's metrics recorded it (kept in the assets' study.json,
     so a rebuild from the assets says the same). None: the study has no CPU figures at all."""
@@ -55,12 +54,11 @@ def net_of_idle(doc: dict[str, Any] | StudyRecord, folder: Path) -> bool | None:
             return read_summary(run).cpu_seconds_net is not None  # analysis/summary writes a map or nothing
         return bool(unit.metrics and unit.metrics.cpu_net_of_idle)
 
-    flags = [net(u) for u in _units(study_of(doc)) if _measured(u) and _measure(u) in CPU_MEASURES]
+    flags = [net(u) for u in _units(data) if _measured(u) and _measure(u) in CPU_MEASURES]
     return all(flags) if flags else None
 
 
-def cpu_kind(doc: dict[str, Any] | StudyRecord) -> str:
-    data = study_of(doc)
+def cpu_kind(data: StudyRecord) -> str:
     units = data.units or []  # [] where the study holds none
     if data.cpu_net_of_idle is None and not any(_measure(u) in CPU_MEASURES for u in units):
         return "- **CPU figures**: none (each unit times one transaction and counts its bytes and lag)"
@@ -72,9 +70,8 @@ def cpu_kind(doc: dict[str, Any] | StudyRecord) -> str:
             "included, which inflates the per-write cost most at low rates)")
 
 
-def verified(doc: dict[str, Any] | StudyRecord) -> bool:
+def verified(data: StudyRecord) -> bool:
     """A study whose write units were all checked to change their rows (or that writes nothing)."""
-    data = study_of(doc)
     if not any(scenarios_write(s) for s in data.scenarios or []):
         return True
     units = [u for u in _units(data) if _measured(u)]
@@ -82,11 +79,10 @@ def verified(doc: dict[str, Any] | StudyRecord) -> bool:
                                if _measure(u) == "run")
 
 
-def study_rows(doc: dict[str, Any] | StudyRecord) -> str:
+def study_rows(data: StudyRecord) -> str:
     """Whether a study's writes changed their rows, per kind of unit: runs checked by decoding their binlog (or
     not, before that check existed), big transactions checked on the master afterwards (a unit is ok only when
     every row of its range holds the new value), apply-capacity drains not checked row by row."""
-    data = study_of(doc)
     units = [u for u in _units(data) if _measured(u)]
     writes = any(scenarios_write(s) for s in data.scenarios or [])
     runs = [u for u in units if _measure(u) == "run"]

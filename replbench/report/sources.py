@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..core.records import DONE
 from ..core.results import (
@@ -29,7 +28,6 @@ from ..core.results import (
     read_summary,
     read_sweep,
     summary_of,
-    sweep_of,
 )
 from ..core.stats import median
 from ..topology.knobs import Knobs
@@ -126,9 +124,8 @@ def find_studies(origin: Origin) -> list[Path]:
     return sorted(raw + [p for p in asset_sources(origin) if (p / "study.json").exists()], key=lambda p: p.name)
 
 
-def sweep_key(doc: dict[str, Any] | SweepRecord) -> str:
+def sweep_key(sweep: SweepRecord) -> str:
     """A sweep's scenario, with the settings that differ from the reference: 'write', 'write [buffer_pool=128M]'."""
-    sweep = sweep_of(doc)
     reference = Knobs()
     changed = {k: v for k, v in (sweep.knobs or {}).items() if getattr(reference, k, v) != v}
     assert sweep.scenario is not None  # experiments/sweep.py writes it
@@ -172,11 +169,10 @@ class ShownStep(SweepStep):
     repeats: list[Repeat]
 
 
-def load_steps(sweep_dir: Path, doc: dict[str, Any] | SweepRecord) -> list[ShownStep]:
+def load_steps(sweep_dir: Path, sweep: SweepRecord) -> list[ShownStep]:
     """Each step with its repeats' summaries, meta and files: from the step folders, or, for a sweep rebuilt from
     its committed assets, from the `<step>-<file>` copies beside its sweep.json (meta then only where kept)."""
     steps = []
-    sweep = sweep_of(doc)
     assert sweep.steps is not None  # experiments/sweep.py writes them, and each step's folders
     for step in sweep.steps:
         repeats = []

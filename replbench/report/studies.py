@@ -19,11 +19,12 @@ from ..analysis.studymetrics import (
     index_costs,
     load_table,
     measured,
+    row_of,
     semi_sync_cost,
 )
 from ..core.config import STUDY_DIR
 from ..core.records import COMPLETE
-from ..core.results import StudyCell, StudyRecord, load, migrate, read_meta, study_of, write_record
+from ..core.results import ComparisonRow, StudyCell, StudyRecord, read_meta, read_study, write_record
 from ..core.stats import separated
 from .assets import Writer
 from .costsheet import compressed_text
@@ -37,10 +38,9 @@ APP_TIER_STUDIES = ("inflight-", "app-")  # how the suite's own app should be ru
 APP_TIER_PAGE = "report-app-tier.md"
 
 
-def primary_of(doc: dict[str, Any] | StudyRecord) -> list[str]:
+def primary_of(data: StudyRecord) -> list[str]:
     """A study's primary metrics: as its study.json recorded them, else as its study file declares them now (a
     study run before files declared them)."""
-    data = study_of(doc)
     if data.primary:
         return list(data.primary)
     try:
@@ -52,17 +52,16 @@ def primary_of(doc: dict[str, Any] | StudyRecord) -> list[str]:
 
 def study_section(folder: Path, writer: Writer) -> tuple[list[str], StudyRecord]:
     """A study's section (its study.md beside its assets), and its record as the one page reads it."""
-    doc = migrate(load(folder / "study.json"), "study.json")  # what analysis takes; written back to the assets
+    study = read_study(folder)
     assets = writer.folder(folder)
-    doc["cpu_net_of_idle"] = net_of_idle(doc, folder)
-    data = study_of(doc)
+    data = study.model_copy(update={"cpu_net_of_idle": net_of_idle(study, folder)})  # written back to the assets
     write_record(assets / "study.json", data)
     assert data.cells is not None and data.units is not None  # experiments/study.py writes both
-    full, lines = _head(doc, folder)
+    full, lines = _head(data, folder)
     primary = primary_of(data)
-    found = study_findings(doc, primary)
-    tables = comparison_tables(doc, found, primary)
-    costs = semi_sync_cost(doc["cells"], doc["comparison"])
+    found = study_findings(data, primary)
+    tables = comparison_tables(data, found, primary)
+    costs = semi_sync_cost(data.cells, comparison_of(data))
     if costs:
         tables += ["Semi-sync's commit cost: each semi-sync cell's write latency against the cell with semi-sync off "
                    "on the same link (medians over repeats; what a commit pays, unlike MariaDB's own wait counter):",
@@ -79,7 +78,8 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], StudyRecord]
         tables += ["Near and above the max: each cell's runs within the scenario's pass criteria, and its goodput as a "
                    "share of the study's rate (the max; median [min–max] over repeats):", "",
                    "| scenario | cell | runs passing | goodput, % of the max |", "|---|---|---|---|"]
-        for row in load_table(doc["units"], doc["cells"], doc["rates"]):
+        assert data.rates is not None  # experiments/study.py writes it
+        for row in load_table(data.units, data.cells, data.rates):
             share = row["goodput_pct_of_max"]
             tables.append(f"| {row['scenario']} | `{row['cell']}` | {row['passed']} of {row['runs']} | "
                           + ("–" if share["median"] is None else f"{share['median']:.0f} % [{share['min']:.0f}–"
@@ -93,16 +93,28 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], StudyRecord]
     chart = plot_study(data, assets)
     # the whole study (every table) in its own file beside its assets; report.md keeps what it found
     (assets / "study.md").write_text("\n".join(
-        [f"# Study `{data.name}` — `{folder.name}`", *full[1:], *compression_note(doc), *tables]
+        [f"# Study `{data.name}` — `{folder.name}`", *full[1:], *compression_note(data), *tables]
         + ([f"![{data.name} study]({chart})", ""] if chart else [])).rstrip("\n") + "\n")
     said = (f"- **Findings** (primary metrics only, between cells that differ in one setting): "
-            f"{held_text(found, doc, primary)}." if primary else
+            f"{held_text(found, data, primary)}." if primary else
             "- **Findings**: none by design (the study declares no primary metric; its figures are read elsewhere).")
-    lines += [*semi_sync_note(doc), said, *costliest_index(doc),
+    lines += [*semi_sync_note(data), said, *costliest_index(data),
               f"- [Every figure, the data state and the command]({writer.rel(assets / 'study.md')})", ""]
     if chart:
         lines += [f"![{data.name} study]({writer.rel(assets / chart)})", ""]
     return lines, data
+
+
+def comparison_of(data: StudyRecord) -> dict[str, Any]:
+    """A study's comparison, per group, metric and cell (experiments/study.py writes it)."""
+    assert data.comparison is not None
+    return data.comparison
+
+
+def cells_of(data: StudyRecord) -> list[StudyCell]:
+    """A study's cells (experiments/study.py writes them)."""
+    assert data.cells is not None
+    return data.cells
 
 
 def changed_of(cell: StudyCell) -> dict[str, Any]:
@@ -117,11 +129,11 @@ def name_of(cell: StudyCell) -> str:
     return cell.name
 
 
-def costliest_index(doc: dict[str, Any]) -> list[str]:
+def costliest_index(data: StudyRecord) -> list[str]:
     """For a study whose cells run without one index each: per group and other settings, which index costs the
     replicas most CPU per applied write (its cell against the one with every index and the same settings), and what
     each of the others costs; where no index's cost is beyond the repeats' noise, that is what it says."""
-    costs = index_costs(doc["cells"], doc["comparison"])
+    costs = index_costs(cells_of(data), comparison_of(data))
     if not costs:
         return []
     parts = []
@@ -147,12 +159,11 @@ def costliest_index(doc: dict[str, Any]) -> list[str]:
 MAX_CELLS_NAMED = 8  # a study with more cells names what they vary in report.md, each cell in its study.md
 
 
-def _head(doc: dict[str, Any], folder: Path) -> tuple[list[str], list[str]]:
+def _head(data: StudyRecord, folder: Path) -> tuple[list[str], list[str]]:
     """A study's opening lines: in its study.md every one (cells with what each sets, how it ran, the data state,
     the command, its CPU and rows), in report.md the cells by name (what a name does not say beside it) and how it
     ran, its CPU and rows only where they fall short (gross CPU, a write run not verified): the Studies section
     says the rule once."""
-    data = study_of(doc)
     primary = primary_of(data)
     study_cells, units, rates, measures = data.cells, data.units, data.rates, data.measures
     # experiments/study.py writes them all
@@ -162,7 +173,7 @@ def _head(doc: dict[str, Any], folder: Path) -> tuple[list[str], list[str]]:
     if data.question:
         title += [f"**Question**: {data.question} **Primary metrics**: "
                   + (", ".join(BY_KEY[k].label for k in primary) or "none declared") + ".", ""]
-    against = f"each against {baseline_words(doc)}" if data.baseline_per else "the first is the baseline"
+    against = f"each against {baseline_words(data)}" if data.baseline_per else "the first is the baseline"
 
     def cells(short: bool) -> str:
         if short and len(study_cells) > MAX_CELLS_NAMED:  # what the cells vary, each cell in its study.md
@@ -191,16 +202,15 @@ def _head(doc: dict[str, Any], folder: Path) -> tuple[list[str], list[str]]:
     return full, [*title, cells(True), how, *short_of, ""]
 
 
-def comparison_tables(doc: dict[str, Any], found: list[dict[str, Any]], primary: list[str]) -> list[str]:
+def comparison_tables(data: StudyRecord, found: list[dict[str, Any]], primary: list[str]) -> list[str]:
     """One table per group of a study: every metric per cell, a verdict on the primary ones."""
-    data = study_of(doc)
     cells = [name_of(c) for c in data.cells or []]
     held: dict[tuple[str, str, str], list[str]] = {}
     for f in found:
         held.setdefault((f["group"], f["metric"], f["cell"]), []).append(f["baseline"])
     tables: list[str] = []
     for scenario_name, per_metric in (data.comparison or {}).items():
-        tables += [f"`{scenario_name}` — median [min–max] over repeats (ratio to {baseline_words(doc)}); *replica*: "
+        tables += [f"`{scenario_name}` — median [min–max] over repeats (ratio to {baseline_words(data)}); *replica*: "
                    f"{REPLICA_MEANS}; a verdict "
                    "only on the primary metrics (**holds**: against a cell that differs in one setting, ≥ 10 %, "
                    "Holm-corrected across the study where tested; *not shown*: it does not):", "",
@@ -209,7 +219,7 @@ def comparison_tables(doc: dict[str, Any], found: list[dict[str, Any]], primary:
             label = BY_KEY[key].label + (" (primary)" if key in primary else "")
             first = next((c for c, r in rows.items() if r.get("verdict") == "baseline"), None)
             tables.append(f"| {label} | " + " | ".join(
-                cell_text(rows[c], _judged(held.get((scenario_name, key, c)), rows[c].get("baseline", first))
+                cell_text(row_of(rows[c]), _judged(held.get((scenario_name, key, c)), rows[c].get("baseline", first))
                           if key in primary else None, key) for c in cells) + " |")
         tables.append("")
     return tables
@@ -226,10 +236,10 @@ def _judged(against: list[str] | None, stored: str | None) -> str:
 SECTION_FINDINGS = 1  # a study's section in report.md lists its largest findings; its tables mark every one
 
 
-def held_text(found: list[dict[str, Any]], doc: dict[str, Any], primary: list[str]) -> str:
+def held_text(found: list[dict[str, Any]], data: StudyRecord, primary: list[str]) -> str:
     """A study's findings in its own section, the test said once for the tested ones; or why none holds."""
     if not found:
-        return nothing_held(doc, primary)
+        return nothing_held(data, primary)
     tested = next((f["comparisons"] for f in found if "comparisons" in f), None)
     more = len(found) - SECTION_FINDINGS
     return "; ".join(brief(f) for f in found[:SECTION_FINDINGS]) + (
@@ -241,17 +251,17 @@ def held_text(found: list[dict[str, Any]], doc: dict[str, Any], primary: list[st
 MDEV_SEMI_SYNC = "[MDEV-35109](https://jira.mariadb.org/browse/MDEV-35109)"
 
 
-def semi_sync_note(doc: dict[str, Any]) -> list[str]:
+def semi_sync_note(data: StudyRecord) -> list[str]:
     """Why semi-sync costs what it does, from the study's own figures: the cost in round trips of each link, what
     the published behaviour is (one round trip per commit) and why a commit here may pay more."""
-    costs = round_trips(semi_sync_cost(doc["cells"], doc["comparison"]))
+    costs = round_trips(semi_sync_cost(cells_of(data), comparison_of(data)))
     if not costs:
         return []
     paid = [c["round_trips"] for c in costs]
     widest = max(costs, key=lambda c: c["rtt_ms"])
     mine = [c for c in costs if c["rtt_ms"] == widest["rtt_ms"]]
-    rate = max((doc.get("rates") or {}).values(), default=None)
-    counter = (doc["comparison"].get("write") or {}).get("semi_sync_wait_us") or {}
+    rate = max((data.rates or {}).values(), default=None)
+    counter = (comparison_of(data).get("write") or {}).get("semi_sync_wait_us") or {}
     waits = {c["semi_sync"]: (counter.get(c["cell"]) or {}).get("median") for c in mine}
     return ["- **Why semi-sync costs what it does**: a commit waited "
             f"{min(paid):.2f}–{max(paid):.2f} round trips of its link ("
@@ -268,17 +278,17 @@ def semi_sync_note(doc: dict[str, Any]) -> list[str]:
             "hand with one sequential client."]
 
 
-def compression_note(doc: dict[str, Any]) -> list[str]:
+def compression_note(data: StudyRecord) -> list[str]:
     """Which events compression shrank: per table, each compressed cell's bytes per write against compression off,
     with its threshold (analysis/answers.compression_effects)."""
-    said = compressed_text(compression_effects(doc))
+    said = compressed_text(compression_effects(data))
     return [f"- **Which events were compressed**: {said}"] if said else []
 
 
-def index_cost(studies: list[dict[str, Any]] | list[StudyRecord]) -> list[str]:
+def index_cost(studies: list[StudyRecord]) -> list[str]:
     """One sentence per memory regime, from study working-set: what the four secondary indexes cost each replica
     under ROW replication (write against write-noindex, the same update of the same three columns)."""
-    data = next((d for d in map(study_of, studies) if d.name == "working-set"), None)
+    data = next((d for d in studies if d.name == "working-set"), None)
     if not data or not data.comparison:
         return []
     per_metric = next(iter(data.comparison.values()))
@@ -289,15 +299,17 @@ def index_cost(studies: list[dict[str, Any]] | list[StudyRecord]) -> list[str]:
              f"{data.repeat} repeats interleaved; the worse replica's figures, median [min–max]; *noise* where "
              f"the repeats overlap; CPU {'net of idle' if 'net of idle' in cpu_kind(data) else 'gross'}.", ""]
 
-    def row(key: str, cell: str | None) -> dict[str, Any] | None:
-        return (per_metric.get(key) or {}).get(cell) if cell else None
+    def row(key: str, cell: str | None) -> ComparisonRow | None:
+        got = (per_metric.get(key) or {}).get(cell) if cell else None
+        return row_of(got) if got else None
 
     def both(key: str, indexed: str, bare: str, unit: str = "") -> str:
         a, b = row(key, indexed), row(key, bare)
-        if not a or not b or a["median"] is None or b["median"] is None:
+        if a is None or b is None or a.median is None or b.median is None:
             return "–"
         text = f"{figure(a)}{unit} against {figure(b)}{unit}"
-        return text + ("" if separated(a["values"], b["values"]) else " (noise)")
+        assert a.values is not None and b.values is not None  # compare_cells writes every row's
+        return text + ("" if separated(a.values, b.values) else " (noise)")
 
     for cost in pool_index_costs(data):
         indexed, bare = cost["indexed"], cost["bare"]

@@ -11,7 +11,16 @@ from typing import Any
 from ..analysis.studymetrics import REPLICA_MEANS
 from ..analysis.verdicts import criteria_of, describe_max, kept_up_to
 from ..core.nodenames import replicas_in
-from ..core.results import Binlog, RowsChecked, RunSummary, SweepStep, load, migrate, sweep_of, write_record
+from ..core.results import (
+    Binlog,
+    NodeFigures,
+    RowsChecked,
+    RunSummary,
+    SweepRecord,
+    SweepStep,
+    read_sweep,
+    write_record,
+)
 from ..core.stats import median
 from ..topology import appserver
 from ..topology.knobs import Knobs
@@ -25,8 +34,7 @@ from .sources import Figure, ShownStep, latency_of, load_steps, step_median, swe
 PAIRS = (("read", "read-noindex"), ("write", "write-noindex"), ("write-nopk", "write-nopk-keyed"))
 
 
-def verdict_of(doc: dict[str, Any] | SweepStep) -> str:
-    step = doc if isinstance(doc, SweepStep) else SweepStep.model_validate(doc)
+def verdict_of(step: SweepStep) -> str:
     if not step.passed:
         assert step.reasons is not None  # experiments/sweep.py writes every step's
         return "FAIL: " + "; ".join(step.reasons)
@@ -105,7 +113,7 @@ def step_cells(step: ShownStep) -> list[str]:
     return cells
 
 
-def busier(per_node: dict[str, Any], replicas: tuple[str, ...] | list[str]) -> float | None:
+def busier(per_node: NodeFigures, replicas: tuple[str, ...] | list[str]) -> float | None:
     """The busier replica's figure (the larger of the replicas'): the worse one, what "replica" means in every
     table (analysis/studymetrics.REPLICA_MEANS)."""
     got = [v for r in replicas if (v := per_node.get(r)) is not None]
@@ -129,12 +137,12 @@ def _shed(sums: list[RunSummary]) -> str:
 def shared_criteria(sweep_dirs: list[Path]) -> tuple[str, str]:
     """The pass criteria and the rule of keeping up every one of these sweeps recorded, each when they all recorded
     the same ('' otherwise): said once above them instead of in each."""
-    sweeps = [sweep_of(load(d / "sweep.json")) for d in sweep_dirs]
+    sweeps = [read_sweep(d) for d in sweep_dirs]
     texts, rules = {s.criteria_text or "" for s in sweeps}, {kept_rule(s) for s in sweeps}
     return (texts.pop() if len(texts) == 1 else "", rules.pop() if len(rules) == 1 else "")
 
 
-def kept_rule(sweep: Any) -> str:
+def kept_rule(sweep: SweepRecord) -> str:
     """When the replicas kept up during a step, by a sweep's recorded criteria (the defaults where it predates
     them)."""
     c = criteria_of(sweep)
@@ -146,8 +154,7 @@ def sweep_section(sweep_dir: Path, writer: Writer, shared: tuple[str, str] = (""
                                                                                                 dict[str, Any]]:
     """A sweep's section in report.md (its pass criteria unless they are the shared ones said above it) and what the
     first page reads of it; its whole table, charts and per-step blocks on its own page (blocks.md)."""
-    doc = migrate(load(sweep_dir / "sweep.json"), "sweep.json")
-    sweep = sweep_of(doc)
+    sweep = read_sweep(sweep_dir)
     steps = load_steps(sweep_dir, sweep)
     name = sweep.scenario
     assert name is not None and sweep.repeat is not None  # experiments/sweep.py writes both
@@ -173,7 +180,7 @@ def sweep_section(sweep_dir: Path, writer: Writer, shared: tuple[str, str] = (""
         f"{sweep.duration_s:g} s per step" + (f", {sweep.repeat} repeats per step (median [range])"
                                               if sweep.repeat > 1 else ""),
         *([f"- **Pass criteria**: {sweep.criteria_text}"] if sweep.criteria_text != shared[0] else []),
-        f"- **Status**: {sweep.status}; **max sustainable rate: {describe_max(doc)}**" + (
+        f"- **Status**: {sweep.status}; **max sustainable rate: {describe_max(sweep)}**" + (
             "" if "max_lag_p99" in (sweep.criteria or {}) else " (judged by the criteria above: the replicas' lag "
             "during a step was not one of them)"),
         "- **The replicas kept up**" + (f" ({kept_rule(sweep)})" if kept_rule(sweep) != shared[1] else "")
@@ -206,7 +213,7 @@ def sweep_section(sweep_dir: Path, writer: Writer, shared: tuple[str, str] = (""
     page = writer.rel(assets / "blocks.md")
     lines += ["", f"[Every column and chart, the per-step blocks, latency over time]({page})", ""]
     return lines, {"scenario": name, "key": sweep_key(sweep), "max": sweep.max_sustainable_rate, "kept_up": kept,
-                   "max_text": describe_max(doc), "steps": steps, "folder": sweep_dir.name, "meta": meta}
+                   "max_text": describe_max(sweep), "steps": steps, "folder": sweep_dir.name, "meta": meta}
 
 
 def _rate(step: SweepStep) -> int:
