@@ -121,6 +121,7 @@ EVIDENCE = (
         Run("write-rate-ladder-20261128/by-hand-per-trx.py", ("study-20261128-002755-write-rate-ladder",),
             cwd="write-rate-ladder-20261128"),)),
     Evidence("one-evaluator-20261201/verdicts.txt", (Run("one-evaluator-20261201/verdicts.py"),)),
+    Evidence("typed-results-20261202/compare.txt", (Run("typed-results-20261202/compare.py"),)),
 )
 RERUN = {run.script for evidence in EVIDENCE for run in evidence.runs}
 

@@ -7,6 +7,7 @@ refuses is a finding too. Paths are printed relative to the repository's root. R
 
 from __future__ import annotations
 
+import re
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterator
@@ -49,10 +50,22 @@ def rel(path: Path) -> str:
     return path.relative_to(ROOT).as_posix()
 
 
+# the verdicts the old judges recorded: every folder a result sits under is stamped with its start (YYYYMMDD-HHMMSS
+# or YYYYMMDD in an asset folder's name); a result recorded from this day on was judged by the one evaluator, and is
+# not re-judged here, so this text stays what it was when new results are committed
+STAMP = re.compile(r"(?<!\d)(20\d{6})(?!\d)")
+ONE_EVALUATOR_DAY = "20261202"
+
+
+def before_the_one_evaluator(path: Path) -> bool:
+    stamps = STAMP.findall(rel(path))
+    return not stamps or max(stamps) < ONE_EVALUATOR_DAY
+
+
 def committed(name: str) -> Iterator[Path]:
-    """The committed files of that name (or ending so), sorted."""
+    """The committed files of that name (or ending so) recorded before the one evaluator, sorted."""
     for top in COMMITTED:
-        yield from sorted(p for p in (ROOT / top).rglob(f"*{name}") if p.is_file())
+        yield from sorted(p for p in (ROOT / top).rglob(f"*{name}") if p.is_file() and before_the_one_evaluator(p))
 
 
 @dataclass
