@@ -311,3 +311,9 @@ def test_max_rate_is_labelled_a_bound_when_the_ladder_did_not_bracket_it() -> No
     assert verdicts.describe_max(sweep_of(data((200, True), (400, True)))).startswith("≥ 400 rps")
     assert verdicts.describe_max(sweep_of(data((1, False), (2, False)))).startswith("below 1 rps")
     assert verdicts.describe_max(sweep_of({"steps": []})) == "–"
+
+
+def test_a_step_of_two_repeats_takes_a_whole_median_of_client_errors() -> None:
+    """A count's median of an even number of repeats is a whole count (a summary's client_errors is an int)."""
+    med = verdicts.median_summary([summary_of({**summary(), "client_errors": n}) for n in (1, 2)])
+    assert med.client_errors in (1, 2)

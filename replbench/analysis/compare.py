@@ -107,7 +107,7 @@ def run_figures(s: RunSummary, prefix: str = "") -> dict[str, float | None]:
     latency = s.latency_ms or Latency()
     figures: dict[str, float | None] = {
         # summaries from before the rename said rate_achieved and throughput, those after it the new names only
-        # (block.py and judge.py tell the two kinds apart by rate_sent, so they are read here rather than migrated)
+        # (block.py tells the two kinds apart by rate_sent, so they are read where they are used, not migrated)
         f"{prefix}sent/s": s.rate_sent if s.rate_sent is not None else s.rate_achieved,
         f"{prefix}goodput/s": s.goodput if s.goodput is not None else s.throughput,
         f"{prefix}success": s.success,

@@ -4,6 +4,7 @@ worth a finding. Pure functions over summaries."""
 
 from __future__ import annotations
 
+import statistics
 from typing import Any
 
 from ..core.records import STATUS_FAILED
@@ -43,7 +44,7 @@ def median_summary(summaries: list[RunSummary]) -> RunSummary:
     if lags:
         med["lag"] = lags
     med["saturation"] = sorted({n for s in runs for n in (s.saturation or [])})
-    med["client_errors"] = median([s.client_errors or 0 for s in runs])
+    med["client_errors"] = round(statistics.median([s.client_errors or 0 for s in runs]))  # a count: never 1.5
     if any(s.status == STATUS_FAILED for s in runs):
         med["status"] = STATUS_FAILED
     return summary_of(med)

@@ -36,9 +36,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .config import ReplbenchError
 
 # the shape of a run's summary.json and meta.json: a reader meets files of every version since the first (none
 # written: 0), and a change of keys or meanings gets the next number and a step in KINDS
@@ -46,7 +48,8 @@ SCHEMA_VERSION = 1
 
 # summary keys an older version named otherwise: (the name now, the name then), the older key renamed. Not
 # rate_achieved and throughput (rate_sent's and goodput's older names): the block reads a summary with rate_sent as
-# one with server_success too, which those files lack, so their one reader (report/sweeps.py) reads either name
+# one with server_success too, which those files lack, so their readers (report/sweeps, analysis/rules.goodput,
+# verdicts.MEDIAN_FIGURES, compare.run_figures) read either name
 RENAMED_BEFORE_V1 = (("nodes_lost", "faults"),)
 
 Renames = tuple[tuple[str, str], ...]  # top-level keys: (the name now, the name then)
@@ -94,8 +97,28 @@ Num = int | float  # an int stays an int (pydantic's smart union), so figures pr
 NodeFigures = dict[str, Num | None]  # one figure per node or process: master, replica1…, app, vegeta, host_busy…
 
 
+class RecordRefused(ReplbenchError, ValueError):
+    """A document its record refuses (a key it does not declare, a value of the wrong type), in one line naming the
+    record and the keys: a ReplbenchError, so a command says it in one line, and a ValueError, as an unreadable
+    file's JSON error is, so a reader that skips unreadable files skips it too."""
+
+
+def _one_line(record: str, exc: ValidationError) -> str:
+    wrong = [f"{'.'.join(str(part) for part in e['loc'])}: {e['msg']}" for e in exc.errors()]
+    more = f" (and {len(wrong) - 3} more)" if len(wrong) > 3 else ""
+    return f"{record} refused " + "; ".join(wrong[:3]) + more
+
+
 class Record(BaseModel):
     """A results record: frozen, unknown keys refused, every declared field None when the file lacks it."""
+
+    @classmethod
+    def model_validate(cls, obj: Any, **options: Any) -> Self:
+        """pydantic's, with a refusal raised as RecordRefused in one line."""
+        try:
+            return super().model_validate(obj, **options)
+        except ValidationError as exc:
+            raise RecordRefused(_one_line(cls.__name__, exc)) from exc
 
     # a NaN or an infinity held in an untyped value (dict[str, Any]) is written as json.dumps writes it, as a typed
     # float field's is (pydantic would write null), so a dictionary written as its record keeps every byte
@@ -833,14 +856,14 @@ def document_of(record: BaseModel) -> dict[str, Any]:
 
 def write_run(folder: Path, meta: dict[str, Any] | RunMeta, summary: dict[str, Any] | RunSummary | None = None,
               ) -> tuple[RunMeta, RunSummary | None]:
-    """A run's meta.json and (once it has one) summary.json, each validated as its record (a key no record declares
-    is refused with a ValueError naming it) and stamped with the schema version; returns the records written."""
+    """A run's meta.json and (once it has one) summary.json, each validated as its record and stamped with the
+    schema version; returns the records written. Both are validated before either is written: a key no record
+    declares (RecordRefused, naming it) leaves the files as they were, never one updated beside one refused."""
     meta_record = _stamped(meta_of(meta))
+    summary_record = None if summary is None else _stamped(summary_of(summary))
     write_record(folder / "meta.json", meta_record)
-    if summary is None:
-        return meta_record, None
-    summary_record = _stamped(summary_of(summary))
-    write_record(folder / "summary.json", summary_record)
+    if summary_record is not None:
+        write_record(folder / "summary.json", summary_record)
     return meta_record, summary_record
 
 

@@ -216,24 +216,38 @@ class Run:
         finally:
             harnesslog.done(self.log)
         meta, written = self.written
-        if written is None:  # the summary's record was refused (_write): the run failed, its figures kept aside
+        if written is None:  # no summary written: the run stopped before its finish
             written = results.summary_of({"status": STATUS_FAILED, "errors": self.record.errors})
         return RunResult(self.folder, written, meta, self.record.block,
                          exit_code(written.status or STATUS_FAILED, self.options.strict))
 
     def _write(self, with_summary: bool = False) -> None:
         """meta.json (and summary.json) through their records (core/results.write_run). A key no record declares is
-        a bug of the harness: the document is kept beside as <name>.refused.json, the error recorded and the run
-        failed, so nothing measured is lost."""
+        a bug of the harness: the run fails, the error is recorded, and the documents being written are kept beside
+        as <name>.refused.json with that status and error, so what they hold is not lost (a figure derived from the
+        summary's record after that, such as above the knee, is not computed)."""
         try:
             self.written = results.write_run(self.folder, self.record.meta,
                                              self.record.summary if with_summary else None)
         except ValueError as exc:
-            for name, doc in (("meta", self.record.meta), ("summary", self.record.summary)):
-                write_refused(self.folder / f"{name}.refused.json", doc)
             self._record_error("writing the results", exc)
             self.record.status = STATUS_FAILED
-            self.written = (results.meta_of({}), None)
+            self.record.meta.update(status=STATUS_FAILED, exit_code=exit_code(STATUS_FAILED, self.options.strict))
+            kept = [("meta", self.record.meta)] + ([("summary", {**self.record.summary, "status": STATUS_FAILED,
+                                                                 "errors": self.record.errors})]
+                                                   if with_summary else [])
+            for name, doc in kept:
+                write_refused(self.folder / f"{name}.refused.json", doc)
+            self.written = self._write_failed(with_summary)
+
+    def _write_failed(self, with_summary: bool) -> tuple[results.RunMeta, results.RunSummary | None]:
+        """What a run whose records were refused leaves as its meta.json (and summary.json): failed, with its errors,
+        so no reader takes it for a finished run or one still running."""
+        who = {"scenario": self.scenario.name, "rate": self.rate}
+        meta = results.meta_of({**who, "status": STATUS_FAILED, "exit_code": exit_code(STATUS_FAILED)})
+        summary = results.summary_of({**who, "folder": self.folder.name, "status": STATUS_FAILED,
+                                      "errors": self.record.errors}) if with_summary else None
+        return results.write_run(self.folder, meta, summary)
 
     def _record_error(self, phase: str, exc: BaseException) -> None:
         text = f"{phase}: {type(exc).__name__}: {exc}"
