@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import ValidationError
 
@@ -21,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 from replbench.analysis import rules, studymetrics, summary, verdicts  # noqa: E402
 from replbench.core import results  # noqa: E402
 from replbench.core.records import STATUS_OK, STATUS_WARNING  # noqa: E402
-from replbench.core.results import RunSummary, StudyRecord, SweepRecord  # noqa: E402
+from replbench.core.results import Record, RunSummary  # noqa: E402
 from replbench.core.scenario import PassCriteria  # noqa: E402
 
 COMMITTED = ("results/readme-assets", "results/report-assets")  # results/* is ignored but for these (.gitignore)
@@ -197,15 +198,22 @@ def step_summaries(found: Findings, folder: Path, step: results.SweepStep) -> li
     return got or None
 
 
+R = TypeVar("R", bound=Record)
+
+
+def readable(name: str, read: Callable[[Path], R], found: Findings) -> Iterator[tuple[Path, R]]:
+    """Each committed file of that name as its record, read from its folder; one the codec refuses is a finding."""
+    for path in committed(name):
+        try:
+            yield path, read(path.parent)
+        except (OSError, ValueError) as exc:
+            found.refuse(path, exc)
+
+
 def sweeps(found: Findings) -> None:
     out: list[str] = []
     unchecked: dict[str, list[int]] = defaultdict(list)
-    for path in committed("sweep.json"):
-        try:
-            sweep: SweepRecord = results.read_sweep(path.parent)
-        except (OSError, ValueError) as exc:
-            found.refuse(path, exc)
-            continue
+    for path, sweep in readable("sweep.json", results.read_sweep, found):
         criteria = verdicts.criteria_of(sweep)
         best_now: list[int] = []
         flipped = False
@@ -270,12 +278,7 @@ def metrics_breaches(unit: results.StudyUnit) -> list[str]:
 def studies(found: Findings) -> None:
     out: list[str] = []
     partial: list[str] = []
-    for path in committed("study.json"):
-        try:
-            study: StudyRecord = results.read_study(path.parent)
-        except (OSError, ValueError) as exc:
-            found.refuse(path, exc)
-            continue
+    for path, study in readable("study.json", results.read_study, found):
         for unit in study.units or []:
             recorded = unit.metrics.passed if unit.metrics else None
             if recorded is None:
