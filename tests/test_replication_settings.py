@@ -185,6 +185,10 @@ def test_apply_capacity_reports_each_replica_and_leaves_replication_running(topo
     for replica in ("replica1", "replica2"):
         assert data["replicas"][replica]["others_applying_at_start"] == [], data["replicas"][replica]
         assert data["replicas"][replica]["idle_cpu_per_s"] is not None
+        # its own dirty pages forced out after its drain, counted per applied transaction
+        back = data["replicas"][replica]["writeback"]
+        assert back["dirty_pages"] > 0 and back["pages_flushed"] > 0 and back["write_bytes"] > 0, back
+        assert f"{replica} write-back (its dirty pages forced out after the drain" in proc.stdout
 
 
 def test_apply_capacity_together_drains_every_replica_at_once(topo: Settings) -> None:

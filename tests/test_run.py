@@ -153,6 +153,13 @@ def test_write_run_binlog_and_checksum(scenario_run) -> None:
     meta = json.loads((run_folder(proc.stdout) / "meta.json").read_text())
     assert "-output=" in str(meta["attack_command"])
     assert "App admission: 80 admitted, 0 shed" in proc.stdout
+    # its own dirty pages forced out after the drain and counted as its write-back, every node at rest after it
+    back = summary["writeback"]
+    assert back["writes"] == 80 and back["at_rest"] is True, back
+    for name, node in back["nodes"].items():
+        assert node["dirty_pages"] > 0 and node["pages_flushed"] > 0 and node["write_bytes"] > 0, (name, node)
+        assert node["kb_written_per_write_with_writeback"] > node["run_kb_written_per_write"], (name, node)
+    assert "Per successful write, in the run → with its write-back: master " in proc.stdout
 
 
 def test_the_apps_latency_histogram_gives_the_progress_p99() -> None:

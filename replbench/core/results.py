@@ -15,15 +15,18 @@ Every results file carries `schema_version`, its kind's version; version 0 is a 
 each kind's current version and, per step, the keys it renamed; `migrate` turns a document of any older version
 into the current shape before it is validated (every `read_*` and `*_of` below, and analysis/profile.read, call it).
 A migration renames keys and stamps the version, never changes a value (tools/migrate_results.py migrated the
-committed files so, checking it). Format history, one line per version (a change of keys or meanings gets the next
-number, a line here and its step in KINDS):
+committed files so, checking it). Format history, one line per version (a renamed or removed key or a changed
+meaning gets the next number, a line here and its step in KINDS; an added key is listed under its kind and keeps the
+version):
 - summary.json, meta.json (a run's; SCHEMA_VERSION):
   0: the first files; a summary may hold its lost nodes under `faults`.
   1: `schema_version` written; lost nodes under `nodes_lost` (the migration renames `faults`, value unchanged).
+  Keys added later, absent from the files written before (a reader gets None; no value or name changed, so the
+  version stays): summary `writeback` (2026-12-02: the run's own dirty pages flushed after it, counted).
 - sweep.json, study.json, campaign.json, apply.json, bigtx.json, model.json, validate.json, recording.json,
   bench-app.json (each kind its own number; the same history so far):
   0: the files written before any of these had a version.
-  1: `schema_version` written; keys as in 0.
+  1: `schema_version` written; keys as in 0. Added since: apply.json's replicas' `writeback` (2026-12-02).
 - find-users.json:
   0: its shapes, each under its name.
   1: `schema_version` written beside the shapes.
@@ -43,7 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .config import ReplbenchError
 
 # the shape of a run's summary.json and meta.json: a reader meets files of every version since the first (none
-# written: 0), and a change of keys or meanings gets the next number and a step in KINDS
+# written: 0), and a renamed key or a changed meaning gets the next number and a step in KINDS
 SCHEMA_VERSION = 1
 
 # summary keys an older version named otherwise: (the name now, the name then), the older key renamed. Not
@@ -446,6 +449,45 @@ class Soak(Record):
     stalls: list[Stall] | None = None
 
 
+class WritebackNode(Record):
+    """One node's forced flush after the run (analysis/writeback): its counts, per successful write, and the run's
+    per-write figure with it."""
+
+    dirty_pages: int | None = None  # found when the flush began
+    pages_flushed: int | None = None
+    pages_written: int | None = None
+    doublewrite_pages: int | None = None
+    data_written_kb: Num | None = None  # Innodb_data_written (the doublewrite buffer included)
+    redo_written_kb: Num | None = None  # Innodb_os_log_written
+    write_bytes: int | None = None  # the process's /proc I/O
+    cpu_s: Num | None = None
+    cpu_s_net: Num | None = None
+    cpu_s_net_resolution: Num | None = None
+    pages_flushed_per_write: Num | None = None
+    kb_written_per_write: Num | None = None
+    cpu_ms_per_write_net: Num | None = None
+    cpu_ms_per_write_net_resolution: Num | None = None
+    # the run's own figure (net of idle, per successful write) and the same with the flush's added
+    run_cpu_ms_per_write_net: Num | None = None
+    run_kb_written_per_write: Num | None = None
+    run_pages_flushed_per_write: Num | None = None
+    cpu_ms_per_write_net_with_writeback: Num | None = None
+    kb_written_per_write_with_writeback: Num | None = None
+    pages_flushed_per_write_with_writeback: Num | None = None
+
+
+class Writeback(Record):
+    """The run's own dirty pages forced out after the drain and counted (measure/writeback, analysis/writeback)."""
+
+    method: str | None = None
+    seconds: Num | None = None
+    writes: int | None = None
+    at_rest: bool | None = None
+    why: list[str] | None = None
+    net_resolution_z: Num | None = None
+    nodes: dict[str, WritebackNode | None] | None = None
+
+
 class RunSummary(Record):
     """A run's summary.json: what analysis/summary.py derived from the run's records, and its verdicts."""
 
@@ -527,6 +569,7 @@ class RunSummary(Record):
     fault_windows: dict[str, FaultWindow] | None = None
     routing: list[Routing] | None = None
     soak: Soak | None = None  # a soak run's growth per window and stalls (analysis/soak.py)
+    writeback: Writeback | None = None  # the run's own dirty pages flushed after it, counted (absent before 2026-12-02)
     restarted_after_run: list[str] | None = None
 
 
@@ -913,6 +956,9 @@ class ApplyReplica(Record):
     cpu_ms_per_trx_gross: Num | None = None
     idle_cpu_per_s: Num | None = None
     capacity_ratio: Num | None = None
+    # its own dirty pages forced out after the drain (analysis/writeback; per applied transaction; absent before
+    # 2026-12-02)
+    writeback: WritebackNode | None = None
 
 
 class ApplyRecord(Record):

@@ -17,6 +17,7 @@ from typing import Any
 
 import psutil
 
+from ..analysis import writeback as writeback_figures
 from ..core import harnesslog, sql
 from ..core.config import Node, Settings
 from ..core.progress import Progress
@@ -24,7 +25,7 @@ from ..core.records import STATUS_INTERRUPTED, UNIT_FAILED, UNIT_OK
 from ..core.results import ApplyRecord, apply_of, write_record
 from ..core.scenario import Scenario
 from ..load import attack
-from ..measure import counters, nodeexporter
+from ..measure import counters, nodeexporter, writeback
 from ..topology import appserver, knobs, links, nodes
 from ..topology.install import ensure_vegeta
 from . import prepare
@@ -154,6 +155,7 @@ class Drains:
         self.finished: dict[str, tuple[float | None, float | None, float | None]] = {}  # seconds, CPU s, idle/s
         self.spans: dict[str, tuple[float, float]] = {}
         self.others: dict[str, list[str]] = {}  # the other replicas whose SQL thread ran as each drain began
+        self.flushes: dict[str, writeback.Flush] = {}  # each replica's own dirty pages forced out after its drain
         self.queued_at = time.monotonic()
 
     def alone(self, replica: Node) -> None:
@@ -162,6 +164,7 @@ class Drains:
         _sql_thread(self.settings, start=True, replicas=(replica,))
         self.drain(replica, idle_rate)
         _sql_thread(self.settings, start=False, replicas=(replica,))
+        self.flushes[replica.name] = writeback.flush_nodes(self.settings, (replica,), _cpu)
 
     def together(self) -> None:
         """Every SQL thread started at once, each replica's wait timed in its own thread."""
@@ -173,6 +176,8 @@ class Drains:
             t.start()
         for t in threads:
             t.join()
+        flushed = writeback.flush_nodes(self.settings, self.settings.replicas, _cpu)
+        self.flushes = {r.name: flushed for r in self.settings.replicas}
 
     def drain(self, replica: Node, idle: float | None) -> None:
         s = self.settings
@@ -212,6 +217,15 @@ def _replica_entry(drains: Drains, name: str, queued: counters.NodeCounters | No
                      idle_cpu_per_s=idle,
                      capacity_ratio=round(trx_rate / master["transactions_per_s"], 2)
                      if master["transactions_per_s"] else None)
+        flushed = drains.flushes.get(name)
+        if flushed is not None:  # per applied transaction, with the drain's own figures beside
+            trx = applied["transactions"]
+            written = applied["write_bytes"]
+            entry["writeback"] = writeback_figures.node_figures(
+                flushed, name, idle, trx,
+                {"cpu_ms_per_write_net": entry["cpu_ms_per_trx"],
+                 "kb_written_per_write": None if written is None or not trx else round(written / 1024 / trx, 1),
+                 "pages_flushed_per_write": round(applied["pages_flushed_per_write"] / trx, 2) if trx else None})
     return entry
 
 
@@ -264,4 +278,12 @@ def render(a: ApplyRecord) -> str:
                      f"{e.apply_rate_trx_per_s:,.1f} trx/s, {e.apply_rate_rows_per_s:,.1f} rows/s; "
                      f"{cpu} CPU-ms per applied trx net of idle" + ("" if source == "process" else f" ({source})")
                      + f"; capacity ratio {e.capacity_ratio}")
+        back = e.writeback
+        if back is not None and back.pages_flushed is not None:
+            cpu_back = "n/a" if back.cpu_ms_per_write_net is None else f"{back.cpu_ms_per_write_net:.3f}"
+            lines.append(f"{name} write-back (its dirty pages forced out after the drain: an upper bound on the "
+                         f"steady state's pages and bytes, not on its CPU): {back.pages_flushed_per_write:g} pages, "
+                         f"{back.kb_written_per_write} KB written, {cpu_back} CPU-ms per applied trx; with it "
+                         f"{back.cpu_ms_per_write_net_with_writeback} CPU-ms and "
+                         f"{back.kb_written_per_write_with_writeback} KB written per applied trx")
     return "\n".join(lines)

@@ -30,6 +30,7 @@ from typing import Any
 import psutil
 
 from ..analysis import judge, soak, summary
+from ..analysis import writeback as writeback_figures
 from ..core import harnesslog, results, sql
 from ..core.config import (
     CATCH_UP_TIMEOUT,
@@ -53,7 +54,7 @@ from ..core.records import (
 from ..core.results import write_refused
 from ..core.scenario import Scenario
 from ..load import attack, cpus, faults, remote, targets
-from ..measure import binlog, counters, cpu, nodeexporter, rowcheck, samplers, timeline
+from ..measure import binlog, counters, cpu, nodeexporter, rowcheck, samplers, timeline, writeback
 from ..report.block import render_block
 from ..topology import appserver, dataset, knobs, links, nodes, servervars
 from ..topology.install import VEGETA_VERSION, ensure_vegeta, mariadb_binaries
@@ -123,6 +124,7 @@ class Measured:
     catch_up: dict[str, float | None] | None = None
     catch_up_gtid: str | None = None
     row_sample: tuple[list[int], dict[int, tuple]] | None = None  # the row check's sample, before the attack
+    writeback: writeback.Flush | None = None  # the run's own dirty pages forced out after the drain, counted
     timeline: timeline.Timeline | None = None
 
 
@@ -370,6 +372,8 @@ class Run:
         if self.record.status != STATUS_INTERRUPTED:
             self.progress.say("waiting for the replicas' catch-up (timed from the last request sent)", final=True)
             self.live.catch_thread.join()
+            self.progress.say("flushing the run's dirty pages on every node, counted as its write-back", final=True)
+            self.measured.writeback = self._safely("write-back", lambda: writeback.flush(s, watch))
         # the plot's imports while the reports and checks wait on vegeta and the servers (after every figure is read)
         threading.Thread(target=timeline.preload_plotting, daemon=True).start()
 
@@ -574,6 +578,12 @@ class Run:
                             catch_up_timeout_s=self.options.catch_up_timeout)
         self.record.summary["client_connections"] = self.live.attack_options.max_connections
         self.record.summary["client_connections_setting"] = s.client_connections  # auto, N or unlimited
+        if self.measured.writeback is not None and self.clock.idle is not None:
+            replication = self.record.summary.get("replication") or {}
+            self.record.summary["writeback"] = writeback_figures.derive(
+                self.measured.writeback, self.measured.idle, summary.writes_of(tl),
+                self.record.summary.get("cpu_seconds_net") or {}, replication.get("nodes") or {},
+                cpu.per_second_within(watch.cpu.rows, self.clock.idle, self.clock.start))
         self.record.summary["above_knee"] = summary.above_knee(results.summary_of(self.record.summary),
                                                                self.scenario.criteria)
         if watch.innodb is not None and self.options.soak_window is not None:

@@ -31,6 +31,7 @@ STATUS = ("Com_update", "Com_insert", "Com_delete", "Binlog_commits", "Binlog_gr
           "Handler_read_first", "Handler_read_last", "Handler_read_rnd", "Handler_read_rnd_next",
           "Innodb_data_fsyncs", "Innodb_log_writes", "Innodb_buffer_pool_reads", "Innodb_buffer_pool_read_requests",
           "Innodb_buffer_pool_pages_flushed", "Innodb_data_read", "Innodb_pages_read", "Innodb_pages_written",
+          "Innodb_data_written", "Innodb_dblwr_pages_written", "Innodb_os_log_written",
           "Rpl_semi_sync_master_yes_tx", "Rpl_semi_sync_master_no_tx", "Rpl_semi_sync_master_tx_wait_time",
           "Rpl_semi_sync_master_tx_waits", "Rpl_semi_sync_master_net_wait_time", "Rpl_semi_sync_master_net_waits",
           "Rpl_semi_sync_master_status")

@@ -37,7 +37,7 @@ def render_block(summary: RunSummary, folder: Path) -> str:
     lines = [*_cpu_lines(summary), *_attacker_lines(summary), *_setup_lines(summary),
              vegeta_text(folder / "report.txt"),
              *_client_lines(summary), *_lag_lines(summary), *_soak_lines(summary), *_server_lines(summary),
-             *_binlog_lines(summary),
+             *_writeback_lines(summary), *_binlog_lines(summary),
              *_app_lines(summary), *_check_lines(summary)]
     lines += _harness_time_lines(summary)
     guards = summary.guards or []
@@ -361,6 +361,33 @@ def _server_lines(summary: RunSummary) -> list[str]:
             f"{count(node, 'pages_flushed_per_write')} pages flushed, {count(node, 'kb_read_per_write')} KB read"
             for name, node in shown.items()))
     return lines
+
+
+def _writeback_lines(summary: RunSummary) -> list[str]:
+    """The run's write-back (its own dirty pages forced out after the drain) per successful write, and the run's
+    net CPU, KB written and pages flushed per write with it beside the figure in the run (analysis/writeback)."""
+    w = summary.writeback
+    if w is None or not w.writes or not w.nodes:
+        return []
+    shown = {name: node for name, node in w.nodes.items() if node is not None}
+    flush = []
+    for name, node in shown.items():
+        cpu = "n/a" if node.cpu_ms_per_write_net is None else \
+            net_text("", node.cpu_ms_per_write_net, node.cpu_ms_per_write_net_resolution).strip()
+        flush.append(f"{name} {cpu} CPU-ms net of idle, {node.pages_flushed_per_write:g} pages flushed, "
+                     f"{_fig(node.kb_written_per_write, 1)} KB written")
+    rest = "" if w.at_rest else f"; NOT at rest after it: {'; '.join(w.why or [])}"
+    lines = [f"Write-back per successful write (the run's own dirty pages forced out after the drain, "
+             f"{w.seconds:g} s{rest}; {w.method}): " + "; ".join(flush)]
+    both = [f"{name} {_fig(node.run_cpu_ms_per_write_net, 3)} → {_fig(node.cpu_ms_per_write_net_with_writeback, 3)} "
+            f"CPU-ms net of idle, {_fig(node.run_kb_written_per_write, 1)} → "
+            f"{_fig(node.kb_written_per_write_with_writeback, 1)} KB written" for name, node in shown.items()]
+    lines.append("Per successful write, in the run → with its write-back: " + "; ".join(both))
+    return lines
+
+
+def _fig(value: float | None, digits: int) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
 
 
 def _binlog_lines(summary: RunSummary) -> list[str]:

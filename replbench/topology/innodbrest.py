@@ -60,16 +60,18 @@ def waited(name: str, values: dict[str, Any]) -> str:
     return f"{name}: {' and '.join(parts)}" if parts else ""
 
 
-def rest(settings: Settings, wait: float) -> dict[str, Any]:
+def rest(settings: Settings, wait: float, only: tuple[Node, ...] | None = None) -> dict[str, Any]:
     """Flush every node's dirty pages (innodb_max_dirty_pages_pct 0, its I/O capacity raised) and wait for its purge,
     at most `wait` seconds, then put its settings back. Returns, per node, the pages and history it started with and
-    the seconds it took; `why`: what was not at rest when the wait ran out (or a node that did not answer)."""
+    the seconds it took; `why`: what was not at rest when the wait ran out (or a node that did not answer). `only`:
+    these nodes alone (a replica's write-back after its drain)."""
     began = time.monotonic()
     nodes: dict[str, Any] = {}
     saved: dict[str, dict[str, Any]] = {}
     why: list[str] = []
+    chosen = settings.nodes if only is None else only
     try:
-        for node in settings.nodes:
+        for node in chosen:
             try:
                 dirty, history = state(node, settings)
             except sql.MySQLError as exc:
@@ -81,7 +83,7 @@ def rest(settings: Settings, wait: float) -> dict[str, Any]:
                     _flush_fast(node, settings, saved)
                 except sql.MySQLError as exc:  # left to flush at its own pace: the wait below says if it did
                     why.append(f"{node.name}: could not start its flush ({exc.args[-1] if exc.args else exc})")
-        pending = {n.name: n for n in settings.nodes if n.name in nodes}
+        pending = {n.name: n for n in chosen if n.name in nodes}
         while pending:
             for name, node in list(pending.items()):
                 try:
@@ -98,7 +100,7 @@ def rest(settings: Settings, wait: float) -> dict[str, Any]:
             time.sleep(SETTLE_INNODB_POLL)
         why += [f"{nodes[name].pop('left')} left after {wait:g} s" for name in pending if nodes[name].get("left")]
     finally:
-        for node in settings.nodes:
+        for node in chosen:
             if node.name in saved:
                 _restore(node, settings, saved[node.name])
     for values in nodes.values():
