@@ -30,6 +30,7 @@ from ..core.results import (
     StudyRecord,
     StudyUnit,
     UnitMetrics,
+    WritebackNode,
 )
 from ..core.scenario import PassCriteria
 from ..core.stats import median, ratio, separated, spread
@@ -122,6 +123,14 @@ def _worse_replica(per_node: Mapping[str, Any], figure: Callable[[Any], Num | No
     return max(got) if got else None
 
 
+def _writeback(summary: RunSummary, names: tuple[str, ...], figure: Callable[[WritebackNode], Num | None]) -> \
+        float | None:
+    """The larger of these nodes' write-back figure (one node's, or the worse replica's), None without one."""
+    nodes = (summary.writeback.nodes if summary.writeback else None) or {}
+    got = [v for n in names if (node := nodes.get(n)) is not None and (v := figure(node)) is not None]
+    return max(got) if got and _wrote(summary) else None
+
+
 def _per_ok(summary: RunSummary, group: str) -> float | None:
     """A group's CPU-ms per successful request, net of idle where the summary has it."""
     net = (summary.cpu_ms_per_success_net or {}).get(group)
@@ -191,6 +200,16 @@ METRICS: tuple[Metric, ...] = (
            lambda s: _net(node_counters(s, "master"), "kb_written_per_write") if _wrote(s) else None),
     Metric("replica_kb_written_per_write", "replica KB written/write", "KB",
            lambda s: _worse_replica(_nodes(s), lambda n: _net(n, "kb_written_per_write")) if _wrote(s) else None),
+    # the run's figure with its write-back (its own dirty pages forced out after it: analysis/writeback), absent in
+    # runs recorded before it was measured
+    Metric("master_ms_per_write_with_writeback", "master CPU-ms/write with write-back", "ms",
+           lambda s: _writeback(s, ("master",), lambda n: n.cpu_ms_per_write_net_with_writeback)),
+    Metric("replica_ms_per_write_with_writeback", "replica CPU-ms/write with write-back", "ms",
+           lambda s: _writeback(s, _replicas(s), lambda n: n.cpu_ms_per_write_net_with_writeback)),
+    Metric("replica_kb_written_per_write_with_writeback", "replica KB written/write with write-back", "KB",
+           lambda s: _writeback(s, _replicas(s), lambda n: n.kb_written_per_write_with_writeback)),
+    Metric("replica_pages_flushed_per_write_with_writeback", "replica pages flushed/write with write-back", "",
+           lambda s: _writeback(s, _replicas(s), lambda n: n.pages_flushed_per_write_with_writeback)),
     Metric("binlog_syncs_per_write", "master binlog syncs/write", "",
            lambda s: _net(node_counters(s, "master"), "binlog_syncs_per_write") if _wrote(s) else None),
     Metric("fsyncs_per_write", "master InnoDB fsyncs/write", "",

@@ -684,6 +684,10 @@ class UnitMetrics(Record):
     replica_pages_flushed_per_write: Num | None = None
     master_kb_written_per_write: Num | None = None
     replica_kb_written_per_write: Num | None = None
+    master_ms_per_write_with_writeback: Num | None = None  # absent in units run before write-back was measured
+    replica_ms_per_write_with_writeback: Num | None = None
+    replica_kb_written_per_write_with_writeback: Num | None = None
+    replica_pages_flushed_per_write_with_writeback: Num | None = None
     binlog_syncs_per_write: Num | None = None
     fsyncs_per_write: Num | None = None
     lag_p99_ms: Num | None = None
