@@ -37,7 +37,7 @@ from replbench.topology import appserver, dataset, links, nodes
 TEST_ACCOUNTS = int(os.environ.get("REPLBENCH_TEST_ACCOUNTS", "20000"))
 TEST_PORT_BASE = int(os.environ.get("REPLBENCH_TEST_PORT_BASE", "3406"))
 TEST_APP_PORT = int(os.environ.get("REPLBENCH_TEST_APP_PORT", "8180"))
-TEST_IDLE_WINDOW = "1s"
+TEST_IDLE_WINDOW = "0.5s"
 FIXTURES = Path(__file__).parent / "fixtures" / "vegeta"  # a copy of the files used from ../shared/fixtures/vegeta
 
 
@@ -52,11 +52,11 @@ def env_for(state: Path, **extra: str) -> dict[str, str]:
         "REPLBENCH_BUFFER_POOL": "256M",
         "REPLBENCH_APP_WORKERS": "2",
         "REPLBENCH_DB_TIMEOUT": "2",
-        # 1 s of idle before each attack instead of the 20 s a rate of 100/s or less gets (REPLBENCH_IDLE_WINDOW):
-        # the tests check what the figures are made of, not how well they resolve a small cost. One second holds
-        # one of cpu.csv's one-second samples, too few for a net figure's resolution (two or more): the test of the
-        # resolution, and test_run's of the samplers' clock before the attack, read a run with a longer window
-        # (IDLE_SAMPLED_RUN)
+        # half a second of idle before each attack instead of the 20 s a rate of 100/s or less gets
+        # (REPLBENCH_IDLE_WINDOW): the tests check what the figures are made of, not how well they resolve a small
+        # cost. It holds none of cpu.csv's one-second samples (a net figure's resolution needs two or more): the
+        # test of the resolution, and test_run's of the samplers' clock before the attack, read a run with a longer
+        # window (IDLE_SAMPLED_RUN)
         "REPLBENCH_IDLE_WINDOW": TEST_IDLE_WINDOW,
     }
     env.update(extra)

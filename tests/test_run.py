@@ -160,6 +160,9 @@ def test_write_run_binlog_and_checksum(scenario_run) -> None:
         assert node["dirty_pages"] > 0 and node["pages_flushed"] > 0 and node["write_bytes"] > 0, (name, node)
         assert node["kb_written_per_write_with_writeback"] > node["run_kb_written_per_write"], (name, node)
     assert "Per successful write, in the run → with its write-back: master " in proc.stdout
+    # what limited it, from its CPU against each resource's capacity (analysis/limits)
+    assert summary["limit"]["resource"] in summary["limit"]["utilisation"], summary["limit"]
+    assert "Limited by: " in proc.stdout and "Steady CPU against capacity: host CPU " in proc.stdout
 
 
 def test_the_apps_latency_histogram_gives_the_progress_p99() -> None:

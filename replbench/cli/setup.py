@@ -150,7 +150,11 @@ def cmd_test(args: argparse.Namespace) -> int:
     ensure_vegeta(settings)
     ensure_toxiproxy(settings)
     ensure_datagen(settings)
-    return run_tests(extra)
+    if "-m" in extra or any((ROOT / a.split("::")[0]).exists() for a in extra if not a.startswith("-")):
+        return run_tests(extra)  # the tests or the tier asked for
+    # the unit tier first, over every core while no server runs (as --fast), then the rest, one test at a time
+    unit = run_tests(["-m", "unit", "-n", "auto", "--dist", "loadfile", *extra])
+    return run_tests(["-m", "not unit", *extra]) or unit
 
 
 def run_tests(extra: list[str]) -> int:

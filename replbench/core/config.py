@@ -194,7 +194,8 @@ SETTLE_DIRTY_PAGES = 100  # pages a node may keep dirty and count as flushed (a 
 SETTLE_HISTORY_LENGTH = 1000  # undo log records not yet purged that count as purged
 SETTLE_FLUSH_IO_CAPACITY = 50_000  # innodb_io_capacity (and _max) while the flush runs: 25,000 pages in ~2 s here
 SETTLE_INNODB_WAIT = 60.0  # seconds the flush and purge may take before the unit starts anyway (marked)
-SETTLE_INNODB_POLL = 0.5  # seconds between two looks at the nodes' dirty pages and history
+SETTLE_INNODB_POLL = 0.1  # seconds between two looks at the nodes' dirty pages and history (a small flush ends in
+#                            less, and every run now waits for its own in its tail)
 IDLE_WINDOW = 3.0  # seconds before each attack, on the run's clock, with the heartbeat on and the app idle: the
 #                   heartbeat's binlog bytes and every group's idle CPU (purge, flushing, heartbeat), subtracted.
 # At a low rate the idle share of each request is large and its estimate must be good: CPU is read in 10 ms ticks
@@ -236,6 +237,9 @@ SEARCH_ROWS_GUARD = 1000
 SEARCH_INDEX = "idx_first_last"  # the index every find_users statement names (app/handlers.find_hint)
 SEARCH_GUARD_MIN_PREFIX = 3  # shorter first-name prefixes may take the one-step statement (every entry under it)
 HOST_SATURATED = 0.95  # host CPU above this share of all cores (steady part): flagged
+# any CPU resource (the host, a node's mariadbd, the app's workers, vegeta) at or above this share of its capacity
+# limited the run (analysis/limits); the host's is the same threshold as its saturation note
+LIMIT_SHARE = HOST_SATURATED
 VEGETA_SATURATED = 90.0  # vegeta above this % of one core (steady part): flagged as load-generator bound
 # a soak run (docs/runs.md, "Soak"): the lag's growth is fitted per window; a second is a stall when its p99 is
 # STALL_P99_FACTOR times the run's median second's or a replica's lag is STALL_LAG_MS above its median second's;

@@ -22,7 +22,8 @@ version):
   0: the first files; a summary may hold its lost nodes under `faults`.
   1: `schema_version` written; lost nodes under `nodes_lost` (the migration renames `faults`, value unchanged).
   Keys added later, absent from the files written before (a reader gets None; no value or name changed, so the
-  version stays): summary `writeback` (2026-12-02: the run's own dirty pages flushed after it, counted).
+  version stays): summary `writeback` (2026-12-02: the run's own dirty pages flushed after it, counted) and
+  `limit` (2026-12-02: what limited the run).
 - sweep.json, study.json, campaign.json, apply.json, bigtx.json, model.json, validate.json, recording.json,
   bench-app.json (each kind its own number; the same history so far):
   0: the files written before any of these had a version.
@@ -488,6 +489,27 @@ class Writeback(Record):
     nodes: dict[str, WritebackNode | None] | None = None
 
 
+class Utilisation(Record):
+    """One CPU resource's steady mean against its capacity (% of one core; analysis/limits)."""
+
+    group: str | None = None
+    percent: Num | None = None
+    capacity_percent: Num | None = None
+    share: Num | None = None
+
+
+class Limit(Record):
+    """What limited a run (analysis/limits): the most utilised CPU resource, whether it saturated, every resource's
+    utilisation, and what else held the run back."""
+
+    resource: str | None = None
+    share: Num | None = None
+    saturated: bool | None = None
+    limit_share: Num | None = None
+    utilisation: dict[str, Utilisation] | None = None
+    also: list[str] | None = None
+
+
 class RunSummary(Record):
     """A run's summary.json: what analysis/summary.py derived from the run's records, and its verdicts."""
 
@@ -525,6 +547,7 @@ class RunSummary(Record):
     client_connections_setting: str | None = None
     app_admission: Admission | None = None
     above_knee: AboveKnee | None = None
+    limit: Limit | None = None  # what limited the run (absent before 2026-12-02)
     # CPU
     cpu_seconds: NodeFigures | None = None
     cpu_seconds_net: NodeFigures | None = None

@@ -29,7 +29,7 @@ from typing import Any
 
 import psutil
 
-from ..analysis import judge, soak, summary
+from ..analysis import judge, limits, soak, summary
 from ..analysis import writeback as writeback_figures
 from ..core import harnesslog, results, sql
 from ..core.config import (
@@ -586,6 +586,8 @@ class Run:
                 cpu.per_second_within(watch.cpu.rows, self.clock.idle, self.clock.start))
         self.record.summary["above_knee"] = summary.above_knee(results.summary_of(self.record.summary),
                                                                self.scenario.criteria)
+        self.record.summary["limit"] = limits.limiting(results.summary_of(self.record.summary),
+                                                       self.options.knobs.parallel_threads)
         if watch.innodb is not None and self.options.soak_window is not None:
             lags = {r.name: watch.lag.positions.series(r.name, self.clock.start, self.clock.end) for r in s.replicas}
             self.record.summary["soak"] = soak.analyse(tl.seconds, lags, watch.innodb.rows, self.clock.start,

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..analysis import limits
 from ..analysis.judge import rows_read_per_read
 from ..core.config import STALL_LAG_MS, STALL_P99_FACTOR
 from ..core.nodenames import is_node, nodes_in, replicas_in
@@ -148,6 +149,8 @@ def _client_lines(summary: RunSummary) -> list[str]:
                      f"{summary.client_errors or 0:,} client-side errors)")
     if summary.above_knee is not None:  # analysis/summary.above_knee: null, or every key
         lines.append(above_knee_text(summary.above_knee))
+    if summary.limit is not None:  # analysis/limits: null, or every key
+        lines.append("Limited by: " + limits.text(summary.limit))
     resolution = summary.cpu_ms_per_success_net_resolution or {}
     for figures, label, known in (
             (summary.cpu_ms_per_success, "CPU-ms per successful request", {}),
