@@ -171,7 +171,7 @@ def test_the_reading_above_the_knee() -> None:
     assert knee == {"asked": 2400, "served": 1790.0, "share": 0.746, "client_connections": None,
                     "client_pool_full": False, "shed_per_s": 600.0,
                     "failed_otherwise_per_s": 10.0, "host_busy_percent": 196.0, "cores": 2, "saturated": True,
-                    "shares_of_busy": {"app": 0.612, "vegeta": 0.219, "databases": 0.47}}
+                    "shares_of_busy": {"app": 0.612, "vegeta": 0.219, "databases": 0.47}, "cores_needed": {}}
     assert above_knee_text(AboveKnee.model_validate(knee)) == (
         "Above the knee: this machine served 1,790 of the 2,400 requests/s asked (75%); 600/s were shed by the "
         "app's admission (503 at once) and 10/s failed otherwise; the host was saturated (busy 196 % of 200): "
@@ -183,6 +183,15 @@ def test_the_reading_above_the_knee() -> None:
     assert above_knee_text(AboveKnee.model_validate(full)).endswith(
         "; all 1,024 of vegeta's connections were in use, so requests also waited in the client "
         "(REPLBENCH_CLIENT_CONNECTIONS)")
+    # what the rate asked would need, role by role, at the run's CPU per successful request net of idle
+    priced = above_knee({**base, "cpu_ms_per_success_net": {"app": 0.7, "replica1": 0.4, "replica2": 0.45,
+                                                            "vegeta": 0.15, "harness": 0.1, "host_busy": 2.0}})
+    assert priced is not None and priced["cores_needed"] == {"app": 1.68, "replica1": 0.96, "replica2": 1.08,
+                                                             "vegeta": 0.36}
+    assert above_knee_text(AboveKnee.model_validate(priced)).endswith(
+        ". 2,400/s would need, at this run's CPU-ms per successful request net of idle (above the knee a request "
+        "costs more, so an upper bound; no contention between roles assumed): app 1.7, replica1 1.0, replica2 1.1, "
+        "vegeta 0.4 cores, 4.1 in all against this host's 2")
     roomy = above_knee({**base, "client_connections": 1024, "app_admission": {"shed": 6000, "peak_in_flight": 700}})
     assert roomy is not None and not roomy["client_pool_full"]
     assert "vegeta's connections" not in above_knee_text(AboveKnee.model_validate(roomy))

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.config import NET_RESOLUTION_Z
-from ..core.nodenames import nodes_in
+from ..core.nodenames import is_node, nodes_in
 from ..core.results import Admission, RunSummary
 from ..core.scenario import WRITE_ENDPOINTS, PassCriteria
 from ..core.stats import net_resolution
@@ -184,7 +184,9 @@ def above_knee(summary: RunSummary, criteria: PassCriteria | None = None) -> dic
     broken, as analysis/rules judges them: success server-side, goodput against the rate asked): goodput against
     the rate asked, per second what the app's admission shed and what failed otherwise, how busy the host was and
     who used it, and whether vegeta's connections were all in use (requests then also waited in the client, where
-    the app's admission cannot see them). None below the knee."""
+    the app's admission cannot see them), and the cores each role (app, nodes, vegeta) would need to serve the rate
+    asked at this run's CPU per successful request (net of idle; above the knee a request costs more than below it,
+    so these bound the need from above). None below the knee."""
     s = summary
     asked, goodput, success = s.rate, rules.goodput(s), s.success
     if not asked or goodput is None or success is None:
@@ -204,7 +206,10 @@ def above_knee(summary: RunSummary, criteria: PassCriteria | None = None) -> dic
     if busy and s.db_share_of_host is not None:
         shares["databases"] = s.db_share_of_host
     pool, peak = s.client_connections, admission.peak_in_flight
-    return {"asked": asked, "served": round(goodput, 1), "share": round(goodput / asked, 3),
+    per_ok = s.cpu_ms_per_success_net or s.cpu_ms_per_success or {}
+    needed = {g: round(ms * asked / 1000, 2) for g, ms in per_ok.items()
+              if ms is not None and (g in ("app", "vegeta") or is_node(g))}
+    return {"cores_needed": needed,"asked": asked, "served": round(goodput, 1), "share": round(goodput / asked, 3),
             "client_connections": pool, "client_pool_full": bool(pool and peak and peak >= pool),
             "shed_per_s": round(shed / seconds, 1), "failed_otherwise_per_s": round((failed - shed) / seconds, 1),
             "host_busy_percent": busy_pct, "cores": cores,

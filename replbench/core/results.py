@@ -302,6 +302,9 @@ class AboveKnee(Record):
     cores: int | None = None
     client_connections: int | None = None
     client_pool_full: bool | None = None
+    # cores each role would need at the rate asked, at this run's CPU-ms per successful request net of idle (absent
+    # before 2026-12-02)
+    cores_needed: NodeFigures | None = None
 
 
 class RowsChecked(Record):

@@ -596,4 +596,15 @@ def above_knee_text(knee: AboveKnee) -> str:
                 "client, its wait counted in the latency (REPLBENCH_CLIENT_CONNECTIONS)")
     return (f"Above the knee: this machine served {knee.served:,.0f} of the {knee.asked:,} requests/s asked "
             f"({knee.share:.0%})" + (f"; {' and '.join(rest)}" if rest else "") + f"; {host}"
-            + (f": {who} of the busy CPU" if who else "") + pool)
+            + (f": {who} of the busy CPU" if who else "") + pool + _cores_needed(knee))
+
+
+def _cores_needed(knee: AboveKnee) -> str:
+    """What the rate asked would need, role by role, at this run's CPU per successful request."""
+    needed = {g: v for g, v in (knee.cores_needed or {}).items() if v is not None}
+    if not needed:
+        return ""
+    return (f". {knee.asked:,}/s would need, at this run's CPU-ms per successful request net of idle (above the "
+            "knee a request costs more, so an upper bound; no contention between roles assumed): "
+            + ", ".join(f"{g} {v:.1f}" for g, v in needed.items())
+            + f" cores, {sum(needed.values()):.1f} in all against this host's {knee.cores or 'unknown'}")
