@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from replbench.analysis import limits
-from replbench.core.results import Limit, summary_of
+from replbench.core.results import Limit, RunSummary, summary_of
 from replbench.report.block import render_block
 
 pytestmark = pytest.mark.unit
@@ -64,3 +64,29 @@ def test_the_block_names_the_limit() -> None:
     line = next(ln for ln in render_block(summary_of(summary), GOLDEN.resolve()).splitlines()
                 if ln.startswith("Limited by: "))
     assert line.startswith("Limited by: host CPU saturated (97% of its capacity). Steady CPU against capacity: "), line
+
+
+def _step(host: float, replica: float, growth: float = 0.0) -> RunSummary:
+    return summary_of({"cores": 2, "catch_up_s": {"replica1": 0.1},
+                       "lag": {"replica1": {"p99_ms": 5.0, "growth_s_per_s": growth}},
+                       "cpu_mean_percent": {"host_busy": host, "master": 50.0, "replica1": replica, "app": 40.0}})
+
+
+def test_a_sweep_says_the_replicas_kept_up_only_up_to_a_step_every_lower_one_passed_and_names_the_box_first() -> None:
+    from replbench.analysis.verdicts import kept_up_to
+    from replbench.core.scenario import PassCriteria
+    from replbench.report.sweeps import kept_text
+
+    steps = [(400, [_step(80.0, 20.0)]), (800, [_step(192.0, 31.0)]), (1200, [_step(199.0, 35.0, growth=0.116)]),
+             (1600, [_step(199.0, 40.0)])]
+    kept = kept_up_to(steps, PassCriteria())
+    # 1600 kept up, but 1200 did not: the replicas kept up to 800, the step below the first one they fell behind at
+    assert (kept["rate"], kept["first_behind"], kept["all"]) == (800, 1200, False)
+    # and at 800 the host was saturated (96 % of its 200 %), the replica at 31 % of its one core: the box's limit
+    assert kept["host_first"] == {"rate": 800, "resource": "host CPU", "share": 0.96, "replica_share": 0.31,
+                                  "replica_saturated": False}
+    assert kept_text(kept, why=False) == "to 800 rps, not at 1200; this box saturated first, at 800 rps (host CPU " \
+        "96%, replica 31%)"
+    # a replica at its one core with the host below its limit: the replicas' own limit, nothing else to name
+    own = kept_up_to([(400, [_step(80.0, 20.0)]), (800, [_step(150.0, 98.0, growth=0.05)])], PassCriteria())
+    assert (own["rate"], own["host_first"]) == (400, None)

@@ -7,35 +7,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.config import HOST_SATURATED, VEGETA_SATURATED
 from ..core.results import RunSummary, StudyRecord
 from ..core.stats import separated
 from ..topology import links
 from ..topology.knobs import Knobs, parse_size, recorded
+from . import limits
 
 SECONDS_PER_DAY = 86_400
-GROUPS = ("master", "replica", "app", "vegeta")  # the processes whose CPU a run samples (replica: the busier)
-
-
-def capacities(cores: int) -> dict[str, float]:
-    """What each process can use, in % of one core: the host and the master (many threads) all cores, a replica
-    the one core of its SQL thread (serial apply, the reference setting), the app all cores, vegeta one core."""
-    return {"host": 100.0 * cores, "master": 100.0 * cores, "replica": 100.0, "app": 100.0 * cores, "vegeta": 100.0}
 
 
 def saturation(summary: RunSummary, cores: int) -> list[dict[str, Any]]:
-    """Each process's mean CPU (% of one core) against its capacity, the fullest first (the host's limit is
-    HOST_SATURATED of its cores and vegeta's VEGETA_SATURATED of its core, as the judge flags them). The replica
-    is the busier one."""
-    means = summary.cpu_mean_percent or {}
-    replica = max([v for k, v in means.items() if k.startswith("replica") and v is not None], default=None)
-    figures = {"host": means.get("host_busy"), "master": means.get("master"), "replica": replica,
-               "app": means.get("app"), "vegeta": means.get("vegeta")}
-    caps = capacities(cores)
-    limit = {**caps, "host": HOST_SATURATED * caps["host"], "vegeta": VEGETA_SATURATED}
-    out = [{"name": name, "percent": float(v), "capacity": caps[name], "share": float(v) / limit[name]}
-           for name, v in figures.items() if v is not None]
-    return sorted(out, key=lambda row: -row["share"])
+    """Each process's mean CPU (% of one core) against its capacity, the fullest first, `share` against the share
+    at which it saturates (analysis/limits.utilisation, the one place these are measured: 1 or more is saturated).
+    The replica is the busier one; names as the report's answers word them."""
+    out: dict[str, dict[str, Any]] = {}
+    for used in limits.utilisation(summary, cores=cores).values():
+        group = used["group"]
+        name = "host" if group == "host_busy" else "replica" if group.startswith("replica") else group
+        row = {"name": name, "percent": float(used["percent"]), "capacity": used["capacity_percent"],
+               "share": used["percent"] / (used["capacity_percent"] * used["saturates_at"])}
+        if name not in out or row["percent"] > out[name]["percent"]:
+            out[name] = row
+    return sorted(out.values(), key=lambda row: -row["share"])
 
 
 def pool_index_costs(data: StudyRecord) -> list[dict[str, Any]]:

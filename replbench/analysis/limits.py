@@ -1,32 +1,32 @@
 """What limited a run, named from measured utilisation against capacity (docs/metrics.md, "Limited by"): the host's
 CPU (its busy time against all its cores), each node's mariadbd (a replica applying serially against one core: the
 whole process, an upper bound on its SQL thread's, which is not told apart here), the app (its workers, one core
-each), vegeta (against all the cores) - each its steady mean over the attack - and beside them what is not a CPU:
+each), vegeta (its one core, as the load-generator note judges it) - each its steady mean over the attack - and
+beside them what is not a CPU:
 the app's admission shedding, pages read from disk per write (a pool that does not hold the working set), a replica
-falling behind. The resource with the highest utilisation at or above LIMIT_SHARE limited the run; below it on
-every resource, nothing measured here saturated and the run says which came closest. Pure: figures only."""
+falling behind. The resource nearest its saturation share (LIMIT_SHARE; vegeta's VEGETA_SATURATED) limited the run
+when it reached it; below it on every resource, nothing measured here saturated and the run says which came
+closest. report/answers words the same utilisation for a sweep's steps. Pure: figures only."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..core.config import FALLING_BEHIND, LIMIT_SHARE
+from ..core.config import FALLING_BEHIND, LIMIT_SHARE, VEGETA_SATURATED
 from ..core.nodenames import nodes_in, replicas_in
 from ..core.results import Limit, RunSummary
 
 COLD_POOL_READS = 1.0  # pages read from disk per write at or above which the pool is named as read-limited
 
 
-def utilisation(s: RunSummary, parallel_threads: int = 0) -> dict[str, dict[str, Any]]:
-    """Each CPU resource's steady mean (% of one core), its capacity (% of one core) and their ratio."""
+def utilisation(s: RunSummary, parallel_threads: int = 0, cores: int | None = None) -> dict[str, dict[str, Any]]:
+    """Each CPU resource's steady mean (% of one core), its capacity (% of one core), their ratio (`share`) and the
+    share at which it saturates (`saturates_at`: vegeta's VEGETA_SATURATED of its one core, as the load-generator
+    note judges it; every other LIMIT_SHARE). `cores`: the host's, where the summary lacks them (older runs)."""
     means = s.cpu_mean_percent or {}
-    cores = s.cores or 1
-    workers = (s.app_admission.workers if s.app_admission else None) or 1
+    cores = cores or s.cores or 1
+    workers = (s.app_admission.workers if s.app_admission else None) or cores
     capacity: dict[str, tuple[float, str]] = {"host CPU": (100.0 * cores, "host_busy")}
-    if "app" in means:
-        capacity[f"the app ({workers} worker{'s' if workers > 1 else ''}, one core each)"] = (100.0 * workers, "app")
-    if "vegeta" in means:
-        capacity["vegeta"] = (100.0 * cores, "vegeta")
     for node in nodes_in(means):
         if node in replicas_in([node]):
             threads = min(parallel_threads, cores) if parallel_threads else 1
@@ -35,12 +35,15 @@ def utilisation(s: RunSummary, parallel_threads: int = 0) -> dict[str, dict[str,
             capacity[label] = (100.0 * threads, node)
         else:
             capacity[f"{node}'s mariadbd"] = (100.0 * cores, node)
+    capacity[f"the app ({workers} worker{'s' if workers > 1 else ''}, one core each)"] = (100.0 * workers, "app")
+    capacity["vegeta (its one core)"] = (100.0, "vegeta")
     out = {}
     for label, (cap, group) in capacity.items():
         used = means.get(group)
         if used is not None:
             out[label] = {"group": group, "percent": round(used, 1), "capacity_percent": cap,
-                          "share": round(used / cap, 3)}
+                          "share": round(used / cap, 3),
+                          "saturates_at": VEGETA_SATURATED / 100 if group == "vegeta" else LIMIT_SHARE}
     return out
 
 
@@ -51,7 +54,7 @@ def limiting(s: RunSummary, parallel_threads: int = 0) -> dict[str, Any] | None:
     used = utilisation(s, parallel_threads)
     if not used:
         return None
-    top = max(used, key=lambda label: used[label]["share"])
+    top = max(used, key=lambda label: used[label]["share"] / used[label]["saturates_at"])
     also = []
     admission = s.app_admission
     if admission and admission.shed and s.requests:
@@ -67,8 +70,9 @@ def limiting(s: RunSummary, parallel_threads: int = 0) -> dict[str, Any] | None:
               if lag is not None and lag.growth_s_per_s is not None and lag.growth_s_per_s >= FALLING_BEHIND]
     if behind:
         also.append(f"{', '.join(behind)} falling behind")
-    return {"resource": top, "share": used[top]["share"], "saturated": used[top]["share"] >= LIMIT_SHARE,
-            "limit_share": LIMIT_SHARE, "utilisation": used, "also": also}
+    return {"resource": top, "share": used[top]["share"],
+            "saturated": used[top]["share"] >= used[top]["saturates_at"], "limit_share": used[top]["saturates_at"],
+            "utilisation": used, "also": also}
 
 
 def text(limit: Limit) -> str:

@@ -11,7 +11,7 @@ from ..core.records import STATUS_FAILED
 from ..core.results import RunSummary, SweepRecord, summary_of
 from ..core.scenario import PassCriteria
 from ..core.stats import median
-from . import rules
+from . import limits, rules
 
 FINDING_MIN_FACTOR = 1.10  # a separated difference smaller than 10 % is real but not worth a headline
 
@@ -86,11 +86,33 @@ def kept_up(summaries: list[RunSummary], criteria: PassCriteria,
     return not reasons, reasons
 
 
-def kept_up_to(steps: list[tuple[int, list[RunSummary]]], criteria: PassCriteria) -> dict[str, Any]:
-    """The highest rate of a sweep at which the replicas kept up (None: at no step), and the lowest rate above it
-    where they did not, with why: what "the replicas keep up to" means, apart from the master's max."""
+def kept_up_to(steps: list[tuple[int, list[RunSummary]]], criteria: PassCriteria,
+               cores: int | None = None) -> dict[str, Any]:
+    """The highest rate of a sweep up to which the replicas kept up at every step (None: not at its lowest), the
+    lowest rate where they did not, with why: what "the replicas keep up to" means, apart from the master's max. And
+    whether that was the replicas' limit: `host_first`, the lowest step at or below the first one they fell behind
+    at where a resource other than a replica saturated (analysis/limits: the host's CPU, the master, the app,
+    vegeta), with the resource and the busier replica's share of its capacity there; None when the replicas' own
+    limit came first or nothing saturated."""
     judged = sorted((rate, *kept_up(runs, criteria, rate)) for rate, runs in steps if runs)
-    best = max((rate for rate, ok, _ in judged if ok), default=None)
-    above = next(((rate, why) for rate, ok, why in judged if not ok and (best is None or rate > best)), None)
+    best = None
+    for rate, ok, _ in judged:  # every step up to it kept up, not merely the highest one that did
+        if not ok:
+            break
+        best = rate
+    above = next(((rate, why) for rate, ok, why in judged if not ok), None)
+    host_first = None
+    for rate, runs in sorted(steps, key=lambda step: step[0]):
+        if not runs or (above and rate > above[0]):
+            continue
+        used = limits.utilisation(median_summary(runs), cores=cores)
+        full = [(label, u) for label, u in used.items() if u["share"] >= u["saturates_at"]]
+        other = [(label, u) for label, u in full if not u["group"].startswith("replica")]
+        if other:
+            replicas = [u["share"] for u in used.values() if u["group"].startswith("replica")]
+            host_first = {"rate": rate, "resource": other[0][0], "share": other[0][1]["share"],
+                          "replica_share": max(replicas) if replicas else None,
+                          "replica_saturated": any(u["group"].startswith("replica") for _, u in full)}
+            break
     return {"rate": best, "all": bool(judged) and all(ok for _, ok, _ in judged),
-            "first_behind": above[0] if above else None, "why": above[1] if above else []}
+            "first_behind": above[0] if above else None, "why": above[1] if above else [], "host_first": host_first}

@@ -499,6 +499,7 @@ class Utilisation(Record):
     percent: Num | None = None
     capacity_percent: Num | None = None
     share: Num | None = None
+    saturates_at: Num | None = None
 
 
 class Limit(Record):

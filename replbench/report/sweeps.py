@@ -170,7 +170,8 @@ def sweep_section(sweep_dir: Path, writer: Writer, shared: tuple[str, str] = (""
             writer.keep_meta(source, assets / "meta.json")
             break
     criteria = criteria_of(sweep)
-    kept = kept_up_to([(_rate(s), [r.summary for r in s.repeats]) for s in steps], criteria)
+    kept = kept_up_to([(_rate(s), [r.summary for r in s.repeats]) for s in steps], criteria,
+                      meta.host.cores if meta.host else None)
     reference = Knobs()  # a sweep rebuilt from assets without its meta: the knobs that differ from the reference
     # knobs_changed: never null in a meta.json
     knobs = meta.knobs_changed if meta.knobs_changed is not None else {
@@ -224,7 +225,12 @@ def _rate(step: SweepStep) -> int:
 
 def kept_text(kept: dict[str, Any], why: bool = True) -> str:
     """'to 1200 rps (at 1600 rps: replica2's lag grew 0.14 s per s …)', 'at every step it ran, to …', 'at no
-    step'; without why, only where they fell behind ('to 1200 rps, not at 1600')."""
+    step'; without why, only where they fell behind ('to 1200 rps, not at 1600'). Where another resource saturated
+    first (analysis/verdicts.kept_up_to's host_first), it says so: the limit there is this box's."""
+    return _kept(kept, why) + _host_first(kept.get("host_first"))
+
+
+def _kept(kept: dict[str, Any], why: bool) -> str:
     reasons = f" ({'; '.join(kept['why'])})" if why and kept["why"] else ""
     if kept["rate"] is None:
         return "at no step" + reasons
@@ -234,6 +240,13 @@ def kept_text(kept: dict[str, Any], why: bool = True) -> str:
         return f"to {kept['rate']} rps"
     return f"to {kept['rate']} rps" + (f" (at {kept['first_behind']} rps: {'; '.join(kept['why'])})" if why
                                         else f", not at {kept['first_behind']}")
+
+
+def _host_first(first: dict[str, Any] | None) -> str:
+    if not first:
+        return ""
+    replica = "" if first["replica_share"] is None else f", replica {first['replica_share']:.0%}"
+    return f"; this box saturated first, at {first['rate']} rps ({first['resource']} {first['share']:.0%}{replica})"
 
 
 def comparison(latest: dict[str, dict[str, Any]]) -> list[str]:
