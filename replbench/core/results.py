@@ -23,7 +23,8 @@ version):
   1: `schema_version` written; lost nodes under `nodes_lost` (the migration renames `faults`, value unchanged).
   Keys added later, absent from the files written before (a reader gets None; no value or name changed, so the
   version stays): summary `writeback` (2026-12-02: the run's own dirty pages flushed after it, counted) and
-  `limit` (2026-12-02: what limited the run).
+  `limit` (2026-12-02: what limited the run), `soak.windows` and `soak.equilibrium` (2026-12-02: a soak's cost
+  per write per window and InnoDB's equilibrium).
 - sweep.json, study.json, campaign.json, apply.json, bigtx.json, model.json, validate.json, recording.json,
   bench-app.json (each kind its own number; the same history so far):
   0: the files written before any of these had a version.
@@ -447,10 +448,32 @@ class Stall(Record):
     around: dict[str, dict[str, Any]] | None = None  # node -> counter -> {peak, usual}, and "rotations"
 
 
+class SoakWindow(Record):
+    """One window of a soak: its successful writes and, per node, its cost per write and InnoDB's mean state
+    (analysis/soak.cost_windows)."""
+
+    from_s: Num | None = None
+    writes: int | None = None
+    nodes: dict[str, dict[str, Num | None]] | None = None
+
+
+class Equilibrium(Record):
+    """When a soak's InnoDB reached equilibrium and the steady state's cost per write from then on
+    (analysis/soak.equilibrium); `moving`: what was not flat, when it never did."""
+
+    reached: bool | None = None
+    from_s: Num | None = None
+    windows: int | None = None
+    per_write: dict[str, dict[str, Num | None]] | None = None
+    moving: list[str] | None = None
+
+
 class Soak(Record):
     growth: dict[str, SoakGrowth] | None = None
     usual_p99_ms: Num | None = None
     stalls: list[Stall] | None = None
+    windows: list[SoakWindow] | None = None  # absent in soaks recorded before 2026-12-02
+    equilibrium: Equilibrium | None = None
 
 
 class WritebackNode(Record):

@@ -590,8 +590,11 @@ class Run:
                                                        self.options.knobs.parallel_threads)
         if watch.innodb is not None and self.options.soak_window is not None:
             lags = {r.name: watch.lag.positions.series(r.name, self.clock.start, self.clock.end) for r in s.replicas}
+            successes = self.record.summary.get("successes") or 0
+            costs = {"write_share": summary.writes_of(tl) / successes if successes else 0.0,
+                     "cpu_rows": watch.cpu.rows, "idle_cpu_per_s": self.measured.idle, "io_rows": watch.health.rows}
             self.record.summary["soak"] = soak.analyse(tl.seconds, lags, watch.innodb.rows, self.clock.start,
-                                                       self.clock.end, self.options.soak_window)
+                                                       self.clock.end, self.options.soak_window, costs)
 
     def _check_rows(self) -> None:
         s = self.settings

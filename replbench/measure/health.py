@@ -35,6 +35,7 @@ class NodeSampler:
         self.zero = clock_zero
         self.pid_of = pid_of
         self.faults: list[dict[str, Any]] = []
+        self.rows: list[dict[str, Any]] = []  # io.csv's rows, as written
         self.planned: set[str] = set()  # nodes a planned fault takes down: their loss does not fail the run
         self._conns: dict[str, Any] = {}
         self._prev: dict[str, tuple[float, dict[str, float], int | None]] = {}
@@ -77,6 +78,7 @@ class NodeSampler:
                     row = self._sample(node.name)
                     row["host_iowait_pct"] = round(iowait, 1)
                     writer.writerow(row)
+                    self.rows.append(row)  # kept for a soak's windows (analysis/soak.cost_windows)
                 f.flush()
 
     def _sample(self, name: str) -> dict[str, Any]:

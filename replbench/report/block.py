@@ -24,6 +24,8 @@ from ..core.results import (
     PlannedFault,
     RunSummary,
     Settle,
+    Soak,
+    SoakWindow,
     Stall,
 )
 from ..measure import health, rowcheck
@@ -279,7 +281,33 @@ def _soak_lines(summary: RunSummary) -> list[str]:
     lines += ["  " + _stall_text(stall) for stall in stalls[:STALLS_SHOWN]]
     if len(stalls) > STALLS_SHOWN:
         lines.append(f"  … and {len(stalls) - STALLS_SHOWN} more (summary.json, soak.stalls)")
-    return lines
+    return lines + _steady_lines(soak)
+
+
+def _steady_lines(soak: Soak) -> list[str]:
+    """Each window's cost per write (the worse replica's), and the steady state's from InnoDB's equilibrium on."""
+    windows, eq = soak.windows or [], soak.equilibrium
+    if not windows or eq is None:
+        return []
+    lines = ["Soak windows, per successful write (the worse replica; CPU net of idle): " + "; ".join(
+        f"{w.from_s:g} s {_worse(w, 'cpu_ms_per_write_net', 3)} CPU-ms, {_worse(w, 'pages_flushed_per_write', 2)} "
+        f"pages flushed, {_worse(w, 'kb_written_per_write', 1)} KB" for w in windows)]
+    if not eq.reached:
+        return lines + ["Soak steady state: NOT reached (InnoDB's checkpoint age and dirty pages still moving over "
+                        f"the last windows: {'; '.join(eq.moving or [])}); the per-write figures above include "
+                        "write-back only as far as flushing had begun"]
+    per = eq.per_write or {}
+    return lines + [f"Soak steady state, from {eq.from_s:g} s ({eq.windows} windows with InnoDB's checkpoint age and "
+                    "dirty pages flat): per successful write, write-back included, " + "; ".join(
+                        f"{node} {_fig(f.get('cpu_ms_per_write_net'), 3)} CPU-ms net of idle, "
+                        f"{_fig(f.get('pages_flushed_per_write'), 2)} pages flushed, "
+                        f"{_fig(f.get('kb_written_per_write'), 1)} KB written" for node, f in per.items())]
+
+
+def _worse(window: SoakWindow, figure: str, digits: int) -> str:
+    got = [v for node, f in (window.nodes or {}).items() if node in replicas_in([node])
+           and (v := f.get(figure)) is not None]
+    return _fig(max(got) if got else None, digits)
 
 
 def _stall_text(stall: Stall) -> str:
