@@ -90,3 +90,15 @@ def test_a_sweep_says_the_replicas_kept_up_only_up_to_a_step_every_lower_one_pas
     # a replica at its one core with the host below its limit: the replicas' own limit, nothing else to name
     own = kept_up_to([(400, [_step(80.0, 20.0)]), (800, [_step(150.0, 98.0, growth=0.05)])], PassCriteria())
     assert (own["rate"], own["host_first"]) == (400, None)
+
+
+def test_apply_capacity_says_when_its_applier_threads_outnumber_the_hosts_cores() -> None:
+    from replbench.core.results import apply_of
+    from replbench.experiments.applycap import render
+
+    four = render(apply_of({"scenario": "write", "status": "ok", "cores": 2, "knobs": {"parallel_threads": 4},
+                            "knobs_changed": {"parallel_threads": 4}}))
+    assert "Core ceiling: 4 applier threads on this host's 2 cores" in four
+    for quiet in ({"cores": 2, "knobs": {"parallel_threads": 0}}, {"cores": 8, "knobs": {"parallel_threads": 4}},
+                  {"knobs": {"parallel_threads": 4}}):  # serial; cores to spare; own servers (cores not known)
+        assert "Core ceiling" not in render(apply_of({"scenario": "write", "status": "ok", **quiet}))

@@ -28,12 +28,15 @@ version):
 - sweep.json, study.json, campaign.json, apply.json, bigtx.json, model.json, validate.json, recording.json,
   bench-app.json (each kind its own number; the same history so far):
   0: the files written before any of these had a version.
-  1: `schema_version` written; keys as in 0. Added since: apply.json's replicas' `writeback` (2026-12-02).
+  1: `schema_version` written; keys as in 0. Added since: apply.json's replicas' `writeback` and its `cores`
+  (2026-12-02).
 - find-users.json:
   0: its shapes, each under its name.
   1: `schema_version` written beside the shapes.
 - profile.json (a binlog's, analysis/profile.Profile; its SCHEMA_VERSION is KINDS' entry):
   1: the first; `schema_version` written from the start (no version 0: a document without one is not a profile).
+  Added since: a line's `rows_by_transaction_size` (2026-12-02: its share of each transaction, so one on several
+  lines is priced once; absent: None).
 """
 
 from __future__ import annotations
@@ -1045,6 +1048,7 @@ class ApplyRecord(Record):
     settle: Settle | None = None
     targets: dict[str, Any] | None = None
     warm_up_s: NodeFigures | None = None
+    cores: int | None = None  # the host's, where the replicas run on it (absent before 2026-12-02; own servers)
 
 
 def apply_of(doc: dict[str, Any] | ApplyRecord) -> ApplyRecord:

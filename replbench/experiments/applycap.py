@@ -10,6 +10,7 @@ the replica can keep up with that workload). The SQL threads are started again w
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -65,7 +66,8 @@ def measure(settings: Settings, scenario: Scenario, setting: knobs.Knobs, writes
                             "rate": rate, "knobs": setting.as_dict(), "knobs_changed": setting.changed(),
                             "status": "running", "topology": settings.topology_name,
                             "method": "together" if together else "alone",
-                            "cpu_sources": {n.name: n.cpu_source for n in settings.nodes}}
+                            "cpu_sources": {n.name: n.cpu_source for n in settings.nodes},
+                            "cores": None if settings.external else os.cpu_count()}
     stopped = False
     try:
         vegeta = ensure_vegeta(settings)
@@ -261,6 +263,11 @@ def render(a: ApplyRecord) -> str:
     how = ("every replica at once (--together: on a shared host they share its cores)"
            if a.method == "together" else "each replica alone, the others' SQL threads held")
     lines = [f"Apply capacity — {a.scenario} ({setting}); {how}; status {a.status}"]
+    threads = int((a.knobs or {}).get("parallel_threads") or 0)
+    if a.cores and threads >= a.cores:
+        lines.append(f"Core ceiling: {threads} applier threads on this host's {a.cores} cores, shared with the other "
+                     "mariadbd processes: a parallel speed-up measured here is bounded by the cores, not by "
+                     "replication (pin the replica to cores of its own with --cpus to measure the threads)")
     if a.error:
         lines.append(f"Error: {a.error}")
     master = a.master  # absent when the backlog was never written
