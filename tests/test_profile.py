@@ -246,6 +246,69 @@ def test_a_transaction_that_writes_two_tables_is_on_both_lines_and_counted_once(
     assert p.workload.settings["STATEMENT"].basis == "unknown"
 
 
+def _three_lines(transactions: int) -> str:
+    """Synthetic text in mariadb-binlog's format: one transaction a second, each deleting a row of shop.orders,
+    inserting it back and updating a row of shop.stock (three lines, one row each), from the Start event's second."""
+    out = ["# at 4\n#261127 10:00:01 server id 1  end_log_pos 256 CRC32 0x00000000 \tStart: binlog v 4, server v "
+           "10.11.19-MariaDB\n"]
+    pos = 256
+    for i in range(transactions):
+        at = f"#261127 10:00:{i + 1:02d} server id 1  end_log_pos"
+        events = [(42, f"GTID 0-1-{i + 1} trans", ""),
+                  (42, "Table_map: `shop`.`orders` mapped to number 31", ""),
+                  (40, "Delete_rows: table id 31 flags: STMT_END_F",
+                   f"### DELETE FROM `shop`.`orders`\n### WHERE\n###   @1={i} /* INT meta=0 nullable=0 is_null=0 */\n"
+                   "# Number of rows: 1\n"),
+                  (42, "Table_map: `shop`.`orders` mapped to number 31", ""),
+                  (40, "Write_rows: table id 31 flags: STMT_END_F",
+                   f"### INSERT INTO `shop`.`orders`\n### SET\n###   @1={i} /* INT meta=0 nullable=0 is_null=0 */\n"
+                   "# Number of rows: 1\n"),
+                  (42, "Table_map: `shop`.`stock` mapped to number 32", ""),
+                  (50, "Update_rows: table id 32 flags: STMT_END_F",
+                   f"### UPDATE `shop`.`stock`\n### WHERE\n###   @1={i} /* INT meta=0 nullable=0 is_null=0 */\n"
+                   f"### SET\n###   @1={i + 1} /* INT meta=0 nullable=0 is_null=0 */\n# Number of rows: 1\n"),
+                  (31, f"Xid = {i + 1}", "COMMIT/*!*/;\n")]
+        for size, what, body in events:
+            out.append(f"# at {pos}\n{at} {pos + size} CRC32 0x00000000 \t{what}\n{body}")
+            pos += size
+    return "".join(out)
+
+
+def test_a_transaction_on_several_lines_is_priced_once_and_its_rows_on_each_line(tmp_path: Path, monkeypatch,
+                                                                                 capsys) -> None:
+    """10 transactions of three lines each (sysbench's oltp_write_only writes four lines a transaction): the
+    profile and the plan count 10 transactions, each line keeps its 10 rows, and every per-transaction term (commit,
+    fsync, wake-up) is priced as for 10 transactions of 3 rows."""
+    from .test_costmodel import synthetic
+
+    profiler = prof.Profiler()
+    profiler.feed(SNIPPET_FILE, binlogfile.events([_three_lines(10).encode()]))
+    p = profiler.build("synthetic")
+    assert [(ln.table, ln.kind, ln.transactions, ln.rows) for ln in p.lines] == [
+        ("orders", "delete", 10, 10), ("orders", "insert", 10, 10), ("stock", "update", 10, 10)]
+    assert (p.workload.transactions, p.workload.rows, p.span_s) == (10, 30, 10)
+    mixes, _, _ = prof.workload_mixes(p, ["bench_idx"])
+    model = model_of(costmodel.fit(*synthetic()))
+    plan = costmodel.predict(model, mixes["bench_idx"])
+    assert (plan["transactions_per_s"], plan["rows_per_s"]) == (pytest.approx(1.0), pytest.approx(3.0))
+    whole = costmodel.predict(model, [("update", 3, 1.0)])  # the same writes as one line of 3-row transactions
+    for figure in ("master_cpu_cores", "replica_cpu_cores", "bytes_per_s_to_each_replica", "replica_apply_rho",
+                   "fsyncs_per_s"):
+        assert plan[figure] is not None and plan[figure] == pytest.approx(whole[figure]), figure
+    results = tmp_path / "results"
+    (results / "model").mkdir(parents=True)
+    write_record(results / "model" / "model.json", model)
+    monkeypatch.setenv("REPLBENCH_STATE", str(tmp_path / "state"))
+    monkeypatch.setenv("REPLBENCH_RESULTS", str(results))
+    path = tmp_path / "three.json"
+    write_record(path, p)
+    assert prof.read(path) == p
+    args = argparse.Namespace(profile=str(path), setting="ROW-FULL", replica_cores=1.0, parallel=1, link=None)
+    assert predict_from_profile(args) == 0
+    out = capsys.readouterr().out
+    assert "Capacity plan under ROW-FULL on bench_idx: 1 transactions/s" in out, out
+
+
 def test_each_table_is_priced_on_the_model_table_it_resembles() -> None:
     p = _snippet_profile()
     idx, noidx = _line(p, "bench_idx"), _line(p, "bench_noidx")

@@ -199,6 +199,9 @@ class Line(_Model):
     annotated: int
     columns: list[Column]
     settings: dict[str, Estimate]
+    # the whole transaction's rows (every line's) -> this line's rows in transactions of that size: its share of
+    # each, so a transaction on several lines is priced once (workload_mixes); None: a profile from before it
+    rows_by_transaction_size: dict[int, int] | None = None
 
 
 class Group(_Model):
@@ -306,6 +309,7 @@ class _Line:
     trx: int = 0
     rows: int = 0
     hist: Counter = field(default_factory=Counter)
+    whole: Counter = field(default_factory=Counter)  # the whole transaction's rows -> this line's rows in them
     seconds: Counter = field(default_factory=Counter)
     rows_events: int = 0
     row_event_bytes: int = 0
@@ -490,11 +494,13 @@ class Profiler:
             self.other["transactions_without_rows"] += 1
             self.other["bytes_of_transactions_without_rows"] += tx.bytes
             return
+        size = sum(tx.rows.values())
         for key, rows in tx.rows.items():
             line = self.lines[key]
             line.trx += 1
             line.rows += rows
             line.hist[rows] += 1
+            line.whole[size] += rows
             line.seconds[tx.time] += 1
         assert tx.first is not None
         self.lines[tx.first].bytes += tx.bytes - tx.grouped  # GTID and commit: the transaction's first line's
@@ -702,7 +708,8 @@ def _line(key: LineKey, acc: _Line, first: int, last: int) -> Line:
                 primary_key=_primary_key(acc.meta), row_image=image, rows_events=acc.rows_events,
                 sampled_events=acc.images.events, sampled_rows=acc.images.read,
                 statements=acc.statements["statements"], annotated=acc.statements["annotated"],
-                columns=_columns(acc), settings=line_settings(acc, image))
+                columns=_columns(acc), settings=line_settings(acc, image),
+                rows_by_transaction_size={int(k): int(v) for k, v in sorted(acc.whole.items())})
 
 
 def _span(p: Profiler) -> tuple[int, int, list[str]]:
@@ -824,20 +831,29 @@ def model_tables(model: CostModel) -> list[str]:
 def workload_mixes(profile: Profile, tables: list[str]) -> tuple[dict[str, Mix], dict[str, list[Line]], list[str]]:
     """The profile's workload lines as the cost model's mixes, per model table: (kind, rows per transaction,
     transactions/s over the span) for every size the line's transactions had; the lines on each model table; and
-    what the mapping assumed. NoWorkload when only the heartbeat (always left out) or nothing is there."""
+    what the mapping assumed. NoWorkload when only the heartbeat (always left out) or nothing is there.
+
+    A transaction of N rows with n of them on a line is n/N of an N-row transaction there: over its lines it
+    counts once (its commit, fsync and wake-up priced once), its rows and N² (the apply fit's) as they are."""
     mixes: dict[str, Mix] = {}
     mapped: dict[str, list[Line]] = {}
     notes = []
-    for line in profile.lines:
-        if line.heartbeat:
-            continue
+    workload = [ln for ln in profile.lines if not ln.heartbeat]
+    for line in workload:
         table, note = model_table(line, tables)
         notes.append(f"{line.schema_name}.{line.table} {line.kind}s → the model's {table}{note}")
         mapped.setdefault(table, []).append(line)
-        mixes.setdefault(table, []).extend(
-            (line.kind, rows, count / profile.span_s) for rows, count in line.rows_per_transaction.histogram.items())
+        if line.rows_by_transaction_size is None:  # a profile from before it: each line's transactions whole
+            mixes.setdefault(table, []).extend((line.kind, rows, count / profile.span_s)
+                                               for rows, count in line.rows_per_transaction.histogram.items())
+        else:
+            mixes.setdefault(table, []).extend((line.kind, size, rows / size / profile.span_s)
+                                               for size, rows in line.rows_by_transaction_size.items())
     if not mixes:
         raise NoWorkload("the profile has no workload transactions (only the heartbeat, or nothing)")
+    if len(workload) > 1 and any(ln.rows_by_transaction_size is None for ln in workload):
+        notes.append("the profile predates rows_by_transaction_size: a transaction on several lines is priced on "
+                     "each (profile the binlog again to price it once)")
     return mixes, mapped, notes
 
 
