@@ -309,6 +309,66 @@ def test_a_transaction_on_several_lines_is_priced_once_and_its_rows_on_each_line
     assert "Capacity plan under ROW-FULL on bench_idx: 1 transactions/s" in out, out
 
 
+def test_the_plans_binlog_is_the_profiles_own_bytes_not_the_model_tables(tmp_path: Path, monkeypatch,
+                                                                          capsys) -> None:
+    """Issue 72: rows far smaller than bench_idx's (a 1-column table; the model's rows cost 440 B each). Under the
+    setting the binlog was written with (ROW FULL) the plan's binlog, and each replica's bytes, are the profile's own
+    bytes per second, exact; under MINIMAL its estimate from the row images, said so; under STATEMENT, which its
+    unannotated statements cannot tell, the model's price from its table's rows, said so. `model validate` checks the
+    model's fit: it keeps the model's price."""
+    from .test_costmodel import F_BINLOG, G_BINLOG, synthetic
+
+    profiler = prof.Profiler()
+    profiler.feed(SNIPPET_FILE, binlogfile.events([_three_lines(10).encode()]))
+    p = profiler.build("synthetic")
+    own = p.workload.settings["ROW-FULL"].bytes / p.span_s
+    assert p.workload.settings["ROW-FULL"].basis == "exact" and own == p.workload.bytes / p.span_s == 329.0
+    assert own * 4 < F_BINLOG + 3 * G_BINLOG  # what the model's table would write for the same transactions
+    fitted = costmodel.fit(*synthetic())
+    for setting in ("ROW-MINIMAL", "STATEMENT"):  # the ROW-FULL fit's copy: a model with those settings
+        fitted["settings"][f"{setting} bench_idx"] = fitted["settings"]["ROW-FULL bench_idx"]
+    model = model_of(fitted)
+    mixes, mapped, _ = prof.workload_mixes(p, ["bench_idx"])
+
+    def plan(setting: str, **kw) -> dict:
+        sheets = prof.price(model, p, mixes, mapped, setting, **kw)
+        assert len(sheets) == 1
+        return sheets[0]["plan"]
+
+    full = plan("ROW-FULL")
+    assert full["binlog_mb_per_s"]["value"] == pytest.approx(own / 1e6, rel=1e-12)
+    assert full["binlog_gb_per_day"]["value"] == pytest.approx(own * 86_400 / 1e9, rel=1e-12)
+    assert full["bytes_per_s_to_each_replica"]["value"] == pytest.approx(own, rel=1e-12)
+    assert full["binlog_basis"] == "measured"
+    minimal = plan("ROW-MINIMAL")
+    assert minimal["binlog_basis"] == "estimated" and p.workload.settings["ROW-MINIMAL"].basis == "estimated"
+    assert minimal["bytes_per_s_to_each_replica"]["value"] == pytest.approx(
+        p.workload.settings["ROW-MINIMAL"].bytes / p.span_s, rel=1e-12)
+    priced = costmodel.predict(model, mixes["bench_idx"], "STATEMENT")
+    statement = plan("STATEMENT")  # no annotated statements: the profile cannot tell
+    assert statement["binlog_basis"] == "model" and p.workload.settings["STATEMENT"].bytes is None
+    assert statement["binlog_mb_per_s"] == priced["binlog_mb_per_s"]
+    assert plan("ROW-FULL", model_binlog=True)["binlog_mb_per_s"] == \
+        costmodel.predict(model, mixes["bench_idx"])["binlog_mb_per_s"]
+    results = tmp_path / "results"
+    (results / "model").mkdir(parents=True)
+    write_record(results / "model" / "model.json", model)
+    monkeypatch.setenv("REPLBENCH_STATE", str(tmp_path / "state"))
+    monkeypatch.setenv("REPLBENCH_RESULTS", str(results))
+    path = tmp_path / "three.json"
+    write_record(path, p)
+    args = argparse.Namespace(profile=str(path), setting=None, replica_cores=1.0, replicas_asked="2", parallel=1,
+                              link=None)
+    assert predict_from_profile(args) == 0
+    out = capsys.readouterr().out
+    sheets = {s.split(" ", 1)[0]: s for s in out.split("Capacity plan under ")[1:]}
+    assert "Binlog: 0.000329 MB/s, 0.0284 GB/day; to each replica 329 B/s, from the binlog's own bytes" in \
+        sheets["ROW-FULL"], out
+    assert "To 2 replica(s): 658 B/s out of the master" in sheets["ROW-FULL"], out
+    assert "estimated from its row images" in sheets["ROW-MINIMAL"], out
+    assert "priced by the model from bench_idx's rows" in sheets["STATEMENT"], out
+
+
 def test_each_table_is_priced_on_the_model_table_it_resembles() -> None:
     p = _snippet_profile()
     idx, noidx = _line(p, "bench_idx"), _line(p, "bench_noidx")
@@ -348,7 +408,7 @@ def test_a_profile_feeds_model_predict_without_the_heartbeat(tmp_path: Path, mon
     big = max(p.largest, key=lambda t: t.rows)
     assert big.rows == 100 and (f"The largest transaction ({big.gtid}, 100 rows) takes one SQL thread "
                                 f"{took['value'] * 1e3:.3g} [" in out), out  # in ms below a second
-    assert "The profile's own estimate of the binlog under ROW-FULL" in out and "left out" in out
+    assert "B/s, from the binlog's own bytes (written under ROW-FULL; the heartbeat left out)" in out, out
     plan = costmodel.predict(read_model(results / "model"), mixes["bench_idx"])
     assert plan["transactions_per_s"] == pytest.approx(8 / 77) and plan["rows_per_s"] == pytest.approx(107 / 77)
     for bad, needle, cores in ((tmp_path / "none.json", "no such file", 1.0), (SNIPPET, "not a profile", 1.0),

@@ -859,12 +859,12 @@ def workload_mixes(profile: Profile, tables: list[str]) -> tuple[dict[str, Mix],
 
 def price(model: CostModel, profile: Profile, mixes: dict[str, Mix], mapped: dict[str, list[Line]],
           setting: str, replica_cores: float = 1.0, alone: bool = False, threads: int = 1,
-          rtt_s: float | None = None) -> list[dict[str, Any]]:
+          rtt_s: float | None = None, model_binlog: bool = False) -> list[dict[str, Any]]:
     """The cost sheets of the profile's workload under one setting, one per model table its mixes are on:
-    costmodel.predict's plan (every figure per second; with threads and rtt_s as predict takes them), the profile's
-    own estimate of the binlog in B/s and its largest transaction's apply time (largest_on), or the setting, the
-    table and why there is none. A table the model has no fit of under the setting is left out, or with `alone`
-    (the one setting asked) sheeted as such."""
+    costmodel.predict's plan (every figure per second; with threads and rtt_s as predict takes them) with its
+    binlog figures the profile's own where it has them (own_binlog; with model_binlog, the model's price kept) and
+    its largest transaction's apply time (largest_on), or the setting, the table and why there is none. A table the
+    model has no fit of under the setting is left out, or with `alone` (the one setting asked) sheeted as such."""
     sheets: list[dict[str, Any]] = []
     master_rate = sum(rate for mix in mixes.values() for _, _, rate in mix)  # the master's, every table's
     for table, mix in mixes.items():
@@ -872,15 +872,39 @@ def price(model: CostModel, profile: Profile, mixes: dict[str, Mix], mapped: dic
             if alone:
                 sheets.append({"setting": setting, "table": table, "error": "the model has no data for it"})
             continue
-        own = [ln.settings[setting].bytes for ln in mapped[table]]
         try:
-            sheets.append({"plan": costmodel.predict(model, mix, setting, replica_cores, table, threads, rtt_s,
-                                                     master_rate),
-                           "profile_bytes_per_s": None if None in own else sum(b or 0 for b in own) / profile.span_s,
-                           "largest": largest_on(model, profile, mapped[table], setting, table)})
+            plan = costmodel.predict(model, mix, setting, replica_cores, table, threads, rtt_s, master_rate)
         except costmodel.MixError as exc:
             sheets.append({"setting": setting, "table": table, "error": str(exc)})
+            continue
+        sheets.append({"plan": plan if model_binlog else own_binlog(plan, profile, mapped[table]),
+                       "largest": largest_on(model, profile, mapped[table], setting, table)})
     return sheets
+
+
+def own_binlog(plan: dict[str, Any], profile: Profile, lines: list[Line]) -> dict[str, Any]:
+    """The plan with its binlog figures (MB/s, GB/day, the bytes to each replica) the lines' own over the span: the
+    model's table has rows of its own size, not the workload's. Measured under the setting the binlog was written
+    with, else the profile's estimate from its row images (or statements: line_settings); the model's price only
+    where a line's cannot be estimated. `binlog_basis` (measured, estimated, model) and `binlog_note` say which."""
+    setting = plan["setting"]
+    parts = [ln.settings[setting] for ln in lines]
+    unknown = next((p for p in parts if p.bytes is None), None)
+    if unknown is not None:
+        return {**plan, "binlog_basis": "model",
+                "binlog_note": f"priced by the model from {plan['table']}'s rows: the profile cannot estimate "
+                               f"{setting}: {unknown.note}"}
+    per_s = sum(p.bytes or 0 for p in parts) / profile.span_s
+    if all(p.basis == "exact" for p in parts):
+        basis, note = "measured", f"from the binlog's own bytes (written under {setting}; the heartbeat left out)"
+    else:
+        basis, note = "estimated", ("estimated from its row images" if setting.startswith("ROW-") else
+                                    "estimated from its row images and annotated statements") + \
+            f" (the binlog was not written under {setting}: not measured)"
+    # measured or estimated from the binlog itself: no fit's interval applies (a figure without low/high prints so)
+    return {**plan, "binlog_mb_per_s": {"value": per_s / 1e6},
+            "binlog_gb_per_day": {"value": per_s * costmodel.SECONDS_PER_DAY / 1e9},
+            "bytes_per_s_to_each_replica": {"value": per_s}, "binlog_basis": basis, "binlog_note": note}
 
 
 def largest_on(model: CostModel, profile: Profile, lines: list[Line], setting: str,

@@ -4,9 +4,10 @@ beside the measured figure with its error and whether the measurement lies in th
 
 - from the run's counts: its own transactions and rows (and reads served) through costmodel.expected;
 - from its binlog profile: the master's binlog over the run's attack window profiled and priced as
-  `model predict --profile` prices a profile (profile.workload_mixes, costmodel.predict under the run's setting):
-  each plan figure is per second over the profile's span, so times the span it is the total over the window, the
-  unit the run's figures are in.
+  `model predict --profile` prices a profile (profile.workload_mixes, costmodel.predict under the run's setting),
+  but for the binlog bytes: the model's price from the profile's transactions and rows, not the profile's own
+  bytes (the plan's), which would check the binlog against itself: each plan figure is per second over the
+  profile's span, so times the span it is the total over the window, the unit the run's figures are in.
 
 A case runs several times (its repeats, core/config MODEL_VALIDATE_REPEATS): case_of() sums its repeats' figures
 (the error of the sums is the error of the mean) and counts how many of the repeats' own figures their own intervals
@@ -101,7 +102,9 @@ def from_profile(model: CostModel, profile: Profile, obs: dict[str, Any]) -> dic
                            "bytes_as_written": w.bytes, "notes": [], "not_predicted": {}, "outside_domain": None}
     try:
         mixes, mapped, out["notes"] = workload_mixes(profile, model_tables(model))
-        sheets = price(model, profile, mixes, mapped, obs["setting"], alone=True)
+        # the model's binlog price, not the binlog's own bytes (predict's plan): this checks the model's fit, and
+        # the binlog's bytes would check the binlog against itself
+        sheets = price(model, profile, mixes, mapped, obs["setting"], alone=True, model_binlog=True)
     except NoWorkload as exc:
         sheets, out["not_predicted"] = [], {part: str(exc) for part in costmodel.EXPECTED}
     for part in costmodel.EXPECTED:

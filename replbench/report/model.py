@@ -162,13 +162,15 @@ def _figure(value: dict[str, Any] | None) -> str:
 
 
 def render_plan(plan: dict[str, Any], replicas: int | None = None) -> str:
-    """costmodel.predict's plan as text; with `replicas`, the bytes out of the master to that many."""
+    """costmodel.predict's plan as text; with `replicas`, the bytes out of the master to that many. A profile's plan
+    says where its binlog figures come from (analysis/profile.own_binlog's binlog_note)."""
     each = plan.get("bytes_per_s_to_each_replica")
     return "\n".join([
         f"Capacity plan under {plan['setting']} on {plan['table']}: {plan['transactions_per_s']:,.0f} transactions/s, "
         f"{plan['rows_per_s']:,.0f} rows/s (95 % intervals in brackets)",
         f"Binlog: {_figure(plan['binlog_mb_per_s'])} MB/s, {_figure(plan['binlog_gb_per_day'])} GB/day; to each "
-        f"replica {_figure(plan['bytes_per_s_to_each_replica'])} B/s",
+        f"replica {_figure(plan['bytes_per_s_to_each_replica'])} B/s"
+        + (f", {plan['binlog_note']}" if plan.get("binlog_note") else ""),  # a profile's: measured or estimated
         f"Master CPU: {_figure(plan['master_cpu_cores'])} cores",
         f"Replica CPU: {_figure(plan['replica_cpu_cores'])} cores, {_figure(plan['replica_cpu_utilisation'])} of "
         f"its {plan['replica_cores']:g} core(s)",

@@ -126,7 +126,8 @@ def _largest(profile: Profile) -> list[str]:
 def render_predictions(profile_path: str, profile: Profile, sheets: list[dict[str, Any]], replicas: int | None,
                        notes: list[str]) -> str:
     """model predict --profile: what the workload is, how its tables map to the model's, then a cost sheet per
-    setting and model table (costmodel.predict's plan, or why there is none)."""
+    setting and model table (costmodel.predict's plan, its binlog the profile's own: profile.own_binlog; or why
+    there is none)."""
     w = profile.workload
     out = [f"Cost sheets for the workload of {profile_path}: {w.transactions:,} transactions and {w.rows:,} rows "
            f"over {profile.span_s:,} s ({_rate(w.mean_per_s)} transactions/s, the mean over the span); the "
@@ -137,11 +138,7 @@ def render_predictions(profile_path: str, profile: Profile, sheets: list[dict[st
         if plan is None:
             out.append(f"{sheet['setting']} on {sheet['table']}: {sheet['error']}")
             continue
-        out.append(render_plan(plan, replicas))
-        own = sheet.get("profile_bytes_per_s")
-        if own is not None:
-            out.append(f"The profile's own estimate of the binlog under {plan['setting']}, from its row images and "
-                       f"statements: {own:,.0f} B/s")
+        out.append(render_plan(plan, replicas))  # its binlog line the profile's own bytes, or says why not
         out += render_largest(sheet.get("largest"))
     return "\n".join(out)
 
