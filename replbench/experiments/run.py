@@ -274,6 +274,7 @@ class Run:
         self.record.meta.update(prepare.settings_and_data(s, self.scenario, self.options.knobs, self.options.links,
                                                    self.progress, alongside=cpu.calibrate))
         self.record.meta["host"]["calibration_score"] = self.record.meta["settle"].pop("alongside", None)
+        self.record.meta["dataset"] = _dataset_meta(s)  # read again: a first use has just built it
         self.record.meta["versions"] = versions(s)
         self.record.meta["disk"] = None if s.external else \
             self._safely("disk probe", lambda: servervars.describe_disk(s.state))  # a remote server's: not visible
@@ -687,7 +688,6 @@ class Run:
 
     def _base_meta(self) -> dict[str, Any]:
         s = self.settings
-        info = dataset.dataset_info(s) or {}
         return {
             "schema_version": RESULTS_SCHEMA,
             "scenario": self.scenario.name, "scenario_file": self.scenario.source, "rate": self.rate,
@@ -698,8 +698,7 @@ class Run:
                                "client_connections": f"{s.client_connections} (REPLBENCH_CLIENT_CONNECTIONS)"},
             "knobs": self.options.knobs.as_dict(), "knobs_changed": self.options.knobs.changed(),
             "links_requested": [link.spec for link in self.options.links],
-            "dataset": {"accounts": info.get("accounts"), "seed": info.get("seed"), "built_at": info.get("built_at"),
-                        "nopk_rows": info.get("nopk_rows")},
+            "dataset": _dataset_meta(s),
             "app": {"workers": s.app_workers, "driver": s.driver, "worker_class": s.worker_class,
                     "pool_size": s.pool_size, "statement_timeout_s": s.statement_timeout,
                     "max_inflight": s.max_inflight, "max_queue_ms": s.max_queue_ms,
@@ -715,6 +714,13 @@ class Run:
             "status": STATUS_RUNNING, "pid": os.getpid(),
         }
 
+
+
+def _dataset_meta(settings: Settings) -> dict[str, Any]:
+    """The dataset the run reads, as its state folder records it (every key None before it is built)."""
+    info = dataset.dataset_info(settings) or {}
+    return {"accounts": info.get("accounts"), "seed": info.get("seed"), "built_at": info.get("built_at"),
+            "nopk_rows": info.get("nopk_rows")}
 
 
 def not_caught_up(catch_up: dict[str, float | None], held: dict[str, str]) -> list[str]:
