@@ -52,14 +52,15 @@ def test_stalls_are_found_with_what_innodb_did_around_them() -> None:
 Rows = list[dict[str, object]]
 
 
-def _flushing(n: int, settle_at: int) -> tuple[Rows, Rows, Rows]:
+def _flushing(n: int, settle_at: int, flush_from: int | None = None) -> tuple[Rows, Rows, Rows]:
     """n seconds of 100 writes/s on replica1: dirty pages and checkpoint age climb until settle_at, then stay flat;
     the page cleaner flushes 50 pages/s from then on (none before), the process writes 2 MB/s (1 MB/s before), and
-    its mariadbd burns 30 % of a core."""
+    its mariadbd burns 30 % of a core. flush_from: when the flushing begins, if not at settle_at."""
+    flush_from = settle_at if flush_from is None else flush_from
     cpu = [{"elapsed_s": float(s + 1), "replica1": 30.0} for s in range(n)]
     innodb = [{"elapsed_s": float(s), "node": "replica1", "checkpoint_age_mb": float(min(s, settle_at)),
                "dirty_pages": 100 * min(s, settle_at) + (7 if s % 2 else -7), "history_length": 0,
-               "pages_flushed_per_s": 50.0 if s >= settle_at else 0.0, "rotations": 0} for s in range(n)]
+               "pages_flushed_per_s": 50.0 if s >= flush_from else 0.0, "rotations": 0} for s in range(n)]
     io = [{"elapsed_s": float(s), "node": "replica1", "write_kb_per_s": 2048.0 if s >= settle_at else 1024.0}
           for s in range(n)]
     return cpu, innodb, io
@@ -79,11 +80,18 @@ def test_each_soak_window_prices_a_write_and_the_steady_state_begins_where_innod
     assert eq["reached"] and eq["from_s"] == 240 and eq["windows"] == 6
     assert eq["per_write"]["replica1"] == {"cpu_ms_per_write_net": 2.0, "pages_flushed_per_write": 0.5,
                                            "kb_written_per_write": 20.48}
-    # still climbing at the end: no equilibrium, and what moved is said
-    climbing = soak.equilibrium(soak.cost_windows(seconds, 1.0, *_flushing(600, settle_at=600)[:1], {},
-                                                  *_flushing(600, settle_at=600)[1:], 0.0, 600.0, 60.0))
+    # still climbing at the end, flushing from 240 s: no equilibrium, and what moved is said
+    climbing = soak.equilibrium(soak.cost_windows(seconds, 1.0, *_flushing(600, 600, 240)[:1], {},
+                                                  *_flushing(600, 600, 240)[1:], 0.0, 600.0, 60.0))
     assert not climbing["reached"] and climbing["per_write"] is None
     assert any("replica1's dirty pages +6,000.0/min" in m for m in climbing["moving"]), climbing
+    # flat from 240 s but the page cleaner idle until 420 s: the steady state starts where it writes back
+    late = soak.equilibrium(soak.cost_windows(seconds, 1.0, *_flushing(600, 240, 420)[:1], {},
+                                              *_flushing(600, 240, 420)[1:], 0.0, 600.0, 60.0))
+    assert late["reached"] and late["from_s"] == 420, late
+    never = soak.equilibrium(soak.cost_windows(seconds, 1.0, *_flushing(600, 240, 600)[:1], {},
+                                               *_flushing(600, 240, 600)[1:], 0.0, 600.0, 60.0))
+    assert not never["reached"] and never["moving"] == ["replica1 flushed no page in the window from 420 s"], never
 
 
 def test_a_short_soak_lists_its_windows_and_the_counters_of_every_node(topo: Settings) -> None:

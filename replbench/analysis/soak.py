@@ -177,14 +177,20 @@ def cost_windows(seconds: list[dict[str, Any]], write_share: float, cpu_rows: li
 
 def equilibrium(windows: list[dict[str, Any]]) -> dict[str, Any]:
     """From which window on every node's checkpoint age and dirty pages stay flat: the first window i such that
-    over windows i… (at least FLAT_WINDOWS of them) the least-squares slope of each counter's window means has a
-    95 % interval that holds 0 and window i's mean lies within the later windows' range. Then the steady state's
-    per-write figures: each node's mean over those windows."""
+    over windows i… (at least FLAT_WINDOWS of them) every node flushed pages in each, and the least-squares slope
+    of each counter's window means has a 95 % interval that holds 0 with window i's mean within the later windows'
+    range. Then the steady state's per-write figures: each node's mean over those windows."""
     from scipy import stats  # imported where a soak is summarised, not by every command's start
 
     def flat(span: list[dict[str, Any]]) -> list[str]:
         moving = []
         for node in span[0]["nodes"]:
+            # the page cleaner at work in every window: before it starts, dirty pages can sit near the later
+            # windows' range with nothing written back yet, and such a window would price a write without it
+            idle = [w["from_s"] for w in span if not (w["nodes"].get(node) or {}).get("pages_flushed_per_write")]
+            if idle:
+                moving.append(f"{node} flushed no page in the window from {idle[0]:g} s")
+                continue
             for key in FLAT:
                 points = [(w["from_s"], v) for w in span if (v := (w["nodes"].get(node) or {}).get(key)) is not None]
                 if len(points) < FLAT_WINDOWS:
