@@ -122,6 +122,8 @@ EVIDENCE = (
             cwd="write-rate-ladder-20261128"),)),
     Evidence("one-evaluator-20261201/verdicts.txt", (Run("one-evaluator-20261201/verdicts.py"),)),
     Evidence("typed-results-20261202/compare.txt", (Run("typed-results-20261202/compare.py"),)),
+    Evidence("write-back-20261202/steady-write.txt", (
+        Run("write-back-20261202/steady.py", ("results/readme-assets/write-back-20261202/soak-write-400",)),)),
 )
 RERUN = {run.script for evidence in EVIDENCE for run in evidence.runs}
 
