@@ -124,6 +124,8 @@ EVIDENCE = (
     Evidence("typed-results-20261202/compare.txt", (Run("typed-results-20261202/compare.py"),)),
     Evidence("write-back-20261202/steady-write.txt", (
         Run("write-back-20261202/steady.py", ("results/readme-assets/write-back-20261202/soak-write-400",)),)),
+    Evidence("write-back-20261202/steady-write-noindex.txt", (
+        Run("write-back-20261202/steady.py", ("results/readme-assets/write-back-20261202/soak-write-noindex-400",)),)),
 )
 RERUN = {run.script for evidence in EVIDENCE for run in evidence.runs}
 
