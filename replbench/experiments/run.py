@@ -373,8 +373,10 @@ class Run:
         if self.record.status != STATUS_INTERRUPTED:
             self.progress.say("waiting for the replicas' catch-up (timed from the last request sent)", final=True)
             self.live.catch_thread.join()
-            self.progress.say("flushing the run's dirty pages on every node, counted as its write-back", final=True)
-            self.measured.writeback = self._safely("write-back", lambda: writeback.flush(s, watch))
+            if self.scenario.writes:  # a read run's few pages (the heartbeat's) are left to the next settle
+                self.progress.say("flushing the run's dirty pages on every node, counted as its write-back",
+                                  final=True)
+                self.measured.writeback = self._safely("write-back", lambda: writeback.flush(s, watch))
         # the plot's imports while the reports and checks wait on vegeta and the servers (after every figure is read)
         threading.Thread(target=timeline.preload_plotting, daemon=True).start()
 

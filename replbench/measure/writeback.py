@@ -36,7 +36,7 @@ def flush(settings: Settings, watch: samplers.Samplers) -> Flush:
     """A run's: every node's dirty pages forced out, the run's samplers' snapshots on each side (the same CPU totals
     and counters its figures come from)."""
     before = samplers.snapshot(settings, watch)
-    rest = innodbrest.rest(settings, SETTLE_INNODB_WAIT)
+    rest = innodbrest.rest(settings, SETTLE_INNODB_WAIT, purge=False)  # the pages: purge is the next settle's
     after = samplers.snapshot(settings, watch)
     return Flush(before.counters, after.counters, before.cpu, after.cpu, after.at - before.at, rest)
 
@@ -51,6 +51,6 @@ def flush_nodes(settings: Settings, chosen: tuple[Node, ...], cpu_of: Callable[[
         return {n.name: counters.node_snapshot(n, settings, pids[n.name]) for n in chosen}, cpu, time.monotonic()
 
     before, cpu_before, began = look()
-    rest = innodbrest.rest(settings, SETTLE_INNODB_WAIT, only=chosen)
+    rest = innodbrest.rest(settings, SETTLE_INNODB_WAIT, only=chosen, purge=False)
     after, cpu_after, ended = look()
     return Flush(before, after, cpu_before, cpu_after, ended - began, rest)

@@ -60,11 +60,12 @@ def waited(name: str, values: dict[str, Any]) -> str:
     return f"{name}: {' and '.join(parts)}" if parts else ""
 
 
-def rest(settings: Settings, wait: float, only: tuple[Node, ...] | None = None) -> dict[str, Any]:
+def rest(settings: Settings, wait: float, only: tuple[Node, ...] | None = None, purge: bool = True) -> dict[str, Any]:
     """Flush every node's dirty pages (innodb_max_dirty_pages_pct 0, its I/O capacity raised) and wait for its purge,
     at most `wait` seconds, then put its settings back. Returns, per node, the pages and history it started with and
     the seconds it took; `why`: what was not at rest when the wait ran out (or a node that did not answer). `only`:
-    these nodes alone (a replica's write-back after its drain)."""
+    these nodes alone (a replica's write-back after its drain); purge=False: the dirty pages alone, the undo left to
+    purge at its pace (a unit's write-back: a node restarted by a fault may purge its recovered undo for minutes)."""
     began = time.monotonic()
     nodes: dict[str, Any] = {}
     saved: dict[str, dict[str, Any]] = {}
@@ -90,11 +91,11 @@ def rest(settings: Settings, wait: float, only: tuple[Node, ...] | None = None) 
                     dirty, history = state(node, settings)
                 except sql.MySQLError:
                     continue
-                if at_rest(dirty, history):
+                if at_rest(dirty, history if purge else 0):
                     nodes[name]["rest_s"] = round(time.monotonic() - began, 1)
                     del pending[name]
                 else:
-                    nodes[name]["left"] = why_not(name, dirty, history)
+                    nodes[name]["left"] = why_not(name, dirty, history if purge else 0)
             if not pending or time.monotonic() - began >= wait:
                 break
             time.sleep(SETTLE_INNODB_POLL)
