@@ -15,6 +15,7 @@ import time
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -295,18 +296,24 @@ def test_a_transaction_on_several_lines_is_priced_once_and_its_rows_on_each_line
     for figure in ("master_cpu_cores", "replica_cpu_cores", "bytes_per_s_to_each_replica", "replica_apply_rho",
                    "fsyncs_per_s"):
         assert plan[figure] is not None and plan[figure] == pytest.approx(whole[figure]), figure
+    path = _saved_for_predict(tmp_path, monkeypatch, model, p)
+    assert prof.read(path) == p
+    args = argparse.Namespace(profile=str(path), setting="ROW-FULL", replica_cores=1.0, parallel=1, link=None)
+    assert predict_from_profile(args) == 0
+    out = capsys.readouterr().out
+    assert "Capacity plan under ROW-FULL on bench_idx: 1 transactions/s" in out, out
+
+
+def _saved_for_predict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: Any, profile: Any) -> Path:
+    """The model where `model predict` reads it (a results folder of the test's own) and the profile in a file."""
     results = tmp_path / "results"
     (results / "model").mkdir(parents=True)
     write_record(results / "model" / "model.json", model)
     monkeypatch.setenv("REPLBENCH_STATE", str(tmp_path / "state"))
     monkeypatch.setenv("REPLBENCH_RESULTS", str(results))
     path = tmp_path / "three.json"
-    write_record(path, p)
-    assert prof.read(path) == p
-    args = argparse.Namespace(profile=str(path), setting="ROW-FULL", replica_cores=1.0, parallel=1, link=None)
-    assert predict_from_profile(args) == 0
-    out = capsys.readouterr().out
-    assert "Capacity plan under ROW-FULL on bench_idx: 1 transactions/s" in out, out
+    write_record(path, profile)
+    return path
 
 
 def test_the_plans_binlog_is_the_profiles_own_bytes_not_the_model_tables(tmp_path: Path, monkeypatch,
@@ -350,13 +357,7 @@ def test_the_plans_binlog_is_the_profiles_own_bytes_not_the_model_tables(tmp_pat
     assert statement["binlog_mb_per_s"] == priced["binlog_mb_per_s"]
     assert plan("ROW-FULL", model_binlog=True)["binlog_mb_per_s"] == \
         costmodel.predict(model, mixes["bench_idx"])["binlog_mb_per_s"]
-    results = tmp_path / "results"
-    (results / "model").mkdir(parents=True)
-    write_record(results / "model" / "model.json", model)
-    monkeypatch.setenv("REPLBENCH_STATE", str(tmp_path / "state"))
-    monkeypatch.setenv("REPLBENCH_RESULTS", str(results))
-    path = tmp_path / "three.json"
-    write_record(path, p)
+    path = _saved_for_predict(tmp_path, monkeypatch, model, p)
     args = argparse.Namespace(profile=str(path), setting=None, replica_cores=1.0, replicas_asked="2", parallel=1,
                               link=None)
     assert predict_from_profile(args) == 0
