@@ -202,11 +202,63 @@ def test_apply_capacity_together_drains_every_replica_at_once(topo: Settings) ->
     assert replicating(topo)
 
 
+def test_live_apply_capacity_times_each_replica_on_what_another_client_wrote(topo: Settings) -> None:
+    """Any client writes to the master (here a thread of plain INSERTs, nothing of replbench's) while the replicas'
+    SQL threads are held for the window; each replica then drains it alone, timed."""
+    import threading
+
+    env = env_for(topo.state)
+    proc = run_cli(["apply-capacity", "--live", "2s"], env)  # nothing writes: nothing to apply, said in one line
+    assert proc.returncode == 1 and "no transaction reached the master's binlog" in proc.stdout, proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr and replicating(topo)
+    with sql.admin(topo.master, topo) as cur:
+        cur.execute("CREATE DATABASE IF NOT EXISTS livewin")
+        cur.execute("CREATE TABLE IF NOT EXISTS livewin.t (id INT AUTO_INCREMENT PRIMARY KEY, v INT, KEY (v))")
+    done = threading.Event()
+
+    def client() -> None:
+        with sql.admin(topo.master, topo) as cur:
+            while not done.is_set():
+                cur.execute("INSERT INTO livewin.t (v) VALUES (1), (2)")
+                done.wait(0.02)
+
+    writer = threading.Thread(target=client, daemon=True)
+    writer.start()
+    try:
+        proc = run_cli(["apply-capacity", "--live", "4s"], env)
+    finally:
+        done.set()
+        writer.join()
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    line = next(line for line in proc.stderr.splitlines() if "→" in line)
+    folder = topo.results / "apply-capacity" / line.rsplit("/", 1)[-1].strip()
+    data = json.loads((folder / "apply.json").read_text())
+    live = data["live"]
+    assert data["method"] == "live" and data["scenario"] is None and live["short"] is True
+    with (folder / "window.csv").open() as f:
+        samples = [(float(r["t_s"]), int(r["master_app_trx"])) for r in csv.DictReader(f)]
+    assert len(samples) == live["samples"] >= 4 and samples[-1][1] - samples[0][1] == live["transactions"] > 0
+    assert data["master"]["transactions"] == live["transactions"]  # the counters' count: the samples' own
+    for replica in ("replica1", "replica2"):
+        entry = data["replicas"][replica]
+        # it applied its backlog (what queued from its SQL thread's stop to the window's end), each insert a
+        # transaction of two rows
+        assert entry["transactions"] >= live["transactions"] and entry["rows"] > 0, entry
+        assert entry["apply_rate_trx_per_s"] > 0 and entry["capacity_ratio"] > 0, entry
+        assert f"{replica}: applied {entry['transactions']:,} trx" in proc.stdout
+    assert "Window: " in proc.stdout and "Short window" in proc.stdout
+    assert replicating(topo)
+    with sql.admin(topo.master, topo) as cur:
+        cur.execute("DROP DATABASE livewin")
+
+
 @pytest.mark.parametrize("args", [
     ["write", "10", "--binlog-annotate", "maybe"], ["write", "10", "--parallel-mode", "optimistic2"],
     ["write", "10", "--parallel-mode", "conservative"], ["write", "10", "--binlog-compress-min-len", "5"],
     ["write", "10", "--semi-sync", "always"], ["write", "10", "--semi-sync-timeout-ms", "100"],
-    ["apply-capacity", "read"], ["apply-capacity", "write", "--writes", "0"],
+    ["apply-capacity", "read"], ["apply-capacity", "write", "--writes", "0"], ["apply-capacity"],
+    ["apply-capacity", "write", "--live", "5m"], ["apply-capacity", "--live", "soon"],
+    ["apply-capacity", "--live", "5m", "--rate", "100"], ["apply-capacity", "--live", "5m", "--together"],
     ["write", "10", "--fault", "explode:replica1@1s"], ["write", "10", "--fault", "kill:replica9@1s"],
     ["write", "10", "--duration", "5s", "--fault", "kill:replica1@9s"],
     ["write", "10", "--fault", "stop-replication:master@1s"],

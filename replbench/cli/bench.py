@@ -21,10 +21,12 @@ from ..analysis.studymetrics import verdict_text
 from ..analysis.verdicts import describe_max
 from ..core import scenario as scenarios
 from ..core.config import (
+    APPLY_RATE,
     BENCH_APP_RATE,
     CATCH_UP_TIMEOUT,
     DRIVERS,
     FIND_USERS_SHAPES,
+    LIVE_MIN_WINDOW_S,
     MAX_BULK_ROWS,
     MODEL_REPLICA_CORES,
     MODEL_VALIDATE_REPEATS,
@@ -325,9 +327,13 @@ def _add_study_parser(sub: Any) -> None:
 def _add_apply_capacity_parser(sub: Any) -> None:
     p = sub.add_parser("apply-capacity", help="how fast can each replica apply a write workload at best?",
                        formatter_class=help_formatter)
-    p.add_argument("scenario", help="a write scenario")
+    p.add_argument("scenario", nargs="?", help="a write scenario (none with --live)")
     p.add_argument("--writes", type=int, help="writes to queue up (default: 60 s worth at --rate)")
-    p.add_argument("--rate", type=int, default=500, help="rate at which the backlog is written through the app")
+    p.add_argument("--rate", type=int, help="rate at which the backlog is written through the app (default: 500)")
+    p.add_argument("--live", metavar="WINDOW",
+                   help="no scenario: hold the replicas' SQL threads for WINDOW (e.g. 5m) while any client writes to "
+                        "the master (your application, a benchmark tool), then time each replica's catch-up; "
+                        f"at least {LIVE_MIN_WINDOW_S / 60:g} minutes, or it is labelled short")
     p.add_argument("--together", action="store_true",
                    help="every replica drains at once (they share this host's cores); default: each alone")
     add_knob_flags(p)
@@ -522,11 +528,14 @@ def cmd_study(args: argparse.Namespace) -> int:
 
 
 def cmd_apply_capacity(args: argparse.Namespace) -> int:
-
+    if args.live is not None:
+        return _live_apply_capacity(args)
+    if args.scenario is None:
+        raise UsageError("apply-capacity needs a write scenario, or --live WINDOW with none")
     scenario = load_scenario(args.scenario)
     if not scenario.writes:
         raise UsageError(f"apply-capacity needs a write scenario; {scenario.name!r} only reads")
-    rate = parse_rate(str(args.rate))
+    rate = parse_rate(str(args.rate if args.rate is not None else APPLY_RATE))
     writes = args.writes if args.writes is not None else 60 * rate
     if writes < 1:
         raise UsageError("--writes must be 1 or more")
@@ -536,6 +545,30 @@ def cmd_apply_capacity(args: argparse.Namespace) -> int:
           f"threads stopped ({knobs_from(args).describe()}) → {shown_path(folder)}", file=sys.stderr)
     data = apply_of(applycap.measure(settings, scenario, knobs_from(args), writes, rate, folder,
                                      together=args.together))
+    print(applycap.render(data))
+    return collection_exit_code(data.status or UNIT_FAILED, UNIT_OK)  # measure always sets a status
+
+
+def _live_apply_capacity(args: argparse.Namespace) -> int:
+    """apply-capacity --live WINDOW: the replicas held while the DBA's own client writes (experiments/applycap)."""
+    if args.scenario is not None or args.writes is not None or args.rate is not None:
+        raise UsageError("--live measures whatever writes to the master during its window: give no scenario, "
+                         "--writes or --rate with it")
+    if args.together:  # the client may still write: a replica's SQL thread is held again before its flush
+        raise UsageError("--live drains each replica alone; --together is for the suite's own backlog")
+    try:
+        window = parse_duration(args.live)
+    except ValueError as exc:
+        raise UsageError(f"--live: {exc}") from None
+    settings = settings_from(args)
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    folder = settings.results / "apply-capacity" / f"{stamp}-live-{window:g}s"
+    folder.mkdir(parents=True, exist_ok=False)
+    short = "" if window >= LIVE_MIN_WINDOW_S else (f"; shorter than {LIVE_MIN_WINDOW_S / 60:g} minutes, so labelled "
+                                                    "short")
+    print(f"replbench: apply capacity of what the master is written by over a {window:g} s window, the replicas' "
+          f"SQL threads held ({knobs_from(args).describe()}){short} → {shown_path(folder)}", file=sys.stderr)
+    data = apply_of(applycap.measure_live(settings, knobs_from(args), window, folder))
     print(applycap.render(data))
     return collection_exit_code(data.status or UNIT_FAILED, UNIT_OK)  # measure always sets a status
 

@@ -281,6 +281,14 @@ MODEL_COVERAGE_GOAL = 0.9
 # its backlog MODEL_ONSET_DRAIN_REPEATS times and takes the median of every replica's rate
 MODEL_VALIDATE_REPEATS = 3
 MODEL_ONSET_DRAIN_REPEATS = 2
+
+# apply-capacity --live (experiments/applycap, analysis/livewindow; docs/apply-capacity.md): a window shorter than
+# five minutes is measured but labelled short (an application's rate varies by the minute; its busiest minute is
+# what a replica must keep up with), the master's count read once a second
+LIVE_MIN_WINDOW_S = 300.0
+APPLY_RATE = 500  # apply-capacity's rate of writing its own backlog through the app, per second
+LIVE_SAMPLE_S = 1.0
+LIVE_BUSIEST_SPAN_S = 60.0
 # model predict --link RTT: a semi-sync commit's added wait in round trips of the link, per wait point, as measured
 # by hand (docs/decisions/semi-sync-by-hand.md; its data in results/readme-assets/semi-sync-by-hand-20261127/):
 # one client committing, 1.00–1.09 round trips under either wait point (cells.json, 1, 5 and 20 ms links); 4 and 8

@@ -29,7 +29,7 @@ version):
   bench-app.json (each kind its own number; the same history so far):
   0: the files written before any of these had a version.
   1: `schema_version` written; keys as in 0. Added since: apply.json's replicas' `writeback` and its `cores`
-  (2026-12-02).
+  (2026-12-02); apply.json's `live` and its replicas' `busiest_minute_ratio` (2026-12-02: `apply-capacity --live`).
 - find-users.json:
   0: its shapes, each under its name.
   1: `schema_version` written beside the shapes.
@@ -1016,6 +1016,25 @@ class ApplyReplica(Record):
     # its own dirty pages forced out after the drain (analysis/writeback; per applied transaction; absent before
     # 2026-12-02)
     writeback: WritebackNode | None = None
+    # --live: its apply rate ÷ the window's busiest minute (absent before 2026-12-02 and from a backlog's drain)
+    busiest_minute_ratio: Num | None = None
+
+
+class LiveWindow(Record):
+    """`apply-capacity --live`: the window the replicas' SQL threads were held while any client wrote to the master
+    (analysis/livewindow), and what the master committed while the replicas then drained it."""
+
+    asked_s: Num | None = None
+    window_s: Num | None = None
+    samples: int | None = None
+    transactions: int | None = None
+    mean_trx_per_s: Num | None = None
+    busiest_minute_trx_per_s: Num | None = None
+    busiest_minute_from_s: Num | None = None
+    short: bool | None = None
+    gtid_start: str | None = None
+    pre_flush_s: Num | None = None  # the replicas' dirty pages forced out as the window opened (not attributed)
+    master_trx_during_drains: int | None = None
 
 
 class ApplyRecord(Record):
@@ -1026,7 +1045,7 @@ class ApplyRecord(Record):
     status: str | None = None
     error: str | None = None
     folder: str | None = None
-    method: str | None = None  # alone or together; absent: alone (files from before `together` had a name)
+    method: str | None = None  # alone, together or live; absent: alone (files from before `together` had a name)
     writes_asked: int | None = None
     rate: int | None = None
     topology: str | None = None
@@ -1049,6 +1068,7 @@ class ApplyRecord(Record):
     targets: dict[str, Any] | None = None
     warm_up_s: NodeFigures | None = None
     cores: int | None = None  # the host's, where the replicas run on it (absent before 2026-12-02; own servers)
+    live: LiveWindow | None = None  # method "live": the window drained (absent before 2026-12-02 and otherwise)
 
 
 def apply_of(doc: dict[str, Any] | ApplyRecord) -> ApplyRecord:

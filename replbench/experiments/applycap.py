@@ -10,24 +10,28 @@ the replica can keep up with that workload). The SQL threads are started again w
 
 from __future__ import annotations
 
+import csv
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import psutil
 
+from ..analysis import livewindow
 from ..analysis import writeback as writeback_figures
 from ..core import harnesslog, sql
-from ..core.config import Node, Settings
+from ..core.config import LIVE_MIN_WINDOW_S, LIVE_SAMPLE_S, Node, Settings
 from ..core.progress import Progress
 from ..core.records import STATUS_INTERRUPTED, UNIT_FAILED, UNIT_OK
-from ..core.results import ApplyRecord, apply_of, write_record
+from ..core.results import ApplyMaster, ApplyRecord, LiveWindow, apply_of, write_record
 from ..core.scenario import Scenario
 from ..load import attack
 from ..measure import counters, nodeexporter, writeback
 from ..topology import appserver, knobs, links, nodes
+from ..topology.bringup import ensure_topology
 from ..topology.install import ensure_vegeta
 from . import prepare
 
@@ -60,60 +64,175 @@ def _cpu(node: Node) -> float | None:
 def measure(settings: Settings, scenario: Scenario, setting: knobs.Knobs, writes: int, rate: int,
             folder: Path, link_set: tuple[links.Link, ...] = (), together: bool = False) -> dict[str, Any]:
     progress = Progress(f"apply-capacity {scenario.name}")
-    log = folder / "harness.log"
-    harnesslog.use(log)
     data: dict[str, Any] = {"scenario": scenario.name, "schema": scenario.schema, "writes_asked": writes,
-                            "rate": rate, "knobs": setting.as_dict(), "knobs_changed": setting.changed(),
-                            "status": "running", "topology": settings.topology_name,
-                            "method": "together" if together else "alone",
-                            "cpu_sources": {n.name: n.cpu_source for n in settings.nodes},
-                            "cores": None if settings.external else os.cpu_count()}
-    stopped = False
-    try:
+                            "rate": rate, **_common(settings, setting, "together" if together else "alone")}
+
+    def backlog(state: _Held) -> tuple[str, dict[str, Any]]:
         vegeta = ensure_vegeta(settings)
         data.update(prepare.settings_and_data(settings, scenario, setting, link_set, progress))
         data["targets"] = prepare.app_and_targets(settings, scenario, folder / "targets.json", progress, rate=rate,
                                                   duration=writes / rate, catch_up_timeout=DRAIN_TIMEOUT)
         progress.say("stopping the replicas' SQL threads")
-        _sql_thread(settings, start=False)
-        stopped = True
-        pids = {n.name: nodes.node_pid(n) for n in settings.nodes}
-        before = counters.snapshot(settings, pids)
+        state.stop()
+        before = counters.snapshot(settings, state.pids)
         gtid, begin = _write_backlog(settings, vegeta, scenario, folder, writes, rate, progress)
-        queued = counters.snapshot(settings, pids)
-        backlog = _backlog_report(vegeta, folder, begin, gtid)
-        master = counters.describe({"master": before["master"]}, {"master": queued["master"]},
-                                   backlog["write_seconds"], 0, 1)["nodes"]["master"]
-        data.update(**backlog, master={"transactions": master["transactions"], "rows_changed": master["rows_changed"],
-                                       "commit_rate_trx_per_s": master["transactions_per_s"],
-                                       "rows_per_s": master["rows_per_s"]})
-        drains = Drains(settings, backlog["gtid"])
+        state.queued = counters.snapshot(settings, state.pids)
+        report = _backlog_report(vegeta, folder, begin, gtid)
+        data.update(report)
+        return gtid, _master(before, state.queued, report["write_seconds"])
+
+    return _held_and_drained(settings, data, folder, progress, backlog, together)
+
+
+def measure_live(settings: Settings, setting: knobs.Knobs, window: float, folder: Path) -> dict[str, Any]:
+    """The replicas' SQL threads held for `window` seconds while whatever writes to the master writes (the DBA's
+    application, a benchmark tool: nothing of ours), then each replica times its catch-up to the master's position
+    at the window's end. The window's mean rate and busiest minute are set against each replica's capacity."""
+    progress = Progress("apply-capacity --live")
+    data: dict[str, Any] = {"scenario": None, **_common(settings, setting, "live")}
+
+    def window_of(state: _Held) -> tuple[str, dict[str, Any]]:
+        ensure_topology(settings, with_app=False, pool_size=setting.buffer_pool)
+        progress.say(f"applying settings: {setting.describe()}")
+        readback = knobs.apply(settings, setting)
+        data.update(knobs_readback=readback, knob_mismatches=knobs.mismatches(setting, readback, settings))
+        counters.enable(settings)
+        progress.say("holding the replicas' SQL threads; their dirty pages forced out first, so that what each "
+                     "flushes after its drain is the window's own")
+        state.stop()
+        pre_flush = writeback.flush_nodes(settings, settings.replicas, _cpu)
+        gtid_start = nodes.master_gtid(settings)
+        before = counters.snapshot(settings, state.pids)
+        opened = time.monotonic()
+        samples = _watch(settings, window, progress, opened, _app_trx(before["master"]))
+        gtid = nodes.master_gtid(settings)  # the drains' target: what the replicas must have applied at least
+        state.queued = counters.snapshot(settings, state.pids)
+        ended = _app_trx(state.queued["master"])
+        if ended is not None:  # the window's last count is the snapshot's, as its first is
+            samples.append((round(time.monotonic() - opened, 3), ended))
+        _write_samples(folder / "window.csv", samples)
+        live = livewindow.rates(samples, window)
+        data["live"] = {**live, "gtid_start": gtid_start, "pre_flush_s": round(pre_flush.seconds, 3)}
+        data.update(gtid=gtid, write_seconds=live["window_s"])
+        master = _master(before, state.queued, live["window_s"] or window)
+        if not master["transactions"]:
+            raise LiveWindowEmpty(f"no transaction reached the master's binlog in the {window:g} s window: nothing "
+                                  "to apply (start the client that writes before or as the window opens)")
+        return gtid, master
+
+    return _held_and_drained(settings, data, folder, progress, window_of, together=False)
+
+
+class LiveWindowEmpty(Exception):
+    """Nothing was written to the master while the replicas were held."""
+
+
+def _common(settings: Settings, setting: knobs.Knobs, method: str) -> dict[str, Any]:
+    return {"knobs": setting.as_dict(), "knobs_changed": setting.changed(), "status": "running",
+            "topology": settings.topology_name, "method": method,
+            "cpu_sources": {n.name: n.cpu_source for n in settings.nodes},
+            "cores": None if settings.external else os.cpu_count()}
+
+
+class _Held:
+    """The replicas' SQL threads, stopped once the backlog starts queuing (restarted whatever happens), and the
+    counters' snapshot once it has queued."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.stopped = False
+        self.pids = {n.name: nodes.node_pid(n) for n in settings.nodes}
+        self.queued: dict[str, counters.NodeCounters | None] = {}
+
+    def stop(self) -> None:
+        self.pids = {n.name: nodes.node_pid(n) for n in self.settings.nodes}
+        _sql_thread(self.settings, start=False)
+        self.stopped = True
+
+
+def _master(before: dict[str, counters.NodeCounters | None], queued: dict[str, counters.NodeCounters | None],
+            seconds: float) -> dict[str, Any]:
+    """What the master committed of the backlog, as counters.describe counts it."""
+    figures: dict[str, Any] = counters.describe({"master": before["master"]}, {"master": queued["master"]},
+                                                seconds, 0, 1)["nodes"]["master"]
+    return figures
+
+
+def _held_and_drained(settings: Settings, data: dict[str, Any], folder: Path, progress: Progress,
+                      queue: Callable[[_Held], tuple[str, dict[str, Any]]], together: bool) -> dict[str, Any]:
+    """`queue` builds the backlog with the SQL threads held (returning the master's position at its end and what
+    the master committed); then each replica drains it alone (or all at once), timed; apply.json written whatever
+    happens, the SQL threads started again."""
+    log = folder / "harness.log"
+    harnesslog.use(log)
+    state = _Held(settings)
+    try:
+        gtid, master = queue(state)
+        data["master"] = {"transactions": master["transactions"], "rows_changed": master["rows_changed"],
+                          "commit_rate_trx_per_s": master["transactions_per_s"], "rows_per_s": master["rows_per_s"]}
+        drains = Drains(settings, gtid)
         if together:
             progress.say(f"backlog queued: {master['transactions']:,} transactions; starting every SQL thread at "
                          "once and timing MASTER_GTID_WAIT on each replica (--together)")
             drains.together()
-            stopped = False
+            state.stopped = False
         else:
             for replica in settings.replicas:
                 progress.say(f"backlog queued: {master['transactions']:,} transactions; {replica.name} applies it "
                              "alone (the other replicas' SQL threads held), timing MASTER_GTID_WAIT")
                 drains.alone(replica)
-        after = counters.snapshot(settings, pids)
-        data["replicas"] = {r.name: _replica_entry(drains, r.name, queued[r.name], after[r.name], master)
-                            for r in settings.replicas}
+        after = counters.snapshot(settings, state.pids)
+        busiest = (data.get("live") or {}).get("busiest_minute_trx_per_s")
+        data["replicas"] = {r.name: _replica_entry(drains, r.name, state.queued[r.name], after[r.name], master,
+                                                   busiest) for r in settings.replicas}
+        drained, ended = _app_trx(after["master"]), _app_trx(state.queued["master"])
+        if data.get("live") is not None and drained is not None and ended is not None:
+            data["live"]["master_trx_during_drains"] = drained - ended  # the client may have gone on writing
         data["status"] = UNIT_OK if all(e["seconds"] for e in data["replicas"].values()) else UNIT_FAILED
     except KeyboardInterrupt:
         data["status"] = STATUS_INTERRUPTED
+    except LiveWindowEmpty as exc:
+        data["status"] = UNIT_FAILED
+        data["error"] = str(exc)
     except Exception as exc:  # noqa: BLE001 — recorded, then the SQL threads are restarted
         data["status"] = UNIT_FAILED
         data["error"] = f"{type(exc).__name__}: {exc}"
         harnesslog.write(f"apply-capacity failed: {exc}", exc)
     finally:
-        _restore(settings, data, stopped)
+        _restore(settings, data, state.stopped)
         harnesslog.done(log)
         data["folder"] = folder.name
         write_record(folder / "apply.json", apply_of(data))
     return data
+
+
+def _app_trx(snap: counters.NodeCounters | None) -> int | None:
+    return None if snap is None else snap.seq.get(counters.APP_DOMAIN, 0)
+
+
+def _watch(settings: Settings, window: float, progress: Progress, opened: float,
+           first: int | None) -> list[tuple[float, int]]:
+    """The master's application transactions counted every LIVE_SAMPLE_S until `window` seconds after `opened`:
+    (seconds since then, its count), from `first` (the window's opening snapshot's count; None: not read)."""
+    samples: list[tuple[float, int]] = [] if first is None else [(0.0, first)]
+    while (now := time.monotonic() - opened) < window:
+        time.sleep(max(0.0, min(LIVE_SAMPLE_S * (len(samples) + (first is None)) - now, window - now)))
+        now = time.monotonic() - opened
+        if now >= window:
+            break
+        count = sql.gtid_seq(nodes.master_gtid(settings)).get(counters.APP_DOMAIN, 0)
+        samples.append((round(now, 3), count))
+        trx = count - samples[0][1]
+        progress.say(f"{now:5.0f}/{window:.0f} s of the window: the master committed {trx:,} transactions "
+                     f"({trx / max(now, 1e-9):,.1f}/s)", tick=True)
+    return samples
+
+
+def _write_samples(path: Path, samples: list[tuple[float, int]]) -> None:
+    with path.open("w", newline="") as f:
+        out = csv.writer(f)
+        out.writerow(("t_s", "master_app_trx"))
+        out.writerows(samples)
 
 
 def _write_backlog(settings: Settings, vegeta: Path, scenario: Scenario, folder: Path, writes: int, rate: int,
@@ -198,10 +317,16 @@ class Drains:
 
 
 def _replica_entry(drains: Drains, name: str, queued: counters.NodeCounters | None,
-                   after: counters.NodeCounters | None, master: dict[str, Any]) -> dict[str, Any]:
+                   after: counters.NodeCounters | None, master: dict[str, Any],
+                   busiest: float | None = None) -> dict[str, Any]:
     """One replica's line of apply.json: its drain and what it applied, per transaction net of its idle CPU."""
     took, cpu, idle = drains.finished.get(name, (None, None, None))
     applied = counters.describe({"r": queued}, {"r": after}, took or 1.0, 0, 1)["nodes"]["r"] if queued else None
+    target = sql.gtid_seq(drains.gtid).get(counters.APP_DOMAIN)
+    if applied and queued and target is not None and applied["transactions"] is not None:
+        # what it applied up to the position waited for: a client still writing (--live) gives the SQL thread more
+        # between the wait's return and its stop, outside the time measured
+        applied["transactions"] = min(applied["transactions"], target - queued.seq.get(counters.APP_DOMAIN, 0))
     entry: dict[str, Any] = {"seconds": took, "drain_span_s": drains.spans.get(name),
                              "others_applying_at_start": drains.others.get(name)}
     if took and applied:
@@ -218,7 +343,8 @@ def _replica_entry(drains: Drains, name: str, queued: counters.NodeCounters | No
                      if cpu is not None and applied["transactions"] else None,
                      idle_cpu_per_s=idle,
                      capacity_ratio=round(trx_rate / master["transactions_per_s"], 2)
-                     if master["transactions_per_s"] else None)
+                     if master["transactions_per_s"] else None,
+                     **({"busiest_minute_ratio": round(trx_rate / busiest, 2)} if busiest else {}))
         flushed = drains.flushes.get(name)
         if flushed is not None:  # per applied transaction, with the drain's own figures beside
             trx = applied["transactions"]
@@ -262,7 +388,9 @@ def render(a: ApplyRecord) -> str:
     setting = ", ".join(f"{k}={v}" for k, v in (a.knobs_changed or {}).items()) or "reference settings"
     how = ("every replica at once (--together: on a shared host they share its cores)"
            if a.method == "together" else "each replica alone, the others' SQL threads held")
-    lines = [f"Apply capacity — {a.scenario} ({setting}); {how}; status {a.status}"]
+    live = a.live
+    what = a.scenario if live is None else f"what the master was written by over a {live.asked_s:g} s window"
+    lines = [f"Apply capacity — {what} ({setting}); {how}; status {a.status}"]
     threads = int((a.knobs or {}).get("parallel_threads") or 0)
     if a.cores and threads >= a.cores:
         lines.append(f"Core ceiling: {threads} applier threads on this host's {a.cores} cores, shared with the other "
@@ -271,22 +399,27 @@ def render(a: ApplyRecord) -> str:
     if a.error:
         lines.append(f"Error: {a.error}")
     master = a.master  # absent when the backlog was never written
-    if master is not None:
+    if master is not None and live is None:
         lines.append(f"Master: {master.transactions:,} transactions ({master.rows_changed:,} rows) committed "
                      f"at {master.commit_rate_trx_per_s:,.1f} trx/s, {master.rows_per_s:,.1f} rows/s "
                      f"({a.requests:,} requests, {a.success:.2%} succeeded)")
+    if master is not None and live is not None:
+        lines += _live_lines(master, live)
     for name, e in (a.replicas or {}).items():
         if e is None or not e.seconds:
             lines.append(f"{name}: did not apply the backlog within {DRAIN_TIMEOUT:g} s")
+            continue
+        if not e.transactions:  # its SQL thread was not held: nothing left to time
+            lines.append(f"{name}: had no transaction of the backlog left to apply when its drain began")
             continue
         cpu = "n/a" if e.cpu_ms_per_trx is None else f"{e.cpu_ms_per_trx:.3f}"
         source = (a.cpu_sources or {}).get(name, "process")
         lines.append(f"{name}: applied {e.transactions:,} trx in {e.seconds:.2f} s = "
                      f"{e.apply_rate_trx_per_s:,.1f} trx/s, {e.apply_rate_rows_per_s:,.1f} rows/s; "
                      f"{cpu} CPU-ms per applied trx net of idle" + ("" if source == "process" else f" ({source})")
-                     + f"; capacity ratio {e.capacity_ratio}")
+                     + f"; capacity ratio {e.capacity_ratio}" + _busiest_text(e.busiest_minute_ratio))
         back = e.writeback
-        if back is not None and back.pages_flushed is not None:
+        if back is not None and back.pages_flushed is not None and back.pages_flushed_per_write is not None:
             cpu_back = "n/a" if back.cpu_ms_per_write_net is None else f"{back.cpu_ms_per_write_net:.3f}"
             lines.append(f"{name} write-back (its dirty pages forced out after the drain: an upper bound on the "
                          f"steady state's pages and bytes, not on its CPU): {back.pages_flushed_per_write:g} pages, "
@@ -294,3 +427,29 @@ def render(a: ApplyRecord) -> str:
                          f"{back.cpu_ms_per_write_net_with_writeback} CPU-ms and "
                          f"{back.kb_written_per_write_with_writeback} KB written per applied trx")
     return "\n".join(lines)
+
+
+def _live_lines(master: ApplyMaster, live: LiveWindow) -> list[str]:
+    """A live window's lines: what the master committed in it, its busiest minute, and what ran beside the drains."""
+    busiest = ("shorter than a minute: no busiest minute" if live.busiest_minute_trx_per_s is None else
+               f"busiest minute {live.busiest_minute_trx_per_s:,.1f} trx/s (from {live.busiest_minute_from_s:g} s)")
+    lines = [f"Window: {master.transactions:,} transactions ({master.rows_changed:,} rows) committed on the master "
+             f"in {live.window_s:g} s: mean {master.commit_rate_trx_per_s:,.1f} trx/s, {busiest}"]
+    if live.short:
+        lines.append(f"Short window: under {LIVE_MIN_WINDOW_S / 60:g} minutes, it may hold none of the "
+                     "application's busy minutes")
+    if live.master_trx_during_drains:
+        lines.append(f"The client went on writing while the replicas drained ({live.master_trx_during_drains:,} "
+                     "transactions on the master meanwhile): where they share a host, the drains shared its cores")
+    return lines
+
+
+def _busiest_text(ratio: float | None) -> str:
+    """A replica's apply rate against a live window's busiest minute."""
+    if ratio is None:
+        return ""
+    if ratio < 1:
+        return f", {ratio} of the busiest minute's rate: it falls behind in such a minute"
+    return (f", {ratio} of the busiest minute's: it would fall behind near {ratio}× that rate (an extrapolation: "
+            "the window never drove it that fast, and on a shared host the master's own load would take cores "
+            "from it first)")
