@@ -11,7 +11,7 @@ import pytest
 
 from replbench.analysis import costmodel
 from replbench.core.results import Fit, Onset, meta_of, model_of, summary_of
-from replbench.report.model import render_fit, render_largest, render_onset, render_plan
+from replbench.report.model import render_capacity, render_fit, render_largest, render_onset, render_plan
 
 A_MASTER, B_MASTER = 0.00040, 0.000020  # CPU s per transaction and per row
 A_REPLICA, B_REPLICA = 0.00025, 0.000015
@@ -794,9 +794,9 @@ def test_parallel_threads_bound_rho_between_perfect_parallelism_and_none() -> No
     text = render_plan(costmodel.predict(model_of(model), mix, replica_cores=2, threads=4))
     assert "ρ with 4 applier threads, a bound, not a measurement" in text and "2 at once" in text
     assert "applier threads" not in render_plan(serial)
-    # threads on one core (--replica-cores' default): the serial ρ, and the line says which flag changes that
+    # threads on one core (the replica's default): the serial ρ, and the line says which flag changes that
     one_core = render_plan(costmodel.predict(model_of(model), mix, threads=4))
-    assert "= 1 transaction applies at once (give the replica's cores with --replica-cores)" in one_core
+    assert "= 1 transaction applies at once (give the replica's cores with --cores replica=N)" in one_core
     # a plan over one thread's capacity: bounded only if enough transactions apply in parallel
     over = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=9000/s"), replica_cores=4, threads=4)
     assert over["parallel"]["lag"].startswith("bounded only if")
@@ -866,3 +866,257 @@ def test_predict_mix_prints_the_bytes_out_of_the_master_to_the_replicas_asked(tm
     assert code == 0 and f"To 3 replica(s): {three:,.0f} [" in out, err
     code, out, _ = run_main(mix, env)
     assert code == 0 and "replica(s):" not in out and "Semi-sync" not in out
+
+
+# --- capacity per role: model predict --cores (issue 71) ---------------------------------------------------------
+
+APP_WRITE, APP_READ = 0.00030, 0.00012  # the app's CPU s per write request and per read request
+LOAD_WRITE, LOAD_READ = 0.00020, 0.00008  # the load generator's (vegeta's)
+
+
+def with_requests(runs: list[dict], reads: bool = True, seed: int = 3) -> list[dict]:
+    """synthetic()'s write runs with the app's and vegeta's CPU (a request per transaction, whatever its rows), and
+    with `reads` runs that only read at three rates, twice each, which price a read (their replicas' CPU left
+    out: only the request fits take them)."""
+    rnd = random.Random(seed)
+
+    def noisy(v: float) -> float:
+        return v * (1 + rnd.gauss(0, 0.02))
+
+    out = [{**o, "writes": o["transactions"], "reads": 0, "app_settings": "asyncmy/uvloop",
+            "app_cpu_s": noisy(APP_WRITE * o["transactions"]), "load_cpu_s": noisy(LOAD_WRITE * o["transactions"])}
+           for o in runs]
+    for n in (3_000, 9_000, 18_000) if reads else ():
+        for _ in range(2):
+            out.append({"setting": "ROW-FULL", "table": "bench_idx", "cell": f"read @{n // 30}/s reads",
+                        "transactions": 0, "rows": 0, "seconds": 30, "write_seconds": 0.0, "master_cpu_s": None,
+                        "replica_cpu_s": None, "replica_reads": n, "replicas": 2, "binlog_bytes": None,
+                        "fsyncs_per_commit": None, "writes": 0, "reads": n, "app_settings": "asyncmy/uvloop",
+                        "app_cpu_s": noisy(APP_READ * n), "load_cpu_s": noisy(LOAD_READ * n)})
+    return out
+
+
+def roles_model(reads: bool = True):
+    """synthetic()'s model with the app's and the load generator's fits."""
+    runs, drains = synthetic()
+    return model_of(costmodel.fit(with_requests(runs, reads), drains))
+
+
+@pytest.mark.parametrize("text, cores", [
+    ("master=4,replica=2,app=2,load=1", {"master": 4.0, "replica": 2.0, "app": 2.0, "load": 1.0}),
+    (" replica = 0.5 , app=3 ", {"replica": 0.5, "app": 3.0}),
+    ("load=1,", {"load": 1.0})])
+def test_cores_are_read_per_role(text: str, cores: dict) -> None:
+    assert costmodel.parse_cores(text) == cores
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("", "no role given"), ("master", "cannot read 'master'"), ("=2", "cannot read '=2'"),
+    ("cpu=2", "unknown role 'cpu'"), ("Master=2", "unknown role 'Master'"),
+    ("master=2,master=3", "master given twice"),
+    ("master=0", "above 0"), ("replica=-1", "above 0"), ("app=two", "above 0"), ("load=", "above 0"),
+    ("load=nan", "above 0"), ("master=inf", "above 0")])
+def test_bad_cores_are_refused_with_what_is_wrong(text: str, needle: str) -> None:
+    with pytest.raises(costmodel.MixError, match=needle):
+        costmodel.parse_cores(text)
+
+
+@pytest.mark.parametrize("flags, needle", [
+    (["--cores", "cpu=2"], "unknown role 'cpu'"), (["--cores", "master=0"], "above 0"),
+    (["--cores", "app=x"], "above 0"), (["--cores", "load=1,load=2"], "load given twice"),
+    (["--cores", ""], "no role given"),
+    (["--cores", "replica=2", "--replica-cores", "2"], "--cores replica=N (deprecated)"),
+    (["--replica-cores", "0"], "--replica-cores must be a number above 0"),
+    (["--replica-cores", "nan"], "--replica-cores must be a number above 0")])
+def test_bad_cores_exit_2_with_the_model_commands_usage(tmp_path, flags: list[str], needle: str) -> None:
+    from .conftest import run_main
+
+    env = {"REPLBENCH_STATE": str(tmp_path / "st"), "REPLBENCH_RESULTS": str(tmp_path / "results")}
+    code, out, err = run_main(["model", "predict", "--mix", "update_user=1/s", *flags], env)
+    assert code == 2 and needle in err and "usage: ./run.sh model" in err and "Traceback" not in err, err
+    assert out == ""
+
+
+def test_the_app_and_load_generators_cpu_per_request_are_fitted_per_write_and_per_read() -> None:
+    model = costmodel.fit(*synthetic()[:1], [])  # no run recorded them: no fit, and the fit says so
+    assert model["app_cpu_s"] is None and model["load_cpu_s"] is None
+    assert "The app's CPU per request: no data" in render_fit(model_of(model))
+    model = costmodel.fit(with_requests(synthetic()[0]), [])
+    for part, (write, read) in (("app_cpu_s", (APP_WRITE, APP_READ)), ("load_cpu_s", (LOAD_WRITE, LOAD_READ))):
+        fitted = model[part]
+        assert fitted["terms"] == ["per_trx", "per_read"] and not fitted["rows_separated"], part  # no per-row term
+        for term, truth in (("per_trx", write), ("per_read", read)):
+            assert fitted["coef"][term] == pytest.approx(truth, rel=0.05), (part, term)
+            low, high = fitted["ci95"][term]
+            assert low < fitted["coef"][term] < high, (part, term)
+    # a plan's figure: the write term at the plan's rate, its interval one run's (what a repeat would measure)
+    plan = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=300/s"))
+    for figure, write in (("app_cpu_cores", APP_WRITE), ("load_cpu_cores", LOAD_WRITE)):
+        got = plan[figure]
+        assert got["low"] <= write * 300 <= got["high"] and got["value"] == pytest.approx(write * 300, rel=0.05)
+    assert model["app_cpu_s"]["basis"] == "every setting and table; the app as asyncmy/uvloop"
+    # only runs that read alone price the read term: its interval the t interval of their cost per read (Reads)
+    assert model["app_cpu_s"]["read_interval"] == "t over the 6 runs that only read"
+    text = render_fit(model_of(model))
+    assert "The app's CPU per request (every setting and table; the app as asyncmy/uvloop): 0.29" in text
+    assert "ms per write request at 400/s + 0.11" in text and "ms per read request" in text
+    # no run read: the write terms alone, and the read term says "no data"
+    writes_only = costmodel.fit(with_requests(synthetic()[0], reads=False), [])["load_cpu_s"]
+    assert writes_only["terms"] == ["per_trx"] and writes_only["reads"] == "no data: no run read"
+    assert "; reads: no data: no run read" in render_fit(model_of(costmodel.fit(
+        with_requests(synthetic()[0], reads=False), [])))
+
+
+def test_the_app_fit_takes_the_runs_of_the_app_settings_most_runs_had() -> None:
+    runs = with_requests(synthetic()[0], reads=False)
+    other = [{**o, "app_settings": "aiomysql/uvloop", "app_cpu_s": 3 * o["app_cpu_s"]} for o in runs[:3]]
+    fitted = costmodel.fit([*runs, *other], [])
+    assert fitted["app_cpu_s"]["coef"]["per_trx"] == pytest.approx(APP_WRITE, rel=0.05)
+    assert fitted["app_cpu_s"]["basis"] == ("every setting and table; the app as asyncmy/uvloop, 3 run(s) of other "
+                                            "app settings left out")
+    assert fitted["load_cpu_s"]["n"] == len(runs) + 3  # vegeta does not see the app's settings
+
+
+def test_a_run_records_its_requests_and_the_app_and_load_generators_cpu() -> None:
+    summary = {"status": "ok", "success": 1.0, "successes": 12_600, "scenario": "mixed", "rate": 420,
+               "schema": "bench_idx", "cpu_seconds_net": {"master": 9.6, "replica1": 6.8, "replica2": 6.9,
+                                                          "app": 7.0, "vegeta": 4.2}, "cpu_span_s": 30.0,
+               "served_by": {"master": 12_000, "replica1": 300, "replica2": 300},
+               "binlog": {"successful_writes": 12_000, "bytes_per_write": 500.0},
+               "replication": {"nodes": {"master": {"transactions": 12_000, "rows_changed": 12_000}}}}
+    meta = meta_of({"knobs_changed": {}, "app": {"driver": "asyncmy", "worker_class": "uvloop"}})
+    obs = costmodel.observation(summary_of(summary), meta)
+    assert obs is not None and (obs["writes"], obs["reads"]) == (12_000, 600)
+    assert (obs["app_cpu_s"], obs["load_cpu_s"], obs["app_settings"]) == (7.0, 4.2, "asyncmy/uvloop")
+    # a topology file's attacker hosts: this machine saw none of vegeta's CPU (the summary's 0 is not a measurement)
+    remote = costmodel.observation(summary_of({**summary, "remote_attackers": [{"index": 0}]}), meta)
+    assert remote is not None and remote["load_cpu_s"] is None and remote["app_cpu_s"] == 7.0
+
+
+def _sustains(plan: dict, role: str) -> float:
+    return plan["capacity"]["roles"][role]["max_transactions_per_s"]["value"]
+
+
+def test_each_roles_cores_needed_utilisation_and_rate_and_the_role_that_saturates_first() -> None:
+    """At 3,000 single-row writes/s: master 1.26 cores, replica 0.80 (its SQL thread ρ 0.58), app 0.90, load 0.60.
+    Each role sustains rate × N / cores needed; the replica also no more than its SQL thread keeps up with; the plan
+    the lowest, naming its role."""
+    model = roles_model()
+    mix = costmodel.parse_mix("update_user=3000/s")
+    plan = costmodel.predict(model, mix, cores={"master": 2, "replica": 1, "app": 1, "load": 1})
+    c = plan["capacity"]
+    assert plan["app_cpu_cores"]["value"] == pytest.approx(APP_WRITE * 3000, rel=0.05)
+    assert plan["load_cpu_cores"]["value"] == pytest.approx(LOAD_WRITE * 3000, rel=0.05)
+    for role, n in (("master", 2), ("replica", 1), ("app", 1), ("load", 1)):
+        got, need = c["roles"][role], plan[f"{role}_cpu_cores"]
+        assert got["cores"] == n and got["cores_needed"] == need, role
+        for end in ("value", "low", "high"):
+            assert got["utilisation"][end] == pytest.approx(need[end] / n), role
+        for end, other in (("value", "value"), ("low", "high"), ("high", "low")):  # a reciprocal: the ends swap
+            assert got["cores_max_transactions_per_s"][end] == pytest.approx(3000 * n / need[other]), role
+    # the replica: its cores (3,000 / 0.80 ≈ 3,770/s) bind before its SQL thread (3,000 / 0.58 ≈ 5,200/s)
+    replica = c["roles"]["replica"]
+    assert replica["apply_max_transactions_per_s"] == plan["onset_transactions_per_s"]
+    assert replica["bound"] == "cores" and replica["max_transactions_per_s"] == replica["cores_max_transactions_per_s"]
+    judged = {role: _sustains(plan, role) for role in costmodel.ROLES}
+    assert c["saturates_first"] == "app" == min(judged, key=judged.__getitem__)  # 3,000 / 0.9 ≈ 3,330/s
+    assert c["sustained_transactions_per_s"] == c["roles"]["app"]["max_transactions_per_s"]
+    assert c["not_judged"] == [] and c["assumption"] == costmodel.CAPACITY_ASSUMPTION
+    # more cores for the app: the replica's cores saturate first
+    assert costmodel.predict(model, mix, cores={"master": 2, "replica": 1, "app": 2, "load": 1})[
+        "capacity"]["saturates_first"] == "replica"
+    # four cores for the replica: its one SQL thread binds (serial apply: one core whatever the cores), at the
+    # rate at which it falls behind; the master's 2 cores (≈ 4,760/s) now saturate first
+    four = costmodel.predict(model, mix, cores={"master": 2, "replica": 4, "app": 2, "load": 1})
+    replica = four["capacity"]["roles"]["replica"]
+    assert replica["bound"] == "apply" and replica["max_transactions_per_s"] == four["onset_transactions_per_s"]
+    assert replica["apply_utilisation"] == four["replica_apply_rho"] and replica["apply_at_once"] == 1
+    assert four["capacity"]["saturates_first"] == "master"
+    # with four applier threads on its four cores, up to four transactions apply at once: its cores bind again
+    threads = costmodel.predict(model, mix, cores={"master": 2, "replica": 4, "app": 2, "load": 1}, threads=4)
+    replica = threads["capacity"]["roles"]["replica"]
+    assert replica["apply_at_once"] == 4 and replica["bound"] == "cores"
+    assert replica["apply_max_transactions_per_s"]["value"] == pytest.approx(4 * _sustains(four, "replica"))
+    assert replica["apply_max_conflicting"] == four["onset_transactions_per_s"]
+
+
+def test_a_role_not_given_is_not_judged_and_one_without_data_says_so() -> None:
+    model = roles_model()
+    mix = costmodel.parse_mix("update_user=3000/s")
+    plan = costmodel.predict(model, mix, cores={"master": 2})
+    c = plan["capacity"]
+    assert list(c["roles"]) == ["master"] and c["not_judged"] == ["replica", "app", "load"]
+    assert c["saturates_first"] == "master"
+    text = render_plan(plan)
+    for label in ("each replica (mariadbd)", "app (gunicorn workers)", "load (vegeta)"):
+        assert f"  {label}: not judged (not in --cores)" in text, text
+    assert "the master saturating first; the roles not judged may saturate sooner" in text
+    # no --cores: no capacity, and the plan prints as it did
+    bare = costmodel.predict(model, mix)
+    assert bare["capacity"] is None and bare["cores"] == {} and "Capacity per role" not in render_plan(bare)
+    # a model without the app's fit (fitted before it): the app has no figure, is said so, and is not the first
+    old = model_of(costmodel.fit(*synthetic()))
+    got = costmodel.predict(old, mix, cores={"master": 2, "app": 0.1})["capacity"]
+    assert got["roles"]["app"]["cores_needed"] is None and got["saturates_first"] == "master"
+    assert got["roles"]["app"]["no_data"].startswith("no data: the model has no fit of the app's CPU per request")
+
+
+def test_the_capacity_prints_each_role_the_sustained_rate_its_role_and_the_assumption() -> None:
+    plan = costmodel.predict(roles_model(), costmodel.parse_mix("update_user=3000/s"),
+                             cores={"master": 2, "replica": 4, "app": 2, "load": 1})
+    text = render_plan(plan)
+    lines = text.splitlines()
+    head = lines.index("Capacity per role at 3,000 transactions/s asked (--cores master=2,replica=4,app=2,load=1):")
+    assert lines[head + 1].startswith("  master (mariadbd): needs 1.2") and " of its 2; sustains 4," in lines[head + 1]
+    assert "its SQL thread (serial apply: one core whatever its cores) busy 0.5" in lines[head + 2]
+    assert lines[head + 2].endswith("transactions/s (bound by its SQL thread, not its cores)")
+    assert lines[head + 5].startswith("Sustained: 4,") and "the master saturating first" in lines[head + 5]
+    assert f"Assumed: {costmodel.CAPACITY_ASSUMPTION}" in lines
+    assert "no contention between roles" in costmodel.CAPACITY_ASSUMPTION
+    assert "one core = one core of this host's speed" in costmodel.CAPACITY_ASSUMPTION
+    assert "as measured on this machine" in costmodel.CAPACITY_ASSUMPTION
+    assert "e+" not in text
+
+
+def test_replica_cores_is_an_alias_of_cores_replica(tmp_path) -> None:
+    from .conftest import run_main
+
+    results = tmp_path / "results"
+    (results / "model").mkdir(parents=True)
+    (results / "model" / "model.json").write_text(json.dumps(costmodel.fit(with_requests(synthetic()[0]),
+                                                                           synthetic()[1])))
+    env = {"REPLBENCH_STATE": str(tmp_path / "st"), "REPLBENCH_RESULTS": str(results)}
+    mix = ["model", "predict", "--mix", "update_user=300/s"]
+    code, alias, err = run_main([*mix, "--replica-cores", "2"], env)
+    assert code == 0 and "--replica-cores N is deprecated: give --cores replica=N" in err, err
+    code, cores, err = run_main([*mix, "--cores", "replica=2"], env)
+    assert code == 0 and "deprecated" not in err, err
+    assert alias == cores and "its 2 core(s)" in cores
+    assert "Capacity per role at 300 transactions/s asked (--cores replica=2):" in cores
+    assert "  master (mariadbd): not judged (not in --cores)" in cores
+    # predict itself reads a replica's cores from --cores' roles
+    plan = costmodel.predict(model_of(costmodel.fit(*synthetic())), costmodel.parse_mix("update_user=300/s"),
+                             cores={"replica": 2.0})
+    assert plan["replica_cores"] == 2.0 and plan["parallel"]["at_once"] == 1.0
+    assert plan["replica_cpu_utilisation"]["value"] == pytest.approx(plan["replica_cpu_cores"]["value"] / 2)
+    code, both, err = run_main([*mix, "--cores", "master=2,replica=2,app=1,load=1"], env)
+    assert code == 0 and "  app (gunicorn workers): needs 0.089" in both, err
+
+
+def test_a_workloads_tables_share_the_roles_cores() -> None:
+    """A profile's tables, each priced on its own plan, run on the same hosts: the capacity sums their cores
+    needed and their ρ, at their transactions/s summed, as one plan of the whole would."""
+    model = roles_model()
+    cores = {"master": 2.0, "replica": 4.0, "app": 2.0, "load": 1.0}
+    whole = costmodel.predict(model, costmodel.parse_mix("update_user=3000/s"), cores=cores)
+    halves = [costmodel.predict(model, costmodel.parse_mix("update_user=1500/s"), master_rate=3000.0, cores=cores)
+              for _ in range(2)]
+    got = costmodel.workload_capacity(halves, cores, no_data=costmodel.no_data_of(model))
+    assert got["tables"] == ["bench_idx", "bench_idx"] and got["transactions_per_s"] == 3000
+    assert got["saturates_first"] == whole["capacity"]["saturates_first"] == "master"
+    for role in costmodel.ROLES:
+        assert got["roles"][role]["cores_needed"]["value"] == pytest.approx(
+            whole["capacity"]["roles"][role]["cores_needed"]["value"]), role
+    assert got["sustained_transactions_per_s"]["value"] == pytest.approx(
+        whole["capacity"]["sustained_transactions_per_s"]["value"])
+    assert "over the workload's tables (bench_idx, bench_idx)" in "\n".join(render_capacity(got))

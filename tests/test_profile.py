@@ -713,3 +713,21 @@ def test_profile_reads_a_window_of_the_test_topologys_master_and_finds_a_runs_wr
             shutil.rmtree(kept[0])
         else:
             assert not kept
+
+
+def test_a_profiles_capacity_per_role_is_priced_with_cores(tmp_path: Path, monkeypatch, capsys) -> None:
+    """model predict --profile FILE --cores …: each sheet carries the capacity per role, the roles not given not
+    judged; a model without the app's fit says "no data" for it."""
+    from .test_costmodel import roles_model, synthetic
+
+    p = _snippet_profile()
+    for model, app in ((roles_model(), "app (gunicorn workers): needs "),
+                       (model_of(costmodel.fit(*synthetic())), "app (gunicorn workers): no data: the model has no "
+                                                               "fit of the app's CPU per request")):
+        path = _saved_for_predict(tmp_path / str(len(app)), monkeypatch, model, p)
+        args = argparse.Namespace(profile=str(path), setting="ROW-FULL", replica_cores=None, parallel=1, link=None,
+                                  cores={"master": 1.0, "app": 1.0})
+        assert predict_from_profile(args) == 0
+        out = capsys.readouterr().out
+        assert "Capacity per role at 0.104 transactions/s asked (--cores master=1,app=1):" in out, out
+        assert app in out and "  load (vegeta): not judged (not in --cores)" in out, out

@@ -37,6 +37,12 @@ rate; where no setting's runs cover enough rates they keep a term per second of 
 shape at the master's total transactions/s. Writes whose replicas served reads on the same cores are outside the
 master CPU's domain (AMID_READS). docs/cost-model.md, "Rates" and "Reads"; docs/decisions/cost-model-rate.md. The
 model states its domain (the rates it saw per transaction size) and flags a mix outside it.
+
+The same runs fit the app's and the load generator's (vegeta's) CPU per write and per read request (request_fit,
+one fit each over every setting and table). Given cores per role (parse_cores: master, replica, app, load), a plan
+says what hosts of those cores sustain of the mix and which role saturates first (capacity: each role's cores
+needed at the asked rate, their share of its cores and the rate it sustains, a replica also bounded by its SQL
+thread; CAPACITY_ASSUMPTION says what it takes for granted). docs/cost-model.md, "Capacity per role".
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ from ..core.config import (
     MODEL_BOOTSTRAP_MIN_CELLS,
     MODEL_BOOTSTRAP_ROUNDS,
     MODEL_DOMAIN_SLACK,
+    MODEL_REPLICA_CORES,
     MODEL_SHAPE_MERGE,
     MODEL_SHAPE_MIN_RATES,
     MODEL_SHAPE_MIN_READ_RATES,
@@ -107,6 +114,16 @@ AMID_READS = ("writes amid reads on the same host's cores: outside the master CP
               "on a master whose cores nothing else keeps busy; on one host, reads beside them made the master's "
               "writes 20-30 % cheaper)")
 CPU_PARTS = ("master_cpu_s", "replica_cpu_s")  # the fits whose per-transaction cost follows the rate shape
+# model predict --cores: the roles a host's cores are given to, each priced by its own CPU figure (predict's
+# "<role>_cpu_cores"): the master's mariadbd, each replica's, the app (aiohttp under gunicorn) and the load
+# generator (vegeta)
+ROLES = ("master", "replica", "app", "load")
+CORES_EXAMPLE = "master=4,replica=2,app=2,load=1"
+# what a capacity per role takes for granted, printed with it (docs/cost-model.md, "Capacity per role")
+CAPACITY_ASSUMPTION = ("per-core costs as measured on this machine, one core = one core of this host's speed; no "
+                       "contention between roles (each on cores of its own); each role's rate scaled linearly from "
+                       "the asked one, the mix's proportions kept; one request of this suite's app (and of vegeta) "
+                       "per transaction")
 
 
 class MixError(ValueError):
@@ -138,7 +155,7 @@ def observation(s: RunSummary, m: RunMeta) -> dict[str, Any] | None:
     if setting is None or s.status not in STATUS_SUCCEEDED or (s.success or 0) < MIN_SUCCESS:
         return None  # above the knee: queues, not the work, set the CPU
     if not b.successful_writes and replicas and any(served.get(r) for r in replicas):
-        return _read_observation(s, setting, net, replicas, served)
+        return _read_observation(s, m, setting, net, replicas, served)
     if not master.transactions or "master" not in net or (share is not None and share < MIN_CHANGED) \
             or not b.successful_writes:
         return None
@@ -158,7 +175,21 @@ def observation(s: RunSummary, m: RunMeta) -> dict[str, Any] | None:
             # the fit has such runs, else those runs are left out of the replica fit
             "replica_reads": sum(v for k, v in served.items() if k in replicas), "replicas": len(replicas),
             "binlog_bytes": b.bytes_per_write * b.successful_writes,  # type: ignore[operator]
-            "fsyncs_per_commit": fsyncs, "resolution": _resolution(s, replicas)}
+            "fsyncs_per_commit": fsyncs, "resolution": _resolution(s, replicas),
+            **_requests(s, m, net, b.successful_writes)}
+
+
+def _requests(s: RunSummary, m: RunMeta, net: NodeFigures, writes: int) -> dict[str, Any]:
+    """What the app and the load generator did in a run, as their fits see it (request_fit): its successful write
+    and read requests (every success that was not a write: a read, wherever it was served), the app's and vegeta's
+    CPU seconds net of idle, and the app's settings (its driver and worker class, which set its cost per request).
+    A figure not recorded is None: a summary from before the groups were netted, and vegeta's on a topology file's
+    attacker hosts, whose CPU this machine does not see (the summary writes 0 there, not a measurement)."""
+    app = m.app or {}
+    vegeta = None if s.remote_attackers else net.get("vegeta")
+    return {"writes": writes, "reads": max(0, (s.successes or 0) - writes),
+            "app_cpu_s": net.get("app") or None, "load_cpu_s": vegeta or None,
+            "app_settings": f"{app.get('driver') or '?'}/{app.get('worker_class') or '?'}"}
 
 
 def _resolution(s: RunSummary, replicas: list[str]) -> dict[str, float]:
@@ -171,7 +202,7 @@ def _resolution(s: RunSummary, replicas: list[str]) -> dict[str, float]:
     return {k: v for k, v in out.items() if v is not None}
 
 
-def _read_observation(s: RunSummary, setting: str, net: NodeFigures, replicas: list[str],
+def _read_observation(s: RunSummary, m: RunMeta, setting: str, net: NodeFigures, replicas: list[str],
                       served: dict[str, int]) -> dict[str, Any]:
     """A run that only read, as the replica fit sees it (docs/cost-model.md, "Reads"): no transaction, no row, no
     second of writing, its replicas' mean CPU net of idle and the reads they served. The master's CPU and the
@@ -182,7 +213,8 @@ def _read_observation(s: RunSummary, setting: str, net: NodeFigures, replicas: l
             "transactions": 0, "rows": 0, "seconds": seconds, "write_seconds": 0.0,
             "master_cpu_s": None, "replica_cpu_s": sum(_net_cpu(net, r) for r in replicas) / len(replicas),
             "replica_reads": sum(v for k, v in served.items() if k in replicas), "replicas": len(replicas),
-            "binlog_bytes": None, "fsyncs_per_commit": None, "resolution": _resolution(s, replicas)}
+            "binlog_bytes": None, "fsyncs_per_commit": None, "resolution": _resolution(s, replicas),
+            **_requests(s, m, net, 0)}
 
 
 def _net_cpu(net: NodeFigures, group: str) -> float:
@@ -519,6 +551,11 @@ def fit(runs: list[dict[str, Any]], drains: list[dict[str, Any]]) -> dict[str, A
                                       [cell_of(o) for o in synced], seconds=[write_seconds(o) for o in synced]),
             "domain": domain_of(mine),
         }
+    # the app's and the load generator's CPU per request: one fit each over every setting and table (neither sees
+    # the binlog's settings or the table's indexes: a request is one statement to them), docs/cost-model.md,
+    # "Capacity per role"
+    model["app_cpu_s"] = request_fit(runs, "app_cpu_s", one_app=True)
+    model["load_cpu_s"] = request_fit(runs, "load_cpu_s")
     return model
 
 
@@ -650,6 +687,55 @@ def _replica_fit(runs: list[dict[str, Any]], shape: dict[str, Any] | None = None
         part["reads"] = (f"{len(readers)} run(s) whose replicas served reads left out: too few to tell a read's "
                          "cost from a write's") if readers else "no run whose replicas served reads: reads not priced"
     return part
+
+
+def request_fit(runs: list[dict[str, Any]], part: str, one_app: bool = False) -> dict[str, Any] | None:
+    """A role's CPU per request (part: app_cpu_s, the app's; load_cpu_s, vegeta's) = w·write requests·s(rate) +
+    r·read requests, through the origin and bounded at zero as every fit (fit_part, given no rows apart from the
+    requests: the app and vegeta send one statement per request whatever its rows, so no per-row term), over every
+    setting's and table's runs that recorded it, each cell its setting's and table's. s is the role's own rate
+    shape (rate_shape over these runs): a slow stream costs more per request (over the runs of
+    results/readme-assets/model-20261129c, the app 1.60× at 19.9/s what it costs at 394/s, vegeta 2.18×), so w is a
+    write's cost at the shape's fastest rate. A read term where runs that read tell it from the writes (its interval
+    a t interval where only runs that read alone price it, as the replica's: _read_interval), else those runs are
+    left out (their reads would be charged to the writes) and `reads` says so. `one_app`: only the runs of the app
+    settings most runs had (a driver or worker class costs its own per request: docs/app.md), the others named as
+    left out in `basis`. None without a run that wrote (a plan's requests are its transactions)."""
+    ours = [o for o in runs if o.get(part) is not None and (o.get("writes") or o.get("reads"))]
+    basis = "every setting and table"
+    if one_app and ours:
+        counts: dict[str, int] = {}
+        for o in ours:
+            counts[o.get("app_settings") or "?/?"] = counts.get(o.get("app_settings") or "?/?", 0) + 1
+        app = max(counts, key=lambda k: counts[k])  # the first of the most common: runs come in their folders' order
+        left = len(ours) - counts[app]
+        ours = [o for o in ours if (o.get("app_settings") or "?/?") == app]
+        basis += f"; the app as {app}" + (f", {left} run(s) of other app settings left out" if left else "")
+    if not any(o.get("writes") for o in ours):
+        return None
+    shape = rate_shape(ours, part)
+
+    def fitted(obs: list[dict[str, Any]], reads: bool) -> dict[str, Any] | None:
+        # its requests as its rows: rows never differ from transactions, so fit_part adds no per-row term
+        return fit_part([o[part] for o in obs], [o["writes"] for o in obs], [o["writes"] for o in obs],
+                        [f"{o['setting']} {o['table'] or ''} {cell_of(o)}" for o in obs],
+                        reads=[o.get("reads") or 0 for o in obs] if reads else None,
+                        factors=[shape_factor(shape, rate_of(o)) for o in obs])
+
+    readers = [o for o in ours if o.get("reads")]
+    got = fitted(ours, True) if readers else None
+    if got is not None and "per_read" in got["terms"] and not any(o.get("writes") for o in readers):
+        _read_interval(got, [o[part] / o["reads"] for o in readers])
+    if got is None or "per_read" not in got["terms"]:
+        got = fitted([o for o in ours if not o.get("reads")], False)
+        if got is not None:
+            got["reads"] = (f"no data: {len(readers)} run(s) that read left out, too few to tell a read's cost "
+                            "from a write's") if readers else "no data: no run read"
+    if got is not None:
+        got["basis"] = basis
+        if shape:
+            got["rate_shape"] = shape
+    return got
 
 
 def _read_interval(part: dict[str, Any], per_read: list[float]) -> None:
@@ -873,12 +959,15 @@ def _part(fitted: FittedSetting, part: str) -> Fit | None:
 
 
 def predict(model: CostModel, mix: list[tuple[str, int, float]], setting: str = "ROW-FULL",
-            replica_cores: float = 1.0, table: str = "bench_idx", threads: int = 1,
-            rtt_s: float | None = None, master_rate: float | None = None) -> dict[str, Any]:
+            replica_cores: float = MODEL_REPLICA_CORES, table: str = "bench_idx", threads: int = 1,
+            rtt_s: float | None = None, master_rate: float | None = None,
+            cores: dict[str, float] | None = None) -> dict[str, Any]:
     """Every figure of a capacity plan for the mix under the setting on the table; each {value, low, high} or None
     where the model has no data. With `threads` applier threads, their bounds (parallel_apply); with a round trip
     rtt_s, semi-sync's commit wait per wait point (semi_sync). The CPU's rate shape reads the master's transactions
-    per second: `master_rate` where the mix is one table's part of a larger workload, else the mix's own."""
+    per second: `master_rate` where the mix is one table's part of a larger workload, else the mix's own. With
+    `cores` (parse_cores' roles; a replica's there is its replica_cores), what hosts of those cores per role sustain
+    and which role saturates first (capacity)."""
     if setting not in SETTINGS:
         raise MixError(f"unknown setting {setting!r}; settings: {', '.join(SETTINGS)}")
     fitted = _fitted(model, setting, table)
@@ -888,21 +977,21 @@ def predict(model: CostModel, mix: list[tuple[str, int, float]], setting: str = 
     trx = sum(rate for _, _, rate in mix)
     rows = sum(rate * n for _, n, rate in mix)
 
-    def scaled(value: dict[str, float] | None, factor: float) -> dict[str, float] | None:
-        return None if value is None else {k: v * factor for k, v in value.items()}
-
     binlog = binlog_bytes(fitted, trx, rows)
     rho = apply_time(fitted.apply_s, [(rate, n) for _, n, rate in mix])  # one SQL thread: seconds per second
     writing = 1.0 if trx > 0 else 0.0  # each second of the plan has writes: its per-second costs, once
     rate = master_rate or trx
     replica_cpu = _predict_one(fitted.replica_cpu_s, trx, rows, seconds=writing, rate=rate)
-    return {
+    cores = dict(cores or {})
+    replica_cores = cores.get("replica", replica_cores)
+    master_cpu = _predict_one(fitted.master_cpu_s, trx, rows, seconds=writing, rate=rate)
+    plan: dict[str, Any] = {
         "setting": setting, "table": table, "transactions_per_s": trx, "rows_per_s": rows,
-        "binlog_mb_per_s": scaled(binlog, 1e-6), "binlog_gb_per_day": scaled(binlog, SECONDS_PER_DAY / 1e9),
+        "binlog_mb_per_s": _scaled(binlog, 1e-6), "binlog_gb_per_day": _scaled(binlog, SECONDS_PER_DAY / 1e9),
         "bytes_per_s_to_each_replica": binlog,
-        "master_cpu_cores": _predict_one(fitted.master_cpu_s, trx, rows, seconds=writing, rate=rate),
+        "master_cpu_cores": master_cpu,
         "replica_cpu_cores": replica_cpu, "replica_cores": replica_cores,
-        "replica_cpu_utilisation": scaled(replica_cpu, 1 / replica_cores),
+        "replica_cpu_utilisation": _scaled(replica_cpu, 1 / replica_cores),
         "replica_apply_rho": rho,
         "lag": None if rho is None else (
             "bounded (ρ < 1 with its interval)" if rho["high"] < 1 else
@@ -916,7 +1005,140 @@ def predict(model: CostModel, mix: list[tuple[str, int, float]], setting: str = 
         "outside_domain": outside_domain(fitted, trx, rows),
         "parallel": parallel_apply(rho, trx, threads, replica_cores),
         "semi_sync": None if rtt_s is None else semi_sync(trx, rtt_s),
+        # each transaction one request of this suite's app, sent by its load generator (the mix's items are its
+        # endpoints; a profile's transactions are priced as such requests: CAPACITY_ASSUMPTION)
+        "app_cpu_cores": per_request(model.app_cpu_s, trx, rate),
+        "load_cpu_cores": per_request(model.load_cpu_s, trx, rate),
+        "cores": cores,
     }
+    held = capacity(needs_of(plan), rho, trx, cores, threads, no_data_of(model)) if cores else None
+    most = (held or {}).get("sustained_transactions_per_s")
+    if held is not None and most and trx > 0:
+        # the rate it sustains, as a mix of the same proportions, against the rates the fit saw
+        held["outside_domain"] = outside_domain(fitted, most["value"], rows * most["value"] / trx)
+    plan["capacity"] = held
+    return plan
+
+
+def per_request(part: Fit | None, requests: float, rate: float) -> dict[str, float] | None:
+    """A role's CPU cores for `requests` write requests per second (request_fit's write term, weighed by its rate
+    shape at `rate`, the master's transactions/s; a mix has no reads), with its 95 % prediction interval; None
+    without a fit."""
+    # rows = requests: the fit has no per-row term (a request is one statement whatever its rows), so the row count
+    # is never read, and _predict_one's "no per-row price" refusal must not apply
+    return _predict_one(part, requests, requests, rate=rate)
+
+
+def needs_of(plan: dict[str, Any]) -> dict[str, dict[str, float] | None]:
+    """The CPU cores each role needs for a plan's rate (predict's figures), by ROLES' name."""
+    return {role: plan[f"{role}_cpu_cores"] for role in ROLES}
+
+
+def no_data_of(model: CostModel) -> dict[str, str]:
+    """Why a role has no figure, where the model says: the app's and the load generator's fits are absent from a
+    model fitted before they were, or fitted over runs that never recorded them."""
+    return {role: f"no data: the model has no fit of {what} CPU per request (`./run.sh model fit` fits one from "
+                  "runs that recorded it)"
+            for role, what, part in (("app", "the app's", model.app_cpu_s), ("load", "the load generator's",
+                                                                             model.load_cpu_s)) if part is None}
+
+
+def capacity(needs: dict[str, dict[str, float] | None], rho: dict[str, float] | None, trx: float,
+             cores: dict[str, float], threads: int = 1, no_data: dict[str, str] | None = None) -> dict[str, Any]:
+    """What hosts of `cores` per role sustain of a mix asked at trx transactions/s, and which role saturates first
+    (docs/cost-model.md, "Capacity per role"). Each role given: the cores it needs at the asked rate (`needs`,
+    {value, low, high}), their share of its N cores, and the rate it sustains, trx × N / cores needed (the mix's
+    proportions kept, its cost per transaction as at the asked rate). A replica also has its SQL thread: apply is
+    serial, one core whatever N, unless applier threads are asked (parallel_apply: min(threads, N) transactions at
+    once if they are independent, one if they conflict), so its rate is the lower of its cores' and its apply's
+    (trx × at once / ρ); a replica without an apply fit is judged on its cores alone and says so. The plan sustains
+    the lowest role's rate (`sustained_transactions_per_s`, its interval that role's) and names it
+    (`saturates_first`), and the roles whose interval reaches into it (`near`: which saturates first is not sure
+    between them). A role not in `cores` is not judged (`not_judged`); one without a figure says why (`no_data`,
+    `no_data` given by the model)."""
+    roles: dict[str, dict[str, Any]] = {}
+    for role in ROLES:
+        if role not in cores:
+            continue
+        n, need = cores[role], needs.get(role)
+        got: dict[str, Any] = {"cores": n, "cores_needed": need}
+        if need is None:
+            got["no_data"] = (no_data or {}).get(role) or ("no data: the model has no figure of its CPU for this mix "
+                                                           "(or no fit that separates rows from transactions)")
+        else:
+            most = _reciprocal(need, trx * n)
+            got.update(utilisation=_scaled(need, 1 / n), cores_max_transactions_per_s=most,
+                       max_transactions_per_s=most, bound="cores")
+        if role == "replica":
+            _apply_bound(got, parallel_apply(rho, trx, threads, n))
+        roles[role] = got
+    judged = {r: g["max_transactions_per_s"] for r, g in roles.items() if g.get("max_transactions_per_s")}
+    first = min(judged, key=lambda r: judged[r]["value"]) if judged else None
+    return {"assumption": CAPACITY_ASSUMPTION, "transactions_per_s": trx, "threads": threads, "roles": roles,
+            "not_judged": [r for r in ROLES if r not in cores], "saturates_first": first,
+            "sustained_transactions_per_s": judged[first] if first else None,
+            "near": [r for r, m in judged.items() if first and r != first and m["low"] <= judged[first]["high"]]}
+
+
+def _apply_bound(got: dict[str, Any], parallel: dict[str, Any] | None) -> None:
+    """A replica's SQL thread beside its cores (capacity): its utilisation (ρ over the transactions applied at
+    once), the rate at which it falls behind (the onset), and the lower of that and the cores' rate as the
+    replica's, `bound` saying which ("apply" or "cores")."""
+    if parallel is None:
+        got["apply"] = "not judged: the model has no apply fit for this mix (drains: docs/cost-model.md, \"Apply\")"
+        return
+    onset_ = parallel["onset_best"]
+    got.update(apply_at_once=parallel["at_once"], apply_utilisation=parallel["best"],
+               apply_max_transactions_per_s=onset_,
+               apply_max_conflicting=parallel["onset_worst"] if parallel["threads"] > 1 else None)
+    cores_max = got.get("cores_max_transactions_per_s")
+    if onset_ is not None and (cores_max is None or onset_["value"] < cores_max["value"]):
+        got.update(max_transactions_per_s=onset_, bound="apply")
+
+
+def workload_capacity(plans: list[dict[str, Any]], cores: dict[str, float], threads: int = 1,
+                      no_data: dict[str, str] | None = None) -> dict[str, Any]:
+    """capacity() of several plans on the same hosts (a profile's tables under one setting, each priced on its own
+    fit): each role's cores needed and the replica's ρ summed over them (their intervals' ends summed: conservative,
+    as if their errors moved together), at the plans' transactions/s summed."""
+    def summed(figures: list[dict[str, float] | None]) -> dict[str, float] | None:
+        if any(f is None for f in figures):
+            return None
+        return {k: sum(f[k] for f in figures if f is not None) for k in ("value", "low", "high")}
+
+    needs = {role: summed([needs_of(p)[role] for p in plans]) for role in ROLES}
+    rho = summed([p["replica_apply_rho"] for p in plans])
+    return {**capacity(needs, rho, sum(p["transactions_per_s"] for p in plans), cores, threads, no_data),
+            "tables": [p["table"] for p in plans]}
+
+
+def parse_cores(text: str) -> dict[str, float]:
+    """'master=4,replica=2,app=2,load=1' -> {role: cores} (ROLES'); MixError naming what is wrong: an item that is
+    not ROLE=N, a role not in ROLES, a role given twice, cores that are not a number above 0."""
+    items = [part.strip() for part in (text or "").split(",") if part.strip()]
+    if not items:
+        raise MixError(f"no role given; e.g. --cores {CORES_EXAMPLE}")
+    out: dict[str, float] = {}
+    for item in items:
+        role, equals, value = (part.strip() for part in item.partition("="))
+        if not equals or not role:
+            raise MixError(f"cannot read {item!r}: write ROLE=N, ROLE one of {', '.join(ROLES)}, e.g. {CORES_EXAMPLE}")
+        if role not in ROLES:
+            raise MixError(f"unknown role {role!r}; roles: {', '.join(ROLES)}")
+        if role in out:
+            raise MixError(f"{role} given twice")
+        try:
+            n = float(value)
+        except ValueError:
+            n = math.nan
+        if not math.isfinite(n) or n <= 0:
+            raise MixError(f"{item!r}: {role}'s cores must be a number above 0")
+        out[role] = n
+    return out
+
+
+def _scaled(value: dict[str, float] | None, factor: float) -> dict[str, float] | None:
+    return None if value is None else {k: v * factor for k, v in value.items()}
 
 
 def parallel_apply(rho: dict[str, float] | None, trx: float, threads: int,

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..core import results
-from ..core.config import HEARTBEAT_DOMAIN_ID, META_SCHEMA, ROOT, ReplbenchError
+from ..core.config import HEARTBEAT_DOMAIN_ID, META_SCHEMA, MODEL_REPLICA_CORES, ROOT, ReplbenchError
 from ..core.results import CostModel
 from ..measure.binlogfile import (
     BinlogFile,
@@ -858,13 +858,16 @@ def workload_mixes(profile: Profile, tables: list[str]) -> tuple[dict[str, Mix],
 
 
 def price(model: CostModel, profile: Profile, mixes: dict[str, Mix], mapped: dict[str, list[Line]],
-          setting: str, replica_cores: float = 1.0, alone: bool = False, threads: int = 1,
-          rtt_s: float | None = None, model_binlog: bool = False) -> list[dict[str, Any]]:
+          setting: str, replica_cores: float = MODEL_REPLICA_CORES, alone: bool = False, threads: int = 1,
+          rtt_s: float | None = None, model_binlog: bool = False,
+          cores: dict[str, float] | None = None) -> list[dict[str, Any]]:
     """The cost sheets of the profile's workload under one setting, one per model table its mixes are on:
     costmodel.predict's plan (every figure per second; with threads and rtt_s as predict takes them) with its
     binlog figures the profile's own where it has them (own_binlog; with model_binlog, the model's price kept) and
     its largest transaction's apply time (largest_on), or the setting, the table and why there is none. A table the
-    model has no fit of under the setting is left out, or with `alone` (the one setting asked) sheeted as such."""
+    model has no fit of under the setting is left out, or with `alone` (the one setting asked) sheeted as such.
+    With `cores` (costmodel.parse_cores'), each plan's capacity per role: its own where the setting has one table's
+    plan, else the workload's over every table's (costmodel.workload_capacity: the roles' cores serve them all)."""
     sheets: list[dict[str, Any]] = []
     master_rate = sum(rate for mix in mixes.values() for _, _, rate in mix)  # the master's, every table's
     for table, mix in mixes.items():
@@ -873,12 +876,18 @@ def price(model: CostModel, profile: Profile, mixes: dict[str, Mix], mapped: dic
                 sheets.append({"setting": setting, "table": table, "error": "the model has no data for it"})
             continue
         try:
-            plan = costmodel.predict(model, mix, setting, replica_cores, table, threads, rtt_s, master_rate)
+            plan = costmodel.predict(model, mix, setting, replica_cores, table, threads, rtt_s, master_rate,
+                                     cores)
         except costmodel.MixError as exc:
             sheets.append({"setting": setting, "table": table, "error": str(exc)})
             continue
         sheets.append({"plan": plan if model_binlog else own_binlog(plan, profile, mapped[table]),
                        "largest": largest_on(model, profile, mapped[table], setting, table)})
+    plans = [sheet["plan"] for sheet in sheets if "plan" in sheet]
+    if cores and len(plans) > 1:
+        whole = costmodel.workload_capacity(plans, cores, threads, costmodel.no_data_of(model))
+        for plan in plans:
+            plan["capacity"] = whole
     return sheets
 
 

@@ -390,16 +390,32 @@ def _add_model_parser(sub: Any) -> None:
     p.add_argument("--profile", help="predict: a profile file from ./run.sh profile, priced instead of a --mix")
     p.add_argument("--setting", help=f"predict: one of {', '.join(costmodel.SETTINGS)} (default: ROW-FULL; with "
                    "--profile, every setting the model has)")
-    p.add_argument("--replica-cores", type=float, default=MODEL_REPLICA_CORES, help="predict: cores each replica has")
+    p.add_argument("--cores", type=_cores, metavar="ROLE=N,…",
+                   help="predict: cores per role, of master, replica (each replica's), app and load (vegeta), e.g. "
+                        f"{costmodel.CORES_EXAMPLE}: what hosts of those cores sustain of the mix and which role "
+                        "saturates first; a role left out is not judged (default: none judged; the replica's CPU "
+                        f"share read against {MODEL_REPLICA_CORES:g} core)")
+    p.add_argument("--replica-cores", type=float, metavar="N",
+                   help="predict: deprecated, --cores replica=N (kept as its alias)")
     p.add_argument("--table", choices=("bench_idx", "bench_noidx"), default="bench_idx",
                    help="predict: the table the mix writes (default: bench_idx, with its four secondary indexes)")
     p.add_argument("--parallel", type=_threads, default=1, metavar="N",
                    help="predict: the replica's applier threads; ρ with N is printed as bounds, from independent "
-                        "transactions (ρ / min(N, --replica-cores)) to conflicting ones (ρ) (default: 1)")
+                        "transactions (ρ / min(N, the replica's cores: --cores replica=N)) to conflicting ones (ρ) "
+                        "(default: 1)")
     p.add_argument("--link", type=_round_trip, metavar="RTT",
                    help="predict: the round trip to the replica that acknowledges, e.g. 20ms or 0.5ms: semi-sync's "
                         "added commit latency per wait point and the commits in flight it takes")
     add_topology_flags(p)
+    p.set_defaults(model_parser=p)  # a usage error found after parsing prints this command's usage
+
+
+def _cores(text: str) -> dict[str, float]:
+    """--cores ROLE=N,…: cores per role (costmodel.parse_cores), or the model command's usage and why not (exit 2)."""
+    try:
+        return costmodel.parse_cores(text)
+    except costmodel.MixError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _threads(text: str) -> int:
@@ -692,8 +708,7 @@ def cmd_model(args: argparse.Namespace) -> int:
     args.setting = args.setting or "ROW-FULL"
     if not args.mix:
         raise UsageError("model predict needs --mix, e.g. --mix 'update_user=3000/s,update_users:100=20/s'")
-    if args.replica_cores <= 0:
-        raise UsageError("--replica-cores must be above 0")
+    cores, replica_cores = profile.model_cores(args)
     if args.setting not in costmodel.SETTINGS:
         raise UsageError(f"unknown --setting {args.setting!r}; settings: {', '.join(costmodel.SETTINGS)}")
     try:
@@ -702,7 +717,8 @@ def cmd_model(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     model, model_source = profile.load_model(settings)
     try:
-        plan = costmodel.predict(model, mix, args.setting, args.replica_cores, args.table, args.parallel, args.link)
+        plan = costmodel.predict(model, mix, args.setting, replica_cores, args.table, args.parallel, args.link,
+                                 cores=cores)
     except costmodel.MixError as exc:
         raise ReplbenchError(str(exc)) from None
     print(render_plan(plan, settings.replicas_asked if args.replicas_asked else None))

@@ -31,7 +31,7 @@ from ..analysis.profile import (
     source_of,
     workload_mixes,
 )
-from ..core.config import SETTINGS, ReplbenchError, Settings
+from ..core.config import MODEL_REPLICA_CORES, SETTINGS, ReplbenchError, Settings
 from ..core.progress import Progress
 from ..core.records import shown_path
 from ..core.results import CostModel, read_model, write_record
@@ -182,8 +182,7 @@ def predict_from_profile(args: argparse.Namespace) -> int:
     """The cost sheet of a profile's workload (the heartbeat left out) on each setting the model has, or on
     --setting alone; each table on the model's table it resembles (profile.model_table)."""
     settings = settings_from(args)
-    if args.replica_cores <= 0:
-        raise UsageError("--replica-cores must be above 0")
+    cores, replica_cores = model_cores(args)
     try:
         profile = read(Path(args.profile))
     except ProfileError as exc:
@@ -198,8 +197,8 @@ def predict_from_profile(args: argparse.Namespace) -> int:
     for setting in wanted:
         if setting not in costmodel.SETTINGS:
             raise UsageError(f"unknown --setting {setting!r}; settings: {', '.join(costmodel.SETTINGS)}")
-        sheets += price(model, profile, mixes, mapped, setting, args.replica_cores, alone=len(wanted) == 1,
-                        threads=getattr(args, "parallel", 1), rtt_s=getattr(args, "link", None))
+        sheets += price(model, profile, mixes, mapped, setting, replica_cores, alone=len(wanted) == 1,
+                        threads=getattr(args, "parallel", 1), rtt_s=getattr(args, "link", None), cores=cores)
     if not sheets:
         raise ReplbenchError(f"the model ({source}) has none of the settings asked for the profile's tables")
     asked = getattr(args, "replicas_asked", None)  # --replicas N (the topology flag's, read as the setting)
@@ -207,6 +206,24 @@ def predict_from_profile(args: argparse.Namespace) -> int:
     print(render_predictions(args.profile, profile, sheets, replicas, notes))
     print(source)
     return 0
+
+
+def model_cores(args: argparse.Namespace) -> tuple[dict[str, float], float]:
+    """`model predict`'s cores per role (--cores, parsed by costmodel.parse_cores) with the deprecated
+    --replica-cores N read as --cores replica=N, and the replica's cores (MODEL_REPLICA_CORES where neither names
+    them); UsageError, with the model command's usage, for cores not above 0 or the replica's given both ways."""
+    usage = [parser] if (parser := getattr(args, "model_parser", None)) is not None else []
+    cores = dict(getattr(args, "cores", None) or {})
+    alias = getattr(args, "replica_cores", None)
+    if alias is not None:
+        if not 0 < alias < float("inf"):  # argparse's float reads "nan" and "inf" too
+            raise UsageError("--replica-cores must be a number above 0", *usage)
+        if "replica" in cores:
+            raise UsageError("--replica-cores N is --cores replica=N (deprecated): give the replica's cores once",
+                             *usage)
+        cores["replica"] = alias
+        print("./run.sh: --replica-cores N is deprecated: give --cores replica=N", file=sys.stderr)
+    return cores, cores.get("replica", MODEL_REPLICA_CORES)
 
 
 def load_model(settings: Settings) -> tuple[CostModel, str]:

@@ -271,8 +271,8 @@ MODEL_SHAPE_MERGE = 0.10
 MODEL_BINLOG_BOUND_PCT = 5.0
 MODEL_CPU_BOUND_PCT = 15.0
 MODEL_ONSET_BOUND_PCT = 15.0
-# the cores the model's replica has to itself (predict's --replica-cores default); a live onset run whose other groups
-# left the replica less of this host is not the premise the onset is priced on (docs/cost-model.md, "Validate")
+# the cores the model's replica has to itself (predict's, without --cores replica=N); a live onset run whose other
+# groups left the replica less of this host is not the premise the onset is priced on (docs/cost-model.md, "Validate")
 MODEL_REPLICA_CORES = 1.0
 MODEL_COVERAGE_GOAL = 0.9
 # model validate's repeats (docs/cost-model.md, "Validate"): two identical runs on this shared 2-core box differ by

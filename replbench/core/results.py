@@ -29,7 +29,8 @@ version):
   bench-app.json (each kind its own number; the same history so far):
   0: the files written before any of these had a version.
   1: `schema_version` written; keys as in 0. Added since: apply.json's replicas' `writeback` and its `cores`
-  (2026-12-02); apply.json's `live` and its replicas' `busiest_minute_ratio` (2026-12-02: `apply-capacity --live`).
+  (2026-12-02); apply.json's `live` and its replicas' `busiest_minute_ratio` (2026-12-02: `apply-capacity --live`);
+  model.json's `app_cpu_s` and `load_cpu_s`, and their fits' `basis` (2026-12-02: `model predict --cores`).
 - find-users.json:
   0: its shapes, each under its name.
   1: `schema_version` written beside the shapes.
@@ -1163,7 +1164,7 @@ class Fit(Record):
     run_variance: Num | None = None  # one run's relative variance about the fit: in every prediction's interval
     run_variance_dof: Num | None = None
     run_variance_from: str | None = None  # "repeats" (pooled within cells), "residuals" or "none"
-    reads: str | None = None  # the replica fit without a read term: why
+    reads: str | None = None  # a replica, app or load fit without a read term: why
     # the CPU fits' rate shapes (analysis/costmodel.rate_shape, read_shape): {"from", "points": [[rate, factor]]};
     # absent from a model fitted before them, or where the runs gave none
     rate_shape: dict[str, Any] | None = None
@@ -1175,6 +1176,9 @@ class Fit(Record):
     # transaction, drains, backlogs], …], which price a size between them; absent from other fits and older models
     # (backlogs: since 28 Nov, stop 65)
     sizes: list[list[Num]] | None = None
+    # the app's and the load generator's fits (analysis/costmodel.request_fit): the runs they pooled ("every setting
+    # and table; the app as asyncmy/uvloop"); absent from other fits
+    basis: str | None = None
 
 
 class FittedSetting(Record):
@@ -1201,6 +1205,11 @@ class CostModel(Record):
     settings: dict[str, FittedSetting] | None = None
     observations: list[dict[str, Any]] | None = None
     drains: list[dict[str, Any]] | None = None
+    # the app's and the load generator's (vegeta's) CPU per request, one fit each over every setting and table
+    # (analysis/costmodel.request_fit); absent from a model fitted before them (2026-12-02), null where no run
+    # recorded them
+    app_cpu_s: Fit | None = None
+    load_cpu_s: Fit | None = None
 
 
 class Interval(Record):

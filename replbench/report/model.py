@@ -98,7 +98,29 @@ def render_fit(model: CostModel) -> str:
                          f"{fitted.fsyncs_per_commit:.2f}")
         if fitted.domain and fitted.domain.get("points"):
             lines.append(f"  domain (rows per transaction at transactions/s): {_domain(fitted.domain['points'])}")
+    # a model fitted before the app's and the load generator's fits has neither key (a later fit writes both, null
+    # where no run recorded them): its fit prints as it did, so the committed report pages rebuild unchanged
+    lines += [_request_fit(label, part) for label, part, key in (
+        ("The app's CPU", model.app_cpu_s, "app_cpu_s"),
+        ("The load generator's (vegeta's) CPU", model.load_cpu_s, "load_cpu_s")) if key in model.model_fields_set]
     return "\n".join(lines)
+
+
+def _request_fit(label: str, part: Fit | None) -> str:
+    """The app's or the load generator's fit (costmodel.request_fit): per write request and per read request, or
+    why there is no figure."""
+    if part is None:
+        return (f"{label} per request: no data (a model fitted before it was, or no usable run recorded it; "
+                "`./run.sh model fit` fits it)")
+    assert part.relative_residuals is not None  # analysis/costmodel.fit_part writes it with every fit
+    reads = (f" + {_coef(part, 'per_read', 1e3)} ms per read request" if "per_read" in (part.terms or []) else
+             f"; reads: {part.reads}")
+    shape = part.rate_shape
+    return (f"{label} per request ({part.basis}): {_coef(part, 'per_trx', 1e3)} ms per write request"
+            f"{_at_fastest(shape)}{reads}; R² {part.r2:.3f}, n {part.n}, residuals within "
+            f"±{100 * max(map(abs, part.relative_residuals)):.0f} %" + _noise(part)
+            + ("" if not shape else f"\n    rate shape (× the cost at the fastest rate, from {shape['from']}): "
+               + ", ".join(f"{f:.2f} at {_num(r)}/s" for r, f in shape["points"])))
 
 
 def coefficient_table(model: CostModel) -> list[str]:
@@ -185,8 +207,76 @@ def render_plan(plan: dict[str, Any], replicas: int | None = None) -> str:
         *([f"To {replicas} replica(s): {_figure(_times(each, replicas))} B/s out of the master (each replica's "
            "stream, once per replica)"] if replicas and each else []),
         *_semi_sync(plan.get("semi_sync"), plan["transactions_per_s"]),
+        *render_capacity(plan.get("capacity")),  # a plan from before --cores has none
         *([f"Outside the model's domain: {plan['outside_domain']}"] if plan.get("outside_domain") else []),
     ])
+
+
+ROLE_LABEL = {"master": "master (mariadbd)", "replica": "each replica (mariadbd)", "app": "app (gunicorn workers)",
+              "load": "load (vegeta)"}
+
+
+def render_capacity(c: dict[str, Any] | None) -> list[str]:
+    """--cores: per role given, the cores it needs at the asked rate, their share of its cores and the rate it
+    sustains; the rate the plan sustains and the role that saturates first; the roles not judged; the assumption
+    (costmodel.capacity). Nothing without --cores."""
+    if not c:
+        return []
+    trx, roles = c["transactions_per_s"], c["roles"]
+    given = ",".join(f"{role}={role_['cores']:g}" for role, role_ in roles.items())
+    over = f" over the workload's tables ({', '.join(c['tables'])})" if c.get("tables") else ""
+    lines = [f"Capacity per role{over} at {_num(trx)} transactions/s asked (--cores {given}):"]
+    for role, got in roles.items():
+        lines.append(f"  {ROLE_LABEL[role]}: " + _role_line(role, got, c.get("threads") or 1))
+    for role in c["not_judged"]:
+        lines.append(f"  {ROLE_LABEL[role]}: not judged (not in --cores)")
+    first, sustained, threads = c["saturates_first"], c["sustained_transactions_per_s"], c.get("threads") or 1
+    if first is None:
+        lines.append("Sustained rate: not judged (no role given has a figure)")
+    else:
+        why = "" if roles[first].get("bound") != "apply" else " (its SQL thread)" if threads <= 1 else \
+            f" (its {threads} applier threads, if its transactions are independent)"
+        near = ("; within the interval: " + ", ".join(c["near"]) + " (which saturates first is not sure)"
+                if c["near"] else "")
+        short = (f"; below the {_num(trx)} asked: the mix does not fit these cores" if sustained["value"] < trx
+                 else "")
+        lines.append(f"Sustained: {_figure(sustained)} transactions/s of this mix, the {first} saturating "
+                     f"first{why}{near}{short}"
+                     + ("; the roles not judged may saturate sooner" if c["not_judged"] else ""))
+        if c.get("outside_domain"):
+            lines.append(f"The sustained rate lies outside the model's domain: {c['outside_domain']}")
+    lines.append(f"Assumed: {c['assumption']}")
+    return lines
+
+
+def _role_line(role: str, got: dict[str, Any], threads: int) -> str:
+    """One role's cores needed, their share of its cores and the rate it sustains (costmodel.capacity's); a
+    replica's SQL thread beside its cores."""
+    if got.get("cores_needed") is None:
+        text = got["no_data"]
+    else:
+        text = f"needs {_figure(got['cores_needed'])} cores, {_figure(got['utilisation'])} of its {got['cores']:g}"
+    if role == "replica" and got.get("apply"):  # no apply fit: the replica judged on its cores alone
+        text += f"; its SQL thread {got['apply']}"
+    elif role == "replica":
+        if got.get("cores_max_transactions_per_s"):
+            text += f" ({_figure(got['cores_max_transactions_per_s'])} transactions/s on them)"
+        thread = ("its SQL thread (serial apply: one core whatever its cores)" if threads <= 1 else
+                  f"its {threads} applier threads ({got['apply_at_once']:g} transaction(s) at once if independent: "
+                  f"min({threads}, its cores))")
+        text += f"; {thread} busy {_figure(got['apply_utilisation'])}"
+        if got.get("apply_max_transactions_per_s"):
+            text += f", keeping up with {_figure(got['apply_max_transactions_per_s'])} transactions/s"
+        if got.get("apply_max_conflicting"):
+            text += f" ({_figure(got['apply_max_conflicting'])} if they conflict)"
+    most = got.get("max_transactions_per_s")
+    if most:
+        bound = (" (bound by its SQL thread, not its cores)" if threads <= 1 else
+                 " (bound by its applier threads, not its cores)") if got["bound"] == "apply" else ""
+        return f"{text}; sustains {_figure(most)} transactions/s{bound}"
+    if got.get("cores_needed") is not None:
+        return f"{text}; not limiting at any rate the model can tell (it needs no CPU the fit prices)"
+    return text
 
 
 def _times(value: dict[str, float], factor: float) -> dict[str, float]:
@@ -202,7 +292,7 @@ def _parallel(p: dict[str, Any] | None) -> list[str]:
             "parallel-apply measures threads):")
     if at_once <= 1:
         return [f"{head} one thread's, {_figure(p['worst'])}: min({n}, the replica's cores) = 1 transaction applies "
-                f"at once (give the replica's cores with --replica-cores); lag {p['lag']}"]
+                f"at once (give the replica's cores with --cores replica=N); lag {p['lag']}"]
     return [f"{head} from {_figure(p['best'])} (independent transactions, min({n}, the replica's cores) = "
             f"{at_once:g} at once) to {_figure(p['worst'])} (conflicting ones, or one transaction: no thread splits "
             f"it); lag {p['lag']}",
