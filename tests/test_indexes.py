@@ -14,7 +14,7 @@ import pytest
 
 from replbench.analysis.studymetrics import index_costs, unit_metrics
 from replbench.core.config import ConfigError, Settings, index_names, secondary_indexes
-from replbench.core.results import StudyCell, study_of, summary_of
+from replbench.core.results import StudyCell, StudyRecord, study_of, summary_of
 from replbench.experiments import study, studyfile
 from replbench.measure.counters import NodeCounters, describe
 from replbench.report.studies import costliest_index
@@ -207,14 +207,28 @@ def test_each_index_is_weighed_against_every_index_at_the_same_pool_and_the_cost
         ("no city 4G", "all in 4G"), ("no email 4G", "all in 4G")]  # per pool, the costliest first; 'all' left out
     assert costs[2]["index"] == "idx_city_birth" and costs[2]["cost"] == pytest.approx(0.08)
     assert costs[2]["verdict"] == "different" and costs[3]["verdict"] == "within noise"
-    line = costliest_index(study_of({"cells": cells, "comparison": comparison}))[0]
+    # each cell against the one with every index at its pool, as a study's comparison records it; judged by the one
+    # rule (docs/metrics.md, "Comparing two figures"): 3 repeats a side, Welch's test, Holm over the study
+    base = {c["name"]: f"all in {c['knobs']['buffer_pool']}" for c in cells}
+
+    def with_rows(figures: dict[str, dict[str, object]]) -> StudyRecord:
+        rows = {name: {**r, "baseline": base[name], "verdict": "baseline" if base[name] == name else "different"}
+                for name, r in figures.items()}
+        return study_of({"cells": cells, "primary": ["replica_ms_per_write"],
+                         "comparison": {"write": {"replica_ms_per_write": rows}}})
+
+    line = costliest_index(with_rows(cpu))[0]
     assert line.startswith("- **Which index costs the replicas most**")
     assert "`write`, buffer_pool=4G: **`idx_city_birth`** costs most, 0.3 ms a write with every index against " \
-           "0.22 without it (+27 %); the others `uq_email` +0 % (noise)" in line
+           "0.22 without it (+27 %; p = " in line and "the others `uq_email` +0 % (not shown (p = 1))" in line
     assert "`write`, buffer_pool=128M: **`uq_email`** costs most" in line
-    quiet = {"write": {"replica_ms_per_write": {**cpu, "no city 4G": row([0.28, 0.31, 0.30])}}}
-    assert "buffer_pool=4G: no index's cost is beyond the repeats' noise" in costliest_index(
-        study_of({"cells": cells, "comparison": quiet}))[0]
+    quiet = {**cpu, "no city 4G": row([0.28, 0.31, 0.30])}
+    assert "buffer_pool=4G: no index's cost holds as a finding (the largest, `uq_email`, +0 %: not shown (p = 1)" in \
+        costliest_index(with_rows(quiet))[0]
+    # two repeats a side: described, never tested, never "not shown" (disjoint ranges here)
+    two = {name: row(r["values"][:2]) for name, r in cpu.items()}  # type: ignore[index]
+    assert "(the largest, `idx_city_birth`, +26 %: disjoint ranges, n = 2, not tested;" in \
+        costliest_index(with_rows(two))[0]
     # no cell misses one index
     assert costliest_index(study_of({"cells": cells[:2], "comparison": comparison})) == []
 

@@ -251,32 +251,33 @@ def test_a_read_run_reports_no_per_write_figures_from_stray_transactions() -> No
 def test_a_finding_comes_from_a_primary_metric_survives_holm_and_is_worth_a_headline() -> None:
     from replbench.analysis.findings import brief, nothing_held, sentence, study_findings
 
-    def study(values: dict[str, list[float]], metric: str = "bytes_per_write") -> StudyRecord:
-        units = [StudyUnit.model_validate({"cell": c, "scenario": "write", "metrics": {metric: v, "p99_ms": v}})
+    def study(values: dict[str, list[float]]) -> StudyRecord:
+        units = [StudyUnit.model_validate({"cell": c, "scenario": "write", "metrics": {"p99_ms": v}})
                  for c, vs in values.items() for v in vs]
         return study_of({"comparison": compare_cells(units, list(values))})
 
     big = study({"A": [500, 502, 505], "B": [250, 251, 253]})
-    found = study_findings(big, ["bytes_per_write"])
-    assert [(f["cell"], f["metric"]) for f in found] == [("B", "bytes_per_write")] and found[0]["effect"] > 1.9
+    found = study_findings(big, ["p99_ms"])
+    assert [(f["cell"], f["metric"]) for f in found] == [("B", "p99_ms")] and found[0]["effect"] > 1.9
     assert study_findings(big, ["goodput"]) == []  # only the declared primary metrics give findings
     # page one names the study and the test in each sentence; the study's own section says them once for all
     assert sentence("tiny", found[0]).startswith("`tiny` on `write`:") and "Holm" in sentence("tiny", found[0])
-    assert brief(found[0]).startswith("binlog B/write of `B` 0.") and "tiny" not in brief(found[0])
+    assert brief(found[0]).startswith("client p99 ms of `B` 0.") and "tiny" not in brief(found[0])
     assert "Holm" not in brief(found[0]) and "on `write` (p = " in brief(found[0])
     tiny = study({"A": [500, 500.5, 501], "B": [498, 498.5, 499]})
-    assert study_findings(tiny, ["bytes_per_write"]) == []  # beyond the noise, but 0.4 %: no headline
+    assert study_findings(tiny, ["p99_ms"]) == []  # beyond the noise, but 0.4 %: no headline
     # one comparison with p ≈ 0.02 holds alone; the same data among twelve cells of noise does not survive Holm
     pair = {"A": [100, 108, 104], "B": [120, 131, 125]}
-    alone = study_findings(study(pair), ["bytes_per_write"])
+    alone = study_findings(study(pair), ["p99_ms"])
     assert len(alone) == 1 and alone[0]["comparisons"] == 1
     crowd = {**pair, **{f"N{i}": [99 + i % 3, 105, 110 - i % 2] for i in range(11)}}
-    assert study_findings(study(crowd), ["bytes_per_write"]) == []
-    assert study_findings(study({"A": [100], "B": [200]}), ["bytes_per_write"]) == []  # one repeat: nothing tested
-    assert nothing_held(study(crowd), ["bytes_per_write"]) == "none holds over the study's 12 comparisons"
-    few = nothing_held(study({"A": [100, 104], "B": [150, 250], "C": [101, 99]}), ["bytes_per_write"])
-    assert few.startswith("none holds over the study's 2 comparisons — with 2 repeats on a side") and "not no" in few
-    assert nothing_held(study({"A": [100], "B": [200]}), ["bytes_per_write"]).startswith("none tested")
+    assert study_findings(study(crowd), ["p99_ms"]) == []
+    assert study_findings(study({"A": [100], "B": [200]}), ["p99_ms"]) == []  # one repeat: nothing tested
+    assert nothing_held(study(crowd), ["p99_ms"]) == "none holds over the study's 12 tested comparisons"
+    # two repeats a side: not tested, and said so (docs/metrics.md, "Comparing two figures")
+    few = nothing_held(study({"A": [100, 104], "B": [150, 250], "C": [101, 99]}), ["p99_ms"])
+    assert few == "none stated; 2 not tested: 2 repeats on a side, where a finding needs 3 (`--repeat 3` tests them)"
+    assert nothing_held(study({"A": [100], "B": [200]}), ["p99_ms"]).startswith("none stated; 1 not tested: 1 repeat ")
 
 
 def test_page_one_states_at_most_max_findings_sweep_limits_included() -> None:

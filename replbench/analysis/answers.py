@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.results import RunSummary, StudyRecord
-from ..core.stats import separated
 from ..topology import links
 from ..topology.knobs import Knobs, parse_size, recorded
 from . import limits
@@ -33,11 +32,11 @@ def saturation(summary: RunSummary, cores: int) -> list[dict[str, Any]]:
 
 def pool_index_costs(data: StudyRecord) -> list[dict[str, Any]]:
     """Per buffer pool of study working-set (largest first): each replica's CPU per applied write with the indexes
-    (`write`) and without (`write-noindex`), its rows of the comparison, the ratio and whether the repeats separate.
-    A pool without both cells is left out."""
+    (`write`) and without (`write-noindex`), its rows of the comparison and the ratio (what the one rule says of the
+    two is analysis/findings.words_of's, for the comparison's `group`). A pool without both cells is left out."""
     if not data.comparison:
         return []
-    per_metric = next(iter(data.comparison.values()))
+    group, per_metric = next(iter(data.comparison.items()))
     cells = {(c.scenario, (c.knobs or {}).get("buffer_pool")): c.name for c in data.cells or []}
     pools = sorted({pool for _, pool in cells}, key=lambda p: -parse_size(p) if p else 0)
     out = []
@@ -47,8 +46,8 @@ def pool_index_costs(data: StudyRecord) -> list[dict[str, Any]]:
         a, b = rows.get(indexed) if indexed else None, rows.get(bare) if bare else None
         if not a or not b or not a["median"] or not b["median"]:
             continue
-        out.append({"pool": pool, "indexed": indexed, "bare": bare, "ratio": a["median"] / b["median"],
-                    "separated": bool(separated(a["values"], b["values"])), "rows": (a, b)})
+        out.append({"group": group, "pool": pool, "indexed": indexed, "bare": bare, "ratio": a["median"] / b["median"],
+                    "rows": (a, b)})
     return out
 
 
@@ -63,13 +62,14 @@ def link_rtt_ms(spec: str | None) -> float | None:
 
 def round_trips(costs: list[dict[str, Any]], key: str = "commit_p50_ms") -> list[dict[str, Any]]:
     """Semi-sync's commit cost (studymetrics.semi_sync_cost's rows) in round trips of the cell's link: the cells
-    with a link and a cost beyond the noise."""
+    with a link and a cost whose repeats' ranges are disjoint from semi-sync off's (what the one rule says of each,
+    tested or not, is analysis/findings.words_of's, for its group and baseline)."""
     out = []
     for row in costs:
         rtt, cost = link_rtt_ms(row.get("link")), row.get(key)
         if rtt and cost and cost["verdict"] == "different":
             out.append({"cell": row["cell"], "semi_sync": row["semi_sync"], "rtt_ms": rtt, "cost_ms": cost["cost_ms"],
-                        "round_trips": cost["cost_ms"] / rtt})
+                        "round_trips": cost["cost_ms"] / rtt, "group": row["group"], "baseline": row["baseline"]})
     return out
 
 

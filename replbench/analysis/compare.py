@@ -6,8 +6,11 @@ MIN_RECORDED_RUNS of them; the 95 % prediction interval of a difference between 
 deviation, scipy's t); without them compare says plainly that one
 run each cannot separate a change from run-to-run noise, and calls nothing better or worse. A metric is called
 better or worse only when the difference lies outside that noise *and* beyond the --band floor; a run compared
-with itself is all noise. compare also warns when the two sides' machine calibrations differ by more than 10 %.
-The table is printed and saved under results/."""
+with itself is all noise. The one rule set of docs/metrics.md ("Comparing two figures", core/stats.judgement)
+holds here too: a count (binlog bytes per write) is compared exactly, never against a noise interval; two sweeps
+whose steps have fewer than FINDING_MIN_REPEATS repeats a side are described ("disjoint ranges, n = 2, not
+tested"), not bootstrapped; a lag under its floor prints "< 10", never as a value. compare also warns when the two
+sides' machine calibrations differ by more than 10 %. The table is printed and saved under results/."""
 
 from __future__ import annotations
 
@@ -17,16 +20,22 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..core.config import FINDING_MIN_REPEATS
 from ..core.nodenames import replicas_in
 from ..core.records import STATUS_SUCCEEDED
 from ..core.results import Host, Latency, RunSummary, read_meta, read_summary, read_sweep
-from ..core.stats import bootstrap_interval, median, percentile
+from ..core.stats import below_floor, bootstrap_interval, floor_text, judgement, median, percentile, testable
+from .studymetrics import BY_KEY, lag_floor_ms
 
 DEFAULT_BAND = 5.0  # percent: the smallest change ever called a change
 CALIBRATION_WARN = 0.10
 HIGHER_IS_BETTER = ("sent/s", "goodput/s", "success", "max sustainable rate")
 STEADY_TRIM = 0.1
 MIN_RECORDED_RUNS = 3  # recorded runs of the same scenario, rate and settings that make a between-run noise figure
+# the figures that are counts of the workload (analysis/studymetrics declares which, and why they can differ):
+# compared exactly, never against a noise interval
+COUNTS = {"binlog bytes/write": BY_KEY["bytes_per_write"].count}
+LAG = "lag p99 ms"  # the figures with the lag's floor
 
 
 class CompareError(Exception):
@@ -125,7 +134,7 @@ def run_figures(s: RunSummary, prefix: str = "") -> dict[str, float | None]:
     return figures
 
 
-Side = tuple[dict[str, float | None], dict[str, list[float]], Host]
+Side = tuple[dict[str, float | None], dict[str, list[float]], Host, float]  # figures, samples, host, lag floor
 
 
 def _stat_for(metric: str) -> Callable[[Sequence[float]], float]:
@@ -137,25 +146,27 @@ def _stat_for(metric: str) -> Callable[[Sequence[float]], float]:
 
 
 def side_of(folder: Path) -> Side:
-    """(figures, samples per figure, host) of a run folder or a sweep folder."""
+    """(figures, samples per figure, host, the lag's floor) of a run folder or a sweep folder."""
     if (folder / "sweep.json").exists():
         sweep = read_sweep(folder)
         figures: dict[str, float | None] = {"max sustainable rate": sweep.max_sustainable_rate}
         samples: dict[str, list[float]] = {}
         host: Host | None = None
+        every: list[RunSummary] = []
         for step in sorted(sweep.steps or [], key=lambda s: s.rate):  # type: ignore[arg-type,return-value]
             summaries = [(folder / f, read_summary(folder / f))
                          for f in step.folders or [] if (folder / f / "summary.json").exists()]
             if not summaries:
                 continue
+            every += [s for _, s in summaries]
             per_repeat = [run_figures(s, f"@{step.rate} ") for _, s in summaries]
             for key in per_repeat[0]:
                 figures[key] = median([r[key] for r in per_repeat])
                 samples[key] = [v for r in per_repeat if (v := r[key]) is not None]  # repeats are the samples
             host = host or _host(summaries[0][0])  # the first step whose run says what it ran on
-        return figures, samples, host or Host()
+        return figures, samples, host or Host(), lag_floor_ms(every)
     summary = read_summary(folder)
-    return run_figures(summary), run_samples(folder, summary), _host(folder) or Host()
+    return run_figures(summary), run_samples(folder, summary), _host(folder) or Host(), lag_floor_ms([summary])
 
 
 def _host(folder: Path) -> Host | None:
@@ -235,8 +246,34 @@ def between_runs(runs: list[RunSummary],
     return out
 
 
+def ruled(key: str, va: float | None, vb: float | None, samples: tuple[list[float], list[float]],
+          floor: float) -> list[str] | None:
+    """A row the one rule decides before any noise interval (docs/metrics.md, "Comparing two figures"): a count,
+    compared exactly; a lag under its floor, printed '< 10' with no difference; two sweeps' figure from fewer than
+    FINDING_MIN_REPEATS repeats a side, described, not tested. None for a row judged against its noise. Its cells:
+    base, new, delta, delta %, noise, verdict."""
+    if va is None or vb is None:
+        return None
+    if key.endswith(LAG) and (below_floor(va, floor) or below_floor(vb, floor)):
+        shown = [floor_text(floor) if below_floor(v, floor) else _fmt(v) for v in (va, vb)]
+        return [*shown, "–", "–", "–", f"under the lag's floor ({floor:g} ms) on "
+                + ("both sides" if below_floor(va, floor) and below_floor(vb, floor) else "one side")
+                + ": not a value"]
+    count = next((why for name, why in COUNTS.items() if key.endswith(name)), "")
+    a, b = samples
+    if count:
+        words = judgement(a or [va], b or [vb], count=count).text
+    elif a and b and not testable(a, b):
+        words = judgement(a, b).text
+    else:
+        return None
+    delta = vb - va
+    return [_fmt(va), _fmt(vb), f"{delta:+.4g}", "–" if not va else f"{100.0 * delta / abs(va):+.1f}%", "–", words]
+
+
 def compare(base: Path, new: Path, band: float = DEFAULT_BAND, results: Path | None = None) -> str:
-    (fa, sa, ha), (fb, sb, hb) = side_of(base), side_of(new)
+    (fa, sa, ha, floor_a), (fb, sb, hb, floor_b) = side_of(base), side_of(new)
+    floor = max(floor_a, floor_b)
     keys = [k for k in fa if k in fb] + [k for k in fb if k not in fa]
     single = not (base / "sweep.json").exists() and not (new / "sweep.json").exists()
     lines = [f"# compare: `{base.name}` (base) vs `{new.name}` (new)", ""]
@@ -260,7 +297,9 @@ def compare(base: Path, new: Path, band: float = DEFAULT_BAND, results: Path | N
                   "study) to compare.", ""]
     else:
         lines += [f"A metric is called better or worse only when the difference is outside the noise interval (95 % "
-                  f"bootstrap of the difference, from each step's repeats) and beyond ±{band:g} %.", ""]
+                  f"bootstrap of the difference, from each step's repeats, at least {FINDING_MIN_REPEATS} a side) "
+                  f"and beyond ±{band:g} %; with fewer repeats a step's figure is described, not tested, and a "
+                  "count is compared exactly (docs/metrics.md, \"Comparing two figures\").", ""]
     ca, cb = ha.calibration_score, hb.calibration_score
     machines_differ = bool(ca and cb and abs(cb - ca) / ca > CALIBRATION_WARN)
     if machines_differ:
@@ -271,6 +310,11 @@ def compare(base: Path, new: Path, band: float = DEFAULT_BAND, results: Path | N
     lines += ["| metric | base | new | delta | delta % | noise (95 %) | verdict |", "|---|---|---|---|---|---|---|"]
     for key in keys:
         va, vb = fa.get(key), fb.get(key)
+        # counts, lags under their floor, and sweeps' figures from too few repeats: the rule decides, not noise
+        said = ruled(key, va, vb, ([], []) if single else (sa.get(key) or [], sb.get(key) or []), floor)
+        if said is not None:
+            lines.append(f"| {key} | " + " | ".join(said) + " |")
+            continue
         if single:  # a run's own seconds say nothing of how much two runs differ
             noise = recorded.get(key)
             delta, pct, noise_text, label = verdict(key, va, vb, band, noise)

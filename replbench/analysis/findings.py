@@ -1,36 +1,35 @@
 """Findings that hold: a study states a difference only for the metrics its file declares primary, only between
 two cells that differ in one setting (its baseline, the first cell or the first with its values of the file's
 baseline_per, when the two differ in one; else each cell that differs from it in one setting, that setting at the
-baseline's value), and only when it is large enough to matter (FINDING_MIN_FACTOR either way). How it holds depends
-on the quantity:
+baseline's value), and only when it is large enough to matter (FINDING_MIN_FACTOR either way). How each comparison
+is judged and worded is the one rule set, core/stats.judgement (docs/metrics.md, "Comparing two figures"):
 
-- a count the server keeps (bytes per write, dump threads, spills) whose repeats (two or more) agree within
-  COUNT_SPREAD is compared exactly: the ratio of the medians with their spread, no test (a t-test on a
-  deterministic count says nothing a ratio does not);
-- a net-of-idle figure against a baseline below its resolution: a lower bound (the figure over the resolution,
-  "≥ 40×") when every repeat is above the resolution;
-- anything else: Welch's t-test on the logarithms of the repeats (scipy.stats.ttest_ind, equal_var=False: costs
-  are positive and their noise multiplicative, so a ratio is what is tested), over the whole study at once Holm's
-  step-down correction (statsmodels' multipletests), family-wise error ALPHA. With fewer than two repeats on a side,
-  or no spread on both, nothing is tested.
+- a count (studymetrics.Metric.count: bytes, rows, pages, syncs, threads) is compared exactly with its spread and
+  never tested: it holds when the two sides' ranges are disjoint; a side whose repeats differ says why they can;
+- a net-of-idle figure, or a lag, against a baseline below its resolution or floor: a lower bound (the figure over
+  the resolution, "≥ 40×") when every repeat is above it;
+- a measured quantity with FINDING_MIN_REPEATS repeats on each side: Welch's t-test on the logarithms of the repeats
+  (core/stats.welch_log_p), over the whole study at once Holm's step-down correction, family-wise error
+  FINDING_ALPHA;
+- a measured quantity with fewer repeats: not tested, and no finding; its effect is described ("disjoint ranges,
+  n = 2, not tested" or "not tested (n = 2)"), never called "not shown".
 """
 
 from __future__ import annotations
 
-import math
 import statistics
-import warnings
 from typing import Any
 
-from ..core.results import StudyCell, StudyRecord
-from .studymetrics import BY_KEY, figure_text, fmt, row_of, setting_value, unresolved
-from .verdicts import FINDING_MIN_FACTOR
+from ..core.config import FINDING_MIN_FACTOR, FINDING_MIN_REPEATS
+from ..core.results import ComparisonRow, StudyCell, StudyRecord
+from ..core.stats import holm, judgement, present, testable, welch_log_p
+from .studymetrics import BY_KEY, FLOOR, figure_text, fmt, row_of, setting_value, unresolved
 
-ALPHA = 0.05  # the study's family-wise error rate, over all its tested comparisons
 MAX_FINDINGS = 15  # the report's first page states at most this many, the largest effects first
-COUNT_SPREAD = 0.005  # a count whose repeats span at most this share of their median is deterministic: not tested
+MAX_UNTESTED_SAID = 1  # a study's section names at most this many untested effects with disjoint ranges
 
-TESTED, COUNT, BOUND = "Welch", "count", "lower bound"  # how a comparison is judged
+# how a comparison is judged (core/stats.judgement's `how`, and the lower bound)
+TESTED, COUNT, BOUND, UNTESTED = "Welch", "count", "lower bound", "untested"
 
 
 def factors(a: StudyCell, b: StudyCell) -> list[str]:
@@ -58,12 +57,29 @@ def pairs(data: StudyRecord, cell: str, stored: str | None) -> list[str]:
     return out
 
 
-def _deterministic(values: list[float]) -> bool:
-    """Repeats (two at least: one shows no spread) that agree within COUNT_SPREAD of their median."""
-    if len(values) < 2:
-        return False
-    mid = statistics.median(values)
-    return bool(mid) and (max(values) - min(values)) <= COUNT_SPREAD * abs(mid)
+def _compared(key: str, row: ComparisonRow, base: ComparisonRow) -> dict[str, Any] | None:
+    """One comparison of a cell's row with its baseline's, before the study-wide correction: its kind, factor, the
+    values it was judged on (every repeat's, zeros included) and, for a tested one, its raw p-value (on the
+    positive repeats: the test is on their logarithms); None where nothing can be said (a cell that cannot be told
+    from zero or its floor, or no figure)."""
+    metric = BY_KEY[key]
+    if unresolved(row, key) is not None:
+        return None  # no finding from a cell that cannot be told from zero (or from its floor)
+    a, b = present(row.values or []), present(base.values or [])
+    if not a:
+        return None
+    bound = unresolved(base, key)
+    if bound is not None:
+        if min(a) <= bound[1]:
+            return None
+        return {"kind": BOUND, "factor": round(statistics.median(a) / bound[1], 4), "p": None, "a": a, "b": b}
+    if not b or not statistics.median(b):
+        return None
+    factor = round(statistics.median(a) / statistics.median(b), 4)
+    if metric.count:
+        return {"kind": COUNT, "factor": factor, "p": None, "a": a, "b": b}
+    p = welch_log_p([v for v in a if v > 0], [v for v in b if v > 0]) if testable(a, b) else None
+    return {"kind": TESTED if p is not None else UNTESTED, "factor": factor, "p": p, "a": a, "b": b}
 
 
 def comparisons(study: StudyRecord, primary: list[str]) -> list[dict[str, Any]]:
@@ -80,88 +96,90 @@ def comparisons(study: StudyRecord, primary: list[str]) -> list[dict[str, Any]]:
                 stored = row.baseline if row.baseline is not None else first
                 for base_name in pairs(study, cell, stored):
                     base = rows.get(base_name)
-                    if base is None or unresolved(row, key) is not None:
-                        continue  # no finding from a cell that cannot be told from zero
-                    a = [v for v in row.values or [] if v is not None and v > 0]
-                    b = [v for v in base.values or [] if v is not None and v > 0]
-                    if not a:
+                    found = _compared(key, row, base) if base is not None else None
+                    if found is None:
                         continue
-                    found = {"group": group, "metric": key, "cell": cell, "baseline": base_name,
-                             "n": (len(a), len(b)), "text": (figure_text(row, key), figure_text(base, key))}
-                    bound = unresolved(base, key)
-                    if bound is not None:
-                        if min(a) > bound[1]:
-                            out.append({**found, "kind": BOUND, "factor": round(statistics.median(a) / bound[1], 4),
-                                        "p": None})
-                        continue
-                    if not b:
-                        continue
-                    factor = round(statistics.median(a) / statistics.median(b), 4)
-                    if BY_KEY[key].count and _deterministic(a) and _deterministic(b):
-                        out.append({**found, "kind": COUNT, "factor": factor, "p": None})
-                    else:
-                        out.append({**found, "kind": TESTED, "factor": factor, "p": _p_value(a, b)})
+                    assert base is not None
+                    out.append({"group": group, "metric": key, "cell": cell, "baseline": base_name,
+                                "n": (len(found["a"]), len(found["b"])),
+                                "text": (figure_text(row, key), figure_text(base, key)), **found})
     return out
 
 
-def _p_value(a: list[float], b: list[float]) -> float | None:
-    if len(a) < 2 or len(b) < 2:
-        return None
-    from scipy import stats as scipy_stats  # heavy (0.8 s with statsmodels): imported when findings are computed,
-    #                                         not by every ./run.sh command that imports the report
-
-    la, lb = [math.log(v) for v in a], [math.log(v) for v in b]
-    if len(set(la)) == 1 and len(set(lb)) == 1:
-        return None  # no spread on either side: nothing to test against
-    with warnings.catch_warnings():  # nearly identical repeats: scipy warns, and the p-value says so itself
-        warnings.simplefilter("ignore", RuntimeWarning)
-        p = float(scipy_stats.ttest_ind(la, lb, equal_var=False).pvalue)
-    return None if math.isnan(p) else p
+def judged(study: StudyRecord, primary: list[str]) -> list[dict[str, Any]]:
+    """Every comparison of comparisons() judged by the rule: the tested ones after Holm's correction over the study's
+    tested comparisons (`p_holm`, `comparisons`), each with `words` (core/stats.judgement's, or "a lower bound"),
+    `effect` (the factor either way) and `holds` (a finding: it holds by its kind's rule and is at least a 10 %
+    effect)."""
+    everything = comparisons(study, primary)
+    tested = [c for c in everything if c["kind"] == TESTED]
+    corrected = dict(zip((id(c) for c in tested), holm([c["p"] for c in tested])))
+    out = []
+    for c in everything:
+        effect = round(max(c["factor"], 1 / c["factor"]), 3) if c["factor"] else 0.0
+        big = effect >= FINDING_MIN_FACTOR
+        if c["kind"] == BOUND:
+            out.append({**c, "effect": effect, "holds": big, "words": BOUND})
+            continue
+        if c["kind"] == TESTED:
+            rejected, p_holm = corrected[id(c)]
+            said = judgement(c["a"], c["b"], test=(p_holm, rejected))
+            out.append({**c, "effect": effect, "holds": rejected and big, "words": said.text, "p_holm": p_holm,
+                        "comparisons": len(tested)})
+            continue
+        said = judgement(c["a"], c["b"], count=BY_KEY[c["metric"]].count)
+        out.append({**c, "effect": effect, "holds": bool(said.disjoint) and big and c["kind"] == COUNT,
+                    "words": said.text})
+    return out
 
 
 def study_findings(data: StudyRecord, primary: list[str]) -> list[dict[str, Any]]:
     """The comparisons that hold and are at least a 10 % effect: the tested ones after Holm's correction over the
-    study's tested comparisons (with the corrected p-value and how many were tested), the counts compared exactly
-    and the lower bounds as they are. Largest effect first."""
-    everything = comparisons(data, primary)
-    tested = [c for c in everything if c["kind"] == TESTED and c["p"] is not None]
-    held: list[dict[str, Any]] = []
-    if tested:
-        from statsmodels.stats.multitest import multipletests  # heavy: see _p_value
+    study's tested comparisons (with the corrected p-value and how many were tested), the counts whose ranges are
+    disjoint and the lower bounds. Largest effect first."""
+    return sorted((c for c in judged(data, primary) if c["holds"]), key=lambda f: -f["effect"])
 
-        reject, corrected, _, _ = multipletests([c["p"] for c in tested], alpha=ALPHA, method="holm")
-        held = [{**c, "p_holm": float(p), "comparisons": len(tested)} for c, holds, p in zip(tested, reject, corrected)
-                if holds]
-    held += [c for c in everything if c["kind"] in (COUNT, BOUND)]
-    found = []
-    for c in held:
-        effect = max(c["factor"], 1 / c["factor"]) if c["factor"] else 0.0
-        if effect >= FINDING_MIN_FACTOR:
-            found.append({**c, "effect": round(effect, 3)})
-    return sorted(found, key=lambda f: -f["effect"])
+
+def untested_effects(data: StudyRecord, primary: list[str]) -> list[dict[str, Any]]:
+    """The measured comparisons left untested (fewer than FINDING_MIN_REPEATS repeats a side) whose ranges are
+    disjoint and whose effect is at least 10 %: no finding, but not nothing either. Largest first."""
+    return sorted((c for c in judged(data, primary) if c["kind"] == UNTESTED and c["effect"] >= FINDING_MIN_FACTOR
+                   and c["words"].startswith("disjoint")), key=lambda f: -f["effect"])
 
 
 def nothing_held(data: StudyRecord, primary: list[str]) -> str:
-    """What the report says when no comparison holds: how many were tested and, with two repeats on a side, that
-    Welch's test then has one to two degrees of freedom, so "none holds" is not "no difference"."""
-    tested = [c for c in comparisons(data, primary) if c["p"] is not None]
-    if not tested:
-        return "none tested (fewer than two repeats on a side, or no spread)"
-    fewest = min(min(c["n"]) for c in tested)
-    return (f"none holds over the study's {len(tested)} comparisons"
-            + (f" — with {fewest} repeats on a side Welch's test has one to two degrees of freedom, so a difference "
-               f"survives the correction only with almost no spread: this says too few repeats, not no difference "
-               f"(`--repeat 5` tests it)" if fewest < 3 else ""))
+    """What the report says when no comparison holds: how many were tested, and how many had too few repeats to
+    be (a test without power says nothing, so "none holds" is never said of them)."""
+    every = judged(data, primary)
+    if not every:
+        return "none compared (no cell against a baseline that differs from it in one setting)"
+    tested = sum(c["kind"] == TESTED for c in every)
+    untested = sum(c["kind"] == UNTESTED for c in every)
+    said = [f"none holds over the study's {tested} tested comparisons" if tested else "none stated"]
+    if untested:
+        fewest = min(min(c["n"]) for c in every if c["kind"] == UNTESTED)
+        said.append(f"{untested} not tested: {fewest} repeat{'' if fewest == 1 else 's'} on a side, where a finding "
+                    f"needs {FINDING_MIN_REPEATS} (`--repeat {FINDING_MIN_REPEATS}` tests them)")
+    return "; ".join(said)
+
+
+def untested_text(data: StudyRecord, primary: list[str]) -> str:
+    """The untested effects with disjoint ranges, as a study's section names them (the largest few): '' for none."""
+    effects = untested_effects(data, primary)
+    if not effects:
+        return ""
+    more = len(effects) - MAX_UNTESTED_SAID
+    return "; ".join(f"{BY_KEY[c['metric']].label} of `{c['cell']}` {fmt(c['factor'])}× `{c['baseline']}`'s on "
+                     f"`{c['group']}` ({c['text'][0]} against {c['text'][1]}: {c['words']})"
+                     for c in effects[:MAX_UNTESTED_SAID]) + (f"; {more} more in its study.md" if more > 0 else "")
 
 
 def _how(finding: dict[str, Any]) -> str:
     """How a finding holds, in its own words: the counts with their spread, the lower bound, or the test."""
     a, b = finding["text"]
-    if finding["kind"] == COUNT:
-        return f"{a} against {b}: counts, compared exactly, no test"
-    if finding["kind"] == BOUND:
-        return f"{a} against {b}: a lower bound"
-    return f"p = {finding['p_holm']:.3g}"
+    if finding["kind"] in (COUNT, BOUND):
+        return f"{a} against {b}: {finding['words']}"
+    return finding["words"]
 
 
 def _factor(finding: dict[str, Any]) -> str:
@@ -184,3 +202,23 @@ def sentence(study: str, finding: dict[str, Any]) -> str:
         how = f"{'more' if more else 'less'}; {_how(finding)}"
     return (f"`{study}` on `{finding['group']}`: {metric.label} of `{finding['cell']}` is {_factor(finding)} "
             f"`{finding['baseline']}`'s ({how})")
+
+
+def words_of(every: list[dict[str, Any]], study: StudyRecord, group: str, key: str, cell: str,
+             baseline: str) -> tuple[bool, str]:
+    """(holds, words) for one comparison as the rule judges it: the study's own judgement (judged(), passed as
+    `every`) where the metric is primary and the pair one it compares; else the rule's words without a test
+    (core/stats.judgement: a comparison outside the study's tested family is described, never tested), or
+    "not compared" where a side has no row."""
+    which = (group, key, cell, baseline)
+    hit = next((c for c in every if (c["group"], c["metric"], c["cell"], c["baseline"]) == which), None)
+    if hit is not None:
+        return hit["holds"], hit["words"]
+    rows = ((study.comparison or {}).get(group) or {}).get(key) or {}
+    a, b = rows.get(cell), rows.get(baseline)
+    if not a or not b:
+        return False, "not compared"
+    bounds = [bound for r in (a, b) if (bound := unresolved(row_of(r), key)) is not None]
+    if bounds:  # a figure that is not a value is compared with nothing
+        return False, "not compared: " + ("under its floor" if bounds[0][0] == FLOOR else "below its resolution")
+    return False, judgement(row_of(a).values or [], row_of(b).values or [], count=BY_KEY[key].count).text

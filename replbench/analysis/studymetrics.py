@@ -1,7 +1,10 @@
 """What a study measures and how its cells compare: each metric taken from one run's summary.json (or one
 apply-capacity's apply.json, or one big transaction's bigtx.json), then per cell and scenario the median and
-min–max over repeats, the ratio to the baseline cell, and the verdict: a difference only when the repeats' ranges
-do not overlap, else "within noise". Shared by the study runner (study.json, the terminal table) and report.md."""
+min–max over repeats, the ratio to the baseline cell, and the verdict recorded in study.json: "different" when the
+repeats' ranges do not overlap, else "within noise" (a description of the ranges: what a reader is told of a
+difference is core/stats.judgement's, docs/metrics.md "Comparing two figures"). Which metrics are counts (compared
+exactly, never tested) and which have a floor is declared here, once, in METRICS. Shared by the study runner
+(study.json, the terminal table) and report.md."""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.config import index_names
+from ..core.config import LAG_FLOOR_MS, index_names
 from ..core.nodenames import replicas_in
 from ..core.records import STATUS_FAILED
 from ..core.results import (
@@ -33,7 +36,7 @@ from ..core.results import (
     WritebackNode,
 )
 from ..core.scenario import PassCriteria
-from ..core.stats import median, ratio, separated, spread
+from ..core.stats import below_floor, floor_text, judgement, median, ratio, separated, spread
 from . import rules
 from .costmodel import node_counters
 
@@ -51,7 +54,21 @@ class Metric:
     source: str = "run"  # run (summary.json), apply (apply.json) or bigtx (bigtx.json)
     never: Callable[[Any], bool] | None = None  # a unit whose figure never came (counted, not dropped)
     resolution: Callable[[Any], float | None] | None = None  # below it the figure cannot be told from 0
-    count: bool = False  # a count the server keeps (bytes, threads, spills): compared exactly, never tested
+    # a count of the workload (bytes, rows, pages, syncs, threads, requests), not a timing or CPU: why its repeats
+    # can differ, printed where they do; compared exactly with its spread, never tested (core/stats.judgement)
+    count: str = ""
+    floor: float | None = None  # in the metric's unit: below it nothing is resolved, printed "< floor" (the lag's)
+
+
+# why a count's repeats can differ (printed beside a count whose repeats do, in place of a test): docs/metrics.md,
+# "Comparing two figures"
+BYTES_VARY = "row images follow the data, rewritten each run"
+PAGES_VARY = "pages follow the pool's state at the run's start"
+SYNCS_VARY = "syncs per write follow how many commits shared a group commit, which follows their timing"
+ROWS_VARY = "the new values are drawn afresh each run, and an update that leaves a row as it was changes nothing"
+THREADS_VARY = "a dump thread lives as long as its replica's connection"
+SHED_VARY = "what the app sheds follows when its queue reached its bound"
+SPILLS_VARY = "a transaction spills once its events outgrow the binlog cache, and its row images follow the data"
 
 
 def _wrote(summary: RunSummary) -> bool:
@@ -116,6 +133,13 @@ def _never_caught_up(summary: RunSummary) -> bool:
 REPLICA_MEANS = "the worse replica's figure (the larger CPU, lag or pages, the smaller apply rate)"
 
 
+def lag_floor_ms(summaries: list[RunSummary]) -> float:
+    """The floor of these runs' lag figures (docs/metrics.md, "Lag"): the widest any recorded (summary.json
+    lag_floor_ms: the positions' achieved read interval, or the heartbeat's period in runs measured before them),
+    LAG_FLOOR_MS where none recorded one."""
+    return float(max((s.lag_floor_ms for s in summaries if s.lag_floor_ms is not None), default=LAG_FLOOR_MS))
+
+
 def _worse_replica(per_node: Mapping[str, Any], figure: Callable[[Any], Num | None]) -> float | None:
     """The worse (larger) of the replicas' figure: per_node maps node names to records (None where a node has none)."""
     values = [figure(v) for r in replicas_in(per_node) if (v := per_node[r]) is not None]
@@ -176,30 +200,36 @@ def _bigtx_replica(data: BigTxRecord, figure: Callable[[BigTxReplica], Num | Non
 
 
 METRICS: tuple[Metric, ...] = (
-    Metric("bytes_per_write", "binlog B/write", "B", lambda s: _binlog(s).bytes_per_write, count=True),
+    Metric("bytes_per_write", "binlog B/write", "B", lambda s: _binlog(s).bytes_per_write, count=BYTES_VARY),
     Metric("bytes_per_row", "binlog B/row", "B", lambda s: _binlog(s).bytes_per_row if _wrote(s) else None,
-           count=True),
+           count=BYTES_VARY),
     Metric("master_ms_per_write", "master CPU-ms/write", "ms", lambda s: _per_trx(s, "master"),
            resolution=lambda s: _per_trx_resolution(s, ("master",))),
     Metric("sent_per_write", "bytes sent to all replicas/write", "B", lambda s: _binlog(s).sent_bytes_per_write,
-           count=True),
-    Metric("dump_threads", "master binlog dump threads", "", lambda s: _binlog(s).dump_threads, count=True),
+           count=BYTES_VARY),
+    Metric("dump_threads", "master binlog dump threads", "", lambda s: _binlog(s).dump_threads, count=THREADS_VARY),
     Metric("replica_ms_per_write", "replica CPU-ms/applied write", "ms",
            lambda s: max([v for v in (_per_trx(s, r) for r in _replicas(s)) if v is not None], default=None),
            resolution=lambda s: _per_trx_resolution(s, _replicas(s))),
-    Metric("rows_changed_pct", "rows changed %", "%", _rows_changed_pct, lower_is_better=False),
+    Metric("rows_changed_pct", "rows changed %", "%", _rows_changed_pct, lower_is_better=False, count=ROWS_VARY),
     Metric("replica_disk_reads_per_write", "replica pages read from disk/write", "",
-           lambda s: _worse_replica(_nodes(s), lambda n: _net(n, "pool_disk_reads_per_write")) if _wrote(s) else None),
+           lambda s: _worse_replica(_nodes(s), lambda n: _net(n, "pool_disk_reads_per_write")) if _wrote(s) else None,
+           count=PAGES_VARY),
     Metric("replica_pages_read_per_write", "replica InnoDB pages read/write", "",
-           lambda s: _worse_replica(_nodes(s), lambda n: _net(n, "pages_read_per_write")) if _wrote(s) else None),
+           lambda s: _worse_replica(_nodes(s), lambda n: _net(n, "pages_read_per_write")) if _wrote(s) else None,
+           count=PAGES_VARY),
     Metric("replica_pages_written_per_write", "replica InnoDB pages written/write", "",
-           lambda s: _worse_replica(_nodes(s), lambda n: _net(n, "pages_written_per_write")) if _wrote(s) else None),
+           lambda s: _worse_replica(_nodes(s), lambda n: _net(n, "pages_written_per_write")) if _wrote(s) else None,
+           count=PAGES_VARY),
     Metric("replica_pages_flushed_per_write", "replica pages flushed/write", "",
-           lambda s: _worse_replica(_nodes(s), lambda n: _net(n, "pages_flushed_per_write")) if _wrote(s) else None),
+           lambda s: _worse_replica(_nodes(s), lambda n: _net(n, "pages_flushed_per_write")) if _wrote(s) else None,
+           count=PAGES_VARY),
     Metric("master_kb_written_per_write", "master KB written/write", "KB",
-           lambda s: _net(node_counters(s, "master"), "kb_written_per_write") if _wrote(s) else None),
+           lambda s: _net(node_counters(s, "master"), "kb_written_per_write") if _wrote(s) else None,
+           count=PAGES_VARY),
     Metric("replica_kb_written_per_write", "replica KB written/write", "KB",
-           lambda s: _worse_replica(_nodes(s), lambda n: _net(n, "kb_written_per_write")) if _wrote(s) else None),
+           lambda s: _worse_replica(_nodes(s), lambda n: _net(n, "kb_written_per_write")) if _wrote(s) else None,
+           count=PAGES_VARY),
     # the run's figure with its write-back (its own dirty pages forced out after it: analysis/writeback), absent in
     # runs recorded before it was measured
     Metric("master_ms_per_write_with_writeback", "master CPU-ms/write with write-back", "ms",
@@ -207,21 +237,25 @@ METRICS: tuple[Metric, ...] = (
     Metric("replica_ms_per_write_with_writeback", "replica CPU-ms/write with write-back", "ms",
            lambda s: _writeback(s, _replicas(s), lambda n: n.cpu_ms_per_write_net_with_writeback)),
     Metric("replica_kb_written_per_write_with_writeback", "replica KB written/write with write-back", "KB",
-           lambda s: _writeback(s, _replicas(s), lambda n: n.kb_written_per_write_with_writeback)),
+           lambda s: _writeback(s, _replicas(s), lambda n: n.kb_written_per_write_with_writeback), count=PAGES_VARY),
     Metric("replica_pages_flushed_per_write_with_writeback", "replica pages flushed/write with write-back", "",
-           lambda s: _writeback(s, _replicas(s), lambda n: n.pages_flushed_per_write_with_writeback)),
+           lambda s: _writeback(s, _replicas(s), lambda n: n.pages_flushed_per_write_with_writeback),
+           count=PAGES_VARY),
     Metric("binlog_syncs_per_write", "master binlog syncs/write", "",
-           lambda s: _net(node_counters(s, "master"), "binlog_syncs_per_write") if _wrote(s) else None),
+           lambda s: _net(node_counters(s, "master"), "binlog_syncs_per_write") if _wrote(s) else None,
+           count=SYNCS_VARY),
     Metric("fsyncs_per_write", "master InnoDB fsyncs/write", "",
-           lambda s: _net(node_counters(s, "master"), "fsyncs_per_write")),
-    Metric("lag_p99_ms", "lag p99 ms", "ms", lambda s: _worse_replica(s.lag or {}, lambda lag: lag.p99_ms)),
+           lambda s: _net(node_counters(s, "master"), "fsyncs_per_write"), count=SYNCS_VARY),
+    Metric("lag_p99_ms", "lag p99 ms", "ms", lambda s: _worse_replica(s.lag or {}, lambda lag: lag.p99_ms),
+           floor=LAG_FLOOR_MS),
     Metric("catch_up_s", "catch-up s", "s", lambda s: None if _never_caught_up(s) else
            max((s.catch_up_s or {}).values(), default=None), never=lambda s: _never_caught_up(s)),
     Metric("p99_ms", "client p99 ms", "ms", lambda s: _latency(s).p99),
     Metric("commit_p50_ms", "write p50 ms", "ms", lambda s: _latency(s).p50 if _wrote(s) else None),
     Metric("commit_mean_ms", "write mean ms", "ms", lambda s: _latency(s).mean if _wrote(s) else None),
     Metric("goodput", "goodput/s", "/s", lambda s: s.goodput, lower_is_better=False),
-    Metric("shed", "requests shed by the app", "", lambda s: s.app_admission.shed if s.app_admission else None),
+    Metric("shed", "requests shed by the app", "", lambda s: s.app_admission.shed if s.app_admission else None,
+           count=SHED_VARY),
     Metric("app_ms_per_ok", "app CPU-ms/ok", "ms", lambda s: _per_ok(s, "app")),
     Metric("db_ms_per_ok", "db CPU-ms/ok", "ms", lambda s: _db_per_ok(s)),
     Metric("db_share", "db share of host", "", lambda s: s.db_share_of_host, lower_is_better=False),
@@ -233,17 +267,18 @@ METRICS: tuple[Metric, ...] = (
     Metric("apply_ms_per_trx", "replica CPU-ms/trx (apply)", "ms",
            lambda d: _apply(d, lambda r: r.cpu_ms_per_trx, cost=True), source="apply"),
     Metric("bigtx_binlog_mb", "binlog MB per transaction", "MB", lambda d: _bigtx(d, lambda t: t.binlog_bytes, 1e-6),
-           source="bigtx", count=True),
+           source="bigtx", count=BYTES_VARY),
     Metric("bigtx_master_s", "master s (execute + commit)", "s", lambda d: _bigtx(d, lambda t: t.master_seconds),
            source="bigtx"),
     Metric("bigtx_applied_s", "slowest replica applied, s after commit", "s",
            lambda d: _bigtx_replica(d, lambda r: r.applied_after_commit_s), source="bigtx"),
     Metric("bigtx_lag_peak_s", "lag peak s", "s", lambda d: _bigtx_replica(d, lambda r: r.peak_ms, 1e-3),
-           source="bigtx"),
+           source="bigtx", floor=LAG_FLOOR_MS / 1000),
     Metric("bigtx_lag_above_s", "lag above its floor, s", "s",
            lambda d: _bigtx_replica(d, lambda r: r.above_floor_s), source="bigtx"),
     Metric("bigtx_cache_spills", "binlog cache spills to disk", "",
-           lambda d: _bigtx(d, lambda t: t.binlog_cache_disk_use), source="bigtx", count=True),
+           lambda d: _bigtx(d, lambda t: t.binlog_cache_disk_use), source="bigtx",
+           count=SPILLS_VARY),
 )
 BY_KEY = {m.key: m for m in METRICS}
 
@@ -393,9 +428,10 @@ def compare_cells(units: list[StudyUnit], cells: list[str],
                 resolution = median([(m.resolution or {}).get(metric.key) for m in mine[cell]])
                 if resolution is not None:
                     rows[cell]["resolution"] = resolution
-            for cell in cells:  # no ratio to, or from, a figure that cannot be told from zero
-                if cell != base_of[cell] and (below_resolution(row_of(rows[base_of[cell]]))
-                                              or below_resolution(row_of(rows[cell]))):
+            for cell in cells:  # no ratio to, or from, a figure that cannot be told from zero or from its floor
+                if cell != base_of[cell] and any(below_resolution(row_of(rows[c]))
+                                                 or under_floor(row_of(rows[c]), metric)
+                                                 for c in (cell, base_of[cell])):
                     rows[cell].update(ratio=None, verdict="n/a")
             per_metric[metric.key] = rows
         out[scenario] = per_metric
@@ -409,18 +445,22 @@ def verdict(values: list[float | None], base: list[float | None]) -> str:
     return "n/a" if apart is None else ("different" if apart else "within noise")
 
 
-VERDICT_TEXT = {"different": "different (the repeats separate them)",
-                "within noise": "within noise (the repeats overlap)", "n/a": "not comparable"}
-
-
 def verdict_text(values: list[float | None], base: list[float | None]) -> str:
-    return VERDICT_TEXT[verdict(values, base)]
+    """Two sets of repeats in the one rule's words, no test (core/stats.judgement: 'disjoint ranges, n = 3, not
+    tested', 'not tested (n = 2)'); 'not comparable' without figures. bench-app's comparisons."""
+    return "not comparable" if verdict(values, base) == "n/a" else judgement(values, base).text
 
 
 def row_of(row: Mapping[str, Any]) -> ComparisonRow:
     """One cell's row of a study's comparison (compare_cells', or study.json's) as its record: the one place such a
     row is read from its dictionary (StudyRecord.comparison holds them untyped, per group, metric and cell)."""
     return ComparisonRow.model_validate(row)
+
+
+def under_floor(r: ComparisonRow, metric: Metric | None) -> bool:
+    """A cell whose median is under its metric's floor (the lag's: docs/metrics.md, "Lag"): printed "< floor", with
+    no ratio and no finding."""
+    return metric is not None and below_floor(r.median, metric.floor)
 
 
 def below_resolution(r: ComparisonRow, key: str | None = None) -> bool:
@@ -431,15 +471,21 @@ def below_resolution(r: ComparisonRow, key: str | None = None) -> bool:
     return key is not None and unresolved(r, key) is not None
 
 
+FLOOR = "floor"  # unresolved()'s kind for a figure under its metric's floor
+
+
 def unresolved(r: ComparisonRow, key: str) -> tuple[str, float] | None:
     """('<', resolution) for a net figure whose median is below its resolution; ('≤', the largest repeat) for one
     recorded without its resolution where a repeat reads exactly 0 (net of idle, clamped: that repeat could not be
-    told from the idle, so neither can the median); None for a figure that is resolved, or not a net figure."""
+    told from the idle, so neither can the median); (FLOOR, floor) for a figure under its metric's floor (a lag);
+    None for a figure that is resolved, or not a net figure."""
     if r.median is None:
         return None
+    metric = BY_KEY.get(key)
+    if metric is not None and metric.floor is not None and under_floor(r, metric):
+        return FLOOR, metric.floor
     if r.resolution is not None:
         return ("<", float(r.resolution)) if r.median < r.resolution else None
-    metric = BY_KEY.get(key)
     got = [v for v in r.values or [] if v is not None]
     if metric is not None and metric.resolution is not None and got and min(got) == 0:
         return "≤", float(max(got))
@@ -448,15 +494,17 @@ def unresolved(r: ComparisonRow, key: str) -> tuple[str, float] | None:
 
 def figure_text(r: ComparisonRow, key: str | None = None) -> str:
     """A cell's figure as every table prints it: 'median [min–max]', or 'below resolution (< r)' / 'not resolved
-    (≤ m)' for a net figure that cannot be told from zero (never printed as a cost)."""
+    (≤ m)' for a net figure that cannot be told from zero (never printed as a cost), or '< 10' for a figure under
+    its metric's floor (a repeat under it, in the range: '20.0 [< 10–31.0]')."""
     if r.median is None:
         return "–"
     bound = unresolved(r, key) if key is not None else (
         ("<", float(r.resolution)) if r.resolution is not None and r.median < r.resolution else None)
     if bound is not None:
-        return (f"below resolution (< {fmt(bound[1])})" if bound[0] == "<"
-                else f"not resolved (≤ {fmt(bound[1])})")
-    low, high = fmt(r.min), fmt(r.max)
+        return (floor_text(bound[1]) if bound[0] == FLOOR else f"below resolution (< {fmt(bound[1])})"
+                if bound[0] == "<" else f"not resolved (≤ {fmt(bound[1])})")
+    floor = BY_KEY[key].floor if key in BY_KEY else None
+    low, high = (floor_text(floor) if floor is not None and below_floor(v, floor) else fmt(v) for v in (r.min, r.max))
     return fmt(r.median) + (f" [{low}–{high}]" if (r.n or 0) > 1 and low != high else "")
 
 
@@ -474,23 +522,25 @@ def fmt(value: float | None) -> str:
     return f"{value:.3g}"
 
 
-def cell_text(r: ComparisonRow, judged: str | None = "", key: str | None = None) -> str:
-    """'median [min–max] (ratio×, verdict)': the verdict given (a primary metric's test), the repeats' overlap by
-    default, or none at all (judged=None: a metric the study states no finding for). With the metric's key, a
-    net figure recorded without its resolution is judged too (unresolved)."""
+def cell_text(r: ComparisonRow, judged: str | None = None, key: str | None = None,
+              base: ComparisonRow | None = None) -> str:
+    """'median [min–max] (ratio×, judgement)': the judgement given (analysis/findings.judged's words for a primary
+    metric), else with the baseline's row the rule's words for the two (core/stats.judgement: no test), else the
+    ratio alone. With the metric's key, a net figure recorded without its resolution, or a figure under its floor,
+    prints as such (unresolved), with no ratio."""
     never = f"{r.never} of {len(r.values or [])} did not catch up" if r.never else ""
     if r.median is None:
         return never or "–"
     if below_resolution(r, key):
         return figure_text(r, key)
-    text = figure_text(r)
-    if r.ratio is not None:
-        if judged is None:
-            text += f" ({r.ratio:.2f}×)"
-        elif judged:
-            text += f" ({r.ratio:.2f}×, {judged})"
-        else:
-            text += f" ({r.ratio:.2f}×{'' if r.verdict == 'different' else ', noise'})"
+    text = figure_text(r, key)
+    if r.ratio is not None and not (base is not None and key is not None and below_resolution(base, key)):
+        if judged is None and base is not None:
+            metric = BY_KEY.get(key) if key is not None else None
+            judged = judgement(r.values or [], base.values or [], count=metric.count if metric else "").text
+        text += f" ({r.ratio:.2f}×" + (f", {judged})" if judged else ")")
+    elif judged:  # no ratio against a baseline under its resolution or floor: a lower bound at most
+        text += f" ({judged})"
     return text + (f"; {never}" if never else "")
 
 

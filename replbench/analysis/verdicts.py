@@ -1,6 +1,5 @@
 """Verdicts: a sweep step's median of repeats (judged by analysis/rules, the one evaluator), a sweep's max
-sustainable rate as a reader should take it, whether its replicas kept up, and the smallest separated difference
-worth a finding. Pure functions over summaries."""
+sustainable rate as a reader should take it, and whether its replicas kept up. Pure functions over summaries."""
 
 from __future__ import annotations
 
@@ -12,9 +11,6 @@ from ..core.results import RunSummary, SweepRecord, summary_of
 from ..core.scenario import PassCriteria
 from ..core.stats import median
 from . import limits, rules
-
-FINDING_MIN_FACTOR = 1.10  # a separated difference smaller than 10 % is real but not worth a headline
-
 
 MEDIAN_FIGURES = ("success", "server_success", "rate_achieved", "rate_sent", "goodput", "throughput")
 LATENCY_FIGURES = ("min", "mean", "p50", "p90", "p95", "p99", "max")

@@ -208,6 +208,24 @@ IDLE_WINDOW_MAX = 20.0
 # variation over the run). A net figure below its resolution is printed as "< resolution", not as a cost.
 # docs/decisions/idle-window.md
 NET_RESOLUTION_Z = 2.0
+# How two sets of repeats are compared, wherever a figure is set against another (study tables and findings, the
+# answers, compare): the one rule set, docs/metrics.md "Comparing two figures", applied by core/stats.judgement.
+# A count of the workload (bytes, rows, pages, syncs, threads) is compared exactly with its spread, never tested; a
+# count whose repeats span more than COUNT_SPREAD of their median shows its range and says why it can differ.
+COUNT_SPREAD = 0.005
+# A measured quantity (CPU, latency, lag, an apply rate) is tested, and a finding stated, only with at least this
+# many repeats on each side: with two, Welch's test has one to two degrees of freedom and cannot tell a 12× effect
+# whose ranges are disjoint from noise, so fewer repeats are described ("disjoint ranges, n = 2, not tested"), never
+# called "not shown" by a test without power.
+FINDING_MIN_REPEATS = 3
+FINDING_ALPHA = 0.05  # a study's family-wise error rate over its tested comparisons (Holm's step-down correction)
+FINDING_MIN_FACTOR = 1.10  # a difference smaller than 10 % is not worth a finding, however it holds
+# the lag's floor (docs/metrics.md "Lag", docs/decisions/lag-floor.md): every node's GTID position is read every
+# POSITION_INTERVAL seconds (measure/poslag), so lag below about one interval is not resolved. A run records the
+# interval it achieved (summary.json lag_floor_ms); a lag under its floor prints as "< 10 ms" (core/stats.floor_text),
+# never as a value, and gives no ratio.
+POSITION_INTERVAL = 0.010
+LAG_FLOOR_MS = 1000 * POSITION_INTERVAL
 
 
 def idle_window(rate: int, fixed: float = 0.0) -> float:

@@ -1,14 +1,21 @@
 """The statistics every reader of results shares (sweep, study, report, compare, the app's histogram, the cost
 model): percentiles, medians and ranges of repeats, whether two sets of repeats are told apart, a bootstrap noise
 interval, a mean's t interval, the pooled run-to-run variance of repeats and a bootstrap that resamples whole
-groups. Pure functions: no I/O, no project imports."""
+groups; and the one rule by which two sets of repeats are compared and worded (`judgement`: docs/metrics.md,
+"Comparing two figures"), with Welch's test and Holm's correction it calls for. Pure functions: no I/O; the one
+project import is core/config's thresholds."""
 
 from __future__ import annotations
 
+import math
 import random
 import statistics
+import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
+
+from .config import COUNT_SPREAD, FINDING_ALPHA, FINDING_MIN_REPEATS
 
 BOOTSTRAP_ROUNDS = 2000
 BOOTSTRAP_SEED = 7  # deterministic: the same data give the same interval
@@ -145,3 +152,103 @@ def lookup(data: Any, path: Sequence[str]) -> Any:
     for key in path:
         data = data.get(key) if isinstance(data, dict) else None
     return data
+
+
+# --- comparing two sets of repeats: the one rule set (docs/metrics.md, "Comparing two figures") -------------------
+
+COUNTED = "counts, compared exactly, no test"
+COUNTS_OVERLAP = "counts whose ranges overlap, no test"
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """How a cell's repeats compare with its baseline's under the rule: `how` is "count" (compared exactly, never
+    tested), "tested" (a measured quantity with FINDING_MIN_REPEATS a side, its test's corrected p given) or
+    "untested" (a measured quantity with fewer repeats, or no test asked for); `text` is what every output prints."""
+
+    how: str
+    disjoint: bool | None  # the two sides' ranges do not overlap (None: a side has no figure)
+    text: str
+
+
+def repeats_text(a: Sequence[float | None], b: Sequence[float | None]) -> str:
+    """'n = 2' (as many repeats on each side), 'n = 2 and 3' otherwise."""
+    na, nb = len(present(a)), len(present(b))
+    return f"n = {na}" if na == nb else f"n = {na} and {nb}"
+
+
+def testable(a: Sequence[float | None], b: Sequence[float | None]) -> bool:
+    """A measured quantity may be tested, and a finding stated, only with FINDING_MIN_REPEATS repeats on each side."""
+    return min(len(present(a)), len(present(b))) >= FINDING_MIN_REPEATS
+
+
+def count_differs(values: Sequence[float | None]) -> bool:
+    """A count whose repeats span more than COUNT_SPREAD of their median: its range is shown, and why it can differ."""
+    got = present(values)
+    if len(got) < 2:
+        return False
+    mid = statistics.median(got)
+    return (max(got) - min(got)) > COUNT_SPREAD * abs(mid) if mid else max(got) != min(got)
+
+
+def judgement(a: Sequence[float | None], b: Sequence[float | None], count: str = "",
+              test: tuple[float, bool] | None = None) -> Judgement:
+    """The rule, for a cell's repeats `a` against its baseline's `b`:
+    - a count (`count` is why its repeats can differ, non-empty for every count): compared exactly with its spread,
+      never tested — COUNTED when the ranges are disjoint, COUNTS_OVERLAP when not; where a side's repeats differ
+      (count_differs), why they can;
+    - a measured quantity with its test's result (`test`: the corrected p-value and whether it holds, only ever
+      computed with FINDING_MIN_REPEATS a side): 'p = 0.013', or 'not shown (p = 0.21)';
+    - a measured quantity otherwise: 'disjoint ranges, n = 2, not tested' or 'not tested (n = 2)' — a test without
+      power says nothing, so its "not shown" is never printed."""
+    disjoint = separated(a, b)
+    if count:
+        said = COUNTED if disjoint else COUNTS_OVERLAP
+        if count_differs(a) or count_differs(b):
+            said += f"; the repeats differ: {count}"
+        return Judgement("count", disjoint, said)
+    if test is not None:
+        p, holds = test
+        return Judgement("tested", disjoint, f"p = {p:.3g}" if holds else f"not shown (p = {p:.3g})")
+    n = repeats_text(a, b)
+    return Judgement("untested", disjoint, f"disjoint ranges, {n}, not tested" if disjoint else f"not tested ({n})")
+
+
+def welch_log_p(a: Sequence[float], b: Sequence[float]) -> float | None:
+    """Welch's t-test on the logarithms of two sets of positive repeats (scipy.stats.ttest_ind, equal_var=False:
+    costs are positive and their noise multiplicative, so a ratio is what is tested); None unless both sides have
+    FINDING_MIN_REPEATS repeats (the rule: fewer are described, not tested) and either has some spread."""
+    if not testable(a, b) or min(*a, *b) <= 0:
+        return None
+    from scipy import stats as scipy_stats  # heavy (0.8 s with statsmodels): imported when a test is run, not by
+    #                                         every ./run.sh command that imports the report
+
+    la, lb = [math.log(v) for v in a], [math.log(v) for v in b]
+    if len(set(la)) == 1 and len(set(lb)) == 1:
+        return None  # no spread on either side: nothing to test against
+    with warnings.catch_warnings():  # nearly identical repeats: scipy warns, and the p-value says so itself
+        warnings.simplefilter("ignore", RuntimeWarning)
+        p = float(scipy_stats.ttest_ind(la, lb, equal_var=False).pvalue)
+    return None if math.isnan(p) else p
+
+
+def holm(p_values: Sequence[float], alpha: float = FINDING_ALPHA) -> list[tuple[bool, float]]:
+    """Holm's step-down correction over a family of p-values (statsmodels' multipletests): per p, whether it holds
+    at family-wise error `alpha`, and its corrected value."""
+    if not p_values:
+        return []
+    from statsmodels.stats.multitest import multipletests  # heavy: see welch_log_p
+
+    reject, corrected, _, _ = multipletests(list(p_values), alpha=alpha, method="holm")
+    return [(bool(r), float(p)) for r, p in zip(reject, corrected)]
+
+
+def below_floor(value: float | None, floor: float | None) -> bool:
+    """A figure under what its measurement resolves (the lag's floor: docs/metrics.md, "Lag"): printed as
+    floor_text, never as a value."""
+    return value is not None and floor is not None and value < floor
+
+
+def floor_text(floor: float) -> str:
+    """How a figure under its floor prints: '< 10' (the caller adds the unit, as its column or sentence does)."""
+    return f"< {floor:g}"

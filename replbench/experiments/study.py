@@ -20,6 +20,7 @@ from typing import Any
 
 from app.tuning import QUEUE_FLOOR
 
+from ..analysis.findings import judged, words_of
 from ..analysis.studymetrics import (
     BY_KEY,
     baseline_words,
@@ -458,16 +459,30 @@ def _status(data: RunSummary | ApplyRecord | BigTxRecord, missing: str) -> str:
 
 
 def render_table(study: StudyRecord) -> str:
-    """The comparison as text: per scenario, a row per metric, a column per cell."""
+    """The comparison as text: per scenario, a row per metric, a column per cell, each against its baseline in the
+    one rule's words (docs/metrics.md, "Comparing two figures"): the primary metrics as the study's findings judge
+    them (analysis/findings), the others described without a test."""
     cells = [c.name for c in study.cells or []]
+    primary = list(study.primary or [])
+    every = judged(study, primary) if primary else []
     lines = [f"study {study.name} ({study.status}): median [min–max] over repeats (ratio to "
-             f"{baseline_words(study)})"]
+             f"{baseline_words(study)}; docs/metrics.md, \"Comparing two figures\")"]
+
+    def text(group: str, key: str, rows: dict[str, Any], cell: str) -> str:
+        row = row_of(rows[cell])
+        base = rows.get(row.baseline or next(iter(rows)))
+        if key in primary and row.baseline and cell != row.baseline:
+            holds, words = words_of(every, study, group, key, cell, row.baseline)
+            return cell_text(row, ("holds, " if holds else "") + words, key)
+        return cell_text(row, None, key, row_of(base) if base else None)
+
     for scenario_name, per_metric in (study.comparison or {}).items():
         lines.append(f"\n{scenario_name}:")
         width = max(len(BY_KEY[k].label) for k in per_metric) if per_metric else 10
         lines.append(f"  {'metric':<{width}}  " + "  |  ".join(cells))  # type: ignore[arg-type]
         for key, rows in per_metric.items():
-            lines.append(f"  {BY_KEY[key].label:<{width}}  " + "  |  ".join(cell_text(row_of(rows[c])) for c in cells))
+            lines.append(f"  {BY_KEY[key].label:<{width}}  "
+                         + "  |  ".join(text(scenario_name, key, rows, c) for c in cells))  # type: ignore[arg-type]
     failed = [u for u in study.units or [] if u.status not in STATUS_SUCCEEDED]
     if failed:
         lines.append("\nunits not ok: " + "; ".join(f"{u.cell} {u.scenario} r{u.repeat}: {u.status}" for u in failed))

@@ -28,10 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from ..core import sql
-from ..core.config import Settings
+from ..core.config import POSITION_INTERVAL, Settings
 from .loops import Backoff, Loops
 
-POSITION_INTERVAL = 0.010  # seconds between two reads of a node's position: the lag figures' floor
+# POSITION_INTERVAL (core/config): seconds between two reads of a node's position, the lag figures' floor
+
 # every RECEIVED_EVERY-th read of a replica also reads what it has received (its IO thread's position), for the
 # lag's split: a status statement costs the harness about 0.28 ms against 0.03 for one variable, so 20 times a
 # second, not 100 (docs/metrics.md, "Lag split by thread")

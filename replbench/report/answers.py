@@ -10,15 +10,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..analysis.answers import gb_per_day, pool_index_costs, round_trips, saturation
-from ..analysis.studymetrics import REPLICA_MEANS, figure_text, fmt, row_of, semi_sync_cost
+from ..analysis.findings import judged, words_of
+from ..analysis.studymetrics import BY_KEY, REPLICA_MEANS, figure_text, fmt, row_of, semi_sync_cost
 from ..core.results import RunMeta, StudyRecord
-from ..core.stats import separated, spread
+from ..core.stats import count_differs, judgement, spread
+from ..topology.knobs import recorded
 from . import reference
 from .assets import Writer
-from .costsheet import BIG_TRANSACTIONS, apply_rates, sheet_rows
+from .costsheet import BIG_TRANSACTIONS, apply_rates, setting, sheet_rows
 from .provenance import server_versions
 from .sources import ShownStep
-from .sweeps import REPLICA, lag_p99, step_per_ok
+from .studies import primary_of
+from .sweeps import REPLICA, lag_text, step_per_ok
 
 SIZE_FACTOR = 2.0  # our largest ratio within this factor of the write-up's: its size reproduces
 ALTERNATIVES = ("ROW MINIMAL", "ROW NOBLOB", "STATEMENT", "MIXED")  # set against ROW FULL
@@ -74,7 +77,10 @@ def bytes_answer(facts: Facts) -> str:
     if not said:
         return head + _missing("no binlog-format study") + "."
     rate = kept_up_rate(latest)
-    text = head + "; ".join(said) + " (counts: the repeats agree, so the ratio is the comparison)"
+    differ = any(count_differs([m.bytes_per_write for m in runs]) for w in ("write", "write-bulk")
+                 for _, _, runs in rows.get(w, []))
+    text = head + "; ".join(said) + " (counts, compared exactly with their range, never tested" + (
+        f"; the repeats differ: {BY_KEY['bytes_per_write'].count})" if differ else ")")
     single = {label: spread([m.bytes_per_write for m in runs])["median"] for label, _, runs in rows.get("write", [])}
     if rate and single.get("ROW FULL"):
         per_day = [f"{label.replace('ROW ', '')} {gb_per_day(single[label], rate):.0f}" for label in
@@ -86,26 +92,37 @@ def bytes_answer(facts: Facts) -> str:
     return text + "."
 
 
+def _sheet_words(studies: Studies, study: str, workload: str, label: str, base: str, key: str,
+                 values: tuple[list[float | None], list[float | None]]) -> str:
+    """The one rule's words for two cost-sheet rows of one study (analysis/findings.words_of: its own judgement
+    where the metric is primary and the two cells a pair it compares, else described without a test)."""
+    data = next((d for d in studies if d.name == study), None)
+    names: dict[str, str] = {}
+    for cell in (data.cells or []) if data else []:
+        if cell.name is not None and cell.scenario in (None, workload):
+            names.setdefault(setting(recorded(cell.knobs)), cell.name)
+    if data is None or label not in names or base not in names:
+        return judgement(*values, count=BY_KEY[key].count).text
+    return words_of(judged(data, primary_of(data)), data, workload, key, names[label], names[base])[1]
+
+
 def replica_cpu_answer(facts: Facts) -> str:
     studies = facts.studies
     head = f"**Replica CPU per applied write** by setting, single-row update ([cost sheet]({COST_SHEET})): "
-    rows = {label: runs for label, _, runs in sheet_rows(studies).get("write", [])}
+    rows = {label: (study, runs) for label, study, runs in sheet_rows(studies).get("write", [])}
     if "ROW FULL" not in rows:
         return head + _missing("no binlog-format study") + "."
-    base = [m.replica_ms_per_write for m in rows["ROW FULL"]]
-    same, apart = [], []
+    base = [m.replica_ms_per_write for m in rows["ROW FULL"][1]]
+    said = []
     for label in ALTERNATIVES:
-        if label not in rows:
-            continue
-        mine = [m.replica_ms_per_write for m in rows[label]]
-        if separated(mine, base):
-            ratio = (spread(mine)["median"] or 0) / (spread(base)["median"] or 1)
-            apart.append(f"{label} {_text(mine, ' ms')} ({ratio:.2f}×)")
-        else:
-            same.append(label)
-    return (head + f"ROW FULL {_text(base, ' ms')}"
-            + (f"; {', '.join(same)}: no difference beyond noise (the repeats overlap)" if same else "")
-            + (f"; {', '.join(apart)}: the repeats separate them" if apart else "") + ".")
+        if label not in rows or rows[label][0] != rows["ROW FULL"][0]:
+            continue  # rows of two studies were not measured side by side: not compared
+        mine = [m.replica_ms_per_write for m in rows[label][1]]
+        ratio = (spread(mine)["median"] or 0) / (spread(base)["median"] or 1)
+        said.append(f"{label} {_text(mine, ' ms')} ({ratio:.2f}×; "
+                    + _sheet_words(studies, rows[label][0], "write", label, "ROW FULL", "replica_ms_per_write",
+                                   (mine, base)) + ")")
+    return head + f"ROW FULL {_text(base, ' ms')}" + (f"; {', '.join(said)}" if said else "") + "."
 
 
 def index_answer(facts: Facts) -> str:
@@ -115,9 +132,12 @@ def index_answer(facts: Facts) -> str:
     costs = pool_index_costs(data) if data else []
     if not costs:
         return head + _missing("no working-set study") + "."
+    assert data is not None  # costs come from it
+    every = judged(data, primary_of(data))
     return head + "; ".join(
         f"{c['ratio']:.1f}× with a {c['pool'] or 'reference'} pool ({figure_text(row_of(c['rows'][0]))} against "
-        f"{figure_text(row_of(c['rows'][1]))} ms" + ("" if c["separated"] else ", within noise") + ")"
+        f"{figure_text(row_of(c['rows'][1]))} ms; "
+        f"{words_of(every, data, c['group'], 'replica_ms_per_write', c['indexed'], c['bare'])[1]})"
         for c in costs) + \
         " — the smaller the pool against the 8M rows' indexes, the more each index change costs in pages read."
 
@@ -135,8 +155,7 @@ def falling_behind_answer(facts: Facts) -> str:
         step = by_rate[min(by_rate)]
     else:
         step = by_rate[kept["rate"]]
-        lag = lag_p99(step)
-        text = head + f"they kept up to {kept['rate']}/s (lag p99 {fmt(lag)} ms, not growing)"
+        text = head + f"they kept up to {kept['rate']}/s (lag p99 {lag_text(step, fmt)} ms, not growing)"
         if kept["first_behind"]:
             text += f"; at {kept['first_behind']}/s {'; '.join(kept['why'])}"
         elif kept["all"]:
@@ -188,13 +207,16 @@ def semi_sync_answer(facts: Facts) -> str:
         return head + ": " + _missing("no semi-sync-distance study") + "."
     costs = round_trips(semi_sync_cost(data.cells or [], data.comparison))
     if not costs:
-        return head + ": no cost beyond the noise at any link."
+        return head + ": at no link are its write p50's repeats apart from semi-sync off's (ranges overlap)."
     widest = max(c["rtt_ms"] for c in costs)
     paid = [c["round_trips"] for c in costs]
+    every = judged(data, primary_of(data))
     return (head + f" ([semi-sync-distance]({facts.links.get(data.name or '', '')})): "
             f"{min(paid):.1f}–{max(paid):.1f} round trips of the link per commit ("
-            + ", ".join(f"{c['semi_sync']} +{c['cost_ms']:.1f} ms" for c in costs if c["rtt_ms"] == widest)
-            + f" over a {widest:g} ms round trip, write p50 against semi-sync off on the same link).")
+            + ", ".join(f"{c['semi_sync']} +{c['cost_ms']:.1f} ms: "
+                        + words_of(every, data, c["group"], "commit_p50_ms", c["cell"], c["baseline"])[1]
+                        for c in costs if c["rtt_ms"] == widest)
+            + f"; over a {widest:g} ms round trip, write p50 against semi-sync off on the same link).")
 
 
 def big_answer(facts: Facts) -> str:

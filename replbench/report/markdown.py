@@ -4,13 +4,13 @@ without one from everything in results/ — deterministic (the same results give
 It opens with the answers (one sentence per question a DBA asks, each linked to its table), then one page for a
 DBA: where the figures come from (campaign, commit, dates, machine, calibration range),
 the cost sheet (per workload and setting: bytes, CPU, apply capacity, latency), large transactions, when the
-replicas fall behind, what indexes cost, the findings (only differences the repeats separate), what was measured
-(the SQL each endpoint runs), on what, and how to read the columns. Then every study (one table per scenario: per
-cell the median and min–max over repeats, the ratio to the baseline and whether it is a difference or within
-noise; a bar chart), then the newest sweep of each scenario (table, plots; the per-step blocks in a linked file of
-their own), then the paired sweeps. Assets go to results/report-assets/<folder>/ (committed); a committed asset folder
-whose raw data is not in results/ is left alone and listed, never deleted; with a campaign, every other committed
-section is listed on an archive page. No absolute path is written.
+replicas fall behind, what indexes cost, the findings (only what the one rule set of docs/metrics.md, "Comparing
+two figures", supports), what was measured (the SQL each endpoint runs), on what, and how to read the columns. Then
+every study (one table per scenario: per cell the median and min–max over repeats, the ratio to the baseline and
+the rule's judgement; a bar chart), then the newest sweep of each scenario (table, plots; the per-step blocks in a
+linked file of their own), then the paired sweeps. Assets go to results/report-assets/<folder>/ (committed); a
+committed asset folder whose raw data is not in results/ is left alone and listed, never deleted; with a campaign,
+every other committed section is listed on an archive page. No absolute path is written.
 
 This module only orders the sections; each lives in its own module (sources, assets, page, costsheet, archive,
 studies, faults,

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..analysis.findings import ALPHA, MAX_FINDINGS, sentence, study_findings
+from ..analysis.findings import MAX_FINDINGS, sentence, study_findings, untested_effects
 from ..analysis.studymetrics import REPLICA_MEANS
-from ..analysis.verdicts import FINDING_MIN_FACTOR
+from ..core.config import FINDING_ALPHA, FINDING_MIN_FACTOR, FINDING_MIN_REPEATS, LAG_FLOOR_MS
 from ..core.results import Host, RunMeta, StudyRecord
 from .answers import falling_behind, the_answers
 from .assets import SETTINGS_THAT_MATTER, Writer
@@ -49,14 +49,17 @@ COLUMN_GUIDE = (
     "not the work asked for); per request, failures included, is in each run's summary.json.",
     "**CPU %**: % of one core, mean over the middle 80 % of the attack, every sampler on one clock.",
     "**lag**: how long ago the master first showed the oldest transaction a replica has not applied, from GTID "
-    "positions read every 10 ms (floor about 10 ms); runs measured before that read a heartbeat written every "
-    "100 ms (pt-heartbeat's method: an idle replica reads 0–100 ms, nothing below ~100 ms is a difference). Each "
-    "run's block says which.",
+    f"positions read every {LAG_FLOOR_MS:g} ms (its floor: a lag under it prints *< {LAG_FLOOR_MS:g}*, never as a "
+    "value); runs measured before that read a heartbeat written every 100 ms (pt-heartbeat's method: an idle "
+    "replica reads 0–100 ms, their floor 100 ms). Each run's block says which.",
     "**catch-up**: seconds from the moment the last request was *sent* until each replica applied the master's "
     "position at that moment (timed in parallel).",
     "**PASS\\***: the step met every criterion but the host or the load generator was saturated (the reason is "
     "given): the figure describes this box, not only the databases.",
-    "**ratio**: a cell's median ÷ the baseline cell's; *noise* when the repeats' ranges overlap.",
+    "**ratio**: a cell's median ÷ the baseline cell's, with the one rule's judgement "
+    "([metrics.md](docs/metrics.md#comparing-two-figures)): counts *compared exactly, no test*; a measured figure "
+    f"with {FINDING_MIN_REPEATS} repeats a side tested (*p*, or *not shown*), with fewer *disjoint ranges, n = 2, not "
+    "tested* or *not tested (n = 2)*.",
 )
 
 
@@ -167,10 +170,12 @@ def on_what(metas: list[RunMeta]) -> list[str]:
 def findings(latest: dict[str, dict[str, Any]], studies: list[StudyRecord]) -> list[str]:
     lines = ["## Findings", "",
              "Only from each study's declared primary metrics (its file's `primary`), only between two cells that "
-             "differ in one setting, and only an effect of at least "
-             f"{FINDING_MIN_FACTOR - 1:.0%}: counts whose repeats agree (bytes, threads) compared exactly, without a "
-             "test; a ratio over a figure below its resolution as a lower bound; anything else by Welch's t-test on "
-             f"log values, Holm-corrected over the study's tested comparisons (family-wise error {ALPHA:g}). The "
+             f"differ in one setting, only an effect of at least {FINDING_MIN_FACTOR - 1:.0%}, and by the one rule "
+             "([metrics.md](docs/metrics.md#comparing-two-figures)): a count (bytes, rows, pages, syncs) compared "
+             "exactly with its range, never tested, holding when the ranges are disjoint; a ratio over a figure below "
+             "its resolution or floor as a lower bound; a measured figure (CPU, latency, lag, apply rate) by Welch's "
+             f"t-test on log values with at least {FINDING_MIN_REPEATS} repeats a side, Holm-corrected over the "
+             f"study's tested comparisons (family-wise error {FINDING_ALPHA:g}); with fewer repeats, no finding. The "
              "largest effect of each study, table and metric, largest first, then each sweep's limit, at most "
              f"{MAX_FINDINGS} in all; the rest are in each study's section.", ""]
     found = sorted(((_name(data), f) for data in studies if verified(data)
@@ -186,6 +191,11 @@ def findings(latest: dict[str, dict[str, Any]], studies: list[StudyRecord]) -> l
                          "sweep is not a measurement of the limit on a noisy machine)" if others else "") + ".")
     # each sweep's limit is a finding too: together at most MAX_FINDINGS lines
     said = [f"- {sentence(name, f)}." for name, f in found[:max(MAX_FINDINGS - len(limits), 0)]]
+    untested = sum(len(untested_effects(data, primary_of(data))) for data in studies if verified(data))
+    if untested:
+        said.append(f"- Not findings: {untested} effects of at least {FINDING_MIN_FACTOR - 1:.0%} whose ranges are "
+                    f"disjoint, from fewer than {FINDING_MIN_REPEATS} repeats a side (not tested), named in their "
+                    "studies' sections.")
     unverified = [data.name for data in studies if not verified(data)]
     if unverified:
         said.append("- No finding is stated from " + ", ".join(f"`{n}`" for n in unverified) + ": measured before "

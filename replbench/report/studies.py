@@ -9,12 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.answers import compression_effects, pool_index_costs, round_trips
-from ..analysis.findings import brief, nothing_held, study_findings
+from ..analysis.findings import brief, judged, nothing_held, untested_text, words_of
 from ..analysis.studymetrics import (
     BY_KEY,
     REPLICA_MEANS,
     baseline_words,
     cell_text,
+    figure_text,
     fmt,
     index_costs,
     load_table,
@@ -22,13 +23,11 @@ from ..analysis.studymetrics import (
     row_of,
     semi_sync_cost,
 )
-from ..core.config import STUDY_DIR
+from ..core.config import FINDING_MIN_REPEATS, STUDY_DIR
 from ..core.records import COMPLETE
 from ..core.results import ComparisonRow, StudyCell, StudyRecord, read_meta, read_study, write_record
-from ..core.stats import separated
 from .assets import Writer
 from .costsheet import compressed_text
-from .figures import figure
 from .plots import plot_study
 from .provenance import cpu_kind, net_of_idle, study_rows, verified
 
@@ -59,19 +58,21 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], StudyRecord]
     assert data.cells is not None and data.units is not None  # experiments/study.py writes both
     full, lines = _head(data, folder)
     primary = primary_of(data)
-    found = study_findings(data, primary)
-    tables = comparison_tables(data, found, primary)
+    every = judged(data, primary)
+    found = sorted((c for c in every if c["holds"]), key=lambda f: -f["effect"])
+    tables = comparison_tables(data, every, primary)
     costs = semi_sync_cost(data.cells, comparison_of(data))
     if costs:
         tables += ["Semi-sync's commit cost: each semi-sync cell's write latency against the cell with semi-sync off "
-                   "on the same link (medians over repeats; what a commit pays, unlike MariaDB's own wait counter):",
+                   "on the same link (medians over repeats; what a commit pays, unlike MariaDB's own wait counter; "
+                   "judged by the one rule, docs/metrics.md \"Comparing two figures\"):",
                    "", "| cell | against | p50 with → without (cost) | mean with → without (cost) |",
                    "|---|---|---|---|"]
         for row in costs:
             tables.append(f"| `{row['cell']}` | `{row['baseline']}` | " + " | ".join(
                 "–" if row[k] is None else
-                f"{row[k]['with']:.2f} → {row[k]['without']:.2f} ms (**{row[k]['cost_ms']:+.2f} ms**"
-                f"{'' if row[k]['verdict'] == 'different' else ', noise'})"
+                f"{row[k]['with']:.2f} → {row[k]['without']:.2f} ms (**{row[k]['cost_ms']:+.2f} ms**; "
+                f"{words_of(every, data, row['group'], k, row['cell'], row['baseline'])[1]})"
                 for k in ("commit_p50_ms", "commit_mean_ms")) + " |")
         tables.append("")
     if any("load" in changed_of(c) for c in data.cells):
@@ -98,7 +99,7 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], StudyRecord]
     said = (f"- **Findings** (primary metrics only, between cells that differ in one setting): "
             f"{held_text(found, data, primary)}." if primary else
             "- **Findings**: none by design (the study declares no primary metric; its figures are read elsewhere).")
-    lines += [*semi_sync_note(data), said, *costliest_index(data),
+    lines += [*semi_sync_note(data, every), said, *costliest_index(data, every),
               f"- [Every figure, the data state and the command]({writer.rel(assets / 'study.md')})", ""]
     if chart:
         lines += [f"![{data.name} study]({writer.rel(assets / chart)})", ""]
@@ -129,28 +130,34 @@ def name_of(cell: StudyCell) -> str:
     return cell.name
 
 
-def costliest_index(data: StudyRecord) -> list[str]:
+def costliest_index(data: StudyRecord, every: list[dict[str, Any]] | None = None) -> list[str]:
     """For a study whose cells run without one index each: per group and other settings, which index costs the
     replicas most CPU per applied write (its cell against the one with every index and the same settings), and what
-    each of the others costs; where no index's cost is beyond the repeats' noise, that is what it says."""
+    each of the others costs, each judged by the one rule (`every`: analysis/findings.judged); where the largest
+    does not hold as a finding, that is what it says, with the rule's words."""
     costs = index_costs(cells_of(data), comparison_of(data))
     if not costs:
         return []
+    every = judged(data, primary_of(data)) if every is None else every
     parts = []
+
+    def words(c: dict[str, Any]) -> tuple[bool, str]:
+        return words_of(every, data, c["group"], "replica_ms_per_write", c["cell"], c["baseline"])
+
     for group in dict.fromkeys(c["group"] for c in costs):
         for settings in dict.fromkeys(tuple(sorted(c["settings"].items())) for c in costs if c["group"] == group):
             mine = [c for c in costs if c["group"] == group and tuple(sorted(c["settings"].items())) == settings]
             where = f"`{group}`" + (f", {', '.join(f'{k}={v}' for k, v in settings)}" if settings else "")
             top, rest = mine[0], mine[1:]
-            each = ", ".join(f"`{c['index']}` {100 * c['share']:+.0f} %"
-                             + ("" if c["verdict"] == "different" else " (noise)") for c in rest)
-            if top["cost"] > 0 and top["verdict"] == "different":
+            each = ", ".join(f"`{c['index']}` {100 * c['share']:+.0f} % ({words(c)[1]})" for c in rest)
+            holds, said = words(top)
+            if top["cost"] > 0 and holds:
                 parts.append(f"{where}: **`{top['index']}`** costs most, {fmt(top['with'])} ms a write with every "
-                             f"index against {fmt(top['without'])} without it ({100 * top['share']:+.0f} %); the "
-                             f"others {each}")
+                             f"index against {fmt(top['without'])} without it ({100 * top['share']:+.0f} %; {said}); "
+                             f"the others {each}")
             else:
-                parts.append(f"{where}: no index's cost is beyond the repeats' noise (the largest, `{top['index']}`, "
-                             f"{100 * top['share']:+.0f} %; the others {each})")
+                parts.append(f"{where}: no index's cost holds as a finding (the largest, `{top['index']}`, "
+                             f"{100 * top['share']:+.0f} %: {said}; the others {each})")
     return ["- **Which index costs the replicas most** (replica CPU-ms per applied write, each index missing "
             "against every index present, the other settings the same; medians over repeats, the cost as a share "
             "of the figure with every index): " + "; ".join(parts) + "."]
@@ -202,35 +209,43 @@ def _head(data: StudyRecord, folder: Path) -> tuple[list[str], list[str]]:
     return full, [*title, cells(True), how, *short_of, ""]
 
 
-def comparison_tables(data: StudyRecord, found: list[dict[str, Any]], primary: list[str]) -> list[str]:
-    """One table per group of a study: every metric per cell, a verdict on the primary ones."""
+def comparison_tables(data: StudyRecord, every: list[dict[str, Any]], primary: list[str]) -> list[str]:
+    """One table per group of a study: every metric per cell, the rule's judgement on the primary ones (`every`:
+    analysis/findings.judged)."""
     cells = [name_of(c) for c in data.cells or []]
-    held: dict[tuple[str, str, str], list[str]] = {}
-    for f in found:
-        held.setdefault((f["group"], f["metric"], f["cell"]), []).append(f["baseline"])
+    mine: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for c in every:
+        mine.setdefault((c["group"], c["metric"], c["cell"]), []).append(c)
     tables: list[str] = []
     for scenario_name, per_metric in (data.comparison or {}).items():
         tables += [f"`{scenario_name}` — median [min–max] over repeats (ratio to {baseline_words(data)}); *replica*: "
-                   f"{REPLICA_MEANS}; a verdict "
-                   "only on the primary metrics (**holds**: against a cell that differs in one setting, ≥ 10 %, "
-                   "Holm-corrected across the study where tested; *not shown*: it does not):", "",
+                   f"{REPLICA_MEANS}; a judgement only on the primary metrics, by the one rule (docs/metrics.md, "
+                   "\"Comparing two figures\": **holds** against a cell that differs in one setting, ≥ 10 %; counts "
+                   f"compared exactly, never tested; a measured figure tested with {FINDING_MIN_REPEATS} repeats a "
+                   "side, Holm-corrected across the study, and with fewer described, not tested):", "",
                    "| metric | " + " | ".join(f"`{c}`" for c in cells) + " |", "|---|" + "---|" * len(cells)]
         for key, rows in per_metric.items():
             label = BY_KEY[key].label + (" (primary)" if key in primary else "")
             first = next((c for c, r in rows.items() if r.get("verdict") == "baseline"), None)
             tables.append(f"| {label} | " + " | ".join(
-                cell_text(row_of(rows[c]), _judged(held.get((scenario_name, key, c)), rows[c].get("baseline", first))
+                cell_text(row_of(rows[c]), _judged(mine.get((scenario_name, key, c)), rows[c].get("baseline", first))
                           if key in primary else None, key) for c in cells) + " |")
         tables.append("")
     return tables
 
 
-def _judged(against: list[str] | None, stored: str | None) -> str:
-    """A primary metric's verdict in a study table: holds (against the ratio's own baseline, or the cells named),
-    or not shown."""
-    if not against:
-        return "not shown"
-    return "**holds**" if against == [stored] else "**holds** against " + ", ".join(f"`{b}`" for b in against)
+def _judged(comparisons: list[dict[str, Any]] | None, stored: str | None) -> str | None:
+    """A primary metric's judgement in a study table: **holds** (against the ratio's own baseline, or the cells
+    named) with how, else the rule's words against the ratio's baseline; None where nothing was compared."""
+    if not comparisons:
+        return None
+    held = [c for c in comparisons if c["holds"]]
+    if held:
+        against = [c["baseline"] for c in held]
+        return ("**holds**" if against == [stored] else "**holds** against " + ", ".join(f"`{b}`" for b in against)) \
+            + f", {held[0]['words']}"
+    own = next((c for c in comparisons if c["baseline"] == stored), comparisons[0])
+    return str(own["words"])
 
 
 SECTION_FINDINGS = 1  # a study's section in report.md lists its largest findings; its tables mark every one
@@ -238,25 +253,29 @@ SECTION_FINDINGS = 1  # a study's section in report.md lists its largest finding
 
 def held_text(found: list[dict[str, Any]], data: StudyRecord, primary: list[str]) -> str:
     """A study's findings in its own section, the test said once for the tested ones; or why none holds."""
+    untested = untested_text(data, primary)
+    untested = f". Not findings: {untested}" if untested else ""
     if not found:
-        return nothing_held(data, primary)
+        return nothing_held(data, primary) + untested
     tested = next((f["comparisons"] for f in found if "comparisons" in f), None)
     more = len(found) - SECTION_FINDINGS
     return "; ".join(brief(f) for f in found[:SECTION_FINDINGS]) + (
         f"; {more} more, each marked **holds** in its study.md" if more > 0 else "") + (
         f". p: Welch's t-test on log values, Holm-corrected over the study's {tested} tested comparisons"
-        if tested else "")
+        if tested else "") + untested
 
 
 MDEV_SEMI_SYNC = "[MDEV-35109](https://jira.mariadb.org/browse/MDEV-35109)"
 
 
-def semi_sync_note(data: StudyRecord) -> list[str]:
-    """Why semi-sync costs what it does, from the study's own figures: the cost in round trips of each link, what
-    the published behaviour is (one round trip per commit) and why a commit here may pay more."""
+def semi_sync_note(data: StudyRecord, every: list[dict[str, Any]] | None = None) -> list[str]:
+    """Why semi-sync costs what it does, from the study's own figures: the cost in round trips of each link (each
+    judged by the one rule: `every`, analysis/findings.judged, the study's own when not given), what the published
+    behaviour is (one round trip per commit) and why a commit here may pay more."""
     costs = round_trips(semi_sync_cost(cells_of(data), comparison_of(data)))
     if not costs:
         return []
+    every = judged(data, primary_of(data)) if every is None else every
     paid = [c["round_trips"] for c in costs]
     widest = max(costs, key=lambda c: c["rtt_ms"])
     mine = [c for c in costs if c["rtt_ms"] == widest["rtt_ms"]]
@@ -265,8 +284,9 @@ def semi_sync_note(data: StudyRecord) -> list[str]:
     waits = {c["semi_sync"]: (counter.get(c["cell"]) or {}).get("median") for c in mine}
     return ["- **Why semi-sync costs what it does**: a commit waited "
             f"{min(paid):.2f}–{max(paid):.2f} round trips of its link ("
-            + "; ".join(f"{c['semi_sync']} +{c['cost_ms']:.1f} ms over {c['rtt_ms']:g} ms" for c in mine)
-            + ", write p50 against the same link with semi-sync off). Published behaviour is one round trip per "
+            + "; ".join(f"{c['semi_sync']} +{c['cost_ms']:.1f} ms over {c['rtt_ms']:g} ms, "
+                        + words_of(every, data, c["group"], "commit_p50_ms", c["cell"], c["baseline"])[1] for c in mine)
+            + "; write p50 against the same link with semi-sync off). Published behaviour is one round trip per "
             "commit (the master waits for one replica's acknowledgement of the transaction it publishes)"
             + (f"; at {rate} writes/s over a {widest['rtt_ms']:g} ms link about {rate * widest['rtt_ms'] / 1000:.0f} "
                "commits are in flight at once, and a commit whose acknowledgement queues behind another's pays part "
@@ -291,13 +311,15 @@ def index_cost(studies: list[StudyRecord]) -> list[str]:
     data = next((d for d in studies if d.name == "working-set"), None)
     if not data or not data.comparison:
         return []
-    per_metric = next(iter(data.comparison.values()))
+    group, per_metric = next(iter(data.comparison.items()))
+    every = judged(data, primary_of(data))
     assert data.rates is not None  # experiments/study.py writes it
     lines = ["## What indexes cost the replicas under row-based replication", "",
              f"Study `working-set`: `write` (four secondary indexes) against `write-noindex`, the same update of "
              f"the same three columns at {', '.join(f'{r}/s' for r in sorted(set(data.rates.values())))}, "
-             f"{data.repeat} repeats interleaved; the worse replica's figures, median [min–max]; *noise* where "
-             f"the repeats overlap; CPU {'net of idle' if 'net of idle' in cpu_kind(data) else 'gross'}.", ""]
+             f"{data.repeat} repeats interleaved; the worse replica's figures, median [min–max], each pair judged by "
+             "the one rule ([metrics.md](docs/metrics.md#comparing-two-figures)); CPU "
+             f"{'net of idle' if 'net of idle' in cpu_kind(data) else 'gross'}.", ""]
 
     def row(key: str, cell: str | None) -> ComparisonRow | None:
         got = (per_metric.get(key) or {}).get(cell) if cell else None
@@ -307,9 +329,8 @@ def index_cost(studies: list[StudyRecord]) -> list[str]:
         a, b = row(key, indexed), row(key, bare)
         if a is None or b is None or a.median is None or b.median is None:
             return "–"
-        text = f"{figure(a)}{unit} against {figure(b)}{unit}"
-        assert a.values is not None and b.values is not None  # compare_cells writes every row's
-        return text + ("" if separated(a.values, b.values) else " (noise)")
+        return (f"{figure_text(a, key)}{unit} against {figure_text(b, key)}{unit} "
+                f"({words_of(every, data, group, key, indexed, bare)[1]})")
 
     for cost in pool_index_costs(data):
         indexed, bare = cost["indexed"], cost["bare"]

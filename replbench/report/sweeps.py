@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..analysis.studymetrics import REPLICA_MEANS
+from ..analysis.studymetrics import REPLICA_MEANS, lag_floor_ms
 from ..analysis.verdicts import criteria_of, describe_max, kept_up_to
 from ..core.nodenames import replicas_in
 from ..core.results import (
@@ -21,12 +21,12 @@ from ..core.results import (
     read_sweep,
     write_record,
 )
-from ..core.stats import median
+from ..core.stats import below_floor, floor_text, median
 from ..topology import appserver
 from ..topology.knobs import Knobs
 from . import reference
 from .assets import Writer
-from .figures import fig, num
+from .figures import fig, floored, num
 from .plots import plot_sweep
 from .provenance import rows_verified, scenarios_write
 from .sources import Figure, ShownStep, latency_of, load_steps, step_median, sweep_key
@@ -42,14 +42,12 @@ def verdict_of(step: SweepStep) -> str:
     return "PASS* (" + "; ".join(notes) + ")" if notes else "PASS"
 
 
-# the sweep's whole table, on its own page (blocks.md) beside the per-step blocks; report.md shows COMPACT_HEADER's
+# the sweep's whole table, on its own page (blocks.md) beside the per-step blocks (report.md keeps the sweep's verdicts
+# and charts and links it: docs/studies.md, "Report and compare")
 TABLE_HEADER = ("| rate asked | sent/s | goodput/s | p50 ms | p99 ms | max ms | success | app % | master % | "
                 "each replica's % | app CPU-ms/ok | master CPU-ms/ok | replica CPU-ms/ok | db share | "
                 "lag p99 ms | catch-up s | binlog B/write | shed / peak in flight (bound) | verdict |\n"
                 + "|" + "---|" * 19)
-COMPACT_HEADER = ("| rate asked | goodput/s | p50 ms | p99 ms | success | app % | master % | replica % | "
-                  "replica CPU-ms/ok | lag p99 ms | catch-up s | verdict |\n" + "|" + "---|" * 12)
-COMPACT = (0, 2, 3, 4, 6, 7, 8, 9, 12, 14, 15, 18)  # the whole row's cells report.md keeps, in COMPACT_HEADER's order
 PLOTS_SHOWN = ("latency", "lag")  # the charts report.md shows of a sweep; its page has every one
 
 
@@ -57,15 +55,6 @@ SHED_GUIDE = ("requests the app answered 503 at once because a worker already ha
               "and the workers' peaks in flight summed (bound: per worker, REPLBENCH_ADMISSION and "
               "REPLBENCH_MAX_INFLIGHT; *none in the app: vegeta's N connections* = nothing shed, the client's pool "
               "of N connections bounds what the app holds; *none* alone = unbounded).")
-
-
-def compact_row(step: ShownStep) -> str:
-    """A step's row as report.md shows it: the whole row's cells in COMPACT, the replica's CPU % the worse one's."""
-    cells = step_cells(step)
-    sums = [r.summary for r in step.repeats]
-    replicas = replicas_in(k for s in sums for k in s.cpu_mean_percent or {}) or ("replica1", "replica2")
-    cells[9] = fig([busier(s.cpu_mean_percent or {}, replicas) for s in sums])
-    return "| " + " | ".join(cells[i] for i in COMPACT) + " |"
 
 
 def step_row(step: ShownStep) -> str:
@@ -105,7 +94,7 @@ def step_cells(step: ShownStep) -> list[str]:
         fig([p.get("app") for p in per_ok], "{:.3f}"), fig([p.get("master") for p in per_ok], "{:.3f}"),
         fig([busier(p, replicas) for p in per_ok], "{:.3f}"),
         fig([None if s.db_share_of_host is None else 100 * s.db_share_of_host for s in sums], "{:.0f}%"),
-        fig(lag_p99), fig([None if c == float("inf") else c for c in catch], "{:.1f}"),
+        floored(lag_p99, lag_floor_ms(sums)), fig([None if c == float("inf") else c for c in catch], "{:.1f}"),
         fig(each(lambda s: (s.binlog or Binlog()).bytes_per_write), "{:.0f}"),
         _shed(sums),
         verdict_of(step),
@@ -189,7 +178,6 @@ def sweep_section(sweep_dir: Path, writer: Writer, shared: tuple[str, str] = (""
         rows_verified([None if (share := (r.summary.rows_checked or RowsChecked()).share) is None
                        else round(100 * share, 2) for s in steps for r in s.repeats], scenarios_write(name)),
         "",
-        COMPACT_HEADER, *(compact_row(s) for s in steps), "",
     ]
     plots = plot_sweep(steps, assets, name)
     for file in plots:
@@ -212,7 +200,7 @@ def sweep_section(sweep_dir: Path, writer: Writer, shared: tuple[str, str] = (""
                        f"![latency over time]({tag}-latency.png)", ""]
     (assets / "blocks.md").write_text("\n".join(blocks))
     page = writer.rel(assets / "blocks.md")
-    lines += ["", f"[Every column and chart, the per-step blocks, latency over time]({page})", ""]
+    lines += ["", f"[The step table (every column), every chart, the per-step blocks, latency over time]({page})", ""]
     return lines, {"scenario": name, "key": sweep_key(sweep), "max": sweep.max_sustainable_rate, "kept_up": kept,
                    "max_text": describe_max(sweep), "steps": steps, "folder": sweep_dir.name, "meta": meta}
 
@@ -348,7 +336,7 @@ def reference_comparison(latest: dict[str, dict[str, Any]], verdict: str = "") -
                              + " | ".join(num(step_median(step, q)) for q in (
                                  lambda s: latency_of(s).p50, lambda s: latency_of(s).p95,
                                  lambda s: latency_of(s).p99))
-                             + f" | {num(lag_p99(step))} |")
+                             + f" | {lag_text(step, num)} |")
         lines.append("")
     return lines
 
@@ -357,3 +345,10 @@ def lag_p99(step: ShownStep) -> float | None:
     """The busier replica's lag p99 (median of repeats)."""
     return median([max([lag.p99_ms for lag in (r.summary.lag or {}).values() if lag and lag.p99_ms is not None],
                        default=None) for r in step.repeats])
+
+
+def lag_text(step: ShownStep, form: Callable[[float | None], str]) -> str:
+    """The step's lag p99 as `form` prints a figure, or '< 10' under the runs' floor (docs/metrics.md, "Lag"):
+    never a value the positions cannot resolve."""
+    lag, floor = lag_p99(step), lag_floor_ms([r.summary for r in step.repeats])
+    return floor_text(floor) if below_floor(lag, floor) else form(lag)
