@@ -118,3 +118,27 @@ def test_a_live_windows_mean_and_busiest_minute_come_from_its_samples() -> None:
     assert livewindow.rates(samples[:30], 30.0)["busiest_minute_trx_per_s"] is None
     assert livewindow.rates(samples[:1], 1.0)["mean_trx_per_s"] is None
     assert livewindow.rates([(0.0, 0), (300.0, 3000)], 300.0)["short"] is False
+
+
+def test_a_replay_starts_at_the_replicas_boundary_in_the_files_and_refuses_any_other_position() -> None:
+    from replbench.experiments.replay import ReplayRefused, check
+    from replbench.measure.binlogfile import GtidGroup, GtidMap
+
+    def group(domain: int, seq: int, at: int, server: int = 1) -> GtidGroup:
+        return GtidGroup(domain, server, seq, at, 1000 + at)
+
+    first = GtidMap(Path("binlog.000001"), 500, {0: 10, 99: 5},
+                    (group(0, 11, 100), group(99, 6, 200), group(0, 12, 300)))
+    second = GtidMap(Path("binlog.000002"), 500, {0: 12, 99: 6}, (group(0, 13, 100), group(0, 14, 200)))
+    start = check([first, second], {0: 10, 99: 5}, "replica1", 2)  # at the files' first GTID
+    assert (start.file, start.at, start.transactions) == (0, 100, 4)
+    start = check([first, second], {0: 12, 99: 6, 7: 3}, "replica1", 2)  # a boundary of the second file
+    assert (start.file, start.at, start.transactions) == (1, 100, 2)
+    for position, words in (({0: 9, 99: 5}, "no transaction boundary"), ({0: 12, 99: 5}, "no transaction boundary"),
+                            ({0: 14, 99: 6}, "every transaction")):
+        with pytest.raises(ReplayRefused, match=words):
+            check([first, second], position, "replica1", 2)
+    with pytest.raises(ReplayRefused, match="does not follow"):
+        check([second, first], {0: 12, 99: 6}, "replica1", 2)
+    with pytest.raises(ReplayRefused, match="server_id 1, replica1's own"):
+        check([first, second], {0: 10, 99: 5}, "replica1", 1)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -12,7 +14,7 @@ from replbench.core import sql
 from replbench.core.config import Settings
 from replbench.core.records import STATUS_SUCCEEDED
 from replbench.measure import counters
-from replbench.topology import knobs
+from replbench.topology import knobs, nodes
 from replbench.topology.knobs import Knobs
 
 from .conftest import (
@@ -250,6 +252,57 @@ def test_live_apply_capacity_times_each_replica_on_what_another_client_wrote(top
     assert replicating(topo)
     with sql.admin(topo.master, topo) as cur:
         cur.execute("DROP DATABASE livewin")
+
+
+def test_a_captured_binlog_is_replayed_as_a_held_replicas_relay_logs_and_a_wrong_position_refused(
+        topo: Settings, tmp_path: Path) -> None:
+    """The master's own binlog, captured while replica1 stood still, replayed on replica1 by its SQL thread: it
+    applies exactly the transactions after its position, then replicates from the master again; a replay of a
+    file it has already applied, or of files out of order, is refused in one line before anything runs."""
+    env = env_for(topo.state)
+    replica = topo.node("replica1")
+    with sql.admin(topo.master, topo) as cur:
+        cur.execute("FLUSH BINARY LOGS")  # a file of its own, starting before replica1's position
+        cur.execute("CREATE DATABASE IF NOT EXISTS replayed")
+        cur.execute("CREATE TABLE IF NOT EXISTS replayed.t (id INT AUTO_INCREMENT PRIMARY KEY, v INT, KEY (v))")
+        for i in range(10):  # in the file before replica1's position: replayed again, they would collide
+            cur.execute("INSERT INTO replayed.t (v) VALUES (%s)", (i,))
+    assert all(v is not None for v in nodes.wait_caught_up(topo, 60).values())
+    with sql.admin(replica, topo) as cur:
+        cur.execute(sql.stop_replica_sql(topo.flavour))
+    try:
+        with sql.admin(topo.master, topo) as cur:
+            for i in range(150):
+                cur.execute("INSERT INTO replayed.t (v) VALUES (%s), (%s)", (i, -i))
+            cur.execute("SHOW MASTER STATUS")
+            current = str(sql.one_row(cur)[0])
+        copy = tmp_path / current
+        shutil.copyfile(topo.master.datadir / current, copy)
+        proc = run_cli(["apply-capacity", "--binlog", str(copy)], env)
+    finally:
+        nodes.ensure_replicating(replica, topo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    line = next(line for line in proc.stderr.splitlines() if "→" in line)
+    data = json.loads((topo.results / "apply-capacity" / line.rsplit("/", 1)[-1].strip() / "apply.json").read_text())
+    assert data["method"] == "binlog" and data["replay"]["transactions"] == 150, data["replay"]
+    entry = data["replicas"]["replica1"]
+    assert entry["transactions"] == 150 and entry["apply_rate_trx_per_s"] > 0 and entry["cpu_ms_per_trx"] is not None
+    assert "replica1: applied 150 trx" in proc.stdout and "Files: " in proc.stdout
+    assert replicating(topo) and nodes.transactions_behind(replica, topo) == 0 or \
+        all(v is not None for v in nodes.wait_caught_up(topo, 60).values())
+    with sql.admin(replica, topo) as cur:
+        cur.execute("SELECT COUNT(*) FROM replayed.t")
+        assert sql.one_row(cur)[0] == 310  # applied once: the replay, then the master's stream from its end
+    before = sorted((topo.results / "apply-capacity").iterdir())
+    for args, words in ((["--binlog", str(copy)], "replica1 has applied every transaction"),
+                        (["--binlog", str(copy), str(copy)], "does not follow")):
+        proc = run_cli(["apply-capacity", *args], env)
+        err = proc.stderr.strip().splitlines()
+        assert proc.returncode == 1 and words in err[-1] and "Traceback" not in proc.stderr, proc.stderr
+    assert sorted((topo.results / "apply-capacity").iterdir()) == before  # a refusal leaves no folder
+    assert replicating(topo)
+    with sql.admin(topo.master, topo) as cur:
+        cur.execute("DROP DATABASE replayed")
 
 
 @pytest.mark.parametrize("args", [

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -62,7 +63,7 @@ from ..core.results import (
     write_record,
 )
 from ..core.stats import spread, spread_text
-from ..experiments import applycap, benchapp, bigtx, campaign, modelcheck, study, studyfile
+from ..experiments import applycap, benchapp, bigtx, campaign, modelcheck, replay, study, studyfile
 from ..experiments.run import Run, RunOptions
 from ..experiments.sweep import Sweep
 from ..load import cpus, faults
@@ -334,6 +335,12 @@ def _add_apply_capacity_parser(sub: Any) -> None:
                    help="no scenario: hold the replicas' SQL threads for WINDOW (e.g. 5m) while any client writes to "
                         "the master (your application, a benchmark tool), then time each replica's catch-up; "
                         f"at least {LIVE_MIN_WINDOW_S / 60:g} minutes, or it is labelled short")
+    p.add_argument("--binlog", nargs="+", metavar="FILE",
+                   help="no scenario: replay these binlog files (in order) as --replica's relay logs and time its "
+                        "SQL thread; the replica must stand at one of their transaction boundaries (checked by "
+                        "GTID first; refused otherwise)")
+    p.add_argument("--replica", default="replica1", help="--binlog: the replica that replays them (default: "
+                   "%(default)s)")
     p.add_argument("--together", action="store_true",
                    help="every replica drains at once (they share this host's cores); default: each alone")
     add_knob_flags(p)
@@ -544,10 +551,14 @@ def cmd_study(args: argparse.Namespace) -> int:
 
 
 def cmd_apply_capacity(args: argparse.Namespace) -> int:
+    if args.live is not None and args.binlog:
+        raise UsageError("--live and --binlog are two ways to measure your workload: give one")
     if args.live is not None:
         return _live_apply_capacity(args)
+    if args.binlog:
+        return _replay_apply_capacity(args)
     if args.scenario is None:
-        raise UsageError("apply-capacity needs a write scenario, or --live WINDOW with none")
+        raise UsageError("apply-capacity needs a write scenario, or --live WINDOW or --binlog FILE… with none")
     scenario = load_scenario(args.scenario)
     if not scenario.writes:
         raise UsageError(f"apply-capacity needs a write scenario; {scenario.name!r} only reads")
@@ -585,6 +596,37 @@ def _live_apply_capacity(args: argparse.Namespace) -> int:
     print(f"replbench: apply capacity of what the master is written by over a {window:g} s window, the replicas' "
           f"SQL threads held ({knobs_from(args).describe()}){short} → {shown_path(folder)}", file=sys.stderr)
     data = apply_of(applycap.measure_live(settings, knobs_from(args), window, folder))
+    print(applycap.render(data))
+    return collection_exit_code(data.status or UNIT_FAILED, UNIT_OK)  # measure always sets a status
+
+
+def _replay_apply_capacity(args: argparse.Namespace) -> int:
+    """apply-capacity --binlog FILE…: captured binlogs replayed as one replica's relay logs (experiments/replay)."""
+    if args.scenario is not None or args.writes is not None or args.rate is not None or args.together:
+        raise UsageError("--binlog measures what the files hold: give no scenario, --writes, --rate or --together "
+                         "with it")
+    outside = sorted(set(knobs_from(args).changed()) - {"parallel_threads", "parallel_mode"})
+    if outside:
+        raise UsageError(f"--binlog replays what the files hold: only the replica's apply settings apply "
+                         f"(--parallel-threads, --parallel-mode), not {', '.join(outside)}")
+    files = [Path(f) for f in args.binlog]
+    for f in files:
+        if not f.is_file():
+            raise UsageError(f"--binlog: {f}: no such file")
+    settings = settings_from(args)
+    if args.replica not in {r.name for r in settings.replicas}:
+        raise UsageError(f"--replica: no replica {args.replica!r} (this topology's: "
+                         f"{', '.join(r.name for r in settings.replicas)})")
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    folder = settings.results / "apply-capacity" / f"{stamp}-binlog-{args.replica}"
+    folder.mkdir(parents=True, exist_ok=False)
+    print(f"replbench: apply capacity of {len(files)} binlog file(s) replayed on {args.replica} "
+          f"({knobs_from(args).describe()}) → {shown_path(folder)}", file=sys.stderr)
+    try:
+        data = apply_of(replay.measure(settings, knobs_from(args), files, args.replica, folder))
+    except ReplbenchError:
+        shutil.rmtree(folder, ignore_errors=True)  # refused before anything ran: nothing to keep
+        raise
     print(applycap.render(data))
     return collection_exit_code(data.status or UNIT_FAILED, UNIT_OK)  # measure always sets a status
 

@@ -29,7 +29,8 @@ version):
   bench-app.json (each kind its own number; the same history so far):
   0: the files written before any of these had a version.
   1: `schema_version` written; keys as in 0. Added since: apply.json's replicas' `writeback` and its `cores`
-  (2026-12-02); apply.json's `live` and its replicas' `busiest_minute_ratio` (2026-12-02: `apply-capacity --live`);
+  (2026-12-02); apply.json's `live` and its replicas' `busiest_minute_ratio` (2026-12-02: `apply-capacity --live`),
+  its `replay` (2026-12-02: `apply-capacity --binlog`);
   model.json's `app_cpu_s` and `load_cpu_s`, and their fits' `basis` (2026-12-02: `model predict --cores`).
 - find-users.json:
   0: its shapes, each under its name.
@@ -1038,6 +1039,24 @@ class LiveWindow(Record):
     master_trx_during_drains: int | None = None
 
 
+class ReplayFile(Record):
+    name: str | None = None
+    bytes: int | None = None
+
+
+class Replay(Record):
+    """`apply-capacity --binlog`: the files replayed as one replica's relay logs (experiments/replay), the
+    replica's GTID position before (a transaction boundary of the files) and after, the application transactions
+    it had to apply and the seconds the files' own transactions spanned (their events' clock)."""
+
+    files: list[ReplayFile] | None = None
+    replica: str | None = None
+    start: str | None = None
+    end: str | None = None
+    transactions: int | None = None
+    span_s: int | None = None
+
+
 class ApplyRecord(Record):
     FILE = "apply.json"
     schema_version: int | None = None
@@ -1046,7 +1065,7 @@ class ApplyRecord(Record):
     status: str | None = None
     error: str | None = None
     folder: str | None = None
-    method: str | None = None  # alone, together or live; absent: alone (files from before `together` had a name)
+    method: str | None = None  # alone, together, live or binlog; absent: alone (before `together` had a name)
     writes_asked: int | None = None
     rate: int | None = None
     topology: str | None = None
@@ -1070,6 +1089,7 @@ class ApplyRecord(Record):
     warm_up_s: NodeFigures | None = None
     cores: int | None = None  # the host's, where the replicas run on it (absent before 2026-12-02; own servers)
     live: LiveWindow | None = None  # method "live": the window drained (absent before 2026-12-02 and otherwise)
+    replay: Replay | None = None  # method "binlog": the files replayed (absent before 2026-12-02 and otherwise)
 
 
 def apply_of(doc: dict[str, Any] | ApplyRecord) -> ApplyRecord:

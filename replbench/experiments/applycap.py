@@ -387,9 +387,12 @@ def _idle_cpu(node: Node) -> float | None:
 def render(a: ApplyRecord) -> str:
     setting = ", ".join(f"{k}={v}" for k, v in (a.knobs_changed or {}).items()) or "reference settings"
     how = ("every replica at once (--together: on a shared host they share its cores)"
-           if a.method == "together" else "each replica alone, the others' SQL threads held")
-    live = a.live
-    what = a.scenario if live is None else f"what the master was written by over a {live.asked_s:g} s window"
+           if a.method == "together" else "one replica, from the files" if a.method == "binlog"
+           else "each replica alone, the others' SQL threads held")
+    live, replay = a.live, a.replay
+    what = (f"what the master was written by over a {live.asked_s:g} s window" if live is not None else
+            f"{len(replay.files or [])} binlog file(s) replayed as {replay.replica}'s relay logs"
+            if replay is not None else a.scenario)
     lines = [f"Apply capacity — {what} ({setting}); {how}; status {a.status}"]
     threads = int((a.knobs or {}).get("parallel_threads") or 0)
     if a.cores and threads >= a.cores:
@@ -405,6 +408,13 @@ def render(a: ApplyRecord) -> str:
                      f"({a.requests:,} requests, {a.success:.2%} succeeded)")
     if master is not None and live is not None:
         lines += _live_lines(master, live)
+    if replay is not None:
+        mb = sum(f.bytes or 0 for f in replay.files or []) / 1e6
+        rate = f" ({replay.transactions / replay.span_s:,.1f} trx/s as written)" if replay.span_s and \
+            replay.transactions else ""
+        lines.append(f"Files: {', '.join(f.name or '' for f in replay.files or [])} ({mb:,.1f} MB): "
+                     f"{replay.transactions:,} application transactions after {replay.replica}'s position "
+                     f"{replay.start}, to {replay.end}, spanning {replay.span_s} s of the files' clock{rate}")
     for name, e in (a.replicas or {}).items():
         if e is None or not e.seconds:
             lines.append(f"{name}: did not apply the backlog within {DRAIN_TIMEOUT:g} s")
