@@ -339,8 +339,8 @@ def _add_apply_capacity_parser(sub: Any) -> None:
                    help="no scenario: replay these binlog files (in order) as --replica's relay logs and time its "
                         "SQL thread; the replica must stand at one of their transaction boundaries (checked by "
                         "GTID first; refused otherwise)")
-    p.add_argument("--replica", default="replica1", help="--binlog: the replica that replays them (default: "
-                   "%(default)s)")
+    p.add_argument("--replica", help="--binlog: the replica that replays them (default: replica1); --live: the "
+                   "one replica held and timed, the others left as they are (default: every replica)")
     p.add_argument("--together", action="store_true",
                    help="every replica drains at once (they share this host's cores); default: each alone")
     add_knob_flags(p)
@@ -559,6 +559,8 @@ def cmd_apply_capacity(args: argparse.Namespace) -> int:
         return _replay_apply_capacity(args)
     if args.scenario is None:
         raise UsageError("apply-capacity needs a write scenario, or --live WINDOW or --binlog FILE… with none")
+    if args.replica is not None:
+        raise UsageError("--replica goes with --live or --binlog: a scenario's backlog is drained by every replica")
     scenario = load_scenario(args.scenario)
     if not scenario.writes:
         raise UsageError(f"apply-capacity needs a write scenario; {scenario.name!r} only reads")
@@ -588,6 +590,7 @@ def _live_apply_capacity(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(f"--live: {exc}") from None
     settings = settings_from(args)
+    _known_replica(settings, args.replica)
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     folder = settings.results / "apply-capacity" / f"{stamp}-live-{window:g}s"
     folder.mkdir(parents=True, exist_ok=False)
@@ -595,9 +598,15 @@ def _live_apply_capacity(args: argparse.Namespace) -> int:
                                                     "short")
     print(f"replbench: apply capacity of what the master is written by over a {window:g} s window, the replicas' "
           f"SQL threads held ({knobs_from(args).describe()}){short} → {shown_path(folder)}", file=sys.stderr)
-    data = apply_of(applycap.measure_live(settings, knobs_from(args), window, folder))
+    data = apply_of(applycap.measure_live(settings, knobs_from(args), window, folder, only=args.replica))
     print(applycap.render(data))
     return collection_exit_code(data.status or UNIT_FAILED, UNIT_OK)  # measure always sets a status
+
+
+def _known_replica(settings: Settings, name: str | None) -> None:
+    if name is not None and name not in {r.name for r in settings.replicas}:
+        raise UsageError(f"--replica: no replica {name!r} (this topology's: "
+                         f"{', '.join(r.name for r in settings.replicas)})")
 
 
 def _replay_apply_capacity(args: argparse.Namespace) -> int:
@@ -614,16 +623,15 @@ def _replay_apply_capacity(args: argparse.Namespace) -> int:
         if not f.is_file():
             raise UsageError(f"--binlog: {f}: no such file")
     settings = settings_from(args)
-    if args.replica not in {r.name for r in settings.replicas}:
-        raise UsageError(f"--replica: no replica {args.replica!r} (this topology's: "
-                         f"{', '.join(r.name for r in settings.replicas)})")
+    replica = args.replica or "replica1"
+    _known_replica(settings, replica)
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
-    folder = settings.results / "apply-capacity" / f"{stamp}-binlog-{args.replica}"
+    folder = settings.results / "apply-capacity" / f"{stamp}-binlog-{replica}"
     folder.mkdir(parents=True, exist_ok=False)
-    print(f"replbench: apply capacity of {len(files)} binlog file(s) replayed on {args.replica} "
+    print(f"replbench: apply capacity of {len(files)} binlog file(s) replayed on {replica} "
           f"({knobs_from(args).describe()}) → {shown_path(folder)}", file=sys.stderr)
     try:
-        data = apply_of(replay.measure(settings, knobs_from(args), files, args.replica, folder))
+        data = apply_of(replay.measure(settings, knobs_from(args), files, replica, folder))
     except ReplbenchError:
         shutil.rmtree(folder, ignore_errors=True)  # refused before anything ran: nothing to keep
         raise

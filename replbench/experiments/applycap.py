@@ -84,10 +84,13 @@ def measure(settings: Settings, scenario: Scenario, setting: knobs.Knobs, writes
     return _held_and_drained(settings, data, folder, progress, backlog, together)
 
 
-def measure_live(settings: Settings, setting: knobs.Knobs, window: float, folder: Path) -> dict[str, Any]:
+def measure_live(settings: Settings, setting: knobs.Knobs, window: float, folder: Path,
+                 only: str | None = None) -> dict[str, Any]:
     """The replicas' SQL threads held for `window` seconds while whatever writes to the master writes (the DBA's
     application, a benchmark tool: nothing of ours), then each replica times its catch-up to the master's position
-    at the window's end. The window's mean rate and busiest minute are set against each replica's capacity."""
+    at the window's end. The window's mean rate and busiest minute are set against each replica's capacity.
+    `only`: that replica alone is held and drained, the others left as they are (one held at the window's start
+    for a replay of the same window: experiments/replay)."""
     progress = Progress("apply-capacity --live")
     data: dict[str, Any] = {"scenario": None, **_common(settings, setting, "live")}
 
@@ -100,7 +103,7 @@ def measure_live(settings: Settings, setting: knobs.Knobs, window: float, folder
         progress.say("holding the replicas' SQL threads; their dirty pages forced out first, so that what each "
                      "flushes after its drain is the window's own")
         state.stop()
-        pre_flush = writeback.flush_nodes(settings, settings.replicas, _cpu)
+        pre_flush = writeback.flush_nodes(settings, state.chosen, _cpu)
         gtid_start = nodes.master_gtid(settings)
         before = counters.snapshot(settings, state.pids)
         opened = time.monotonic()
@@ -120,7 +123,8 @@ def measure_live(settings: Settings, setting: knobs.Knobs, window: float, folder
                                   "to apply (start the client that writes before or as the window opens)")
         return gtid, master
 
-    return _held_and_drained(settings, data, folder, progress, window_of, together=False)
+    chosen = settings.replicas if only is None else (settings.node(only),)
+    return _held_and_drained(settings, data, folder, progress, window_of, together=False, chosen=chosen)
 
 
 class LiveWindowEmpty(Exception):
@@ -138,15 +142,15 @@ class _Held:
     """The replicas' SQL threads, stopped once the backlog starts queuing (restarted whatever happens), and the
     counters' snapshot once it has queued."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
+    def __init__(self, settings: Settings, chosen: tuple[Node, ...]) -> None:
+        self.settings, self.chosen = settings, chosen
         self.stopped = False
         self.pids = {n.name: nodes.node_pid(n) for n in settings.nodes}
         self.queued: dict[str, counters.NodeCounters | None] = {}
 
     def stop(self) -> None:
         self.pids = {n.name: nodes.node_pid(n) for n in self.settings.nodes}
-        _sql_thread(self.settings, start=False)
+        _sql_thread(self.settings, start=False, replicas=self.chosen)
         self.stopped = True
 
 
@@ -159,13 +163,14 @@ def _master(before: dict[str, counters.NodeCounters | None], queued: dict[str, c
 
 
 def _held_and_drained(settings: Settings, data: dict[str, Any], folder: Path, progress: Progress,
-                      queue: Callable[[_Held], tuple[str, dict[str, Any]]], together: bool) -> dict[str, Any]:
+                      queue: Callable[[_Held], tuple[str, dict[str, Any]]], together: bool,
+                      chosen: tuple[Node, ...] | None = None) -> dict[str, Any]:
     """`queue` builds the backlog with the SQL threads held (returning the master's position at its end and what
     the master committed); then each replica drains it alone (or all at once), timed; apply.json written whatever
     happens, the SQL threads started again."""
     log = folder / "harness.log"
     harnesslog.use(log)
-    state = _Held(settings)
+    state = _Held(settings, settings.replicas if chosen is None else chosen)
     try:
         gtid, master = queue(state)
         data["master"] = {"transactions": master["transactions"], "rows_changed": master["rows_changed"],
@@ -177,14 +182,14 @@ def _held_and_drained(settings: Settings, data: dict[str, Any], folder: Path, pr
             drains.together()
             state.stopped = False
         else:
-            for replica in settings.replicas:
+            for replica in state.chosen:
                 progress.say(f"backlog queued: {master['transactions']:,} transactions; {replica.name} applies it "
                              "alone (the other replicas' SQL threads held), timing MASTER_GTID_WAIT")
                 drains.alone(replica)
         after = counters.snapshot(settings, state.pids)
         busiest = (data.get("live") or {}).get("busiest_minute_trx_per_s")
         data["replicas"] = {r.name: _replica_entry(drains, r.name, state.queued[r.name], after[r.name], master,
-                                                   busiest) for r in settings.replicas}
+                                                   busiest) for r in state.chosen}
         drained, ended = _app_trx(after["master"]), _app_trx(state.queued["master"])
         if data.get("live") is not None and drained is not None and ended is not None:
             data["live"]["master_trx_during_drains"] = drained - ended  # the client may have gone on writing
@@ -199,7 +204,7 @@ def _held_and_drained(settings: Settings, data: dict[str, Any], folder: Path, pr
         data["error"] = f"{type(exc).__name__}: {exc}"
         harnesslog.write(f"apply-capacity failed: {exc}", exc)
     finally:
-        _restore(settings, data, state.stopped)
+        _restore(settings, data, state.stopped, state.chosen)
         harnesslog.done(log)
         data["folder"] = folder.name
         write_record(folder / "apply.json", apply_of(data))
@@ -357,14 +362,15 @@ def _replica_entry(drains: Drains, name: str, queued: counters.NodeCounters | No
     return entry
 
 
-def _restore(settings: Settings, data: dict[str, Any], stopped: bool) -> None:
-    """Every replica replicating again after the drains, whatever happened (a failure is recorded in data)."""
+def _restore(settings: Settings, data: dict[str, Any], stopped: bool, chosen: tuple[Node, ...]) -> None:
+    """The replicas held replicating again after the drains, whatever happened (a failure is recorded in data);
+    the others were never touched."""
     if stopped:
         try:
-            _sql_thread(settings, start=True)
+            _sql_thread(settings, start=True, replicas=chosen)
         except sql.MySQLError as exc:
             data.setdefault("error", f"could not restart the SQL threads: {exc}")
-    for replica in settings.replicas:
+    for replica in chosen:
         try:
             nodes.wait_replicating(replica, settings)
         except Exception as exc:  # noqa: BLE001
