@@ -206,6 +206,9 @@ def test_each_index_is_weighed_against_every_index_at_the_same_pool_and_the_cost
         ("no email 128M", "all in 128M"), ("no city 128M", "all in 128M"),
         ("no city 4G", "all in 4G"), ("no email 4G", "all in 4G")]  # per pool, the costliest first; 'all' left out
     assert costs[2]["index"] == "idx_city_birth" and costs[2]["cost"] == pytest.approx(0.08)
+    # what the index adds over the figure without it, (with − without) ÷ without: +36 %, never 0.08 ÷ 0.30 = +27 %
+    # (a share of the figure with it, which a DBA misreads as the increase: issue 73)
+    assert costs[2]["increase"] == pytest.approx(0.08 / 0.22, abs=1e-4) and "share" not in costs[2]
     assert costs[2]["verdict"] == "different" and costs[3]["verdict"] == "within noise"
     # each cell against the one with every index at its pool, as a study's comparison records it; judged by the one
     # rule (docs/metrics.md, "Comparing two figures"): 3 repeats a side, Welch's test, Holm over the study
@@ -219,15 +222,16 @@ def test_each_index_is_weighed_against_every_index_at_the_same_pool_and_the_cost
 
     line = costliest_index(with_rows(cpu))[0]
     assert line.startswith("- **Which index costs the replicas most**")
+    assert "a cost is the increase the index causes, (with − without) ÷ without)" in line
     assert "`write`, buffer_pool=4G: **`idx_city_birth`** costs most, 0.3 ms a write with every index against " \
-           "0.22 without it (+27 %; p = " in line and "the others `uq_email` +0 % (not shown (p = 1))" in line
+           "0.22 without it (+36 %; p = " in line and "the others `uq_email` +0 % (not shown (p = 1))" in line
     assert "`write`, buffer_pool=128M: **`uq_email`** costs most" in line
     quiet = {**cpu, "no city 4G": row([0.28, 0.31, 0.30])}
     assert "buffer_pool=4G: no index's cost holds as a finding (the largest, `uq_email`, +0 %: not shown (p = 1)" in \
         costliest_index(with_rows(quiet))[0]
     # two repeats a side: described, never tested, never "not shown" (disjoint ranges here)
     two = {name: row(r["values"][:2]) for name, r in cpu.items()}  # type: ignore[index]
-    assert "(the largest, `idx_city_birth`, +26 %: disjoint ranges, n = 2, not tested;" in \
+    assert "(the largest, `idx_city_birth`, +35 %: disjoint ranges, n = 2, not tested;" in \
         costliest_index(with_rows(two))[0]
     # no cell misses one index
     assert costliest_index(study_of({"cells": cells[:2], "comparison": comparison})) == []

@@ -8,6 +8,7 @@ exactly, never tested) and which have a floor is declared here, once, in METRICS
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from typing import Any
 
 from ..core.config import LAG_FLOOR_MS, index_names
 from ..core.nodenames import replicas_in
-from ..core.records import STATUS_FAILED
+from ..core.records import STATUS_FAILED, UNIT_FAILED
 from ..core.results import (
     ApplyRecord,
     ApplyReplica,
@@ -395,6 +396,84 @@ def baseline_words(study: StudyRecord) -> str:
     return f"the first cell with the same {', '.join(per)}: " + ", ".join(f"`{b}`" for b in bases)
 
 
+def grid_cells(grid: Mapping[str, list[Any]]) -> list[dict[str, Any]]:
+    """A [vary] table's cells: the product of its lists, keys and values in the file's order (the first the
+    baseline)."""
+    return [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
+
+
+def cell_label(given: Mapping[str, Any]) -> str:
+    """A study file's cell by name: its `name`, else what it sets as the file writes it, in the file's order
+    ('drop_indexes=none buffer_pool=4G'; a list of names as one comma string). The one naming rule: the cells a study
+    runs are named so (experiments/studyfile), and the cells a report says a study did not run (file_cells)."""
+    if given.get("name"):
+        return str(given["name"])
+    return " ".join(f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in given.items()
+                    if k != "name")
+
+
+def file_cells(doc: Mapping[str, Any]) -> list[str]:
+    """The names of the cells a study file's document declares, unchecked: [vary]'s grid (grid_cells) or each of
+    [[cells]]. For a study.json written before it recorded the cells --only cut (cells_cut)."""
+    vary, cells = doc.get("vary"), doc.get("cells")
+    if isinstance(vary, dict) and all(isinstance(v, list) for v in vary.values()):
+        return [cell_label(c) for c in grid_cells(vary)]
+    return [cell_label(c) for c in cells if isinstance(c, dict)] if isinstance(cells, list) else []
+
+
+def ran_cells(data: StudyRecord, group: str | None = None) -> list[str]:
+    """The cells of a study that ran, in its order: each with a unit that measured something (measured), in `group`
+    where given. A cell --only cut is not in study.json; one whose every unit failed, or that an interrupted study
+    never reached, is, and did not run (docs/studies.md, "Report and compare": a study's tables, chart and
+    description show the cells that ran). A record without units (one made by hand) keeps every cell."""
+    names = [c.name for c in data.cells or [] if c.name is not None]
+    if data.units is None:
+        return names
+    done = {u.cell for u in data.units if measured(u) and (group is None or _group(u) == group)}
+    return [n for n in names if n in done]
+
+
+CUT, FAILED, NOT_REACHED = "cut", "failed", "not reached"  # why a cell did not run (cells_not_run)
+
+
+def cells_not_run(data: StudyRecord, declared: list[str] | None = None) -> dict[str, list[str]]:
+    """A study's cells that did not run, by name, per reason: CUT (its command's --only left them out: study.json's
+    cells_cut, or where a study.json predates that key, the `declared` cells it does not hold), FAILED (in
+    study.json, every unit that ran failed), NOT_REACHED (in study.json, no unit measured and none failed: an
+    interrupted study's)."""
+    recorded = [c.name for c in data.cells or [] if c.name is not None]
+    cut = list(data.cells_cut) if data.cells_cut is not None else \
+        [n for n in declared or [] if n not in recorded]
+    ran = set(ran_cells(data))
+    failed = {u.cell for u in data.units or [] if u.status in (UNIT_FAILED, STATUS_FAILED)}
+    left = [n for n in recorded if n not in ran]
+    return {CUT: cut, FAILED: [n for n in left if n in failed], NOT_REACHED: [n for n in left if n not in failed]}
+
+
+LINK, NO_LINK, DEFAULT = "link", "none", "default"  # cell_factors' words for a cell key a cell leaves unset
+
+
+def cell_factors(cells: list[StudyCell]) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """What cells vary and what they share: per key any of them sets (its own scenario, where cells name one; every
+    key a cell changes from the reference), the values the cells take, in their order; a cell that leaves a key at
+    the reference takes its knob's value there, or for a cell key 'none' (a link) or 'default'. A key of one value
+    is shared."""
+    keys = dict.fromkeys(["scenario"] if any(c.scenario for c in cells) else [])
+    keys.update(dict.fromkeys(k for c in cells for k in c.changed or {}))
+
+    def value(cell: StudyCell, key: str) -> str:
+        if key == "scenario":
+            return cell.scenario or DEFAULT
+        if key in (cell.changed or {}):
+            return str((cell.changed or {})[key])
+        if key in (cell.knobs or {}):
+            return str((cell.knobs or {})[key])
+        return NO_LINK if key == LINK else DEFAULT
+
+    values = {k: list(dict.fromkeys(value(c, k) for c in cells)) for k in keys}
+    return ({k: v for k, v in values.items() if len(v) > 1}, {k: v[0] for k, v in values.items() if len(v) == 1})
+
+
 def _group(unit: StudyUnit) -> str:
     """The table a unit belongs to; units recorded before groups existed belong to their scenario's."""
     group = unit.group if unit.group is not None else unit.scenario
@@ -593,7 +672,9 @@ def index_costs(cells: list[StudyCell], comparison: dict[str, Any],
                 metric: str = "replica_ms_per_write") -> list[dict[str, Any]]:
     """What each secondary index costs: every cell that runs without exactly one index against the cell with every
     index and the same other settings (one thing changed per comparison), per group, most costly first within each
-    group and setting. cost = the metric's median with the index less its median without it; share = cost ÷ with."""
+    group and setting. cost = the metric's median with the index less its median without it; increase = cost ÷
+    without, what the index adds to the figure without it (None where that is 0): a DBA reads "+45 %" as what adding
+    the index does, not as a share of the figure with it (docs/studies.md, "Report and compare")."""
     out = []
 
     def dropped(cell: StudyCell) -> tuple[str, ...]:
@@ -615,7 +696,8 @@ def index_costs(cells: list[StudyCell], comparison: dict[str, Any],
             cost = b["median"] - a["median"]
             found.append({"group": group, "cell": cell.name, "baseline": base.name, "index": dropped(cell)[0],
                           "settings": others(cell), "with": b["median"], "without": a["median"],
-                          "cost": round(cost, 4), "share": round(cost / b["median"], 4),
+                          "cost": round(cost, 4),
+                          "increase": round(cost / a["median"], 4) if a["median"] else None,
                           "verdict": verdict(a["values"], b["values"])})
         out += sorted(found, key=lambda r: (sorted(r["settings"].items()), -r["cost"]))
     return out

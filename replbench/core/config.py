@@ -220,6 +220,11 @@ COUNT_SPREAD = 0.005
 FINDING_MIN_REPEATS = 3
 FINDING_ALPHA = 0.05  # a study's family-wise error rate over its tested comparisons (Holm's step-down correction)
 FINDING_MIN_FACTOR = 1.10  # a difference smaller than 10 % is not worth a finding, however it holds
+# a verdict on the reference write-up's conclusions (analysis/reference): our same-rate ratio within this factor of
+# the write-up's (either way) reproduces its size; beyond it the direction holds "with a different size" — the two
+# hosts differ in cores, server and disk, so only a factor this coarse is read as the same size (docs/metrics.md,
+# "The reference write-up's conclusions")
+REFERENCE_SIZE_FACTOR = 2.0
 # the lag's floor (docs/metrics.md "Lag", docs/decisions/lag-floor.md): every node's GTID position is read every
 # POSITION_INTERVAL seconds (measure/poslag), so lag below about one interval is not resolved. A run records the
 # interval it achieved (summary.json lag_floor_ms); a lag under its floor prints as "< 10 ms" (core/stats.floor_text),

@@ -31,7 +31,8 @@ version):
   1: `schema_version` written; keys as in 0. Added since: apply.json's replicas' `writeback` and its `cores`
   (2026-12-02); apply.json's `live` and its replicas' `busiest_minute_ratio` (2026-12-02: `apply-capacity --live`),
   its `replay` (2026-12-02: `apply-capacity --binlog`);
-  model.json's `app_cpu_s` and `load_cpu_s`, and their fits' `basis` (2026-12-02: `model predict --cores`).
+  model.json's `app_cpu_s` and `load_cpu_s`, and their fits' `basis` (2026-12-02: `model predict --cores`);
+  study.json's `cells_cut` (2026-12-02: the study file's cells `--only` left out).
 - find-users.json:
   0: its shapes, each under its name.
   1: `schema_version` written beside the shapes.
@@ -816,6 +817,9 @@ class StudyRecord(Record):
     baseline_per: list[str] | None = None
     rates: dict[str, int] | None = None
     cells: list[StudyCell] | None = None
+    # the study file's cells its command's --only left out, by name ([] for none; absent before 2026-12-02: the
+    # report then names them from the study file: docs/studies.md, "Report and compare")
+    cells_cut: list[str] | None = None
     units: list[StudyUnit] | None = None
     order: list[Any] | None = None
     comparison: dict[str, Any] | None = None

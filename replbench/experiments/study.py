@@ -286,6 +286,8 @@ class Plan:
                 where += f"; without {', '.join(index_names(cell.drop_indexes))} on {INDEXED_TABLE}"
             base = " (baseline)" if i == 0 else ""
             lines.append(f"  cell {i + 1}{base}: {cell.name} — {cell.knobs.describe()}{where}")
+        if spec.cut:
+            lines.append(f"  not run: {len(spec.cut)} cells of the file, cut by --only: {'; '.join(spec.cut)}")
         order = " ".join(f"{u.cell + 1}" for u in self.units()
                          if u.scenario == self.scenarios_of(u.cell)[0] and u.measure == spec.measures[0])
         lines.append(f"  order of cells: {order}")
@@ -442,7 +444,7 @@ class Study:
             "scenarios": list(spec.scenarios), "rates": self.plan.rates, "duration_s": self.plan.duration,
             "measures": list(spec.measures), "repeat": self.plan.repeat, "reset": spec.reset,
             "data_state": spec.data_state, "question": spec.question, "primary": list(spec.primary),
-            "cells": cell_records(spec.cells), "baseline_per": list(spec.baseline_per),
+            "cells": cell_records(spec.cells), "cells_cut": list(spec.cut), "baseline_per": list(spec.baseline_per),
             "baselines": base_of,
             "order": [f"{u['cell']} / {u['scenario']} / {u['measure']} / repeat {u['repeat']}" for u in self.units],
             "units": self.units, "comparison": compare_cells(finished, cells, base_of),

@@ -40,7 +40,6 @@ load, rows, writes).
 
 from __future__ import annotations
 
-import itertools
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -49,7 +48,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 from annotated_types import MinLen
 from pydantic import AfterValidator, BeforeValidator, Field, PrivateAttr, create_model, model_validator
 
-from ..analysis.studymetrics import BY_KEY, SOURCE_OF_MEASURE, baselines
+from ..analysis.studymetrics import BY_KEY, SOURCE_OF_MEASURE, baselines, cell_label, grid_cells
 from ..core import named
 from ..core import scenario as scenarios
 from ..core.config import MAX_BULK_ROWS, SETTING_LIST, STUDY_DIR, Setting, parse_duration
@@ -123,6 +122,7 @@ class Spec:
     baseline_per: tuple[str, ...] = ()  # each cell against the first cell with its values of these (default: the
     #                                     first cell of all), e.g. ("buffer_pool",): indexes against none per pool
     source: str = field(repr=False, default="")
+    cut: tuple[str, ...] = ()  # the file's cells `only` left out, by name (study.json's cells_cut)
 
 
 def available() -> list[str]:
@@ -180,7 +180,8 @@ def only(spec: Spec, conditions: list[str]) -> Spec:
     compared without case; a value that is itself one cell's whole value, commas and all, is taken whole, as a link
     'replica1=5ms,replica2=5ms'). A value no cell has is refused (a slip would otherwise run a smaller study than
     meant), as is a set of conditions no cell meets. The baseline is then the first cell left (per baseline_per, the
-    first of each level left)."""
+    first of each level left); the cells left out are its `cut`, which study.json records (cells_cut) so a report
+    names them as not run."""
     cells = list(spec.cells)
     for condition in conditions:
         key, sep, values = condition.partition("=")
@@ -198,7 +199,8 @@ def only(spec: Spec, conditions: list[str]) -> Spec:
         cells = [c for c in cells if cell_value(c, key).lower() in {v.lower() for v in wanted}]
     if not cells:
         raise StudyError(f"--only {' '.join(conditions)}: no cell of study {spec.name} meets every condition")
-    return replace(spec, cells=tuple(cells))
+    kept = {c.name for c in cells}
+    return replace(spec, cells=tuple(cells), cut=spec.cut + tuple(c.name for c in spec.cells if c.name not in kept))
 
 
 # The file's model. A cell's keys and the checks of their values come from the tables: every knob
@@ -333,7 +335,7 @@ class StudyTables(FileModel):
             grid = self.vary.given()
             if not grid:
                 raise FieldError(("vary",), "an empty table: nothing to compare")
-            combos = [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
+            combos = grid_cells(grid)
             locs: list[Loc] = [("vary",)] * len(combos)
         elif self.cells is not None:
             if not self.cells:
@@ -409,7 +411,8 @@ class StudyTables(FileModel):
 def _cell(combo: dict[str, Any], loc: Loc) -> Cell:
     """One cell from its keys as the file gives them (checked one by one already): its knobs must go together."""
     combo = {k: _names(v) if k in NAME_LISTS else v for k, v in combo.items()}  # checked already
-    label = str(combo.pop("name", "")) or " ".join(f"{k}={v}" for k, v in combo.items())
+    label = cell_label(combo)
+    combo.pop("name", None)
     own, load = combo.pop("scenario", None), combo.pop("load", None)
     specs = tuple(x.spec for x in links.parse_all([combo.pop("link", "none")]))
     rows, writes = combo.pop("rows", None), combo.pop("writes", None)

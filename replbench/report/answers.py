@@ -18,18 +18,15 @@ from ..topology.knobs import recorded
 from . import reference
 from .assets import Writer
 from .costsheet import BIG_TRANSACTIONS, apply_rates, setting, sheet_rows
-from .provenance import server_versions
 from .sources import ShownStep
 from .studies import primary_of
-from .sweeps import REPLICA, lag_text, step_per_ok
+from .sweeps import lag_text
 
-SIZE_FACTOR = 2.0  # our largest ratio within this factor of the write-up's: its size reproduces
 ALTERNATIVES = ("ROW MINIMAL", "ROW NOBLOB", "STATEMENT", "MIXED")  # set against ROW FULL
 COST_SHEET = "#what-each-replication-setting-costs"
 FALLING_BEHIND = "#when-do-the-replicas-fall-behind"
 INDEXES = "#what-indexes-cost-the-replicas-under-row-based-replication"
 BIG = "#large-transactions-one-update-of-many-rows"
-REFERENCE = "#the-reference-experiments-write-steps-beside-ours"
 
 Studies = list[StudyRecord]
 
@@ -235,45 +232,7 @@ def big_answer(facts: Facts) -> str:
 
 
 def reference_answer(facts: Facts) -> str:
-    return (f"**The reference write-up's finding** ([beside ours]({REFERENCE})): "
-            + reference_verdict(facts.latest, facts.studies))
-
-
-def reference_verdict(latest: dict[str, dict[str, Any]], studies: Studies) -> str:
-    """Whether the write-up's "indexes strongly affect the replicas' CPU under write load" reproduces: direction and
-    size, from our paired sweeps (the worse replica's CPU-ms per write at the rates both ran) and study
-    working-set, against the write-up's own replica figures."""
-    theirs = [reference.replica_cpu_ms(s) for s in ("write", "write-noindex")]
-    indexed, bare = (spread(t)["median"] for t in theirs)
-    if not indexed or not bare:
-        return "the write-up's replica figures are missing."
-    ours, ratios = [], []
-    a, b = latest.get("write"), latest.get("write-noindex")
-    if a and b:
-        by_b = {s.rate: s for s in b["steps"]}
-        paired = [va / vb for s in a["steps"] if s.rate in by_b
-                  and (va := step_per_ok(s, REPLICA))
-                  and (vb := step_per_ok(by_b[s.rate], REPLICA))]
-        if paired:
-            ours.append(f"{min(paired):.1f}–{max(paired):.1f}× in our paired sweeps at the rates both ran")
-            ratios += paired
-    data = next((d for d in studies if d.name == "working-set"), None)
-    costs = pool_index_costs(data) if data else []
-    if costs:
-        ours.append(", ".join(f"{c['ratio']:.1f}× ({c['pool']} pool)" for c in costs) + " in study working-set")
-        ratios += [c["ratio"] for c in costs]
-    theirs_ratio = indexed / bare
-    said = f"indexes cost its replicas {theirs_ratio:.0f}× the CPU per write ({indexed:.2f} against {bare:.3f} ms)"
-    if not ratios:
-        return f"{said}; ours: " + _missing("no paired write sweeps, no working-set study") + "."
-    direction = all(r > 1 for r in ratios)
-    size = max(ratios) >= theirs_ratio / SIZE_FACTOR
-    verdict = ("the direction reproduces, " + ("and the size" if size else "the size does not") if direction
-               else "the direction does not reproduce")
-    versions = server_versions([_meta(info) for info in latest.values()])
-    return (f"{verdict}: {said}, ours {'; '.join(ours)}. Candidate reasons, none measured here: its 16-vCPU host "
-            f"against our 2 cores, MySQL against MariaDB{' ' + ', '.join(versions) if versions else ''}, its pool "
-            "and disk (not stated).")
+    return reference.answer(facts.latest, facts.studies)
 
 
 ANSWERS: tuple[Answer, ...] = (bytes_answer, replica_cpu_answer, index_answer, falling_behind_answer,

@@ -8,13 +8,14 @@ replicas fall behind, what indexes cost, the findings (only what the one rule se
 two figures", supports), what was measured (the SQL each endpoint runs), on what, and how to read the columns. Then
 every study (one table per scenario: per cell the median and min–max over repeats, the ratio to the baseline and
 the rule's judgement; a bar chart), then the newest sweep of each scenario (table, plots; the per-step blocks in a
-linked file of their own), then the paired sweeps. Assets go to results/report-assets/<folder>/ (committed); a
+linked file of their own), then the paired sweeps, then a verdict on each of the reference write-up's
+conclusions. Assets go to results/report-assets/<folder>/ (committed); a
 committed asset folder whose raw data is not in results/ is left alone and listed, never deleted; with a campaign,
 every other committed section is listed on an archive page. No absolute path is written.
 
 This module only orders the sections; each lives in its own module (sources, assets, page, costsheet, archive,
 studies, faults,
-sweeps, plots).
+sweeps, reference, plots).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from ..analysis.studymetrics import REPLICA_MEANS
 from ..analysis.verdicts import describe_max
 from ..core.config import ROOT, Settings
 from ..core.results import StudyRecord, read_sweep
-from .answers import reference_verdict
+from . import reference
 from .archive import archive_page
 from .assets import Writer
 from .faults import fault_section
@@ -42,7 +43,7 @@ from .sources import (
     sweep_key,
 )
 from .studies import APP_TIER_PAGE, APP_TIER_STUDIES, study_section
-from .sweeps import comparison, reference_comparison, shared_criteria, sweep_section
+from .sweeps import comparison, shared_criteria, sweep_section
 
 STUDIES_INTRO = ("Each study: its question, its cells, how it ran, its largest findings and its chart; its CPU is net "
                  "of idle and each of its write runs was verified to change its rows unless its section says "
@@ -117,7 +118,7 @@ def generate(settings: Settings, output: Path | None = None, origin: Origin | No
         text += ["Older sweeps (superseded by the newest of their scenario): "
                  + ", ".join(f"`{p.name}`" for p in superseded), ""]
     text += comparison(latest)
-    text += reference_comparison(latest, reference_verdict(latest, studies))
+    text += reference.section(latest, studies)
     if archive:
         text += [f"Sections published before this campaign, or by other campaigns, are listed on "
                  f"[{archive}]({archive}), not mixed in" + (f"; the app tier's earlier studies are on "

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..analysis.studymetrics import BY_KEY
+from ..analysis.studymetrics import BY_KEY, ran_cells
 from ..core.nodenames import replicas_in
 from ..core.results import RunSummary, StudyRecord
 from .sources import Figure, ShownStep, latency_of, step_median
@@ -79,18 +79,19 @@ STUDY_CHART = ("bytes_per_write", "master_ms_per_write", "replica_ms_per_write",
 
 
 def plot_study(data: StudyRecord, assets: Path) -> str | None:
-    """One bar chart per study: key metrics per cell (median, error bars min–max), one panel per metric."""
+    """One bar chart per study: key metrics per cell (median, error bars min–max), one panel per metric, each over
+    the cells that ran in its group (analysis/studymetrics.ran_cells: a cell --only cut is not in study.json, and
+    one whose every unit failed would otherwise stand as a bar of 0; docs/studies.md, "Report and compare")."""
     assert data.comparison is not None and data.cells is not None  # experiments/study.py writes both
-    panels = [(scenario, key, rows) for scenario, per_metric in data.comparison.items()
-              for key, rows in per_metric.items() if key in STUDY_CHART]
+    panels = [(scenario, key, rows, cells) for scenario, per_metric in data.comparison.items()
+              if (cells := ran_cells(data, scenario)) for key, rows in per_metric.items() if key in STUDY_CHART]
     if not panels:
         return None
     plt = pyplot()
-    cells = [c.name for c in data.cells]
     cols = min(3, len(panels))
     nrows = -(-len(panels) // cols)
     fig_, axes = plt.subplots(nrows, cols, figsize=(4.2 * cols, 3.2 * nrows), dpi=90, squeeze=False)
-    for ax, (scenario, key, rows) in zip(axes.flat, panels):
+    for ax, (scenario, key, rows, cells) in zip(axes.flat, panels):
         meds = [rows[c]["median"] or 0 for c in cells]
         low = [m - (rows[c]["min"] if rows[c]["min"] is not None else m) for m, c in zip(meds, cells)]
         high = [(rows[c]["max"] if rows[c]["max"] is not None else m) - m for m, c in zip(meds, cells)]

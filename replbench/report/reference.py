@@ -1,71 +1,260 @@
-"""The reference experiment's own write figures (shared/reference: the write-up this suite grew from), to be shown
-beside ours rate by rate.
-
-The write-up ran on a 16-vCPU host (gunicorn with 12 workers, MySQL and two row-based replicas in Docker, 8M
-accounts with 4 indexes, vegeta 60 s per step); it does not state its buffer pool (128M is the image's default: an
-inference, not a figure of the write-up), its MySQL version, nor its disk beyond "NVMe". Each step gives "Gunicorn
-cpu" and "Mysql cpu: master + 2 * replica" in % of one core and vegeta's latencies. Per request, so that a
-16-vCPU host and a 2-core box compare: CPU-ms per write = CPU % × 10 ÷ rate.
-
-Transcribed as printed, with two gaps: step 2.4's replicas read "50-95" (kept as that range), step 2.7
-(write-noindex 2400) repeats step 2.6's vegeta lines (so only its CPU line is its own), and step 2.8 (3600) has no
-CPU line.
+"""The reference write-up's conclusions against ours, in words: a table of one row per conclusion (the write-up's
+figures, ours, the verdict; analysis/reference derives them), the cores per role its 3,000 reads/s needs at our
+per-read costs, and the answer's one sentence. The method: docs/metrics.md, "The reference write-up's
+conclusions".
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from typing import Any
 
-SOURCE = "shared/reference/002_7c2abfa55c9f191f.txt"
+from ..analysis import reference as ref
+from ..analysis.studymetrics import fmt
+from ..core.results import RunMeta, StudyRecord
+from .provenance import server_versions
 
-
-@dataclass(frozen=True)
-class Step:
-    rate: int
-    gunicorn: float | None  # % of one core
-    master: float | None
-    replica: tuple[float, float] | None  # each replica, % of one core (a range where the write-up gives one)
-    p50_ms: float | None
-    p95_ms: float | None
-    p99_ms: float | None
-    note: str = ""  # what the write-up's step lacks, said in the table instead of a bare gap
-
-    def cpu_ms(self, percent: float | None) -> float | None:
-        return None if percent is None else round(percent * 10 / self.rate, 3)
-
-    def replica_text(self) -> str:
-        if self.replica is None:
-            return "–"
-        low, high = (self.cpu_ms(v) for v in self.replica)
-        return f"{low:.3f}" if low == high else f"{low:.3f}–{high:.3f}"
-
-
-WRITES: dict[str, tuple[Step, ...]] = {
-    "write": (
-        Step(200, 15, 28, (18, 18), 31.894, 33.640, 215.554),
-        Step(400, 25, 53, (35, 35), 31.382, 34.865, 56.846),
-        Step(800, 60, 125, (75, 75), 33.026, 175.889, 329.269),
-        Step(1200, 80, 180, (50, 95), 94.803, 605.634, 817.703),
-    ),
-    "write-noindex": (
-        Step(1200, 70, 85, (7, 7), 31.569, 33.819, 64.295),
-        Step(1600, 95, 110, (9, 9), 31.666, 34.932, 82.896),
-        Step(2400, 150, 340, (13, 13), None, None, None,
-             "its vegeta lines repeat the 1600 step's: only its CPU line is its own"),
-        Step(3600, None, None, None, 35.482, 170.455, 604.084, "no CPU line"),
-    ),
+HEADING = "The reference write-up's conclusions against ours"
+ANCHOR = "#the-reference-write-ups-conclusions-against-ours"
+METHOD = "docs/metrics.md#the-reference-write-ups-conclusions"
+SHORT = {  # each conclusion as the answers' one sentence names it
+    "reads-scale": "reads scale by balancing",
+    "read-overhead": "replica CPU overhead under reads is small",
+    "disk": "write throughput depends on disk",
+    "index-speed": "indexes affect write speed",
+    "index-replica-cpu": "indexes affect replica CPU under ROW",
 }
 
 
-def rates(scenario: str) -> list[int]:
-    return [s.rate for s in WRITES.get(scenario, ())]
-
-
-def replica_cpu_ms(scenario: str) -> list[float]:
-    """The write-up's replica CPU-ms per write of each step of a scenario (a range's midpoint)."""
-    out = []
-    for step in WRITES.get(scenario, ()):
-        if step.replica is not None:
-            low, high = (step.cpu_ms(v) for v in step.replica)
-            out.append(round(((low or 0) + (high or 0)) / 2, 3))
+def sweeps_of(latest: dict[str, dict[str, Any]]) -> dict[tuple[str, str], ref.Swept]:
+    """Our sweeps a verdict reads (report/sweeps.sweep_section's sections, by key), by (scenario, pool): the reference
+    settings' and the SMALL_POOL one of each scenario the write-up ran."""
+    out = {}
+    for scenario in ("read", *ref.WRITES):
+        for pool in ("", ref.SMALL_POOL):
+            info = latest.get(scenario + (f" [buffer_pool={pool}]" if pool else ""))
+            if info and info.get("steps"):
+                out[(scenario, pool)] = ref.Swept(
+                    tuple(ref.Ran(s.rate, bool(s.passed), tuple(r.summary for r in s.repeats)) for s in info["steps"]
+                          if s.rate is not None), info.get("max"))
     return out
+
+
+def verdicts_of(latest: dict[str, dict[str, Any]], studies: list[StudyRecord]) -> list[ref.Verdict]:
+    return ref.verdicts(sweeps_of(latest), next((d for d in studies if d.name == "working-set"), None))
+
+
+def _x(value: float) -> str:
+    return f"{value:.1f}×"
+
+
+def _times(pair: tuple[float, float]) -> str:
+    """A ratio's range as printed: '7.1–13.6×', or '2.1×'."""
+    low, high = f"{pair[0]:.1f}", f"{pair[1]:.1f}"
+    return f"{low}×" if low == high else f"{low}–{high}×"
+
+
+def _span(low: float | None, high: float | None, form: Callable[[float | None], str] = fmt) -> str:
+    """'a–b', or 'a' where both are the same as printed."""
+    a, b = form(low), form(high)
+    return a if a == b else f"{a}–{b}"
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f}" if value < 0.1 else f"{100 * value:.0f}"
+
+
+def _share(value: float) -> str:
+    return f"{100 * value:.1f}"
+
+
+def _rates(rates: list[int]) -> str:
+    return f"{min(rates)}–{max(rates)}/s" if len(set(rates)) > 1 else f"{rates[0]}/s"
+
+
+def _ratios(rows: list[dict[str, Any]]) -> str:
+    """Our same-rate ratios over every rate both sweeps passed, with the one rule's words (the same at each rate
+    where the repeats are one run a step)."""
+    words = sorted({r["words"] for r in rows})
+    return (f"{_times((min(r['ratio'] for r in rows), max(r['ratio'] for r in rows)))} at "
+            f"{_rates([r['rate'] for r in rows])}: " + "; ".join(words))
+
+
+def _at(rows: list[dict[str, Any]], rate: int) -> dict[str, Any] | None:
+    return next((r for r in rows if r["rate"] == rate), None)
+
+
+def _reads_scale(v: ref.Verdict) -> tuple[str, str]:
+    t, o = v.theirs, v.ours
+    theirs = (f"both replicas loaded alike, the master not; a replica "
+              f"{_span(min(t['replica_ms']), max(t['replica_ms']))} ms per read at {_rates(t['rates'])}")
+    if not o:
+        return theirs, "no passing read step with the reads each replica served"
+    served = [v for v in o["per_read_served"] if v is not None]
+    same = "".join(f"; at {s['rate']}/s a replica {fmt(s['ours'])} ms per read (its {fmt(s['theirs'])})"
+                   for s in o["same_rate"])
+    cost = _span(min(served), max(served)) if served else "–"
+    return theirs, (f"each of {o['replicas']} replicas served {_share(o['share'][0])}–{_share(o['share'][1])} % of the "
+                    f"reads at {_rates(o['rates'])}, at {cost} ms per read it served; the master "
+                    f"{_master(o['master_ms'])}" + same)
+
+
+def _master(value: float | None) -> str:
+    return "none measurable" if value is None else f"{fmt(value)} ms per read"
+
+
+def _read_overhead(v: ref.Verdict) -> tuple[str, str]:
+    o = v.ours
+    theirs = "stated, no figure (no run without replicas)"
+    if not o:
+        return theirs, "no passing read step"
+    shares = o["shares"]
+    shared = [r for r in shares if r in v.theirs["rates"]]
+    at = "; ".join(f"{_pct(shares[r])} % of its CPU at {r}/s" for r in shared) or "–"
+    return theirs, (f"a replica's idle CPU (replication with nothing to apply but the heartbeat, our polls) "
+                    f"{_pct(o['idle_cores'][0])}–{_pct(o['idle_cores'][1])} % of a core: {at} "
+                    f"({_span(min(shares.values()), max(shares.values()), _pct)} % at {_rates(list(shares))}); "
+                    f"the master {_master(o['master_ms'])}")
+
+
+def _max(rate: int | None, lowest: int | None = None) -> str:
+    return f"{rate}/s" if rate is not None else f"none from {lowest}/s" if lowest else "none"
+
+
+def _disk(v: ref.Verdict) -> tuple[str, str]:
+    theirs = "its hypothesis (a host with more IOPS), no disk figure"
+    said, words = [], set()
+    for scenario, row in v.ours.items():
+        large, small = row["max"]
+        text = (f"`{scenario}`: max {_max(large)} in memory, {_max(small, row['lowest'])} with {ref.SMALL_POOL}"
+                + ("" if row["fits"][1] is not False else " (pool < working set)")
+                + f"; pages read per applied write at {row['rate']}/s {fmt(row['pages'][1])} against "
+                f"{fmt(row['pages'][0])} (master {fmt(row['master_pages'][1])} against {fmt(row['master_pages'][0])})")
+        if row["cpu"]:
+            cpu = row["cpu"]
+            text += (f", replica CPU per applied write {fmt(cpu['a'])} against {fmt(cpu['b'])} ms ({_x(cpu['ratio'])}; "
+                     f"{cpu['words']})")
+        said.append(text)
+        words.add(row["words"])
+    if not said:
+        return theirs, f"no {ref.SMALL_POOL} sweep beside the reference pool's"
+    return theirs, "; ".join(said) + f" (pages: {'; '.join(sorted(words))})"
+
+
+def _index_speed(v: ref.Verdict) -> tuple[str, str]:
+    t, o = v.theirs, v.ours
+    theirs = "; ".join(f"at {rate}/s p99 {fmt(p['a'][0])} against {fmt(p['b'][0])} ms ({_x(p['ratio'][0])}), master "
+                       f"{fmt(t['master'][rate]['a'][0])} against {fmt(t['master'][rate]['b'][0])} ms per write "
+                       f"({_x(t['master'][rate]['ratio'][0])})" for rate, p in t["p99"].items() if rate in t["master"])
+    said = []
+    for rate in o["shared"]:
+        p, m = _at(o["p99"], rate), _at(o["master"], rate)
+        assert p is not None  # shared: the rates of o["p99"]
+        said.append(f"at {rate}/s p99 {fmt(p['a'])} against {fmt(p['b'])} ms ({_x(p['ratio'])})"
+                    + (f", master {fmt(m['a'])} against {fmt(m['b'])} ms per applied write ({_x(m['ratio'])})"
+                       if m else ""))
+    if o["p99"]:
+        said.append(f"p99 {_ratios(o['p99'])}")
+    maxima = [f"{_max(a)} against {_max(b)}" + (f" with {pool}" if pool else "") for pool, (a, b) in o["max"].items()]
+    if maxima:
+        said.append("max " + ", ".join(maxima))
+    return theirs, "; ".join(said) or "no rate both our sweeps passed"
+
+
+def _index_replica_cpu(v: ref.Verdict) -> tuple[str, str]:
+    t, o = v.theirs["by_rate"], v.ours
+    theirs = "; ".join(f"at {rate}/s {_span(*p['a'])} against {_span(*p['b'])} ms per write "
+                       f"({_times(p['ratio'])})" for rate, p in t.items())
+    said = []
+    for rate in o["shared"]:
+        p = _at(o["pairs"], rate)
+        assert p is not None  # shared: the rates of o["pairs"]
+        said.append(f"at {rate}/s {fmt(p['a'])} against {fmt(p['b'])} ms per applied write ({_x(p['ratio'])})")
+    if o["pairs"]:
+        said.append(_ratios(o["pairs"]))
+    if o["study"]:
+        said.append(f"study working-set at {o['study'][0]['rate']}/s: " + ", ".join(
+            f"{_x(s['ratio'])} with a {s['pool'] or 'reference'} pool ({s['words']})" for s in o["study"]))
+    return theirs, "; ".join(said) or "no rate both our sweeps passed"
+
+
+ROWS: dict[str, Callable[[ref.Verdict], tuple[str, str]]] = {
+    "reads-scale": _reads_scale, "read-overhead": _read_overhead, "disk": _disk, "index-speed": _index_speed,
+    "index-replica-cpu": _index_replica_cpu}
+
+
+def verdict_text(v: ref.Verdict) -> str:
+    return f"**{v.verdict}**" + (f"; inferred: {v.inferred}" if v.inferred and v.verdict != ref.NOT_MEASURED else "")
+
+
+def writeback_words(verdicts: list[ref.Verdict]) -> str:
+    """Whether the CPU per applied write includes write-back: where every run of both sides recorded it."""
+    rows = [r for v in verdicts for k in ("pairs", "master") for r in v.ours.get(k) or []]
+    if rows and all(r["writeback"] for r in rows):
+        return "with write-back (the run's dirty pages flushed after it)"
+    if any(r["writeback"] for r in rows):
+        return "with write-back where both sides recorded it"
+    return "without write-back: these runs did not record it"
+
+
+def read_cores_text(cores: dict[str, Any] | None) -> str:
+    """The cores per role the write-up's 3,000 reads/s needs at our per-read costs."""
+    head = f"**{ref.READS_ASKED:,} reads/s**"
+    if cores is None:
+        return head + ": no passing read step to price it from."
+    c, theirs = cores["cores"], cores["theirs"]
+
+    def role(name: str) -> str:
+        got = c[name]
+        if got["median"] is None:
+            return "none measurable"
+        return fmt(got["median"]) + ("" if fmt(got["min"]) == fmt(got["max"])
+                                     else f" [{fmt(got['min'])}–{fmt(got['max'])}]")
+
+    return (head + (f" (its step: gunicorn {theirs['app']:g} cores, each replica {theirs['replica']:g})"
+                    if theirs else "")
+            + f": at our CPU per read (passing read steps, {_rates(cores['rates'])}, net of idle) the app needs "
+            f"{role('app')} cores, each of {cores['replicas']} replicas {role('replica')}, the load generator "
+            f"{role('load')}, the master {role('master')}: {cores['total']:.1f} cores in all"
+            + (f", against this box's {cores['host_cores']}" if cores.get("host_cores") else "")
+            + f"; inferred: the per-read costs taken as they were up to {max(cores['rates'])}/s.")
+
+
+def section(latest: dict[str, dict[str, Any]], studies: list[StudyRecord]) -> list[str]:
+    """The section: what the comparison rests on, the table of verdicts, the 3,000 reads/s, what may make sizes
+    differ. Empty where none of our sweeps the verdicts read is in the data."""
+    sweeps = sweeps_of(latest)
+    if not sweeps:
+        return []
+    verdicts = ref.verdicts(sweeps, next((d for d in studies if d.name == "working-set"), None))
+    versions = server_versions([info.get("meta") or RunMeta() for info in latest.values()])
+    return [f"## {HEADING}", "",
+            f"The write-up ({ref.SOURCE}: 16 vCPU, MySQL in Docker, its pool not stated) against this box at the "
+            "rates both ran: ours from passing sweep steps, CPU net of idle per write the node applied, "
+            f"{writeback_words(verdicts)}; the write-up's per request (CPU % × 10 ÷ rate). Ratios: indexed over "
+            f"not. Method: [docs/metrics.md]({METHOD}).", "",
+            "| its conclusion | the write-up | ours | verdict |", "|---|---|---|---|",
+            *(f"| {v.conclusion} | {' | '.join(ROWS[v.key](v))} | {verdict_text(v)} |" for v in verdicts), "",
+            read_cores_text(ref.read_cores(sweeps.get(("read", "")))), "",
+            "Why a size may differ, none measured here: its 16 vCPU against our 2 cores for every role, MySQL "
+            f"against MariaDB{' ' + ', '.join(versions) if versions else ''}, its pool and disk (not stated).", ""]
+
+
+def answer(latest: dict[str, dict[str, Any]], studies: list[StudyRecord]) -> str:
+    """The answers' one sentence: each conclusion's verdict, the size beside the replicas' CPU (the one the write-up
+    puts a figure on at a rate both ran)."""
+    head = f"**The reference write-up's five conclusions** ([verdicts]({ANCHOR})): "
+    if not sweeps_of(latest):
+        return head + "not measured in the data this report shows (no read or write sweep)."
+    said = []
+    for v in verdicts_of(latest, studies):
+        text = f"{SHORT[v.key]}: {v.verdict}" + (" (inferred)" if v.inferred and v.verdict != ref.NOT_MEASURED
+                                                 else "")
+        if v.key == "index-replica-cpu" and v.ours.get("shared"):
+            rate = v.ours["shared"][0]
+            mine, theirs = _at(v.ours["pairs"], rate), v.theirs["by_rate"][rate]["ratio"]
+            if mine:
+                text += f" ({_x(mine['ratio'])} at {rate}/s against its {_times(theirs)})"
+        said.append(text)
+    return head + "; ".join(said) + "."
+

@@ -12,14 +12,21 @@ from ..analysis.answers import compression_effects, pool_index_costs, round_trip
 from ..analysis.findings import brief, judged, nothing_held, untested_text, words_of
 from ..analysis.studymetrics import (
     BY_KEY,
+    CUT,
+    FAILED,
+    NOT_REACHED,
     REPLICA_MEANS,
     baseline_words,
+    cell_factors,
     cell_text,
+    cells_not_run,
     figure_text,
+    file_cells,
     fmt,
     index_costs,
     load_table,
     measured,
+    ran_cells,
     row_of,
     semi_sync_cost,
 )
@@ -47,6 +54,60 @@ def primary_of(data: StudyRecord) -> list[str]:
     except (OSError, ValueError):
         return []
     return [str(k) for k in declared if k in BY_KEY]
+
+
+def declared_of(data: StudyRecord) -> list[str] | None:
+    """The cells a study's file declares, by name, for a study.json that predates cells_cut (2026-12-02) and whose
+    command cut cells with --only: as the file declares them now (it may have changed since; the text says so). None
+    where study.json records them, where nothing was cut, or where no such file is shipped."""
+    if data.cells_cut is not None or "--only" not in (data.command or ""):
+        return None
+    try:
+        return file_cells(tomllib.loads((STUDY_DIR / f"{data.name}.toml").read_text())) or None
+    except (OSError, ValueError):
+        return None
+
+
+def description(data: StudyRecord) -> str:
+    """A study's description in report.md and its study.md, generated from the cells that ran (analysis/studymetrics
+    ran_cells): how many of the study file's, what they vary and share; then, by name, the file's cells that did not
+    run and why (cut by --only, failed, never reached). The study file's own description describes every cell of the
+    file, so it promised cells --only cut: it is for `./run.sh list` and --dry-run, never printed here
+    (docs/studies.md, "Report and compare")."""
+    ran = set(ran_cells(data))
+    cells = [c for c in cells_of(data) if name_of(c) in ran]
+    declared = declared_of(data)
+    missing = cells_not_run(data, declared)
+    cut_unnamed = "--only" in (data.command or "") and data.cells_cut is None and declared is None
+    varying, shared = cell_factors(cells)
+    each = [f"{k} ({' | '.join(v)})" for k, v in varying.items()]
+    what = ["varying " + (", ".join(each[:-1]) + " and " + each[-1] if len(each) > 1 else each[0])] if each else []
+    if shared:
+        what.append(("each with " if len(cells) > 1 else "with ") + ", ".join(f"{k}={v}" for k, v in shared.items()))
+    total = len(cells_of(data)) + len(missing[CUT])  # the study file's cells, unless cut ones go unnamed
+    if not cells:
+        said = "Ran no cell"
+    elif cut_unnamed or total == 1:
+        said = f"Ran {len(cells)} cell{'s' if len(cells) > 1 else ''}"
+    elif len(cells) == total:
+        said = f"Ran {'both' if total == 2 else f'all {total}'} cells"
+    else:
+        said = f"Ran {len(cells)} of {total} cells"
+
+    def names(found: list[str]) -> str:
+        return ", ".join(f"`{n}`" for n in found)
+
+    why = []
+    if missing[CUT]:
+        now = "; as the study file names them now" if declared is not None else ""
+        why.append(f"{names(missing[CUT])} (cut by `--only`{now})")
+    elif cut_unnamed:
+        why.append("the study file's other cells (cut by `--only`)")
+    if missing[FAILED]:
+        why.append(f"{names(missing[FAILED])} (every unit failed)")
+    if missing[NOT_REACHED]:
+        why.append(f"{names(missing[NOT_REACHED])} (not reached: study {data.status})")
+    return said + (", " + ", ".join(what) if what else "") + "." + (" Not run: " + "; ".join(why) + "." if why else "")
 
 
 def study_section(folder: Path, writer: Writer) -> tuple[list[str], StudyRecord]:
@@ -134,7 +195,8 @@ def costliest_index(data: StudyRecord, every: list[dict[str, Any]] | None = None
     """For a study whose cells run without one index each: per group and other settings, which index costs the
     replicas most CPU per applied write (its cell against the one with every index and the same settings), and what
     each of the others costs, each judged by the one rule (`every`: analysis/findings.judged); where the largest
-    does not hold as a finding, that is what it says, with the rule's words."""
+    does not hold as a finding, that is what it says, with the rule's words. A cost is printed as the increase the
+    index causes over the figure without it (analysis/studymetrics.index_costs)."""
     costs = index_costs(cells_of(data), comparison_of(data))
     if not costs:
         return []
@@ -144,23 +206,26 @@ def costliest_index(data: StudyRecord, every: list[dict[str, Any]] | None = None
     def words(c: dict[str, Any]) -> tuple[bool, str]:
         return words_of(every, data, c["group"], "replica_ms_per_write", c["cell"], c["baseline"])
 
+    def increase(c: dict[str, Any]) -> str:
+        return "–" if c["increase"] is None else f"{100 * c['increase']:+.0f} %"
+
     for group in dict.fromkeys(c["group"] for c in costs):
         for settings in dict.fromkeys(tuple(sorted(c["settings"].items())) for c in costs if c["group"] == group):
             mine = [c for c in costs if c["group"] == group and tuple(sorted(c["settings"].items())) == settings]
             where = f"`{group}`" + (f", {', '.join(f'{k}={v}' for k, v in settings)}" if settings else "")
             top, rest = mine[0], mine[1:]
-            each = ", ".join(f"`{c['index']}` {100 * c['share']:+.0f} % ({words(c)[1]})" for c in rest)
+            each = ", ".join(f"`{c['index']}` {increase(c)} ({words(c)[1]})" for c in rest)
             holds, said = words(top)
             if top["cost"] > 0 and holds:
                 parts.append(f"{where}: **`{top['index']}`** costs most, {fmt(top['with'])} ms a write with every "
-                             f"index against {fmt(top['without'])} without it ({100 * top['share']:+.0f} %; {said}); "
+                             f"index against {fmt(top['without'])} without it ({increase(top)}; {said}); "
                              f"the others {each}")
             else:
                 parts.append(f"{where}: no index's cost holds as a finding (the largest, `{top['index']}`, "
-                             f"{100 * top['share']:+.0f} %: {said}; the others {each})")
+                             f"{increase(top)}: {said}; the others {each})")
     return ["- **Which index costs the replicas most** (replica CPU-ms per applied write, each index missing "
-            "against every index present, the other settings the same; medians over repeats, the cost as a share "
-            "of the figure with every index): " + "; ".join(parts) + "."]
+            "against every index present, the other settings the same; medians over repeats; a cost is the "
+            "increase the index causes, (with − without) ÷ without): " + "; ".join(parts) + "."]
 
 
 MAX_CELLS_NAMED = 8  # a study with more cells names what they vary in report.md, each cell in its study.md
@@ -176,25 +241,25 @@ def _head(data: StudyRecord, folder: Path) -> tuple[list[str], list[str]]:
     # experiments/study.py writes them all
     assert study_cells is not None and units is not None and rates is not None and measures is not None
     units_ok = sum(1 for u in units if measured(u))
-    title = [f"### Study `{data.name}` — `{folder.name}`", "", data.description or "", ""]  # never null
+    title = [f"### Study `{data.name}` — `{folder.name}`", "", description(data), ""]
     if data.question:
         title += [f"**Question**: {data.question} **Primary metrics**: "
                   + (", ".join(BY_KEY[k].label for k in primary) or "none declared") + ".", ""]
     against = f"each against {baseline_words(data)}" if data.baseline_per else "the first is the baseline"
 
+    ran = set(ran_cells(data))  # the description says which did not run, and why
+
     def cells(short: bool) -> str:
-        if short and len(study_cells) > MAX_CELLS_NAMED:  # what the cells vary, each cell in its study.md
-            values: dict[str, dict[str, None]] = {}
-            for c in study_cells:
-                for k, v in changed_of(c).items():
-                    values.setdefault(k, {})[str(v)] = None
-            return (f"- **Cells** ({against}): {len(study_cells)}, varying from the reference settings " + "; ".join(
-                f"{k} ({' | '.join(v)})" for k, v in values.items()) + "; each one in its study.md")
-        said = []
-        for c in study_cells:
+        said, unsaid = [], 0  # unsaid: what the names leave out (in report.md a cell's name and what it does not say)
+        for c in (c for c in study_cells if name_of(c) in ran):
             name = name_of(c)
             sets = [f"{k}={v}" for k, v in changed_of(c).items() if not short or f"{k}={v}" not in name]
+            unsaid += len(sets)
             said.append(name + (f" ({', '.join(sets)})" if sets else "" if short else " (reference)"))
+        if short and (len(said) > MAX_CELLS_NAMED or not unsaid):  # the description says what they vary
+            base = f"each against {baseline_words(data)}" if data.baseline_per else \
+                f"the baseline: `{next(iter(ran_cells(data)), '')}`"
+            return f"- **Cells** ({base}): each one in its study.md"
         return f"- **Cells** ({against}): " + "; ".join(said)
 
     how = (f"- **How**: {', '.join(f'{s} at {r}/s' for s, r in rates.items())}; {', '.join(measures)}; "
@@ -212,12 +277,14 @@ def _head(data: StudyRecord, folder: Path) -> tuple[list[str], list[str]]:
 def comparison_tables(data: StudyRecord, every: list[dict[str, Any]], primary: list[str]) -> list[str]:
     """One table per group of a study: every metric per cell, the rule's judgement on the primary ones (`every`:
     analysis/findings.judged)."""
-    cells = [name_of(c) for c in data.cells or []]
     mine: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for c in every:
         mine.setdefault((c["group"], c["metric"], c["cell"]), []).append(c)
     tables: list[str] = []
     for scenario_name, per_metric in (data.comparison or {}).items():
+        cells = ran_cells(data, scenario_name)  # a cell that did not run has no column (its description says why)
+        if not cells:
+            continue
         tables += [f"`{scenario_name}` — median [min–max] over repeats (ratio to {baseline_words(data)}); *replica*: "
                    f"{REPLICA_MEANS}; a judgement only on the primary metrics, by the one rule (docs/metrics.md, "
                    "\"Comparing two figures\": **holds** against a cell that differs in one setting, ≥ 10 %; counts "

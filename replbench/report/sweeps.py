@@ -1,5 +1,6 @@
 """The sweeps' sections: one table per sweep (a row per rate, medians [range] of repeats), its plots and a linked
-page of per-step blocks; the indexed-against-bare pairs; the reference write-up's write steps beside ours.
+page of per-step blocks; the indexed-against-bare pairs (the reference write-up's conclusions against our sweeps:
+report/reference).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from ..core.results import (
 from ..core.stats import below_floor, floor_text, median
 from ..topology import appserver
 from ..topology.knobs import Knobs
-from . import reference
 from .assets import Writer
 from .figures import fig, floored, num
 from .plots import plot_sweep
@@ -285,60 +285,6 @@ PAIRED: tuple[tuple[str, Callable[[ShownStep], float | None]], ...] = (
     ("replica CPU-ms/ok", lambda step: step_per_ok(step, REPLICA)),
     ("binlog bytes/write", lambda step: step_median(step, lambda s: (s.binlog or Binlog()).bytes_per_write)),
     ("p99 latency ms", lambda step: step_median(step, lambda s: latency_of(s).p99)))
-
-
-REFERENCE_POOLS = ("", "128M")  # our sweeps set beside the reference's: the reference pool, and the write-up's
-
-
-def _not_ours(info: dict[str, Any] | None, rate: int) -> str:
-    """Why our side of a reference row is empty: no such sweep in this report's data, a rate above the steps the
-    sweep ran (it stops after two failing steps in a row), or a rate its ladder does not hold."""
-    if info is None:
-        return "*not in this campaign*"
-    if rate > max((s.rate for s in info["steps"]), default=0):
-        return "*not reached*: the sweep stopped after two failing steps in a row"
-    return "*not on its ladder*"
-
-
-def reference_comparison(latest: dict[str, dict[str, Any]], verdict: str = "") -> list[str]:
-    """The reference write-up's write steps beside ours at the same rates, per request: its "Gunicorn cpu / Mysql
-    cpu: master + 2 * replica" line as CPU-ms per write, and its p50/p95/p99, against our sweeps with the
-    reference pool (the whole set in memory) and with a 128M pool (the image default: the write-up states no pool),
-    opened by the verdict (report/answers.reference_verdict)."""
-    found = {(scenario, pool): latest.get(scenario + (f" [buffer_pool={pool}]" if pool else ""))
-             for scenario in reference.WRITES for pool in REFERENCE_POOLS}
-    if not any(found.values()):
-        return []
-    lines = ["## The reference experiment's write steps beside ours", "",
-             *([f"**Verdict**: {verdict}", ""] if verdict else []),
-             f"The write-up ({reference.SOURCE}: 16 vCPU, 12 gunicorn workers; it does not state its pool, 128M is "
-             "the image default) against our sweeps of the same rates on this 2-core box, per successful write so "
-             f"that the hosts compare (its CPU % × 10 ÷ rate). Ours: median of repeats. *replica*: ours "
-             f"{REPLICA_MEANS}; the write-up's as it prints them, one figure for each of its replicas (a range where "
-             "it gives one).", ""]
-    for scenario, steps in reference.WRITES.items():
-        lines += [f"### `{scenario}`", "",
-                  "| rate | source | app CPU-ms/write | master CPU-ms/write | replica CPU-ms/write | p50 ms | "
-                  "p95 ms | p99 ms | replica lag p99 ms |", "|---|---|---|---|---|---|---|---|---|"]
-        for ref in steps:
-            lines.append(f"| {ref.rate} | the write-up{f' ({ref.note})' if ref.note else ''} | "
-                         f"{num(ref.cpu_ms(ref.gunicorn))} | {num(ref.cpu_ms(ref.master))} | {ref.replica_text()} | "
-                         f"{num(ref.p50_ms)} | {num(ref.p95_ms)} | {num(ref.p99_ms)} | – |")
-            for pool in REFERENCE_POOLS:
-                info = found[(scenario, pool)]
-                step = next((s for s in (info["steps"] if info else []) if s.rate == ref.rate), None)
-                label = f"ours, {pool or 'reference'} pool"
-                if step is None:
-                    lines.append(f"| {ref.rate} | {label} | {_not_ours(info, ref.rate)} | | | | | | |")
-                    continue
-                lines.append(f"| {ref.rate} | {label} | "
-                             + " | ".join(num(step_per_ok(step, n)) for n in ("app", "master", REPLICA)) + " | "
-                             + " | ".join(num(step_median(step, q)) for q in (
-                                 lambda s: latency_of(s).p50, lambda s: latency_of(s).p95,
-                                 lambda s: latency_of(s).p99))
-                             + f" | {lag_text(step, num)} |")
-        lines.append("")
-    return lines
 
 
 def lag_p99(step: ShownStep) -> float | None:

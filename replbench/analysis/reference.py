@@ -1,0 +1,475 @@
+"""The reference write-up (shared/reference: the experiment this suite grew from): its own figures per step, and a
+verdict on each of its five conclusions against our sweeps (report/reference words them; the method is
+docs/metrics.md, "The reference write-up's conclusions").
+
+The write-up ran on a 16-vCPU host (gunicorn with 12 workers, MySQL and two row-based replicas in Docker, 8M
+accounts with 4 indexes, vegeta 60 s per step); it does not state its buffer pool (128M is the image's default: an
+inference, not a figure of the write-up), its MySQL version, nor its disk beyond "NVMe". Each step gives "Gunicorn
+cpu" and "Mysql cpu: master + 2 * replica" in % of one core and vegeta's latencies. Per request, so that a
+16-vCPU host and a 2-core box compare: CPU-ms per request = CPU % × 10 ÷ rate.
+
+Transcribed as printed, with its gaps: its read steps give no master figure (its words: the master is not loaded),
+step 2.4's replicas read "50-95" (kept as that range), step 2.7 (write-noindex 2400) repeats step 2.6's vegeta lines
+(so only its CPU line is its own), step 2.8 (3600) has no CPU line, and step 1.4 (reads without indexes at 5000/s,
+a failure) has none either and is left out.
+
+The verdicts: ours from passing sweep steps only, at the rates both sides ran; CPU net of idle per write a node
+applied (its transactions, not the requests that succeeded), with write-back where every run of both sides
+recorded it (summary.json `writeback`); a comparison of our repeats in core/stats.judgement's words. Pure functions
+over records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.config import FINDING_MIN_FACTOR, REFERENCE_SIZE_FACTOR
+from ..core.nodenames import replicas_in
+from ..core.results import RunSummary, StudyRecord
+from ..core.stats import judgement, median, present, spread
+from ..topology.knobs import parse_size
+from .costmodel import node_counters
+from .studymetrics import BY_KEY, PAGES_VARY, figure_of, metrics_of
+
+SOURCE = "shared/reference/002_7c2abfa55c9f191f.txt"
+
+
+@dataclass(frozen=True)
+class Step:
+    rate: int
+    gunicorn: float | None  # % of one core
+    master: float | None
+    replica: tuple[float, float] | None  # each replica, % of one core (a range where the write-up gives one)
+    p50_ms: float | None
+    p95_ms: float | None
+    p99_ms: float | None
+    note: str = ""  # what the write-up's step lacks, said in the table instead of a bare gap
+
+    def cpu_ms(self, percent: float | None) -> float | None:
+        return None if percent is None else round(percent * 10 / self.rate, 3)
+
+    def replica_ms(self) -> tuple[float, float] | None:
+        """Each replica's CPU-ms per request, (low, high) of the write-up's range."""
+        if self.replica is None:
+            return None
+        low, high = self.replica
+        return low * 10 / self.rate, high * 10 / self.rate
+
+
+WRITES: dict[str, tuple[Step, ...]] = {
+    "write": (
+        Step(200, 15, 28, (18, 18), 31.894, 33.640, 215.554),
+        Step(400, 25, 53, (35, 35), 31.382, 34.865, 56.846),
+        Step(800, 60, 125, (75, 75), 33.026, 175.889, 329.269),
+        Step(1200, 80, 180, (50, 95), 94.803, 605.634, 817.703),
+    ),
+    "write-noindex": (
+        Step(1200, 70, 85, (7, 7), 31.569, 33.819, 64.295),
+        Step(1600, 95, 110, (9, 9), 31.666, 34.932, 82.896),
+        Step(2400, 150, 340, (13, 13), None, None, None,
+             "its vegeta lines repeat the 1600 step's: only its CPU line is its own"),
+        Step(3600, None, None, None, 35.482, 170.455, 604.084, "no CPU line"),
+    ),
+}
+READS: tuple[Step, ...] = (  # /find_users with its indexes; "2 * N": each replica N % of one core
+    Step(1000, 85, None, (75, 75), 31.930, 65.304, 111.062, "the master not loaded, its words"),
+    Step(2000, 170, None, (160, 160), 32.322, 107.723, 171.258, "the master not loaded, its words"),
+    Step(3000, 260, None, (250, 250), 40.472, 269.375, 415.755, "the master not loaded, its words"),
+    Step(4000, 350, None, (350, 350), 245.081, 775.200, 1469.710, "the master not loaded, its words"),
+)
+READS_ASKED = 3000  # the write-up's step 1.2, the read rate this suite was built to answer (README: read 3000)
+SMALL_POOL = "128M"  # the pool our sweeps set beside the reference settings' (the write-up's, as inferred above)
+
+# the conclusions, translated (shared/reference/README.md), in the write-up's order
+CONCLUSIONS: tuple[tuple[str, str], ...] = (
+    ("reads-scale", "Balancing reads over the replicas scales the read load"),
+    ("read-overhead", "The replicas' CPU overhead under read load is small"),
+    ("disk", "Write throughput depends heavily on the disk"),
+    ("index-speed", "Indexes strongly affect write speed"),
+    ("index-replica-cpu", "Indexes strongly affect the replicas' CPU under writes, even with row-based replication"),
+)
+HOLDS = "holds"
+DIFFERENT_SIZE = "holds here with a different size"
+NOT_SEEN = "not seen here"
+NOT_MEASURED = "not measured here"
+
+
+@dataclass(frozen=True)
+class Ran:
+    """One step of one of our sweeps: its rate, whether it passed its criteria, its repeats' summaries."""
+
+    rate: int
+    passed: bool
+    runs: tuple[RunSummary, ...]
+
+
+@dataclass(frozen=True)
+class Swept:
+    """One of our sweeps: its steps and its recorded max sustainable rate (None: no step passed)."""
+
+    steps: tuple[Ran, ...]
+    max_rate: int | None = None
+
+
+Sweeps = Mapping[tuple[str, str], Swept]  # by (scenario, pool): pool "" the reference settings' (the set in memory)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One conclusion of the write-up: the verdict (HOLDS, DIFFERENT_SIZE, NOT_SEEN, NOT_MEASURED), why it is an
+    inference where it is one ("" where measured), and the figures it rests on, the write-up's and ours (keys per
+    conclusion: the function that derives it says them)."""
+
+    key: str
+    conclusion: str
+    verdict: str
+    inferred: str = ""
+    theirs: dict[str, Any] = field(default_factory=dict)
+    ours: dict[str, Any] = field(default_factory=dict)
+
+
+def conclusion(key: str) -> str:
+    return dict(CONCLUSIONS)[key]
+
+
+def passing(swept: Swept | None) -> list[Ran]:
+    """The steps that passed and have a summary: the only ones a verdict reads CPU or latency from."""
+    return [s for s in (swept.steps if swept else ()) if s.passed and s.runs]
+
+
+def resolved(summary: RunSummary, key: str) -> float | None:
+    """A run's figure of studymetrics' registry, None where it is below its resolution (docs/metrics.md, "Net of
+    idle": such a figure is not a cost and gives no ratio)."""
+    metric = BY_KEY[key]
+    return _above(metric.get(summary), metric.resolution(summary) if metric.resolution else None)
+
+
+def _above(value: float | None, floor: float | None) -> float | None:
+    """A net-of-idle figure, None where it is below its resolution or at 0 (a net cost of 0 cannot be told from the
+    idle it was net of: docs/metrics.md, "Comparing two figures")."""
+    return None if value is None or value <= 0 or (floor is not None and value < floor) else value
+
+
+# a figure of both sides' repeats at one rate: each side's values, and whether write-back is in them
+Pairing = Callable[[Sequence[RunSummary], Sequence[RunSummary]], tuple[list[float | None], list[float | None], bool]]
+
+
+def per_applied(node: str) -> Pairing:
+    """A node's ("master" or "replica": the worse replica) CPU-ms net of idle per write it applied, both sides: with
+    write-back (summary.json `writeback`) where every run of both recorded it, else the runs' own figures; the
+    third item says which."""
+    def figures(a: Sequence[RunSummary], b: Sequence[RunSummary]) -> tuple[list[float | None], list[float | None],
+                                                                          bool]:
+        whole = BY_KEY[f"{node}_ms_per_write_with_writeback"]
+        with_wb = [whole.get(s) for s in a], [whole.get(s) for s in b]
+        if all(v is not None for v in [*with_wb[0], *with_wb[1]]):
+            return with_wb[0], with_wb[1], True
+        return [resolved(s, f"{node}_ms_per_write") for s in a], [resolved(s, f"{node}_ms_per_write") for s in b], \
+            False
+    return figures
+
+
+def p99(a: Sequence[RunSummary], b: Sequence[RunSummary]) -> tuple[list[float | None], list[float | None], bool]:
+    """The client's p99 latency, ms, both sides."""
+    def one(s: RunSummary) -> float | None:
+        return s.latency_ms.p99 if s.latency_ms else None
+    return [one(s) for s in a], [one(s) for s in b], False
+
+
+def same_rate(a: Swept | None, b: Swept | None, figure: Pairing, count: str = "") -> list[dict[str, Any]]:
+    """At every rate both sweeps passed: each side's median, the ratio a / b and the one rule's words for their
+    repeats (core/stats.judgement; `count` for a count, why its repeats can differ), and whether write-back is in."""
+    other = {s.rate: s for s in passing(b)}
+    out = []
+    for step in passing(a):
+        if step.rate not in other:
+            continue
+        va, vb, writeback = figure(step.runs, other[step.rate].runs)
+        ma, mb = median(va), median(vb)
+        if not ma or not mb:
+            continue
+        out.append({"rate": step.rate, "a": ma, "b": mb, "ratio": ma / mb, "writeback": writeback,
+                    "words": judgement(va, vb, count=count).text})
+    return out
+
+
+def their_ratios(value: Callable[[Step], tuple[float, float] | None]) -> dict[int, dict[str, Any]]:
+    """At every rate both of the write-up's write tables have: its indexed and unindexed figures (low, high) and
+    their ratio's range (low over high, high over low)."""
+    bare = {s.rate: s for s in WRITES["write-noindex"]}
+    out = {}
+    for step in WRITES["write"]:
+        a = value(step)
+        b = value(bare[step.rate]) if step.rate in bare else None
+        if a and b and b[0] and b[1]:
+            out[step.rate] = {"a": a, "b": b, "ratio": (a[0] / b[1], a[1] / b[0])}
+    return out
+
+
+def sized(ours: Sequence[float], theirs: Sequence[tuple[float, float]]) -> str:
+    """Our same-rate ratio (the median where several rates share one) against the write-up's range: NOT_SEEN under
+    FINDING_MIN_FACTOR, HOLDS within REFERENCE_SIZE_FACTOR of its range, else DIFFERENT_SIZE; NOT_MEASURED where
+    no rate has both."""
+    mid = median(list(ours))
+    if mid is None or not theirs:
+        return NOT_MEASURED
+    if mid < FINDING_MIN_FACTOR:
+        return NOT_SEEN
+    low, high = min(t[0] for t in theirs), max(t[1] for t in theirs)
+    return HOLDS if low / REFERENCE_SIZE_FACTOR <= mid <= high * REFERENCE_SIZE_FACTOR else DIFFERENT_SIZE
+
+
+def _replicas(summary: RunSummary) -> tuple[str, ...]:
+    return replicas_in([*(summary.served_by or {}), *(summary.cpu_seconds_net or {})])
+
+
+def per_read_served(summary: RunSummary) -> float | None:
+    """The worse replica's CPU-ms net of idle per read it served (served_by), None where a replica's figure is
+    missing or below its resolution."""
+    served, net = summary.served_by or {}, summary.cpu_seconds_net or {}
+    floors = summary.cpu_seconds_net_resolution or {}
+    got = []
+    for replica in _replicas(summary):
+        cpu, reads = _above(net.get(replica), floors.get(replica)), served.get(replica)
+        if cpu is None or not reads:
+            return None
+        got.append(1000 * cpu / reads)
+    return max(got) if got else None
+
+
+def per_read(summary: RunSummary, group: str) -> float | None:
+    """A group's CPU-ms net of idle per successful read (all reads), None below its resolution."""
+    return _above((summary.cpu_ms_per_success_net or {}).get(group),
+                  (summary.cpu_ms_per_success_net_resolution or {}).get(group))
+
+
+def _worse_replica_per_read(summary: RunSummary) -> float | None:
+    values = [per_read(summary, r) for r in _replicas(summary)]
+    return None if not values or None in values else max(present(values))
+
+
+def read_shares(summary: RunSummary) -> list[float]:
+    """Each replica's share of the reads served."""
+    served = {r: (summary.served_by or {}).get(r) or 0 for r in _replicas(summary)}
+    total = sum(served.values())
+    return [v / total for v in served.values()] if total else []
+
+
+def reads_scale(read: Swept | None) -> Verdict:
+    """Balancing reads over the replicas scales them: holds where each replica served an even share (the largest
+    over the smallest under FINDING_MIN_FACTOR) at a CPU per read served that does not grow with the rate (the
+    highest step's over the lowest's under FINDING_MIN_FACTOR), over our passing read steps. Inferred: the number
+    of replicas is not varied. ours: rates, replicas, share (min, max), per_read_served (per step), master_ms (its
+    CPU per read, None below resolution), same_rate (per rate both ran: ours and its replica's CPU-ms per read);
+    theirs: rates, replica_ms (each replica per read, per step)."""
+    key = "reads-scale"
+    theirs = {"rates": [s.rate for s in READS], "replica_ms": [(s.replica_ms() or (0.0, 0.0))[0] for s in READS]}
+    steps = [s for s in passing(read) if all(read_shares(r) for r in s.runs)]
+    if not steps:
+        return Verdict(key, conclusion(key), NOT_MEASURED, theirs=theirs)
+    shares = [v for s in steps for r in s.runs for v in read_shares(r)]
+    served = [median([per_read_served(r) for r in s.runs]) for s in steps]
+    by_rate = {s.rate: s for s in READS}
+    ours = {"rates": [s.rate for s in steps], "replicas": len(_replicas(steps[0].runs[0])),
+            "share": (min(shares), max(shares)), "per_read_served": served,
+            "master_ms": median([per_read(r, "master") for s in steps for r in s.runs]),
+            "same_rate": [{"rate": s.rate, "ours": median([_worse_replica_per_read(r) for r in s.runs]),
+                           "theirs": (by_rate[s.rate].replica_ms() or (0.0, 0.0))[0]}
+                          for s in steps if s.rate in by_rate]}
+    got = present(served)
+    even = max(shares) / min(shares) < FINDING_MIN_FACTOR if min(shares) > 0 else False
+    flat = bool(got) and got[-1] / got[0] < FINDING_MIN_FACTOR
+    return Verdict(key, conclusion(key), HOLDS if even and flat else NOT_SEEN,
+                   "the number of replicas is not varied here", theirs, ours)
+
+
+def idle_share(summary: RunSummary, replica: str) -> tuple[float, float] | None:
+    """A replica's idle CPU (cores: the replication running with nothing to apply but the heartbeat, and our
+    samplers' polls) and its share of the replica's whole CPU over the run."""
+    idle = (summary.cpu_idle_per_s or {}).get(replica)
+    gross, span = (summary.cpu_seconds or {}).get(replica), summary.cpu_span_s or summary.duration_s
+    if idle is None or not gross or not span:
+        return None
+    return idle, idle * span / gross
+
+
+def read_overhead(read: Swept | None) -> Verdict:
+    """The replicas' CPU overhead under reads is small: what replication costs a replica serving reads is bounded
+    by its idle CPU (replication running, nothing applied but the heartbeat; our samplers' polls too), and holds
+    as small where that is under FINDING_MIN_FACTOR − 1 of the replica's CPU at every rate both ran. Inferred: no
+    run serves reads without replicas. ours: idle_cores (min, max over replicas and passing steps), shares (per
+    passing rate, the largest replica's share), master_ms (per read, None below resolution); theirs: none (it
+    gives no figure: its words)."""
+    key = "read-overhead"
+    theirs = {"rates": [s.rate for s in READS]}
+    steps = passing(read)
+    per_step = []
+    for step in steps:
+        got = [v for r in step.runs for rep in _replicas(r) if (v := idle_share(r, rep)) is not None]
+        if got:
+            per_step.append((step.rate, [g[0] for g in got], max(g[1] for g in got)))
+    if not per_step:
+        return Verdict(key, conclusion(key), NOT_MEASURED, theirs=theirs)
+    idle = [v for _, cores, _ in per_step for v in cores]
+    ours = {"idle_cores": (min(idle), max(idle)), "shares": {rate: share for rate, _, share in per_step},
+            "master_ms": median([per_read(r, "master") for s in steps for r in s.runs])}
+    shared = [share for rate, _, share in per_step if rate in theirs["rates"]]
+    verdict = NOT_MEASURED if not shared else HOLDS if max(shared) < FINDING_MIN_FACTOR - 1 else NOT_SEEN
+    return Verdict(key, conclusion(key), verdict,
+                   "no run without replicas; bounded by a replica's idle CPU", theirs, ours)
+
+
+def pages_per_applied(summary: RunSummary, node: str) -> float | None:
+    """A node's InnoDB pages read per write it applied (net of idle where recorded): the run's figure is per
+    successful write (measure/counters), which a replica that fell behind did not all apply."""
+    writes = summary.binlog.successful_writes if summary.binlog else None
+    counters = node_counters(summary, node)
+    pages = counters.pages_read_per_write_net if counters.pages_read_per_write_net is not None else \
+        counters.pages_read_per_write
+    if pages is None or not writes or not counters.transactions:
+        return None
+    return round(pages * writes / counters.transactions, 2)
+
+
+def _pages(runs: Sequence[RunSummary]) -> tuple[list[float | None], list[float | None]]:
+    """The worse replica's and the master's InnoDB pages read per applied write (counts)."""
+    def worse(s: RunSummary) -> float | None:
+        got = [pages_per_applied(s, r) for r in replicas_in(s.replication.nodes or {})] if s.replication else []
+        return max(present(got)) if got and None not in got else None
+    return [worse(s) for s in runs], [pages_per_applied(s, "master") for s in runs]
+
+
+def _fits(runs: Sequence[RunSummary]) -> bool | None:
+    """Whether every node's pool held the working set (summary.json buffer_pools `fits`), None unrecorded."""
+    got = [p.fits for s in runs for p in (s.buffer_pools or {}).values() if p is not None and p.fits is not None]
+    return all(got) if got else None
+
+
+def disk(sweeps: Sweeps) -> Verdict:
+    """Write throughput depends on the disk: per write scenario, the sweep with the reference settings' pool (the
+    set in memory) against the SMALL_POOL one, at the small pool's lowest rate (the same rate on both sides): pages
+    read per applied write (counts) and whether each pool held the working set, each sweep's max sustainable rate,
+    and the replica's CPU per applied write where both steps passed. Holds where, in some scenario, the small pool
+    read pages per write the large did not (its pool short of the working set) and sustained less (FINDING_MIN_FACTOR,
+    or no step at all). Inferred: the disk itself is not changed. ours: per scenario {rate, max (large, small),
+    lowest, pages (large, small), master_pages (large, small), words, fits (large, small), cpu (same_rate row or
+    None)}; theirs: none (its hypothesis, no disk figure)."""
+    key = "disk"
+    ours: dict[str, Any] = {}
+    verdicts = []
+    for scenario in WRITES:
+        large, small = sweeps.get((scenario, "")), sweeps.get((scenario, SMALL_POOL))
+        if not large or not small or not small.steps:
+            continue
+        rate = small.steps[0].rate
+        at = next((s for s in large.steps if s.rate == rate and s.runs), None)
+        if at is None or not small.steps[0].runs:
+            continue
+        (big_pages, big_master), (small_pages, small_master) = _pages(at.runs), _pages(small.steps[0].runs)
+        cpu = same_rate(Swept((small.steps[0],)), Swept((at,)), per_applied("replica"))
+        row: dict[str, Any] = {"rate": rate, "max": (large.max_rate, small.max_rate), "lowest": rate,
+               "pages": (median(big_pages), median(small_pages)),
+               "master_pages": (median(big_master), median(small_master)),
+               "words": judgement(small_pages, big_pages, count=PAGES_VARY).text,
+               "fits": (_fits(at.runs), _fits(small.steps[0].runs)), "cpu": cpu[0] if cpu else None}
+        ours[scenario] = row
+        reads_more = (row["pages"][1] or 0) > (row["pages"][0] or 0) and row["fits"] == (True, False)
+        slower = large.max_rate is not None and (small.max_rate is None
+                                                 or large.max_rate >= FINDING_MIN_FACTOR * small.max_rate)
+        verdicts.append(reads_more and slower)
+    verdict = NOT_MEASURED if not verdicts else HOLDS if any(verdicts) else NOT_SEEN
+    return Verdict(key, conclusion(key), verdict,
+                   "from pages read per write and a pool short of the working set; no disk changed", {}, ours)
+
+
+def index_speed(sweeps: Sweeps) -> Verdict:
+    """Indexes strongly affect write speed: the client's p99 at the rates both sides ran (ours: both our sweeps
+    passed, reference settings' pool), its size against the write-up's (sized); beside it the master's CPU per
+    applied write and each pool's max sustainable rates. ours: p99, master (same_rate rows), shared (rates), max
+    {pool: (indexed, bare)}; theirs: p99, master (their_ratios)."""
+    key = "index-speed"
+    indexed, bare = sweeps.get(("write", "")), sweeps.get(("write-noindex", ""))
+    theirs = {"p99": their_ratios(lambda s: (s.p99_ms, s.p99_ms) if s.p99_ms else None),
+              "master": their_ratios(lambda s: (m, m) if (m := s.cpu_ms(s.master)) else None)}
+    ours: dict[str, Any] = {"p99": same_rate(indexed, bare, p99), "master": same_rate(indexed, bare,
+                                                                                     per_applied("master")),
+                            "max": {pool: (a.max_rate, b.max_rate) for pool in ("", SMALL_POOL)
+                                    if (a := sweeps.get(("write", pool))) and (b := sweeps.get(("write-noindex",
+                                                                                                 pool)))}}
+    shared = [p["rate"] for p in ours["p99"] if p["rate"] in theirs["p99"]]
+    ours["shared"] = shared
+    verdict = sized([p["ratio"] for p in ours["p99"] if p["rate"] in shared],
+                    [theirs["p99"][r]["ratio"] for r in shared])
+    return Verdict(key, conclusion(key), verdict, "", theirs, ours)
+
+
+def pool_pairs(data: StudyRecord | None) -> list[dict[str, Any]]:
+    """Study working-set's replica CPU per applied write, indexed against not, per pool, from its units that passed
+    (largest pool first): medians, ratio, the one rule's words for the two sets of repeats, and their counts."""
+    if data is None:
+        return []
+    cells = {c.name: (c.scenario, str((c.knobs or {}).get("buffer_pool") or "")) for c in data.cells or []}
+    values: dict[tuple[str | None, str], list[float | None]] = {}
+    for unit in data.units or []:
+        got = metrics_of(unit)
+        if got is None or not got.passed or unit.cell not in cells:
+            continue
+        values.setdefault(cells[unit.cell], []).append(figure_of(got, "replica_ms_per_write"))
+    out = []
+    for pool in dict.fromkeys(pool for _, pool in cells.values()):
+        a, b = values.get(("write", pool), []), values.get(("write-noindex", pool), [])
+        ma, mb = median(a), median(b)
+        if ma and mb:
+            out.append({"pool": pool, "a": ma, "b": mb, "ratio": ma / mb, "words": judgement(a, b).text,
+                        "rate": (data.rates or {}).get("write"), "n": (len(present(a)), len(present(b)))})
+    return sorted(out, key=lambda row: -_bytes(row["pool"]))
+
+
+def _bytes(pool: str) -> float:
+    return float(parse_size(pool)) if pool else 0.0
+
+
+def index_replica_cpu(sweeps: Sweeps, working_set: StudyRecord | None = None) -> Verdict:
+    """Indexes strongly affect the replicas' CPU under writes: the worse replica's CPU per applied write, indexed
+    against not, at every rate both our sweeps passed (reference settings' pool); sized against the write-up's at
+    the rates both sides ran; beside it study working-set's passing units per pool. ours: pairs (same_rate rows),
+    shared (rates), study (pool_pairs); theirs: at each rate both its tables have (their_ratios)."""
+    key = "index-replica-cpu"
+    theirs = their_ratios(lambda s: s.replica_ms())
+    pairs = same_rate(sweeps.get(("write", "")), sweeps.get(("write-noindex", "")), per_applied("replica"))
+    shared = [p["rate"] for p in pairs if p["rate"] in theirs]
+    ours = {"pairs": pairs, "shared": shared, "study": pool_pairs(working_set)}
+    verdict = sized([p["ratio"] for p in pairs if p["rate"] in shared], [theirs[r]["ratio"] for r in shared])
+    return Verdict(key, conclusion(key), verdict, "", {"by_rate": theirs}, ours)
+
+
+def verdicts(sweeps: Sweeps, working_set: StudyRecord | None = None) -> list[Verdict]:
+    """A verdict per conclusion of the write-up, in its order."""
+    return [reads_scale(sweeps.get(("read", ""))), read_overhead(sweeps.get(("read", ""))), disk(sweeps),
+            index_speed(sweeps), index_replica_cpu(sweeps, working_set)]
+
+
+def read_cores(read: Swept | None, rate: int = READS_ASKED) -> dict[str, Any] | None:
+    """The cores each role needs for `rate` reads/s from our passing read steps' CPU per read (net of idle): the app
+    and the load generator per read, each replica per read it served over the replicas' even share, the master per
+    read (None below its resolution): per role a spread over the steps' runs, and the sum of the medians with every
+    replica counted. Inferred: the costs per read are taken as they were up to our highest passing step. With the
+    write-up's own cores at that rate (gunicorn, each replica), None without a passing read step."""
+    steps = passing(read)
+    runs = [r for s in steps for r in s.runs if read_shares(r)]
+    if not runs:
+        return None
+    count = len(_replicas(runs[0]))
+    roles = {"app": [per_read(r, "app") for r in runs],
+             "replica": [None if (v := per_read_served(r)) is None else v / count for r in runs],
+             "load": [per_read(r, "vegeta") for r in runs],
+             "master": [per_read(r, "master") for r in runs]}
+    cores = {role: spread([None if v is None else v * rate / 1000 for v in values]) for role, values in roles.items()}
+    total = sum((cores[role]["median"] or 0.0) * (count if role == "replica" else 1) for role in cores)
+    step = next((s for s in READS if s.rate == rate), None)
+    return {"rate": rate, "rates": [s.rate for s in steps], "replicas": count, "cores": cores,
+            "total": total, "host_cores": next((r.cores for r in runs if r.cores), None),
+            "theirs": None if step is None else {"app": (step.gunicorn or 0) / 100,
+                                                 "replica": (step.replica[0] if step.replica else 0) / 100}}
