@@ -224,13 +224,20 @@ def test_live_apply_capacity_times_each_replica_on_what_another_client_wrote(top
                 cur.execute("INSERT INTO livewin.t (v) VALUES (1), (2)")
                 done.wait(0.02)
 
+    held = topo.node("replica1")  # held by hand at the window's start (as for a replay of it): left as it is
+    with sql.admin(held, topo) as cur:
+        cur.execute(sql.stop_replica_sql(topo.flavour))
     writer = threading.Thread(target=client, daemon=True)
     writer.start()
     try:
-        proc = run_cli(["apply-capacity", "--live", "4s"], env)
+        proc = run_cli(["apply-capacity", "--live", "4s", "--replica", "replica2"], env)
+        with sql.admin(held, topo) as cur:
+            still_held = sql.replica_threads(cur, topo.flavour)
     finally:
         done.set()
         writer.join()
+        nodes.ensure_replicating(held, topo)
+    assert still_held["io"] == "No" and still_held["sql"] == "No", still_held
     assert proc.returncode == 0, proc.stdout + proc.stderr
     line = next(line for line in proc.stderr.splitlines() if "→" in line)
     folder = topo.results / "apply-capacity" / line.rsplit("/", 1)[-1].strip()
@@ -241,7 +248,8 @@ def test_live_apply_capacity_times_each_replica_on_what_another_client_wrote(top
         samples = [(float(r["t_s"]), int(r["master_app_trx"])) for r in csv.DictReader(f)]
     assert len(samples) == live["samples"] >= 4 and samples[-1][1] - samples[0][1] == live["transactions"] > 0
     assert data["master"]["transactions"] == live["transactions"]  # the counters' count: the samples' own
-    for replica in ("replica1", "replica2"):
+    assert list(data["replicas"]) == ["replica2"]
+    for replica in ("replica2",):
         entry = data["replicas"][replica]
         # it applied its backlog (what queued from its SQL thread's stop to the window's end), each insert a
         # transaction of two rows

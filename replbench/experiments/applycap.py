@@ -94,10 +94,16 @@ def measure_live(settings: Settings, setting: knobs.Knobs, window: float, folder
     progress = Progress("apply-capacity --live")
     data: dict[str, Any] = {"scenario": None, **_common(settings, setting, "live")}
 
+    chosen = settings.replicas if only is None else (settings.node(only),)
+
     def window_of(state: _Held) -> tuple[str, dict[str, Any]]:
-        ensure_topology(settings, with_app=False, pool_size=setting.buffer_pool)
+        if only is None:
+            ensure_topology(settings, with_app=False, pool_size=setting.buffer_pool)
+        else:  # the other replicas as they stand: starting the topology would start their replication
+            for node in (settings.master, *chosen):
+                nodes.check_reachable(node, settings)
         progress.say(f"applying settings: {setting.describe()}")
-        readback = knobs.apply(settings, setting)
+        readback = knobs.apply(settings, setting, None if only is None else (settings.master, *chosen))
         data.update(knobs_readback=readback, knob_mismatches=knobs.mismatches(setting, readback, settings))
         counters.enable(settings)
         progress.say("holding the replicas' SQL threads; their dirty pages forced out first, so that what each "
@@ -123,7 +129,6 @@ def measure_live(settings: Settings, setting: knobs.Knobs, window: float, folder
                                   "to apply (start the client that writes before or as the window opens)")
         return gtid, master
 
-    chosen = settings.replicas if only is None else (settings.node(only),)
     return _held_and_drained(settings, data, folder, progress, window_of, together=False, chosen=chosen)
 
 

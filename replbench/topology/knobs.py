@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from ..core import sql
-from ..core.config import ReplbenchError, Settings
+from ..core.config import Node, ReplbenchError, Settings
 from .nodes import wait_replicating
 
 BINLOG_FORMATS = ("ROW", "STATEMENT", "MIXED")
@@ -219,12 +219,13 @@ READ_BACK = ("innodb_buffer_pool_size", "binlog_format", "binlog_row_image", "bi
              "rpl_semi_sync_master_timeout", "rpl_semi_sync_slave_enabled")
 
 
-def apply(settings: Settings, knobs: Knobs) -> dict[str, dict[str, Any]]:
-    """Set every knob on the nodes it belongs to; restart the replica threads a change needs; returns what every
-    node reports afterwards (variable -> value). A refused value raises KnobError naming the node."""
+def apply(settings: Settings, knobs: Knobs, only: tuple[Node, ...] | None = None) -> dict[str, dict[str, Any]]:
+    """Set every knob on the nodes it belongs to (`only`: these nodes alone, the others' threads left as they are);
+    restart the replica threads a change needs; returns what every node reports afterwards (variable -> value). A
+    refused value raises KnobError naming the node."""
 
     flavour = settings.flavour
-    for node in settings.nodes:
+    for node in settings.nodes if only is None else only:
         wanted = dict(all_node_variables(knobs))
         wanted.update(master_variables(knobs) if node.role == "master" else replica_variables(knobs))
         with sql.admin(node, settings) as cur:
