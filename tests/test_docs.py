@@ -1,7 +1,7 @@
 """The manual holds together (unit tier: no server, no process): README is a short front page with the two set-up
-commands on its first screen, every relative link of README, report.md and docs/ resolves in a fresh clone (the
-file, and a markdown file's heading for an anchor), every flag of every command is documented, docs/settings.md is
-what the code generates, and the layout section names every module."""
+commands on its first screen, every relative link of README, report.md, its side pages and docs/ resolves in a fresh
+clone (the file, and a markdown file's heading for an anchor), every flag of every command is documented,
+docs/settings.md is what the code generates, and the layout section names every module."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ CODE_SPAN_RE = re.compile(r"(`+).+?\1", re.S)
 
 
 def manual_pages() -> list[Path]:
-    return [README, ROOT / "report.md", *sorted(DOCS.rglob("*.md"))]
+    # report.md's side pages too (report-studies.md, report-model.md …): report.md's links lead into them
+    return [README, ROOT / "report.md", *sorted(ROOT.glob("report-*.md")), *sorted(DOCS.rglob("*.md"))]
 
 
 def without_code(text: str) -> str:

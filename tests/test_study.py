@@ -17,6 +17,7 @@ from replbench.core.results import StudyCell, StudyRecord, StudyUnit, apply_of, 
 from replbench.core.scenario import PassCriteria
 from replbench.experiments import study, studyfile
 from replbench.report import costsheet, markdown, sources
+from replbench.report.studies import STUDIES_PAGE
 from replbench.topology import knobs
 
 from .conftest import env_for, run_cli, run_main, study_folder
@@ -333,13 +334,15 @@ def test_a_tiny_real_study_writes_study_json_and_a_report_section(topo: Settings
     settings = Settings.from_env(env)
     markdown.generate(settings, output)
     text = output.read_text()
-    assert "### Study `tiny`" in text and "## Findings" in text
+    page = (tmp_path / STUDIES_PAGE).read_text()  # every study's section, beside report.md (a line each there)
+    assert "## Study `tiny`" in page and "## Study `tiny`" not in text and "## Findings" in text
+    assert f"- [`tiny`]({STUDIES_PAGE}#study-tiny--{folder.name})" in text
     # its own section (alone in results/, or after other modules' studies): the findings of its declared primary
-    section = text.split("### Study `tiny`", 1)[1].split("\n#", 1)[0]
+    section = page.split("## Study `tiny`", 1)[1].split("\n#", 1)[0]
     assert "- **Findings** (primary metrics only, between cells that differ in one setting): " in section
     tables = (topo.results / "report-assets" / folder.name / "study.md").read_text()  # every figure, linked
-    assert "| binlog B/write (primary) |" in tables and f"{folder.name}/study.md)" in text
-    assert str(topo.state) not in text and str(ROOT) not in text
+    assert "| binlog B/write (primary) |" in tables and f"{folder.name}/study.md)" in page
+    assert str(topo.state) not in text + page and str(ROOT) not in text + page
     chart = topo.results / "report-assets" / folder.name / "study.png"
     assert chart.read_bytes()[:4] == b"\x89PNG"
     for asset in (topo.results / "report-assets").rglob("*"):

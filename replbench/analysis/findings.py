@@ -192,6 +192,15 @@ def brief(finding: dict[str, Any]) -> str:
             f"`{finding['baseline']}`'s on `{finding['group']}` ({_how(finding)})")
 
 
+def headline(finding: dict[str, Any]) -> str:
+    """A finding (or an untested effect) as a study's one line in report.md words it, its figures on the study's
+    page: what differs, by how much, and how the rule judged it."""
+    how = {COUNT: "counts, compared exactly", BOUND: "a lower bound"}.get(finding["kind"]) or (
+        f"p = {finding['p_holm']:.3g}, Holm" if finding["kind"] == TESTED else finding["words"])
+    return (f"{BY_KEY[finding['metric']].label} of `{finding['cell']}` {_factor(finding)} `{finding['baseline']}`'s "
+            f"on `{finding['group']}` ({how})")
+
+
 def sentence(study: str, finding: dict[str, Any]) -> str:
     metric = BY_KEY[finding["metric"]]
     more = finding["factor"] > 1

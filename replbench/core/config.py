@@ -312,6 +312,13 @@ LIVE_MIN_WINDOW_S = 300.0
 APPLY_RATE = 500  # apply-capacity's rate of writing its own backlog through the app, per second
 LIVE_SAMPLE_S = 1.0
 LIVE_BUSIEST_SPAN_S = 60.0
+# report.md's "Your own workload" (analysis/ownworkload, report/ownworkload): how far profile, model predict
+# --profile and apply-capacity --live held on a workload the suite did not write (sysbench), read from the committed
+# evidence under these repository-relative folders (each README says how it was measured); their by-hand CPU is
+# /proc/<pid>/stat's ticks, 100 a second on Linux (results/readme-assets/sysbench-20261202/README.md)
+OWN_WORKLOAD_SYSBENCH = "results/readme-assets/sysbench-20261202"
+OWN_WORKLOAD_LIVE = "results/readme-assets/live-apply-20261202"
+PROC_TICKS_PER_S = 100
 # model predict --link RTT: a semi-sync commit's added wait in round trips of the link, per wait point, as measured
 # by hand (docs/decisions/semi-sync-by-hand.md; its data in results/readme-assets/semi-sync-by-hand-20261127/):
 # one client committing, 1.00–1.09 round trips under either wait point (cells.json, 1, 5 and 20 ms links); 4 and 8

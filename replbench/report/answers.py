@@ -27,6 +27,7 @@ COST_SHEET = "#what-each-replication-setting-costs"
 FALLING_BEHIND = "#when-do-the-replicas-fall-behind"
 INDEXES = "#what-indexes-cost-the-replicas-under-row-based-replication"
 BIG = "#large-transactions-one-update-of-many-rows"
+DEFINITIONS = "#how-to-read-the-columns"  # report/page.definitions' heading: every term the answers use
 
 Studies = list[StudyRecord]
 
@@ -244,7 +245,8 @@ def the_answers(latest: dict[str, dict[str, Any]], studies: Studies, links: dict
     section, by name)."""
     facts = Facts(latest, list(studies), links)
     return ["## The answers", "",
-            f"Medians [min–max] over repeats; *replica*, here and in every table, is {REPLICA_MEANS}.", "",
+            f"Medians [min–max] over repeats; *replica*, here and in every table, is {REPLICA_MEANS}; every other "
+            f"term under [How to read the columns]({DEFINITIONS}).", "",
             *(f"- {answer(facts)}" for answer in ANSWERS), ""]
 
 

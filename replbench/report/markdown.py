@@ -1,21 +1,22 @@
 """report.md: regenerated from one campaign's folder (the newest finished `report` campaign, or the one named), or
 without one from everything in results/ — deterministic (the same results give the same file).
 
-It opens with the answers (one sentence per question a DBA asks, each linked to its table), then one page for a
-DBA: where the figures come from (campaign, commit, dates, machine, calibration range),
-the cost sheet (per workload and setting: bytes, CPU, apply capacity, latency), large transactions, when the
-replicas fall behind, what indexes cost, the findings (only what the one rule set of docs/metrics.md, "Comparing
-two figures", supports), what was measured (the SQL each endpoint runs), on what, and how to read the columns. Then
-every study (one table per scenario: per cell the median and min–max over repeats, the ratio to the baseline and
-the rule's judgement; a bar chart), then the newest sweep of each scenario (table, plots; the per-step blocks in a
-linked file of their own), then the paired sweeps, then a verdict on each of the reference write-up's
-conclusions. Assets go to results/report-assets/<folder>/ (committed); a
-committed asset folder whose raw data is not in results/ is left alone and listed, never deleted; with a campaign,
-every other committed section is listed on an archive page. No absolute path is written.
+A page a DBA reads (issue 73; docs/studies.md, "Report and compare"), in this order: the answers (one sentence per
+question, each linked to its table) and where the figures come from (campaign, commit, dates, machine,
+calibration range); "Your own workload" (the commands that measure or price one's own, what they need, how far they
+held on a workload the suite did not write); the definitions (how to read the columns, the terms the answers use);
+the cost sheet (per workload and setting: bytes, CPU, apply capacity, latency) and the large transactions; when the
+replicas fall behind; a verdict on each of the reference write-up's conclusions. Then the rest: what indexes cost
+the replicas, the findings (only what the one rule set of docs/metrics.md, "Comparing two figures", supports), one
+line per study (its question and headline, linked to its section on report-studies.md), the cost model (its whole
+fit and validation on report-model.md), the fault runs, the newest sweep of each scenario (its verdicts and charts;
+its step table and blocks on a linked page), the paired sweeps, what was measured (the SQL each endpoint runs), on
+what. Assets go to results/report-assets/<folder>/ (committed); a committed asset folder whose raw data is not in
+results/ is left alone and listed, never deleted; with a campaign, every other committed section is listed on an
+archive page. No absolute path is written.
 
-This module only orders the sections; each lives in its own module (sources, assets, page, costsheet, archive,
-studies, faults,
-sweeps, reference, plots).
+This module only orders the sections; each lives in its own module (sources, assets, page, answers, ownworkload,
+costsheet, archive, studies, model, faults, sweeps, reference, plots).
 """
 
 from __future__ import annotations
@@ -23,16 +24,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..analysis.studymetrics import REPLICA_MEANS
 from ..analysis.verdicts import describe_max
 from ..core.config import ROOT, Settings
 from ..core.results import StudyRecord, read_sweep
-from . import reference
+from . import ownworkload, reference
+from .answers import falling_behind
 from .archive import archive_page
 from .assets import Writer
+from .costsheet import big_transactions, cost_sheet
 from .faults import fault_section
 from .model import model_section
-from .page import bookkeeping, one_page
+from .page import bookkeeping, definitions, findings, measured, metas_of, on_what, opening
 from .sources import (
     Origin,
     fault_runs,
@@ -42,7 +44,7 @@ from .sources import (
     newest_per_scenario,
     sweep_key,
 )
-from .studies import APP_TIER_PAGE, APP_TIER_STUDIES, study_section
+from .studies import APP_TIER_PAGE, APP_TIER_STUDIES, STUDIES_PAGE, index_cost, study_line, study_section
 from .sweeps import comparison, shared_criteria, sweep_section
 
 STUDIES_INTRO = ("Each study: its question, its cells, how it ran, its largest findings and its chart; its CPU is net "
@@ -51,8 +53,8 @@ STUDIES_INTRO = ("Each study: its question, its cells, how it ran, its largest f
 
 
 def generate(settings: Settings, output: Path | None = None, origin: Origin | None = None) -> tuple[Path, list[str]]:
-    """Write report.md from the origin (default: everything in results/); returns its path and the committed asset
-    folders it left alone."""
+    """Write report.md from the origin (default: everything in results/), its studies' sections on STUDIES_PAGE
+    beside it; returns its path and the committed asset folders it left alone."""
     results = settings.results
     output = output or ROOT / "report.md"
     origin = origin or Origin.loose(results)
@@ -63,7 +65,7 @@ def generate(settings: Settings, output: Path | None = None, origin: Origin | No
     studies_text: list[str] = []
     studies: list[StudyRecord] = []
     app_text: list[str] = []
-    links: dict[str, str] = {}  # each study's section, by name: the answers link to it
+    links: dict[str, str] = {}  # each study's section on its page, by name: the answers and the study lines link it
     for folder in sorted(newest_per_name(find_studies(origin)).values()):
         lines, data = study_section(folder, writer)
         assert data.name is not None  # experiments/study.py writes it (newest_per_name keys on it)
@@ -72,13 +74,20 @@ def generate(settings: Settings, output: Path | None = None, origin: Origin | No
         else:
             studies_text += lines
             studies.append(data)
-            links[data.name] = f"#study-{data.name}--{folder.name}"
+            links[data.name] = f"{STUDIES_PAGE}#study-{data.name}--{folder.name}"
     app_page = output.parent / APP_TIER_PAGE
     if app_text:
         app_page.write_text("\n".join(["# replbench: the app tier", "",
                                        "How the suite's own app should be run (its in-flight bound, workers and "
                                        "transport), measured by studies: not what a DBA reads first. Back to "
                                        f"[{output.name}]({output.name}).", "", *app_text]).rstrip("\n") + "\n")
+    studies_page = output.parent / STUDIES_PAGE
+    studies_page.write_text("\n".join(["# replbench: the studies", "",
+                                       f"The studies behind [{output.name}]({output.name}), a section each, in "
+                                       "the order it lists them. "
+                                       + STUDIES_INTRO, "",
+                                       *(studies_text or ["No study in results/ yet: `./run.sh study <name>`."])
+                                       ]).rstrip("\n") + "\n")
     faults_text: list[str] = []
     for folder in sorted(fault_runs(origin).values()):
         faults_text += fault_section(folder, writer)
@@ -99,17 +108,25 @@ def generate(settings: Settings, output: Path | None = None, origin: Origin | No
             latest[sweep_key(sweep)].setdefault("earlier_max", []).append(describe_max(sweep))
     model_text = model_section(writer)
     kept = writer.kept()
-    text = one_page(latest, studies, kept, writer, links)
     archive = archive_page(writer, output)
-    text += ["## Studies: what each replication setting costs", "", STUDIES_INTRO, ""] + (
-        studies_text or ["No study in results/ yet: `./run.sh study <name>`.", ""])
+    # the DBA's page first (issue 73): the answers, their own workload, the definitions, the cost sheet, when the
+    # replicas fall behind, the reference write-up's conclusions; then the rest
+    text = [*opening(latest, studies, writer, links), *ownworkload.section(), *definitions(), *cost_sheet(studies),
+            *big_transactions(studies), *falling_behind(studies, latest, writer), *reference.section(latest, studies),
+            *index_cost(studies), *findings(latest, studies)]
+    text += ["## Studies", "", f"Each study's question and headline; its section (cells, how it ran, findings, "
+             f"chart) on [{STUDIES_PAGE}]({STUDIES_PAGE}).", ""]
+    text += [study_line(data, links[data.name or ""]) for data in studies] or [
+        "No study in results/ yet: `./run.sh study <name>`."]
+    text += [""]
     if app_text:
         text += [f"The app tier's studies (in-flight bound, workers, transport) are on their own page: "
                  f"[{APP_TIER_PAGE}]({APP_TIER_PAGE}).", ""]
     text += model_text
     if faults_text:
         text += ["## Faults: before, during and after", ""] + faults_text
-    text += ["## Sweeps: where each setup breaks", "", f"*replica*, in every table below: {REPLICA_MEANS}.",
+    # the sweeps' sections hold no table (their steps are on their blocks.md pages): *replica* is the definitions'
+    text += ["## Sweeps: where each setup breaks", "",
              *([f"Every sweep's pass criteria: {criteria[0]}."] if criteria[0] and sweeps_text else []),
              *([f"The replicas kept up at a step when, from its own lag: {criteria[1]}.", ""] if criteria[1]
                and sweeps_text else [""] if criteria[0] and sweeps_text else [])] + (
@@ -118,7 +135,7 @@ def generate(settings: Settings, output: Path | None = None, origin: Origin | No
         text += ["Older sweeps (superseded by the newest of their scenario): "
                  + ", ".join(f"`{p.name}`" for p in superseded), ""]
     text += comparison(latest)
-    text += reference.section(latest, studies)
+    text += [*measured(), *on_what(metas_of(latest, studies))]
     if archive:
         text += [f"Sections published before this campaign, or by other campaigns, are listed on "
                  f"[{archive}]({archive}), not mixed in" + (f"; the app tier's earlier studies are on "

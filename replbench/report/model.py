@@ -1,6 +1,7 @@
 """The cost model as text: the coefficients per setting with their intervals and the fit's quality, a capacity
-plan for a mix with every figure's 95 % interval, model validate's predicted-beside-measured table and lag onset,
-and report.md's section of all of it (from results/model/)."""
+plan for a mix with every figure's 95 % interval, model validate's predicted-beside-measured table and lag onset;
+report.md's section (the coefficients, the validation's coverage against the bounds) and report-model.md (the whole
+fit, the validation case by case), from results/model/."""
 
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ from ..core.results import (
 from .assets import Writer
 
 MODEL_PAGE = "report-model.md"  # beside report.md: the whole fit, which report.md's table summarises
+CHECKED = "Checked on runs it was not fitted on"
+CHECKED_ANCHOR = "checked-on-runs-it-was-not-fitted-on"
 # the figures a held-out case checks: (its name, as not_predicted keys it; the figure, of a case's counts or of its
 # binlog's profile; label)
 Figure = Callable[[ValidationCase | ProfileCheck], Checked | None]
@@ -542,21 +545,31 @@ def model_section(writer: Writer) -> list[str]:
         (kept / validations[-1].parent.name).mkdir(exist_ok=True)
         writer.copy(validations[-1], kept / validations[-1].parent.name / "validate.json")
     model = read_model(source)
+    validation = read_validation(validations[-1].parent) if validations else None
+    # the case-by-case validation is on the model's page, report.md keeps its coverage against the bounds: a page a
+    # DBA reads (issue 73)
     page = writer.base / MODEL_PAGE
     page.write_text("\n".join(["# replbench: the cost model's whole fit", "",
                                "Every coefficient of the fit behind report.md's cost model, with its interval, the "
                                "fit's quality, the rate and read shapes and each setting's domain, as "
-                               "`./run.sh model fit` prints them. Back to [report.md](report.md).", "",
-                               "```", render_fit(model), "```"]) + "\n")
+                               "`./run.sh model fit` prints them; then its check on runs it was not fitted on. Back "
+                               "to [report.md](report.md).", "",
+                               "```", render_fit(model), "```", "", *_no_apply(model),
+                               *([f"## {CHECKED}", "", "`./run.sh model validate`:", "",
+                                  render_validation(validation)] if validation else [])]).rstrip("\n") + "\n")
     lines = ["## The cost model: what a transaction and a row cost", "",
              "Fitted by `./run.sh model fit` over this report's write runs (CPU net of idle, binlog bytes) and "
              "apply-capacity drains (one replica alone); `./run.sh model predict --mix ...` turns it into a "
              "capacity plan. Per transaction and per row, 95 % intervals in brackets; CPU per transaction at the "
              "fastest rate fitted. The whole fit (rate shapes, extra terms, fsyncs, domains) is on "
-             f"[{MODEL_PAGE}]({MODEL_PAGE}).", "", *coefficient_table(model), "", *_no_apply(model)]
-    if validations:
-        lines += ["Checked on runs it was not fitted on (`./run.sh model validate`):", "",
-                  render_validation(read_validation(validations[-1].parent)), ""]
+             f"[{MODEL_PAGE}]({MODEL_PAGE}).", "", *coefficient_table(model), "",
+             *(["*no data* under one replica's apply alone: no backlog was drained under that setting (the study "
+                f"that fills it: [{MODEL_PAGE}]({MODEL_PAGE})).", ""] if _no_apply(model) else [])]
+    if validation:
+        covered = render_coverage(coverage(validation)) or ["No case was usable."]
+        lines += [f"{CHECKED} (`./run.sh model validate`): each case predicted beside measured, and the lag onset "
+                  f"(the rate at which a replica starts falling behind), on [{MODEL_PAGE}]({MODEL_PAGE}#"
+                  f"{CHECKED_ANCHOR}). {covered[0]}", "", *covered[1:], ""]
     return lines
 
 

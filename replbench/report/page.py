@@ -1,6 +1,6 @@
-"""The report's first page (where its figures come from, the cost sheet, when the replicas fall behind, the index
-cost, the findings, what was measured, on what, how to read the columns) and its last section (what was rebuilt
-from committed assets, what was left alone).
+"""The report's opening (its title, the machine, the answers, where its figures come from), the definitions (how
+to read the columns, the terms the answers use), the findings, what was measured, on what, and its last section
+(what was left alone); report/markdown orders them with the other sections.
 """
 
 from __future__ import annotations
@@ -11,11 +11,10 @@ from ..analysis.findings import MAX_FINDINGS, sentence, study_findings, untested
 from ..analysis.studymetrics import REPLICA_MEANS
 from ..core.config import FINDING_ALPHA, FINDING_MIN_FACTOR, FINDING_MIN_REPEATS, LAG_FLOOR_MS
 from ..core.results import Host, RunMeta, StudyRecord
-from .answers import falling_behind, the_answers
+from .answers import DEFINITIONS, the_answers
 from .assets import SETTINGS_THAT_MATTER, Writer
-from .costsheet import big_transactions, cost_sheet
 from .provenance import server_text, verified
-from .studies import index_cost, primary_of
+from .studies import STUDIES_PAGE, primary_of
 from .sweeps import kept_text
 
 # the statements behind each endpoint (tests check every fragment still stands in app/handlers.py)
@@ -39,27 +38,43 @@ SQL_FRAGMENTS = ("GROUP BY first_name", "first_name IN (", "FORCE INDEX (", "ORD
 
 COLUMN_GUIDE = (
     f"**replica** (a figure not named for one replica), in every table: {REPLICA_MEANS}; a column that lists "
-    "every replica says so (*each replica's %*, in a sweep's own page).",
+    "every replica says so.",
+    "**net of idle**: a node's CPU during the run less its idle CPU (heartbeat, purge, flushing, our polls), "
+    "measured just before the run ([metrics.md](docs/metrics.md#net-of-idle)).",
     "**below resolution (< r)**: a net-of-idle CPU figure that cannot be told from zero (r: z standard errors of "
-    "the idle's noise over the run); *not resolved (≤ m)*: one recorded before resolutions were, where a repeat "
-    "reads 0 net of idle. Neither is a cost, and no ratio is taken over it (a lower bound, *≥ n×*, at most).",
-    "**goodput/s**: successful responses per second (vegeta's throughput); a step can send 1750/s and get 830/s "
-    "back (a sweep's own page has *sent/s* beside it).",
+    "the idle's noise over the run); *not resolved (≤ m)*: one recorded before resolutions were. Neither is a cost "
+    "or a ratio's divisor (a lower bound, *≥ n×*, at most).",
+    "**per applied write**: over the writes a replica applied, not those the master took (a replica behind "
+    "applied fewer).",
+    "**apply alone** (a **drain**): one replica, the others' SQL threads held, timed applying a backlog written "
+    "while every SQL thread was held: the most it applies ([apply-capacity.md](docs/apply-capacity.md)).",
+    "**write-back**: the dirty pages a run leaves in the buffer pool, forced out after it and counted per write "
+    "([decisions/write-back.md](docs/decisions/write-back.md)).",
+    "**unit**: one run, drain or big transaction of a study or campaign; **repeats**: a cell's units, interleaved "
+    "with the other cells'.",
+    "**kept up**: the replicas' lag stayed under the sweep's limit, not growing, and they caught up soon after "
+    "([Sweeps](#sweeps-where-each-setup-breaks) states the limits); **max sustainable rate**: a sweep's highest step "
+    "that met every pass criterion.",
+    "**goodput/s**: successful responses per second (vegeta's throughput), beside *sent/s* on a sweep's page.",
     "**CPU-ms/ok**: a process group's CPU milliseconds per *successful* request (failed ones cost CPU but are "
-    "not the work asked for); per request, failures included, is in each run's summary.json.",
+    "not the work asked for).",
     "**CPU %**: % of one core, mean over the middle 80 % of the attack, every sampler on one clock.",
     "**lag**: how long ago the master first showed the oldest transaction a replica has not applied, from GTID "
     f"positions read every {LAG_FLOOR_MS:g} ms (its floor: a lag under it prints *< {LAG_FLOOR_MS:g}*, never as a "
-    "value); runs measured before that read a heartbeat written every 100 ms (pt-heartbeat's method: an idle "
-    "replica reads 0–100 ms, their floor 100 ms). Each run's block says which.",
+    "value); older runs read a heartbeat written every 100 ms (their floor 100 ms); each run's block says which.",
     "**catch-up**: seconds from the moment the last request was *sent* until each replica applied the master's "
     "position at that moment (timed in parallel).",
+    "**after_sync** / **after_commit**: semi-sync's wait points: the master waits for a replica's acknowledgement "
+    "before committing in InnoDB / after, before answering the client.",
     "**PASS\\***: the step met every criterion but the host or the load generator was saturated (the reason is "
     "given): the figure describes this box, not only the databases.",
-    "**ratio**: a cell's median ÷ the baseline cell's, with the one rule's judgement "
-    "([metrics.md](docs/metrics.md#comparing-two-figures)): counts *compared exactly, no test*; a measured figure "
-    f"with {FINDING_MIN_REPEATS} repeats a side tested (*p*, or *not shown*), with fewer *disjoint ranges, n = 2, not "
-    "tested* or *not tested (n = 2)*.",
+    "**ratio**, and **the one rule** by which two sets of repeats are compared "
+    "([metrics.md](docs/metrics.md#comparing-two-figures)): a cell's median ÷ the baseline cell's; a count (bytes, "
+    "rows, pages, syncs) compared exactly with its range, never tested (*compared exactly, no test*), holding when "
+    "the ranges are disjoint; over a figure below its resolution or floor, a lower bound (*≥ n×*); a measured figure "
+    f"(CPU, latency, lag, apply rate) with {FINDING_MIN_REPEATS} repeats a side or more tested by Welch's t-test on "
+    f"log values, Holm-corrected over the study's tested comparisons (family-wise error {FINDING_ALPHA:g}): *p*, or "
+    "*not shown*; with fewer, *disjoint ranges, n = 2, not tested* or *not tested (n = 2)*, and no finding.",
 )
 
 
@@ -105,22 +120,28 @@ def provenance(writer: Writer, metas: list[RunMeta]) -> list[str]:
             "file kept beside it.", ""]
 
 
-def one_page(latest: dict[str, dict[str, Any]], studies: list[StudyRecord], kept: list[str],
-             writer: Writer, links: dict[str, str] | None = None) -> list[str]:
-    """The first page (latest: the sweeps' sections as report/sweeps.py gives them, by sweep key; links: each
-    study's section, by name), opened by the answers."""
+def metas_of(latest: dict[str, dict[str, Any]], studies: list[StudyRecord]) -> list[RunMeta]:
+    """The run metadata the sections read (latest: the sweeps' sections as report/sweeps.py gives them)."""
     metas: list[RunMeta] = [info["meta"] for info in latest.values() if info.get("meta")]  # report/sweeps' record
-    metas += [s.meta for s in studies if s.meta is not None]
     # a step whose meta.json was not kept reads as an empty RunMeta (report/sources.load_steps): each reader of the
     # metas (the machine, the server's version, the disk, the dataset) passes over a meta without its key
+    return metas + [s.meta for s in studies if s.meta is not None]
+
+
+def opening(latest: dict[str, dict[str, Any]], studies: list[StudyRecord], writer: Writer,
+            links: dict[str, str] | None = None) -> list[str]:
+    """What opens report.md: its title, what was measured on what, the answers (links: each study's section, by
+    name) and where every figure comes from."""
+    metas = metas_of(latest, studies)
     return ["# replbench report", "",
             "What MySQL-style row-based replication costs, measured on a master and two replicas (MariaDB, GTID "
             "replication) behind an aiohttp service driven by vegeta at constant rates.", "", measured_on(metas), "",
-            *the_answers(latest, studies, links or {}), *provenance(writer, metas), *cost_sheet(studies),
-            *big_transactions(studies),
-            *falling_behind(studies, latest, writer), *index_cost(studies), *findings(latest, studies),
-            *measured(), *on_what(metas),
-            "## How to read the columns", "", *(f"- {g}" for g in COLUMN_GUIDE), ""]
+            *the_answers(latest, studies, links or {}), *provenance(writer, metas)]
+
+
+def definitions() -> list[str]:
+    """How to read the columns, and the terms the answers use: right after the answers and the own workload."""
+    return ["## How to read the columns", "", *(f"- {g}" for g in COLUMN_GUIDE), ""]
 
 
 def measured() -> list[str]:
@@ -170,14 +191,10 @@ def on_what(metas: list[RunMeta]) -> list[str]:
 def findings(latest: dict[str, dict[str, Any]], studies: list[StudyRecord]) -> list[str]:
     lines = ["## Findings", "",
              "Only from each study's declared primary metrics (its file's `primary`), only between two cells that "
-             f"differ in one setting, only an effect of at least {FINDING_MIN_FACTOR - 1:.0%}, and by the one rule "
-             "([metrics.md](docs/metrics.md#comparing-two-figures)): a count (bytes, rows, pages, syncs) compared "
-             "exactly with its range, never tested, holding when the ranges are disjoint; a ratio over a figure below "
-             "its resolution or floor as a lower bound; a measured figure (CPU, latency, lag, apply rate) by Welch's "
-             f"t-test on log values with at least {FINDING_MIN_REPEATS} repeats a side, Holm-corrected over the "
-             f"study's tested comparisons (family-wise error {FINDING_ALPHA:g}); with fewer repeats, no finding. The "
-             "largest effect of each study, table and metric, largest first, then each sweep's limit, at most "
-             f"{MAX_FINDINGS} in all; the rest are in each study's section.", ""]
+             f"differ in one setting, only an effect of at least {FINDING_MIN_FACTOR - 1:.0%}, holding by the one "
+             f"rule (under [How to read the columns]({DEFINITIONS})). The largest effect of each study, "
+             f"table and metric, largest first, then each sweep's limit, at most {MAX_FINDINGS} in all; the rest are "
+             f"in each study's section on [{STUDIES_PAGE}]({STUDIES_PAGE}).", ""]
     found = sorted(((_name(data), f) for data in studies if verified(data)
                     for f in study_findings(data, primary_of(data))), key=lambda item: -item[1]["effect"])
     found = _largest_each(found)
@@ -195,7 +212,7 @@ def findings(latest: dict[str, dict[str, Any]], studies: list[StudyRecord]) -> l
     if untested:
         said.append(f"- Not findings: {untested} effects of at least {FINDING_MIN_FACTOR - 1:.0%} whose ranges are "
                     f"disjoint, from fewer than {FINDING_MIN_REPEATS} repeats a side (not tested), named in their "
-                    "studies' sections.")
+                    f"studies' sections on [{STUDIES_PAGE}]({STUDIES_PAGE}).")
     unverified = [data.name for data in studies if not verified(data)]
     if unverified:
         said.append("- No finding is stated from " + ", ".join(f"`{n}`" for n in unverified) + ": measured before "

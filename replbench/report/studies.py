@@ -1,5 +1,7 @@
-"""The studies' sections: per study its question, cells, how it ran and what its primary metrics found (the full
-tables on a study.md of its own); the index cost per memory regime from study working-set.
+"""The studies' sections, on a page of their own beside report.md (STUDIES_PAGE): per study its question, cells,
+how it ran and what its primary metrics found (the full tables on a study.md of its own); report.md keeps one line
+per study, its question and headline, linked to its section (study_line: issue 73, a page a DBA reads); the index
+cost per memory regime from study working-set.
 """
 
 from __future__ import annotations
@@ -9,7 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.answers import compression_effects, pool_index_costs, round_trips
-from ..analysis.findings import brief, judged, nothing_held, untested_text, words_of
+from ..analysis.findings import (
+    brief,
+    headline,
+    judged,
+    nothing_held,
+    untested_effects,
+    untested_text,
+    words_of,
+)
 from ..analysis.studymetrics import (
     BY_KEY,
     CUT,
@@ -42,6 +52,7 @@ APP_TIER_STUDIES = ("inflight-", "app-")  # how the suite's own app should be ru
 
 
 APP_TIER_PAGE = "report-app-tier.md"
+STUDIES_PAGE = "report-studies.md"  # beside report.md: every study's section, which report.md lists a line each
 
 
 def primary_of(data: StudyRecord) -> list[str]:
@@ -241,7 +252,7 @@ def _head(data: StudyRecord, folder: Path) -> tuple[list[str], list[str]]:
     # experiments/study.py writes them all
     assert study_cells is not None and units is not None and rates is not None and measures is not None
     units_ok = sum(1 for u in units if measured(u))
-    title = [f"### Study `{data.name}` — `{folder.name}`", "", description(data), ""]
+    title = [f"## Study `{data.name}` — `{folder.name}`", "", description(data), ""]
     if data.question:
         title += [f"**Question**: {data.question} **Primary metrics**: "
                   + (", ".join(BY_KEY[k].label for k in primary) or "none declared") + ".", ""]
@@ -315,7 +326,7 @@ def _judged(comparisons: list[dict[str, Any]] | None, stored: str | None) -> str
     return str(own["words"])
 
 
-SECTION_FINDINGS = 1  # a study's section in report.md lists its largest findings; its tables mark every one
+SECTION_FINDINGS = 1  # a study's section lists its largest findings; its tables mark every one
 
 
 def held_text(found: list[dict[str, Any]], data: StudyRecord, primary: list[str]) -> str:
@@ -330,6 +341,28 @@ def held_text(found: list[dict[str, Any]], data: StudyRecord, primary: list[str]
         f"; {more} more, each marked **holds** in its study.md" if more > 0 else "") + (
         f". p: Welch's t-test on log values, Holm-corrected over the study's {tested} tested comparisons"
         if tested else "") + untested
+
+
+def study_line(data: StudyRecord, link: str) -> str:
+    """A study's line in report.md: its name linked to its section (`link`), its question and its headline: its
+    largest finding and how many more; else why none holds and its largest untested effect; else none by design (as
+    the findings, none from a study whose write runs were not verified to change their rows)."""
+    primary = primary_of(data)
+    found = sorted((c for c in judged(data, primary) if c["holds"]), key=lambda f: -f["effect"]) if primary else []
+    if not primary:
+        said = "no primary metric: its figures feed other sections"
+    elif not verified(data):
+        said = "no finding stated: measured before each write run was checked to change its rows"
+    elif found:
+        more = len(found) - SECTION_FINDINGS
+        said = "; ".join(headline(f) for f in found[:SECTION_FINDINGS]) + (f"; {more} more" if more > 0 else "")
+    elif untested := untested_effects(data, primary):
+        fewest = min(min(c["n"]) for c in untested)
+        said = (f"no finding from {fewest} repeat{'' if fewest == 1 else 's'} a side; its largest effect: "
+                + headline(untested[0]))
+    else:
+        said = "no finding: " + nothing_held(data, primary)
+    return f"- [`{data.name}`]({link}): " + (f"{data.question} " if data.question else "") + said + "."
 
 
 MDEV_SEMI_SYNC = "[MDEV-35109](https://jira.mariadb.org/browse/MDEV-35109)"

@@ -200,7 +200,7 @@ def sweep_section(sweep_dir: Path, writer: Writer, shared: tuple[str, str] = (""
                        f"![latency over time]({tag}-latency.png)", ""]
     (assets / "blocks.md").write_text("\n".join(blocks))
     page = writer.rel(assets / "blocks.md")
-    lines += ["", f"[The step table (every column), every chart, the per-step blocks, latency over time]({page})", ""]
+    lines += ["", f"[Every step: its table, charts, blocks and latency over time]({page})", ""]
     return lines, {"scenario": name, "key": sweep_key(sweep), "max": sweep.max_sustainable_rate, "kept_up": kept,
                    "max_text": describe_max(sweep), "steps": steps, "folder": sweep_dir.name, "meta": meta}
 

@@ -1,0 +1,102 @@
+"""report.md's "Your own workload": the commands that measure or price a DBA's own workload (`profile`, `model
+predict --profile [--cores]`, `apply-capacity --live`, `apply-capacity --binlog`), what each needs, and how far each
+held on a workload the suite did not write, every figure read from the committed evidence (analysis/ownworkload);
+where that evidence is missing, the command and its page alone, no figure (issue 73).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..analysis.ownworkload import (
+    Client,
+    Cores,
+    LiveRound,
+    live_means,
+    live_rounds,
+    predict_held,
+    profile_held,
+)
+from ..analysis.studymetrics import fmt
+from ..core.config import LIVE_MIN_WINDOW_S, OWN_WORKLOAD_LIVE, OWN_WORKLOAD_SYSBENCH, ROOT
+
+HEADING = "Your own workload"
+PROFILE_DOC = "docs/profile.md"
+PREDICT_DOC = "docs/cost-model.md#capacity-per-role"
+LIVE_DOC = "docs/apply-capacity.md#your-own-workload-live---live-window"
+BINLOG_DOC = "docs/apply-capacity.md#your-own-workload-from-a-captured-binlog---binlog-file"
+NOT_CHECKED = "not yet checked on a workload the suite did not write"
+
+
+def _client(c: Client) -> str:
+    return f"sysbench {c.version} `oltp_write_only` ({c.threads} threads, {c.target_per_s}/s asked)"
+
+
+def _same(c: Client, first: Client | None) -> str:
+    """'the same workload' where its client ran as the first line's did, else the client."""
+    alike = first is not None and (c.version, c.threads, c.target_per_s) == (first.version, first.threads,
+                                                                          first.target_per_s)
+    return "the same workload" if alike else _client(c)
+
+
+def _evidence(folder: str) -> str:
+    return f"[evidence]({folder}/README.md)"
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:+.1f} %".replace("-", "−")
+
+
+def _cores(c: Cores) -> str:
+    return (f"{c.role} {fmt(c.predicted)} [{fmt(c.low)}–{fmt(c.high)}] cores against {fmt(c.measured)} "
+            f"({_pct(c.error)}, {'inside' if c.inside else 'outside'} its interval)")
+
+
+def section(root: Path = ROOT) -> list[str]:
+    """The section (root: where the committed evidence is read from, the repository's by default)."""
+    profiled = profile_held(root / OWN_WORKLOAD_SYSBENCH)
+    first = profiled.client if profiled else None
+    priced = predict_held(root / OWN_WORKLOAD_SYSBENCH)
+    rounds = live_rounds(root / OWN_WORKLOAD_LIVE)
+    unchecked = NOT_CHECKED[0].upper() + NOT_CHECKED[1:]
+    lines = ["- **`./run.sh profile FILE…`** (or `--topology FILE --since … --until …`, the master's binlogs "
+             "copied): the workload in a binlog, per table: transactions/s, rows per transaction, the busiest minute "
+             "(the 60 s with the most), what each setting would write. Needs the files and `mariadb-binlog` "
+             "(`mysqlbinlog` for MySQL's); from a server, a user with REPLICATION SLAVE and BINLOG MONITOR "
+             f"([profile.md]({PROFILE_DOC})). "
+             + (f"On {_client(profiled.client)}: {profiled.profiled:,} transactions counted in a {profiled.seconds} s "
+                f"window, sysbench's count {profiled.client.transactions:,}, the master's GTID position "
+                f"+{profiled.gtid_moved:,} ({_evidence(OWN_WORKLOAD_SYSBENCH)})." if profiled else unchecked + "."),
+             "- **`./run.sh model predict --profile FILE [--cores master=N,replica=N,app=N,load=N]`**: that workload "
+             "priced on every setting (binlog, cores, the rate at which a replica falls behind; with `--cores`, "
+             "what hosts of those cores sustain). Needs a profile and a cost model (this report's, or `./run.sh "
+             "model fit` on your runs); your tables are priced as bench_idx's rows (a binlog shows no secondary "
+             f"index) ([cost-model.md]({PREDICT_DOC})). "
+             + (f"On {_same(first, first) if first else 'sysbench'} under {priced.setting}, its binlog's setting, at "
+                f"{priced.run_per_s:g} transactions/s (the plan's {priced.plan_per_s:g}/s scaled), against each "
+                "mariadbd's CPU read by hand net of idle: " + "; ".join(_cores(c) for c in priced.cores) + "."
+                if priced else unchecked + "."),
+             "- **`./run.sh apply-capacity --live 10m [--replica NAME]`**: how fast each replica (or the one named) "
+             "applies alone what any client wrote to the master in the window. Needs the master and replicas (the "
+             "native topology, or `--topology FILE`) and a window of "
+             f"{LIVE_MIN_WINDOW_S / 60:g} min or more; the replicas' SQL threads are held for it "
+             f"([apply-capacity.md]({LIVE_DOC})). " + _live_text(rounds, first, unchecked),
+             "- **`./run.sh apply-capacity --binlog FILE… --replica NAME`**: captured binlog files replayed by one "
+             "replica's SQL thread, timed. Needs the files in order and a replica of the native topology at their "
+             "first GTID (stopped before the capture) "
+             f"([apply-capacity.md]({BINLOG_DOC})). {unchecked}."]
+    return [f"## {HEADING}", "",
+            "Four commands measure or price yours; beside each, how far it held on a workload the suite did not "
+            "write.", "", *lines, ""]
+
+
+def _live_text(rounds: list[LiveRound], first: Client | None, unchecked: str) -> str:
+    if not rounds:
+        return unchecked + "."
+    means = live_means(rounds)
+    return (f"On {_same(rounds[0].client, first)}, {len(rounds)} windows of {rounds[0].seconds:g} s: counted "
+            + "; ".join(f"{r.window:,} + {r.during_drains:,} during the drains = sysbench's "
+                        f"{r.client.transactions:,}" for r in rounds)
+            + f"; replica1 {means['live_per_s']:,.0f} transactions/s against {means['hand_per_s']:,.0f} timed by "
+            f"hand (means, {_pct(means['live_per_s'] / means['hand_per_s'] - 1)}), CPU per transaction "
+            f"{_pct(means['live_cpu_ms'] / means['hand_cpu_ms'] - 1)} ({_evidence(OWN_WORKLOAD_LIVE)}).")

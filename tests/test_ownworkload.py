@@ -1,0 +1,76 @@
+"""report.md's "Your own workload": the four commands, what each needs, and how far each held on sysbench, every
+figure read from the committed evidence (analysis/ownworkload); without that evidence, the commands alone and no
+figure (issue 73)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from replbench.analysis import ownworkload
+from replbench.core.config import OWN_WORKLOAD_LIVE, OWN_WORKLOAD_SYSBENCH, ROOT
+from replbench.report import ownworkload as section
+
+from .test_docs import broken
+
+pytestmark = pytest.mark.unit
+
+COMMANDS = ("`./run.sh profile FILE…`", "`./run.sh model predict --profile FILE [--cores master=N,replica=N,app=N,"
+            "load=N]`", "`./run.sh apply-capacity --live 10m [--replica NAME]`",
+            "`./run.sh apply-capacity --binlog FILE… --replica NAME`")
+
+
+def test_the_evidence_reads_as_its_readmes_say() -> None:
+    """The committed files say what their READMEs do: the profile counted sysbench's transactions, the plan's CPU
+    against the by-hand figures, each live window's count is sysbench's."""
+    profiled = ownworkload.profile_held(ROOT / OWN_WORKLOAD_SYSBENCH)
+    assert profiled is not None
+    assert profiled.profiled == profiled.client.transactions == profiled.gtid_moved == 5_837
+    priced = ownworkload.predict_held(ROOT / OWN_WORKLOAD_SYSBENCH)
+    assert priced is not None and priced.setting == "ROW-FULL" and priced.run_per_s > priced.plan_per_s
+    master, replica = priced.cores
+    assert (master.role, replica.role) == ("master", "replica")
+    assert master.error == pytest.approx(-0.256, abs=0.001) and not master.inside  # README: 25 % under, outside
+    assert replica.error == pytest.approx(-0.138, abs=0.001) and replica.inside  # README: 13 % under, inside
+    rounds = ownworkload.live_rounds(ROOT / OWN_WORKLOAD_LIVE)
+    assert len(rounds) == 2
+    assert all(r.window + r.during_drains == r.client.transactions for r in rounds)
+    means = ownworkload.live_means(rounds)
+    assert means["live_per_s"] / means["hand_per_s"] - 1 == pytest.approx(0.058, abs=0.001)  # agree.txt
+    assert means["live_cpu_ms"] / means["hand_cpu_ms"] - 1 == pytest.approx(-0.024, abs=0.001)
+
+
+def test_the_section_names_each_command_what_it_needs_and_how_far_it_held() -> None:
+    lines = section.section()
+    assert lines[0] == f"## {section.HEADING}"
+    text = "\n".join(lines)
+    bullets = [line for line in lines if line.startswith("- ")]
+    assert len(bullets) == len(COMMANDS)
+    for bullet, command in zip(bullets, COMMANDS, strict=True):
+        assert bullet.startswith(f"- **{command}**"), bullet[:80]
+        assert "Needs " in bullet, command
+    for figure in ("5,837 transactions counted", "sysbench's count 5,837", "(−25.6 %, outside its interval)",
+                   "(−13.8 %, inside its interval)", "29,968 + 38 during the drains = sysbench's 30,006",
+                   "(means, +5.8 %)", "CPU per transaction −2.4 %"):
+        assert figure in text, figure
+    assert bullets[3].endswith(f"{section.NOT_CHECKED[0].upper()}{section.NOT_CHECKED[1:]}.")
+    # every link resolves from report.md, beside which the section is written
+    links = re.findall(r"\]\(([^)]+)\)", text)
+    assert {"docs/profile.md", f"{OWN_WORKLOAD_SYSBENCH}/README.md", f"{OWN_WORKLOAD_LIVE}/README.md"} <= set(links)
+    assert [link for link in links if broken(ROOT / "report.md", link)] == []
+
+
+def test_without_its_evidence_the_section_states_no_figure(tmp_path: Path) -> None:
+    text = "\n".join(section.section(tmp_path))
+    assert all(command in text for command in COMMANDS)
+    assert text.count(section.NOT_CHECKED[1:]) == 4 and "evidence" not in text
+    assert not re.search(r"\d,\d{3}|\d %", text)  # no count, no error: nothing filled in
+    # one file missing: that command's figures go, the others' stay
+    sysbench = tmp_path / OWN_WORKLOAD_SYSBENCH
+    shutil.copytree(ROOT / OWN_WORKLOAD_SYSBENCH, sysbench)
+    (sysbench / "cpu-by-hand.txt").unlink()
+    text = "\n".join(section.section(tmp_path))
+    assert "5,837 transactions counted" in text and "outside its interval" not in text
