@@ -52,6 +52,25 @@ STUDIES_INTRO = ("Each study: its question, its cells, how it ran, its largest f
                  "otherwise. Its data state, its command and every table are in its study.md.")
 
 
+def _side_pages(output: Path, app_text: list[str], studies_text: list[str]) -> Path:
+    """The app tier's studies (when any) and every other study's section on their pages beside report.md; returns
+    the app tier's page's path."""
+    app_page = output.parent / APP_TIER_PAGE
+    if app_text:
+        app_page.write_text("\n".join(["# replbench: the app tier", "",
+                                       "How the suite's own app should be run (its in-flight bound, workers and "
+                                       "transport), measured by studies: not what a DBA reads first. Back to "
+                                       f"[{output.name}]({output.name}).", "", *app_text]).rstrip("\n") + "\n")
+    studies_page = output.parent / STUDIES_PAGE
+    studies_page.write_text("\n".join(["# replbench: the studies", "",
+                                       f"The studies behind [{output.name}]({output.name}), a section each, in "
+                                       "the order it lists them. "
+                                       + STUDIES_INTRO, "",
+                                       *(studies_text or ["No study in results/ yet: `./run.sh study <name>`."])
+                                       ]).rstrip("\n") + "\n")
+    return app_page
+
+
 def generate(settings: Settings, output: Path | None = None, origin: Origin | None = None) -> tuple[Path, list[str]]:
     """Write report.md from the origin (default: everything in results/), its studies' sections on STUDIES_PAGE
     beside it; returns its path and the committed asset folders it left alone."""
@@ -75,19 +94,7 @@ def generate(settings: Settings, output: Path | None = None, origin: Origin | No
             studies_text += lines
             studies.append(data)
             links[data.name] = f"{STUDIES_PAGE}#study-{data.name}--{folder.name}"
-    app_page = output.parent / APP_TIER_PAGE
-    if app_text:
-        app_page.write_text("\n".join(["# replbench: the app tier", "",
-                                       "How the suite's own app should be run (its in-flight bound, workers and "
-                                       "transport), measured by studies: not what a DBA reads first. Back to "
-                                       f"[{output.name}]({output.name}).", "", *app_text]).rstrip("\n") + "\n")
-    studies_page = output.parent / STUDIES_PAGE
-    studies_page.write_text("\n".join(["# replbench: the studies", "",
-                                       f"The studies behind [{output.name}]({output.name}), a section each, in "
-                                       "the order it lists them. "
-                                       + STUDIES_INTRO, "",
-                                       *(studies_text or ["No study in results/ yet: `./run.sh study <name>`."])
-                                       ]).rstrip("\n") + "\n")
+    app_page = _side_pages(output, app_text, studies_text)
     faults_text: list[str] = []
     for folder in sorted(fault_runs(origin).values()):
         faults_text += fault_section(folder, writer)
