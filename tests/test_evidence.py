@@ -127,6 +127,7 @@ EVIDENCE = (
     Evidence("write-back-20261202/steady-write-noindex.txt", (
         Run("write-back-20261202/steady.py", ("results/readme-assets/write-back-20261202/soak-write-noindex-400",)),)),
     Evidence("live-apply-20261202/agree.txt", (Run("live-apply-20261202/agree.py"),)),
+    Evidence("replay-20261202/agree.txt", (Run("replay-20261202/agree.py"),)),
 )
 RERUN = {run.script for evidence in EVIDENCE for run in evidence.runs}
 

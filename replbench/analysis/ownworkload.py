@@ -237,3 +237,37 @@ def live_means(rounds: list[LiveRound]) -> dict[str, float]:
     """The rounds' means: live and by-hand apply rate and CPU per transaction (as agree.py takes them)."""
     return {key: statistics.mean(getattr(r, key) for r in rounds)
             for key in ("live_per_s", "hand_per_s", "live_cpu_ms", "hand_cpu_ms")}
+
+
+@dataclass(frozen=True)
+class ReplayRound:
+    """One round of replay-20261202: the same window measured live on one replica and replayed from its binlog on
+    the other (drive.sh): each side's apply rate and CPU per transaction net of idle."""
+
+    seconds: float  # the live window asked
+    live_per_s: float
+    live_cpu_ms: float
+    replay_per_s: float
+    replay_cpu_ms: float
+
+
+def replay_rounds(folder: Path) -> list[ReplayRound]:
+    """Each round's live-N/apply.json beside binlog-N/apply.json (the one replica each timed), as agree.py reads
+    them; a round whose files are missing or unreadable is left out."""
+    rounds = []
+    for path in sorted(folder.glob("live-*/apply.json")):
+        n = path.parent.name.removeprefix("live-")
+        try:
+            live, replay = apply_of(load(path)), apply_of(load(folder / f"binlog-{n}" / "apply.json"))
+        except (OSError, ValueError):
+            continue
+        sides = [next(iter((r.replicas or {}).values()), None) for r in (live, replay)]
+        if live.live is None or live.live.asked_s is None or any(
+                e is None or e.apply_rate_trx_per_s is None or e.cpu_ms_per_trx is None for e in sides):
+            continue
+        a, b = sides
+        assert a is not None and b is not None and a.apply_rate_trx_per_s is not None and \
+            b.apply_rate_trx_per_s is not None and a.cpu_ms_per_trx is not None and b.cpu_ms_per_trx is not None
+        rounds.append(ReplayRound(float(live.live.asked_s), float(a.apply_rate_trx_per_s), float(a.cpu_ms_per_trx),
+                                  float(b.apply_rate_trx_per_s), float(b.cpu_ms_per_trx)))
+    return rounds

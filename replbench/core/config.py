@@ -318,6 +318,7 @@ LIVE_BUSIEST_SPAN_S = 60.0
 # /proc/<pid>/stat's ticks, 100 a second on Linux (results/readme-assets/sysbench-20261202/README.md)
 OWN_WORKLOAD_SYSBENCH = "results/readme-assets/sysbench-20261202"
 OWN_WORKLOAD_LIVE = "results/readme-assets/live-apply-20261202"
+OWN_WORKLOAD_REPLAY = "results/readme-assets/replay-20261202"
 PROC_TICKS_PER_S = 100
 # model predict --link RTT: a semi-sync commit's added wait in round trips of the link, per wait point, as measured
 # by hand (docs/decisions/semi-sync-by-hand.md; its data in results/readme-assets/semi-sync-by-hand-20261127/):

@@ -12,13 +12,15 @@ from ..analysis.ownworkload import (
     Client,
     Cores,
     LiveRound,
+    ReplayRound,
     live_means,
     live_rounds,
     predict_held,
     profile_held,
+    replay_rounds,
 )
 from ..analysis.studymetrics import fmt
-from ..core.config import LIVE_MIN_WINDOW_S, OWN_WORKLOAD_LIVE, OWN_WORKLOAD_SYSBENCH, ROOT
+from ..core.config import LIVE_MIN_WINDOW_S, OWN_WORKLOAD_LIVE, OWN_WORKLOAD_REPLAY, OWN_WORKLOAD_SYSBENCH, ROOT
 
 HEADING = "Your own workload"
 PROFILE_DOC = "docs/profile.md"
@@ -84,7 +86,8 @@ def section(root: Path = ROOT) -> list[str]:
              "- **`./run.sh apply-capacity --binlog FILE… --replica NAME`**: captured binlog files replayed by one "
              "replica's SQL thread, timed. Needs the files in order and a replica of the native topology at their "
              "first GTID (stopped before the capture) "
-             f"([apply-capacity.md]({BINLOG_DOC})). {unchecked}."]
+             f"([apply-capacity.md]({BINLOG_DOC})). " + _replay_text(replay_rounds(root / OWN_WORKLOAD_REPLAY),
+                                                                      first, unchecked)]
     return [f"## {HEADING}", "",
             "Four commands measure or price yours; beside each, how far it held on a workload the suite did not "
             "write.", "", *lines, ""]
@@ -100,3 +103,15 @@ def _live_text(rounds: list[LiveRound], first: Client | None, unchecked: str) ->
             + f"; replica1 {means['live_per_s']:,.0f} transactions/s against {means['hand_per_s']:,.0f} timed by "
             f"hand (means, {_pct(means['live_per_s'] / means['hand_per_s'] - 1)}), CPU per transaction "
             f"{_pct(means['live_cpu_ms'] / means['hand_cpu_ms'] - 1)} ({_evidence(OWN_WORKLOAD_LIVE)}).")
+
+
+def _replay_text(rounds: list[ReplayRound], first: Client | None, unchecked: str) -> str:
+    if not rounds:
+        return unchecked + "."
+    live = sum(r.live_per_s for r in rounds) / len(rounds)
+    replayed = sum(r.replay_per_s for r in rounds) / len(rounds)
+    return (f"On {_same(first, first) if first else 'sysbench'}, {len(rounds)} windows of {rounds[0].seconds:g} s "
+            "each measured live on one replica and replayed from its binlog on the other (roles swapped): "
+            f"{replayed:,.0f} transactions/s replayed against {live:,.0f} live (means, {_pct(replayed / live - 1)}; "
+            "rounds " + ", ".join(_pct(r.replay_per_s / r.live_per_s - 1) for r in rounds)
+            + f") ({_evidence(OWN_WORKLOAD_REPLAY)}).")
