@@ -118,13 +118,19 @@ def test_the_committed_section_is_a_table_of_five_rows() -> None:
         in text
     assert "**holds here with a different size** |" in text and "**holds**; inferred: " in text
     assert "without write-back: these runs did not record it" in text
+    # single runs a step: described, never a tested finding; the 128M step the pages come from failed: said
+    assert "each step one run (n = 1): the verdicts describe ratios, none is a tested finding" in text
+    assert "(master 8.93 against 0; from a failing step, per write applied)" in text
     assert "**3,000 reads/s** (its step: gunicorn 2.6 cores, each replica 2.5)" in text
     assert "the app needs 1.23 [1.19–1.56] cores, each of 2 replicas 0.85 [0.837–0.909]" in text
     assert "3.6 cores in all, against this box's 2; inferred" in text
     assert "replica CPU per applied write 0.206 against 0.156 ms (1.3×; disjoint ranges, n = 1, not tested)" in text
     answer = answers.reference_answer(answers.Facts(_latest(), [_working_set()], {}))
     assert answer.endswith("indexes affect replica CPU under ROW: holds here with a different size (1.6× at "
-                           "1200/s against its 7.1–13.6×).") and f"]({words.ANCHOR})" in answer
+                           "1200/s against its 7.1–13.6×) — each from single runs a step, described, not tested.") \
+        and f"]({words.ANCHOR})" in answer
+    assert "write throughput depends on disk: holds (inferred from the pool short of the working set; no disk " \
+        "varied)" in answer
 
 
 def test_the_write_ups_ratio_is_taken_only_at_a_rate_both_its_tables_ran() -> None:

@@ -373,7 +373,9 @@ def disk(sweeps: Sweeps) -> Verdict:
                "pages": (median(big_pages), median(small_pages)),
                "master_pages": (median(big_master), median(small_master)),
                "words": judgement(small_pages, big_pages, count=PAGES_VARY).text,
-               "fits": (_fits(at.runs), _fits(small.steps[0].runs)), "cpu": cpu[0] if cpu else None}
+               "fits": (_fits(at.runs), _fits(small.steps[0].runs)), "cpu": cpu[0] if cpu else None,
+               # pages are counts per write each node applied, read from a failing step too (said where)
+               "passed": (at.passed, small.steps[0].passed)}
         ours[scenario] = row
         reads_more = (row["pages"][1] or 0) > (row["pages"][0] or 0) and row["fits"] == (True, False)
         slower = large.max_rate is not None and (small.max_rate is None
@@ -473,3 +475,10 @@ def read_cores(read: Swept | None, rate: int = READS_ASKED) -> dict[str, Any] | 
             "total": total, "host_cores": next((r.cores for r in runs if r.cores), None),
             "theirs": None if step is None else {"app": (step.gunicorn or 0) / 100,
                                                  "replica": (step.replica[0] if step.replica else 0) / 100}}
+
+
+def fewest_repeats(sweeps: Sweeps) -> int | None:
+    """The fewest repeats any step of these sweeps ran: below FINDING_MIN_REPEATS a verdict describes its ratios
+    and tests none (docs/metrics.md, "Comparing two figures")."""
+    counts = [len(step.runs) for swept in sweeps.values() for step in swept.steps if step.runs]
+    return min(counts) if counts else None

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..analysis import reference as ref
 from ..analysis.studymetrics import fmt
+from ..core.config import FINDING_MIN_REPEATS
 from ..core.results import RunMeta, StudyRecord
 from .provenance import server_versions
 
@@ -129,7 +130,8 @@ def _disk(v: ref.Verdict) -> tuple[str, str]:
         text = (f"`{scenario}`: max {_max(large)} in memory, {_max(small, row['lowest'])} with {ref.SMALL_POOL}"
                 + ("" if row["fits"][1] is not False else " (pool < working set)")
                 + f"; pages read per applied write at {row['rate']}/s {fmt(row['pages'][1])} against "
-                f"{fmt(row['pages'][0])} (master {fmt(row['master_pages'][1])} against {fmt(row['master_pages'][0])})")
+                f"{fmt(row['pages'][0])} (master {fmt(row['master_pages'][1])} against {fmt(row['master_pages'][0])}"
+                + ("" if all(row.get("passed", (True, True))) else "; from a failing step, per write applied") + ")")
         if row["cpu"]:
             cpu = row["cpu"]
             text += (f", replica CPU per applied write {fmt(cpu['a'])} against {fmt(cpu['b'])} ms ({_x(cpu['ratio'])}; "
@@ -220,6 +222,19 @@ def read_cores_text(cores: dict[str, Any] | None) -> str:
             + f"; inferred: the per-read costs taken as they were up to {max(cores['rates'])}/s.")
 
 
+# what an inferred verdict rests on, in the answers' one sentence (the table says it whole)
+INFERRED_SHORT = {"disk": "inferred from the pool short of the working set; no disk varied"}
+
+
+def _repeats_words(sweeps: dict[tuple[str, str], ref.Swept]) -> str:
+    """How many runs each step had, and so what the verdicts are (the one rule: docs/metrics.md)."""
+    fewest = ref.fewest_repeats(sweeps)
+    if fewest is None or fewest >= FINDING_MIN_REPEATS:
+        return ""
+    return (f"each step {'one run' if fewest == 1 else f'{fewest} runs'} (n = {fewest}): the verdicts describe "
+            f"ratios, none is a tested finding ({FINDING_MIN_REPEATS} repeats a side are), ")
+
+
 def section(latest: dict[str, dict[str, Any]], studies: list[StudyRecord]) -> list[str]:
     """The section: what the comparison rests on, the table of verdicts, the 3,000 reads/s, what may make sizes
     differ. Empty where none of our sweeps the verdicts read is in the data."""
@@ -230,14 +245,17 @@ def section(latest: dict[str, dict[str, Any]], studies: list[StudyRecord]) -> li
     versions = server_versions([info.get("meta") or RunMeta() for info in latest.values()])
     return [f"## {HEADING}", "",
             f"The write-up ({ref.SOURCE}: 16 vCPU, MySQL in Docker, its pool not stated) against this box at the "
-            "rates both ran: ours from passing sweep steps, CPU net of idle per write the node applied, "
+            "rates both ran: ours from passing sweep steps (pages read also from a failing one, said where), CPU "
+            f"net of idle per write the node applied, {_repeats_words(sweeps)}"
             f"{writeback_words(verdicts)}; the write-up's per request (CPU % × 10 ÷ rate). Ratios: indexed over "
             f"not. Method: [docs/metrics.md]({METHOD}).", "",
             "| its conclusion | the write-up | ours | verdict |", "|---|---|---|---|",
             *(f"| {v.conclusion} | {' | '.join(ROWS[v.key](v))} | {verdict_text(v)} |" for v in verdicts), "",
             read_cores_text(ref.read_cores(sweeps.get(("read", "")))), "",
-            "Why a size may differ, none measured here: its 16 vCPU against our 2 cores for every role, MySQL "
-            f"against MariaDB{' ' + ', '.join(versions) if versions else ''}, its pool and disk (not stated).", ""]
+            "Why a size may differ: its 16 vCPU against our 2 cores for every role, MySQL "
+            f"against MariaDB{' ' + ', '.join(versions) if versions else ''}, its disk (not stated) and its pool "
+            "(not stated; the working-set study in the last row measures the replicas' ratio growing as the pool "
+            "shrinks).", ""]
 
 
 def answer(latest: dict[str, dict[str, Any]], studies: list[StudyRecord]) -> str:
@@ -248,13 +266,16 @@ def answer(latest: dict[str, dict[str, Any]], studies: list[StudyRecord]) -> str
         return head + "not measured in the data this report shows (no read or write sweep)."
     said = []
     for v in verdicts_of(latest, studies):
-        text = f"{SHORT[v.key]}: {v.verdict}" + (" (inferred)" if v.inferred and v.verdict != ref.NOT_MEASURED
-                                                 else "")
+        text = f"{SHORT[v.key]}: {v.verdict}" + (f" ({INFERRED_SHORT.get(v.key, 'inferred')})"
+                                                 if v.inferred and v.verdict != ref.NOT_MEASURED else "")
         if v.key == "index-replica-cpu" and v.ours.get("shared"):
             rate = v.ours["shared"][0]
             mine, theirs = _at(v.ours["pairs"], rate), v.theirs["by_rate"][rate]["ratio"]
             if mine:
                 text += f" ({_x(mine['ratio'])} at {rate}/s against its {_times(theirs)})"
         said.append(text)
-    return head + "; ".join(said) + "."
+    fewest = ref.fewest_repeats(sweeps_of(latest))
+    untested = (f" — each from {'single runs' if fewest == 1 else f'{fewest} runs'} a step, described, not tested"
+                if fewest is not None and fewest < FINDING_MIN_REPEATS else "")
+    return head + "; ".join(said) + untested + "."
 
