@@ -35,8 +35,17 @@ from replbench.core.progress import Progress
 from replbench.topology import appserver, dataset, links, nodes
 
 TEST_ACCOUNTS = int(os.environ.get("REPLBENCH_TEST_ACCOUNTS", "20000"))
-TEST_PORT_BASE = int(os.environ.get("REPLBENCH_TEST_PORT_BASE", "3406"))
-TEST_APP_PORT = int(os.environ.get("REPLBENCH_TEST_APP_PORT", "8180"))
+# `./run.sh test` runs the tests that need servers in lanes: pytest sessions side by side, each with a topology of
+# its own, on ports LANE_PORT_STEP (and LANE_APP_PORT_STEP) apart, taking the test files from one queue in order
+# (pytest_runtestloop below); docs/development.md#tests
+LANE = int(os.environ.get("REPLBENCH_TEST_LANE", "0"))
+LANE_CLAIMS = os.environ.get("REPLBENCH_TEST_CLAIMS", "")  # the queue: a folder the lanes share ("": no lanes)
+LANE_PORT_STEP = 50  # past a lane's own nodes (+0..+4), a second small topology (+10..) and toxiproxy (+90..+95)
+LANE_APP_PORT_STEP = 20  # apart from every lane's own second app (test_external's, at its app port + 50)
+TEST_PORT_BASE = int(os.environ.get("REPLBENCH_TEST_PORT_BASE", "3406")) + LANE_PORT_STEP * LANE
+TEST_APP_PORT = int(os.environ.get("REPLBENCH_TEST_APP_PORT", "8180")) + LANE_APP_PORT_STEP * LANE
+# lanes share the host on purpose: the settle's wait for a near-idle host would wait on the other lane
+LANE_HOST_BUSY = str(100 * (os.cpu_count() or 1))
 TEST_IDLE_WINDOW = "0.5s"
 FIXTURES = Path(__file__).parent / "fixtures" / "vegeta"  # a copy of the files used from ../shared/fixtures/vegeta
 
@@ -58,6 +67,7 @@ def env_for(state: Path, **extra: str) -> dict[str, str]:
         # test of the resolution, and test_run's of the samplers' clock before the attack, read a run with a longer
         # window (IDLE_SAMPLED_RUN)
         "REPLBENCH_IDLE_WINDOW": TEST_IDLE_WINDOW,
+        **({"REPLBENCH_HOST_BUSY": LANE_HOST_BUSY} if LANE_CLAIMS else {}),
     }
     env.update(extra)
     return env
@@ -230,6 +240,55 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if not item.get_closest_marker(tier):
             item.add_marker(getattr(pytest.mark, tier))
     items.sort(key=lambda item: TIERS.index(tier_of(item)))
+
+
+def _file_groups(items: list[pytest.Item]) -> list[list[pytest.Item]]:
+    """The items (in their tiers' order) cut where the file or the tier changes: the units lanes take."""
+    groups: list[list[pytest.Item]] = []
+    for item in items:
+        if groups and (groups[-1][0].path, tier_of(groups[-1][0])) == (item.path, tier_of(item)):
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+    return groups
+
+
+def _claimed(folder: Path, index: int) -> bool:
+    """True when this lane is the first to take group `index` of the queue (a file made once, atomically)."""
+    try:
+        os.close(os.open(folder / f"{index:05d}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> bool | None:
+    """In a lane, pytest's own loop over the groups this lane takes from the shared queue: every lane walks the same
+    groups in the same order (integration before disruptive), taking the next one nobody took, so the lanes end
+    together and each runs its disruptive tests after its integration ones, on its own topology."""
+    if not LANE_CLAIMS or session.config.option.collectonly:
+        return None
+    if session.testsfailed and not session.config.option.continue_on_collection_errors:
+        raise session.Interrupted(f"{session.testsfailed} error(s) during collection")
+    folder = Path(LANE_CLAIMS)
+    groups = _file_groups(session.items)
+    mine = (group for index, group in enumerate(groups) if _claimed(folder, index))
+    current = next(mine, None)
+    while current is not None:
+        following = None
+        for position, item in enumerate(current):
+            last = position == len(current) - 1
+            if last:  # the next group taken decides which fixtures this item's teardown keeps
+                following = next(mine, None)
+            nextitem = (current[position + 1] if not last else following[0] if following else None)
+            item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+            if session.shouldfail:
+                raise session.Failed(session.shouldfail)
+            if session.shouldstop:
+                raise session.Interrupted(session.shouldstop)
+        current = following
+    return True
 
 
 class ProcessStarted(AssertionError):

@@ -134,7 +134,8 @@ def settle_with(monkeypatch: pytest.MonkeyPatch, drains: list[list[str]], host: 
         last["drains"] = next(drained, last["drains"])
         return list(last["drains"])
 
-    def next_host(work: Callable[[], object] | None = None) -> str:
+    def next_host(threshold: float, work: Callable[[], object] | None = None) -> str:
+        assert threshold == 50.0  # the settings' own (REPLBENCH_HOST_BUSY's default)
         if work is not None:
             work()
         clock.now += SETTLE_HOST_SAMPLE
@@ -145,7 +146,8 @@ def settle_with(monkeypatch: pytest.MonkeyPatch, drains: list[list[str]], host: 
     monkeypatch.setattr(prepare, "_drains", next_drains)
     monkeypatch.setattr(prepare, "_host_busy", next_host)
     monkeypatch.setattr(prepare.innodbrest, "rest", lambda *_: {"nodes": {}, "waited_s": 0.0, "why": []})
-    return prepare.settle(None, Progress("settle", stream=io.StringIO()), timeout)  # type: ignore[arg-type]
+    settings = Settings.from_env({})
+    return prepare.settle(settings, Progress("settle", stream=io.StringIO()), timeout)
 
 
 def test_settle_decides_settled_only_when_everything_drained_and_the_host_is_near_idle(

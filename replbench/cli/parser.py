@@ -6,8 +6,17 @@ from __future__ import annotations
 import argparse
 
 from ..core import scenario
+from ..core.config import MAX_TEST_LANES, TEST_LANES
 from . import bench, lab, profile
 from .args import ArgumentParser, add_app_flags, add_topology_flags, help_formatter
+
+
+def lanes_count(text: str) -> int:
+    """--lanes N: whole, 1 to MAX_TEST_LANES (each lane holds a small topology: three mariadbd and an app)."""
+    n = int(text) if text.isdigit() else 0
+    if not 1 <= n <= MAX_TEST_LANES:
+        raise argparse.ArgumentTypeError(f"{text!r}: give the lanes as a whole number from 1 to {MAX_TEST_LANES}")
+    return n
 
 
 def build_parser() -> ArgumentParser:
@@ -39,6 +48,9 @@ def build_parser() -> ArgumentParser:
     p = sub.add_parser("test", help="run the test suite against a small separate topology")
     p.add_argument("--fast", action="store_true",
                    help="the unit tier only: no server, no install, under a minute (docs/development.md)")
+    p.add_argument("--lanes", type=lanes_count, default=TEST_LANES, metavar="N",
+                   help=f"pytest sessions side by side for the tests that need servers, each with a small topology "
+                        f"of its own (default {TEST_LANES}; 1: one session)")
     p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="extra pytest arguments (after --)")
     lab.add_parser(sub)
     sub.add_parser("docs", help="rewrite docs/settings.md from the settings table and every command's flags")

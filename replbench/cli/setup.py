@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
-from ..core.config import ROOT, SCHEMAS, Settings
+from ..core.config import LANE_STOP_S, ROOT, SCHEMAS, Settings
 from ..core.progress import Progress
 from ..topology import appserver, dataset, knobs, links, nodes
 from ..topology.bringup import ensure_topology
@@ -152,18 +155,61 @@ def cmd_test(args: argparse.Namespace) -> int:
     ensure_datagen(settings)
     if "-m" in extra or any((ROOT / a.split("::")[0]).exists() for a in extra if not a.startswith("-")):
         return run_tests(extra)  # the tests or the tier asked for
-    # the unit tier first, over every core while no server runs (as --fast), then the rest, one test at a time
+    # the unit tier first, over every core while no server runs (as --fast), then the rest in lanes
     unit = run_tests(["-m", "unit", "-n", "auto", "--dist", "loadfile", *extra])
-    return run_tests(["-m", "not unit", *extra]) or unit
+    rest = ["-m", "not unit", *extra]
+    return (run_lanes(rest, args.lanes) if args.lanes > 1 else run_tests(rest)) or unit
 
 
-def run_tests(extra: list[str]) -> int:
-    """pytest (the tests bring up their own small topology on other ports and state): the whole suite, or the
-    test files or node ids given (`./run.sh test -- tests/test_campaign.py -k resumes`)."""
+def pytest_command(extra: list[str]) -> list[str]:
+    """pytest over the whole suite, or over the test files or node ids given
+    (`./run.sh test -- tests/test_campaign.py -k resumes`); matplotlib's font cache built first."""
     named = any((ROOT / a.split("::")[0]).exists() for a in extra if not a.startswith("-"))
     # matplotlib builds its font cache on first import by running fc-list: on a fresh machine that first import
     # would be a unit test's (the report's charts), which may start no process; so it is built here, once
     subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"], cwd=ROOT, check=False,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    cmd = [sys.executable, "-m", "pytest", "-ra", *([] if named else [str(ROOT / "tests")]), *extra]
-    return subprocess.call(cmd, cwd=ROOT, env=dict(os.environ))
+    return [sys.executable, "-m", "pytest", "-ra", *([] if named else [str(ROOT / "tests")]), *extra]
+
+
+def run_tests(extra: list[str]) -> int:
+    """pytest in one session (the tests bring up their own small topology on other ports and state)."""
+    return subprocess.call(pytest_command(extra), cwd=ROOT, env=dict(os.environ))
+
+
+def run_lanes(extra: list[str], lanes: int) -> int:
+    """pytest in `lanes` sessions side by side, each with its own small topology (tests/conftest.py gives lane k its
+    ports), taking the test files from one queue; lane 0 prints as it goes, each other lane's output follows it.
+    The first failing lane's exit code; an interrupt reaches every lane, so each tears its topology down."""
+    cmd = pytest_command(extra)
+    with tempfile.TemporaryDirectory(prefix="replbench-lanes-") as tmp:
+        claims = Path(tmp) / "claims"
+        claims.mkdir()
+        procs: list[subprocess.Popen[bytes]] = []
+        try:
+            for lane in range(lanes):
+                out = open(Path(tmp) / f"lane{lane}.log", "wb") if lane else None  # noqa: SIM115 — closed by exit
+                env = dict(os.environ, REPLBENCH_TEST_LANE=str(lane), REPLBENCH_TEST_CLAIMS=str(claims))
+                procs.append(subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out,
+                                              stderr=subprocess.STDOUT if out else None))
+            codes = [proc.wait() for proc in procs]
+        finally:
+            _interrupt_lanes(procs)
+        for lane in range(1, lanes):
+            print(f"\n--- lane {lane} of {lanes} (its own topology; the files it took) ---", flush=True)
+            sys.stdout.buffer.write((Path(tmp) / f"lane{lane}.log").read_bytes())
+            sys.stdout.flush()
+    return next((code for code in codes if code), 0)
+
+
+def _interrupt_lanes(procs: list[subprocess.Popen[bytes]]) -> None:
+    """Every lane still running gets SIGINT (pytest tears its topology down), then SIGKILL after LANE_STOP_S."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+    for proc in procs:
+        try:
+            proc.wait(timeout=LANE_STOP_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

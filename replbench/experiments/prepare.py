@@ -16,7 +16,6 @@ import psutil
 
 from ..core import sql
 from ..core.config import (
-    SETTLE_HOST_BUSY,
     SETTLE_HOST_SAMPLE,
     SETTLE_HOST_WAIT,
     SETTLE_INNODB_WAIT,
@@ -55,12 +54,12 @@ def settle(settings: Settings, progress: Progress, timeout: float = SETTLE_TIMEO
         reasons += innodb["why"]
     host_since = time.monotonic()
     done: list[Any] = []
-    busy = _host_busy(lambda: done.append(alongside()) if alongside else None)
+    busy = _host_busy(settings.host_busy, lambda: done.append(alongside()) if alongside else None)
     if busy:
         first.append(busy)
     while busy and time.monotonic() - host_since < SETTLE_HOST_WAIT:
         progress.say(f"settling before the run ({time.monotonic() - begin:.0f} s): {busy}", tick=True)
-        busy = _host_busy()
+        busy = _host_busy(settings.host_busy)
     reasons += [busy] if busy else []
     return {"settled": not reasons, "waited_s": round(time.monotonic() - begin, 1), "why": reasons,
             "waited_for": first, "timeout_s": timeout, "host_wait_s": SETTLE_HOST_WAIT,
@@ -134,9 +133,9 @@ def _ephemeral_ports() -> int:
         return 28_232  # Linux's default range, 32768-60999
 
 
-def _host_busy(work: Callable[[], Any] | None = None) -> str:
-    """'' when the host is near idle over SETTLE_HOST_SAMPLE seconds (or while `work` runs, if longer), leaving
-    out this process's own CPU, else why not."""
+def _host_busy(threshold: float, work: Callable[[], Any] | None = None) -> str:
+    """'' when the host is near idle (at most `threshold` % of one core busy) over SETTLE_HOST_SAMPLE seconds (or
+    while `work` runs, if longer), leaving out this process's own CPU, else why not."""
     me = psutil.Process()
     host, own, began = _busy_seconds(psutil.cpu_times()), sum(me.cpu_times()[:2]), time.monotonic()
     if work is not None:
@@ -145,8 +144,7 @@ def _host_busy(work: Callable[[], Any] | None = None) -> str:
     elapsed = time.monotonic() - began
     others = (_busy_seconds(psutil.cpu_times()) - host) - (sum(me.cpu_times()[:2]) - own)
     busy = max(0.0, 100 * others / elapsed)
-    return "" if busy <= SETTLE_HOST_BUSY else \
-        f"host {busy:.0f} % busy (% of one core; near idle below {SETTLE_HOST_BUSY:g})"
+    return "" if busy <= threshold else f"host {busy:.0f} % busy (% of one core; near idle below {threshold:g})"
 
 
 def _busy_seconds(times: Any) -> float:

@@ -1,0 +1,62 @@
+"""The suite's lanes (docs/development.md#tests): pytest sessions side by side, each with its own small topology,
+taking the test files from one queue. What must hold: every group of tests is run by exactly one lane, in the
+queue's order (integration before disruptive), and no two lanes' ports meet."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from replbench.core.config import MAX_TEST_LANES
+from replbench.topology import links
+
+from .conftest import LANE_APP_PORT_STEP, LANE_PORT_STEP, _claimed, _file_groups, run_main
+
+
+def _item(path: str, tier: str) -> Any:
+    return SimpleNamespace(path=Path(path), get_closest_marker=lambda name: name == tier, fixturenames=())
+
+
+def test_the_queue_is_cut_where_the_file_or_the_tier_changes() -> None:
+    items = [_item("a.py", "integration"), _item("a.py", "integration"), _item("b.py", "integration"),
+             _item("a.py", "disruptive"), _item("c.py", "disruptive")]
+    groups = _file_groups(items)
+    assert [len(g) for g in groups] == [2, 1, 1, 1]
+    assert [(g[0].path.name, g[0].get_closest_marker("disruptive")) for g in groups] == [
+        ("a.py", False), ("b.py", False), ("a.py", True), ("c.py", True)]
+
+
+def test_each_group_is_taken_by_exactly_one_lane_in_the_queues_order(tmp_path: Path) -> None:
+    # two lanes walking the same queue, turn by turn as their tests end: each takes the next group nobody took
+    lanes: list[list[int]] = [[], []]
+    for index in range(7):
+        for lane in (index % 2, 1 - index % 2):
+            if _claimed(tmp_path, index):
+                lanes[lane].append(index)
+        assert not _claimed(tmp_path, index)  # taken once: no lane takes it again
+    assert sorted(lanes[0] + lanes[1]) == list(range(7)) and not set(lanes[0]) & set(lanes[1])
+    assert all(lane == sorted(lane) for lane in lanes)
+
+
+def test_no_two_lanes_ports_meet() -> None:
+    def ports(lane: int) -> set[int]:
+        base = 3406 + LANE_PORT_STEP * lane
+        own = set(range(base, base + 5))  # the master, three replicas, the fan-out test's fourth node
+        second = set(range(base + 10, base + 13))  # test_topology's second small topology
+        proxies = {base + links.API_OFFSET + i for i in range(len(links.LINK_NAMES) + 1)}
+        app = 8180 + LANE_APP_PORT_STEP * lane
+        return own | second | proxies | {app, app + 50}  # test_external's second app
+
+    taken: set[int] = set()
+    for lane in range(MAX_TEST_LANES):
+        assert not ports(lane) & taken, lane
+        taken |= ports(lane)
+
+
+@pytest.mark.parametrize("lanes", ["0", "5", "two"])
+def test_lanes_out_of_range_is_a_usage_error(lanes: str) -> None:
+    code, _, err = run_main(["test", "--lanes", lanes])
+    assert code == 2 and "--lanes" in err and "whole number from 1 to" in err
