@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from replbench.analysis.studymetrics import (
+    BY_KEY,
     CUT,
     FAILED,
     NOT_REACHED,
@@ -140,5 +141,26 @@ def test_a_chart_shows_only_the_cells_that_ran(tmp_path: Path, monkeypatch: pyte
         close(fig)
 
     monkeypatch.setattr(plt, "close", keep)
-    assert plots.plot_study(synthetic(), tmp_path) == "study.png"
+    assert plots.plot_study(synthetic(), tmp_path, ["bytes_per_write"]) == "study.png"
     assert shown == [["ROW", "STATEMENT"]]  # MIXED failed, MINIMAL was never reached: no bar of 0 for either
+
+
+def test_a_chart_has_one_panel_per_primary_metric_and_group(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    plt = plots.pyplot()
+    titles: list[list[str]] = []
+    close = plt.close
+
+    def keep(fig: Any) -> None:  # the titles of the panels drawn, read before the figure is closed
+        titles.append([ax.get_title() for ax in fig.axes if ax.get_title()])
+        close(fig)
+
+    monkeypatch.setattr(plt, "close", keep)
+    data = synthetic()
+    assert data.comparison is not None
+    groups = list(data.comparison)
+    plots.plot_study(data, tmp_path, ["bytes_per_write"])  # the study's question: one panel a group
+    assert titles[-1] == [f"{g}: {BY_KEY['bytes_per_write'].label}" for g in groups]
+    assert plots.plot_study(data, tmp_path, ["replica_ms_per_write"]) is None  # a question it has no figure for
+    plots.plot_study(data, tmp_path, [])  # none declared: every charted metric it has
+    assert titles[-1] == [f"{g}: {BY_KEY[k].label}" for g in groups for k in plots.STUDY_CHART
+                          if k in data.comparison[g]]

@@ -78,13 +78,15 @@ STUDY_CHART = ("bytes_per_write", "master_ms_per_write", "replica_ms_per_write",
                "apply_trx_per_s", "semi_sync_wait_us", "shed", "app_ms_per_ok", "db_share")
 
 
-def plot_study(data: StudyRecord, assets: Path) -> str | None:
-    """One bar chart per study: key metrics per cell (median, error bars min–max), one panel per metric, each over
-    the cells that ran in its group (analysis/studymetrics.ran_cells: a cell --only cut is not in study.json, and
-    one whose every unit failed would otherwise stand as a bar of 0; docs/studies.md, "Report and compare")."""
+def plot_study(data: StudyRecord, assets: Path, primary: list[str]) -> str | None:
+    """One bar chart per study: per cell the median, error bars min–max, one panel per primary metric (the study's
+    questions; a study that declares none: its STUDY_CHART metrics) and group, each over the cells that ran in its
+    group (analysis/studymetrics.ran_cells: a cell --only cut is not in study.json, and one whose every unit failed
+    would otherwise stand as a bar of 0; docs/studies.md, "Report and compare")."""
     assert data.comparison is not None and data.cells is not None  # experiments/study.py writes both
-    panels = [(scenario, key, rows, cells) for scenario, per_metric in data.comparison.items()
-              if (cells := ran_cells(data, scenario)) for key, rows in per_metric.items() if key in STUDY_CHART]
+    shown = primary or STUDY_CHART
+    panels = [(scenario, key, per_metric[key], cells) for scenario, per_metric in data.comparison.items()
+              if (cells := ran_cells(data, scenario)) for key in shown if key in per_metric]
     if not panels:
         return None
     plt = pyplot()

@@ -163,7 +163,7 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], StudyRecord]
         writer.keep_meta(folder / first / "meta.json", assets / "meta.json")
     if (assets / "meta.json").exists():  # for the one page's machine and versions
         data = data.model_copy(update={"meta": read_meta(assets)})
-    chart = plot_study(data, assets)
+    chart = plot_study(data, assets, primary)
     # the whole study (every table) in its own file beside its assets; report.md keeps what it found
     (assets / "study.md").write_text("\n".join(
         [f"# Study `{data.name}` — `{folder.name}`", *full[1:], *compression_note(data), *tables]
