@@ -234,8 +234,8 @@ def tier_of(item: pytest.Item) -> str:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Every test gets its tier's marker (so `-m unit` selects the fast tier), and the tiers run in order: unit,
-    integration, disruptive, each in the files' own order (a stable sort) but for the unit tier's slowest files,
-    which go first."""
+    integration, disruptive, each in the files' own order (a stable sort) but for its slowest files, which go
+    first (HEAVY_FIRST)."""
     for item in items:
         tier = tier_of(item)
         if not item.get_closest_marker(tier):
@@ -243,16 +243,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: (TIERS.index(tier_of(item)), _heavy_rank(item)))
 
 
-# the unit tier's slowest files, slowest first (a fresh clone's --durations: the report's rebuild, mypy cold, ...):
-# xdist hands out files in collection order, so the longest start first and the short ones fill in around them
-UNIT_HEAVY_FIRST = ("test_report_rebuild.py", "test_types.py", "test_costmodel.py", "test_evidence.py",
-                    "test_codec.py", "test_study.py")
+# each tier's slowest files, slowest first (a fresh clone's --durations): xdist hands the unit tier's files out in
+# collection order, and the lanes take the others' from one queue in that order, so the longest start first and the
+# short ones fill in around them (the last file taken sets when the tier ends)
+HEAVY_FIRST = {
+    "unit": ("test_report_rebuild.py", "test_types.py", "test_costmodel.py", "test_evidence.py", "test_codec.py",
+             "test_study.py"),
+    "integration": ("test_costmodel.py", "test_run.py", "test_cli.py", "test_replication_settings.py",
+                    "test_admission.py", "test_faults.py", "test_netns.py", "test_rows_change.py",
+                    "test_sweep_report.py", "test_study.py", "test_external.py"),
+    "disruptive": ("test_fanout.py", "test_topology.py", "test_run.py", "test_faults.py"),
+}
 
 
 def _heavy_rank(item: pytest.Item) -> int:
-    name = item.path.name
-    return UNIT_HEAVY_FIRST.index(name) if tier_of(item) == "unit" and name in UNIT_HEAVY_FIRST \
-        else len(UNIT_HEAVY_FIRST)
+    heavy = HEAVY_FIRST[tier_of(item)]
+    return heavy.index(item.path.name) if item.path.name in heavy else len(heavy)
 
 
 def _file_groups(items: list[pytest.Item]) -> list[list[pytest.Item]]:
