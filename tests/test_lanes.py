@@ -29,6 +29,16 @@ def test_the_queue_is_cut_where_the_file_or_the_tier_changes() -> None:
         ("a.py", False), ("b.py", False), ("a.py", True), ("c.py", True)]
 
 
+def test_the_file_after_the_overloads_is_taken_with_them() -> None:
+    # test_admission's overloads leave the app's ports in TIME_WAIT for a minute: test_app's requests (no run, so
+    # no settle to wait it out) follow them in the same lane; test_app's disruptive tests are a group of their own
+    items = [_item("test_admission.py", "integration"), _item("test_app.py", "integration"),
+             _item("test_app.py", "integration"), _item("test_bigtx.py", "integration"),
+             _item("test_app.py", "disruptive")]
+    assert [[i.path.name for i in g] for g in _file_groups(items)] == [
+        ["test_admission.py", "test_app.py", "test_app.py"], ["test_bigtx.py"], ["test_app.py"]]
+
+
 def test_each_group_is_taken_by_exactly_one_lane_in_the_queues_order(tmp_path: Path) -> None:
     # two lanes walking the same queue, turn by turn as their tests end: each takes the next group nobody took
     lanes: list[list[int]] = [[], []]

@@ -47,7 +47,7 @@ def build_parser() -> ArgumentParser:
     add_topology_flags(p)
     p = sub.add_parser("test", help="run the test suite against a small separate topology")
     p.add_argument("--fast", action="store_true",
-                   help="the unit tier only: no server, no install, under a minute (docs/development.md)")
+                   help="the unit tier only: no server, no install, about a minute (docs/development.md)")
     p.add_argument("--lanes", type=lanes_count, default=TEST_LANES, metavar="N",
                    help=f"pytest sessions side by side for the tests that need servers, each with a small topology "
                         f"of its own (default {TEST_LANES}; 1: one session)")
