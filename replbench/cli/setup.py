@@ -4,6 +4,7 @@ calls on the harness modules and prints the outcome. Errors are raised; the comm
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import subprocess
@@ -186,15 +187,16 @@ def run_lanes(extra: list[str], lanes: int) -> int:
         claims = Path(tmp) / "claims"
         claims.mkdir()
         procs: list[subprocess.Popen[bytes]] = []
-        try:
-            for lane in range(lanes):
-                out = open(Path(tmp) / f"lane{lane}.log", "wb") if lane else None  # noqa: SIM115 — closed by exit
-                env = dict(os.environ, REPLBENCH_TEST_LANE=str(lane), REPLBENCH_TEST_CLAIMS=str(claims))
-                procs.append(subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out,
-                                              stderr=subprocess.STDOUT if out else None))
-            codes = [proc.wait() for proc in procs]
-        finally:
-            _interrupt_lanes(procs)
+        with contextlib.ExitStack() as logs:
+            try:
+                for lane in range(lanes):
+                    out = logs.enter_context(open(Path(tmp) / f"lane{lane}.log", "wb")) if lane else None
+                    env = dict(os.environ, REPLBENCH_TEST_LANE=str(lane), REPLBENCH_TEST_CLAIMS=str(claims))
+                    procs.append(subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out,
+                                                  stderr=subprocess.STDOUT if out else None))
+                codes = [proc.wait() for proc in procs]
+            finally:
+                _interrupt_lanes(procs)
         for lane in range(1, lanes):
             print(f"\n--- lane {lane} of {lanes} (its own topology; the files it took) ---", flush=True)
             sys.stdout.buffer.write((Path(tmp) / f"lane{lane}.log").read_bytes())
