@@ -40,7 +40,8 @@ TEST_ACCOUNTS = int(os.environ.get("REPLBENCH_TEST_ACCOUNTS", "20000"))
 # (pytest_runtestloop below); docs/development.md#tests
 LANE = int(os.environ.get("REPLBENCH_TEST_LANE", "0"))
 LANE_CLAIMS = os.environ.get("REPLBENCH_TEST_CLAIMS", "")  # the queue: a folder the lanes share ("": no lanes)
-LANE_PORT_STEP = 50  # past a lane's own nodes (+0..+4), a second small topology (+10..) and toxiproxy (+90..+95)
+# past a lane's own nodes (+0..+4), a second small topology (+10..+12) and toxiproxy (+90..+99: API, 9 proxies)
+LANE_PORT_STEP = 50
 LANE_APP_PORT_STEP = 20  # apart from every lane's own second app (test_external's, at its app port + 50)
 TEST_PORT_BASE = int(os.environ.get("REPLBENCH_TEST_PORT_BASE", "3406")) + LANE_PORT_STEP * LANE
 TEST_APP_PORT = int(os.environ.get("REPLBENCH_TEST_APP_PORT", "8180")) + LANE_APP_PORT_STEP * LANE
