@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import time
 from types import SimpleNamespace
 
@@ -14,6 +15,7 @@ import pytest
 
 from replbench.analysis import costmodel, validation
 from replbench.analysis import profile as prof
+from replbench.core.config import ROOT
 from replbench.core.results import RecordedRun, Validation, model_of, summary_of, validation_of
 from replbench.experiments import campaign, modelcheck
 from replbench.experiments.run import Clock
@@ -631,6 +633,29 @@ def test_recordings_go_on_rotating_and_are_priced_once_gathered_case_by_case(tmp
     with pytest.raises(modelcheck.ReplbenchError, match="no recorded runs to price"):
         modelcheck.priced_recordings(settings, model_of({}))
     assert modelcheck.estimate(runs=False) + modelcheck.estimate(onset=False) == pytest.approx(modelcheck.estimate())
+
+
+# a campaign's five recorded rounds, their runs and binlog profiles committed, and the validation that priced them
+MODEL_CHECK = ROOT / "results/readme-assets/model-20261129c/campaign-model-check-20261129-065116/model"
+
+
+def test_committed_recordings_priced_again_give_the_committed_validation(tmp_path) -> None:
+    """The real pricing of recordings (no stub): the campaign's five recordings, copied alone, priced by its model
+    give back its validation's cases and control, each case's repeats gathered over the five recordings in order,
+    each run and its profile read from its own recording's folder."""
+    for recording in sorted(MODEL_CHECK.glob(f"validate-*/{modelcheck.RECORDING}")):
+        shutil.copytree(recording.parent, tmp_path / "model" / recording.parent.name)
+    model = model_of(json.loads((MODEL_CHECK / "model.json").read_text()))
+    out = modelcheck.priced_recordings(SimpleNamespace(results=tmp_path), model, onset_rows=0)
+    committed = validation_of(json.loads((MODEL_CHECK / "validate-20261129-080353" / "validate.json").read_text()))
+    assert out["recordings"] == committed.recordings and len(out["recordings"]) == 5
+    assert (out["repeats"], out["rounds"]) == (5, 5)
+    priced = validation_of(out).model_dump(mode="json", exclude_none=True)
+    assert priced["cases"] == committed.model_dump(mode="json", exclude_none=True)["cases"]
+    assert priced["control"] == committed.model_dump(mode="json", exclude_none=True)["control"]
+    for case in out["cases"]:
+        assert [r["run"].split("/")[1] for r in case["repeats"]] == out["recordings"], case
+        assert all(r["profile"]["binlog_bytes"]["predicted"] for r in case["repeats"]), case
 
 
 def _recording_stubs(monkeypatch) -> list[str]:
