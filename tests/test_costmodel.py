@@ -13,6 +13,8 @@ from replbench.analysis import costmodel
 from replbench.core.results import Fit, Onset, meta_of, model_of, summary_of
 from replbench.report.model import render_capacity, render_fit, render_largest, render_onset, render_plan
 
+from .conftest import finished_run
+
 A_MASTER, B_MASTER = 0.00040, 0.000020  # CPU s per transaction and per row
 A_REPLICA, B_REPLICA = 0.00025, 0.000015
 F_BINLOG, G_BINLOG = 120.0, 440.0  # bytes per transaction and per row
@@ -144,10 +146,10 @@ def test_the_cost_model_prices_fsyncs_net_of_idle_and_leaves_out_runs_without_th
     def run(net: dict) -> dict:
         master = {"transactions": 300, "rows_changed": 300, "fsyncs_per_write": 6.4, "binlog_syncs_per_write": 3.2,
                   **net}
-        return {"status": "ok", "success": 1.0, "scenario": "write", "rate": 5, "schema": "bench_idx",
-                "cpu_seconds_net": {"master": 0.5, "replica1": 0.3}, "cpu_span_s": 60.0,
-                "binlog": {"successful_writes": 300, "bytes_per_write": 700.0},
-                "replication": {"nodes": {"master": master}}}
+        return finished_run({"status": "ok", "success": 1.0, "scenario": "write", "rate": 5, "schema": "bench_idx",
+                             "cpu_seconds_net": {"master": 0.5, "replica1": 0.3}, "cpu_span_s": 60.0,
+                             "binlog": {"successful_writes": 300, "bytes_per_write": 700.0},
+                             "replication": {"nodes": {"master": master}}})
 
     meta = meta_of({"knobs_changed": {}})
     net = costmodel.observation(summary_of(run({"fsyncs_per_write_net": 1.1, "binlog_syncs_per_write_net": 1.0})), meta)
@@ -314,7 +316,7 @@ def test_fit_and_validate_on_the_small_topology(topo, shared_run) -> None:
     proc = run_cli(["model", "validate", "--cases", "write-mix@40", "--duration", "2s", "--onset-rows", "300",
                     "--onset-duration", "2s", "--onset-backlog", "0.5", "--repeat", "1", "--control", "write@80"], env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    # one round (the rounds' order is unit-tested, and two rounds are priced from two recordings below): the case
+    # one round (the rounds' order is unit-tested, and recordings of several rounds priced together too): the case
     # ran once, and the onset's backlog drained twice all the same (MODEL_ONSET_DRAIN_REPEATS), once after the round
     held_out = json.loads(max((topo.state / "results" / "model").glob("validate-*/validate.json")).read_text())
     runs = [r["run"] for r in held_out["cases"][0]["repeats"]]
@@ -338,20 +340,20 @@ def test_fit_and_validate_on_the_small_topology(topo, shared_run) -> None:
     assert "- drained alone (a backlog of" in proc.stdout and "% off the median" in proc.stdout
     assert "| 0.8× |" in proc.stdout and "| 1.25× |" in proc.stdout and "Live onset:" in proc.stdout
     assert replicating(topo)  # the replicas stopped for the onset runs replicate again
-    # the same case recorded in two rounds with no model asked (a campaign interleaves them with the fit's studies),
-    # then priced together: one case of two repeats, each run read from its recording, and the control apart
-    for _ in range(2):
-        proc = run_cli(["model", "validate", "--record", "--cases", "write-mix@40", "--duration", "2s", "--repeat",
-                        "1", "--control", "write@80"], env)
-        assert proc.returncode == 0 and "runs recorded in" in proc.stdout, proc.stdout + proc.stderr
+    # the same case recorded in a round with no model asked (a campaign interleaves such rounds with the fit's
+    # studies), then priced: each run read from its recording, and the control apart (several recordings priced
+    # together: test_costmodel_validate's test_committed_recordings_priced_again_give_the_committed_validation)
+    proc = run_cli(["model", "validate", "--record", "--cases", "write-mix@40", "--duration", "2s", "--repeat",
+                    "1", "--control", "write@80"], env)
+    assert proc.returncode == 0 and "runs recorded in" in proc.stdout, proc.stdout + proc.stderr
     proc = run_cli(["model", "validate", "--recorded", "--onset-rows", "0"], env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     priced = json.loads(max((topo.state / "results" / "model").glob("validate-*/validate.json")).read_text())
-    assert len(priced["recordings"]) == 2 and priced["repeats"] == 2, priced
+    assert len(priced["recordings"]) == 1 and priced["repeats"] == 1, priced
     assert [r["run"].split("/")[1] for r in priced["cases"][0]["repeats"]] == priced["recordings"], priced
     assert all(r["profile"]["binlog_bytes"]["predicted"] for r in priced["cases"][0]["repeats"]), priced
-    assert len(priced["control"]["repeats"]) == 2
-    assert "| write @ 80/s ROW-FULL (control: a fitted cell) | 2 of 2 | from the run's counts |" in proc.stdout
+    assert len(priced["control"]["repeats"]) == 1
+    assert "| write @ 80/s ROW-FULL (control: a fitted cell) | 1 of 1 | from the run's counts |" in proc.stdout
     row = next(line for line in proc.stdout.splitlines()
                if line.startswith("| write-mix @ 40/s") and "from its binlog profile" in line)
     assert row.count(" / ") == 3 and "no profile" not in row, proc.stdout
@@ -602,10 +604,10 @@ def test_writes_amid_reads_are_outside_the_master_cpus_domain() -> None:
 
 
 def test_a_run_that_only_read_prices_the_replicas_reads_and_nothing_else() -> None:
-    summary = {"status": "ok", "success": 1.0, "scenario": "read", "rate": 600, "schema": "bench_idx",
-               "cpu_seconds_net": {"master": 0.02, "replica1": 3.0, "replica2": 3.2}, "cpu_span_s": 30.0,
-               "served_by": {"replica1": 9000, "replica2": 9000},
-               "binlog": {"successful_writes": 0}, "replication": {"nodes": {"master": {"transactions": 31}}}}
+    summary = finished_run({"status": "ok", "success": 1.0, "scenario": "read", "rate": 600, "schema": "bench_idx",
+                            "cpu_seconds_net": {"master": 0.02, "replica1": 3.0, "replica2": 3.2}, "cpu_span_s": 30.0,
+                            "served_by": {"replica1": 9000, "replica2": 9000}, "binlog": {"successful_writes": 0},
+                            "replication": {"nodes": {"master": {"transactions": 31}}}})
     obs = costmodel.observation(summary_of(summary), meta_of({"knobs_changed": {}}))
     assert obs is not None and obs["transactions"] == 0 and obs["write_seconds"] == 0
     assert obs["replica_cpu_s"] == pytest.approx(3.1) and obs["replica_reads"] == 18000
@@ -629,10 +631,10 @@ def test_a_read_term_priced_by_runs_that_only_read_has_the_interval_of_their_mea
     """Two read-only cells at two rates (the read shape's points) price the read term alone: its interval is the t
     interval of their runs' cost per read around the term, not the cell bootstrap's [0–value] (a resample without
     a read cell prices no read; one with a read cell always the same cost, the shape having taken the cells' levels)."""
-    summary = {"status": "ok", "success": 1.0, "scenario": "read", "rate": 600, "schema": "bench_idx",
-               "cpu_seconds_net": {"master": 0.02, "replica1": 3.0, "replica2": 3.2}, "cpu_span_s": 30.0,
-               "served_by": {"replica1": 9000, "replica2": 9000},
-               "binlog": {"successful_writes": 0}, "replication": {"nodes": {"master": {"transactions": 31}}}}
+    summary = finished_run({"status": "ok", "success": 1.0, "scenario": "read", "rate": 600, "schema": "bench_idx",
+                            "cpu_seconds_net": {"master": 0.02, "replica1": 3.0, "replica2": 3.2}, "cpu_span_s": 30.0,
+                            "served_by": {"replica1": 9000, "replica2": 9000}, "binlog": {"successful_writes": 0},
+                            "replication": {"nodes": {"master": {"transactions": 31}}}})
     obs = costmodel.observation(summary_of(summary), meta_of({"knobs_changed": {}}))
     per_read = 3.1 / 9000
     noise = (0.94, 1.06, 0.97, 1.03)
@@ -984,12 +986,12 @@ def test_the_app_fit_takes_the_runs_of_the_app_settings_most_runs_had() -> None:
 
 
 def test_a_run_records_its_requests_and_the_app_and_load_generators_cpu() -> None:
-    summary = {"status": "ok", "success": 1.0, "successes": 12_600, "scenario": "mixed", "rate": 420,
-               "schema": "bench_idx", "cpu_seconds_net": {"master": 9.6, "replica1": 6.8, "replica2": 6.9,
-                                                          "app": 7.0, "vegeta": 4.2}, "cpu_span_s": 30.0,
-               "served_by": {"master": 12_000, "replica1": 300, "replica2": 300},
-               "binlog": {"successful_writes": 12_000, "bytes_per_write": 500.0},
-               "replication": {"nodes": {"master": {"transactions": 12_000, "rows_changed": 12_000}}}}
+    summary = finished_run({
+        "status": "ok", "success": 1.0, "successes": 12_600, "scenario": "mixed", "rate": 420, "schema": "bench_idx",
+        "cpu_seconds_net": {"master": 9.6, "replica1": 6.8, "replica2": 6.9, "app": 7.0, "vegeta": 4.2},
+        "cpu_span_s": 30.0, "served_by": {"master": 12_000, "replica1": 300, "replica2": 300},
+        "binlog": {"successful_writes": 12_000, "bytes_per_write": 500.0},
+        "replication": {"nodes": {"master": {"transactions": 12_000, "rows_changed": 12_000}}}})
     meta = meta_of({"knobs_changed": {}, "app": {"driver": "asyncmy", "worker_class": "uvloop"}})
     obs = costmodel.observation(summary_of(summary), meta)
     assert obs is not None and (obs["writes"], obs["reads"]) == (12_000, 600)
