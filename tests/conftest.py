@@ -361,6 +361,19 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
         return (yield)
 
 
+# what every finished run's summary records (core/results.FinishedRun), neutral: a synthetic summary a test gives
+# its own figures on top of (one with a write among its outcomes needs its consistency too)
+FINISHED_RUN = {"folder": "20000101-000000-run", "cores": 2, "duration_s": 30, "errors": [], "guards": [],
+                "requests": 0, "latency_ms": {}, "status_codes": {}, "outcomes": {}, "cpu_seconds": {},
+                "cpu_mean_percent": {}, "cpu_ms_per_request": {}, "lag": {}, "catch_up_s": {}, "binlog": {},
+                "replicas_not_replicating": []}
+
+
+def finished_run(doc: dict[str, Any]) -> dict[str, Any]:
+    """A synthetic finished run's summary: FINISHED_RUN's fields under the test's own."""
+    return {**FINISHED_RUN, **doc}
+
+
 UNUSED_PORT_BASE = "9"  # discard, daytime...: nothing of ours listens there, so a slip fails at once
 
 

@@ -79,20 +79,25 @@ def test_every_committed_results_file_is_current_reads_through_its_record_and_wr
     files = _committed()
     assert len(files) > 2000  # the walk found the committed results (a broken glob would pass on nothing)
     assert set(RECORDS) == set(results.KINDS)
-    older, differ = [], []
+    older, differ, finished = [], [], {results.FinishedRun: 0, results.FinishedWriteRun: 0}
     for path, kind in files:
         doc = results.load(path)
         if doc.get("schema_version") != results.KINDS[kind].version:  # the file as committed, before any migration
             older.append(f"{path.relative_to(ROOT)}: {doc.get('schema_version')!r}")
         try:
             record = RECORDS[kind].model_validate(results.migrate(doc, kind))  # extra="forbid": unknown keys fail
+            # a finished run's summary holds every field its FinishedRun (FinishedWriteRun where it wrote) requires
+            done = results.finished(record) if isinstance(record, results.RunSummary) else None
         except ValueError as exc:
             pytest.fail(f"{path.relative_to(ROOT)}: {exc}")
+        if done is not None:
+            finished[type(done)] += 1
         # byte for byte: a dictionary's == would take a float coerced to an int (5.0 → 5) for the same
         if _written(tmp_path, record) != path.read_text():
             differ.append(str(path.relative_to(ROOT)))
     assert not older, f"{len(older)} not at their kind's current version (tools/migrate_results.py): {older[:5]}"
     assert not differ, f"{len(differ)} written back otherwise: {differ[:5]}"
+    assert min(finished.values()) > 100, finished  # runs that wrote and runs that did not, each read as theirs
 
 
 def _older(doc: dict[str, Any], kind: str, version: int) -> dict[str, Any]:
@@ -192,11 +197,37 @@ def test_a_key_no_record_declares_is_refused_where_it_is_written(tmp_path: Path)
 
 def test_a_run_is_written_stamped_and_read_back_as_written(tmp_path: Path) -> None:
     meta, summary = results.write_run(tmp_path, {"scenario": "write", "rate": 400},
-                                      {"status": "ok", "rate": 400, "goodput": 399.5, "binlog": {"rows_changed": 3}})
+                                      {"status": "FAILED", "rate": 400, "goodput": 399.5,
+                                       "binlog": {"rows_changed": 3}})
     assert summary is not None and summary.schema_version == results.SCHEMA_VERSION
     assert results.read_summary(tmp_path) == summary and results.read_meta(tmp_path) == meta
     assert json.loads((tmp_path / "summary.json").read_text()) == {
-        "binlog": {"rows_changed": 3}, "goodput": 399.5, "rate": 400, "schema_version": 1, "status": "ok"}
+        "binlog": {"rows_changed": 3}, "goodput": 399.5, "rate": 400, "schema_version": 1, "status": "FAILED"}
+
+
+def _committed_run(scenario: str) -> dict[str, Any]:
+    """The first committed finished summary of a scenario, as its file holds it."""
+    return next(doc for path, kind in _committed() if kind == "summary.json"
+                and (doc := results.load(path)).get("scenario") == scenario and doc.get("status") == "ok")
+
+
+def test_a_finished_run_holds_what_every_finished_run_records_or_is_refused_where_it_is_written(
+        tmp_path: Path) -> None:
+    """A union by outcome and kind: a finished run that wrote is a FinishedWriteRun (its consistency required), one
+    that did not a FinishedRun, a failed one a RunSummary that may hold anything it got to; a finished summary that
+    lacks a required field is refused at write_run, naming it, and nothing is written."""
+    write, read = _committed_run("write"), _committed_run("read")
+    _, got = results.write_run(tmp_path, {"scenario": "write"}, write)
+    assert isinstance(got, results.FinishedWriteRun) and got.consistency.checked is not None
+    _, got = results.write_run(tmp_path, {"scenario": "read"}, {k: v for k, v in read.items()})
+    assert type(got) is results.FinishedRun and got.consistency is None
+    (tmp_path / "summary.json").unlink()
+    for lacking in ("consistency", "binlog", "latency_ms"):
+        with pytest.raises(results.RecordRefused, match=f"^FinishedWriteRun refused {lacking}: Field required"):
+            results.write_run(tmp_path, {"scenario": "write"}, {k: v for k, v in write.items() if k != lacking})
+        assert not (tmp_path / "summary.json").exists()
+    _, got = results.write_run(tmp_path, {"scenario": "write"}, {"status": "FAILED", "errors": ["vegeta died"]})
+    assert type(got) is results.RunSummary and results.finished(got) is None
 
 
 def test_every_kind_but_three_has_committed_examples() -> None:

@@ -66,11 +66,11 @@ from ..core.config import (
     SEMI_SYNC_LONE_RTTS,
     SEMI_SYNC_OVERLAP_IN_FLIGHT,
 )
-from ..core.records import STATUS_SUCCEEDED, UNIT_OK
+from ..core.records import UNIT_OK
 from ..core.results import (
     ApplyRecord,
-    Binlog,
     CostModel,
+    FinishedRun,
     Fit,
     FittedSetting,
     NodeCounters,
@@ -79,6 +79,7 @@ from ..core.results import (
     RunMeta,
     RunSummary,
     apply_of,
+    finished,
     load,
     read_meta,
     read_summary,
@@ -142,22 +143,23 @@ def node_counters(summary: RunSummary, name: str) -> NodeCounters:
     return nodes.get(name) or NodeCounters()
 
 
-def observation(s: RunSummary, m: RunMeta) -> dict[str, Any] | None:
-    """One write run as the fit sees it, or None when it cannot serve (not ok, no net CPU, rows not verified as
-    changed, a setting outside the model)."""
+def observation(summary: RunSummary, m: RunMeta) -> dict[str, Any] | None:
+    """One write run as the fit sees it, or None when it cannot serve (not finished, no net CPU, rows not verified
+    as changed, a setting outside the model)."""
     setting = setting_of(m.knobs_changed)
+    s = finished(summary)
+    if setting is None or s is None or s.success < MIN_SUCCESS:
+        return None  # above the knee: queues, not the work, set the CPU
     master = node_counters(s, "master")
     net = s.cpu_seconds_net or {}
     share = (s.rows_checked or RowsChecked()).share
-    b = s.binlog or Binlog()
+    b = s.binlog
     replicas = [n for n in net if n.startswith("replica")]
     served = s.served_by or {}
-    if setting is None or s.status not in STATUS_SUCCEEDED or (s.success or 0) < MIN_SUCCESS:
-        return None  # above the knee: queues, not the work, set the CPU
     if not b.successful_writes and replicas and any(served.get(r) for r in replicas):
         return _read_observation(s, m, setting, net, replicas, served)
     if not master.transactions or "master" not in net or (share is not None and share < MIN_CHANGED) \
-            or not b.successful_writes:
+            or not b.successful_writes or (bytes_per_write := b.bytes_per_write) is None:
         return None
     # net of the idle window's (the heartbeat commits and syncs whether or not the app writes); a summary from
     # before the idle counter rates were recorded has only the gross counts, which the fsync fit leaves out
@@ -170,11 +172,11 @@ def observation(s: RunSummary, m: RunMeta) -> dict[str, Any] | None:
             "seconds": s.cpu_span_s or s.duration_s,
             "write_seconds": s.cpu_span_s or s.duration_s,  # the app wrote in every second of the run
             "master_cpu_s": net["master"],
-            "replica_cpu_s": sum(net[r] for r in replicas) / len(replicas) if replicas else None,  # type: ignore[misc]
+            "replica_cpu_s": sum(_net_cpu(net, r) for r in replicas) / len(replicas) if replicas else None,
             # reads the replicas served (all of them; replica_cpu_s is their mean): priced by a read term where
             # the fit has such runs, else those runs are left out of the replica fit
             "replica_reads": sum(v for k, v in served.items() if k in replicas), "replicas": len(replicas),
-            "binlog_bytes": b.bytes_per_write * b.successful_writes,  # type: ignore[operator]
+            "binlog_bytes": bytes_per_write * b.successful_writes,
             "fsyncs_per_commit": fsyncs, "resolution": _resolution(s, replicas),
             **_requests(s, m, net, b.successful_writes)}
 
@@ -202,7 +204,7 @@ def _resolution(s: RunSummary, replicas: list[str]) -> dict[str, float]:
     return {k: v for k, v in out.items() if v is not None}
 
 
-def _read_observation(s: RunSummary, m: RunMeta, setting: str, net: NodeFigures, replicas: list[str],
+def _read_observation(s: FinishedRun, m: RunMeta, setting: str, net: NodeFigures, replicas: list[str],
                       served: dict[str, int]) -> dict[str, Any]:
     """A run that only read, as the replica fit sees it (docs/cost-model.md, "Reads"): no transaction, no row, no
     second of writing, its replicas' mean CPU net of idle and the reads they served. The master's CPU and the

@@ -10,18 +10,24 @@ from pathlib import Path
 
 from .config import ROOT, Settings
 from .processes import alive
-from .results import SCHEMA_VERSION, read_meta, summary_of, write_record
+from .results import (  # noqa: F401  (the finished statuses re-exported: readers import every status here)
+    SCHEMA_VERSION,
+    STATUS_OK,
+    STATUS_SUCCEEDED,
+    STATUS_WARNING,
+    read_meta,
+    summary_of,
+    write_record,
+)
 from .results import SCHEMA_VERSION as RESULTS_SCHEMA  # noqa: F401  (re-exported)
 from .scenario import Scenario
 
-# a run's status, in its meta.json and summary.json: the one spelling every reader compares against
-STATUS_OK = "ok"
-STATUS_WARNING = "ok-with-warnings"
+# a run's status, in its meta.json and summary.json: the one spelling every reader compares against (a finished
+# one's, STATUS_SUCCEEDED, in core/results: its FinishedRun record is chosen by it)
 STATUS_FAILED = "FAILED"
 STATUS_INTERRUPTED = "interrupted"
 STATUS_RUNNING = "running"
 STATUS_INCOMPLETE = "incomplete"
-STATUS_SUCCEEDED = (STATUS_OK, STATUS_WARNING)  # a run that measured what it set out to
 
 # a unit that is not one run (an apply-capacity drain, a big transaction, a study's unit) and a whole collection
 # (a study or sweep "complete", a campaign "done"), in their JSON files

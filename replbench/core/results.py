@@ -9,7 +9,10 @@ committed report assets still render. A field absent from a file reads as None (
 record declares is refused (``extra="forbid"``), in a file read and in a record written: a misspelt key fails where
 it is written instead of reading back as None. `write_record` is the one writer of a record's file, and writes
 the current version of the record's kind (a run's summary and meta go through `write_run`). docs/metrics.md lists
-the keys and what they mean.
+the keys and what they mean. A run's summary is a union by outcome and kind: a finished run's (FinishedRun, and
+FinishedWriteRun where it wrote) requires what every finished run records, so a reader of one (`finished`) needs no
+None check there and a run that leaves one out fails where it writes it; a run that did not finish (failed,
+interrupted, incomplete) is a RunSummary that holds whatever it got to.
 
 Every results file carries `schema_version`, its kind's version; version 0 is a file without the key. KINDS holds
 each kind's current version and, per step, the keys it renamed; `migrate` turns a document of any older version
@@ -52,6 +55,7 @@ from typing import Any, ClassVar, Self, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .config import ReplbenchError
+from .scenario import WRITE_ENDPOINTS
 
 # the shape of a run's summary.json and meta.json: a reader meets files of every version since the first (none
 # written: 0), and a renamed key or a changed meaning gets the next number and a step in KINDS
@@ -629,6 +633,62 @@ class RunSummary(Record):
     restarted_after_run: list[str] | None = None
 
 
+# a run's status, in its meta.json and summary.json: the one spelling every reader compares against (re-exported
+# by core/records, where the other outcomes are)
+STATUS_OK = "ok"
+STATUS_WARNING = "ok-with-warnings"
+STATUS_SUCCEEDED = (STATUS_OK, STATUS_WARNING)  # a run that measured what it set out to
+
+
+class FinishedRun(RunSummary):
+    """A run that measured what it set out to (STATUS_SUCCEEDED): what every such run records is required, so a
+    reader needs no None check for it and a run that leaves one out fails where it writes its summary (write_run),
+    not where a reader meets "n/a". The fields are those every committed finished run holds, back to the first
+    files (tests/test_codec.py reads each committed one so); a field added since stays optional."""
+
+    status: str
+    scenario: str
+    rate: int
+    folder: str
+    schema_name: str = Field(alias="schema")
+    cores: int
+    duration_s: Num
+    errors: list[str]
+    guards: list[str]
+    requests: int
+    success: Num
+    latency_ms: Latency
+    status_codes: dict[str, int]
+    outcomes: dict[str, dict[str, int]]
+    cpu_seconds: NodeFigures
+    cpu_mean_percent: NodeFigures
+    cpu_ms_per_request: NodeFigures
+    lag: dict[str, LagOf | None]
+    catch_up_s: NodeFigures
+    binlog: Binlog
+    replicas_not_replicating: list[str]
+
+
+class FinishedWriteRun(FinishedRun):
+    """A finished run that wrote (a write endpoint among its outcomes): its replicas' consistency was checked,
+    or the summary says why not."""
+
+    consistency: Consistency
+
+
+def finished(summary: RunSummary) -> FinishedRun | None:
+    """A run's summary as the record of a finished run (a FinishedWriteRun where it wrote), None where the run did
+    not finish (failed, interrupted, incomplete, still running). RecordRefused, naming the fields, where a summary
+    says it finished but lacks what every finished run records."""
+    if isinstance(summary, FinishedRun):
+        return summary
+    if summary.status not in STATUS_SUCCEEDED:
+        return None
+    wrote = any(endpoint in WRITE_ENDPOINTS for endpoint in summary.outcomes or {})
+    record = FinishedWriteRun if wrote else FinishedRun
+    return record.model_validate(summary.model_dump(by_alias=True, exclude_unset=True))
+
+
 # --- a run's meta.json ----------------------------------------------------------------------------------------
 
 class Host(Record):
@@ -967,6 +1027,8 @@ def write_run(folder: Path, meta: dict[str, Any] | RunMeta, summary: dict[str, A
     declares (RecordRefused, naming it) leaves the files as they were, never one updated beside one refused."""
     meta_record = _stamped(meta_of(meta))
     summary_record = None if summary is None else _stamped(summary_of(summary))
+    if summary_record is not None:  # a finished run's summary holds what every finished run records
+        summary_record = finished(summary_record) or summary_record
     write_record(folder / "meta.json", meta_record)
     if summary_record is not None:
         write_record(folder / "summary.json", summary_record)
