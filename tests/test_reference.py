@@ -94,7 +94,9 @@ def test_the_committed_campaign_gets_a_verdict_per_conclusion_at_same_rates() ->
     [at_1200] = [p for p in cpu.ours["pairs"] if p["rate"] == 1200]
     assert round(at_1200["a"], 4) == 0.2546 and round(at_1200["ratio"], 2) == 1.63  # per applied write, net
     assert at_1200["words"] == "disjoint ranges, n = 1, not tested" and not at_1200["writeback"]
-    assert [s["pool"] for s in cpu.ours["study"]] == ["4G", "1G"]  # 128M: no indexed unit passed
+    # the figures the answers give (every unit of the comparison), 128M too: one ratio per pool on the page
+    assert [(s["pool"], round(s["ratio"], 1), s["n"]) for s in cpu.ours["study"]] == [
+        ("4G", 1.7, (2, 2)), ("1G", 3.3, (2, 2)), ("128M", 4.5, (2, 2))]
     disk = found[2].ours
     assert disk["write"]["max"] == (1200, None) and disk["write"]["fits"] == (True, False)
     # its 128M replicas applied 1,175 of 2,568 writes: 4.26 pages per successful write is 9.3 per applied one

@@ -29,9 +29,9 @@ from ..core.config import FINDING_MIN_FACTOR, REFERENCE_SIZE_FACTOR
 from ..core.nodenames import replicas_in
 from ..core.results import RunSummary, StudyRecord
 from ..core.stats import judgement, median, present, spread
-from ..topology.knobs import parse_size
+from .answers import pool_index_costs
 from .costmodel import node_counters
-from .studymetrics import BY_KEY, PAGES_VARY, figure_of, metrics_of
+from .studymetrics import BY_KEY, PAGES_VARY
 
 SOURCE = "shared/reference/002_7c2abfa55c9f191f.txt"
 
@@ -408,29 +408,16 @@ def index_speed(sweeps: Sweeps) -> Verdict:
 
 
 def pool_pairs(data: StudyRecord | None) -> list[dict[str, Any]]:
-    """Study working-set's replica CPU per applied write, indexed against not, per pool, from its units that passed
-    (largest pool first): medians, ratio, the one rule's words for the two sets of repeats, and their counts."""
-    if data is None:
-        return []
-    cells = {c.name: (c.scenario, str((c.knobs or {}).get("buffer_pool") or "")) for c in data.cells or []}
-    values: dict[tuple[str | None, str], list[float | None]] = {}
-    for unit in data.units or []:
-        got = metrics_of(unit)
-        if got is None or not got.passed or unit.cell not in cells:
-            continue
-        values.setdefault(cells[unit.cell], []).append(figure_of(got, "replica_ms_per_write"))
+    """Study working-set's replica CPU per applied write, indexed against not, per pool (largest pool first): the
+    very figures the answers give (analysis/answers.pool_index_costs, the study's comparison over its units), so
+    the page states one ratio per pool; the one rule's words for the two sets of repeats, and their counts."""
     out = []
-    for pool in dict.fromkeys(pool for _, pool in cells.values()):
-        a, b = values.get(("write", pool), []), values.get(("write-noindex", pool), [])
-        ma, mb = median(a), median(b)
-        if ma and mb:
-            out.append({"pool": pool, "a": ma, "b": mb, "ratio": ma / mb, "words": judgement(a, b).text,
-                        "rate": (data.rates or {}).get("write"), "n": (len(present(a)), len(present(b)))})
-    return sorted(out, key=lambda row: -_bytes(row["pool"]))
-
-
-def _bytes(pool: str) -> float:
-    return float(parse_size(pool)) if pool else 0.0
+    for cost in pool_index_costs(data) if data is not None else []:
+        a, b = (present(row.get("values") or []) for row in cost["rows"])
+        out.append({"pool": cost["pool"] or "", "a": cost["rows"][0]["median"], "b": cost["rows"][1]["median"],
+                    "ratio": cost["ratio"], "words": judgement(a, b).text,
+                    "rate": ((data.rates or {}) if data is not None else {}).get("write"), "n": (len(a), len(b))})
+    return out
 
 
 def index_replica_cpu(sweeps: Sweeps, working_set: StudyRecord | None = None) -> Verdict:

@@ -175,8 +175,11 @@ def _index_replica_cpu(v: ref.Verdict) -> tuple[str, str]:
     if o["pairs"]:
         said.append(_ratios(o["pairs"]))
     if o["study"]:
+        words = {s["words"] for s in o["study"]}
         said.append(f"study working-set at {o['study'][0]['rate']}/s: " + ", ".join(
-            f"{_x(s['ratio'])} with a {s['pool'] or 'reference'} pool ({s['words']})" for s in o["study"]))
+            f"{_x(s['ratio'])} with a {s['pool'] or 'reference'} pool"
+            + ("" if len(words) == 1 else f" ({s['words']})") for s in o["study"])
+            + (f" (each: {next(iter(words))})" if len(words) == 1 else ""))  # one rule's words said once
     return theirs, "; ".join(said) or "no rate both our sweeps passed"
 
 
