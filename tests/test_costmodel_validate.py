@@ -20,7 +20,7 @@ from replbench.core.results import RecordedRun, Validation, model_of, summary_of
 from replbench.experiments import campaign, modelcheck
 from replbench.experiments.run import Clock
 from replbench.measure import binlogfile
-from replbench.report.model import render_validation
+from replbench.report.model import render_coverage, render_validation
 
 from .conftest import run_main
 from .test_costmodel import synthetic
@@ -256,6 +256,24 @@ def test_the_coverage_counts_each_paths_figures_and_judges_the_worst_errors() ->
     assert summary["onset"] == {"drained": {"error_pct": 0.0, "within": True, "inside": True},
                                 "live": {"error_pct": 21.2, "within": False, "inside": False}}
     assert summary["bounds_pct"] == {"binlog": 5.0, "CPU": 15.0, "onset": 15.0} and summary["goal"] == 0.9
+
+
+def test_the_cpu_errors_signs_over_the_cases_means_and_a_one_sided_split_called_a_bias() -> None:
+    def cases(measured: list[tuple[float, float]]) -> dict:
+        return {"cases": [{"scenario": "write", "rate": 10 * (i + 1), "setting": "ROW-FULL", "run": f"w{i}",
+                           "usable": True, "transactions": 10, "rows": 10, "replica_reads": 0, "not_predicted": {},
+                           "master_cpu_s": _fig(1.0, 0.5, 1.5, m), "replica_cpu_s": _fig(1.0, 0.5, 1.5, r)}
+                          for i, (m, r) in enumerate(measured)]}
+
+    low = validation.coverage(validation_of(cases([(1.2, 1.1), (1.1, 1.3), (1.3, 1.05), (1.1, 1.2)])))
+    signs = low["paths"]["counts"]["cpu_signs"]  # 8 of 8 predicted below the measured: 2 × 0.5^8
+    assert (signs["below"], signs["above"], signs["biased"]) == (8, 0, True) and signs["p"] == pytest.approx(0.0078125)
+    assert "; CPU predicted low in 8 of 8 case means (sign test p = 0.0078: a bias)" in render_coverage(low)[1]
+    mixed = validation.coverage(validation_of(cases([(1.2, 0.9), (0.8, 1.3), (1.3, 0.95), (0.9, 1.2)])))
+    signs = mixed["paths"]["counts"]["cpu_signs"]
+    assert (signs["below"], signs["above"], signs["biased"]) == (4, 4, False) and signs["p"] == 1.0
+    assert "; CPU predicted low in 4 of 8 case means (sign test p = 1: no bias shown)" in render_coverage(mixed)[1]
+    assert validation.coverage(validation_of({"cases": []}))["paths"]["counts"]["cpu_signs"] is None
 
 
 def test_a_validate_json_of_before_repeats_renders_each_case_as_its_one_run() -> None:

@@ -26,6 +26,7 @@ import statistics
 from typing import Any
 
 from ..core.config import (
+    FINDING_ALPHA,
     MODEL_BINLOG_BOUND_PCT,
     MODEL_COVERAGE_GOAL,
     MODEL_CPU_BOUND_PCT,
@@ -44,6 +45,7 @@ from ..core.results import (
     ValidationCase,
     ValidationRun,
 )
+from ..core.stats import sign_test
 from ..measure.cpu import HOST_COLUMNS
 from . import costmodel
 from .profile import NoWorkload, Profile, model_tables, price, workload_mixes
@@ -272,10 +274,21 @@ def coverage(data: Validation) -> dict[str, Any]:
         paths[path] = {"figures": len(counted), "inside": sum(1 for v in counted if v.inside),
                        "not_predicted": sum(1 for v in runs if v.predicted is None),
                        "below_resolution": sum(1 for v in runs if v.below_resolution), "worst": worst,
-                       "cases_without": sum(1 for c in cases if c.usable and not figures(c, path))}
+                       "cases_without": sum(1 for c in cases if c.usable and not figures(c, path)),
+                       "cpu_signs": _signs([v.error_pct for _, part, v in shown if part in CPU])}
     return {"paths": paths, "repeats": max((len(repeats_of(c)) for c in cases), default=0), "onset": _onset(data),
             "control": _control(data), "goal": GOAL,
             "bounds_pct": {**{kind: bound for kind, _, bound in KINDS}, "onset": MODEL_ONSET_BOUND_PCT}}
+
+
+def _signs(errors: list[float | None]) -> dict[str, Any] | None:
+    """The signs of the CPU errors of the cases' means (predicted below the measured: negative): how many each way
+    and the sign test's p, which says whether the split is more uneven than noise around zero would make it (a bias
+    of the model, or of the host since the fit: the control says which); None without any error."""
+    got = [e for e in errors if e is not None and e != 0]
+    below, above = sum(1 for e in got if e < 0), sum(1 for e in got if e > 0)
+    p = sign_test(below, above)
+    return None if p is None else {"below": below, "above": above, "p": p, "biased": p < FINDING_ALPHA}
 
 
 def _worst(errors: list[tuple[float, str, str]], bound: float) -> dict[str, Any] | None:

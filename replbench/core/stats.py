@@ -232,6 +232,16 @@ def welch_log_p(a: Sequence[float], b: Sequence[float]) -> float | None:
     return None if math.isnan(p) else p
 
 
+def sign_test(below: int, above: int) -> float | None:
+    """The two-sided sign test (scipy.stats.binomtest, p = 1/2): how likely a split of signs at least this uneven
+    is were each sign as likely as the other, as for errors that are noise around zero; None without any sign."""
+    if below + above == 0:
+        return None
+    from scipy.stats import binomtest  # heavy: see welch_log_p
+
+    return float(binomtest(below, below + above, 0.5).pvalue)
+
+
 def holm(p_values: Sequence[float], alpha: float = FINDING_ALPHA) -> list[tuple[bool, float]]:
     """Holm's step-down correction over a family of p-values (statsmodels' multipletests): per p, whether it holds
     at family-wise error `alpha`, and its corrected value."""

@@ -462,7 +462,7 @@ def render_coverage(summary: dict[str, Any]) -> list[str]:
                  f"{'within' if w['within'] else 'outside'} ±{w['bound_pct']:g} %)"
                  for kind, w in got["worst"].items()]
         judged = f"worst error of a case's mean over {repeats} repeats" if repeats > 1 else "worst error"
-        lines.append(text + (f"; {judged}: " + ", ".join(worst) if worst else ""))
+        lines.append(text + (f"; {judged}: " + ", ".join(worst) if worst else "") + _signs_text(got.get("cpu_signs")))
     control = summary.get("control")
     if control:
         measured = ", ".join(f"{figure} ×{r:.2f}" for figure, r in control["ratio"]["counts"].items())
@@ -484,6 +484,16 @@ def render_coverage(summary: dict[str, Any]) -> list[str]:
             f"{name} {o['error_pct']:+.1f} % ({'within' if o['within'] else 'outside'} ±{bounds['onset']:g} %, "
             f"{'inside' if o['inside'] else 'outside'} its interval)" for name, o in onset.items()))
     return lines if len(lines) > 1 else []
+
+
+def _signs_text(signs: dict[str, Any] | None) -> str:
+    """The CPU errors' signs over the cases' means and what the sign test says of them (analysis/validation)."""
+    if not signs:
+        return ""
+    n = signs["below"] + signs["above"]
+    side, count = ("low", signs["below"]) if signs["below"] >= signs["above"] else ("high", signs["above"])
+    return (f"; CPU predicted {side} in {count} of {n} case means (sign test p = {signs['p']:.2g}: "
+            + ("a bias)" if signs["biased"] else "no bias shown)"))
 
 
 def render_onset(o: Onset) -> str:
