@@ -64,7 +64,7 @@ class Metric:
 # why a count's repeats can differ (printed beside a count whose repeats do, in place of a test): docs/metrics.md,
 # "Comparing two figures"
 BYTES_VARY = "row images follow the data, rewritten each run"
-PAGES_VARY = "pages follow the pool's state at the run's start"
+PAGES_VARY = "the pool's state sets them"
 SYNCS_VARY = "syncs per write follow how many commits shared a group commit, which follows their timing"
 ROWS_VARY = "the new values are drawn afresh each run, and an update that leaves a row as it was changes nothing"
 THREADS_VARY = "a dump thread lives as long as its replica's connection"
