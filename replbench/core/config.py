@@ -178,8 +178,9 @@ NODE_START_TIMEOUT = 120.0
 NODE_STOP_TIMEOUT = 300.0
 REPLICATION_START_TIMEOUT = 60.0
 # ./run.sh test: pytest sessions side by side for the tests that need servers, each with its own small topology
-# (the host is 35 % busy with one: most of a test's time is spent waiting on servers); docs/development.md#tests
-TEST_LANES = 2
+# (the host is 35 % busy with one: most of a test's time is spent waiting on servers; three end about a minute
+# before two on this 2-core box); docs/development.md#tests
+TEST_LANES = 3
 MAX_TEST_LANES = 4  # a lane's ports are 50 above the last's (tests/conftest.py): four stay apart
 LANE_STOP_S = 60.0  # seconds an interrupted lane may take to tear its topology down before it is killed
 CATCH_UP_TIMEOUT = 300.0
