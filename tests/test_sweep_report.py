@@ -128,13 +128,91 @@ def test_stop_rule_runs_one_step_past_the_first_failure(tmp_path: Path, monkeypa
     assert json.loads((tmp_path / "sw2" / "sweep.json").read_text())["max_sustainable_rate"] == 1100
 
 
+def _confirming(tmp_path: Path, monkeypatch, outcomes: dict[int, list[str]], ladder: list[int], limit: int,
+                confirm: int = 3) -> tuple[dict, list[int]]:
+    """A sweep whose ladder steps pass up to `limit` (each step replaced), then `--confirm`'s rounds as real Run
+    calls replaced by summaries judged by the one evaluator: per rate, its runs' outcomes in order ("pass": p99
+    10 ms, "fail": p99 2 s, "stop": interrupted). Returns sweep.json's data and the rates confirm ran, in order."""
+    ran: list[int] = []
+
+    def fake_step(self, rate: int, label: str, refined: bool) -> None:
+        self.steps.append(step(rate, rate <= limit))
+
+    class FakeRun:
+        def __init__(self, settings, scenario, rate, options, folder) -> None:
+            self.rate = rate
+
+        def execute(self):
+            ran.append(self.rate)
+            said = outcomes[self.rate].pop(0)
+            got = {"status": "interrupted"} if said == "stop" else summary(self.rate, p99=10.0 if said == "pass"
+                                                                           else 2000.0)
+            return type("Result", (), {"summary": summary_of(got)})()
+
+    monkeypatch.setattr(sweep.Sweep, "_step", fake_step)
+    monkeypatch.setattr(sweep, "Run", FakeRun)
+    settings = Settings.from_env(env_for(tmp_path))
+    data = sweep.Sweep(settings, load("write"), ladder, RunOptions(duration=1), folder=tmp_path / "sw",
+                       confirm=confirm).execute()
+    assert json.loads((tmp_path / "sw" / "sweep.json").read_text()).get("boundary") == data.get("boundary")
+    return data, ran
+
+
+def test_confirm_runs_the_maximum_and_the_first_failing_rate_interleaved_and_says_what_they_did(
+        tmp_path: Path, monkeypatch) -> None:
+    ladder = [200, 400, 800, 1200, 1600]
+    data, ran = _confirming(tmp_path / "a", monkeypatch, {800: ["pass"] * 3, 1200: ["fail"] * 3}, ladder, 1100)
+    assert ran == [800, 1200, 1200, 800, 800, 1200]  # each round alternates which rate goes first
+    assert data["max_sustainable_rate"] == 800 and data["boundary"]["confirmed"] is True
+    assert [(r["round"], r["rate"], r["passed"]) for r in data["boundary"]["runs"]][:2] == [(1, 800, True),
+                                                                                           (1, 1200, False)]
+    assert verdicts.describe_max(sweep_of(data)) == (
+        "800 rps, confirmed (800 rps passed 3 of 3, 1200 rps 0 of 3 in 3 interleaved rounds at the boundary; "
+        "2 needed)")
+    data, _ = _confirming(tmp_path / "b", monkeypatch, {800: ["fail", "pass", "fail"], 1200: ["fail"] * 3},
+                          ladder, 1100)
+    assert data["boundary"]["confirmed"] is False and verdicts.describe_max(sweep_of(data)).endswith(
+        "(800 rps passed 1 of 3, 1200 rps 0 of 3 in 3 interleaved rounds at the boundary; it passed fewer than 2: "
+        "the maximum may lie lower)")
+    data, _ = _confirming(tmp_path / "c", monkeypatch, {800: ["pass"] * 3, 1200: ["pass", "fail", "pass"]},
+                          ladder, 1100)
+    assert "1200 rps passed 2 or more: the maximum may lie higher)" in verdicts.describe_max(sweep_of(data))
+    # no step failed: the top of the ladder alone, three times; nothing passed: nothing to confirm
+    data, ran = _confirming(tmp_path / "d", monkeypatch, {400: ["pass"] * 3}, [200, 400], 1100)
+    assert ran == [400, 400, 400] and data["boundary"]["confirmed"] is True and "fail_rate" not in data["boundary"]
+    assert verdicts.describe_max(sweep_of(data)) == (
+        "≥ 400 rps (no step failed: the ladder ended first), confirmed (400 rps passed 3 of 3 in 3 interleaved "
+        "rounds at the boundary; 2 needed)")
+    data, ran = _confirming(tmp_path / "e", monkeypatch, {}, [200, 400], 100)
+    assert ran == [] and "boundary" not in data
+    # interrupted in its rounds: the sweep says so and what ran is kept, confirming nothing
+    data, ran = _confirming(tmp_path / "f", monkeypatch, {800: ["pass", "pass"], 1200: ["fail", "stop"]}, ladder,
+                            1100)
+    assert ran == [800, 1200, 1200] and data["status"] == "interrupted" and data["boundary"]["confirmed"] is False
+    assert verdicts.describe_max(sweep_of(data)).endswith("at the boundary; the rounds were interrupted)")
+
+
+def test_confirm_below_zero_is_a_usage_error() -> None:
+    code, out, err = run_main(["sweep", "write", "--confirm", "-1"])
+    assert code == 2 and out == "" and "--confirm must be 0 (none) or more rounds" in err and "Traceback" not in err
+
+
 SWEEP_TRIES = 3  # runs of a sweep at most, until its steps pass (the host decides, not the code)
 
 
 def test_a_small_real_sweep_and_its_report(topo: Settings, tmp_path: Path) -> None:
     env = env_for(topo.state)
-    earlier = run_cli(["sweep", "write", "--rates", "30", "--duration", "2s"], env)  # superseded by the next
+    earlier = run_cli(["sweep", "write", "--rates", "30", "--duration", "2s", "--confirm", "1"], env)  # superseded
     assert earlier.returncode == 0, earlier.stdout + earlier.stderr
+    # --confirm 1: the top of the ladder (no step failed, or the sweep says no step passed) run once more, a real
+    # run of its own judged as the steps are, in sweep.json and printed
+    earlier_sweep = sweep_of(json.loads(next(topo.results.glob("sweep-*-write/sweep.json")).read_text()))
+    boundary = earlier_sweep.model_dump(exclude_none=True).get("boundary")
+    if "no step passed" not in earlier.stdout:
+        assert boundary["rounds"] == 1 and [r["rate"] for r in boundary["runs"]] == [30], boundary
+        assert (next(topo.results.glob("sweep-*-write")) / boundary["runs"][0]["folder"] / "summary.json").exists()
+        assert "30 rps (confirm, round 1)" in earlier.stdout and "in 1 interleaved round at the boundary" in \
+            earlier.stdout, earlier.stdout
     # a step's run shares the sweep's process: its harness time leaves the process's start-up out
     step = next(topo.results.glob("sweep-*-write/*/summary.json"))
     parts = json.loads(step.read_text())["harness_time_s"]
@@ -162,7 +240,9 @@ def test_a_small_real_sweep_and_its_report(topo: Settings, tmp_path: Path) -> No
                     "### Sweep `write-noindex`", "max sustainable rate: ≥ 60 rps (no step failed: the ladder ended",
                     "master CPU-ms/ok", "binlog bytes/write",
                     "`results/report-assets/committed-earlier`",
-                    "(the newest sweep; earlier sweeps of it in results/ found ≥ 30 rps"):
+                    # the earlier sweep first, as it found (the host decides whether its 2 s step passed)
+                    "(the newest sweep; earlier sweeps of it in results/ found "
+                    + verdicts.describe_max(earlier_sweep)):
         assert section in text, section
     assert (topo.results / "report-assets" / "committed-earlier").is_dir()  # never deleted
     links = [line.split("](")[1].rstrip(")") for line in text.splitlines() if line.startswith("![")]

@@ -7,7 +7,7 @@ import statistics
 from typing import Any
 
 from ..core.records import STATUS_FAILED
-from ..core.results import RunSummary, SweepRecord, summary_of
+from ..core.results import RunSummary, SweepBoundary, SweepRecord, summary_of
 from ..core.scenario import PassCriteria
 from ..core.stats import median
 from . import limits, rules
@@ -62,8 +62,30 @@ def describe_max(sweep: SweepRecord) -> str:
     if best is None:
         return f"below {min(s.rate or 0 for s in steps)} rps (no step passed)"
     if all(s.passed for s in steps):
-        return f"≥ {best} rps (no step failed: the ladder ended first)"
-    return f"{best} rps"
+        return f"≥ {best} rps (no step failed: the ladder ended first)" + confirmation_text(sweep.boundary)
+    return f"{best} rps" + confirmation_text(sweep.boundary)
+
+
+def confirmation_text(b: SweepBoundary | None) -> str:
+    """What `--confirm`'s interleaved rounds at the boundary say of the maximum ("" where none ran)."""
+    if b is None or not b.runs or b.pass_rate is None:
+        return ""
+    rates = [rate for rate in (b.pass_rate, b.fail_rate) if rate is not None]
+    passes = {rate: sum(1 for r in b.runs if r.rate == rate and r.passed) for rate in rates}
+    ran = {rate: sum(1 for r in b.runs if r.rate == rate) for rate in rates}
+    said = f"{b.pass_rate} rps passed {passes[b.pass_rate]} of {ran[b.pass_rate]}"
+    if b.fail_rate is not None:
+        said += f", {b.fail_rate} rps {passes[b.fail_rate]} of {ran[b.fail_rate]}"
+    rounds = f"{b.rounds} interleaved round{'s' if b.rounds != 1 else ''} at the boundary"
+    if b.confirmed:
+        return f", confirmed ({said} in {rounds}; {b.needed} needed)"
+    if len(b.runs) < (b.rounds or 0) * len(rates):
+        why = "the rounds were interrupted"
+    elif passes[b.pass_rate] < (b.needed or 0):
+        why = f"it passed fewer than {b.needed}: the maximum may lie lower"
+    else:
+        why = f"{b.fail_rate} rps passed {b.needed} or more: the maximum may lie higher"
+    return f", not confirmed ({said} in {rounds}; {why})"
 
 
 def criteria_of(sweep: SweepRecord) -> PassCriteria:

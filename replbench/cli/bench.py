@@ -307,6 +307,10 @@ def _add_sweep_parser(sub: Any) -> None:
     p.add_argument("--rates", help="comma-separated rates (default: the scenario's ladder)")
     p.add_argument("--repeat", type=int, default=1, help="runs per step; the verdict uses the median")
     p.add_argument("--refine", action="store_true", help="bisect between the last pass and the first fail")
+    p.add_argument("--confirm", type=int, default=0, metavar="N",
+                   help="after the ladder, run the maximum and the first failing rate above it in N interleaved "
+                        "rounds: the maximum is confirmed when it passes in 2 of 3 and that rate does not "
+                        "(default 0: none)")
     add_run_flags(p)
 
 
@@ -507,17 +511,22 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             raise UsageError("--rates needs at least one rate")
     if args.repeat < 1:
         raise UsageError("--repeat must be 1 or more")
+    if args.confirm < 0:
+        raise UsageError("--confirm must be 0 (none) or more rounds")
     settings = settings_from(args)
     options = run_options(args, scenario, settings)
     if options.nonce:
         raise UsageError("--nonce replays one run's values; every step of a sweep writes new ones")
-    sweep = Sweep(settings, scenario, rates, options, repeat=args.repeat, refine=args.refine)
+    sweep = Sweep(settings, scenario, rates, options, repeat=args.repeat, refine=args.refine, confirm=args.confirm)
     print(f"replbench: sweep {scenario.name} over {rates} rps, {options.duration:g} s per step → "
           f"{shown_path(sweep.folder)}", file=sys.stderr)
     data = sweep.execute()
     print(f"\nsweep {scenario.name}: {shown_path(sweep.folder)}")
     for step in sweep.steps:
         print(f"  {step.rate:>6} rps{' (refine)' if step.refined else '         '}  {step.verdict}")
+    for run in sweep.boundary.runs or [] if sweep.boundary else []:
+        print(f"  {run.rate:>6} rps (confirm, round {run.round})  {'PASS' if run.passed else 'FAIL'}"
+              + ("" if run.passed else f" ({'; '.join(run.reasons or [])})"))
 
     record = sweep_of(data)
     print(f"max sustainable rate: {describe_max(record)} ({scenario.criteria.describe()})")

@@ -251,6 +251,9 @@ def idle_window(rate: int, fixed: float = 0.0) -> float:
 
 PROGRESS_INTERVAL = 1.0
 # honesty guards of a run, and the default pass criteria of a scenario (a scenario file may set its own)
+# `sweep --confirm N`: the maximum is confirmed when its rate passes in at least this share of N rounds run
+# interleaved with the first failing rate above it (2 of 3), and that rate does not (docs/sweeps.md)
+SWEEP_CONFIRM_SHARE = 2 / 3
 MIN_SUCCESS = 0.999  # fewer successful requests than this share: flagged
 FALLING_BEHIND = 0.01  # lag growing by this many seconds per second or more over a run: the replica falls behind
 MIN_RATE_RATIO = 0.99  # goodput below this share of the asked rate: flagged (analysis/rules)

@@ -35,7 +35,8 @@ version):
   (2026-12-02); apply.json's `live` and its replicas' `busiest_minute_ratio` (2026-12-02: `apply-capacity --live`),
   its `replay` (2026-12-02: `apply-capacity --binlog`);
   model.json's `app_cpu_s` and `load_cpu_s`, and their fits' `basis` (2026-12-02: `model predict --cores`);
-  study.json's `cells_cut` (2026-12-02: the study file's cells `--only` left out).
+  study.json's `cells_cut` (2026-12-02: the study file's cells `--only` left out); sweep.json's `boundary`
+  (2026-12-02: `sweep --confirm N`, the maximum confirmed by interleaved rounds at the boundary).
 - find-users.json:
   0: its shapes, each under its name.
   1: `schema_version` written beside the shapes.
@@ -762,6 +763,28 @@ class SweepStep(Record):
     notes: list[str] | None = None
 
 
+class BoundaryRun(Record):
+    """One run of a sweep's boundary confirmation: its rate, folder and verdict."""
+
+    round: int | None = None
+    rate: int | None = None
+    folder: str | None = None
+    passed: bool | None = None
+    reasons: list[str] | None = None
+
+
+class SweepBoundary(Record):
+    """`sweep --confirm N`: the highest passing rate and the first failing one above it (none where no step failed),
+    run in N interleaved rounds after the ladder; how often each passed, and whether that confirms the maximum."""
+
+    pass_rate: int | None = None
+    fail_rate: int | None = None
+    rounds: int | None = None
+    needed: int | None = None  # passes of N that confirm a rate (core/config.SWEEP_CONFIRM_SHARE)
+    runs: list[BoundaryRun] | None = None
+    confirmed: bool | None = None
+
+
 class SweepRecord(Record):
     """A sweep's sweep.json (experiments/sweep.py)."""
 
@@ -778,6 +801,7 @@ class SweepRecord(Record):
     criteria_text: str | None = None
     knobs: dict[str, Any] | None = None
     max_sustainable_rate: int | None = None
+    boundary: SweepBoundary | None = None  # `--confirm N`'s rounds at the boundary (absent before 2026-12-02)
 
 
 class UnitMetrics(Record):

@@ -1,22 +1,24 @@
 """Rate sweeps: a ladder of full runs of one scenario, each in its own folder under one sweep folder, a verdict per
 step from the scenario's pass criteria, the stop rule (stop after two failing steps in a row: one failing step
-followed by a pass was a dip, not the knee), optional refinement by bisection, and the max sustainable rate.
+followed by a pass was a dip, not the knee), optional refinement by bisection, the max sustainable rate, and with
+`--confirm N` that maximum confirmed by N rounds at the boundary, interleaved with the first failing rate above it.
 
 sweep.json in the sweep folder is rewritten after every step, so an interrupted sweep keeps what it measured.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..analysis.verdicts import step_verdict
-from ..core.config import Settings
+from ..core.config import SWEEP_CONFIRM_SHARE, Settings
 from ..core.progress import Progress
 from ..core.records import COMPLETE, new_folder
-from ..core.results import SweepRecord, write_record
+from ..core.results import BoundaryRun, SweepBoundary, SweepRecord, write_record
 from ..core.scenario import Scenario
 from .run import STATUS_INTERRUPTED, Run, RunOptions
 
@@ -69,9 +71,42 @@ def next_refine_rate(steps: list[StepResult]) -> int | None:
     return candidate
 
 
+def boundary_rates(steps: list[StepResult]) -> tuple[int, int | None] | None:
+    """The rates `--confirm` runs: the highest passing one and the first failing one above it (None where no step
+    above it failed: the ladder ended first); None where no step passed (there is no maximum to confirm)."""
+    best = max_sustainable(steps)
+    if best is None:
+        return None
+    above = sorted(s.rate for s in steps if not s.passed and s.rate > best)
+    return best, above[0] if above else None
+
+
+def rounds_order(rates: tuple[int, int | None], rounds: int) -> list[tuple[int, int]]:
+    """(round, rate) in the order the boundary's runs go: the two rates alternate which comes first from round to
+    round, so a drift of the host over the rounds falls on both alike."""
+    pair = [r for r in rates if r is not None]
+    return [(n, rate) for n in range(rounds) for rate in (pair if n % 2 == 0 else pair[::-1])]
+
+
+def needed(rounds: int) -> int:
+    """Passes of `rounds` that confirm a rate: SWEEP_CONFIRM_SHARE of them, rounded up (2 of 3)."""
+    return math.ceil(SWEEP_CONFIRM_SHARE * rounds - 1e-9)
+
+
+def boundary_of(rates: tuple[int, int | None], rounds: int, runs: list[BoundaryRun]) -> SweepBoundary:
+    """The boundary's record: the maximum is confirmed when it passed in needed(rounds) of its runs and the failing
+    rate above it (if any) did not; an interrupted confirmation (fewer runs than planned) confirms nothing."""
+    best, fail = rates
+    passes = {rate: sum(1 for r in runs if r.rate == rate and r.passed) for rate in (best, fail) if rate is not None}
+    whole = len(runs) == len(rounds_order(rates, rounds))
+    confirmed = whole and passes[best] >= needed(rounds) and (fail is None or passes[fail] < needed(rounds))
+    return SweepBoundary(pass_rate=best, fail_rate=fail, rounds=rounds, needed=needed(rounds), runs=runs,
+                         confirmed=confirmed)
+
+
 class Sweep:
     def __init__(self, settings: Settings, scenario: Scenario, rates: list[int], options: RunOptions,
-                 repeat: int = 1, refine: bool = False, folder: Path | None = None) -> None:
+                 repeat: int = 1, refine: bool = False, folder: Path | None = None, confirm: int = 0) -> None:
         self.settings = settings
         self.scenario = scenario
         self.rates = sorted(set(rates))
@@ -82,6 +117,8 @@ class Sweep:
         self.folder = folder or settings.results / f"sweep-{stamp}-{scenario.name}"
         self.folder.mkdir(parents=True, exist_ok=True)
         self.steps: list[StepResult] = []
+        self.confirm = confirm  # rounds at the boundary after the ladder (0: none)
+        self.boundary: SweepBoundary | None = None
         self.interrupted = False
         self.progress = Progress(f"sweep {scenario.name}")
 
@@ -102,7 +139,32 @@ class Sweep:
                     break
                 rounds += 1
                 self._step(next_rate, f"refine {rounds}", refined=True)
+        if self.confirm and not self.interrupted:
+            self._confirm()
         return self._write()
+
+    def _confirm(self) -> None:
+        """The maximum and the first failing rate above it, run in `confirm` interleaved rounds, one run each per
+        round (each settles first, as every run does); sweep.json rewritten after each run."""
+        rates = boundary_rates(self.steps)
+        if rates is None:
+            self.progress.say("no step passed: no maximum to confirm", final=True)
+            return
+        runs: list[BoundaryRun] = []
+        plan = rounds_order(rates, self.confirm)
+        for n, rate in plan:
+            folder = new_folder(self.settings, self.scenario, rate, parent=self.folder)
+            self.progress.say(f"confirm {len(runs) + 1}/{len(plan)} (round {n + 1}): {rate} rps → {folder.name}",
+                              final=True)
+            summary = Run(self.settings, self.scenario, rate, self.options, folder).execute().summary
+            if summary.status == STATUS_INTERRUPTED:
+                self.interrupted = True
+                break
+            verdict = step_verdict([summary], self.scenario.criteria, rate)
+            runs.append(BoundaryRun(round=n + 1, rate=rate, folder=folder.name, passed=verdict.passed,
+                                    reasons=list(verdict.reasons)))
+            self.boundary = boundary_of(rates, self.confirm, runs)
+            self._write()
 
     def _step(self, rate: int, label: str, refined: bool) -> None:
         summaries = []
@@ -135,6 +197,7 @@ class Sweep:
             "steps": [s.as_dict() for s in sorted(self.steps, key=lambda s: s.rate)],
             "max_sustainable_rate": max_sustainable(self.steps),
             "status": STATUS_INTERRUPTED if self.interrupted else COMPLETE,
+            **({"boundary": self.boundary.model_dump(exclude_none=True)} if self.boundary is not None else {}),
         }
         write_record(self.folder / "sweep.json", SweepRecord.model_validate(data))
         return data
