@@ -74,6 +74,8 @@ WRITE_MIX_DRIFT = (("validate-20261128-060250", "validate-20261128-060250-at-dc9
                    ("validate-20261128-062806", "validate-20261128-062806-at-8f5dd05"))
 
 EVIDENCE = (
+    Evidence("sweep-confirm-20261202/by_hand.txt", (
+        Run("sweep-confirm-20261202/by_hand.py", ("sweep-20261202-152753-write",), cwd="sweep-confirm-20261202"),)),
     Evidence("model-20261128/by-hand/rows-read.txt", (
         Run("model-20261128/by-hand/rows-read.py", ("validate-20261128-034840", "campaign-model-check-20261128-031227",
                                                    "cross-machine"), cwd="model-20261128"),)),
