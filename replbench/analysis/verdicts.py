@@ -71,17 +71,15 @@ def confirmation_text(b: SweepBoundary | None) -> str:
     if b is None or not b.runs or b.pass_rate is None:
         return ""
     rates = [rate for rate in (b.pass_rate, b.fail_rate) if rate is not None]
-    passes = {rate: sum(1 for r in b.runs if r.rate == rate and r.passed) for rate in rates}
-    ran = {rate: sum(1 for r in b.runs if r.rate == rate) for rate in rates}
-    said = f"{b.pass_rate} rps passed {passes[b.pass_rate]} of {ran[b.pass_rate]}"
+    said = f"{b.pass_rate} rps passed {b.ran(b.pass_rate, passed=True)} of {b.ran(b.pass_rate)}"
     if b.fail_rate is not None:
-        said += f", {b.fail_rate} rps {passes[b.fail_rate]} of {ran[b.fail_rate]}"
+        said += f", {b.fail_rate} rps {b.ran(b.fail_rate, passed=True)} of {b.ran(b.fail_rate)}"
     rounds = f"{b.rounds} interleaved round{'s' if b.rounds != 1 else ''} at the boundary"
     if b.confirmed:
         return f", confirmed ({said} in {rounds}; {b.needed} needed)"
     if len(b.runs) < (b.rounds or 0) * len(rates):
         why = "the rounds were interrupted"
-    elif passes[b.pass_rate] < (b.needed or 0):
+    elif b.ran(b.pass_rate, passed=True) < (b.needed or 0):
         why = f"it passed fewer than {b.needed}: the maximum may lie lower"
     else:
         why = f"{b.fail_rate} rps passed {b.needed} or more: the maximum may lie higher"

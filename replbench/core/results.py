@@ -784,6 +784,10 @@ class SweepBoundary(Record):
     runs: list[BoundaryRun] | None = None
     confirmed: bool | None = None
 
+    def ran(self, rate: int | None, passed: bool | None = None) -> int:
+        """The runs of a rate in the rounds (those that passed, or failed, when `passed` is given)."""
+        return sum(1 for r in self.runs or [] if r.rate == rate and (passed is None or r.passed is passed))
+
 
 class SweepRecord(Record):
     """A sweep's sweep.json (experiments/sweep.py)."""

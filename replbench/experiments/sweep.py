@@ -97,11 +97,11 @@ def boundary_of(rates: tuple[int, int | None], rounds: int, runs: list[BoundaryR
     """The boundary's record: the maximum is confirmed when it passed in needed(rounds) of its runs and the failing
     rate above it (if any) did not; an interrupted confirmation (fewer runs than planned) confirms nothing."""
     best, fail = rates
-    passes = {rate: sum(1 for r in runs if r.rate == rate and r.passed) for rate in (best, fail) if rate is not None}
+    got = SweepBoundary(pass_rate=best, fail_rate=fail, rounds=rounds, needed=needed(rounds), runs=runs)
     whole = len(runs) == len(rounds_order(rates, rounds))
-    confirmed = whole and passes[best] >= needed(rounds) and (fail is None or passes[fail] < needed(rounds))
-    return SweepBoundary(pass_rate=best, fail_rate=fail, rounds=rounds, needed=needed(rounds), runs=runs,
-                         confirmed=confirmed)
+    confirmed = whole and got.ran(best, passed=True) >= needed(rounds) and \
+        (fail is None or got.ran(fail, passed=True) < needed(rounds))
+    return got.model_copy(update={"confirmed": confirmed})
 
 
 class Sweep:
