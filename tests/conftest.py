@@ -29,9 +29,11 @@ from typing import Any
 
 import pytest
 
+from replbench.analysis import costmodel
 from replbench.core import sql
 from replbench.core.config import ROOT, ReplbenchError, Settings
 from replbench.core.progress import Progress
+from replbench.core.results import Drain, Observation
 from replbench.topology import appserver, dataset, links, nodes
 
 TEST_ACCOUNTS = int(os.environ.get("REPLBENCH_TEST_ACCOUNTS", "20000"))
@@ -476,3 +478,24 @@ def replicating(settings: Settings) -> bool:
         if (state.get("io"), state.get("sql")) != ("Yes", "Yes"):
             return False
     return True
+
+
+# what every cost-model observation records (core/results.Observation), neutral: a test's synthetic run gives its
+# own figures on top (no seconds: a cell made from its figures is named by its size and transactions, not a rate)
+OBSERVED = {"table": None, "folder": None, "scenario": None, "seconds": 0, "master_cpu_s": None, "replica_cpu_s": None,
+            "replica_reads": 0, "binlog_bytes": None, "fsyncs_per_commit": None}
+
+
+def observed(doc: dict[str, Any]) -> Observation:
+    """A synthetic run as the cost model sees it: OBSERVED's fields under the test's own."""
+    return Observation(**{**OBSERVED, **doc})
+
+
+def drained(doc: dict[str, Any]) -> Drain:
+    """A synthetic apply-capacity drain (its table None unless the test gives one)."""
+    return Drain(**{"table": None, **doc})
+
+
+def fitted_model(runs: list[dict[str, Any]], drains: list[dict[str, Any]] | tuple[()] = ()) -> dict[str, Any]:
+    """The cost model (analysis/costmodel.fit) of a test's synthetic runs and drains."""
+    return costmodel.fit([observed(o) for o in runs], [drained(d) for d in drains])

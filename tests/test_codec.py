@@ -283,8 +283,8 @@ def test_a_big_transaction_unit_declares_what_its_setup_records_and_a_study_unit
 
 def test_a_nan_or_an_infinity_is_written_as_the_dictionary_writer_wrote_it(tmp_path: Path) -> None:
     """json.dumps writes NaN and Infinity; a record writes them so too, in a typed field and in an untyped map."""
-    model = {"observations": [{"r2": float("nan"), "high": float("inf")}],
-             "settings": {"ROW-FULL": {"master_cpu_s": {"r2": float("nan")}}}}
+    model = {"settings": {"ROW-FULL": {"master_cpu_s": {"r2": float("nan")},
+                                       "domain": {"points": [[float("nan"), float("inf")]]}}}}
     assert _written(tmp_path, results.model_of(model)) == _as_dict_writer_wrote(_stamped(model, "model.json"))
 
 

@@ -10,10 +10,10 @@ import shutil
 import pytest
 
 from replbench.analysis import costmodel
-from replbench.core.results import Fit, Onset, meta_of, model_of, summary_of
+from replbench.core.results import Fit, Onset, meta_of, model_of, summary_of, write_record
 from replbench.report.model import render_capacity, render_fit, render_largest, render_onset, render_plan
 
-from .conftest import finished_run
+from .conftest import finished_run, fitted_model, observed
 
 A_MASTER, B_MASTER = 0.00040, 0.000020  # CPU s per transaction and per row
 A_REPLICA, B_REPLICA = 0.00025, 0.000015
@@ -41,7 +41,7 @@ def synthetic(seed: int = 7) -> tuple[list[dict], list[dict]]:
 
 
 def test_the_fit_recovers_known_coefficients() -> None:
-    model = costmodel.fit(*synthetic())
+    model = fitted_model(*synthetic())
     row = model["settings"]["ROW-FULL bench_idx"]
     for part, (a, b) in (("master_cpu_s", (A_MASTER, B_MASTER)), ("replica_cpu_s", (A_REPLICA, B_REPLICA)),
                          ("binlog_bytes", (F_BINLOG, G_BINLOG)), ("apply_s", (C_APPLY, D_APPLY))):
@@ -73,7 +73,7 @@ def repeated(noise: float, per_row: float = B_MASTER, seed: int | None = None) -
 
 
 def test_the_constrained_fit_recovers_known_nonnegative_coefficients_from_repeated_cells() -> None:
-    part = costmodel.fit(repeated(0.03, seed=11), [])["settings"]["ROW-FULL bench_idx"]["master_cpu_s"]
+    part = fitted_model(repeated(0.03, seed=11), [])["settings"]["ROW-FULL bench_idx"]["master_cpu_s"]
     assert part["coef"]["per_trx"] == pytest.approx(A_MASTER, rel=0.05)
     assert part["coef"]["per_row"] == pytest.approx(B_MASTER, rel=0.05)
     assert part["interval_method"] == "bootstrap over 8 cells" and part["run_variance_from"] == "repeats"
@@ -94,16 +94,16 @@ def test_a_thin_cell_that_makes_least_squares_negative_gives_zero_not_a_negative
     y = np.array([o["master_cpu_s"] for o in runs])
     x = np.array([[o["transactions"], o["rows"]] for o in runs], dtype=float) / y[:, None]
     assert np.linalg.lstsq(x, np.ones(len(y)), rcond=None)[0][1] < 0  # what the fit before issue 50 gave
-    part = costmodel.fit(runs, [])["settings"]["ROW-FULL bench_idx"]["master_cpu_s"]
+    part = fitted_model(runs, [])["settings"]["ROW-FULL bench_idx"]["master_cpu_s"]
     assert part["coef"]["per_row"] == 0.0 and part["coef"]["per_trx"] > 0
     assert all(low >= 0 for low, _ in part["ci95"].values())
-    plan = costmodel.predict(model_of(costmodel.fit(runs, [])), costmodel.parse_mix("update_users:1000=10/s"))
+    plan = costmodel.predict(model_of(fitted_model(runs, [])), costmodel.parse_mix("update_users:1000=10/s"))
     assert plan["master_cpu_cores"]["low"] >= 0
 
 
 def test_the_prediction_interval_includes_the_run_to_run_spread_and_grows_with_it() -> None:
     mix = costmodel.parse_mix("update_user=200/s,update_users:100=2/s")
-    quiet, noisy = (costmodel.predict(model_of(costmodel.fit(repeated(noise), [])), mix)["master_cpu_cores"]
+    quiet, noisy = (costmodel.predict(model_of(fitted_model(repeated(noise), [])), mix)["master_cpu_cores"]
                     for noise in (0.01, 0.10))
     assert quiet["value"] == pytest.approx(noisy["value"], rel=0.03)  # weighted 1/y: a noisier cell reads lower
     assert noisy["high"] - noisy["low"] > 5 * (quiet["high"] - quiet["low"])
@@ -113,7 +113,7 @@ def test_the_prediction_interval_includes_the_run_to_run_spread_and_grows_with_i
 
 
 def test_the_domain_flags_a_rate_below_what_the_fit_saw_for_small_transactions() -> None:
-    model = costmodel.fit(*synthetic())  # 1-row runs at 67 to 400/s, 1,000-row runs at 7 to 40/s
+    model = fitted_model(*synthetic())  # 1-row runs at 67 to 400/s, 1,000-row runs at 7 to 40/s
     assert costmodel.predict(model_of(model), costmodel.parse_mix("update_user=200/s"))["outside_domain"] is None
     low = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=20/s"))["outside_domain"]
     assert low.startswith("20 transactions/s, below the lowest rate at which the fit saw transactions of 1 rows "
@@ -127,18 +127,18 @@ def test_the_replica_fit_prices_a_read_where_runs_served_reads() -> None:
     for i, o in enumerate(runs):
         reads_each = (i % 4) * 4000  # two replicas, each serving 0 to 12,000 reads
         o.update(replica_reads=2 * reads_each, replicas=2, replica_cpu_s=o["replica_cpu_s"] + per_read * reads_each)
-    part = costmodel.fit(runs, [])["settings"]["ROW-FULL bench_idx"]["replica_cpu_s"]
+    part = fitted_model(runs, [])["settings"]["ROW-FULL bench_idx"]["replica_cpu_s"]
     assert part["terms"][:2] == ["per_trx", "per_row"] and part["terms"][-1] == "per_read"
     assert part["coef"]["per_read"] == pytest.approx(per_read, rel=0.10)
     assert part["coef"]["per_row"] == pytest.approx(B_REPLICA, rel=0.10)
     obs = {**runs[1], "transactions": 1000, "rows": 1000, "replica_reads": 6000}
-    model = costmodel.fit(runs, [])
-    got = costmodel.expected(model_of(model), obs)["replica_cpu_s"]
+    model = fitted_model(runs, [])
+    got = costmodel.expected(model_of(model), observed(obs))["replica_cpu_s"]
     assert got["value"] == pytest.approx(A_REPLICA * 1000 + B_REPLICA * 1000 + per_read * 3000, rel=0.10)
     # no run with reads: the mixed run's replicas are not predicted, and the reason says so
-    plain = costmodel.fit(synthetic()[0], [])
-    assert costmodel.expected(model_of(plain), obs)["replica_cpu_s"] is None
-    assert costmodel.not_predicted(model_of(plain), obs)["replica_cpu_s"] == (
+    plain = fitted_model(synthetic()[0], [])
+    assert costmodel.expected(model_of(plain), observed(obs))["replica_cpu_s"] is None
+    assert costmodel.not_predicted(model_of(plain), observed(obs))["replica_cpu_s"] == (
         "the replicas also served 6,000 reads, and no run whose replicas served reads: reads not priced")
 
 
@@ -153,25 +153,25 @@ def test_the_cost_model_prices_fsyncs_net_of_idle_and_leaves_out_runs_without_th
 
     meta = meta_of({"knobs_changed": {}})
     net = costmodel.observation(summary_of(run({"fsyncs_per_write_net": 1.1, "binlog_syncs_per_write_net": 1.0})), meta)
-    assert net is not None and net["fsyncs_per_commit"] == pytest.approx(2.1)  # not the gross 9.6
+    assert net is not None and net.fsyncs_per_commit == pytest.approx(2.1)  # not the gross 9.6
     old = costmodel.observation(summary_of(run({})), meta)
-    assert old is not None and old["fsyncs_per_commit"] is None
+    assert old is not None and old.fsyncs_per_commit is None
     # the resolution of its net CPU rides along (validation compares a figure below it with nothing): the replicas'
     # mean takes the widest replica's; a run from before resolutions were recorded has none
-    assert old["resolution"] == {}
+    assert old.resolution == {}
     resolved = costmodel.observation(summary_of({**run({}), "cpu_seconds_net": {"master": 0.5, "replica1": 0.3,
                                                                                 "replica2": 0.2},
                                                  "cpu_seconds_net_resolution": {"master": 0.21, "replica1": 0.1,
                                                                                 "replica2": 0.15}}), meta)
-    assert resolved is not None and resolved["resolution"] == {"master_cpu_s": 0.21, "replica_cpu_s": 0.15}
+    assert resolved is not None and resolved.resolution == {"master_cpu_s": 0.21, "replica_cpu_s": 0.15}
 
 
 def test_one_row_per_transaction_is_fitted_per_transaction_only() -> None:
     runs = [r for r in synthetic()[0] if r["rows"] == r["transactions"]]
-    part = costmodel.fit(runs, [])["settings"]["ROW-FULL bench_idx"]["binlog_bytes"]
+    part = fitted_model(runs, [])["settings"]["ROW-FULL bench_idx"]["binlog_bytes"]
     assert part["terms"] == ["per_trx"] and not part["rows_separated"]
     assert part["coef"]["per_trx"] == pytest.approx(F_BINLOG + G_BINLOG, rel=0.05)
-    model = costmodel.fit(runs, [])
+    model = fitted_model(runs, [])
     single = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=100/s"))
     assert single["binlog_mb_per_s"]["value"] == pytest.approx((F_BINLOG + G_BINLOG) * 100 / 1e6, rel=0.05)
     bulk = costmodel.predict(model_of(model), costmodel.parse_mix("update_users:100=10/s"))
@@ -179,7 +179,7 @@ def test_one_row_per_transaction_is_fitted_per_transaction_only() -> None:
 
 
 def test_predict_composes_the_coefficients_for_a_mix() -> None:
-    model = costmodel.fit(*synthetic())
+    model = fitted_model(*synthetic())
     mix = costmodel.parse_mix("update_user=3000/s, update_users:100=20/s")
     assert mix == [("update_user", 1, 3000.0), ("update_users", 100, 20.0)]
     plan = costmodel.predict(model_of(model), mix, "ROW-FULL", replica_cores=2)
@@ -199,7 +199,7 @@ def test_predict_composes_the_coefficients_for_a_mix() -> None:
 
 
 def test_a_plan_prints_every_figure_with_its_interval_and_no_e_notation() -> None:
-    text = render_plan(costmodel.predict(model_of(costmodel.fit(*synthetic())), costmodel.parse_mix(
+    text = render_plan(costmodel.predict(model_of(fitted_model(*synthetic())), costmodel.parse_mix(
         "update_user=3000/s,update_users:100=20/s")))
     assert "e+" not in text and "no data" not in text
     figures = text.splitlines()[1:7]
@@ -210,7 +210,7 @@ def test_a_plan_prints_every_figure_with_its_interval_and_no_e_notation() -> Non
 
 
 def test_the_lag_onset_and_growth_follow_the_apply_fit() -> None:
-    model = costmodel.fit(*synthetic())
+    model = fitted_model(*synthetic())
     onset = costmodel.onset(model_of(model), 500)
     assert onset["value"] == pytest.approx(1 / (C_APPLY + 500 * D_APPLY), rel=0.05)
     assert onset["low"] < onset["value"] < onset["high"]
@@ -221,7 +221,7 @@ def test_the_lag_onset_and_growth_follow_the_apply_fit() -> None:
     # it applies 1/ρ of each second's transactions: the lag gains 1 − 1/ρ s per s (not ρ − 1)
     assert over["lag_growth_s_per_s"]["value"] == pytest.approx(1 - 1 / rho, rel=0.05)
     assert costmodel.predict(model_of(model), costmodel.parse_mix("update_user=100/s"))["lag_growth_s_per_s"] is None
-    assert costmodel.onset(model_of(costmodel.fit(synthetic()[0], [])), 500) is None  # no drains: no apply fit
+    assert costmodel.onset(model_of(fitted_model(synthetic()[0], [])), 500) is None  # no drains: no apply fit
 
 
 def test_an_onset_whose_interval_has_no_upper_end_prints_infinity_and_says_why() -> None:
@@ -244,7 +244,7 @@ def test_a_bad_mix_is_refused(mix: str) -> None:
 
 
 def test_an_unknown_or_unfitted_setting_is_refused() -> None:
-    model = costmodel.fit(*synthetic())
+    model = fitted_model(*synthetic())
     with pytest.raises(costmodel.MixError, match="unknown setting"):
         costmodel.predict(model_of(model), [("update_user", 1, 10.0)], "ROW-HALF")
     with pytest.raises(costmodel.MixError, match="no data for STATEMENT on bench_idx"):
@@ -273,7 +273,6 @@ def test_the_model_command_refuses_bad_input_with_exit_2(tmp_path) -> None:
 def test_predict_without_a_fit_of_ones_own_uses_the_report_campaigns_model(tmp_path, status: str) -> None:
     """A fresh clone has no results/model/model.json but the committed report campaign's: predict uses it (and
     says whose it is) only when that campaign finished."""
-    import json
 
     from .conftest import run_main
 
@@ -282,7 +281,7 @@ def test_predict_without_a_fit_of_ones_own_uses_the_report_campaigns_model(tmp_p
     (folder / "model").mkdir(parents=True)
     (folder / "campaign.json").write_text(json.dumps({"name": "report", "status": status, "commit": "abc1234",
                                                       "folder": folder.name, "finished_at": "2099-01-01T02:00:00Z"}))
-    (folder / "model" / "model.json").write_text(json.dumps(costmodel.fit(*synthetic())))
+    write_record((folder / "model" / "model.json"), model_of(fitted_model(*synthetic())))
     env = {"REPLBENCH_STATE": str(tmp_path / "st"), "REPLBENCH_RESULTS": str(results)}
     code, out, err = run_main(["model", "predict", "--mix", "update_user=3000/s,update_users:100=20/s"], env)
     if status == "done":
@@ -293,7 +292,6 @@ def test_predict_without_a_fit_of_ones_own_uses_the_report_campaigns_model(tmp_p
 
 
 def test_fit_and_validate_on_the_small_topology(topo, shared_run) -> None:
-    import json
 
     from .conftest import BULK_RUN, DRAIN_RUN, WRITE_RUN, env_for, replicating, run_cli
 
@@ -364,17 +362,16 @@ def test_fit_and_validate_on_the_small_topology(topo, shared_run) -> None:
 
 
 def test_report_md_says_which_settings_have_no_apply_fit_and_the_study_that_gives_one(tmp_path) -> None:
-    import json
 
     from replbench.report.assets import Writer
     from replbench.report.model import model_section
 
     runs, drains = synthetic()
     (tmp_path / "model").mkdir()
-    (tmp_path / "model" / "model.json").write_text(json.dumps(costmodel.fit(runs, drains)))
+    write_record((tmp_path / "model" / "model.json"), model_of(fitted_model(runs, drains)))
     assert "apply-settings" not in "\n".join(model_section(Writer(tmp_path, tmp_path / "report.md")))
     minimal = [dict(r, setting="ROW-MINIMAL") for r in runs]  # live runs under MINIMAL, no drain of it
-    (tmp_path / "model" / "model.json").write_text(json.dumps(costmodel.fit(runs + minimal, drains)))
+    write_record((tmp_path / "model" / "model.json"), model_of(fitted_model(runs + minimal, drains)))
     text = "\n".join(model_section(Writer(tmp_path, tmp_path / "report.md")))
     assert "| ROW-MINIMAL bench_idx |" in text and "no data" in text
     # report.md says it in a line; the model's page beside it which settings, and the study that fills them
@@ -385,14 +382,13 @@ def test_report_md_says_which_settings_have_no_apply_fit_and_the_study_that_give
 
 
 def test_report_md_shows_the_coefficients_and_the_newest_validation(tmp_path) -> None:
-    import json
 
     from replbench.report.assets import Writer
     from replbench.report.model import model_section
 
     assert model_section(Writer(tmp_path, tmp_path / "report.md")) == []  # no model fitted: no section
     (tmp_path / "model" / "validate-20261125-000000").mkdir(parents=True)
-    (tmp_path / "model" / "model.json").write_text(json.dumps(costmodel.fit(*synthetic())))
+    write_record((tmp_path / "model" / "model.json"), model_of(fitted_model(*synthetic())))
     onset = {"rows": 500, "replica": "replica1", "predicted": {"value": 80.0, "low": 70.0, "high": 90.0},
              "drain": {"writes": 240, "fill_rate": 6, "apply_rate_trx_per_s": [84.0, 76.0], "measured": 80.0,
                        "error_pct": 0.0},
@@ -445,7 +441,7 @@ def test_the_fit_keeps_a_cost_per_second_of_writing_where_no_setting_has_three_r
                          "transactions": trx, "rows": rows, "seconds": 60, "write_seconds": 60,
                          "fsyncs_per_commit": None, "replica_cpu_s": None, "binlog_bytes": F_BINLOG * trx,
                          "master_cpu_s": (A_MASTER * trx + B_MASTER * rows + W_MASTER * 60) * (1 + rnd.gauss(0, .01))})
-    model = costmodel.fit(runs, [])
+    model = fitted_model(runs, [])
     part = model["settings"]["ROW-FULL bench_idx"]["master_cpu_s"]
     assert "rate_shape" not in part
     assert part["terms"] == ["per_trx", "per_row", "per_second"]
@@ -456,7 +452,7 @@ def test_the_fit_keeps_a_cost_per_second_of_writing_where_no_setting_has_three_r
     assert slow / 20 == pytest.approx(A_MASTER + B_MASTER + W_MASTER / 20, rel=0.05)
     assert slow / 20 > 1.3 * fast / 400
     two = [o for o in runs if o["cell"] in ("1 @400", "100 @20")]
-    assert "per_second" not in costmodel.fit(two, [])["settings"]["ROW-FULL bench_idx"]["master_cpu_s"]["terms"]
+    assert "per_second" not in fitted_model(two, [])["settings"]["ROW-FULL bench_idx"]["master_cpu_s"]["terms"]
 
 
 # a single-row transaction's CPU by rate: flat to 200/s, a step down at 400/s (the shape the ladder study measured,
@@ -486,7 +482,7 @@ def test_the_rate_shape_of_the_setting_with_most_rates_prices_every_setting_betw
     level_full, level_minimal = 0.0005, 0.0004
     runs = [*_shaped_runs("ROW-FULL", level_full, (20, 50, 200, 400), rnd),
             *_shaped_runs("STATEMENT", level_minimal, (20, 400), rnd)]
-    model = costmodel.fit(runs, [])
+    model = fitted_model(runs, [])
     full = model["settings"]["ROW-FULL bench_idx"]["master_cpu_s"]
     minimal = model["settings"]["STATEMENT bench_idx"]["master_cpu_s"]
     assert full["rate_shape"]["from"] == "ROW-FULL bench_idx" and minimal["rate_shape"] == full["rate_shape"]
@@ -511,7 +507,7 @@ def test_a_rate_shape_point_dearer_than_a_slower_one_is_pooled_with_it() -> None
                  "rows": rate * 60, "seconds": 60, "master_cpu_s": cost * rate * 60} for _ in range(runs)]
 
     runs = [*cell(20, 1.5e-3, 2), *cell(50, 1.2e-3, 2), *cell(200, 1.5e-3, 4), *cell(400, 1.0e-3, 2)]
-    factors = [f for _, f in costmodel.rate_shape(runs, "master_cpu_s")["points"]]
+    factors = [f for _, f in costmodel.rate_shape([observed(o) for o in runs], "master_cpu_s")["points"]]
     pooled = (1.2 * 2 + 1.5 * 4) / 6
     assert factors == pytest.approx([1.5, pooled, pooled, 1.0], abs=1e-4)
     assert factors == sorted(factors, reverse=True)
@@ -534,7 +530,7 @@ def test_the_row_images_share_a_transactions_cost_and_keep_their_own_cost_per_ro
         if o["cell"] == "1 @400":
             o["master_cpu_s"] *= 1.25
     statement = _shaped_runs("STATEMENT", 0.0004, (20, 400), rnd)
-    model = costmodel.fit([*full, *minimal, *statement], [])
+    model = fitted_model([*full, *minimal, *statement], [])
     got = {s: model["settings"][f"{s} bench_idx"]["master_cpu_s"] for s in ("ROW-FULL", "ROW-MINIMAL", "STATEMENT")}
     assert got["ROW-MINIMAL"]["coef"]["per_trx"] == got["ROW-FULL"]["coef"]["per_trx"]
     assert got["ROW-FULL"]["coef"]["per_trx"] == pytest.approx(level, rel=0.05)
@@ -568,7 +564,7 @@ def test_a_row_image_whose_runs_are_all_of_one_size_keeps_a_fit_of_its_own() -> 
     full = _sized_runs("ROW-FULL", ((1, 100), (10, 100), (100, 20), (1, 400)))
     minimal = _sized_runs("ROW-MINIMAL", ((1, 400), (100, 20)), per_row=B_MASTER / 2)
     noblob = _sized_runs("ROW-NOBLOB", ((1, 100), (1, 400)), per_row=B_MASTER * 4)
-    model = costmodel.fit([*full, *minimal, *noblob], [])
+    model = fitted_model([*full, *minimal, *noblob], [])
     got = {s: model["settings"][f"{s} bench_idx"]["master_cpu_s"] for s in ("ROW-FULL", "ROW-MINIMAL", "ROW-NOBLOB")}
     assert got["ROW-FULL"]["coef"]["per_trx"] == pytest.approx(A_MASTER, rel=1e-6)
     assert got["ROW-FULL"]["pooled"]["settings"] == ["ROW-FULL", "ROW-MINIMAL"]
@@ -582,7 +578,7 @@ def test_a_resample_that_leaves_an_image_one_size_does_not_move_the_shared_terms
     their rows' cost into the shared per-transaction term)."""
     full = _sized_runs("ROW-FULL", ((1, 100), (10, 100), (100, 20), (1, 400)))
     minimal = _sized_runs("ROW-MINIMAL", ((1, 400), (1, 200), (100, 20)), per_row=B_MASTER / 2)
-    part = costmodel.fit([*full, *minimal], [])["settings"]["ROW-MINIMAL bench_idx"]["master_cpu_s"]
+    part = fitted_model([*full, *minimal], [])["settings"]["ROW-MINIMAL bench_idx"]["master_cpu_s"]
     for term, truth in (("per_trx", A_MASTER), ("per_row", B_MASTER / 2)):
         low, high = part["ci95"][term]
         assert truth * (1 - 1e-6) <= low <= high <= truth * (1 + 1e-6), term
@@ -595,12 +591,12 @@ def test_writes_amid_reads_are_outside_the_master_cpus_domain() -> None:
     rnd = random.Random(3)
     runs = _shaped_runs("ROW-FULL", 0.0005, (20, 50, 200, 400), rnd)
     amid = {**runs[0], "cell": "mixed", "replica_reads": 3600, "replicas": 2, "master_cpu_s": 0.001}
-    with_amid = costmodel.fit([*runs, amid], [])["settings"]["ROW-FULL bench_idx"]["master_cpu_s"]
-    without = costmodel.fit(runs, [])["settings"]["ROW-FULL bench_idx"]["master_cpu_s"]
+    with_amid = fitted_model([*runs, amid], [])["settings"]["ROW-FULL bench_idx"]["master_cpu_s"]
+    without = fitted_model(runs, [])["settings"]["ROW-FULL bench_idx"]["master_cpu_s"]
     assert with_amid["coef"] == without["coef"] and with_amid["n"] == without["n"]
-    model = costmodel.fit(runs, [])
-    assert costmodel.expected(model_of(model), amid)["master_cpu_s"] is None
-    assert costmodel.not_predicted(model_of(model), amid)["master_cpu_s"] == costmodel.AMID_READS
+    model = fitted_model(runs, [])
+    assert costmodel.expected(model_of(model), observed(amid))["master_cpu_s"] is None
+    assert costmodel.not_predicted(model_of(model), observed(amid))["master_cpu_s"] == costmodel.AMID_READS
 
 
 def test_a_run_that_only_read_prices_the_replicas_reads_and_nothing_else() -> None:
@@ -609,19 +605,19 @@ def test_a_run_that_only_read_prices_the_replicas_reads_and_nothing_else() -> No
                             "served_by": {"replica1": 9000, "replica2": 9000}, "binlog": {"successful_writes": 0},
                             "replication": {"nodes": {"master": {"transactions": 31}}}})
     obs = costmodel.observation(summary_of(summary), meta_of({"knobs_changed": {}}))
-    assert obs is not None and obs["transactions"] == 0 and obs["write_seconds"] == 0
-    assert obs["replica_cpu_s"] == pytest.approx(3.1) and obs["replica_reads"] == 18000
-    assert obs["master_cpu_s"] is None and obs["binlog_bytes"] is None
+    assert obs is not None and obs.transactions == 0 and obs.write_seconds == 0
+    assert obs.replica_cpu_s == pytest.approx(3.1) and obs.replica_reads == 18000
+    assert obs.master_cpu_s is None and obs.binlog_bytes is None
     per_read = 3.1 / 9000
-    reads = [{**obs, "cell": f"read {n}", "replica_reads": 2 * n, "replica_cpu_s": per_read * n * f}
+    reads = [{**obs.model_dump(), "cell": f"read {n}", "replica_reads": 2 * n, "replica_cpu_s": per_read * n * f}
              for n in (6000, 18000) for f in (0.98, 1.02)]
     writes = synthetic()[0]
-    model = costmodel.fit([*writes, *reads], [])
+    model = fitted_model([*writes, *reads], [])
     fitted = model["settings"]["ROW-FULL bench_idx"]
     assert fitted["replica_cpu_s"]["coef"]["per_read"] == pytest.approx(per_read, rel=0.05)
     assert fitted["master_cpu_s"]["n"] == len(writes) and fitted["binlog_bytes"]["n"] == len(writes)
     mixed = {**writes[0], "replica_reads": 2 * 3000, "replicas": 2}
-    got = costmodel.expected(model_of(model), mixed)["replica_cpu_s"]
+    got = costmodel.expected(model_of(model), observed(mixed))["replica_cpu_s"]
     assert got is not None and got["value"] == pytest.approx(
         A_REPLICA * mixed["transactions"] + B_REPLICA * mixed["rows"] + per_read * 3000, rel=0.10)
 
@@ -636,18 +632,20 @@ def test_a_read_term_priced_by_runs_that_only_read_has_the_interval_of_their_mea
                             "served_by": {"replica1": 9000, "replica2": 9000}, "binlog": {"successful_writes": 0},
                             "replication": {"nodes": {"master": {"transactions": 31}}}})
     obs = costmodel.observation(summary_of(summary), meta_of({"knobs_changed": {}}))
+    assert obs is not None
     per_read = 3.1 / 9000
     noise = (0.94, 1.06, 0.97, 1.03)
-    reads = [{**obs, "cell": f"read {n}", "replica_reads": 2 * n, "replica_cpu_s": per_read * n * noise[2 * i + j]}
+    reads = [{**obs.model_dump(), "cell": f"read {n}", "replica_reads": 2 * n,
+              "replica_cpu_s": per_read * n * noise[2 * i + j]}
              for i, n in enumerate((6000, 18000)) for j in range(2)]
-    fitted = costmodel.fit([*synthetic()[0], *reads], [])["settings"]["ROW-FULL bench_idx"]["replica_cpu_s"]
+    fitted = fitted_model([*synthetic()[0], *reads], [])["settings"]["ROW-FULL bench_idx"]["replica_cpu_s"]
     low, high = fitted["ci95"]["per_read"]
     # the four runs' cost per read (each cell at its own level: the shape takes the cells' means) vary ±6 % and ±3 %
     assert 0 < low < fitted["coef"]["per_read"] < high and (high - low) / fitted["coef"]["per_read"] > 0.05
     assert fitted["read_interval"] == "t over the 4 runs that only read"
     i = fitted["terms"].index("per_read")
     assert fitted["cov"][i][i] > 0 and not any(fitted["cov"][i][j] for j in range(len(fitted["terms"])) if j != i)
-    assert "(the read term's: t over the 4 runs that only read)" in render_fit(model_of(costmodel.fit([*synthetic()[0],
+    assert "(the read term's: t over the 4 runs that only read)" in render_fit(model_of(fitted_model([*synthetic()[0],
                                                                                               *reads], [])))
 
 
@@ -664,7 +662,7 @@ def test_the_apply_fit_recovers_a_cost_that_grows_with_the_transactions_size() -
             drains.append({"setting": "ROW-FULL", "table": "bench_idx", "replica": "replica1", "transactions": trx,
                            "rows": trx * n, "apply_s": trx * (C_APPLY + D_APPLY * n + E_APPLY * n * n)
                            * (1 + rnd.gauss(0, 0.01))})
-    model = costmodel.fit([], drains)
+    model = fitted_model([], drains)
     part = model["settings"]["ROW-FULL bench_idx"]["apply_s"]
     assert part["terms"] == ["per_trx", "per_row", "per_row_sq"]
     assert part["coef"]["per_row_sq"] == pytest.approx(E_APPLY, rel=0.10)
@@ -675,7 +673,7 @@ def test_the_apply_fit_recovers_a_cost_that_grows_with_the_transactions_size() -
     beyond = costmodel.apply_seconds(model_of(model), "ROW-FULL", "bench_idx", 2000)["value"]
     assert beyond == pytest.approx(C_APPLY + D_APPLY * 2000 + E_APPLY * 2000 ** 2, rel=0.03)
     # linear drains: the term is 0 (or left out), not invented
-    linear = costmodel.fit([], synthetic()[1])["settings"]["ROW-FULL bench_idx"]["apply_s"]
+    linear = fitted_model([], synthetic()[1])["settings"]["ROW-FULL bench_idx"]["apply_s"]
     assert linear["coef"].get("per_row_sq", 0.0) < 0.05 * E_APPLY
 
 
@@ -696,7 +694,7 @@ def test_a_size_between_the_drained_sizes_is_priced_on_the_line_between_their_me
     drained size its own mean; a mix sums its items' times at their rates; the interval holds the value and widens
     with the run-to-run spread; the sizes are in the model and its text."""
     per, drains = sized_drains(11)
-    model = costmodel.fit([], drains)
+    model = fitted_model([], drains)
     part = model["settings"]["ROW-FULL bench_idx"]["apply_s"]
     assert [s[0] for s in part["sizes"]] == [1, 10, 100, 1000] and all(s[2] == 3 for s in part["sizes"])
     mean = {n: sum(d["apply_s"] / d["transactions"] for d in drains if d["rows"] == d["transactions"] * n) / 3
@@ -711,13 +709,13 @@ def test_a_size_between_the_drained_sizes_is_priced_on_the_line_between_their_me
     plan = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=1000/s,update_users:500=20/s"))
     assert plan["replica_apply_rho"]["value"] == pytest.approx(1000 * mean[1] + 20 * between, rel=1e-9)
     quiet = [{**d, "apply_s": d["transactions"] * per[d["rows"] // d["transactions"]]} for d in drains]
-    still = costmodel.apply_seconds(model_of(costmodel.fit([], quiet)), "ROW-FULL", "bench_idx", 500)
+    still = costmodel.apply_seconds(model_of(fitted_model([], quiet)), "ROW-FULL", "bench_idx", 500)
     assert still["high"] - still["low"] < got["high"] - got["low"]
     assert "drained sizes (mean ms per transaction" in render_fit(model_of(model))
-    assert "1 row 0.24" in render_fit(model_of(costmodel.fit([], quiet))) and \
-        "1,000 rows 7.67 (3 drains)" in render_fit(model_of(costmodel.fit([], quiet)))
+    assert "1 row 0.24" in render_fit(model_of(fitted_model([], quiet))) and \
+        "1,000 rows 7.67 (3 drains)" in render_fit(model_of(fitted_model([], quiet)))
     # one size drained: no line to price along, no sizes kept
-    one = costmodel.fit([], [d for d in drains if d["rows"] == d["transactions"] * 100])
+    one = fitted_model([], [d for d in drains if d["rows"] == d["transactions"] * 100])
     assert "sizes" not in (one["settings"]["ROW-FULL bench_idx"]["apply_s"] or {})
 
 
@@ -727,7 +725,7 @@ def test_a_size_beyond_the_drained_ones_continues_from_the_nearest_without_a_jum
     a mix with items inside and beyond sums both; a model from before the sizes were kept prices on the curve; a
     drained size whose rows per transaction came out a little off keeps its place; no transactions cost nothing."""
     per, drains = sized_drains(13)
-    model = costmodel.fit([], drains)
+    model = fitted_model([], drains)
     part = model["settings"]["ROW-FULL bench_idx"]["apply_s"]
     at, just = (costmodel.apply_seconds(model_of(model), "ROW-FULL", "bench_idx", n) for n in (1000, 1001))
     step = sum(part["coef"][t] * {"per_trx": 0, "per_row": 1, "per_row_sq": 1001 ** 2 - 1000 ** 2}[t]
@@ -746,7 +744,7 @@ def test_a_size_beyond_the_drained_ones_continues_from_the_nearest_without_a_jum
     curve = part["coef"]["per_trx"] + part["coef"]["per_row"] * 500 + part["coef"].get("per_row_sq", 0) * 500 ** 2
     assert costmodel.apply_time(Fit.model_validate(old), [(1.0, 500.0)])["value"] == pytest.approx(curve, rel=1e-9)
     off = [{**d, "rows": d["rows"] - d["transactions"] * 0.0013 * (d["rows"] // d["transactions"])} for d in drains]
-    sizes = costmodel.fit([], off)["settings"]["ROW-FULL bench_idx"]["apply_s"]["sizes"]
+    sizes = fitted_model([], off)["settings"]["ROW-FULL bench_idx"]["apply_s"]["sizes"]
     assert len(sizes) == 4 and sizes[-1][0] == pytest.approx(998.7) and sizes[-1][2] == 3
     assert costmodel.apply_time(Fit.model_validate(part), []) == {"value": 0.0, "low": 0.0, "high": 0.0}
     assert costmodel.predict(fitted, costmodel.parse_mix("update_user=0/s"))["replica_apply_rho"]["value"] == 0.0
@@ -759,7 +757,7 @@ def test_a_drained_size_is_as_sure_as_its_backlogs_not_its_drains() -> None:
     _, drains = sized_drains(17)
     paired = [{**d, "replica": f"replica{1 + i % 2}", "backlog": f"run-{i // 2}"} for i, d in enumerate(drains)]
     alone = [{**d, "backlog": f"run-{i}"} for i, d in enumerate(drains)]
-    fits = [costmodel.fit([], x) for x in (paired, alone, drains)]
+    fits = [fitted_model([], x) for x in (paired, alone, drains)]
     parts = [f["settings"]["ROW-FULL bench_idx"]["apply_s"] for f in fits]
     assert [s[3] for s in parts[0]["sizes"]] == [2, 2, 2, 2] and [s[3] for s in parts[1]["sizes"]] == [3, 3, 3, 3]
     assert parts[2]["sizes"] == parts[1]["sizes"]  # no backlog recorded: each drain its own
@@ -775,17 +773,17 @@ def test_a_binlog_figure_allows_each_transaction_its_group_commit_id() -> None:
     """Byte-exact repeats make the fit's own interval nil; whether a commit grouped (2 bytes more in its GTID event)
     is not the mix's doing, so the interval is 2 B a transaction wider either way."""
     runs = [{**o, "binlog_bytes": F_BINLOG * o["transactions"] + G_BINLOG * o["rows"]} for o in repeated(0.01)]
-    model = costmodel.fit(runs, [])
+    model = fitted_model(runs, [])
     plan = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=1000/s"))["bytes_per_s_to_each_replica"]
     assert plan["high"] - plan["value"] >= 2 * 1000 and plan["value"] - plan["low"] >= 2 * 1000
-    got = costmodel.expected(model_of(model), {**runs[0], "transactions": 500, "rows": 500})["binlog_bytes"]
+    got = costmodel.expected(model_of(model), observed({**runs[0], "transactions": 500, "rows": 500}))["binlog_bytes"]
     assert got["high"] - got["value"] >= 2 * 500
 
 
 def test_parallel_threads_bound_rho_between_perfect_parallelism_and_none() -> None:
     """--parallel N: ρ_N is not measured but bounded, from ρ / min(N, the replica's cores) (independent transactions)
     to ρ (conflicting ones); the fall-behind rate likewise; one thread, or one core, is the serial plan."""
-    model = costmodel.fit(*synthetic())
+    model = fitted_model(*synthetic())
     mix = costmodel.parse_mix("update_user=300/s,update_users:100=10/s")
     serial = costmodel.predict(model_of(model), mix)
     rho, onset = serial["replica_apply_rho"], serial["onset_transactions_per_s"]
@@ -813,7 +811,7 @@ def test_parallel_threads_bound_rho_between_perfect_parallelism_and_none() -> No
 def test_link_prices_semi_syncs_commit_wait_and_the_commits_in_flight_per_wait_point() -> None:
     """--link RTT: AFTER_COMMIT waits one round trip (measured 1.00–1.09); AFTER_SYNC up to two once commits
     overlap; the commits in flight are the rate × the wait (Little's law)."""
-    model = costmodel.fit(*synthetic())
+    model = fitted_model(*synthetic())
     busy = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=300/s"), rtt_s=0.020)["semi_sync"]
     commit, sync = busy["AFTER_COMMIT"], busy["AFTER_SYNC"]
     assert commit["latency_s"] == pytest.approx({"value": 0.020, "low": 0.020, "high": 0.0218})
@@ -836,12 +834,12 @@ def test_the_largest_transactions_apply_time_follows_the_apply_fit_with_its_squa
     drains = [{"setting": "ROW-FULL", "table": "bench_idx", "replica": "replica1", "transactions": trx,
                "rows": trx * n, "apply_s": trx * (C_APPLY + D_APPLY * n + E_APPLY * n * n) * (1 + rnd.gauss(0, 0.01))}
               for n, trx in ((1, 12_000), (10, 4_500), (100, 1_200), (1000, 150)) for _ in range(2)]
-    model = costmodel.fit([], drains)
+    model = fitted_model([], drains)
     got = costmodel.apply_seconds(model_of(model), "ROW-FULL", "bench_idx", 5000)
     truth = C_APPLY + D_APPLY * 5000 + E_APPLY * 5000 ** 2  # 0.16 s, of which the square term 0.1
     assert got["value"] == pytest.approx(truth, rel=0.10) and got["low"] <= got["value"] <= got["high"]
     assert costmodel.apply_seconds(model_of(model), "STATEMENT", "bench_idx", 5000) is None  # no fit: no figure
-    assert costmodel.apply_seconds(model_of(costmodel.fit(synthetic()[0], [])), "ROW-FULL", "bench_idx", 10) is None
+    assert costmodel.apply_seconds(model_of(fitted_model(synthetic()[0], [])), "ROW-FULL", "bench_idx", 10) is None
     lines = render_largest({"gtid": "0-1-9", "rows": 5000, "apply_s": got})
     # in ms below a second
     assert lines[0].startswith("The largest transaction (0-1-9, 5,000 rows) takes one SQL thread 16")
@@ -865,11 +863,11 @@ def test_predict_mix_prints_the_bytes_out_of_the_master_to_the_replicas_asked(tm
 
     results = tmp_path / "results"
     (results / "model").mkdir(parents=True)
-    (results / "model" / "model.json").write_text(json.dumps(costmodel.fit(*synthetic())))
+    write_record((results / "model" / "model.json"), model_of(fitted_model(*synthetic())))
     env = {"REPLBENCH_STATE": str(tmp_path / "st"), "REPLBENCH_RESULTS": str(results)}
     mix = ["model", "predict", "--mix", "update_user=100/s"]
     code, out, err = run_main([*mix, "--replicas", "3"], env)
-    each = costmodel.predict(model_of(costmodel.fit(*synthetic())), costmodel.parse_mix("update_user=100/s"))
+    each = costmodel.predict(model_of(fitted_model(*synthetic())), costmodel.parse_mix("update_user=100/s"))
     three = float(f"{each['bytes_per_s_to_each_replica']['value'] * 3:.3g}")  # as the plan prints it
     assert code == 0 and f"To 3 replica(s): {three:,.0f} [" in out, err
     code, out, _ = run_main(mix, env)
@@ -907,7 +905,7 @@ def with_requests(runs: list[dict], reads: bool = True, seed: int = 3) -> list[d
 def roles_model(reads: bool = True):
     """synthetic()'s model with the app's and the load generator's fits."""
     runs, drains = synthetic()
-    return model_of(costmodel.fit(with_requests(runs, reads), drains))
+    return model_of(fitted_model(with_requests(runs, reads), drains))
 
 
 @pytest.mark.parametrize("text, cores", [
@@ -946,10 +944,10 @@ def test_bad_cores_exit_2_with_the_model_commands_usage(tmp_path, flags: list[st
 
 
 def test_the_app_and_load_generators_cpu_per_request_are_fitted_per_write_and_per_read() -> None:
-    model = costmodel.fit(*synthetic()[:1], [])  # no run recorded them: no fit, and the fit says so
+    model = fitted_model(*synthetic()[:1], [])  # no run recorded them: no fit, and the fit says so
     assert model["app_cpu_s"] is None and model["load_cpu_s"] is None
     assert "The app's CPU per request: no data" in render_fit(model_of(model))
-    model = costmodel.fit(with_requests(synthetic()[0]), [])
+    model = fitted_model(with_requests(synthetic()[0]), [])
     for part, (write, read) in (("app_cpu_s", (APP_WRITE, APP_READ)), ("load_cpu_s", (LOAD_WRITE, LOAD_READ))):
         fitted = model[part]
         assert fitted["terms"] == ["per_trx", "per_read"] and not fitted["rows_separated"], part  # no per-row term
@@ -969,16 +967,16 @@ def test_the_app_and_load_generators_cpu_per_request_are_fitted_per_write_and_pe
     assert "The app's CPU per request (every setting and table; the app as asyncmy/uvloop): 0.29" in text
     assert "ms per write request at 400/s + 0.11" in text and "ms per read request" in text
     # no run read: the write terms alone, and the read term says "no data"
-    writes_only = costmodel.fit(with_requests(synthetic()[0], reads=False), [])["load_cpu_s"]
+    writes_only = fitted_model(with_requests(synthetic()[0], reads=False), [])["load_cpu_s"]
     assert writes_only["terms"] == ["per_trx"] and writes_only["reads"] == "no data: no run read"
-    assert "; reads: no data: no run read" in render_fit(model_of(costmodel.fit(
+    assert "; reads: no data: no run read" in render_fit(model_of(fitted_model(
         with_requests(synthetic()[0], reads=False), [])))
 
 
 def test_the_app_fit_takes_the_runs_of_the_app_settings_most_runs_had() -> None:
     runs = with_requests(synthetic()[0], reads=False)
     other = [{**o, "app_settings": "aiomysql/uvloop", "app_cpu_s": 3 * o["app_cpu_s"]} for o in runs[:3]]
-    fitted = costmodel.fit([*runs, *other], [])
+    fitted = fitted_model([*runs, *other], [])
     assert fitted["app_cpu_s"]["coef"]["per_trx"] == pytest.approx(APP_WRITE, rel=0.05)
     assert fitted["app_cpu_s"]["basis"] == ("every setting and table; the app as asyncmy/uvloop, 3 run(s) of other "
                                             "app settings left out")
@@ -994,11 +992,11 @@ def test_a_run_records_its_requests_and_the_app_and_load_generators_cpu() -> Non
         "replication": {"nodes": {"master": {"transactions": 12_000, "rows_changed": 12_000}}}})
     meta = meta_of({"knobs_changed": {}, "app": {"driver": "asyncmy", "worker_class": "uvloop"}})
     obs = costmodel.observation(summary_of(summary), meta)
-    assert obs is not None and (obs["writes"], obs["reads"]) == (12_000, 600)
-    assert (obs["app_cpu_s"], obs["load_cpu_s"], obs["app_settings"]) == (7.0, 4.2, "asyncmy/uvloop")
+    assert obs is not None and (obs.writes, obs.reads) == (12_000, 600)
+    assert (obs.app_cpu_s, obs.load_cpu_s, obs.app_settings) == (7.0, 4.2, "asyncmy/uvloop")
     # a topology file's attacker hosts: this machine saw none of vegeta's CPU (the summary's 0 is not a measurement)
     remote = costmodel.observation(summary_of({**summary, "remote_attackers": [{"index": 0}]}), meta)
-    assert remote is not None and remote["load_cpu_s"] is None and remote["app_cpu_s"] == 7.0
+    assert remote is not None and remote.load_cpu_s is None and remote.app_cpu_s == 7.0
 
 
 def _sustains(plan: dict, role: str) -> float:
@@ -1063,7 +1061,7 @@ def test_a_role_not_given_is_not_judged_and_one_without_data_says_so() -> None:
     bare = costmodel.predict(model, mix)
     assert bare["capacity"] is None and bare["cores"] == {} and "Capacity per role" not in render_plan(bare)
     # a model without the app's fit (fitted before it): the app has no figure, is said so, and is not the first
-    old = model_of(costmodel.fit(*synthetic()))
+    old = model_of(fitted_model(*synthetic()))
     got = costmodel.predict(old, mix, cores={"master": 2, "app": 0.1})["capacity"]
     assert got["roles"]["app"]["cores_needed"] is None and got["saturates_first"] == "master"
     assert got["roles"]["app"]["no_data"].startswith("no data: the model has no fit of the app's CPU per request")
@@ -1091,8 +1089,8 @@ def test_replica_cores_is_an_alias_of_cores_replica(tmp_path) -> None:
 
     results = tmp_path / "results"
     (results / "model").mkdir(parents=True)
-    (results / "model" / "model.json").write_text(json.dumps(costmodel.fit(with_requests(synthetic()[0]),
-                                                                           synthetic()[1])))
+    write_record(results / "model" / "model.json", model_of(fitted_model(with_requests(synthetic()[0]),
+                                                                          synthetic()[1])))
     env = {"REPLBENCH_STATE": str(tmp_path / "st"), "REPLBENCH_RESULTS": str(results)}
     mix = ["model", "predict", "--mix", "update_user=300/s"]
     code, alias, err = run_main([*mix, "--replica-cores", "2"], env)
@@ -1103,7 +1101,7 @@ def test_replica_cores_is_an_alias_of_cores_replica(tmp_path) -> None:
     assert "Capacity per role at 300 transactions/s asked (--cores replica=2):" in cores
     assert "  master (mariadbd): not judged (not in --cores)" in cores
     # predict itself reads a replica's cores from --cores' roles
-    plan = costmodel.predict(model_of(costmodel.fit(*synthetic())), costmodel.parse_mix("update_user=300/s"),
+    plan = costmodel.predict(model_of(fitted_model(*synthetic())), costmodel.parse_mix("update_user=300/s"),
                              cores={"replica": 2.0})
     assert plan["replica_cores"] == 2.0 and plan["parallel"]["at_once"] == 1.0
     assert plan["replica_cpu_utilisation"]["value"] == pytest.approx(plan["replica_cpu_cores"]["value"] / 2)

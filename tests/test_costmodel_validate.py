@@ -16,13 +16,13 @@ import pytest
 from replbench.analysis import costmodel, validation
 from replbench.analysis import profile as prof
 from replbench.core.config import ROOT
-from replbench.core.results import RecordedRun, Validation, model_of, summary_of, validation_of
+from replbench.core.results import Observation, RecordedRun, Validation, model_of, summary_of, validation_of
 from replbench.experiments import campaign, modelcheck
 from replbench.experiments.run import Clock
 from replbench.measure import binlogfile
 from replbench.report.model import render_coverage, render_validation
 
-from .conftest import run_main
+from .conftest import fitted_model, observed, run_main
 from .test_costmodel import synthetic
 from .test_profile import _snippet_profile
 
@@ -82,15 +82,15 @@ def test_the_attack_window_holds_the_attack_in_whole_seconds_of_the_decoders_clo
 
 # --- the profile path ----------------------------------------------------------------------------------------------
 
-def _obs(setting: str = "ROW-FULL", reads: int = 0, **measured: float) -> dict:
+def _obs(setting: str = "ROW-FULL", reads: int = 0, **measured: float) -> Observation:
     """A held-out run as costmodel.observation gives it: the snippet's counts, and the measured figures."""
-    return {"setting": setting, "table": "bench_idx", "transactions": SNIPPET_TRX, "rows": SNIPPET_ROWS,
-            "seconds": SNIPPET_SPAN, "replica_reads": reads, "replicas": 2,
-            **{"binlog_bytes": 50_000.0, "master_cpu_s": 0.005, "replica_cpu_s": 0.004, **measured}}
+    return observed({"setting": setting, "table": "bench_idx", "transactions": SNIPPET_TRX, "rows": SNIPPET_ROWS,
+                     "seconds": SNIPPET_SPAN, "replica_reads": reads, "replicas": 2,
+                     **{"binlog_bytes": 50_000.0, "master_cpu_s": 0.005, "replica_cpu_s": 0.004, **measured}})
 
 
 def test_the_profile_path_prices_the_binlogs_workload_over_the_window() -> None:
-    model = costmodel.fit(*synthetic())  # ROW-FULL on bench_idx only
+    model = fitted_model(*synthetic())  # ROW-FULL on bench_idx only
     fitted = model["settings"]["ROW-FULL bench_idx"]
     profile = _snippet_profile(prof.EVERY_ROW)
     assert profile.span_s == SNIPPET_SPAN and profile.heartbeat.transactions == 3
@@ -118,7 +118,7 @@ def test_the_profile_path_prices_the_binlogs_workload_over_the_window() -> None:
 
 
 def test_what_the_profile_path_cannot_price_says_why() -> None:
-    model = costmodel.fit(*synthetic())
+    model = fitted_model(*synthetic())
     profile = _snippet_profile()
     reads = validation.from_profile(model_of(model), profile, _obs(reads=9000))
     assert reads["replica_cpu_s"]["predicted"] is None and reads["replica_cpu_s"]["measured"] == 0.004
@@ -136,7 +136,7 @@ def test_what_the_profile_path_cannot_price_says_why() -> None:
 def test_a_case_is_profiled_beside_its_run_and_a_failed_copy_is_recorded(tmp_path, monkeypatch) -> None:
     """_profiled's wiring with the copy and the decoder replaced: the profile file beside the run, the window it
     was asked for, and a copy that fails recorded as the case's profile error; _priced then prices the file."""
-    model = costmodel.fit(*synthetic())
+    model = fitted_model(*synthetic())
     profile = _snippet_profile()
     asked = {}
 
@@ -179,7 +179,7 @@ def test_a_case_is_profiled_beside_its_run_and_a_failed_copy_is_recorded(tmp_pat
 def test_a_case_runs_under_its_setting_and_is_predicted_both_ways(tmp_path, monkeypatch) -> None:
     """_case's wiring with the run, its reading and the profile replaced: the run gets the case's knobs, and the case
     records its setting, the direct path's figures and the profile path's."""
-    model = costmodel.fit(*synthetic())
+    model = fitted_model(*synthetic())
     ran = {}
 
     class FakeRun:

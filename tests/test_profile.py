@@ -28,7 +28,7 @@ from replbench.core.results import model_of, read_model, write_record
 from replbench.measure import binlogfile
 from replbench.report.profile import render
 
-from .conftest import env_for, run_cli, run_folder, run_main
+from .conftest import env_for, fitted_model, run_cli, run_folder, run_main
 from .test_external import UNREACHED_EXPORTER, write_topology
 
 SNIPPET = Path(__file__).parent / "fixtures" / "binlog-profile.txt"
@@ -289,7 +289,7 @@ def test_a_transaction_on_several_lines_is_priced_once_and_its_rows_on_each_line
         ("orders", "delete", 10, 10), ("orders", "insert", 10, 10), ("stock", "update", 10, 10)]
     assert (p.workload.transactions, p.workload.rows, p.span_s) == (10, 30, 10)
     mixes, _, _ = prof.workload_mixes(p, ["bench_idx"])
-    model = model_of(costmodel.fit(*synthetic()))
+    model = model_of(fitted_model(*synthetic()))
     plan = costmodel.predict(model, mixes["bench_idx"])
     assert (plan["transactions_per_s"], plan["rows_per_s"]) == (pytest.approx(1.0), pytest.approx(3.0))
     whole = costmodel.predict(model, [("update", 3, 1.0)])  # the same writes as one line of 3-row transactions
@@ -331,7 +331,7 @@ def test_the_plans_binlog_is_the_profiles_own_bytes_not_the_model_tables(tmp_pat
     own = p.workload.settings["ROW-FULL"].bytes / p.span_s
     assert p.workload.settings["ROW-FULL"].basis == "exact" and own == p.workload.bytes / p.span_s == 329.0
     assert own * 4 < F_BINLOG + 3 * G_BINLOG  # what the model's table would write for the same transactions
-    fitted = costmodel.fit(*synthetic())
+    fitted = fitted_model(*synthetic())
     for setting in ("ROW-MINIMAL", "STATEMENT"):  # the ROW-FULL fit's copy: a model with those settings
         fitted["settings"][f"{setting} bench_idx"] = fitted["settings"]["ROW-FULL bench_idx"]
     model = model_of(fitted)
@@ -386,7 +386,7 @@ def test_a_profile_feeds_model_predict_without_the_heartbeat(tmp_path: Path, mon
 
     results = tmp_path / "results"
     (results / "model").mkdir(parents=True)
-    write_record(results / "model" / "model.json", model_of(costmodel.fit(*synthetic())))  # ROW-FULL, bench_idx
+    write_record(results / "model" / "model.json", model_of(fitted_model(*synthetic())))  # ROW-FULL, bench_idx
     monkeypatch.setenv("REPLBENCH_STATE", str(tmp_path / "state"))
     monkeypatch.setenv("REPLBENCH_RESULTS", str(results))
     p = _snippet_profile(prof.EVERY_ROW)
@@ -405,7 +405,7 @@ def test_a_profile_feeds_model_predict_without_the_heartbeat(tmp_path: Path, mon
     out = capsys.readouterr().out
     assert "Capacity plan under ROW-FULL on bench_idx" in out and "To 2 replica(s)" in out
     # its largest transaction, the 100-row update, priced by the apply fit at its rows
-    took = costmodel.apply_seconds(model_of(costmodel.fit(*synthetic())), "ROW-FULL", "bench_idx", 100)
+    took = costmodel.apply_seconds(model_of(fitted_model(*synthetic())), "ROW-FULL", "bench_idx", 100)
     big = max(p.largest, key=lambda t: t.rows)
     assert big.rows == 100 and (f"The largest transaction ({big.gtid}, 100 rows) takes one SQL thread "
                                 f"{took['value'] * 1e3:.3g} [" in out), out  # in ms below a second
@@ -722,7 +722,7 @@ def test_a_profiles_capacity_per_role_is_priced_with_cores(tmp_path: Path, monke
 
     p = _snippet_profile()
     for model, app in ((roles_model(), "app (gunicorn workers): needs "),
-                       (model_of(costmodel.fit(*synthetic())), "app (gunicorn workers): no data: the model has no "
+                       (model_of(fitted_model(*synthetic())), "app (gunicorn workers): no data: the model has no "
                                                                "fit of the app's CPU per request")):
         path = _saved_for_predict(tmp_path / str(len(app)), monkeypatch, model, p)
         args = argparse.Namespace(profile=str(path), setting="ROW-FULL", replica_cores=None, parallel=1, link=None,

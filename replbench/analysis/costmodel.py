@@ -70,11 +70,13 @@ from ..core.records import UNIT_OK
 from ..core.results import (
     ApplyRecord,
     CostModel,
+    Drain,
     FinishedRun,
     Fit,
     FittedSetting,
     NodeCounters,
     NodeFigures,
+    Observation,
     RowsChecked,
     RunMeta,
     RunSummary,
@@ -143,7 +145,7 @@ def node_counters(summary: RunSummary, name: str) -> NodeCounters:
     return nodes.get(name) or NodeCounters()
 
 
-def observation(summary: RunSummary, m: RunMeta) -> dict[str, Any] | None:
+def observation(summary: RunSummary, m: RunMeta) -> Observation | None:
     """One write run as the fit sees it, or None when it cannot serve (not finished, no net CPU, rows not verified
     as changed, a setting outside the model)."""
     setting = setting_of(m.knobs_changed)
@@ -166,19 +168,19 @@ def observation(summary: RunSummary, m: RunMeta) -> dict[str, Any] | None:
     fsyncs = None if master.fsyncs_per_write_net is None else \
         master.fsyncs_per_write_net + (master.binlog_syncs_per_write_net or 0)
     rows = master.rows_changed or master.transactions
-    return {"setting": setting, "table": s.schema_name, "folder": s.folder, "scenario": s.scenario,
-            "cell": cell_name(s.scenario, s.rate, rows / master.transactions),
-            "transactions": master.transactions, "rows": rows,
-            "seconds": s.cpu_span_s or s.duration_s,
-            "write_seconds": s.cpu_span_s or s.duration_s,  # the app wrote in every second of the run
-            "master_cpu_s": net["master"],
-            "replica_cpu_s": sum(_net_cpu(net, r) for r in replicas) / len(replicas) if replicas else None,
-            # reads the replicas served (all of them; replica_cpu_s is their mean): priced by a read term where
-            # the fit has such runs, else those runs are left out of the replica fit
-            "replica_reads": sum(v for k, v in served.items() if k in replicas), "replicas": len(replicas),
-            "binlog_bytes": bytes_per_write * b.successful_writes,
-            "fsyncs_per_commit": fsyncs, "resolution": _resolution(s, replicas),
-            **_requests(s, m, net, b.successful_writes)}
+    return Observation(setting=setting, table=s.schema_name, folder=s.folder, scenario=s.scenario,
+                       cell=cell_name(s.scenario, s.rate, rows / master.transactions),
+                       transactions=master.transactions, rows=rows,
+                       seconds=s.cpu_span_s or s.duration_s,
+                       write_seconds=s.cpu_span_s or s.duration_s,  # the app wrote in every second of the run
+                       master_cpu_s=net["master"],
+                       replica_cpu_s=sum(_net_cpu(net, r) for r in replicas) / len(replicas) if replicas else None,
+                       # reads the replicas served (all of them; replica_cpu_s is their mean): priced by a read
+                       # term where the fit has such runs, else those runs are left out of the replica fit
+                       replica_reads=sum(v for k, v in served.items() if k in replicas), replicas=len(replicas),
+                       binlog_bytes=bytes_per_write * b.successful_writes,
+                       fsyncs_per_commit=fsyncs, resolution=_resolution(s, replicas),
+                       **_requests(s, m, net, b.successful_writes))
 
 
 def _requests(s: RunSummary, m: RunMeta, net: NodeFigures, writes: int) -> dict[str, Any]:
@@ -205,18 +207,18 @@ def _resolution(s: RunSummary, replicas: list[str]) -> dict[str, float]:
 
 
 def _read_observation(s: FinishedRun, m: RunMeta, setting: str, net: NodeFigures, replicas: list[str],
-                      served: dict[str, int]) -> dict[str, Any]:
+                      served: dict[str, int]) -> Observation:
     """A run that only read, as the replica fit sees it (docs/cost-model.md, "Reads"): no transaction, no row, no
     second of writing, its replicas' mean CPU net of idle and the reads they served. The master's CPU and the
     binlog of such a run are not the workload's (the heartbeat alone), so the other fits leave it out."""
     seconds = s.cpu_span_s or s.duration_s
-    return {"setting": setting, "table": s.schema_name, "folder": s.folder, "scenario": s.scenario,
-            "cell": f"{s.scenario or 'read'} {'' if s.rate is None else f'@{s.rate:g}/s '}reads",
-            "transactions": 0, "rows": 0, "seconds": seconds, "write_seconds": 0.0,
-            "master_cpu_s": None, "replica_cpu_s": sum(_net_cpu(net, r) for r in replicas) / len(replicas),
-            "replica_reads": sum(v for k, v in served.items() if k in replicas), "replicas": len(replicas),
-            "binlog_bytes": None, "fsyncs_per_commit": None, "resolution": _resolution(s, replicas),
-            **_requests(s, m, net, 0)}
+    return Observation(setting=setting, table=s.schema_name, folder=s.folder, scenario=s.scenario,
+                       cell=f"{s.scenario or 'read'} {'' if s.rate is None else f'@{s.rate:g}/s '}reads",
+                       transactions=0, rows=0, seconds=seconds, write_seconds=0.0,
+                       master_cpu_s=None, replica_cpu_s=sum(_net_cpu(net, r) for r in replicas) / len(replicas),
+                       replica_reads=sum(v for k, v in served.items() if k in replicas), replicas=len(replicas),
+                       binlog_bytes=None, fsyncs_per_commit=None, resolution=_resolution(s, replicas),
+                       **_requests(s, m, net, 0))
 
 
 def _net_cpu(net: NodeFigures, group: str) -> float:
@@ -226,21 +228,27 @@ def _net_cpu(net: NodeFigures, group: str) -> float:
     return seconds
 
 
-def squares_of(obs: dict[str, Any]) -> float:
-    """Σ rows² over an observation's transactions, taking them all of one size (a drain's backlog is)."""
-    return obs["rows"] ** 2 / obs["transactions"] if obs.get("transactions") else 0.0
+def squares_of(drain: Drain) -> float:
+    """Σ rows² over a drain's transactions, taking them all of one size (a drain's backlog is)."""
+    return drain.rows ** 2 / drain.transactions if drain.transactions else 0.0
 
 
-def writes_of(obs: dict[str, Any]) -> bool:
+def writes_of(obs: Observation) -> bool:
     """Whether an observation wrote (every fit but the replicas' reads only those)."""
-    return bool(obs.get("transactions"))
+    return bool(obs.transactions)
 
 
-def write_seconds(obs: dict[str, Any]) -> float:
+def write_seconds(obs: Observation) -> float:
     """The seconds an observation's app wrote in (a model fitted before they were recorded: its seconds, as every
     run then wrote in each)."""
-    value = obs.get("write_seconds")
-    return float(obs.get("seconds") or 0.0) if value is None else float(value)
+    return float(obs.seconds if obs.write_seconds is None else obs.write_seconds)
+
+
+def measured(obs: Observation, part: str) -> float:
+    """An observation's figure of a part whose fit takes it (each fit takes only the observations that have it)."""
+    value = obs.figure(part)
+    assert value is not None, (obs.folder, part)
+    return value
 
 
 def cell_name(scenario: str | None, rate: float | None, rows_per_trx: float) -> str:
@@ -250,18 +258,22 @@ def cell_name(scenario: str | None, rate: float | None, rows_per_trx: float) -> 
     return f"{scenario or 'drain'} {'' if rate is None else f'@{rate:g}/s '}{size:.3g} rows"
 
 
-def cell_of(obs: dict[str, Any]) -> str:
-    """An observation's cell: its own, or one made from its figures (a drain, or a test's synthetic run): the
-    rate from its transactions over its seconds, a drain's size from its transactions."""
-    if obs.get("cell"):
-        return str(obs["cell"])
-    rate = obs["transactions"] / obs["seconds"] if obs.get("seconds") else None
-    name = cell_name(obs.get("scenario"), None if rate is None else float(f"{rate:.2g}"),
-                     obs["rows"] / obs["transactions"])
-    return name if rate is not None else f"{name} × {obs['transactions']}"
+def cell_of(obs: Observation) -> str:
+    """An observation's cell: its own, or (a model fitted before cells were recorded, or a test's synthetic run)
+    one made from its figures, the rate from its transactions over its seconds."""
+    if obs.cell:
+        return obs.cell
+    rate = obs.transactions / obs.seconds if obs.seconds else None
+    name = cell_name(obs.scenario, None if rate is None else float(f"{rate:.2g}"), obs.rows / obs.transactions)
+    return name if rate is not None else f"{name} × {obs.transactions}"
 
 
-def apply_observation(a: ApplyRecord) -> list[dict[str, Any]]:
+def drain_cell(drain: Drain) -> str:
+    """A drain's cell: its size and its transactions (a backlog of that many)."""
+    return f"{cell_name(None, None, drain.rows / drain.transactions)} × {drain.transactions}"
+
+
+def apply_observation(a: ApplyRecord) -> list[Drain]:
     """Each replica's drain of an apply-capacity run (alone) as the apply fit sees it."""
     setting = setting_of(a.knobs_changed)
     method = a.method if a.method is not None else "alone"  # apply.json from before `together` had no method
@@ -270,15 +282,16 @@ def apply_observation(a: ApplyRecord) -> list[dict[str, Any]]:
     out = []
     for name, r in (a.replicas or {}).items():
         if r is not None and r.seconds and r.transactions:
-            out.append({"setting": setting, "table": a.schema_name, "replica": name, "transactions": r.transactions,
-                        "rows": r.rows or r.transactions, "apply_s": r.seconds,
-                        "backlog": a.folder})  # every replica of one run drained the same backlog
+            out.append(Drain(setting=setting, table=a.schema_name, replica=name, transactions=r.transactions,
+                             rows=r.rows or r.transactions, apply_s=r.seconds,
+                             backlog=a.folder))  # every replica of one run drained the same backlog
     return out
 
 
-def collect(results: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def collect(results: Path) -> tuple[list[Observation], list[Drain]]:
     """Every usable write run and apply-capacity drain under results/."""
-    runs, drains = [], []
+    runs: list[Observation] = []
+    drains: list[Drain] = []
     for path in sorted(results.rglob("summary.json")):
         meta_path = path.parent / "meta.json"
         if not meta_path.exists() or any(part.startswith(HELD_OUT) for part in path.parts):
@@ -287,9 +300,8 @@ def collect(results: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
             obs = observation(read_summary(path.parent), read_meta(path.parent))
         except (OSError, ValueError):
             continue
-        if obs:
-            obs["folder"] = str(path.parent.relative_to(results))
-            runs.append(obs)
+        if obs is not None:
+            runs.append(obs.model_copy(update={"folder": str(path.parent.relative_to(results))}))
     for path in sorted(results.rglob("apply.json")):
         if any(part.startswith(HELD_OUT) for part in path.parts):
             continue
@@ -507,19 +519,19 @@ def _run_variance(y: Any, trx: Any, relative: Any, groups: list[list[int]], term
     return float(np.sum(relative ** 2) / dof), dof, "residuals"
 
 
-def fit(runs: list[dict[str, Any]], drains: list[dict[str, Any]]) -> dict[str, Any]:
+def fit(runs: list[Observation], drains: list[Drain]) -> dict[str, Any]:
     """The model per setting: CPU per role, binlog bytes, one replica's apply time, fsyncs per commit, and the
     domain of rates and sizes its runs cover."""
     import numpy as np
 
     model: dict[str, Any] = {"settings": {}, "observations": runs, "drains": drains}
-    # the observations: observation()'s and apply_observation()'s dictionaries (model.json keeps them), each with
-    # its table (None where the summary named none)
-    tables = sorted({o["table"] or "" for o in [*runs, *drains]})
+    # the observations: observation()'s and apply_observation()'s records (model.json keeps them), each with its
+    # table (None where the summary named none)
+    tables = sorted({o.table or "" for o in runs} | {d.table or "" for d in drains})
     shapes = {part: rate_shape(runs, part) for part in CPU_PARTS}
     reads_shape = read_shape(runs)
 
-    def cpu(ours: list[dict[str, Any]], pooled: bool = False) -> dict[str, dict[str, Any] | None]:
+    def cpu(ours: list[Observation], pooled: bool = False) -> dict[str, dict[str, Any] | None]:
         # writes amid reads on the same cores are outside the master's domain (AMID_READS)
         return {"master_cpu_s": _fit_of([o for o in ours if writes_of(o) and not reads_each(o)], "master_cpu_s",
                                         timed=True, shape=shapes["master_cpu_s"], pooled=pooled),
@@ -530,15 +542,15 @@ def fit(runs: list[dict[str, Any]], drains: list[dict[str, Any]]) -> dict[str, A
     # the runs that only read (the reference settings', ROW FULL) go in as they are: a read costs the same under
     # every image
     pools = {t: _pool(runs, t) for t in tables}
-    images = {t: cpu([o for o in runs if o["setting"] in pool and (o["table"] or "") == t], pooled=True)
+    images = {t: cpu([o for o in runs if o.setting in pool and (o.table or "") == t], pooled=True)
               for t, pool in pools.items()}
     for setting, table in ((s, t) for s in SETTINGS for t in tables):
-        ours = [o for o in runs if o["setting"] == setting and (o["table"] or "") == table]
+        ours = [o for o in runs if o.setting == setting and (o.table or "") == table]
         mine = [o for o in ours if writes_of(o)]  # runs that only read price the replicas' reads alone
-        drained = [d for d in drains if d["setting"] == setting and (d["table"] or "") == table]
+        drained = [d for d in drains if d.setting == setting and (d.table or "") == table]
         if not mine and not drained:
             continue
-        synced = [o for o in mine if o.get("fsyncs_per_commit") is not None]  # net of idle (observation())
+        synced = [(o, f) for o in mine if (f := o.fsyncs_per_commit) is not None]  # net of idle (observation())
         cpus = {part: split_part(joint, setting) for part, joint in images[table].items()} \
             if setting in pools[table] else cpu(ours)
         model["settings"][key(setting, table)] = {
@@ -546,11 +558,11 @@ def fit(runs: list[dict[str, Any]], drains: list[dict[str, Any]]) -> dict[str, A
             "master_cpu_s": cpus["master_cpu_s"], "replica_cpu_s": cpus["replica_cpu_s"],
             "binlog_bytes": _fit_of(mine, "binlog_bytes"),
             "apply_s": _apply_fit(drained),
-            "fsyncs_per_commit": float(np.median([o["fsyncs_per_commit"] for o in synced])) if synced else None,
+            "fsyncs_per_commit": float(np.median([f for _, f in synced])) if synced else None,
             # the master's fsyncs (InnoDB + binlog) per run: big transactions sync more than once per commit
-            "master_fsyncs": fit_part([o["fsyncs_per_commit"] * o["transactions"] for o in synced],
-                                      [o["transactions"] for o in synced], [o["rows"] for o in synced],
-                                      [cell_of(o) for o in synced], seconds=[write_seconds(o) for o in synced]),
+            "master_fsyncs": fit_part([f * o.transactions for o, f in synced],
+                                      [o.transactions for o, _ in synced], [o.rows for o, _ in synced],
+                                      [cell_of(o) for o, _ in synced], seconds=[write_seconds(o) for o, _ in synced]),
             "domain": domain_of(mine),
         }
     # the app's and the load generator's CPU per request: one fit each over every setting and table (neither sees
@@ -561,21 +573,21 @@ def fit(runs: list[dict[str, Any]], drains: list[dict[str, Any]]) -> dict[str, A
     return model
 
 
-def _apply_fit(drained: list[dict[str, Any]]) -> dict[str, Any] | None:
+def _apply_fit(drained: list[Drain]) -> dict[str, Any] | None:
     """One replica's apply time: the curve c·transactions + d·rows + e·rows² (fit_part), and, where the curve prices
     rows and two sizes or more were drained, each drained size's mean apply seconds per transaction ("sizes":
     [[rows per transaction, seconds, drains, backlogs], …], smallest first; a size: the drains of one cell's size,
     to a tenth of a decade as cell_name groups them, placed at their mean rows per transaction), which price a size
     between them (apply_time; docs/cost-model.md, "Apply")."""
-    part = fit_part([d["apply_s"] for d in drained], [d["transactions"] for d in drained],
-                    [d["rows"] for d in drained], [cell_of(d) for d in drained],
+    part = fit_part([d.apply_s for d in drained], [d.transactions for d in drained],
+                    [d.rows for d in drained], [drain_cell(d) for d in drained],
                     squares=[squares_of(d) for d in drained])
     by_size: dict[str, list[tuple[float, float, Any]]] = {}
     for i, d in enumerate(drained):
-        if d["transactions"]:
-            n = d["rows"] / d["transactions"]
+        if d.transactions:
+            n = d.rows / d.transactions
             by_size.setdefault(cell_name(None, None, n), []).append(
-                (n, d["apply_s"] / d["transactions"], d.get("backlog") or i))  # no folder (old model.json): its own
+                (n, d.apply_s / d.transactions, d.backlog or i))  # no folder (old model.json): its own
     sizes = sorted([sum(n for n, *_ in v) / len(v), sum(t for _, t, _ in v) / len(v), len(v), len({b for *_, b in v})]
                    for v in by_size.values())
     if part is not None and part["rows_separated"] and len(sizes) >= 2:
@@ -633,44 +645,44 @@ def apply_time(part: Fit | None, items: Iterable[tuple[float, float]]) -> dict[s
     return {"value": value, "low": max(0.0, value - Z95 * sd), "high": value + Z95 * sd}
 
 
-def _pool(runs: list[dict[str, Any]], table: str) -> tuple[str, ...]:
+def _pool(runs: list[Observation], table: str) -> tuple[str, ...]:
     """The row images whose CPU fits are pooled on a table: those whose write runs tell rows from transactions
     (separates), where there are two or more of them; else none (each fits alone)."""
     def sized(setting: str) -> bool:
-        mine = [o for o in runs if o["setting"] == setting and writes_of(o) and (o["table"] or "") == table]
-        return separates([o["transactions"] for o in mine], [o["rows"] for o in mine])
+        mine = [o for o in runs if o.setting == setting and writes_of(o) and (o.table or "") == table]
+        return separates([o.transactions for o in mine], [o.rows for o in mine])
 
     pool = tuple(s for s in ROW_IMAGES if sized(s))
     return pool if len(pool) >= 2 else ()
 
 
-def _fit_of(obs: list[dict[str, Any]], part: str, reads: list[float] | None = None,
+def _fit_of(obs: list[Observation], part: str, reads: list[float] | None = None,
             timed: bool = False, shape: dict[str, Any] | None = None, pooled: bool = False) -> dict[str, Any] | None:
     """One part's fit over the observations; `timed`: with a term per second of writing (CPU, fsyncs), or, where
     the runs give a rate shape (rate_shape), each run's transactions weighed by the shape at its rate instead;
     `pooled`: over several settings (ROW_IMAGES), a cost per row each (fit_part's `kinds`)."""
     factors = [shape_factor(shape, rate_of(o)) for o in obs] if shape else None
-    fitted = fit_part([o[part] for o in obs], [o["transactions"] for o in obs], [o["rows"] for o in obs],
-                      [f"{o['setting']} {cell_of(o)}" if pooled else cell_of(o) for o in obs], reads,
+    fitted = fit_part([measured(o, part) for o in obs], [o.transactions for o in obs], [o.rows for o in obs],
+                      [f"{o.setting} {cell_of(o)}" if pooled else cell_of(o) for o in obs], reads,
                       [write_seconds(o) for o in obs] if timed and not shape else None, factors=factors,
-                      kinds=[o["setting"] for o in obs] if pooled else None)
+                      kinds=[o.setting for o in obs] if pooled else None)
     if fitted is not None and shape:
         fitted["rate_shape"] = shape
     return fitted
 
 
-def reads_each(obs: dict[str, Any]) -> float:
+def reads_each(obs: Observation) -> float:
     """The reads one replica served over the run (the replicas' total over their count: replica_cpu_s is their
     mean)."""
-    return (obs.get("replica_reads") or 0) / max(1, obs.get("replicas") or 1)
+    return obs.replica_reads / max(1, obs.replicas or 1)
 
 
-def _replica_fit(runs: list[dict[str, Any]], shape: dict[str, Any] | None = None,
+def _replica_fit(runs: list[Observation], shape: dict[str, Any] | None = None,
                  reads_shape: dict[str, Any] | None = None, pooled: bool = False) -> dict[str, Any] | None:
     """The replicas' CPU: with a read term where runs whose replicas served reads can price one (each run's reads
     weighed by the read shape at its read rate, where the read-only runs give one), else from the runs whose
     replicas served none (a run with reads would charge its reads to the writes), saying why."""
-    replica = [o for o in runs if o["replica_cpu_s"] is not None]
+    replica = [o for o in runs if o.replica_cpu_s is not None]
     readers = [o for o in replica if reads_each(o)]
     if readers:
         reads = [reads_each(o) * (shape_factor(reads_shape, read_rate_of(o)) if reads_shape else 1.0)
@@ -679,8 +691,8 @@ def _replica_fit(runs: list[dict[str, Any]], shape: dict[str, Any] | None = None
         if part is not None and "per_read" in part["terms"]:
             if reads_shape:
                 part["read_shape"] = reads_shape
-            if not any(o["transactions"] for o in readers):
-                _read_interval(part, [o["replica_cpu_s"] / w for o, w in zip(replica, reads, strict=True)
+            if not any(o.transactions for o in readers):
+                _read_interval(part, [measured(o, "replica_cpu_s") / w for o, w in zip(replica, reads, strict=True)
                                       if reads_each(o)])
             return part
     part = _fit_of([o for o in replica if not reads_each(o)], "replica_cpu_s", timed=True, shape=shape,
@@ -691,7 +703,7 @@ def _replica_fit(runs: list[dict[str, Any]], shape: dict[str, Any] | None = None
     return part
 
 
-def request_fit(runs: list[dict[str, Any]], part: str, one_app: bool = False) -> dict[str, Any] | None:
+def request_fit(runs: list[Observation], part: str, one_app: bool = False) -> dict[str, Any] | None:
     """A role's CPU per request (part: app_cpu_s, the app's; load_cpu_s, vegeta's) = w·write requests·s(rate) +
     r·read requests, through the origin and bounded at zero as every fit (fit_part, given no rows apart from the
     requests: the app and vegeta send one statement per request whatever its rows, so no per-row term), over every
@@ -703,33 +715,33 @@ def request_fit(runs: list[dict[str, Any]], part: str, one_app: bool = False) ->
     left out (their reads would be charged to the writes) and `reads` says so. `one_app`: only the runs of the app
     settings most runs had (a driver or worker class costs its own per request: docs/app.md), the others named as
     left out in `basis`. None without a run that wrote (a plan's requests are its transactions)."""
-    ours = [o for o in runs if o.get(part) is not None and (o.get("writes") or o.get("reads"))]
+    ours = [o for o in runs if o.figure(part) is not None and (o.writes or o.reads)]
     basis = "every setting and table"
     if one_app and ours:
         counts: dict[str, int] = {}
         for o in ours:
-            counts[o.get("app_settings") or "?/?"] = counts.get(o.get("app_settings") or "?/?", 0) + 1
+            counts[o.app_settings or "?/?"] = counts.get(o.app_settings or "?/?", 0) + 1
         app = max(counts, key=lambda k: counts[k])  # the first of the most common: runs come in their folders' order
         left = len(ours) - counts[app]
-        ours = [o for o in ours if (o.get("app_settings") or "?/?") == app]
+        ours = [o for o in ours if (o.app_settings or "?/?") == app]
         basis += f"; the app as {app}" + (f", {left} run(s) of other app settings left out" if left else "")
-    if not any(o.get("writes") for o in ours):
+    if not any(o.writes for o in ours):
         return None
     shape = rate_shape(ours, part)
 
-    def fitted(obs: list[dict[str, Any]], reads: bool) -> dict[str, Any] | None:
+    def fitted(obs: list[Observation], reads: bool) -> dict[str, Any] | None:
         # its requests as its rows: rows never differ from transactions, so fit_part adds no per-row term
-        return fit_part([o[part] for o in obs], [o["writes"] for o in obs], [o["writes"] for o in obs],
-                        [f"{o['setting']} {o['table'] or ''} {cell_of(o)}" for o in obs],
-                        reads=[o.get("reads") or 0 for o in obs] if reads else None,
+        return fit_part([measured(o, part) for o in obs], [o.writes or 0 for o in obs], [o.writes or 0 for o in obs],
+                        [f"{o.setting} {o.table or ''} {cell_of(o)}" for o in obs],
+                        reads=[o.reads or 0 for o in obs] if reads else None,
                         factors=[shape_factor(shape, rate_of(o)) for o in obs])
 
-    readers = [o for o in ours if o.get("reads")]
+    readers = [o for o in ours if o.reads]
     got = fitted(ours, True) if readers else None
-    if got is not None and "per_read" in got["terms"] and not any(o.get("writes") for o in readers):
-        _read_interval(got, [o[part] / o["reads"] for o in readers])
+    if got is not None and "per_read" in got["terms"] and not any(o.writes for o in readers):
+        _read_interval(got, [measured(o, part) / (o.reads or 1) for o in readers])
     if got is None or "per_read" not in got["terms"]:
-        got = fitted([o for o in ours if not o.get("reads")], False)
+        got = fitted([o for o in ours if not o.reads], False)
         if got is not None:
             got["reads"] = (f"no data: {len(readers)} run(s) that read left out, too few to tell a read's cost "
                             "from a write's") if readers else "no data: no run read"
@@ -761,14 +773,14 @@ def _read_interval(part: dict[str, Any], per_read: list[float]) -> None:
     part["ci95"]["per_read"] = [max(0.0, value - half), value + half]
 
 
-def rate_of(obs: dict[str, Any]) -> float:
+def rate_of(obs: Observation) -> float:
     """An observation's transactions per second (0 for a run that only read)."""
-    return obs["transactions"] / obs["seconds"] if obs.get("seconds") and obs.get("transactions") else 0.0
+    return obs.transactions / obs.seconds if obs.seconds and obs.transactions else 0.0
 
 
-def read_rate_of(obs: dict[str, Any]) -> float:
+def read_rate_of(obs: Observation) -> float:
     """The reads per second one replica served in an observation."""
-    return reads_each(obs) / obs["seconds"] if obs.get("seconds") else 0.0
+    return reads_each(obs) / obs.seconds if obs.seconds else 0.0
 
 
 def _points(cells: dict[str, list[tuple[float, float]]]) -> list[tuple[float, float, int]]:
@@ -800,7 +812,7 @@ def _shape(points: list[tuple[float, float, int]], source: str) -> dict[str, Any
             "points": [[round(rate, 2), round(float(cost / costs[-1]), 4)] for (rate, *_), cost in zip(points, costs)]}
 
 
-def rate_shape(runs: list[dict[str, Any]], part: str) -> dict[str, Any] | None:
+def rate_shape(runs: list[Observation], part: str) -> dict[str, Any] | None:
     """How a transaction's CPU (part: master_cpu_s or replica_cpu_s) changes with the rate, where the runs tell it:
     the single-row write runs' CPU per transaction per cell, of the setting and table whose cells cover the most
     rates (at least MODEL_SHAPE_MIN_RATES), made non-increasing with the rate, as a factor of its fastest cell's
@@ -809,11 +821,11 @@ def rate_shape(runs: list[dict[str, Any]], part: str) -> dict[str, Any] | None:
     weighs its transactions by it and fits its own level (the row images one, pooled: ROW_IMAGES)."""
     groups: dict[str, dict[str, list[tuple[float, float]]]] = {}
     for o in runs:
-        if o.get(part) is None or not o.get("transactions") or o["rows"] != o["transactions"] or reads_each(o) \
-                or not o.get("seconds"):
+        value = o.figure(part)
+        if value is None or not o.transactions or o.rows != o.transactions or reads_each(o) or not o.seconds:
             continue
-        groups.setdefault(key(o["setting"], o["table"] or ""), {}).setdefault(cell_of(o), []).append(
-            (rate_of(o), o[part] / o["transactions"]))
+        groups.setdefault(key(o.setting, o.table or ""), {}).setdefault(cell_of(o), []).append(
+            (rate_of(o), value / o.transactions))
     order = {name: i for i, name in enumerate(SETTINGS)}
     best = max(((len(pts := _points(cells)), sum(n for *_, n in pts), -order.get(name.split()[0], 99), name, pts)
                 for name, cells in groups.items()), default=None)
@@ -822,16 +834,16 @@ def rate_shape(runs: list[dict[str, Any]], part: str) -> dict[str, Any] | None:
     return _shape(best[4], best[3])
 
 
-def read_shape(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
+def read_shape(runs: list[Observation]) -> dict[str, Any] | None:
     """How a read's CPU on a replica changes with the reads per second it serves: the read-only runs' replica CPU
     per read per cell, every setting's (a read does not depend on the binlog's settings), made non-increasing with
     the read rate as the rate shape is, as a factor of the fastest cell's; None with fewer than
     MODEL_SHAPE_MIN_READ_RATES rates."""
     cells: dict[str, list[tuple[float, float]]] = {}
     for o in runs:
-        if o.get("transactions") or not reads_each(o) or o.get("replica_cpu_s") is None or not o.get("seconds"):
+        if o.transactions or not reads_each(o) or o.replica_cpu_s is None or not o.seconds:
             continue
-        cells.setdefault(cell_of(o), []).append((read_rate_of(o), o["replica_cpu_s"] / reads_each(o)))
+        cells.setdefault(cell_of(o), []).append((read_rate_of(o), o.replica_cpu_s / reads_each(o)))
     points = _points(cells)
     if len(points) < MODEL_SHAPE_MIN_READ_RATES:
         return None
@@ -849,10 +861,10 @@ def shape_factor(shape: dict[str, Any] | None, rate: float) -> float:
     return float(np.interp(math.log(rate), [math.log(r) for r in rates], factors))
 
 
-def domain_of(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
+def domain_of(runs: list[Observation]) -> dict[str, Any] | None:
     """The sizes and rates the fit saw: each run's rows per transaction and transactions per second."""
-    points = sorted({(float(f"{o['rows'] / o['transactions']:.3g}"), round(o["transactions"] / o["seconds"], 1))
-                     for o in runs if o.get("seconds") and o["transactions"]})
+    points = sorted({(float(f"{o.rows / o.transactions:.3g}"), round(o.transactions / o.seconds, 1))
+                     for o in runs if o.seconds and o.transactions})
     return {"points": [list(p) for p in points]} if points else None
 
 
@@ -1223,31 +1235,31 @@ def onset(model: CostModel, rows_per_trx: float, setting: str = "ROW-FULL",
     return _reciprocal(apply_seconds(model, setting, table, rows_per_trx))
 
 
-def expected(model: CostModel, obs: dict[str, Any]) -> dict[str, dict[str, float] | None]:
+def expected(model: CostModel, obs: Observation) -> dict[str, dict[str, float] | None]:
     """What the model says a measured run should have cost, from its own transactions and rows (and the reads its
     replicas served, where the replica fit prices a read): binlog bytes and master and replica CPU seconds (net of
     idle), each with its interval; None where the model cannot say (not_predicted says why)."""
-    fitted = _fitted(model, obs["setting"], obs["table"] or "")  # an observation() of the run
+    fitted = _fitted(model, obs.setting, obs.table or "")  # an observation() of the run
     if fitted is None:
         return {part: None for part in EXPECTED}
     seconds, rate = write_seconds(obs), rate_of(obs)
-    out = {part: _predict_one(_part(fitted, part), obs["transactions"], obs["rows"], seconds=seconds, rate=rate)
+    out = {part: _predict_one(_part(fitted, part), obs.transactions, obs.rows, seconds=seconds, rate=rate)
            for part in EXPECTED}
-    out["binlog_bytes"] = binlog_bytes(fitted, obs["transactions"], obs["rows"])
+    out["binlog_bytes"] = binlog_bytes(fitted, obs.transactions, obs.rows)
     replica = fitted.replica_cpu_s
     if reads_each(obs):
         out["master_cpu_s"] = None  # AMID_READS
-        out["replica_cpu_s"] = _predict_one(replica, obs["transactions"], obs["rows"], reads_each(obs), seconds,
+        out["replica_cpu_s"] = _predict_one(replica, obs.transactions, obs.rows, reads_each(obs), seconds,
                                             rate=rate, read_rate=read_rate_of(obs)) \
             if replica is not None and "per_read" in _terms(replica) else None
     return out
 
 
-def not_predicted(model: CostModel, obs: dict[str, Any]) -> dict[str, str]:
+def not_predicted(model: CostModel, obs: Observation) -> dict[str, str]:
     """Why expected() has no figure, per part it has none for."""
-    fitted = _fitted(model, obs["setting"], obs["table"] or "")
+    fitted = _fitted(model, obs.setting, obs.table or "")
     if fitted is None:
-        return {part: f"the model has no fit of {key(obs['setting'], obs['table'] or '')}" for part in EXPECTED}
+        return {part: f"the model has no fit of {key(obs.setting, obs.table or '')}" for part in EXPECTED}
     got = expected(model, obs)
     out = {}
     for part in EXPECTED:
@@ -1257,7 +1269,7 @@ def not_predicted(model: CostModel, obs: dict[str, Any]) -> dict[str, str]:
         if part == "master_cpu_s" and reads_each(obs):
             out[part] = AMID_READS
         elif part == "replica_cpu_s" and reads_each(obs):
-            out[part] = (f"the replicas also served {obs['replica_reads']:,} reads, and "
+            out[part] = (f"the replicas also served {obs.replica_reads:,} reads, and "
                          + ((fit_.reads if fit_ is not None else None) or "the fit has no read term"))
         elif fit_ is None:
             out[part] = "too few runs to fit"

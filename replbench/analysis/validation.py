@@ -37,6 +37,7 @@ from ..core.results import (
     Checked,
     CostModel,
     Interval,
+    Observation,
     Onset,
     OnsetDrain,
     ProfileCheck,
@@ -79,22 +80,22 @@ def checked(predicted: dict[str, float] | None, measured: float | None,
             predicted["low"] <= measured <= predicted["high"]}
 
 
-def from_counts(model: CostModel, obs: dict[str, Any]) -> dict[str, Any]:
+def from_counts(model: CostModel, obs: Observation) -> dict[str, Any]:
     """A run (costmodel.observation's) predicted from its own transactions and rows: each figure checked, why any
     is not predicted, and whether its rate lay outside the fit's domain."""
     predicted = costmodel.expected(model, obs)
-    fitted = (model.settings or {}).get(costmodel.key(obs["setting"], obs["table"] or ""))
-    out: dict[str, Any] = {"transactions": obs["transactions"], "rows": obs["rows"],
-                           "replica_reads": obs["replica_reads"], "not_predicted": costmodel.not_predicted(model, obs),
+    fitted = (model.settings or {}).get(costmodel.key(obs.setting, obs.table or ""))
+    out: dict[str, Any] = {"transactions": obs.transactions, "rows": obs.rows,
+                           "replica_reads": obs.replica_reads, "not_predicted": costmodel.not_predicted(model, obs),
                            "outside_domain": costmodel.outside_domain(
-                               fitted, obs["transactions"] / obs["seconds"], obs["rows"] / obs["seconds"])
-                           if fitted is not None and obs["seconds"] else None}
+                               fitted, obs.transactions / obs.seconds, obs.rows / obs.seconds)
+                           if fitted is not None and obs.seconds else None}
     for part in costmodel.EXPECTED:  # the replicas' CPU: with their reads where a read is priced
-        out[part] = checked(predicted[part], obs[part], (obs.get("resolution") or {}).get(part))
+        out[part] = checked(predicted[part], obs.figure(part), (obs.resolution or {}).get(part))
     return out
 
 
-def from_profile(model: CostModel, profile: Profile, obs: dict[str, Any]) -> dict[str, Any]:
+def from_profile(model: CostModel, profile: Profile, obs: Observation) -> dict[str, Any]:
     """The same run predicted from its binlog's profile under its setting, as `model predict --profile` prices it:
     each plan's figure per second times the profile's span (the total over the window), summed over the model
     tables the profiled tables map to; beside the run's measured figures (obs: costmodel.observation's)."""
@@ -106,19 +107,19 @@ def from_profile(model: CostModel, profile: Profile, obs: dict[str, Any]) -> dic
         mixes, mapped, out["notes"] = workload_mixes(profile, model_tables(model))
         # the model's binlog price, not the binlog's own bytes (predict's plan): this checks the model's fit, and
         # the binlog's bytes would check the binlog against itself
-        sheets = price(model, profile, mixes, mapped, obs["setting"], alone=True, model_binlog=True)
+        sheets = price(model, profile, mixes, mapped, obs.setting, alone=True, model_binlog=True)
     except NoWorkload as exc:
         sheets, out["not_predicted"] = [], {part: str(exc) for part in costmodel.EXPECTED}
     for part in costmodel.EXPECTED:
         total, why = _total(model, sheets, part, profile.span_s)
-        if part == "replica_cpu_s" and obs.get("replica_reads"):
-            total, why = None, (f"the replicas also served {obs['replica_reads']:,} reads, which no binlog shows "
+        if part == "replica_cpu_s" and obs.replica_reads:
+            total, why = None, (f"the replicas also served {obs.replica_reads:,} reads, which no binlog shows "
                                 "(a profile prices the writes alone)")
-        elif part == "master_cpu_s" and obs.get("replica_reads"):
+        elif part == "master_cpu_s" and obs.replica_reads:
             total, why = None, costmodel.AMID_READS
         if why and part not in out["not_predicted"]:
             out["not_predicted"][part] = why
-        out[part] = checked(total, obs[part], (obs.get("resolution") or {}).get(part))
+        out[part] = checked(total, obs.figure(part), (obs.resolution or {}).get(part))
     out["outside_domain"] = next((s["plan"]["outside_domain"] for s in sheets
                                   if s.get("plan") and s["plan"].get("outside_domain")), None)
     return out
@@ -137,8 +138,10 @@ def _total(model: CostModel, sheets: list[dict[str, Any]], part: str,
             return None, f"{sheet['setting']} on {sheet['table']}: {sheet['error']}"
         figure = plan[PLAN[part]]
         if figure is None:
-            as_run = {"setting": plan["setting"], "table": plan["table"], "transactions": plan["transactions_per_s"]
-                      * span, "rows": plan["rows_per_s"] * span, "replica_reads": 0}
+            as_run = Observation(setting=plan["setting"], table=plan["table"], folder=None, scenario=None,
+                                 transactions=plan["transactions_per_s"] * span, rows=plan["rows_per_s"] * span,
+                                 seconds=span, master_cpu_s=None, replica_cpu_s=None, replica_reads=0,
+                                 binlog_bytes=None, fsyncs_per_commit=None)
             return None, costmodel.not_predicted(model, as_run).get(part, "the model cannot say")
         for end in total:
             total[end] += figure[end] * span

@@ -1311,14 +1311,67 @@ class FittedSetting(Record):
     domain: dict[str, Any] | None = None  # {"points": [[rows per transaction, transactions/s], …]} of its runs
 
 
+class Observation(Record):
+    """One run as the cost model's fits see it (analysis/costmodel.observation): a write run's transactions, rows,
+    seconds and figures net of idle, or a run that only read (no transaction, no row, no master CPU, no binlog).
+    The fields without a default every observation has had since the first model.json."""
+
+    FIGURES: ClassVar[tuple[str, ...]] = ("master_cpu_s", "replica_cpu_s", "binlog_bytes", "app_cpu_s",
+                                          "load_cpu_s")
+    setting: str  # one of analysis/costmodel.SETTINGS
+    table: str | None  # None where the summary named none
+    folder: str | None  # the run's folder under the results it was collected from
+    scenario: str | None
+    transactions: Num  # 0 for a run that only read
+    rows: Num
+    seconds: Num
+    master_cpu_s: Num | None
+    replica_cpu_s: Num | None  # the replicas' mean
+    replica_reads: Num  # every replica's together
+    binlog_bytes: Num | None
+    fsyncs_per_commit: Num | None  # the master's, net of idle; None from a summary of gross counts only
+    # added since, absent from models fitted before them: the run's cell, its replicas, the seconds its app wrote
+    # in and its figures' resolution (27 Nov), its requests and the app's and vegeta's CPU (2 Dec: `model predict
+    # --cores`)
+    cell: str | None = None
+    write_seconds: Num | None = None
+    replicas: int | None = None
+    resolution: dict[str, Num] | None = None
+    writes: int | None = None
+    reads: int | None = None
+    app_cpu_s: Num | None = None
+    load_cpu_s: Num | None = None
+    app_settings: str | None = None  # "driver/worker class"
+
+    def figure(self, part: str) -> float | None:
+        """A fitted figure by its part's name (FIGURES: the fits' names); KeyError for any other name."""
+        if part not in self.FIGURES:
+            raise KeyError(part)
+        value: float | None = getattr(self, part)
+        return value
+
+
+class Drain(Record):
+    """One replica's drain of an apply-capacity backlog alone, as the apply fit sees it
+    (analysis/costmodel.apply_observation)."""
+
+    setting: str
+    table: str | None
+    replica: str
+    transactions: Num
+    rows: Num
+    apply_s: Num  # the seconds its SQL thread took
+    backlog: str | None = None  # the apply unit's folder (every replica of one drained the same); absent before 28 Nov
+
+
 class CostModel(Record):
     """model.json: the fits per setting and table, with the runs and apply drains they were fitted on."""
 
     FILE = "model.json"
     schema_version: int | None = None
     settings: dict[str, FittedSetting] | None = None
-    observations: list[dict[str, Any]] | None = None
-    drains: list[dict[str, Any]] | None = None
+    observations: list[Observation] | None = None
+    drains: list[Drain] | None = None
     # the app's and the load generator's (vegeta's) CPU per request, one fit each over every setting and table
     # (analysis/costmodel.request_fit); absent from a model fitted before them (2026-12-02), null where no run
     # recorded them

@@ -53,7 +53,7 @@ def _coef(part: Fit, term: str, scale: float) -> str:
 def render_fit(model: CostModel) -> str:
     """The fit as text (model.json's record, or a fit's in memory as its record)."""
     assert model.settings is not None  # analysis/costmodel.fit writes it
-    reading = sum(1 for o in model.observations or [] if not o.get("transactions"))
+    reading = sum(1 for o in model.observations or [] if not o.transactions)
     lines = [f"Cost model from {len(model.observations or []) - reading} write runs"
              + (f", {reading} read runs" if reading else "") + f" and {len(model.drains or [])} apply drains "
              "(95 % intervals in brackets):"]
