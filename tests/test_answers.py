@@ -36,15 +36,11 @@ def _study(name: str) -> StudyRecord:
     return read_study(folder)
 
 
-def _sweep(scenario: str) -> dict[str, Any]:
+def _sweep(scenario: str) -> sweeps.ShownSweep:
     """A committed sweep as report/sweeps.sweep_section hands it to the first page."""
     folder = next(p for p in CAMPAIGN.glob(f"sweep-*-{scenario}") if p.name.endswith(f"-{scenario}"))
     sweep = read_sweep(folder)
-    steps = sources.load_steps(folder, sweep)
-    kept = verdicts.kept_up_to([(s.rate, [r.summary for r in s.repeats]) for s in steps], verdicts.criteria_of(sweep))
-    meta = read_meta(folder) if (folder / "meta.json").exists() else steps[0].repeats[0].meta
-    return {"scenario": scenario, "key": scenario, "max": sweep.max_sustainable_rate, "kept_up": kept,
-            "max_text": verdicts.describe_max(sweep), "steps": steps, "folder": folder.name, "meta": meta}
+    return sweeps.shown_sweep(folder, sweep, sources.load_steps(folder, sweep))
 
 
 def evaluate(s: dict[str, Any], criteria: Any, rate: int) -> tuple[bool, list[str], list[str]]:
@@ -70,13 +66,13 @@ def test_a_step_whose_replica_fell_behind_all_along_fails_though_it_caught_up_in
                                 (1200, [summary_of(step_summary(growth=0.002, lag_p99=357.5))]),
                                 (1600, [summary_of(step_summary(growth=0.142))])],
                                verdicts.criteria_of(sweep_of({"criteria": {"max_catch_up": 30.0}})))
-    assert (kept["rate"], kept["first_behind"], kept["all"]) == (1200, 1600, False)
+    assert (kept.rate, kept.first_behind, kept.every_step) == (1200, 1600, False)
     assert sweeps.kept_text(kept).startswith("to 1200 rps (at 1600 rps: replica1's lag grew 0.142 s per s")
 
 
 def test_the_committed_write_sweep_kept_up_to_1200_and_the_host_saturated_first() -> None:
     latest = {"write": _sweep("write")}
-    assert latest["write"]["kept_up"]["rate"] == 1200
+    assert latest["write"].kept_up is not None and latest["write"].kept_up.rate == 1200
     text = answers.falling_behind_answer(answers.Facts(latest, [], {}))
     assert "they kept up to 1200/s" in text and "at 1600/s" in text
     assert "What saturates first is the host's CPU: 192 % of its 200 % at 1200/s" in text

@@ -73,7 +73,7 @@ def _step(host: float, replica: float, growth: float = 0.0) -> RunSummary:
 
 
 def test_a_sweep_says_the_replicas_kept_up_only_up_to_a_step_every_lower_one_passed_and_names_the_box_first() -> None:
-    from replbench.analysis.verdicts import kept_up_to
+    from replbench.analysis.verdicts import HostFirst, kept_up_to
     from replbench.core.scenario import PassCriteria
     from replbench.report.sweeps import kept_text
 
@@ -81,15 +81,15 @@ def test_a_sweep_says_the_replicas_kept_up_only_up_to_a_step_every_lower_one_pas
              (1600, [_step(199.0, 40.0)])]
     kept = kept_up_to(steps, PassCriteria())
     # 1600 kept up, but 1200 did not: the replicas kept up to 800, the step below the first one they fell behind at
-    assert (kept["rate"], kept["first_behind"], kept["all"]) == (800, 1200, False)
+    assert (kept.rate, kept.first_behind, kept.every_step) == (800, 1200, False)
     # and at 800 the host was saturated (96 % of its 200 %), the replica at 31 % of its one core: the box's limit
-    assert kept["host_first"] == {"rate": 800, "resource": "host CPU", "share": 0.96, "replica_share": 0.31,
-                                  "replica_saturated": False}
+    assert kept.host_first == HostFirst(rate=800, resource="host CPU", share=0.96, replica_share=0.31,
+                                        replica_saturated=False)
     assert kept_text(kept, why=False) == "to 800 rps, not at 1200; this box saturated first, at 800 rps (host CPU " \
         "96%, replica 31%)"
     # a replica at its one core with the host below its limit: the replicas' own limit, nothing else to name
     own = kept_up_to([(400, [_step(80.0, 20.0)]), (800, [_step(150.0, 98.0, growth=0.05)])], PassCriteria())
-    assert (own["rate"], own["host_first"]) == (400, None)
+    assert (own.rate, own.host_first) == (400, None)
 
 
 def test_apply_capacity_says_when_its_applier_threads_outnumber_the_hosts_cores() -> None:

@@ -10,30 +10,24 @@ from typing import Any
 import pytest
 
 from replbench.analysis import reference as ref
-from replbench.analysis import verdicts
 from replbench.core.config import ROOT
-from replbench.core.results import RunSummary, read_meta, read_study, read_sweep, summary_of
+from replbench.core.results import RunSummary, read_study, read_sweep, summary_of
 from replbench.core.stats import judgement
 from replbench.report import answers, sources
 from replbench.report import reference as words
+from replbench.report.sweeps import ShownSweep, shown_sweep
 
 pytestmark = pytest.mark.unit
 
 CAMPAIGN = ROOT / "results" / "report-assets" / "campaign-report-20261128-211315"  # what report.md shows
 
 
-def _latest() -> dict[str, dict[str, Any]]:
+def _latest() -> dict[str, ShownSweep]:
     """The committed campaign's sweeps as report/sweeps.sweep_section hands them to the page, by key."""
     latest = {}
     for folder in sorted(CAMPAIGN.glob("sweep-*")):
         sweep = read_sweep(folder)
-        steps = sources.load_steps(folder, sweep)
-        kept = verdicts.kept_up_to([(s.rate, [r.summary for r in s.repeats]) for s in steps],
-                                   verdicts.criteria_of(sweep))
-        latest[sources.sweep_key(sweep)] = {
-            "scenario": sweep.scenario, "key": sources.sweep_key(sweep), "max": sweep.max_sustainable_rate,
-            "kept_up": kept, "max_text": verdicts.describe_max(sweep), "steps": steps, "folder": folder.name,
-            "meta": read_meta(folder)}
+        latest[sources.sweep_key(sweep)] = shown_sweep(folder, sweep, sources.load_steps(folder, sweep))
     return latest
 
 

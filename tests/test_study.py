@@ -284,6 +284,7 @@ def test_a_finding_comes_from_a_primary_metric_survives_holm_and_is_worth_a_head
 def test_page_one_states_at_most_max_findings_sweep_limits_included() -> None:
     from replbench.analysis.findings import MAX_FINDINGS
     from replbench.report.page import findings
+    from replbench.report.sweeps import ShownSweep
 
     def study(name: str, cells: dict[str, list[float]]) -> StudyRecord:
         units = [{"cell": c, "scenario": "read", "metrics": {"p99_ms": v}} for c, vs in cells.items() for v in vs]
@@ -293,7 +294,8 @@ def test_page_one_states_at_most_max_findings_sweep_limits_included() -> None:
     # one study per finding: page one keeps the largest of each study, table and metric
     datas = [study(f"s{i}", {"A": [100.0, 101.0, 102.0], "C": [100.0 * (2 + i), 101.0 * (2 + i), 102.0 * (2 + i)]})
              for i in range(MAX_FINDINGS)]
-    latest = {k: {"scenario": k, "max_text": "500 rps"} for k in ("read", "write", "write-noindex")}
+    latest = {k: ShownSweep(scenario=k, key=k, max=500, max_text="500 rps", kept_up=None, steps=[], folder=k, meta=None)
+              for k in ("read", "write", "write-noindex")}
     bullets = [line for line in findings(latest, datas) if line.startswith("- ")]
     assert len(bullets) == MAX_FINDINGS and "`s14`" in bullets[0]
     many = study("many", {"A": [100.0, 101.0, 102.0], "B": [200.0, 202.0, 204.0], "C": [300.0, 303.0, 306.0]})

@@ -4,6 +4,7 @@ sustainable rate as a reader should take it, and whether its replicas kept up. P
 from __future__ import annotations
 
 import statistics
+from dataclasses import dataclass
 from typing import Any
 
 from ..core.records import STATUS_FAILED
@@ -102,8 +103,31 @@ def kept_up(summaries: list[RunSummary], criteria: PassCriteria,
     return not reasons, reasons
 
 
+@dataclass(frozen=True)
+class HostFirst:
+    """The lowest step at which a resource other than a replica saturated (kept_up_to's): the limit there is this
+    box's, not the replicas'."""
+
+    rate: int
+    resource: str  # analysis/limits' label: "host CPU", "master", "app", "vegeta"…
+    share: float  # of that resource's capacity
+    replica_share: float | None  # the busier replica's share of its capacity there (None: no replica measured)
+    replica_saturated: bool
+
+
+@dataclass(frozen=True)
+class KeptUp:
+    """Up to which rate of a sweep the replicas kept up (kept_up_to's)."""
+
+    rate: int | None  # the highest rate up to which every step kept up; None: not at the lowest
+    every_step: bool  # every step the sweep ran kept up (the rate is a lower bound)
+    first_behind: int | None  # the lowest rate where they did not
+    why: tuple[str, ...]  # what tripped there
+    host_first: HostFirst | None
+
+
 def kept_up_to(steps: list[tuple[int, list[RunSummary]]], criteria: PassCriteria,
-               cores: int | None = None) -> dict[str, Any]:
+               cores: int | None = None) -> KeptUp:
     """The highest rate of a sweep up to which the replicas kept up at every step (None: not at its lowest), the
     lowest rate where they did not, with why: what "the replicas keep up to" means, apart from the master's max. And
     whether that was the replicas' limit: `host_first`, the lowest step at or below the first one they fell behind
@@ -117,7 +141,7 @@ def kept_up_to(steps: list[tuple[int, list[RunSummary]]], criteria: PassCriteria
             break
         best = rate
     above = next(((rate, why) for rate, ok, why in judged if not ok), None)
-    host_first = None
+    host_first: HostFirst | None = None
     for rate, runs in sorted(steps, key=lambda step: step[0]):
         if not runs or (above and rate > above[0]):
             continue
@@ -126,9 +150,10 @@ def kept_up_to(steps: list[tuple[int, list[RunSummary]]], criteria: PassCriteria
         other = [(label, u) for label, u in full if not u["group"].startswith("replica")]
         if other:
             replicas = [u["share"] for u in used.values() if u["group"].startswith("replica")]
-            host_first = {"rate": rate, "resource": other[0][0], "share": other[0][1]["share"],
-                          "replica_share": max(replicas) if replicas else None,
-                          "replica_saturated": any(u["group"].startswith("replica") for _, u in full)}
+            host_first = HostFirst(rate=rate, resource=other[0][0], share=other[0][1]["share"],
+                                   replica_share=max(replicas) if replicas else None,
+                                   replica_saturated=any(u["group"].startswith("replica") for _, u in full))
             break
-    return {"rate": best, "all": bool(judged) and all(ok for _, ok, _ in judged),
-            "first_behind": above[0] if above else None, "why": above[1] if above else [], "host_first": host_first}
+    return KeptUp(rate=best, every_step=bool(judged) and all(ok for _, ok, _ in judged),
+                  first_behind=above[0] if above else None, why=tuple(above[1]) if above else (),
+                  host_first=host_first)

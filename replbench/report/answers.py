@@ -20,7 +20,7 @@ from .assets import Writer
 from .costsheet import BIG_TRANSACTIONS, apply_rates, setting, sheet_rows
 from .sources import ShownStep
 from .studies import primary_of
-from .sweeps import lag_text
+from .sweeps import ShownSweep, lag_text
 
 ALTERNATIVES = ("ROW MINIMAL", "ROW NOBLOB", "STATEMENT", "MIXED")  # set against ROW FULL
 COST_SHEET = "#what-each-replication-setting-costs"
@@ -36,7 +36,7 @@ Studies = list[StudyRecord]
 class Facts:
     """What the answers read: the sweeps' sections by key (report/sweeps), the studies, each study's section link."""
 
-    latest: dict[str, dict[str, Any]]
+    latest: dict[str, ShownSweep]
     studies: list[StudyRecord]
     links: dict[str, str]
 
@@ -52,10 +52,10 @@ def _missing(what: str) -> str:
     return f"not measured in the data this report shows ({what})"
 
 
-def kept_up_rate(latest: dict[str, dict[str, Any]]) -> int | None:
+def kept_up_rate(latest: dict[str, ShownSweep]) -> int | None:
     """The highest rate of the write sweep at which the replicas kept up."""
     sweep = latest.get("write")
-    return (sweep.get("kept_up") or {}).get("rate") if sweep else None
+    return sweep.kept_up.rate if sweep is not None and sweep.kept_up is not None else None
 
 
 def bytes_answer(facts: Facts) -> str:
@@ -144,24 +144,24 @@ def falling_behind_answer(facts: Facts) -> str:
     latest, studies = facts.latest, facts.studies
     head = f"**When the replicas stop keeping up** with single-row updates ([write sweep]({FALLING_BEHIND})): "
     sweep = latest.get("write")
-    if not sweep or not sweep.get("steps"):
+    if sweep is None or not sweep.steps or sweep.kept_up is None:
         return head + _missing("no write sweep") + "."
-    kept = sweep["kept_up"]
-    by_rate = {s.rate: s for s in sweep["steps"]}
-    if kept["rate"] is None:
+    kept = sweep.kept_up
+    by_rate = {s.rate: s for s in sweep.steps}
+    if kept.rate is None:
         text = head + "they fell behind at every step of the sweep"
-        step = by_rate[min(by_rate)]
+        step = by_rate[min(r for r in by_rate if r is not None)]
     else:
-        step = by_rate[kept["rate"]]
-        text = head + f"they kept up to {kept['rate']}/s (lag p99 {lag_text(step, fmt)} ms, not growing)"
-        if kept["first_behind"]:
-            text += f"; at {kept['first_behind']}/s {'; '.join(kept['why'])}"
-        elif kept["all"]:
+        step = by_rate[kept.rate]
+        text = head + f"they kept up to {kept.rate}/s (lag p99 {lag_text(step, fmt)} ms, not growing)"
+        if kept.first_behind:
+            text += f"; at {kept.first_behind}/s {'; '.join(kept.why)}"
+        elif kept.every_step:
             text += ", the highest step the sweep ran: the limit is above it"
-    cores = next((m.host.cores for info in latest.values() if (m := _meta(info)).host
+    cores = next((m.host.cores for info in latest.values() if (m := info.meta or RunMeta()).host
                   and m.host.cores), None)
     if cores:
-        text += _saturated(step, by_rate.get(kept["first_behind"]) if kept["first_behind"] else None, cores)
+        text += _saturated(step, by_rate.get(kept.first_behind) if kept.first_behind else None, cores)
     applied = apply_rates(studies).get(("write", "ROW FULL", "serial"))
     if applied and spread(applied[1])["median"]:
         text += f"; one replica alone applies {_text(applied[1], ' trx/s')} serially"
@@ -169,12 +169,6 @@ def falling_behind_answer(facts: Facts) -> str:
 
 
 CAPACITY_WORDS = {"replica": "of the one core its SQL thread uses"}  # how a capacity reads beside its figure
-
-
-def _meta(info: dict[str, Any]) -> RunMeta:
-    """A sweep's meta.json as report/sweeps.sweep_section hands it (an empty record where it has none)."""
-    meta: RunMeta = info.get("meta") or RunMeta()
-    return meta
 
 
 def _saturated(step: ShownStep, behind: ShownStep | None, cores: int) -> str:
@@ -240,7 +234,7 @@ ANSWERS: tuple[Answer, ...] = (bytes_answer, replica_cpu_answer, index_answer, f
                                semi_sync_answer, big_answer, reference_answer)
 
 
-def the_answers(latest: dict[str, dict[str, Any]], studies: Studies, links: dict[str, str]) -> list[str]:
+def the_answers(latest: dict[str, ShownSweep], studies: Studies, links: dict[str, str]) -> list[str]:
     """The block that opens report.md: a heading, what "replica" means, one line per question (links: each study's
     section, by name)."""
     facts = Facts(latest, list(studies), links)
@@ -250,17 +244,17 @@ def the_answers(latest: dict[str, dict[str, Any]], studies: Studies, links: dict
             *(f"- {answer(facts)}" for answer in ANSWERS), ""]
 
 
-def falling_behind(studies: Studies, latest: dict[str, dict[str, Any]], writer: Writer) -> list[str]:
+def falling_behind(studies: Studies, latest: dict[str, ShownSweep], writer: Writer) -> list[str]:
     """The section behind the fall-behind answer: the master's max by the client's criteria, then the answer (up to
     which rate the replicas kept up, what saturated first, one replica's apply capacity), and the lag plot."""
     sweep = latest.get("write")
-    if not sweep or not sweep.get("steps"):
+    if sweep is None or not sweep.steps:
         return []
     answer = falling_behind_answer(Facts(latest, list(studies), {})).split("): ", 1)[1]
     lines = ["## When do the replicas fall behind?", "",
              f"`write` (single-row updates, ROW FULL): max sustainable rate by the sweep's recorded criteria "
-             f"{sweep['max_text']}; {answer}", ""]
-    plot = writer.root / sweep["folder"] / "lag.png"
+             f"{sweep.max_text}; {answer}", ""]
+    plot = writer.root / sweep.folder / "lag.png"
     if plot.exists():
         lines += [f"![lag against write rate]({writer.rel(plot)})", ""]
     return lines

@@ -21,8 +21,8 @@ costsheet, archive, studies, model, faults, sweeps, reference, plots).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from ..analysis.verdicts import describe_max
 from ..core.config import ROOT, Settings
@@ -45,7 +45,7 @@ from .sources import (
     sweep_key,
 )
 from .studies import APP_TIER_PAGE, APP_TIER_STUDIES, STUDIES_PAGE, index_cost, study_line, study_section
-from .sweeps import comparison, shared_criteria, sweep_section
+from .sweeps import ShownSweep, comparison, shared_criteria, sweep_section
 
 STUDIES_INTRO = ("Each study: its question, its cells, how it ran, its largest findings and its chart; its CPU is net "
                  "of idle and each of its write runs was verified to change its rows unless its section says "
@@ -101,18 +101,18 @@ def generate(settings: Settings, output: Path | None = None, origin: Origin | No
     sweeps = find_sweeps(origin)
     shown = newest_per_scenario(sweeps)
     sweeps_text: list[str] = []
-    latest: dict[str, dict[str, Any]] = {}
+    latest: dict[str, ShownSweep] = {}
     criteria = shared_criteria(list(shown.values()))
     for sweep_dir in sorted(shown.values()):
         lines, info = sweep_section(sweep_dir, writer, criteria)
         sweeps_text += lines
-        if info["steps"]:
-            latest[info["key"]] = info
+        if info.steps:
+            latest[info.key] = info
     superseded = [p for p in sweeps if p not in shown.values()]
     for path in superseded:  # the one page states what the other sweeps of a scenario found
         sweep = read_sweep(path)
-        if sweep_key(sweep) in latest:
-            latest[sweep_key(sweep)].setdefault("earlier_max", []).append(describe_max(sweep))
+        if (shown_of := latest.get(sweep_key(sweep))) is not None:
+            latest[shown_of.key] = replace(shown_of, earlier_max=(*shown_of.earlier_max, describe_max(sweep)))
     model_text = model_section(writer)
     kept = writer.kept()
     archive = archive_page(writer, output)

@@ -15,7 +15,7 @@ from .answers import DEFINITIONS, the_answers
 from .assets import SETTINGS_THAT_MATTER, Writer
 from .provenance import server_text, verified
 from .studies import STUDIES_PAGE, primary_of
-from .sweeps import kept_text
+from .sweeps import ShownSweep, kept_text
 
 # the statements behind each endpoint (tests check every fragment still stands in app/handlers.py)
 ENDPOINT_SQL = {
@@ -120,15 +120,15 @@ def provenance(writer: Writer, metas: list[RunMeta]) -> list[str]:
             "file kept beside it.", ""]
 
 
-def metas_of(latest: dict[str, dict[str, Any]], studies: list[StudyRecord]) -> list[RunMeta]:
+def metas_of(latest: dict[str, ShownSweep], studies: list[StudyRecord]) -> list[RunMeta]:
     """The run metadata the sections read (latest: the sweeps' sections as report/sweeps.py gives them)."""
-    metas: list[RunMeta] = [info["meta"] for info in latest.values() if info.get("meta")]  # report/sweeps' record
+    metas = [info.meta for info in latest.values() if info.meta]
     # a step whose meta.json was not kept reads as an empty RunMeta (report/sources.load_steps): each reader of the
     # metas (the machine, the server's version, the disk, the dataset) passes over a meta without its key
     return metas + [s.meta for s in studies if s.meta is not None]
 
 
-def opening(latest: dict[str, dict[str, Any]], studies: list[StudyRecord], writer: Writer,
+def opening(latest: dict[str, ShownSweep], studies: list[StudyRecord], writer: Writer,
             links: dict[str, str] | None = None) -> list[str]:
     """What opens report.md: its title, what was measured on what, the answers (links: each study's section, by
     name) and where every figure comes from."""
@@ -188,7 +188,7 @@ def on_what(metas: list[RunMeta]) -> list[str]:
     return lines + [""]
 
 
-def findings(latest: dict[str, dict[str, Any]], studies: list[StudyRecord]) -> list[str]:
+def findings(latest: dict[str, ShownSweep], studies: list[StudyRecord]) -> list[str]:
     lines = ["## Findings", "",
              "Only from each study's declared primary metrics (its file's `primary`), only between two cells that "
              f"differ in one setting, only an effect of at least {FINDING_MIN_FACTOR - 1:.0%}, holding by the one "
@@ -200,10 +200,10 @@ def findings(latest: dict[str, dict[str, Any]], studies: list[StudyRecord]) -> l
     found = _largest_each(found)
     limits = []
     for info in latest.values():
-        others = info.get("earlier_max") or []
-        kept = info.get("kept_up") or {}
-        limits.append(f"- `{info.get('key', info['scenario'])}`: max sustainable rate {info['max_text']} here"
-                      + (f", the replicas kept up {kept_text(kept, why=False)}" if kept else "")
+        others = info.earlier_max
+        kept = info.kept_up
+        limits.append(f"- `{info.key}`: max sustainable rate {info.max_text} here"
+                      + (f", the replicas kept up {kept_text(kept, why=False)}" if kept is not None else "")
                       + (f" (the newest sweep; earlier sweeps of it in results/ found {', '.join(others)}: one "
                          "sweep is not a measurement of the limit on a noisy machine)" if others else "") + ".")
     # each sweep's limit is a finding too: together at most MAX_FINDINGS lines

@@ -14,6 +14,7 @@ from ..analysis.studymetrics import fmt
 from ..core.config import FINDING_MIN_REPEATS
 from ..core.results import RunMeta, StudyRecord
 from .provenance import server_versions
+from .sweeps import ShownSweep
 
 HEADING = "The reference write-up's conclusions against ours"
 ANCHOR = "#the-reference-write-ups-conclusions-against-ours"
@@ -27,21 +28,21 @@ SHORT = {  # each conclusion as the answers' one sentence names it
 }
 
 
-def sweeps_of(latest: dict[str, dict[str, Any]]) -> dict[tuple[str, str], ref.Swept]:
+def sweeps_of(latest: dict[str, ShownSweep]) -> dict[tuple[str, str], ref.Swept]:
     """Our sweeps a verdict reads (report/sweeps.sweep_section's sections, by key), by (scenario, pool): the reference
     settings' and the SMALL_POOL one of each scenario the write-up ran."""
     out = {}
     for scenario in ("read", *ref.WRITES):
         for pool in ("", ref.SMALL_POOL):
             info = latest.get(scenario + (f" [buffer_pool={pool}]" if pool else ""))
-            if info and info.get("steps"):
+            if info is not None and info.steps:
                 out[(scenario, pool)] = ref.Swept(
-                    tuple(ref.Ran(s.rate, bool(s.passed), tuple(r.summary for r in s.repeats)) for s in info["steps"]
-                          if s.rate is not None), info.get("max"))
+                    tuple(ref.Ran(s.rate, bool(s.passed), tuple(r.summary for r in s.repeats)) for s in info.steps
+                          if s.rate is not None), info.max)
     return out
 
 
-def verdicts_of(latest: dict[str, dict[str, Any]], studies: list[StudyRecord]) -> list[ref.Verdict]:
+def verdicts_of(latest: dict[str, ShownSweep], studies: list[StudyRecord]) -> list[ref.Verdict]:
     return ref.verdicts(sweeps_of(latest), next((d for d in studies if d.name == "working-set"), None))
 
 
@@ -238,14 +239,14 @@ def _repeats_words(sweeps: dict[tuple[str, str], ref.Swept]) -> str:
             f"ratios, none is a tested finding ({FINDING_MIN_REPEATS} repeats a side are), ")
 
 
-def section(latest: dict[str, dict[str, Any]], studies: list[StudyRecord]) -> list[str]:
+def section(latest: dict[str, ShownSweep], studies: list[StudyRecord]) -> list[str]:
     """The section: what the comparison rests on, the table of verdicts, the 3,000 reads/s, what may make sizes
     differ. Empty where none of our sweeps the verdicts read is in the data."""
     sweeps = sweeps_of(latest)
     if not sweeps:
         return []
     verdicts = ref.verdicts(sweeps, next((d for d in studies if d.name == "working-set"), None))
-    versions = server_versions([info.get("meta") or RunMeta() for info in latest.values()])
+    versions = server_versions([info.meta or RunMeta() for info in latest.values()])
     return [f"## {HEADING}", "",
             f"The write-up ({ref.SOURCE}: 16 vCPU, MySQL in Docker, its pool not stated) against this box at the "
             "rates both ran: ours from passing sweep steps (pages read also from a failing one, said where), CPU "
@@ -261,7 +262,7 @@ def section(latest: dict[str, dict[str, Any]], studies: list[StudyRecord]) -> li
             "shrinks).", ""]
 
 
-def answer(latest: dict[str, dict[str, Any]], studies: list[StudyRecord]) -> str:
+def answer(latest: dict[str, ShownSweep], studies: list[StudyRecord]) -> str:
     """The answers' one sentence: each conclusion's verdict, the size beside the replicas' CPU (the one the write-up
     puts a figure on at a rate both ran)."""
     head = f"**The reference write-up's five conclusions** ([verdicts]({ANCHOR})): "

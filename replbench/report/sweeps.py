@@ -6,16 +6,17 @@ report/reference).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..analysis.studymetrics import REPLICA_MEANS, lag_floor_ms
-from ..analysis.verdicts import criteria_of, describe_max, kept_up_to
+from ..analysis.verdicts import HostFirst, KeptUp, criteria_of, describe_max, kept_up_to
 from ..core.nodenames import replicas_in
 from ..core.results import (
     Binlog,
     NodeFigures,
     RowsChecked,
+    RunMeta,
     RunSummary,
     SweepRecord,
     SweepStep,
@@ -139,17 +140,45 @@ def kept_rule(sweep: SweepRecord) -> str:
             f"{c.max_catch_up:g} s after")
 
 
+@dataclass(frozen=True)
+class ShownSweep:
+    """A sweep as its section shows it and the first page reads it (sweep_section's)."""
+
+    scenario: str
+    key: str  # sources.sweep_key: its scenario and the settings that set it apart
+    max: int | None  # sweep.json's max_sustainable_rate
+    max_text: str  # verdicts.describe_max: the maximum with its confirmation
+    kept_up: KeptUp | None  # None: no completed step
+    steps: list[ShownStep]
+    folder: str
+    meta: RunMeta | None  # its first step's (sources.load_steps: an empty record where not kept)
+    earlier_max: tuple[str, ...] = ()  # what the other sweeps of its key found (report/markdown)
+
+
+def shown_sweep(sweep_dir: Path, sweep: SweepRecord, steps: list[ShownStep]) -> ShownSweep:
+    """A sweep with its loaded steps as the first page reads it: its maximum, up to where the replicas kept up by
+    its own criteria (a host's saturation judged on its first step's cores), its first step's meta."""
+    assert sweep.scenario is not None  # experiments/sweep.py writes it
+    meta = steps[0].repeats[0].meta if steps else None
+    kept = kept_up_to([(_rate(s), [r.summary for r in s.repeats]) for s in steps], criteria_of(sweep),
+                      meta.host.cores if meta is not None and meta.host else None) if steps else None
+    return ShownSweep(scenario=sweep.scenario, key=sweep_key(sweep), max=sweep.max_sustainable_rate,
+                      max_text=describe_max(sweep) if steps else "–", kept_up=kept, steps=steps,
+                      folder=sweep_dir.name, meta=meta)
+
+
 def sweep_section(sweep_dir: Path, writer: Writer, shared: tuple[str, str] = ("", "")) -> tuple[list[str],
-                                                                                                dict[str, Any]]:
+                                                                                                ShownSweep]:
     """A sweep's section in report.md (its pass criteria unless they are the shared ones said above it) and what the
     first page reads of it; its whole table, charts and per-step blocks on its own page (blocks.md)."""
     sweep = read_sweep(sweep_dir)
     steps = load_steps(sweep_dir, sweep)
-    name = sweep.scenario
-    assert name is not None and sweep.repeat is not None  # experiments/sweep.py writes both
+    shown = shown_sweep(sweep_dir, sweep, steps)
+    name = shown.scenario
+    assert sweep.repeat is not None  # experiments/sweep.py writes it
     lines = [f"### Sweep `{sweep_key(sweep)}` — `{sweep_dir.name}`", ""]
-    if not steps:
-        return lines + ["No completed step.", ""], {"scenario": name, "max": None, "max_text": "–", "steps": []}
+    if not steps or shown.kept_up is None:
+        return lines + ["No completed step.", ""], shown
     assets = writer.folder(sweep_dir)
     write_record(assets / "sweep.json", sweep)
     first = steps[0].repeats[0]
@@ -158,9 +187,7 @@ def sweep_section(sweep_dir: Path, writer: Writer, shared: tuple[str, str] = (""
         if source.exists():  # kept, so a rebuild from the assets still has it
             writer.keep_meta(source, assets / "meta.json")
             break
-    criteria = criteria_of(sweep)
-    kept = kept_up_to([(_rate(s), [r.summary for r in s.repeats]) for s in steps], criteria,
-                      meta.host.cores if meta.host else None)
+    kept = shown.kept_up
     reference = Knobs()  # a sweep rebuilt from assets without its meta: the knobs that differ from the reference
     # knobs_changed: never null in a meta.json
     knobs = meta.knobs_changed if meta.knobs_changed is not None else {
@@ -201,8 +228,7 @@ def sweep_section(sweep_dir: Path, writer: Writer, shared: tuple[str, str] = (""
     (assets / "blocks.md").write_text("\n".join(blocks))
     page = writer.rel(assets / "blocks.md")
     lines += ["", f"[Every step: its table, charts, blocks and latency over time]({page})", ""]
-    return lines, {"scenario": name, "key": sweep_key(sweep), "max": sweep.max_sustainable_rate, "kept_up": kept,
-                   "max_text": describe_max(sweep), "steps": steps, "folder": sweep_dir.name, "meta": meta}
+    return lines, shown
 
 
 def _rate(step: SweepStep) -> int:
@@ -211,33 +237,33 @@ def _rate(step: SweepStep) -> int:
     return step.rate
 
 
-def kept_text(kept: dict[str, Any], why: bool = True) -> str:
+def kept_text(kept: KeptUp, why: bool = True) -> str:
     """'to 1200 rps (at 1600 rps: replica2's lag grew 0.14 s per s …)', 'at every step it ran, to …', 'at no
     step'; without why, only where they fell behind ('to 1200 rps, not at 1600'). Where another resource saturated
     first (analysis/verdicts.kept_up_to's host_first), it says so: the limit there is this box's."""
-    return _kept(kept, why) + _host_first(kept.get("host_first"))
+    return _kept(kept, why) + _host_first(kept.host_first)
 
 
-def _kept(kept: dict[str, Any], why: bool) -> str:
-    reasons = f" ({'; '.join(kept['why'])})" if why and kept["why"] else ""
-    if kept["rate"] is None:
+def _kept(kept: KeptUp, why: bool) -> str:
+    reasons = f" ({'; '.join(kept.why)})" if why and kept.why else ""
+    if kept.rate is None:
         return "at no step" + reasons
-    if kept["all"]:
-        return f"at every step it ran, to {kept['rate']} rps (a lower bound)"
-    if not kept["first_behind"]:
-        return f"to {kept['rate']} rps"
-    return f"to {kept['rate']} rps" + (f" (at {kept['first_behind']} rps: {'; '.join(kept['why'])})" if why
-                                        else f", not at {kept['first_behind']}")
+    if kept.every_step:
+        return f"at every step it ran, to {kept.rate} rps (a lower bound)"
+    if not kept.first_behind:
+        return f"to {kept.rate} rps"
+    return f"to {kept.rate} rps" + (f" (at {kept.first_behind} rps: {'; '.join(kept.why)})" if why
+                                     else f", not at {kept.first_behind}")
 
 
-def _host_first(first: dict[str, Any] | None) -> str:
-    if not first:
+def _host_first(first: HostFirst | None) -> str:
+    if first is None:
         return ""
-    replica = "" if first["replica_share"] is None else f", replica {first['replica_share']:.0%}"
-    return f"; this box saturated first, at {first['rate']} rps ({first['resource']} {first['share']:.0%}{replica})"
+    replica = "" if first.replica_share is None else f", replica {first.replica_share:.0%}"
+    return f"; this box saturated first, at {first.rate} rps ({first.resource} {first.share:.0%}{replica})"
 
 
-def comparison(latest: dict[str, dict[str, Any]]) -> list[str]:
+def comparison(latest: dict[str, ShownSweep]) -> list[str]:
     lines: list[str] = []
     for indexed, plain in PAIRS:
         if indexed not in latest or plain not in latest:
@@ -246,14 +272,14 @@ def comparison(latest: dict[str, dict[str, Any]]) -> list[str]:
         if not lines:
             lines += ["## Paired sweeps: what the indexes (and the primary key) cost", ""]
         lines += [f"### `{indexed}` vs `{plain}`", "", "| | " + f"`{indexed}` | `{plain}` |", "|---|---|---|",
-                  f"| max sustainable rate | {a['max_text']} | {b['max_text']} |"]
-        common = sorted({s.rate for s in a["steps"]} & {s.rate for s in b["steps"]})
+                  f"| max sustainable rate | {a.max_text} | {b.max_text} |"]
+        common = sorted({_rate(s) for s in a.steps} & {_rate(s) for s in b.steps})
         if common:
             lines += ["", f"Per successful request at the rates both sweeps ran, `{indexed}` / `{plain}` (ratio), "
                       f"median of repeats; *replica*: {REPLICA_MEANS}:", "",
                       "| rate | " + " | ".join(label for label, _ in PAIRED) + " |", "|---|" + "---|" * len(PAIRED)]
-            by_a = {s.rate: s for s in a["steps"]}
-            by_b = {s.rate: s for s in b["steps"]}
+            by_a = {s.rate: s for s in a.steps}
+            by_b = {s.rate: s for s in b.steps}
             for rate in common:
                 said = []
                 for _, figure in PAIRED:
