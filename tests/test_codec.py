@@ -246,6 +246,21 @@ def test_a_recording_refuses_a_misspelt_key_and_reads_a_committed_one_back_uncha
             {"run": "r", "profile": {"file": "r/profile.json", "sinse": "2026-11-29 03:58:22"}}]}]})
 
 
+def test_a_models_observation_or_drain_refuses_a_misspelt_key_and_one_lacking_a_figure_every_one_has() -> None:
+    """model.json's observations and drains are records (core/results.Observation, Drain): a misspelt key, or one
+    that every observation since the first model has left out, fails where it is read, not as a None in a fit."""
+    doc = results.load(ROOT / "results" / "report-assets" / "campaign-report-20261128-211315" / "model" / "model.json")
+    first, drain = doc["observations"][0], doc["drains"][0]
+    assert results.model_of(doc).observations is not None
+    with pytest.raises(results.RecordRefused, match="master_cpu_z"):
+        results.model_of({**doc, "observations": [{**first, "master_cpu_z": first["master_cpu_s"]}]})
+    lacking = {k: v for k, v in first.items() if k != "replica_reads"}
+    with pytest.raises(results.RecordRefused, match="replica_reads"):
+        results.model_of({**doc, "observations": [lacking]})
+    with pytest.raises(results.RecordRefused, match="aply_s"):
+        results.model_of({**doc, "drains": [{**drain, "aply_s": 1.0}]})
+
+
 def test_bench_app_and_find_users_records_refuse_a_misspelt_key_and_keep_the_dictionarys_values(
         tmp_path: Path) -> None:
     for kind, data in ((results.BenchAppRecord, BENCH_APP), (results.FindUsersRecord, SHAPES)):
