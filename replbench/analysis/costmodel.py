@@ -315,7 +315,7 @@ def collect(results: Path) -> tuple[list[Observation], list[Drain]]:
 def fit_part(y: Iterable[float], trx: Iterable[float], rows: Iterable[float], cells: Sequence[str] | None = None,
              reads: Iterable[float] | None = None, seconds: Iterable[float] | None = None,
              squares: Iterable[float] | None = None, factors: Iterable[float] | None = None,
-             kinds: Sequence[str] | None = None) -> dict[str, Any] | None:
+             kinds: Sequence[str] | None = None) -> Fit | None:
     """y = a·trx + b·rows (+ w·seconds of writing) (+ r·reads) through the origin, every coefficient ≥ 0 (scipy's
     nnls), least squares weighted for relative noise: the coefficients with their 95 % intervals and covariance (a
     bootstrap over the cells, or the active set's covariance with few cells: the module's docstring), the run-to-run
@@ -369,15 +369,17 @@ def fit_part(y: Iterable[float], trx: Iterable[float], rows: Iterable[float], ce
                                         None if kind_ is None else [str(kind_[g[0]]) for g in groups], names)
     relative = (y_ - fitted) * weight
     run_var, dof, source = _run_variance(y_, t_, relative, groups, len(names))
-    return {"coef": dict(zip(names, map(float, coef))),
-            "ci95": {name: [float(a), float(b)] for name, a, b in zip(names, low, high)},
-            "cov": np.asarray(cov).tolist(), "terms": names,
-            "r2": float(1 - np.sum(relative ** 2) / n),  # weighted, through the origin: 1 − Σ relative residual² / n
-            "n": n, "cells": len(groups), "interval_method": method,
-            "run_variance": run_var, "run_variance_dof": dof, "run_variance_from": source,
-            "relative_residuals": [round(float(v), 4) for v in relative],
-            "rows_separated": "per_row" in names,
-            **({} if kind_ is None else {"kinds": [str(k) for k in kind_], "run_cells": list(cells or [])})}
+    part = Fit(coef=dict(zip(names, map(float, coef))),
+               ci95={name: [float(a), float(b)] for name, a, b in zip(names, low, high)},
+               cov=np.asarray(cov).tolist(), terms=names,
+               r2=float(1 - np.sum(relative ** 2) / n),  # weighted, through the origin: 1 − Σ relative residual² / n
+               n=n, cells=len(groups), interval_method=method,
+               run_variance=run_var, run_variance_dof=dof, run_variance_from=source,
+               relative_residuals=[round(float(v), 4) for v in relative],
+               rows_separated="per_row" in names)
+    if kind_ is None:
+        return part
+    return part.model_copy(update={"kinds": [str(k) for k in kind_], "run_cells": list(cells or [])})
 
 
 def separates(trx: Any, rows: Any) -> bool:
@@ -389,30 +391,33 @@ def separates(trx: Any, rows: Any) -> bool:
     return len({round(math.log10(b / a), 1) for a, b in zip(t, r) if a > 0 and b > 0}) >= 2
 
 
-def split_part(joint: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
+def split_part(joint: Fit | None, kind: str) -> Fit | None:
     """One setting's fit out of a fit pooled over settings (fit_part's `kinds`): the shared terms, its own per-row
     term as per_row, their intervals and covariance, R², residuals and cells over its own runs (the run-to-run
     variance stays the pool's: the host's noise), and which settings shared the rest ("pooled"); None where it had
     no run in the pool."""
     import numpy as np
 
-    if joint is None or kind not in joint["kinds"]:
+    if joint is None or joint.kinds is None or kind not in joint.kinds:
         return None
-    mine = [i for i, k in enumerate(joint["kinds"]) if k == kind]
+    kinds, terms, run_cells = joint.kinds, joint.terms or [], joint.run_cells or []
+    coef, ci95, residuals = joint.coef or {}, joint.ci95 or {}, joint.relative_residuals or []
+    mine = [i for i, k in enumerate(kinds) if k == kind]
     own = f"per_row {kind}"
-    keep = [t for t in joint["terms"] if not t.startswith("per_row ") or t == own]
-    index = [joint["terms"].index(t) for t in keep]
+    keep = [t for t in terms if not t.startswith("per_row ") or t == own]
+    index = [terms.index(t) for t in keep]
     names = ["per_row" if t == own else t for t in keep]
-    relative = [joint["relative_residuals"][i] for i in mine]
-    cov = np.asarray(joint["cov"])[np.ix_(index, index)]
-    return {**{k: v for k, v in joint.items() if k not in ("kinds", "run_cells")},
-            "coef": {n: joint["coef"][t] for n, t in zip(names, keep)},
-            "ci95": {n: joint["ci95"][t] for n, t in zip(names, keep)}, "cov": cov.tolist(), "terms": names,
-            "r2": float(1 - sum(v * v for v in relative) / len(mine)), "n": len(mine),
-            "cells": len({joint["run_cells"][i] for i in mine}),
-            "relative_residuals": relative, "rows_separated": own in keep,
-            "pooled": {"settings": list(dict.fromkeys(joint["kinds"])), "n": joint["n"], "cells": joint["cells"],
-                       "r2": joint["r2"]}}
+    relative = [residuals[i] for i in mine]
+    cov = np.asarray(joint.cov)[np.ix_(index, index)]
+    shared = joint.model_dump(exclude_unset=True, exclude={"kinds", "run_cells"})
+    return Fit(**{**shared,
+                  "coef": {n: coef[t] for n, t in zip(names, keep)},
+                  "ci95": {n: ci95[t] for n, t in zip(names, keep)}, "cov": cov.tolist(), "terms": names,
+                  "r2": float(1 - sum(v * v for v in relative) / len(mine)), "n": len(mine),
+                  "cells": len({run_cells[i] for i in mine}),
+                  "relative_residuals": relative, "rows_separated": own in keep,
+                  "pooled": {"settings": list(dict.fromkeys(kinds)), "n": joint.n, "cells": joint.cells,
+                             "r2": joint.r2}})
 
 
 def _tells(groups: list[list[int]], columns: list[Any]) -> bool:
@@ -519,19 +524,19 @@ def _run_variance(y: Any, trx: Any, relative: Any, groups: list[list[int]], term
     return float(np.sum(relative ** 2) / dof), dof, "residuals"
 
 
-def fit(runs: list[Observation], drains: list[Drain]) -> dict[str, Any]:
+def fit(runs: list[Observation], drains: list[Drain]) -> CostModel:
     """The model per setting: CPU per role, binlog bytes, one replica's apply time, fsyncs per commit, and the
     domain of rates and sizes its runs cover."""
     import numpy as np
 
-    model: dict[str, Any] = {"settings": {}, "observations": runs, "drains": drains}
+    settings: dict[str, FittedSetting] = {}
     # the observations: observation()'s and apply_observation()'s records (model.json keeps them), each with its
     # table (None where the summary named none)
     tables = sorted({o.table or "" for o in runs} | {d.table or "" for d in drains})
     shapes = {part: rate_shape(runs, part) for part in CPU_PARTS}
     reads_shape = read_shape(runs)
 
-    def cpu(ours: list[Observation], pooled: bool = False) -> dict[str, dict[str, Any] | None]:
+    def cpu(ours: list[Observation], pooled: bool = False) -> dict[str, Fit | None]:
         # writes amid reads on the same cores are outside the master's domain (AMID_READS)
         return {"master_cpu_s": _fit_of([o for o in ours if writes_of(o) and not reads_each(o)], "master_cpu_s",
                                         timed=True, shape=shapes["master_cpu_s"], pooled=pooled),
@@ -553,27 +558,27 @@ def fit(runs: list[Observation], drains: list[Drain]) -> dict[str, Any]:
         synced = [(o, f) for o in mine if (f := o.fsyncs_per_commit) is not None]  # net of idle (observation())
         cpus = {part: split_part(joint, setting) for part, joint in images[table].items()} \
             if setting in pools[table] else cpu(ours)
-        model["settings"][key(setting, table)] = {
-            "setting": setting, "table": table, "runs": len(mine), "drains": len(drained),
-            "master_cpu_s": cpus["master_cpu_s"], "replica_cpu_s": cpus["replica_cpu_s"],
-            "binlog_bytes": _fit_of(mine, "binlog_bytes"),
-            "apply_s": _apply_fit(drained),
-            "fsyncs_per_commit": float(np.median([f for _, f in synced])) if synced else None,
+        settings[key(setting, table)] = FittedSetting(
+            setting=setting, table=table, runs=len(mine), drains=len(drained),
+            master_cpu_s=cpus["master_cpu_s"], replica_cpu_s=cpus["replica_cpu_s"],
+            binlog_bytes=_fit_of(mine, "binlog_bytes"),
+            apply_s=_apply_fit(drained),
+            fsyncs_per_commit=float(np.median([f for _, f in synced])) if synced else None,
             # the master's fsyncs (InnoDB + binlog) per run: big transactions sync more than once per commit
-            "master_fsyncs": fit_part([f * o.transactions for o, f in synced],
-                                      [o.transactions for o, _ in synced], [o.rows for o, _ in synced],
-                                      [cell_of(o) for o, _ in synced], seconds=[write_seconds(o) for o, _ in synced]),
-            "domain": domain_of(mine),
-        }
+            master_fsyncs=fit_part([f * o.transactions for o, f in synced],
+                                   [o.transactions for o, _ in synced], [o.rows for o, _ in synced],
+                                   [cell_of(o) for o, _ in synced], seconds=[write_seconds(o) for o, _ in synced]),
+            domain=domain_of(mine),
+        )
     # the app's and the load generator's CPU per request: one fit each over every setting and table (neither sees
     # the binlog's settings or the table's indexes: a request is one statement to them), docs/cost-model.md,
     # "Capacity per role"
-    model["app_cpu_s"] = request_fit(runs, "app_cpu_s", one_app=True)
-    model["load_cpu_s"] = request_fit(runs, "load_cpu_s")
-    return model
+    return CostModel(settings=settings, observations=runs, drains=drains,
+                     app_cpu_s=request_fit(runs, "app_cpu_s", one_app=True),
+                     load_cpu_s=request_fit(runs, "load_cpu_s"))
 
 
-def _apply_fit(drained: list[Drain]) -> dict[str, Any] | None:
+def _apply_fit(drained: list[Drain]) -> Fit | None:
     """One replica's apply time: the curve c·transactions + d·rows + e·rows² (fit_part), and, where the curve prices
     rows and two sizes or more were drained, each drained size's mean apply seconds per transaction ("sizes":
     [[rows per transaction, seconds, drains, backlogs], …], smallest first; a size: the drains of one cell's size,
@@ -590,8 +595,8 @@ def _apply_fit(drained: list[Drain]) -> dict[str, Any] | None:
                 (n, d.apply_s / d.transactions, d.backlog or i))  # no folder (old model.json): its own
     sizes = sorted([sum(n for n, *_ in v) / len(v), sum(t for _, t, _ in v) / len(v), len(v), len({b for *_, b in v})]
                    for v in by_size.values())
-    if part is not None and part["rows_separated"] and len(sizes) >= 2:
-        part["sizes"] = [[round(n, 3), t, k, b] for n, t, k, b in sizes]
+    if part is not None and part.rows_separated and len(sizes) >= 2:
+        return part.model_copy(update={"sizes": [[round(n, 3), t, k, b] for n, t, k, b in sizes]})
     return part
 
 
@@ -657,7 +662,7 @@ def _pool(runs: list[Observation], table: str) -> tuple[str, ...]:
 
 
 def _fit_of(obs: list[Observation], part: str, reads: list[float] | None = None,
-            timed: bool = False, shape: dict[str, Any] | None = None, pooled: bool = False) -> dict[str, Any] | None:
+            timed: bool = False, shape: dict[str, Any] | None = None, pooled: bool = False) -> Fit | None:
     """One part's fit over the observations; `timed`: with a term per second of writing (CPU, fsyncs), or, where
     the runs give a rate shape (rate_shape), each run's transactions weighed by the shape at its rate instead;
     `pooled`: over several settings (ROW_IMAGES), a cost per row each (fit_part's `kinds`)."""
@@ -667,7 +672,7 @@ def _fit_of(obs: list[Observation], part: str, reads: list[float] | None = None,
                       [write_seconds(o) for o in obs] if timed and not shape else None, factors=factors,
                       kinds=[o.setting for o in obs] if pooled else None)
     if fitted is not None and shape:
-        fitted["rate_shape"] = shape
+        return fitted.model_copy(update={"rate_shape": shape})
     return fitted
 
 
@@ -678,7 +683,7 @@ def reads_each(obs: Observation) -> float:
 
 
 def _replica_fit(runs: list[Observation], shape: dict[str, Any] | None = None,
-                 reads_shape: dict[str, Any] | None = None, pooled: bool = False) -> dict[str, Any] | None:
+                 reads_shape: dict[str, Any] | None = None, pooled: bool = False) -> Fit | None:
     """The replicas' CPU: with a read term where runs whose replicas served reads can price one (each run's reads
     weighed by the read shape at its read rate, where the read-only runs give one), else from the runs whose
     replicas served none (a run with reads would charge its reads to the writes), saying why."""
@@ -688,22 +693,23 @@ def _replica_fit(runs: list[Observation], shape: dict[str, Any] | None = None,
         reads = [reads_each(o) * (shape_factor(reads_shape, read_rate_of(o)) if reads_shape else 1.0)
                  for o in replica]
         part = _fit_of(replica, "replica_cpu_s", reads, timed=True, shape=shape, pooled=pooled)
-        if part is not None and "per_read" in part["terms"]:
+        if part is not None and "per_read" in _terms(part):
             if reads_shape:
-                part["read_shape"] = reads_shape
+                part = part.model_copy(update={"read_shape": reads_shape})
             if not any(o.transactions for o in readers):
-                _read_interval(part, [measured(o, "replica_cpu_s") / w for o, w in zip(replica, reads, strict=True)
-                                      if reads_each(o)])
+                part = _read_interval(part, [measured(o, "replica_cpu_s") / w
+                                             for o, w in zip(replica, reads, strict=True) if reads_each(o)])
             return part
     part = _fit_of([o for o in replica if not reads_each(o)], "replica_cpu_s", timed=True, shape=shape,
                    pooled=pooled)
     if part is not None:
-        part["reads"] = (f"{len(readers)} run(s) whose replicas served reads left out: too few to tell a read's "
-                         "cost from a write's") if readers else "no run whose replicas served reads: reads not priced"
+        return part.model_copy(update={"reads": (
+            f"{len(readers)} run(s) whose replicas served reads left out: too few to tell a read's cost from a "
+            "write's") if readers else "no run whose replicas served reads: reads not priced"})
     return part
 
 
-def request_fit(runs: list[Observation], part: str, one_app: bool = False) -> dict[str, Any] | None:
+def request_fit(runs: list[Observation], part: str, one_app: bool = False) -> Fit | None:
     """A role's CPU per request (part: app_cpu_s, the app's; load_cpu_s, vegeta's) = w·write requests·s(rate) +
     r·read requests, through the origin and bounded at zero as every fit (fit_part, given no rows apart from the
     requests: the app and vegeta send one statement per request whatever its rows, so no per-row term), over every
@@ -729,7 +735,7 @@ def request_fit(runs: list[Observation], part: str, one_app: bool = False) -> di
         return None
     shape = rate_shape(ours, part)
 
-    def fitted(obs: list[Observation], reads: bool) -> dict[str, Any] | None:
+    def fitted(obs: list[Observation], reads: bool) -> Fit | None:
         # its requests as its rows: rows never differ from transactions, so fit_part adds no per-row term
         return fit_part([measured(o, part) for o in obs], [o.writes or 0 for o in obs], [o.writes or 0 for o in obs],
                         [f"{o.setting} {o.table or ''} {cell_of(o)}" for o in obs],
@@ -738,21 +744,20 @@ def request_fit(runs: list[Observation], part: str, one_app: bool = False) -> di
 
     readers = [o for o in ours if o.reads]
     got = fitted(ours, True) if readers else None
-    if got is not None and "per_read" in got["terms"] and not any(o.writes for o in readers):
-        _read_interval(got, [measured(o, part) / (o.reads or 1) for o in readers])
-    if got is None or "per_read" not in got["terms"]:
+    if got is not None and "per_read" in _terms(got) and not any(o.writes for o in readers):
+        got = _read_interval(got, [measured(o, part) / (o.reads or 1) for o in readers])
+    if got is None or "per_read" not in _terms(got):
         got = fitted([o for o in ours if not o.reads], False)
         if got is not None:
-            got["reads"] = (f"no data: {len(readers)} run(s) that read left out, too few to tell a read's cost "
-                            "from a write's") if readers else "no data: no run read"
-    if got is not None:
-        got["basis"] = basis
-        if shape:
-            got["rate_shape"] = shape
-    return got
+            got = got.model_copy(update={"reads": (
+                f"no data: {len(readers)} run(s) that read left out, too few to tell a read's cost from a "
+                "write's") if readers else "no data: no run read"})
+    if got is None:
+        return None
+    return got.model_copy(update={"basis": basis, **({"rate_shape": shape} if shape else {})})
 
 
-def _read_interval(part: dict[str, Any], per_read: list[float]) -> None:
+def _read_interval(part: Fit, per_read: list[float]) -> Fit:
     """The read term's interval and variance where only runs that read alone price it: a Student t interval of the
     mean cost per read over those runs (each weighed by the read shape at its rate), around the fitted term. A
     bootstrap over cells cannot give one: the read shape takes its factors from the same few cells, so every
@@ -762,15 +767,16 @@ def _read_interval(part: dict[str, Any], per_read: list[float]) -> None:
 
     got = mean_error(per_read)
     if got is None:
-        return
+        return part
     se, half = got
-    value = part["coef"]["per_read"]
-    i = part["terms"].index("per_read")
-    cov = np.asarray(part["cov"], dtype=float)
+    value = (part.coef or {})["per_read"]
+    i = _terms(part).index("per_read")
+    cov = np.asarray(part.cov, dtype=float)
     cov[i, :] = cov[:, i] = 0.0
     cov[i, i] = se * se
-    part.update(cov=cov.tolist(), read_interval=f"t over the {len(per_read)} runs that only read")
-    part["ci95"]["per_read"] = [max(0.0, value - half), value + half]
+    return part.model_copy(update={"cov": cov.tolist(), "read_interval": f"t over the {len(per_read)} runs that only "
+                                   "read", "ci95": {**(part.ci95 or {}), "per_read": [max(0.0, value - half),
+                                                                                      value + half]}})
 
 
 def rate_of(obs: Observation) -> float:

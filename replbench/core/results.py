@@ -1293,6 +1293,10 @@ class Fit(Record):
     # the app's and the load generator's fits (analysis/costmodel.request_fit): the runs they pooled ("every setting
     # and table; the app as asyncmy/uvloop"); absent from other fits
     basis: str | None = None
+    # a fit pooled over settings while it is made (analysis/costmodel.fit_part's `kinds`): each run's setting and
+    # cell, which split_part reads to give each setting its fit; never in model.json (split_part leaves them out)
+    kinds: list[str] | None = None
+    run_cells: list[str] | None = None
 
 
 class FittedSetting(Record):
