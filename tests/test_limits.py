@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from replbench.analysis import limits
-from replbench.core.results import Limit, RunSummary, summary_of
+from replbench.core.results import RunSummary, summary_of
 from replbench.report.block import render_block
 
 pytestmark = pytest.mark.unit
@@ -26,18 +26,18 @@ def _summary(**means: float) -> dict[str, Any]:
 
 def test_the_host_at_194_of_200_is_the_limit_not_replication() -> None:
     got = limits.limiting(summary_of(_summary(host_busy=194.0, replica1=62.0)))
-    assert got is not None and got["resource"] == "host CPU" and got["saturated"] is True and got["share"] == 0.97
-    assert got["utilisation"]["replica1's mariadbd (serial apply: one core)"]["share"] == 0.62
+    assert got is not None and got.resource == "host CPU" and got.saturated is True and got.share == 0.97
+    assert got.utilisation["replica1's mariadbd (serial apply: one core)"].share == 0.62
 
 
 def test_a_replica_applying_serially_is_limited_by_one_core_and_parallel_threads_by_theirs() -> None:
     summary = summary_of(_summary(host_busy=150.0, replica1=97.0))
     got = limits.limiting(summary)
-    assert got is not None and got["resource"] == "replica1's mariadbd (serial apply: one core)" and got["saturated"]
+    assert got is not None and got.resource == "replica1's mariadbd (serial apply: one core)" and got.saturated
     # four applier threads on two cores: the same 97 % is half of what they can use
     parallel = limits.limiting(summary, parallel_threads=4)
-    assert parallel is not None and parallel["resource"] == "host CPU" and not parallel["saturated"]
-    assert parallel["utilisation"]["replica1's mariadbd (4 applier threads on 2 core(s))"]["share"] == 0.485
+    assert parallel is not None and parallel.resource == "host CPU" and not parallel.saturated
+    assert parallel.utilisation["replica1's mariadbd (4 applier threads on 2 core(s))"].share == 0.485
 
 
 def test_nothing_saturated_says_what_came_closest_and_what_else_held_the_run_back() -> None:
@@ -46,10 +46,10 @@ def test_nothing_saturated_says_what_came_closest_and_what_else_held_the_run_bac
     data["replication"] = {"nodes": {"replica1": {"pool_disk_reads_per_write": 3.5}}}
     data["lag"] = {"replica1": {"growth_s_per_s": 0.116}, "replica2": {"growth_s_per_s": 0.0}}
     got = limits.limiting(summary_of(data))
-    assert got is not None and not got["saturated"] and got["resource"] == "host CPU"
-    assert got["also"] == ["the app's admission shed 210 of 1,000 requests",
+    assert got is not None and not got.saturated and got.resource == "host CPU"
+    assert got.also == ["the app's admission shed 210 of 1,000 requests",
                            "disk reads (replica1 3.5 pages read from disk per write)", "replica1 falling behind"]
-    text = limits.text(Limit.model_validate(got))
+    text = limits.text(got)
     assert text.startswith("no CPU resource saturated (the closest: host CPU at 49% of its capacity; saturated: 95%)"
                            "; also: the app's admission shed 210"), text
     assert "Steady CPU against capacity: host CPU 98 % of 200 %; replica1's mariadbd (serial apply: one core) 30 % " \

@@ -21,10 +21,10 @@ def saturation(summary: RunSummary, cores: int) -> list[dict[str, Any]]:
     The replica is the busier one; names as the report's answers word them."""
     out: dict[str, dict[str, Any]] = {}
     for used in limits.utilisation(summary, cores=cores).values():
-        group = used["group"]
+        group = used.group
         name = "host" if group == "host_busy" else "replica" if group.startswith("replica") else group
-        row = {"name": name, "percent": float(used["percent"]), "capacity": used["capacity_percent"],
-               "share": used["percent"] / (used["capacity_percent"] * used["saturates_at"])}
+        row = {"name": name, "percent": float(used.percent), "capacity": used.capacity_percent,
+               "share": used.percent / (used.capacity_percent * used.saturates_at)}
         if name not in out or row["percent"] > out[name]["percent"]:
             out[name] = row
     return sorted(out.values(), key=lambda row: -row["share"])

@@ -10,16 +10,14 @@ closest. report/answers words the same utilisation for a sweep's steps. Pure: fi
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..core.config import FALLING_BEHIND, LIMIT_SHARE, VEGETA_SATURATED
 from ..core.nodenames import nodes_in, replicas_in
-from ..core.results import Limit, RunSummary
+from ..core.results import Limit, RunSummary, Utilisation
 
 COLD_POOL_READS = 1.0  # pages read from disk per write at or above which the pool is named as read-limited
 
 
-def utilisation(s: RunSummary, parallel_threads: int = 0, cores: int | None = None) -> dict[str, dict[str, Any]]:
+def utilisation(s: RunSummary, parallel_threads: int = 0, cores: int | None = None) -> dict[str, Utilisation]:
     """Each CPU resource's steady mean (% of one core), its capacity (% of one core), their ratio (`share`) and the
     share at which it saturates (`saturates_at`: vegeta's VEGETA_SATURATED of its one core, as the load-generator
     note judges it; every other LIMIT_SHARE). `cores`: the host's, where the summary lacks them (older runs)."""
@@ -41,20 +39,20 @@ def utilisation(s: RunSummary, parallel_threads: int = 0, cores: int | None = No
     for label, (cap, group) in capacity.items():
         used = means.get(group)
         if used is not None:
-            out[label] = {"group": group, "percent": round(used, 1), "capacity_percent": cap,
-                          "share": round(used / cap, 3),
-                          "saturates_at": VEGETA_SATURATED / 100 if group == "vegeta" else LIMIT_SHARE}
+            out[label] = Utilisation(group=group, percent=round(used, 1), capacity_percent=cap,
+                                     share=round(used / cap, 3),
+                                     saturates_at=VEGETA_SATURATED / 100 if group == "vegeta" else LIMIT_SHARE)
     return out
 
 
-def limiting(s: RunSummary, parallel_threads: int = 0) -> dict[str, Any] | None:
+def limiting(s: RunSummary, parallel_threads: int = 0) -> Limit | None:
     """The run's limit: the most utilised CPU resource (`resource`, `share`; `saturated` at or above LIMIT_SHARE),
     every resource's utilisation, and what else held the run back (`also`: shedding, disk reads, falling
     behind). None for a run without CPU figures."""
     used = utilisation(s, parallel_threads)
     if not used:
         return None
-    top = max(used, key=lambda label: used[label]["share"] / used[label]["saturates_at"])
+    top = max(used, key=lambda label: used[label].share / used[label].saturates_at)
     also = []
     admission = s.app_admission
     if admission and admission.shed and s.requests:
@@ -70,17 +68,15 @@ def limiting(s: RunSummary, parallel_threads: int = 0) -> dict[str, Any] | None:
               if lag is not None and lag.growth_s_per_s is not None and lag.growth_s_per_s >= FALLING_BEHIND]
     if behind:
         also.append(f"{', '.join(behind)} falling behind")
-    return {"resource": top, "share": used[top]["share"],
-            "saturated": used[top]["share"] >= used[top]["saturates_at"], "limit_share": used[top]["saturates_at"],
-            "utilisation": used, "also": also}
+    return Limit(resource=top, share=used[top].share, saturated=used[top].share >= used[top].saturates_at,
+                 limit_share=used[top].saturates_at, utilisation=used, also=also)
 
 
 def text(limit: Limit) -> str:
     """One line: what limited the run, or that nothing measured here saturated and what came closest."""
-    top, used = limit.resource, limit.utilisation or {}
-    assert top is not None and limit.share is not None and limit.limit_share is not None  # limiting writes them
+    top, used = limit.resource, limit.utilisation
     shown = "; ".join(f"{label} {u.percent:.0f} % of {u.capacity_percent:.0f} %" for label, u in
-                      sorted(used.items(), key=lambda item: -(item[1].share or 0)))
+                      sorted(used.items(), key=lambda item: -item[1].share))
     head = (f"{top} saturated ({limit.share:.0%} of its capacity)" if limit.saturated else
             f"no CPU resource saturated (the closest: {top} at {limit.share:.0%} of its capacity; "
             f"saturated: {limit.limit_share:.0%})")

@@ -146,13 +146,13 @@ def kept_up_to(steps: list[tuple[int, list[RunSummary]]], criteria: PassCriteria
         if not runs or (above and rate > above[0]):
             continue
         used = limits.utilisation(median_summary(runs), cores=cores)
-        full = [(label, u) for label, u in used.items() if u["share"] >= u["saturates_at"]]
-        other = [(label, u) for label, u in full if not u["group"].startswith("replica")]
+        full = [(label, u) for label, u in used.items() if u.share >= u.saturates_at]
+        other = [(label, u) for label, u in full if not u.group.startswith("replica")]
         if other:
-            replicas = [u["share"] for u in used.values() if u["group"].startswith("replica")]
-            host_first = HostFirst(rate=rate, resource=other[0][0], share=other[0][1]["share"],
+            replicas = [u.share for u in used.values() if u.group.startswith("replica")]
+            host_first = HostFirst(rate=rate, resource=other[0][0], share=other[0][1].share,
                                    replica_share=max(replicas) if replicas else None,
-                                   replica_saturated=any(u["group"].startswith("replica") for _, u in full))
+                                   replica_saturated=any(u.group.startswith("replica") for _, u in full))
             break
     return KeptUp(rate=best, every_step=bool(judged) and all(ok for _, ok, _ in judged),
                   first_behind=above[0] if above else None, why=tuple(above[1]) if above else (),

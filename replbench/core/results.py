@@ -527,25 +527,26 @@ class Writeback(Record):
 
 
 class Utilisation(Record):
-    """One CPU resource's steady mean against its capacity (% of one core; analysis/limits)."""
+    """One CPU resource's steady mean against its capacity (% of one core; analysis/limits). Every field required:
+    analysis/limits.utilisation writes each, as every summary with a `limit` has."""
 
-    group: str | None = None
-    percent: Num | None = None
-    capacity_percent: Num | None = None
-    share: Num | None = None
-    saturates_at: Num | None = None
+    group: str  # the CPU group it is measured by (host_busy, master, replica1, app, vegeta)
+    percent: Num
+    capacity_percent: Num
+    share: Num  # percent over capacity_percent
+    saturates_at: Num  # the share at which it saturates
 
 
 class Limit(Record):
     """What limited a run (analysis/limits): the most utilised CPU resource, whether it saturated, every resource's
-    utilisation, and what else held the run back."""
+    utilisation, and what else held the run back. Every field required: a summary's `limit` is null or whole."""
 
-    resource: str | None = None
-    share: Num | None = None
-    saturated: bool | None = None
-    limit_share: Num | None = None
-    utilisation: dict[str, Utilisation] | None = None
-    also: list[str] | None = None
+    resource: str
+    share: Num
+    saturated: bool
+    limit_share: Num
+    utilisation: dict[str, Utilisation]
+    also: list[str]
 
 
 class RunSummary(Record):
