@@ -261,6 +261,18 @@ def test_a_models_observation_or_drain_refuses_a_misspelt_key_and_one_lacking_a_
         results.model_of({**doc, "drains": [{**drain, "aply_s": 1.0}]})
 
 
+def test_a_study_comparison_row_refuses_a_misspelt_key() -> None:
+    """study.json's comparison is typed to its rows (group, metric, cell: core/results.ComparisonRow): a misspelt
+    key in a row fails where it is read, not as an "n/a" in the report."""
+    doc = results.load(next((ROOT / "results" / "report-assets").rglob("study.json")))
+    group, per_metric = next(iter(doc["comparison"].items()))
+    metric, rows = next(iter(per_metric.items()))
+    cell, row = next(iter(rows.items()))
+    assert results.study_of(doc).comparison is not None
+    with pytest.raises(results.RecordRefused, match="medain"):
+        results.study_of({**doc, "comparison": {group: {metric: {cell: {**row, "medain": row["median"]}}}}})
+
+
 def test_bench_app_and_find_users_records_refuse_a_misspelt_key_and_keep_the_dictionarys_values(
         tmp_path: Path) -> None:
     for kind, data in ((results.BenchAppRecord, BENCH_APP), (results.FindUsersRecord, SHAPES)):

@@ -14,7 +14,7 @@ import pytest
 
 from replbench.analysis.studymetrics import index_costs, unit_metrics
 from replbench.core.config import ConfigError, Settings, index_names, secondary_indexes
-from replbench.core.results import StudyCell, StudyRecord, study_of, summary_of
+from replbench.core.results import ComparisonRow, StudyCell, StudyRecord, study_of, summary_of
 from replbench.experiments import study, studyfile
 from replbench.measure.counters import NodeCounters, describe
 from replbench.report.studies import costliest_index
@@ -180,10 +180,10 @@ def test_pages_read_and_written_per_write_come_from_innodbs_counters() -> None:
     assert metrics["replica_pages_written_per_write"] == 5.0 and metrics["replica_pages_flushed_per_write"] == 4.0
 
 
-def row(values: list[float]) -> dict[str, object]:
+def row(values: list[float]) -> ComparisonRow:
     ordered = sorted(values)
-    return {"median": ordered[len(ordered) // 2], "min": ordered[0], "max": ordered[-1], "values": values,
-            "n": len(values)}
+    return ComparisonRow(median=ordered[len(ordered) // 2], min=ordered[0], max=ordered[-1], values=values,
+                         n=len(values))
 
 
 def cell(name: str, drop: str, pool: str) -> dict[str, object]:
@@ -214,8 +214,9 @@ def test_each_index_is_weighed_against_every_index_at_the_same_pool_and_the_cost
     # rule (docs/metrics.md, "Comparing two figures"): 3 repeats a side, Welch's test, Holm over the study
     base = {c["name"]: f"all in {c['knobs']['buffer_pool']}" for c in cells}
 
-    def with_rows(figures: dict[str, dict[str, object]]) -> StudyRecord:
-        rows = {name: {**r, "baseline": base[name], "verdict": "baseline" if base[name] == name else "different"}
+    def with_rows(figures: dict[str, ComparisonRow]) -> StudyRecord:
+        rows = {name: r.model_copy(update={"baseline": base[name],
+                                           "verdict": "baseline" if base[name] == name else "different"})
                 for name, r in figures.items()}
         return study_of({"cells": cells, "primary": ["replica_ms_per_write"],
                          "comparison": {"write": {"replica_ms_per_write": rows}}})
@@ -230,7 +231,7 @@ def test_each_index_is_weighed_against_every_index_at_the_same_pool_and_the_cost
     assert "buffer_pool=4G: no index's cost holds as a finding (the largest, `uq_email`, +0 %: not shown (p = 1)" in \
         costliest_index(with_rows(quiet))[0]
     # two repeats a side: described, never tested, never "not shown" (disjoint ranges here)
-    two = {name: row(r["values"][:2]) for name, r in cpu.items()}  # type: ignore[index]
+    two = {name: row([v for v in r.values or [] if v is not None][:2]) for name, r in cpu.items()}
     assert "(the largest, `idx_city_birth`, +35 %: disjoint ranges, n = 2, not tested;" in \
         costliest_index(with_rows(two))[0]
     # no cell misses one index

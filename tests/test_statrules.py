@@ -9,13 +9,12 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from replbench.analysis import compare
 from replbench.analysis.findings import COUNT, TESTED, UNTESTED, judged, nothing_held, study_findings, words_of
-from replbench.analysis.studymetrics import BY_KEY, compare_cells, figure_text, row_of
+from replbench.analysis.studymetrics import BY_KEY, compare_cells, figure_text
 from replbench.core.config import LAG_FLOOR_MS
 from replbench.core.results import RunMeta, StudyRecord, StudyUnit, study_of, summary_of
 from replbench.core.stats import judgement
@@ -100,9 +99,10 @@ def test_two_repeats_a_side_are_described_never_tested_nor_not_shown() -> None:
         "disjoint ranges, n = 2, not tested"
     assert compare.ruled("@400 app CPU %", 10.5, 20.5, ([10.0, 11.0, 10.5], [20.0, 21.0, 20.5]), LAG_FLOOR_MS) is None
     # a metric the study declares no finding for is described the same way in the terminal's table
+    assert data.comparison is not None
     assert "(12.74×, disjoint ranges, n = 2, not tested)" in studies.cell_text(
-        row_of(data.comparison["write"]["commit_p50_ms"]["after_sync"]), None, "commit_p50_ms",  # type: ignore[index]
-        row_of(data.comparison["write"]["commit_p50_ms"]["off"]))  # type: ignore[index]
+        data.comparison["write"]["commit_p50_ms"]["after_sync"], None, "commit_p50_ms",
+        data.comparison["write"]["commit_p50_ms"]["off"])
 
 
 def test_three_repeats_a_side_still_use_welchs_test_with_holm() -> None:
@@ -132,10 +132,11 @@ def _step(lags: list[float | None]) -> ShownStep:
 def test_a_lag_under_its_floor_prints_as_under_the_floor() -> None:
     # a study: 0, 5.3 and 8 ms under a 10 ms floor are not values, and no ratio is taken from them
     data = _study({"near": [0.0, 5.3, 8.0], "far": [31.0, 40.0, 45.0], "mixed": [8.0, 20.0, 31.0]}, "lag_p99_ms")
-    rows: dict[str, Any] = data.comparison["write"]["lag_p99_ms"]  # type: ignore[index]
-    assert figure_text(row_of(rows["near"]), "lag_p99_ms") == f"< {LAG_FLOOR_MS:g}" == "< 10"
-    assert figure_text(row_of(rows["mixed"]), "lag_p99_ms") == "20.0 [< 10–31.0]"
-    assert rows["far"]["ratio"] is None  # against a baseline under the floor
+    assert data.comparison is not None
+    rows = data.comparison["write"]["lag_p99_ms"]
+    assert figure_text(rows["near"], "lag_p99_ms") == f"< {LAG_FLOOR_MS:g}" == "< 10"
+    assert figure_text(rows["mixed"], "lag_p99_ms") == "20.0 [< 10–31.0]"
+    assert rows["far"].ratio is None  # against a baseline under the floor
     table = _table(data)
     assert "| lag p99 ms (primary) | < 10 | 40.0 [31.0–45.0] (**holds**" in table
     assert "5.3" not in table and "0.000" not in table

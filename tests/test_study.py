@@ -229,10 +229,10 @@ def test_cell_statistics_against_hand_computed_values() -> None:
     units = [unit("A", 500), unit("A", 520), unit("A", 480), unit("B", 300), unit("B", 310), unit("B", 290),
              unit("C", 470), unit("C", 530), unit("C", 505)]
     result = compare_cells(units, ["A", "B", "C"])["write"]["bytes_per_write"]
-    assert result["A"]["median"] == 500 and result["A"]["verdict"] == "baseline"
-    assert (result["B"]["median"], result["B"]["min"], result["B"]["max"]) == (300, 290, 310)
-    assert result["B"]["ratio"] == 0.6 and result["B"]["verdict"] == "different"
-    assert result["C"]["ratio"] == 1.01 and result["C"]["verdict"] == "within noise"
+    assert result["A"].median == 500 and result["A"].verdict == "baseline"
+    assert (result["B"].median, result["B"].min, result["B"].max) == (300, 290, 310)
+    assert result["B"].ratio == 0.6 and result["B"].verdict == "different"
+    assert result["C"].ratio == 1.01 and result["C"].verdict == "within noise"
 
 
 def test_a_read_run_reports_no_per_write_figures_from_stray_transactions() -> None:
@@ -600,7 +600,7 @@ def test_a_cell_is_compared_with_the_first_cell_sharing_its_baseline_per_values(
     units = [StudyUnit.model_validate({"cell": c, "scenario": "write", "metrics": {"replica_ms_per_write": v}})
              for c, vs in cost.items() for v in vs]
     rows = compare_cells(units, cells, base_of)["write"]["replica_ms_per_write"]
-    assert rows["ix 1G"]["ratio"] == 2.0 and rows["ix 1G"]["baseline"] == "ni 1G" and rows["ni 1G"]["ratio"] is None
+    assert rows["ix 1G"].ratio == 2.0 and rows["ix 1G"].baseline == "ni 1G" and rows["ni 1G"].ratio is None
     found = study_findings(study_of({"comparison": compare_cells(units, cells, base_of)}), ["replica_ms_per_write"])
     assert sorted((f["cell"], f["baseline"], round(f["factor"], 2)) for f in found) == [
         ("ix 1G", "ni 1G", 2.0), ("ix 4G", "ni 4G", 2.0)] and found[0]["comparisons"] == 2

@@ -109,7 +109,7 @@ def test_a_net_figure_has_the_resolution_of_the_idle_cost_it_subtracts() -> None
 
 def test_a_study_cell_below_its_resolution_is_no_cost_and_gives_no_finding() -> None:
     from replbench.analysis.findings import study_findings
-    from replbench.analysis.studymetrics import cell_text, compare_cells, row_of, unit_metrics
+    from replbench.analysis.studymetrics import cell_text, compare_cells, unit_metrics
 
     def run(cpu: float, resolution: float) -> dict:
         return {"binlog": {"successful_writes": 100}, "cpu_seconds": {"master": 1.0, "replica1": cpu + 0.5},
@@ -123,9 +123,9 @@ def test_a_study_cell_below_its_resolution_is_no_cost_and_gives_no_finding() -> 
     assert units[0]["metrics"]["resolution"]["replica_ms_per_write"] == 0.5
     records = [StudyUnit.model_validate(u) for u in units]
     rows = compare_cells(records, ["keyed", "nopk"])["write"]["replica_ms_per_write"]
-    assert rows["keyed"]["resolution"] == 0.5 and cell_text(row_of(rows["keyed"])) == "below resolution (< 0.5)"
+    assert rows["keyed"].resolution == 0.5 and cell_text(rows["keyed"]) == "below resolution (< 0.5)"
     # above its resolution: the figure itself, but no ratio to a baseline that cannot be told from zero
-    assert cell_text(row_of(rows["nopk"])) == "10.0 [9–11.0]" and rows["nopk"]["verdict"] == "n/a"
+    assert cell_text(rows["nopk"]) == "10.0 [9–11.0]" and rows["nopk"].verdict == "n/a"
     # a ratio to a baseline that cannot be told from zero is at most a lower bound (tests/test_answers.py), never a
     # tested ratio; a cell below its resolution gives no finding against any baseline
     assert [f["kind"] for f in study_findings(study_of({"comparison": compare_cells(records, ["keyed", "nopk"])}),
@@ -143,7 +143,7 @@ def test_idle_rates_from_two_snapshots() -> None:
 
 
 def test_a_replica_that_never_caught_up_counts_as_did_not_catch_up() -> None:
-    from replbench.analysis.studymetrics import cell_text, compare_cells, row_of, unit_metrics
+    from replbench.analysis.studymetrics import cell_text, compare_cells, unit_metrics
 
     def unit(cell: str, catch: dict) -> StudyUnit:
         return StudyUnit.model_validate({"cell": cell, "scenario": "write",
@@ -152,9 +152,9 @@ def test_a_replica_that_never_caught_up_counts_as_did_not_catch_up() -> None:
     units = [unit("a", {"replica1": 0.2, "replica2": 0.3}), unit("a", {"replica1": 0.1, "replica2": 0.2}),
              unit("b", {"replica1": 0.2, "replica2": None}), unit("b", {"replica1": 5.0, "replica2": 6.0})]
     rows = compare_cells(units, ["a", "b"])["write"]["catch_up_s"]
-    assert rows["b"]["never"] == 1 and rows["b"]["values"] == [None, 6.0]  # not the 0.2 of the replica that did
-    assert cell_text(row_of(rows["b"])).endswith("1 of 2 did not catch up")
-    assert rows["a"]["never"] == 0 and "did not" not in cell_text(row_of(rows["a"]))
+    assert rows["b"].never == 1 and rows["b"].values == [None, 6.0]  # not the 0.2 of the replica that did
+    assert cell_text(rows["b"]).endswith("1 of 2 did not catch up")
+    assert rows["a"].never == 0 and "did not" not in cell_text(rows["a"])
 
 
 def test_fsyncs_and_binlog_syncs_net_of_idle_subtract_the_idle_windows_rate_over_the_span() -> None:

@@ -5,9 +5,10 @@ commit cost in round trips of the link, binlog volume per day at a rate. Pure fu
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from ..core.results import RunSummary, StudyRecord
+from ..core.results import ComparisonRow, RunSummary, StudyRecord
 from ..topology import links
 from ..topology.knobs import Knobs, parse_size, recorded
 from . import limits
@@ -30,7 +31,19 @@ def saturation(summary: RunSummary, cores: int) -> list[dict[str, Any]]:
     return sorted(out.values(), key=lambda row: -row["share"])
 
 
-def pool_index_costs(data: StudyRecord) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class PoolIndexCost:
+    """One buffer pool's replica CPU per applied write with the indexes against without (pool_index_costs')."""
+
+    group: str  # the comparison's group
+    pool: str | None  # the cell's buffer_pool knob (None: the reference pool)
+    indexed: str  # the `write` cell's name
+    bare: str  # the `write-noindex` cell's name
+    ratio: float  # indexed's median over bare's
+    rows: tuple[ComparisonRow, ComparisonRow]  # indexed's and bare's rows of the comparison
+
+
+def pool_index_costs(data: StudyRecord) -> list[PoolIndexCost]:
     """Per buffer pool of study working-set (largest first): each replica's CPU per applied write with the indexes
     (`write`) and without (`write-noindex`), its rows of the comparison and the ratio (what the one rule says of the
     two is analysis/findings.words_of's, for the comparison's `group`). A pool without both cells is left out."""
@@ -44,10 +57,11 @@ def pool_index_costs(data: StudyRecord) -> list[dict[str, Any]]:
         indexed, bare = cells.get(("write", pool)), cells.get(("write-noindex", pool))
         rows = per_metric.get("replica_ms_per_write") or {}
         a, b = rows.get(indexed) if indexed else None, rows.get(bare) if bare else None
-        if not a or not b or not a["median"] or not b["median"]:
+        if not a or not b or not a.median or not b.median:
             continue
-        out.append({"group": group, "pool": pool, "indexed": indexed, "bare": bare, "ratio": a["median"] / b["median"],
-                    "rows": (a, b)})
+        assert indexed is not None and bare is not None  # a and b are theirs
+        out.append(PoolIndexCost(group=group, pool=pool, indexed=indexed, bare=bare, ratio=a.median / b.median,
+                                 rows=(a, b)))
     return out
 
 
@@ -102,11 +116,11 @@ def compression_effects(data: StudyRecord) -> list[dict[str, Any]]:
                 continue
             base = next((c for c in cells if recorded(c.knobs).binlog_compress == "off"
                          and rest(recorded(c.knobs)) == rest(knobs) and c.scenario == cell.scenario), None)
-            on, off = rows.get(cell.name), rows.get(base.name) if base else None
-            if not on or not off or not on["median"] or not off["median"]:
+            on, off = rows.get(cell.name or ""), rows.get(base.name or "") if base else None
+            if not on or not off or not on.median or not off.median:
                 continue
             out.append({"group": group, "cell": cell.name, "knobs": cell.knobs, "baseline": base.name if base else None,
                         "min_len": knobs.binlog_compress_min_len,
-                        "off": off["median"], "on": on["median"],
-                        "compressed": on["median"] < COMPRESSED_BELOW * off["median"]})
+                        "off": off.median, "on": on.median,
+                        "compressed": on.median < COMPRESSED_BELOW * off.median})
     return out

@@ -23,7 +23,7 @@ from typing import Any
 from ..core.config import FINDING_MIN_FACTOR, FINDING_MIN_REPEATS
 from ..core.results import ComparisonRow, StudyCell, StudyRecord
 from ..core.stats import holm, judgement, present, testable, welch_log_p
-from .studymetrics import BY_KEY, FLOOR, figure_text, fmt, row_of, setting_value, unresolved
+from .studymetrics import BY_KEY, FLOOR, figure_text, fmt, setting_value, unresolved
 
 MAX_FINDINGS = 15  # the report's first page states at most this many, the largest effects first
 MAX_UNTESTED_SAID = 1  # a study's section names at most this many untested effects with disjoint ranges
@@ -88,7 +88,7 @@ def comparisons(study: StudyRecord, primary: list[str]) -> list[dict[str, Any]]:
     out = []
     for group, per_metric in (study.comparison or {}).items():
         for key in primary:
-            rows = {cell: row_of(r) for cell, r in (per_metric.get(key) or {}).items()}
+            rows = per_metric.get(key) or {}
             first = next((c for c, r in rows.items() if r.verdict == "baseline"), None)
             for cell, row in rows.items():
                 # studies from before baseline_per name no baseline per row (compare_cells writes a name, never
@@ -227,7 +227,7 @@ def words_of(every: list[dict[str, Any]], study: StudyRecord, group: str, key: s
     a, b = rows.get(cell), rows.get(baseline)
     if not a or not b:
         return False, "not compared"
-    bounds = [bound for r in (a, b) if (bound := unresolved(row_of(r), key)) is not None]
+    bounds = [bound for r in (a, b) if (bound := unresolved(r, key)) is not None]
     if bounds:  # a figure that is not a value is compared with nothing
         return False, "not compared: " + ("under its floor" if bounds[0][0] == FLOOR else "below its resolution")
-    return False, judgement(row_of(a).values or [], row_of(b).values or [], count=BY_KEY[key].count).text
+    return False, judgement(a.values or [], b.values or [], count=BY_KEY[key].count).text

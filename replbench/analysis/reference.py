@@ -413,9 +413,9 @@ def pool_pairs(data: StudyRecord | None) -> list[dict[str, Any]]:
     the page states one ratio per pool; the one rule's words for the two sets of repeats, and their counts."""
     out = []
     for cost in pool_index_costs(data) if data is not None else []:
-        a, b = (present(row.get("values") or []) for row in cost["rows"])
-        out.append({"pool": cost["pool"] or "", "a": cost["rows"][0]["median"], "b": cost["rows"][1]["median"],
-                    "ratio": cost["ratio"], "words": judgement(a, b).text,
+        a, b = (present(row.values or []) for row in cost.rows)
+        out.append({"pool": cost.pool or "", "a": cost.rows[0].median, "b": cost.rows[1].median,
+                    "ratio": cost.ratio, "words": judgement(a, b).text,
                     "rate": ((data.rates or {}) if data is not None else {}).get("write"), "n": (len(a), len(b))})
     return out
 

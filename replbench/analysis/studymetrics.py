@@ -24,6 +24,7 @@ from ..core.results import (
     BigTxReplica,
     BigTxTransaction,
     Binlog,
+    Comparison,
     ComparisonRow,
     Latency,
     NodeCounters,
@@ -482,14 +483,14 @@ def _group(unit: StudyUnit) -> str:
 
 
 def compare_cells(units: list[StudyUnit], cells: list[str],
-                  base_of: dict[str, str] | None = None) -> dict[str, Any]:
+                  base_of: dict[str, str] | None = None) -> Comparison:
     """Per group (a scenario, or the cells' scenarios) and metric: each cell's spread, ratio to its baseline (the
     first cell, or base_of's) and verdict."""
     base_of = base_of or {c: cells[0] for c in cells}
-    out: dict[str, Any] = {}
+    out: Comparison = {}
     groups = sorted({_group(u) for u in units})
     for scenario in groups:
-        per_metric: dict[str, Any] = {}
+        per_metric: dict[str, dict[str, ComparisonRow]] = {}
         for metric in METRICS:
             mine = {cell: [m for u in units
                            if u.cell == cell and _group(u) == scenario and (m := metrics_of(u)) is not None]
@@ -498,20 +499,20 @@ def compare_cells(units: list[StudyUnit], cells: list[str],
             never = {cell: sum(metric.key in (m.never or ()) for m in ms) for cell, ms in mine.items()}
             if not any(v is not None for vs in values.values() for v in vs) and not any(never.values()):
                 continue
-            rows = {}
+            rows: dict[str, ComparisonRow] = {}
             for cell in cells:
                 sp, own, base = spread(values[cell]), base_of[cell], values[base_of[cell]]
-                rows[cell] = {**sp, "values": values[cell], "never": never[cell], "baseline": own,
-                              "ratio": None if cell == own else _round(ratio(sp["median"], spread(base)["median"])),
-                              "verdict": "baseline" if cell == own else verdict(values[cell], base)}
+                rows[cell] = ComparisonRow(**sp, values=values[cell], never=never[cell], baseline=own,
+                                           ratio=None if cell == own else _round(ratio(sp["median"],
+                                                                                       spread(base)["median"])),
+                                           verdict="baseline" if cell == own else verdict(values[cell], base))
                 resolution = median([(m.resolution or {}).get(metric.key) for m in mine[cell]])
-                if resolution is not None:
-                    rows[cell]["resolution"] = resolution
+                if resolution is not None:  # only where the figure has one: absent from the row otherwise
+                    rows[cell] = rows[cell].model_copy(update={"resolution": resolution})
             for cell in cells:  # no ratio to, or from, a figure that cannot be told from zero or from its floor
-                if cell != base_of[cell] and any(below_resolution(row_of(rows[c]))
-                                                 or under_floor(row_of(rows[c]), metric)
+                if cell != base_of[cell] and any(below_resolution(rows[c]) or under_floor(rows[c], metric)
                                                  for c in (cell, base_of[cell])):
-                    rows[cell].update(ratio=None, verdict="n/a")
+                    rows[cell] = rows[cell].model_copy(update={"ratio": None, "verdict": "n/a"})
             per_metric[metric.key] = rows
         out[scenario] = per_metric
     return out
@@ -531,8 +532,8 @@ def verdict_text(values: list[float | None], base: list[float | None]) -> str:
 
 
 def row_of(row: Mapping[str, Any]) -> ComparisonRow:
-    """One cell's row of a study's comparison (compare_cells', or study.json's) as its record: the one place such a
-    row is read from its dictionary (StudyRecord.comparison holds them untyped, per group, metric and cell)."""
+    """A spread of figures (core/stats.spread's, with its values) as a comparison's row, to be worded as one
+    (figure_text): the answers' and the cost sheet's figures that are no study cell's."""
     return ComparisonRow.model_validate(row)
 
 
@@ -626,7 +627,7 @@ def cell_text(r: ComparisonRow, judged: str | None = None, key: str | None = Non
 SEMI_SYNC_KNOBS = ("semi_sync", "semi_sync_timeout_ms")
 
 
-def semi_sync_cost(cells: list[StudyCell], comparison: dict[str, Any]) -> list[dict[str, Any]]:
+def semi_sync_cost(cells: list[StudyCell], comparison: Comparison) -> list[dict[str, Any]]:
     """What semi-sync costs a commit: each semi-sync cell's write p50 and mean against the cell that differs only
     in having semi-sync off (the same link, the same other settings), per group. MariaDB's own wait counter is
     not this: it starts when the commit is flushed and leaves out the rest of the round trip."""
@@ -645,12 +646,12 @@ def semi_sync_cost(cells: list[StudyCell], comparison: dict[str, Any]) -> list[d
                                    "semi_sync": _knob(cell, "semi_sync"), "link": link}
             for key in ("commit_p50_ms", "commit_mean_ms"):
                 rows = per_metric.get(key) or {}
-                a, b = rows.get(cell.name), rows.get(base.name)
-                if not a or not b or a["median"] is None or b["median"] is None:
+                a, b = rows.get(cell.name or ""), rows.get(base.name or "")
+                if not a or not b or a.median is None or b.median is None:
                     row[key] = None
                     continue
-                row[key] = {"cost_ms": round(a["median"] - b["median"], 3), "with": a["median"],
-                            "without": b["median"], "verdict": verdict(a["values"], b["values"])}
+                row[key] = {"cost_ms": round(a.median - b.median, 3), "with": a.median,
+                            "without": b.median, "verdict": verdict(a.values or [], b.values or [])}
             out.append(row)
     return out
 
@@ -668,7 +669,7 @@ def _without_semi_sync(cell: StudyCell) -> dict[str, Any]:
 DROP_INDEXES = "drop_indexes"  # the cell key of the secondary indexes a cell runs without (core/config)
 
 
-def index_costs(cells: list[StudyCell], comparison: dict[str, Any],
+def index_costs(cells: list[StudyCell], comparison: Comparison,
                 metric: str = "replica_ms_per_write") -> list[dict[str, Any]]:
     """What each secondary index costs: every cell that runs without exactly one index against the cell with every
     index and the same other settings (one thing changed per comparison), per group, most costly first within each
@@ -685,19 +686,19 @@ def index_costs(cells: list[StudyCell], comparison: dict[str, Any],
 
     for group, per_metric in comparison.items():
         rows = per_metric.get(metric) or {}
-        found = []
+        found: list[dict[str, Any]] = []
         for cell in cells:
             if len(dropped(cell)) != 1:
                 continue
             base = next((c for c in cells if not dropped(c) and others(c) == others(cell)), None)
-            a, b = rows.get(cell.name), rows.get(base.name) if base else None
-            if base is None or not a or not b or a["median"] is None or not b["median"]:
+            a, b = rows.get(cell.name or ""), rows.get(base.name or "") if base else None
+            if base is None or not a or not b or a.median is None or not b.median:
                 continue
-            cost = b["median"] - a["median"]
+            cost = b.median - a.median
             found.append({"group": group, "cell": cell.name, "baseline": base.name, "index": dropped(cell)[0],
-                          "settings": others(cell), "with": b["median"], "without": a["median"],
+                          "settings": others(cell), "with": b.median, "without": a.median,
                           "cost": round(cost, 4),
-                          "increase": round(cost / a["median"], 4) if a["median"] else None,
-                          "verdict": verdict(a["values"], b["values"])})
+                          "increase": round(cost / a.median, 4) if a.median else None,
+                          "verdict": verdict(a.values or [], b.values or [])})
         out += sorted(found, key=lambda r: (sorted(r["settings"].items()), -r["cost"]))
     return out

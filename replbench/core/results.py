@@ -864,6 +864,27 @@ class UnitMetrics(Record):
     cpu_net_of_idle: bool | None = None  # the unit's CPU figures are net of idle
 
 
+# --- one cell's row of a study's comparison, per group and metric (analysis/studymetrics.compare_cells) -----------
+
+class ComparisonRow(Record):
+    """One cell's figure over its repeats, against its baseline cell's."""
+
+    median: Num | None = None
+    min: Num | None = None
+    max: Num | None = None
+    n: int | None = None
+    values: list[Num | None] | None = None
+    never: int | None = None  # repeats that never caught up (absent in studies from before it was counted)
+    ratio: Num | None = None
+    verdict: str | None = None
+    baseline: str | None = None  # the cell it is compared with (absent in studies from before baseline_per)
+    resolution: Num | None = None  # only where the figure has one
+
+
+# a study's comparison: per group (a scenario, or the cells' scenarios), per metric, per cell, its row
+Comparison = dict[str, dict[str, dict[str, ComparisonRow]]]
+
+
 class StudyUnit(Record):
     cell: str | None = None
     group: str | None = None
@@ -911,7 +932,7 @@ class StudyRecord(Record):
     cells_cut: list[str] | None = None
     units: list[StudyUnit] | None = None
     order: list[Any] | None = None
-    comparison: dict[str, Any] | None = None
+    comparison: Comparison | None = None
     indexes_restored: dict[str, Any] | None = None  # what the study's end re-created (cells without some indexes)
     baselines: dict[str, str] | None = None
     meta: RunMeta | None = None
@@ -1242,21 +1263,6 @@ class BigTxRecord(Record):
 
 def bigtx_of(doc: dict[str, Any] | BigTxRecord) -> BigTxRecord:
     return _validated(BigTxRecord, doc)
-
-
-# --- one cell's row of a study's comparison, per group and metric (analysis/studymetrics.compare_cells) -----------
-
-class ComparisonRow(Record):
-    median: Num | None = None
-    min: Num | None = None
-    max: Num | None = None
-    n: int | None = None
-    values: list[Num | None] | None = None
-    never: int | None = None  # repeats that never caught up (absent in studies from before it was counted)
-    ratio: Num | None = None
-    verdict: str | None = None
-    baseline: str | None = None  # the cell it is compared with (absent in studies from before baseline_per)
-    resolution: Num | None = None  # only where the figure has one
 
 
 # --- the cost model's model.json and model validate's validate.json (analysis/costmodel.py, experiments/modelcheck.py)

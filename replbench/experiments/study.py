@@ -28,7 +28,6 @@ from ..analysis.studymetrics import (
     cell_text,
     compare_cells,
     metrics_of,
-    row_of,
     unit_metrics,
 )
 from ..core import harnesslog, scenario
@@ -46,6 +45,7 @@ from ..core.records import (
 from ..core.results import (
     ApplyRecord,
     BigTxRecord,
+    ComparisonRow,
     RunSummary,
     StudyRecord,
     StudyUnit,
@@ -470,13 +470,13 @@ def render_table(study: StudyRecord) -> str:
     lines = [f"study {study.name} ({study.status}): median [min–max] over repeats (ratio to "
              f"{baseline_words(study)}; docs/metrics.md, \"Comparing two figures\")"]
 
-    def text(group: str, key: str, rows: dict[str, Any], cell: str) -> str:
-        row = row_of(rows[cell])
+    def text(group: str, key: str, rows: dict[str, ComparisonRow], cell: str) -> str:
+        row = rows[cell]
         base = rows.get(row.baseline or next(iter(rows)))
         if key in primary and row.baseline and cell != row.baseline:
             holds, words = words_of(every, study, group, key, cell, row.baseline)
             return cell_text(row, ("holds, " if holds else "") + words, key)
-        return cell_text(row, None, key, row_of(base) if base else None)
+        return cell_text(row, None, key, base)
 
     for scenario_name, per_metric in (study.comparison or {}).items():
         lines.append(f"\n{scenario_name}:")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from ..analysis.answers import gb_per_day, pool_index_costs, round_trips, saturation
 from ..analysis.findings import judged, words_of
@@ -133,9 +132,9 @@ def index_answer(facts: Facts) -> str:
     assert data is not None  # costs come from it
     every = judged(data, primary_of(data))
     return head + "; ".join(
-        f"{c['ratio']:.1f}× with a {c['pool'] or 'reference'} pool ({figure_text(row_of(c['rows'][0]))} against "
-        f"{figure_text(row_of(c['rows'][1]))} ms; "
-        f"{words_of(every, data, c['group'], 'replica_ms_per_write', c['indexed'], c['bare'])[1]})"
+        f"{c.ratio:.1f}× with a {c.pool or 'reference'} pool ({figure_text(c.rows[0])} against "
+        f"{figure_text(c.rows[1])} ms; "
+        f"{words_of(every, data, c.group, 'replica_ms_per_write', c.indexed, c.bare)[1]})"
         for c in costs) + \
         " — the smaller the pool against the 8M rows' indexes, the more each index change costs in pages read."
 
@@ -215,10 +214,10 @@ def big_answer(facts: Facts) -> str:
     studies = facts.studies
     head = f"**The lag a large transaction causes** ([large transactions]({BIG})): "
     data = next((d for d in studies if d.name == BIG_TRANSACTIONS), None)
-    per: dict[str, Any] = next(iter((data.comparison or {}).values()), {}) if data else {}
+    per = next(iter((data.comparison or {}).values()), {}) if data else {}
     applied, size = per.get("bigtx_applied_s") or {}, per.get("bigtx_binlog_mb") or {}
-    said = [f"{cell.split(',')[0]} {figure_text(row_of(applied[cell]))} s"
-            + (f" ({figure_text(row_of(size[cell]))} MB of binlog)" if cell in size else "")
+    said = [f"{cell.split(',')[0]} {figure_text(applied[cell])} s"
+            + (f" ({figure_text(size[cell])} MB of binlog)" if cell in size else "")
             for cell in applied if cell.endswith(" 100,000 rows") and "threads" not in cell]
     if not said:
         return head + _missing("no big-transaction study with 100,000 rows") + "."

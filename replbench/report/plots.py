@@ -94,9 +94,9 @@ def plot_study(data: StudyRecord, assets: Path, primary: list[str]) -> str | Non
     nrows = -(-len(panels) // cols)
     fig_, axes = plt.subplots(nrows, cols, figsize=(4.2 * cols, 3.2 * nrows), dpi=90, squeeze=False)
     for ax, (scenario, key, rows, cells) in zip(axes.flat, panels):
-        meds = [rows[c]["median"] or 0 for c in cells]
-        low = [m - (rows[c]["min"] if rows[c]["min"] is not None else m) for m, c in zip(meds, cells)]
-        high = [(rows[c]["max"] if rows[c]["max"] is not None else m) - m for m, c in zip(meds, cells)]
+        meds = [rows[c].median or 0 for c in cells]
+        low = [m - (low_ if (low_ := rows[c].min) is not None else m) for m, c in zip(meds, cells)]
+        high = [(high_ if (high_ := rows[c].max) is not None else m) - m for m, c in zip(meds, cells)]
         ax.bar(range(len(cells)), meds, yerr=[low, high], capsize=3, color="tab:blue", alpha=0.8)
         ax.set_xticks(range(len(cells)))
         ax.set_xticklabels(cells, rotation=30, ha="right", fontsize=7)

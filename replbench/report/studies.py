@@ -37,12 +37,11 @@ from ..analysis.studymetrics import (
     load_table,
     measured,
     ran_cells,
-    row_of,
     semi_sync_cost,
 )
 from ..core.config import FINDING_MIN_REPEATS, STUDY_DIR
 from ..core.records import COMPLETE
-from ..core.results import ComparisonRow, StudyCell, StudyRecord, read_meta, read_study, write_record
+from ..core.results import Comparison, ComparisonRow, StudyCell, StudyRecord, read_meta, read_study, write_record
 from .assets import Writer
 from .costsheet import compressed_text
 from .plots import plot_study
@@ -178,7 +177,7 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], StudyRecord]
     return lines, data
 
 
-def comparison_of(data: StudyRecord) -> dict[str, Any]:
+def comparison_of(data: StudyRecord) -> Comparison:
     """A study's comparison, per group, metric and cell (experiments/study.py writes it)."""
     assert data.comparison is not None
     return data.comparison
@@ -304,9 +303,9 @@ def comparison_tables(data: StudyRecord, every: list[dict[str, Any]], primary: l
                    "| metric | " + " | ".join(f"`{c}`" for c in cells) + " |", "|---|" + "---|" * len(cells)]
         for key, rows in per_metric.items():
             label = BY_KEY[key].label + (" (primary)" if key in primary else "")
-            first = next((c for c, r in rows.items() if r.get("verdict") == "baseline"), None)
+            first = next((c for c, r in rows.items() if r.verdict == "baseline"), None)
             tables.append(f"| {label} | " + " | ".join(
-                cell_text(row_of(rows[c]), _judged(mine.get((scenario_name, key, c)), rows[c].get("baseline", first))
+                cell_text(rows[c], _judged(mine.get((scenario_name, key, c)), rows[c].baseline or first)
                           if key in primary else None, key) for c in cells) + " |")
         tables.append("")
     return tables
@@ -381,7 +380,7 @@ def semi_sync_note(data: StudyRecord, every: list[dict[str, Any]] | None = None)
     mine = [c for c in costs if c["rtt_ms"] == widest["rtt_ms"]]
     rate = max((data.rates or {}).values(), default=None)
     counter = (comparison_of(data).get("write") or {}).get("semi_sync_wait_us") or {}
-    waits = {c["semi_sync"]: (counter.get(c["cell"]) or {}).get("median") for c in mine}
+    waits = {c["semi_sync"]: row.median if (row := counter.get(c["cell"])) is not None else None for c in mine}
     return ["- **Why semi-sync costs what it does**: a commit waited "
             f"{min(paid):.2f}–{max(paid):.2f} round trips of its link ("
             + "; ".join(f"{c['semi_sync']} +{c['cost_ms']:.1f} ms over {c['rtt_ms']:g} ms, "
@@ -422,8 +421,7 @@ def index_cost(studies: list[StudyRecord]) -> list[str]:
              f"{'net of idle' if 'net of idle' in cpu_kind(data) else 'gross'}.", ""]
 
     def row(key: str, cell: str | None) -> ComparisonRow | None:
-        got = (per_metric.get(key) or {}).get(cell) if cell else None
-        return row_of(got) if got else None
+        return (per_metric.get(key) or {}).get(cell) if cell else None
 
     def both(key: str, indexed: str, bare: str, unit: str = "") -> str:
         a, b = row(key, indexed), row(key, bare)
@@ -433,9 +431,9 @@ def index_cost(studies: list[StudyRecord]) -> list[str]:
                 f"({words_of(every, data, group, key, indexed, bare)[1]})")
 
     for cost in pool_index_costs(data):
-        indexed, bare = cost["indexed"], cost["bare"]
+        indexed, bare = cost.indexed, cost.bare
         lines.append(
-            f"- **{cost['pool'] or 'reference'} pool**: the indexes cost the replica {cost['ratio']:.1f}× the "
+            f"- **{cost.pool or 'reference'} pool**: the indexes cost the replica {cost.ratio:.1f}× the "
             f"CPU per applied write ({both('replica_ms_per_write', indexed, bare, ' ms')}), "
             f"{both('replica_disk_reads_per_write', indexed, bare)} pages read from disk and "
             f"{both('replica_kb_written_per_write', indexed, bare, ' KB')} written per write; replica lag p99 "
