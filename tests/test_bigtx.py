@@ -5,6 +5,7 @@ STATEMENT."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from replbench.core.config import Settings
@@ -54,6 +55,7 @@ def test_a_big_transaction_study_compares_its_cells(topo: Settings, tmp_path: Pa
     proc = run_cli(["study", str(path)], env_for(topo.state), timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     _, data = study_folder(proc.stdout)
+    assert data["cores"] == os.cpu_count()  # the host's, for the core ceiling (docs/studies.md)
     mb = data["comparison"]["write-bulk"]["bigtx_binlog_mb"]
     row, statement = mb["rows=2000 binlog_format=ROW"]["median"], mb["rows=2000 binlog_format=STATEMENT"]["median"]
     assert row > 100 * statement  # 2,000 row images against one statement

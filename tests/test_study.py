@@ -607,3 +607,36 @@ def test_a_cell_is_compared_with_the_first_cell_sharing_its_baseline_per_values(
     data = {"cells": [{"name": c} for c in cells], "baseline_per": ["buffer_pool"], "baselines": base_of}
     assert baseline_words(study_of(data)) == "the first cell with the same buffer_pool: `ni 4G`, `ni 1G`"
     assert baseline_words(study_of({"cells": [{"name": c} for c in cells]})) == "`ni 4G`"
+
+
+@pytest.mark.unit
+def test_a_cell_whose_threads_reach_or_replicas_outnumber_the_hosts_cores_is_core_bound_and_says_so() -> None:
+    from replbench.analysis.studymetrics import core_bound, core_ceiling_text
+    from replbench.report.studies import study_line
+
+    def cell(name: str, threads: int = 0, replicas: int | None = None) -> dict:
+        changed = {**({"parallel_threads": threads} if threads else {}),
+                   **({"replicas": str(replicas)} if replicas else {})}
+        return {"name": name, "scenario": "write", "knobs": {**knobs.Knobs().as_dict(), "parallel_threads": threads},
+                "changed": changed}
+
+    cells = [cell("serial"), cell("2 optimistic", 2), cell("4 optimistic", 4), cell("replicas=1", replicas=1),
+             cell("replicas=4", replicas=4)]
+    records = [StudyCell.model_validate(c) for c in cells]
+    # threads as the apply-capacity block judges them (reaching the cores); mariadbd processes outnumbering them
+    assert [(b.cell, b.what) for b in core_bound(records, 2)] == [
+        ("2 optimistic", "2 applier threads"), ("4 optimistic", "4 applier threads"),
+        ("replicas=4", "5 mariadbd (the master and 4 replicas)")]
+    assert [b.cell for b in core_bound(records, 8)] == []
+    assert core_bound(records, None) == []  # the host's cores not recorded: nothing judged
+    data = study_of({"name": "parallel-apply", "cells": cells[:3], "cores": 2, "primary": []})
+    text = core_ceiling_text(data)
+    assert text is not None and text.startswith("on this host's 2 cores, which every role shares, `2 optimistic` "
+                                                "runs 2 applier threads; `4 optimistic` runs 4 applier threads: ")
+    assert core_ceiling_text(data, brief=True) == "core-bound: 2 applier threads / 4 applier threads on 2 cores"
+    assert study_line(data, "x").endswith("(core-bound: 2 applier threads / 4 applier threads on 2 cores).")
+    # a study from before the cores were recorded reads them from its kept meta; without either, nothing is said
+    old = study_of({"name": "fan-out", "cells": cells[3:], "meta": {"host": {"cores": 2}}})
+    assert core_ceiling_text(old, brief=True) == "core-bound: 5 mariadbd on 2 cores"
+    assert core_ceiling_text(study_of({"name": "fan-out", "cells": cells[3:]})) is None
+    assert "core ceiling: on this host's 2 cores" in study.render_table(data)

@@ -39,6 +39,7 @@ from ..core.results import (
 )
 from ..core.scenario import PassCriteria
 from ..core.stats import below_floor, floor_text, judgement, median, ratio, separated, spread
+from ..topology.knobs import recorded as recorded_knobs
 from . import rules
 from .costmodel import node_counters
 
@@ -625,6 +626,59 @@ def cell_text(r: ComparisonRow, judged: str | None = None, key: str | None = Non
 
 
 SEMI_SYNC_KNOBS = ("semi_sync", "semi_sync_timeout_ms")
+
+
+@dataclass(frozen=True)
+class CoreBound:
+    """A study cell whose threads or processes reach its host's cores (core_bound's)."""
+
+    cell: str
+    what: str  # "4 applier threads", "5 mariadbd (the master and 4 replicas)"
+
+
+def core_bound(cells: list[StudyCell], cores: int | None) -> list[CoreBound]:
+    """The cells whose parallel applier threads reach the host's cores (as the apply-capacity block judges them), or
+    whose mariadbd processes (the master and the cell's replicas) outnumber them: every role shares one host's
+    cores, so what such a cell measures is bounded by the cores, not by replication (docs/studies.md, "Core
+    ceiling"). None without the host's cores (a study recorded before them, or a topology file's databases)."""
+    if not cores:
+        return []
+    out = []
+    for cell in cells:
+        threads = recorded_knobs(cell.knobs).parallel_threads
+        replicas = int((cell.changed or {}).get("replicas") or 0)
+        if threads and threads >= cores:
+            out.append(CoreBound(cell.name or "", f"{threads} applier threads"))
+        elif replicas + 1 > cores:
+            out.append(CoreBound(cell.name or "", f"{replicas + 1} mariadbd (the master and {replicas} replicas)"))
+    return out
+
+
+def study_cores(study: StudyRecord) -> int | None:
+    """The cores of the host a study ran on: its own record's, else its kept meta's (a study from before it
+    recorded them)."""
+    host = study.meta.host if study.meta is not None else None
+    return study.cores or (host.cores if host is not None else None)
+
+
+def core_ceiling_text(study: StudyRecord, brief: bool = False) -> str | None:
+    """The study's core-bound cells in words (core_bound), the whole sentence or (brief) a clause for a one-line
+    summary; None where none is, or the host's cores are not recorded."""
+    cores = study_cores(study)
+    bound = core_bound(study.cells or [], cores)
+    if not bound:
+        return None
+    if brief:
+        return f"core-bound: {' / '.join(dict.fromkeys(b.what.split(' (')[0] for b in bound))} on {cores} cores"
+    cells: dict[str, list[str]] = {}
+    for b in bound:
+        cells.setdefault(b.what, []).append(f"`{b.cell}`")
+    return (f"on this host's {cores} cores, which every role shares, "
+            + "; ".join(f"{' and '.join(names)} run{'s' if len(names) == 1 else ''} {what}"
+                        for what, names in cells.items())
+            + ": their CPU, latency and lag figures are bounded by the cores, not by replication (their counts, such "
+            "as bytes, are not); cores to spare per role, or the roles pinned with --cpus, would measure the setting "
+            "itself")
 
 
 def semi_sync_cost(cells: list[StudyCell], comparison: Comparison) -> list[dict[str, Any]]:

@@ -35,8 +35,9 @@ version):
   (2026-12-02); apply.json's `live` and its replicas' `busiest_minute_ratio` (2026-12-02: `apply-capacity --live`),
   its `replay` (2026-12-02: `apply-capacity --binlog`);
   model.json's `app_cpu_s` and `load_cpu_s`, and their fits' `basis` (2026-12-02: `model predict --cores`);
-  study.json's `cells_cut` (2026-12-02: the study file's cells `--only` left out); sweep.json's `boundary`
-  (2026-12-02: `sweep --confirm N`, the maximum confirmed by interleaved rounds at the boundary).
+  study.json's `cells_cut` (2026-12-02: the study file's cells `--only` left out) and `cores` (2026-12-02: the
+  host's, for the core ceiling); sweep.json's `boundary` (2026-12-02: `sweep --confirm N`, the maximum confirmed by
+  interleaved rounds at the boundary).
 - find-users.json:
   0: its shapes, each under its name.
   1: `schema_version` written beside the shapes.
@@ -936,6 +937,9 @@ class StudyRecord(Record):
     indexes_restored: dict[str, Any] | None = None  # what the study's end re-created (cells without some indexes)
     baselines: dict[str, str] | None = None
     meta: RunMeta | None = None
+    # the cores of the host the study ran on (absent before 2026-12-02, and for a topology file's databases, whose
+    # host is not this one): a cell whose threads or processes reach them is core-bound (studymetrics.core_bound)
+    cores: int | None = None
 
 
 class CampaignUnit(Record):

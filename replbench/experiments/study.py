@@ -11,6 +11,7 @@ and the study goes on."""
 from __future__ import annotations
 
 import itertools
+import os
 import re
 import sys
 import time
@@ -27,6 +28,7 @@ from ..analysis.studymetrics import (
     baselines,
     cell_text,
     compare_cells,
+    core_ceiling_text,
     metrics_of,
     unit_metrics,
 )
@@ -449,6 +451,7 @@ class Study:
             "order": [f"{u['cell']} / {u['scenario']} / {u['measure']} / repeat {u['repeat']}" for u in self.units],
             "units": self.units, "comparison": compare_cells(finished, cells, base_of),
             "command": " ".join(["./run.sh", *sys.argv[1:]]),
+            "cores": None if self.settings.external else os.cpu_count(),
             **({"indexes_restored": self.indexes_restored} if self.indexes_restored is not None else {}),
         }
         write_record(self.folder / "study.json", study_of(data))
@@ -485,6 +488,9 @@ def render_table(study: StudyRecord) -> str:
         for key, rows in per_metric.items():
             lines.append(f"  {BY_KEY[key].label:<{width}}  "
                          + "  |  ".join(text(scenario_name, key, rows, c) for c in cells))  # type: ignore[arg-type]
+    ceiling = core_ceiling_text(study)
+    if ceiling:
+        lines.append(f"\ncore ceiling: {ceiling}")
     failed = [u for u in study.units or [] if u.status not in STATUS_SUCCEEDED]
     if failed:
         lines.append("\nunits not ok: " + "; ".join(f"{u.cell} {u.scenario} r{u.repeat}: {u.status}" for u in failed))

@@ -30,6 +30,7 @@ from ..analysis.studymetrics import (
     cell_factors,
     cell_text,
     cells_not_run,
+    core_ceiling_text,
     figure_text,
     file_cells,
     fmt,
@@ -170,7 +171,9 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], StudyRecord]
     said = (f"- **Findings** (primary metrics only, between cells that differ in one setting): "
             f"{held_text(found, data, primary)}." if primary else
             "- **Findings**: none by design (the study declares no primary metric; its figures are read elsewhere).")
+    ceiling = core_ceiling_text(data)
     lines += [*semi_sync_note(data, every), said, *costliest_index(data, every),
+              *([f"- **Core ceiling**: {ceiling}."] if ceiling else []),
               f"- [Every figure, the data state and the command]({writer.rel(assets / 'study.md')})", ""]
     if chart:
         lines += [f"![{data.name} study]({writer.rel(assets / chart)})", ""]
@@ -361,7 +364,9 @@ def study_line(data: StudyRecord, link: str) -> str:
                 + headline(untested[0]))
     else:
         said = "no finding: " + nothing_held(data, primary)
-    return f"- [`{data.name}`]({link}): " + (f"{data.question} " if data.question else "") + said + "."
+    bound = core_ceiling_text(data, brief=True)
+    return f"- [`{data.name}`]({link}): " + (f"{data.question} " if data.question else "") + said + (
+        f" ({bound})" if bound else "") + "."
 
 
 MDEV_SEMI_SYNC = "[MDEV-35109](https://jira.mariadb.org/browse/MDEV-35109)"
