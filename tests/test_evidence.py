@@ -131,6 +131,7 @@ EVIDENCE = (
         Run("write-back-20261202/steady.py", ("results/readme-assets/write-back-20261202/soak-write-noindex-400",)),)),
     Evidence("live-apply-20261202/agree.txt", (Run("live-apply-20261202/agree.py"),)),
     Evidence("replay-20261202/agree.txt", (Run("replay-20261202/agree.py"),)),
+    Evidence("model-pooling-20261202/pooling.txt", (Run("model-pooling-20261202/pooling.py"),)),
 )
 RERUN = {run.script for evidence in EVIDENCE for run in evidence.runs}
 
