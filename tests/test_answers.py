@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from replbench.analysis import answers as derived
 from replbench.analysis import verdicts
 from replbench.analysis.findings import BOUND, COUNT, TESTED, sentence, study_findings
@@ -170,7 +172,11 @@ def test_the_answers_from_the_committed_campaign() -> None:
     # each alternative in the one rule's words, never "no difference beyond noise" (docs/metrics.md)
     assert "ROW MINIMAL 0.286 [0.275–0.289] ms (1.02×; not shown (p = 1))" in text and "beyond noise" not in text
     assert "1.8× with a 4G pool" in text and "3.5× with a 128M pool" in text
-    assert "1.1–1.5 round trips of the link per commit" in text and "(#semi)" in text
+    # net of the no-link cost, over the round trip measured by hand through a 20 ms link (the study recorded none),
+    # with the by-hand check's commits/s at 1, 4 and 8 clients (docs/decisions/semi-sync-by-hand.md)
+    assert "0.8–1.3 round trips of the link per commit, net of its no-link cost" in text and "(#semi)" in text
+    assert "over the 20 ms link's 21.8 ms round trip measured by hand" in text
+    assert "1/4/8 clients commit 43–44/106–109/188–195/s after_sync, 44/167–168/331–334 after_commit" in text
     assert "ROW FULL 0.399 [0.353–0.445] s (20.9 MB of binlog)" in text
     # a verdict per conclusion of the write-up: same-rate ratios (its one shared rate, 1200/s: 7.1–13.6×), never its
     # 16× of steps at different rates; no read or 128M sweep in this campaign
@@ -194,7 +200,10 @@ def test_the_header_names_the_server_and_machine_the_runs_recorded() -> None:
 
 def test_semi_sync_is_explained_in_round_trips_and_compression_by_its_threshold(tmp_path: Path) -> None:
     note = "\n".join(studies.semi_sync_note(_study("semi-sync-distance")))
-    assert "1.09–1.48 round trips" in note and "after_sync +29.5 ms over 20 ms" in note
+    # (29.5 − 0.30 ms with no link) ÷ the 21.8 ms measured by hand through the 20 ms link = 1.34
+    assert "0.82–1.34 round trips" in note and "after_sync +29.5 ms, p = 0.0352" in note
+    assert "net of what the same wait point costs with no link, after_sync +0.30 ms, after_commit +0.17 ms" in note
+    assert "one client's commit costs after_sync 1.00–1.04; after_commit 1.01–1.09 round trips" in note
     assert "one round trip per commit" in note and "MDEV-35109" in note and "after_sync 8.5 ms" in note
     doc = _study("compression")
     note = "\n".join(studies.compression_note(doc))
@@ -216,3 +225,27 @@ def test_semi_sync_is_explained_in_round_trips_and_compression_by_its_threshold(
         ("on 10", "off", 10, True)]  # MINIMAL at 10 B has no uncompressed MINIMAL cell to be set against
     sheet = "\n".join(costsheet.cost_sheet([doc]))
     assert "*compressed from N B* (study compression)" in sheet and "3,168 → 2,168 B a write, compressed" in sheet
+
+
+def test_semi_syncs_round_trips_are_net_of_the_no_link_cost_over_the_best_measured_round_trip() -> None:
+    """analysis/answers.round_trips: (cost − the same wait point's cost with no link) ÷ the link's round trip as the
+    cell's runs measured it, else as measured by hand through a link of that setting, else its setting; and the
+    study metric that gives the first reads the replication links only (a semi-sync acknowledgement never crosses
+    the app's)."""
+    from replbench.analysis.studymetrics import unit_metrics
+
+    def cost(link: str, mode: str, ms: float, measured: float | None = None) -> dict:
+        return {"group": "write", "cell": f"{link} {mode}", "baseline": f"{link} off", "semi_sync": mode, "link": link,
+                "rtt_measured_ms": measured, "commit_p50_ms": {"cost_ms": ms, "verdict": "different"}}
+
+    costs = [cost("none", "after_sync", 0.5), cost("replica1=20ms", "after_sync", 30.5, measured=22.0),
+             cost("replica1=5ms", "after_sync", 6.5), cost("replica1=1ms", "after_sync", 1.9)]
+    got = {c["nominal_ms"]: c for c in derived.round_trips(costs, by_hand={5.0: 6.0})}
+    assert got[20.0]["rtt_from"] == "measured" and got[20.0]["round_trips"] == pytest.approx(30.0 / 22.0)
+    assert got[5.0]["rtt_from"] == "measured by hand" and got[5.0]["round_trips"] == pytest.approx(1.0)
+    assert got[1.0]["rtt_from"] == "nominal" and got[1.0]["round_trips"] == pytest.approx(1.4)
+    assert all(c["local_ms"] == 0.5 for c in got.values()) and None not in got  # the no-link cell is the local cost
+    links = {"replica1": {"measured_rtt_ms": 21.3}, "replica2": {"measured_rtt_ms": 22.2},
+             "app-master": {"measured_rtt_ms": 40.0}}
+    assert unit_metrics("run", summary_of({"links": links}))["link_rtt_ms"] == 22.2
+    assert unit_metrics("run", summary_of({}))["link_rtt_ms"] is None

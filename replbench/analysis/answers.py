@@ -74,16 +74,28 @@ def link_rtt_ms(spec: str | None) -> float | None:
     return max((link.latency_ms for link in parsed), default=None)
 
 
-def round_trips(costs: list[dict[str, Any]], key: str = "commit_p50_ms") -> list[dict[str, Any]]:
+def round_trips(costs: list[dict[str, Any]], key: str = "commit_p50_ms",
+                by_hand: dict[float, float] | None = None) -> list[dict[str, Any]]:
     """Semi-sync's commit cost (studymetrics.semi_sync_cost's rows) in round trips of the cell's link: the cells
     with a link and a cost whose repeats' ranges are disjoint from semi-sync off's (what the one rule says of each,
-    tested or not, is analysis/findings.words_of's, for its group and baseline)."""
+    tested or not, is analysis/findings.words_of's, for its group and baseline). The cost is net of what the same
+    wait point costs with no link (`local_ms`: the acknowledgement's own work, not the link's); the round trip is the
+    one the cell's runs measured through the link (`rtt_from` "measured"), else the one measured by hand through a
+    link of the same setting (`by_hand`: nominal ms → measured ms; "measured by hand"), else the link's nominal
+    one ("nominal")."""
+    local = {row["semi_sync"]: row[key]["cost_ms"] for row in costs
+             if link_rtt_ms(row.get("link")) is None and row.get(key)}
     out = []
     for row in costs:
-        rtt, cost = link_rtt_ms(row.get("link")), row.get(key)
-        if rtt and cost and cost["verdict"] == "different":
-            out.append({"cell": row["cell"], "semi_sync": row["semi_sync"], "rtt_ms": rtt, "cost_ms": cost["cost_ms"],
-                        "round_trips": cost["cost_ms"] / rtt, "group": row["group"], "baseline": row["baseline"]})
+        nominal, cost = link_rtt_ms(row.get("link")), row.get(key)
+        if not nominal or not cost or cost["verdict"] != "different":
+            continue
+        own, hand = row.get("rtt_measured_ms"), (by_hand or {}).get(nominal)
+        rtt, source = (own, "measured") if own else (hand, "measured by hand") if hand else (nominal, "nominal")
+        here = local.get(row["semi_sync"], 0.0)
+        out.append({"cell": row["cell"], "semi_sync": row["semi_sync"], "rtt_ms": rtt, "rtt_from": source,
+                    "nominal_ms": nominal, "cost_ms": cost["cost_ms"], "local_ms": here,
+                    "round_trips": (cost["cost_ms"] - here) / rtt, "group": row["group"], "baseline": row["baseline"]})
     return out
 
 

@@ -180,6 +180,15 @@ def _semi_sync_wait_us(summary: RunSummary) -> float | None:
     return semi["avg_tx_wait_us"] if semi else None
 
 
+def _replication_rtt_ms(summary: RunSummary) -> float | None:
+    """The slowest replication link's round trip as the run measured it through its proxy (topology/links
+    .measure_rtt, kept in the summary's `links`; the app's links, app-<node>, left out: a semi-sync acknowledgement
+    does not cross them); None without a replication link."""
+    got = [float(v["measured_rtt_ms"]) for name, v in (summary.links or {}).items()
+           if not name.startswith("app-") and isinstance(v, dict) and v.get("measured_rtt_ms") is not None]
+    return max(got) if got else None
+
+
 def _apply(data: ApplyRecord, figure: Callable[[ApplyReplica], Num | None], cost: bool = False) -> float | None:
     """The worse replica's figure of a drain, as "replica" means in every table: the smaller rate (the slower
     replica bounds the topology), or with cost the larger CPU per transaction."""
@@ -263,6 +272,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("db_ms_per_ok", "db CPU-ms/ok", "ms", lambda s: _db_per_ok(s)),
     Metric("db_share", "db share of host", "", lambda s: s.db_share_of_host, lower_is_better=False),
     Metric("semi_sync_wait_us", "MariaDB's semi-sync avg wait µs (its counter)", "µs", _semi_sync_wait_us),
+    Metric("link_rtt_ms", "replication link's round trip ms (measured)", "ms", _replication_rtt_ms),
     Metric("apply_trx_per_s", "apply trx/s", "/s", lambda d: _apply(d, lambda r: r.apply_rate_trx_per_s),
            lower_is_better=False, source="apply"),
     Metric("apply_rows_per_s", "apply rows/s", "/s", lambda d: _apply(d, lambda r: r.apply_rate_rows_per_s),
@@ -696,8 +706,10 @@ def semi_sync_cost(cells: list[StudyCell], comparison: Comparison) -> list[dict[
             if base is None:
                 continue
             link = (cell.changed or {}).get("link", "none")  # what the cell changes: settings, not results
+            measured = (per_metric.get("link_rtt_ms") or {}).get(cell.name or "")
             row: dict[str, Any] = {"group": group, "cell": cell.name, "baseline": base.name,
-                                   "semi_sync": _knob(cell, "semi_sync"), "link": link}
+                                   "semi_sync": _knob(cell, "semi_sync"), "link": link,
+                                   "rtt_measured_ms": measured.median if measured is not None else None}
             for key in ("commit_p50_ms", "commit_mean_ms"):
                 rows = per_metric.get(key) or {}
                 a, b = rows.get(cell.name or ""), rows.get(base.name or "")

@@ -332,6 +332,9 @@ OWN_WORKLOAD_SYSBENCH = "results/readme-assets/sysbench-20261202"
 OWN_WORKLOAD_LIVE = "results/readme-assets/live-apply-20261202"
 OWN_WORKLOAD_REPLAY = "results/readme-assets/replay-20261202"
 PROC_TICKS_PER_S = 100
+# the semi-sync check by hand (docs/decisions/semi-sync-by-hand.md): each link's round trip as measured through its
+# proxy, and the commits/s 1, 4 and 8 clients made on the 20 ms link, read by analysis/byhand for report.md's answer
+SEMI_SYNC_BY_HAND = "results/readme-assets/semi-sync-by-hand-20261127"
 # model predict --link RTT: a semi-sync commit's added wait in round trips of the link, per wait point, as measured
 # by hand (docs/decisions/semi-sync-by-hand.md; its data in results/readme-assets/semi-sync-by-hand-20261127/):
 # one client committing, 1.00–1.09 round trips under either wait point (cells.json, 1, 5 and 20 ms links); 4 and 8

@@ -35,8 +35,9 @@ version):
   (2026-12-02); apply.json's `live` and its replicas' `busiest_minute_ratio` (2026-12-02: `apply-capacity --live`),
   its `replay` (2026-12-02: `apply-capacity --binlog`);
   model.json's `app_cpu_s` and `load_cpu_s`, and their fits' `basis` (2026-12-02: `model predict --cores`);
-  study.json's `cells_cut` (2026-12-02: the study file's cells `--only` left out) and `cores` (2026-12-02: the
-  host's, for the core ceiling); sweep.json's `boundary` (2026-12-02: `sweep --confirm N`, the maximum confirmed by
+  study.json's `cells_cut` (2026-12-02: the study file's cells `--only` left out), `cores` (2026-12-02: the
+  host's, for the core ceiling) and its units' metric `link_rtt_ms` (2026-12-02: the replication link's measured
+  round trip); sweep.json's `boundary` (2026-12-02: `sweep --confirm N`, the maximum confirmed by
   interleaved rounds at the boundary).
 - find-users.json:
   0: its shapes, each under its name.
@@ -847,6 +848,7 @@ class UnitMetrics(Record):
     db_ms_per_ok: Num | None = None
     db_share: Num | None = None
     semi_sync_wait_us: Num | None = None
+    link_rtt_ms: Num | None = None  # the replication link's round trip measured through its proxy (2026-12-02)
     # an apply-capacity unit's, from its apply.json
     apply_trx_per_s: Num | None = None
     apply_rows_per_s: Num | None = None

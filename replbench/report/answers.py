@@ -9,8 +9,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..analysis.answers import gb_per_day, pool_index_costs, round_trips, saturation
+from ..analysis.byhand import semi_sync_by_hand
 from ..analysis.findings import judged, words_of
 from ..analysis.studymetrics import BY_KEY, REPLICA_MEANS, figure_text, fmt, row_of, semi_sync_cost
+from ..core.config import ROOT, SEMI_SYNC_BY_HAND
 from ..core.results import RunMeta, StudyRecord
 from ..core.stats import count_differs, judgement, spread
 from ..topology.knobs import recorded
@@ -18,7 +20,7 @@ from . import reference
 from .assets import Writer
 from .costsheet import BIG_TRANSACTIONS, apply_rates, setting, sheet_rows
 from .sources import ShownStep
-from .studies import primary_of
+from .studies import SEMI_SYNC_DECISION, commits_words, primary_of, rtt_words
 from .sweeps import ShownSweep, lag_text
 
 ALTERNATIVES = ("ROW MINIMAL", "ROW NOBLOB", "STATEMENT", "MIXED")  # set against ROW FULL
@@ -196,18 +198,28 @@ def semi_sync_answer(facts: Facts) -> str:
     data = next((d for d in studies if d.name == "semi-sync-distance"), None)
     if not data or not data.comparison:
         return head + ": " + _missing("no semi-sync-distance study") + "."
-    costs = round_trips(semi_sync_cost(data.cells or [], data.comparison))
+    hand = semi_sync_by_hand(ROOT / SEMI_SYNC_BY_HAND)
+    costs = round_trips(semi_sync_cost(data.cells or [], data.comparison), by_hand=hand.rtt_ms if hand else None)
     if not costs:
         return head + ": at no link are its write p50's repeats apart from semi-sync off's (ranges overlap)."
-    widest = max(c["rtt_ms"] for c in costs)
+    widest = max(costs, key=lambda c: c["nominal_ms"])
     paid = [c["round_trips"] for c in costs]
     every = judged(data, primary_of(data))
     return (head + f" ([semi-sync-distance]({facts.links.get(data.name or '', '')})): "
-            f"{min(paid):.1f}–{max(paid):.1f} round trips of the link per commit ("
-            + ", ".join(f"{c['semi_sync']} +{c['cost_ms']:.1f} ms: "
-                        + words_of(every, data, c["group"], "commit_p50_ms", c["cell"], c["baseline"])[1]
-                        for c in costs if c["rtt_ms"] == widest)
-            + f"; over a {widest:g} ms round trip, write p50 against semi-sync off on the same link).")
+            f"{min(paid):.1f}–{max(paid):.1f} round trips of the link per commit"
+            + (", net of its no-link cost" if any(c["local_ms"] for c in costs) else "") + " ("
+            + _said_once([(f"{c['semi_sync']} +{c['cost_ms']:.1f} ms",
+                           words_of(every, data, c["group"], "commit_p50_ms", c["cell"], c["baseline"])[1])
+                          for c in costs if c["nominal_ms"] == widest["nominal_ms"]])
+            + f"; over {rtt_words(widest)}; write p50 against semi-sync off)"
+            + (f"; [by hand]({SEMI_SYNC_DECISION}), {commits_words(hand)}" if hand else "") + ".")
+
+
+def _said_once(items: list[tuple[str, str]]) -> str:
+    """'a, b: words' where every item's words are the same, else 'a: words, b: other words'."""
+    if len({words for _, words in items}) == 1:
+        return ", ".join(what for what, _ in items) + f": {items[0][1]}"
+    return ", ".join(f"{what}: {words}" for what, words in items)
 
 
 def big_answer(facts: Facts) -> str:

@@ -70,8 +70,8 @@ def section(root: Path = ROOT) -> list[str]:
                 f"window, sysbench's count {profiled.client.transactions:,}, the master's GTID position "
                 f"+{profiled.gtid_moved:,} ({_evidence(OWN_WORKLOAD_SYSBENCH)})." if profiled else unchecked + "."),
              "- **`./run.sh model predict --profile FILE [--cores master=N,replica=N,app=N,load=N]`**: that workload "
-             "priced on every setting (binlog, cores, the rate at which a replica falls behind; with `--cores`, "
-             "what hosts of those cores sustain). Needs a profile and a cost model (this report's, or `./run.sh "
+             "priced on every setting (binlog, cores, when a replica falls behind; with `--cores`, what those "
+             "hosts sustain). Needs a profile and a cost model (this report's, or `./run.sh "
              "model fit` on your runs); your tables are priced as bench_idx's rows (a binlog shows no secondary "
              f"index) ([cost-model.md]({PREDICT_DOC})). "
              + (f"On {_same(first, first) if first else 'sysbench'} under {priced.setting}, its binlog's setting, at "

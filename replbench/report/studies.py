@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis.answers import compression_effects, pool_index_costs, round_trips
+from ..analysis.byhand import SemiSyncByHand, semi_sync_by_hand
 from ..analysis.findings import (
     brief,
     headline,
@@ -40,7 +41,7 @@ from ..analysis.studymetrics import (
     ran_cells,
     semi_sync_cost,
 )
-from ..core.config import FINDING_MIN_REPEATS, STUDY_DIR
+from ..core.config import FINDING_MIN_REPEATS, ROOT, SEMI_SYNC_BY_HAND, STUDY_DIR
 from ..core.records import COMPLETE
 from ..core.results import Comparison, ComparisonRow, StudyCell, StudyRecord, read_meta, read_study, write_record
 from .assets import Writer
@@ -372,34 +373,71 @@ def study_line(data: StudyRecord, link: str) -> str:
 MDEV_SEMI_SYNC = "[MDEV-35109](https://jira.mariadb.org/browse/MDEV-35109)"
 
 
+SEMI_SYNC_DECISION = "docs/decisions/semi-sync-by-hand.md"  # the check by hand the semi-sync figures cite
+
+
+def rtt_words(cost: dict[str, Any]) -> str:
+    """The round trip a semi-sync cost was divided by, and where it comes from (analysis/answers.round_trips)."""
+    if cost["rtt_from"] == "nominal":
+        return f"a {cost['nominal_ms']:g} ms round trip (the link's setting, not measured)"
+    return f"the {cost['nominal_ms']:g} ms link's {cost['rtt_ms']:.1f} ms round trip {cost['rtt_from']}"
+
+
+def commits_words(hand: SemiSyncByHand) -> str:
+    """Commits per second with 1, 4 and 8 concurrent clients under each wait point and with semi-sync off, as
+    checked by hand ('1/4/8 clients commit 43–44/106–109/188–195/s after_sync, … after_commit, 831–1,627 off')."""
+    def each(mode: str) -> str:
+        got = hand.commits_per_s.get(mode) or {}
+        return "/".join(f"{lo:,.0f}" if round(lo) == round(hi) else f"{lo:,.0f}–{hi:,.0f}" for lo, hi in got.values())
+
+    clients = "/".join(str(c) for c in (hand.commits_per_s.get("after_sync") or {}))
+    off = [v for lo_hi in (hand.commits_per_s.get("off") or {}).values() for v in lo_hi]
+    return (f"{clients} clients commit {each('after_sync')}/s after_sync, {each('after_commit')} after_commit"
+            + (f", {min(off):,.0f}–{max(off):,.0f} off" if off else ""))
+
+
+def by_hand_words(hand: SemiSyncByHand) -> str:
+    """The semi-sync check by hand in one sentence: one client's round trips per wait point, and the commits per
+    second concurrent clients made (docs/decisions/semi-sync-by-hand.md)."""
+    trips = "; ".join(f"{mode} {lo:.2f}–{hi:.2f}" for mode, (lo, hi) in hand.one_client.items())
+    return (f" Checked by hand ([semi-sync-by-hand]({SEMI_SYNC_DECISION})): one client's commit costs {trips} round "
+            f"trips of the link as measured through it; on the {hand.link_ms:g} ms link, {commits_words(hand)}.")
+
+
 def semi_sync_note(data: StudyRecord, every: list[dict[str, Any]] | None = None) -> list[str]:
     """Why semi-sync costs what it does, from the study's own figures: the cost in round trips of each link (each
     judged by the one rule: `every`, analysis/findings.judged, the study's own when not given), what the published
     behaviour is (one round trip per commit) and why a commit here may pay more."""
-    costs = round_trips(semi_sync_cost(cells_of(data), comparison_of(data)))
+    hand = semi_sync_by_hand(ROOT / SEMI_SYNC_BY_HAND)
+    costs = round_trips(semi_sync_cost(cells_of(data), comparison_of(data)), by_hand=hand.rtt_ms if hand else None)
     if not costs:
         return []
     every = judged(data, primary_of(data)) if every is None else every
     paid = [c["round_trips"] for c in costs]
-    widest = max(costs, key=lambda c: c["rtt_ms"])
-    mine = [c for c in costs if c["rtt_ms"] == widest["rtt_ms"]]
+    widest = max(costs, key=lambda c: c["nominal_ms"])
+    mine = [c for c in costs if c["nominal_ms"] == widest["nominal_ms"]]
+    local = {c["semi_sync"]: c["local_ms"] for c in costs if c["local_ms"]}
     rate = max((data.rates or {}).values(), default=None)
     counter = (comparison_of(data).get("write") or {}).get("semi_sync_wait_us") or {}
     waits = {c["semi_sync"]: row.median if (row := counter.get(c["cell"])) is not None else None for c in mine}
     return ["- **Why semi-sync costs what it does**: a commit waited "
             f"{min(paid):.2f}–{max(paid):.2f} round trips of its link ("
-            + "; ".join(f"{c['semi_sync']} +{c['cost_ms']:.1f} ms over {c['rtt_ms']:g} ms, "
+            + "; ".join(f"{c['semi_sync']} +{c['cost_ms']:.1f} ms, "
                         + words_of(every, data, c["group"], "commit_p50_ms", c["cell"], c["baseline"])[1] for c in mine)
-            + "; write p50 against the same link with semi-sync off). Published behaviour is one round trip per "
+            + f", over {rtt_words(widest)}; write p50 against the same link with semi-sync off"
+            + ("; net of what the same wait point costs with no link, "
+               + ", ".join(f"{k} +{v:.2f} ms" for k, v in local.items()) if local else "")
+            + "). Published behaviour is one round trip per "
             "commit (the master waits for one replica's acknowledgement of the transaction it publishes)"
-            + (f"; at {rate} writes/s over a {widest['rtt_ms']:g} ms link about {rate * widest['rtt_ms'] / 1000:.0f} "
+            + (f"; at {rate} writes/s over a {widest['nominal_ms']:g} ms link about "
+               f"{rate * widest['nominal_ms'] / 1000:.0f} "
                "commits are in flight at once, and a commit whose acknowledgement queues behind another's pays part "
                "of that one's wait too (our reading, not measured here)" if rate else "")
             + f"; under after_sync a commit can wait on another transaction's binlog position, a known MariaDB "
             f"bug class ({MDEV_SEMI_SYNC}). MariaDB's own wait counter reads "
             + ", ".join(f"{k} {v / 1000:.1f} ms" for k, v in waits.items() if v is not None)
-            + " at that link: the client's latency, not the counter, is what a commit pays. Not yet checked by "
-            "hand with one sequential client."]
+            + " at that link: the client's latency, not the counter, is what a commit pays."
+            + (by_hand_words(hand) if hand else " Not checked by hand.")]
 
 
 def compression_note(data: StudyRecord) -> list[str]:

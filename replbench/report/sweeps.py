@@ -227,7 +227,7 @@ def sweep_section(sweep_dir: Path, writer: Writer, shared: tuple[str, str] = (""
                        f"![latency over time]({tag}-latency.png)", ""]
     (assets / "blocks.md").write_text("\n".join(blocks))
     page = writer.rel(assets / "blocks.md")
-    lines += ["", f"[Every step: its table, charts, blocks and latency over time]({page})", ""]
+    lines += ["", f"[Each step: table, charts, blocks]({page})", ""]
     return lines, shown
 
 
