@@ -328,3 +328,23 @@ def test_each_find_users_shape_answers_exactly_like_the_two_steps(topo: Settings
     assert answers == two_step
     assert all(n["healthy"] for n in health["nodes"].values())  # every result read: connections stay usable
     assert two_step[-1] == {"users": [], "count": 0} and any(b["count"] > 1 for b in two_step)
+
+
+def test_the_states_app_is_stopped_whatever_port_the_stopping_command_was_given(topo: Settings) -> None:
+    """`down` with the state but not its ports (REPLBENCH_STATE alone): the gunicorn its pid file names is this
+    state's and is stopped, not left running because it listens on another port than the command's default."""
+    import psutil
+
+    from replbench.topology import appserver
+
+    pid = appserver.app_pid(topo)
+    assert pid is not None
+    elsewhere = topo.with_overrides(app_port=topo.app_port + 7)  # the state's, on other ports
+    try:
+        assert appserver.app_pid(elsewhere) == pid
+        assert appserver.stop(elsewhere)
+        # gone, or a zombie until the process that started it (this one, the fixture) reaps it
+        assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    finally:
+        appserver.start(topo)
+    assert appserver.app_pid(topo) not in (None, pid)

@@ -46,14 +46,18 @@ def pid_file(settings: Settings):
 
 
 def app_pid(settings: Settings) -> int | None:
-    """The gunicorn master's pid, if its pid file names a live gunicorn of ours (never for an app at a URL)."""
+    """The gunicorn master's pid, if its pid file names a live gunicorn of ours (never for an app at a URL): one
+    started with this state's pid file, whatever port it was given (a `down` with the state but not its ports stops
+    it too), or one bound to this state's address."""
     if settings.app_url:
         return None
     try:
         pid = int(pid_file(settings).read_text().strip())
         proc = psutil.Process(pid)
-        if proc.status() != psutil.STATUS_ZOMBIE and "gunicorn" in " ".join(proc.cmdline()) \
-                and f"{settings.app_listen}:{settings.app_port}" in " ".join(proc.cmdline()):
+        command = proc.cmdline()
+        ours = ("--pid" in command and command[command.index("--pid") + 1:][:1] == [str(pid_file(settings))]) \
+            or f"{settings.app_listen}:{settings.app_port}" in " ".join(command)
+        if proc.status() != psutil.STATUS_ZOMBIE and "gunicorn" in " ".join(command) and ours:
             return pid
     except (OSError, ValueError, psutil.NoSuchProcess, psutil.AccessDenied):
         pass
