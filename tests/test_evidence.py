@@ -183,9 +183,9 @@ def printed(run: Run) -> str:
     return ("" if run.header is None else run.header + "\n") + out.getvalue()
 
 
-# the two that refit the cost model many times (about 10 s of the unit tier's 60): re-run in the whole suite, not in
+# the three that refit the cost model many times (about 14 s of the unit tier's 60): re-run in the whole suite, not in
 # `./run.sh test --fast` (docs/development.md)
-SLOW = ("model-20261128f/noise.txt", "model-20261128f/shapes.txt")
+SLOW = ("model-20261128f/noise.txt", "model-20261128f/shapes.txt", "model-pooling-20261202/pooling.txt")
 
 
 @pytest.mark.parametrize("evidence", [pytest.param(e, marks=pytest.mark.integration) if e.text in SLOW else e
