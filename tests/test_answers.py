@@ -232,19 +232,20 @@ def test_semi_syncs_round_trips_are_net_of_the_no_link_cost_over_the_best_measur
     cell's runs measured it, else as measured by hand through a link of that setting, else its setting; and the
     study metric that gives the first reads the replication links only (a semi-sync acknowledgement never crosses
     the app's)."""
-    from replbench.analysis.studymetrics import unit_metrics
+    from replbench.analysis.studymetrics import CommitCost, SemiSyncCost, unit_metrics
 
-    def cost(link: str, mode: str, ms: float, measured: float | None = None) -> dict:
-        return {"group": "write", "cell": f"{link} {mode}", "baseline": f"{link} off", "semi_sync": mode, "link": link,
-                "rtt_measured_ms": measured, "commit_p50_ms": {"cost_ms": ms, "verdict": "different"}}
+    def cost(link: str, mode: str, ms: float, measured: float | None = None) -> SemiSyncCost:
+        return SemiSyncCost(group="write", cell=f"{link} {mode}", baseline=f"{link} off", semi_sync=mode, link=link,
+                            rtt_measured_ms=measured,
+                            costs={"commit_p50_ms": CommitCost(ms, ms + 1.0, 1.0, "different"), "commit_mean_ms": None})
 
     costs = [cost("none", "after_sync", 0.5), cost("replica1=20ms", "after_sync", 30.5, measured=22.0),
              cost("replica1=5ms", "after_sync", 6.5), cost("replica1=1ms", "after_sync", 1.9)]
-    got = {c["nominal_ms"]: c for c in derived.round_trips(costs, by_hand={5.0: 6.0})}
-    assert got[20.0]["rtt_from"] == "measured" and got[20.0]["round_trips"] == pytest.approx(30.0 / 22.0)
-    assert got[5.0]["rtt_from"] == "measured by hand" and got[5.0]["round_trips"] == pytest.approx(1.0)
-    assert got[1.0]["rtt_from"] == "nominal" and got[1.0]["round_trips"] == pytest.approx(1.4)
-    assert all(c["local_ms"] == 0.5 for c in got.values()) and None not in got  # the no-link cell is the local cost
+    got = {c.nominal_ms: c for c in derived.round_trips(costs, by_hand={5.0: 6.0})}
+    assert got[20.0].rtt_from == "measured" and got[20.0].round_trips == pytest.approx(30.0 / 22.0)
+    assert got[5.0].rtt_from == "measured by hand" and got[5.0].round_trips == pytest.approx(1.0)
+    assert got[1.0].rtt_from == "nominal" and got[1.0].round_trips == pytest.approx(1.4)
+    assert all(c.local_ms == 0.5 for c in got.values()) and len(got) == 3  # the no-link cell is the local cost
     links = {"replica1": {"measured_rtt_ms": 21.3}, "replica2": {"measured_rtt_ms": 22.2},
              "app-master": {"measured_rtt_ms": 40.0}}
     assert unit_metrics("run", summary_of({"links": links}))["link_rtt_ms"] == 22.2

@@ -244,11 +244,12 @@ def test_semi_syncs_commit_cost_is_against_the_same_link_with_semi_sync_off() ->
              for c, vs in p50.items() for v in vs]
     rows = semi_sync_cost([StudyCell.model_validate(c) for c in cells],
                           compare_cells(units, [c["name"] for c in cells]))
-    by_cell = {r["cell"]: r for r in rows}
-    assert by_cell["as-20"]["baseline"] == "off-20" and by_cell["as-0"]["baseline"] == "off-0"
-    assert by_cell["as-20"]["commit_p50_ms"]["cost_ms"] == 22.0 - 1.2
-    assert by_cell["as-0"]["commit_p50_ms"]["cost_ms"] == round(1.6 - 1.1, 3)
-    assert by_cell["as-20"]["commit_p50_ms"]["verdict"] == "different"
+    by_cell = {r.cell: r for r in rows}
+    assert by_cell["as-20"].baseline == "off-20" and by_cell["as-0"].baseline == "off-0"
+    p50_20, p50_0 = by_cell["as-20"].costs["commit_p50_ms"], by_cell["as-0"].costs["commit_p50_ms"]
+    assert p50_20 is not None and p50_0 is not None
+    assert p50_20.cost_ms == 22.0 - 1.2 and p50_0.cost_ms == round(1.6 - 1.1, 3)
+    assert p50_20.verdict == "different"
 
 
 def test_position_parsing_for_both_flavours() -> None:

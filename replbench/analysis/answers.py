@@ -12,6 +12,7 @@ from ..core.results import ComparisonRow, RunSummary, StudyRecord
 from ..topology import links
 from ..topology.knobs import Knobs, parse_size, recorded
 from . import limits
+from .studymetrics import SemiSyncCost
 
 SECONDS_PER_DAY = 86_400
 
@@ -74,8 +75,24 @@ def link_rtt_ms(spec: str | None) -> float | None:
     return max((link.latency_ms for link in parsed), default=None)
 
 
-def round_trips(costs: list[dict[str, Any]], key: str = "commit_p50_ms",
-                by_hand: dict[float, float] | None = None) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class RoundTrips:
+    """A semi-sync cell's commit cost in round trips of its link (round_trips')."""
+
+    cell: str
+    baseline: str
+    group: str
+    semi_sync: str
+    cost_ms: float  # against semi-sync off on the same link
+    local_ms: float  # the same wait point's cost with no link, taken off
+    rtt_ms: float  # the round trip divided by
+    rtt_from: str  # "measured", "measured by hand" or "nominal"
+    nominal_ms: float  # the link's setting
+    round_trips: float
+
+
+def round_trips(costs: list[SemiSyncCost], key: str = "commit_p50_ms",
+                by_hand: dict[float, float] | None = None) -> list[RoundTrips]:
     """Semi-sync's commit cost (studymetrics.semi_sync_cost's rows) in round trips of the cell's link: the cells
     with a link and a cost whose repeats' ranges are disjoint from semi-sync off's (what the one rule says of each,
     tested or not, is analysis/findings.words_of's, for its group and baseline). The cost is net of what the same
@@ -83,19 +100,19 @@ def round_trips(costs: list[dict[str, Any]], key: str = "commit_p50_ms",
     one the cell's runs measured through the link (`rtt_from` "measured"), else the one measured by hand through a
     link of the same setting (`by_hand`: nominal ms → measured ms; "measured by hand"), else the link's nominal
     one ("nominal")."""
-    local = {row["semi_sync"]: row[key]["cost_ms"] for row in costs
-             if link_rtt_ms(row.get("link")) is None and row.get(key)}
+    local = {row.semi_sync: got.cost_ms for row in costs
+             if link_rtt_ms(row.link) is None and (got := row.costs.get(key)) is not None}
     out = []
     for row in costs:
-        nominal, cost = link_rtt_ms(row.get("link")), row.get(key)
-        if not nominal or not cost or cost["verdict"] != "different":
+        nominal, cost = link_rtt_ms(row.link), row.costs.get(key)
+        if not nominal or cost is None or cost.verdict != "different":
             continue
-        own, hand = row.get("rtt_measured_ms"), (by_hand or {}).get(nominal)
+        own, hand = row.rtt_measured_ms, (by_hand or {}).get(nominal)
         rtt, source = (own, "measured") if own else (hand, "measured by hand") if hand else (nominal, "nominal")
-        here = local.get(row["semi_sync"], 0.0)
-        out.append({"cell": row["cell"], "semi_sync": row["semi_sync"], "rtt_ms": rtt, "rtt_from": source,
-                    "nominal_ms": nominal, "cost_ms": cost["cost_ms"], "local_ms": here,
-                    "round_trips": (cost["cost_ms"] - here) / rtt, "group": row["group"], "baseline": row["baseline"]})
+        here = local.get(row.semi_sync, 0.0)
+        out.append(RoundTrips(cell=row.cell, baseline=row.baseline, group=row.group, semi_sync=row.semi_sync,
+                              cost_ms=cost.cost_ms, local_ms=here, rtt_ms=rtt, rtt_from=source, nominal_ms=nominal,
+                              round_trips=(cost.cost_ms - here) / rtt))
     return out
 
 

@@ -691,7 +691,33 @@ def core_ceiling_text(study: StudyRecord, brief: bool = False) -> str | None:
             "itself")
 
 
-def semi_sync_cost(cells: list[StudyCell], comparison: Comparison) -> list[dict[str, Any]]:
+COMMIT_FIGURES = ("commit_p50_ms", "commit_mean_ms")  # what a semi-sync commit's cost is read from
+
+
+@dataclass(frozen=True)
+class CommitCost:
+    """A write latency figure with semi-sync against without it, on the same link (medians over the repeats)."""
+
+    cost_ms: float
+    with_ms: float
+    without_ms: float
+    verdict: str  # verdict()'s: "different", "within noise" or "n/a"
+
+
+@dataclass(frozen=True)
+class SemiSyncCost:
+    """One semi-sync cell against the cell that differs only in having semi-sync off (semi_sync_cost's)."""
+
+    group: str
+    cell: str
+    baseline: str
+    semi_sync: str  # its wait point
+    link: str  # the cell's link setting ("none" without one)
+    rtt_measured_ms: float | None  # the link's round trip as its runs measured it (the link_rtt_ms metric)
+    costs: dict[str, CommitCost | None]  # per COMMIT_FIGURES key; None where a side has no figure
+
+
+def semi_sync_cost(cells: list[StudyCell], comparison: Comparison) -> list[SemiSyncCost]:
     """What semi-sync costs a commit: each semi-sync cell's write p50 and mean against the cell that differs only
     in having semi-sync off (the same link, the same other settings), per group. MariaDB's own wait counter is
     not this: it starts when the commit is flushed and leaves out the rest of the round trip."""
@@ -705,20 +731,18 @@ def semi_sync_cost(cells: list[StudyCell], comparison: Comparison) -> list[dict[
                          and _without_semi_sync(c) == same), None)
             if base is None:
                 continue
-            link = (cell.changed or {}).get("link", "none")  # what the cell changes: settings, not results
+            link = str((cell.changed or {}).get("link", "none"))  # what the cell changes: settings, not results
             measured = (per_metric.get("link_rtt_ms") or {}).get(cell.name or "")
-            row: dict[str, Any] = {"group": group, "cell": cell.name, "baseline": base.name,
-                                   "semi_sync": _knob(cell, "semi_sync"), "link": link,
-                                   "rtt_measured_ms": measured.median if measured is not None else None}
-            for key in ("commit_p50_ms", "commit_mean_ms"):
+            costs: dict[str, CommitCost | None] = {}
+            for key in COMMIT_FIGURES:
                 rows = per_metric.get(key) or {}
                 a, b = rows.get(cell.name or ""), rows.get(base.name or "")
-                if not a or not b or a.median is None or b.median is None:
-                    row[key] = None
-                    continue
-                row[key] = {"cost_ms": round(a.median - b.median, 3), "with": a.median,
-                            "without": b.median, "verdict": verdict(a.values or [], b.values or [])}
-            out.append(row)
+                costs[key] = None if not a or not b or a.median is None or b.median is None else CommitCost(
+                    cost_ms=round(a.median - b.median, 3), with_ms=a.median, without_ms=b.median,
+                    verdict=verdict(a.values or [], b.values or []))
+            out.append(SemiSyncCost(group=group, cell=cell.name or "", baseline=base.name or "",
+                                    semi_sync=str(_knob(cell, "semi_sync")), link=link,
+                                    rtt_measured_ms=measured.median if measured is not None else None, costs=costs))
     return out
 
 

@@ -202,15 +202,15 @@ def semi_sync_answer(facts: Facts) -> str:
     costs = round_trips(semi_sync_cost(data.cells or [], data.comparison), by_hand=hand.rtt_ms if hand else None)
     if not costs:
         return head + ": at no link are its write p50's repeats apart from semi-sync off's (ranges overlap)."
-    widest = max(costs, key=lambda c: c["nominal_ms"])
-    paid = [c["round_trips"] for c in costs]
+    widest = max(costs, key=lambda c: c.nominal_ms)
+    paid = [c.round_trips for c in costs]
     every = judged(data, primary_of(data))
     return (head + f" ([semi-sync-distance]({facts.links.get(data.name or '', '')})): "
             f"{min(paid):.1f}–{max(paid):.1f} round trips of the link per commit"
-            + (", net of its no-link cost" if any(c["local_ms"] for c in costs) else "") + " ("
-            + _said_once([(f"{c['semi_sync']} +{c['cost_ms']:.1f} ms",
-                           words_of(every, data, c["group"], "commit_p50_ms", c["cell"], c["baseline"])[1])
-                          for c in costs if c["nominal_ms"] == widest["nominal_ms"]])
+            + (", net of its no-link cost" if any(c.local_ms for c in costs) else "") + " ("
+            + _said_once([(f"{c.semi_sync} +{c.cost_ms:.1f} ms",
+                           words_of(every, data, c.group, "commit_p50_ms", c.cell, c.baseline)[1])
+                          for c in costs if c.nominal_ms == widest.nominal_ms])
             + f"; over {rtt_words(widest)}; write p50 against semi-sync off)"
             + (f"; [by hand]({SEMI_SYNC_DECISION}), {commits_words(hand)}" if hand else "") + ".")
 

@@ -10,7 +10,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from ..analysis.answers import compression_effects, pool_index_costs, round_trips
+from ..analysis.answers import RoundTrips, compression_effects, pool_index_costs, round_trips
 from ..analysis.byhand import SemiSyncByHand, semi_sync_by_hand
 from ..analysis.findings import (
     brief,
@@ -23,6 +23,7 @@ from ..analysis.findings import (
 )
 from ..analysis.studymetrics import (
     BY_KEY,
+    COMMIT_FIGURES,
     CUT,
     FAILED,
     NOT_REACHED,
@@ -142,20 +143,20 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], StudyRecord]
                    "", "| cell | against | p50 with → without (cost) | mean with → without (cost) |",
                    "|---|---|---|---|"]
         for row in costs:
-            tables.append(f"| `{row['cell']}` | `{row['baseline']}` | " + " | ".join(
-                "–" if row[k] is None else
-                f"{row[k]['with']:.2f} → {row[k]['without']:.2f} ms (**{row[k]['cost_ms']:+.2f} ms**; "
-                f"{words_of(every, data, row['group'], k, row['cell'], row['baseline'])[1]})"
-                for k in ("commit_p50_ms", "commit_mean_ms")) + " |")
+            tables.append(f"| `{row.cell}` | `{row.baseline}` | " + " | ".join(
+                "–" if (got := row.costs[k]) is None else
+                f"{got.with_ms:.2f} → {got.without_ms:.2f} ms (**{got.cost_ms:+.2f} ms**; "
+                f"{words_of(every, data, row.group, k, row.cell, row.baseline)[1]})"
+                for k in COMMIT_FIGURES) + " |")
         tables.append("")
     if any("load" in changed_of(c) for c in data.cells):
         tables += ["Near and above the max: each cell's runs within the scenario's pass criteria, and its goodput as a "
                    "share of the study's rate (the max; median [min–max] over repeats):", "",
                    "| scenario | cell | runs passing | goodput, % of the max |", "|---|---|---|---|"]
         assert data.rates is not None  # experiments/study.py writes it
-        for row in load_table(data.units, data.cells, data.rates):
-            share = row["goodput_pct_of_max"]
-            tables.append(f"| {row['scenario']} | `{row['cell']}` | {row['passed']} of {row['runs']} | "
+        for loaded in load_table(data.units, data.cells, data.rates):
+            share = loaded["goodput_pct_of_max"]
+            tables.append(f"| {loaded['scenario']} | `{loaded['cell']}` | {loaded['passed']} of {loaded['runs']} | "
                           + ("–" if share["median"] is None else f"{share['median']:.0f} % [{share['min']:.0f}–"
                              f"{share['max']:.0f}]") + " |")
         tables.append("")
@@ -376,11 +377,11 @@ MDEV_SEMI_SYNC = "[MDEV-35109](https://jira.mariadb.org/browse/MDEV-35109)"
 SEMI_SYNC_DECISION = "docs/decisions/semi-sync-by-hand.md"  # the check by hand the semi-sync figures cite
 
 
-def rtt_words(cost: dict[str, Any]) -> str:
+def rtt_words(cost: RoundTrips) -> str:
     """The round trip a semi-sync cost was divided by, and where it comes from (analysis/answers.round_trips)."""
-    if cost["rtt_from"] == "nominal":
-        return f"a {cost['nominal_ms']:g} ms round trip (the link's setting, not measured)"
-    return f"the {cost['nominal_ms']:g} ms link's {cost['rtt_ms']:.1f} ms round trip {cost['rtt_from']}"
+    if cost.rtt_from == "nominal":
+        return f"a {cost.nominal_ms:g} ms round trip (the link's setting, not measured)"
+    return f"the {cost.nominal_ms:g} ms link's {cost.rtt_ms:.1f} ms round trip {cost.rtt_from}"
 
 
 def commits_words(hand: SemiSyncByHand) -> str:
@@ -413,24 +414,24 @@ def semi_sync_note(data: StudyRecord, every: list[dict[str, Any]] | None = None)
     if not costs:
         return []
     every = judged(data, primary_of(data)) if every is None else every
-    paid = [c["round_trips"] for c in costs]
-    widest = max(costs, key=lambda c: c["nominal_ms"])
-    mine = [c for c in costs if c["nominal_ms"] == widest["nominal_ms"]]
-    local = {c["semi_sync"]: c["local_ms"] for c in costs if c["local_ms"]}
+    paid = [c.round_trips for c in costs]
+    widest = max(costs, key=lambda c: c.nominal_ms)
+    mine = [c for c in costs if c.nominal_ms == widest.nominal_ms]
+    local = {c.semi_sync: c.local_ms for c in costs if c.local_ms}
     rate = max((data.rates or {}).values(), default=None)
     counter = (comparison_of(data).get("write") or {}).get("semi_sync_wait_us") or {}
-    waits = {c["semi_sync"]: row.median if (row := counter.get(c["cell"])) is not None else None for c in mine}
+    waits = {c.semi_sync: row.median if (row := counter.get(c.cell)) is not None else None for c in mine}
     return ["- **Why semi-sync costs what it does**: a commit waited "
             f"{min(paid):.2f}–{max(paid):.2f} round trips of its link ("
-            + "; ".join(f"{c['semi_sync']} +{c['cost_ms']:.1f} ms, "
-                        + words_of(every, data, c["group"], "commit_p50_ms", c["cell"], c["baseline"])[1] for c in mine)
+            + "; ".join(f"{c.semi_sync} +{c.cost_ms:.1f} ms, "
+                        + words_of(every, data, c.group, "commit_p50_ms", c.cell, c.baseline)[1] for c in mine)
             + f", over {rtt_words(widest)}; write p50 against the same link with semi-sync off"
             + ("; net of what the same wait point costs with no link, "
                + ", ".join(f"{k} +{v:.2f} ms" for k, v in local.items()) if local else "")
             + "). Published behaviour is one round trip per "
             "commit (the master waits for one replica's acknowledgement of the transaction it publishes)"
-            + (f"; at {rate} writes/s over a {widest['nominal_ms']:g} ms link about "
-               f"{rate * widest['nominal_ms'] / 1000:.0f} "
+            + (f"; at {rate} writes/s over a {widest.nominal_ms:g} ms link about "
+               f"{rate * widest.nominal_ms / 1000:.0f} "
                "commits are in flight at once, and a commit whose acknowledgement queues behind another's pays part "
                "of that one's wait too (our reading, not measured here)" if rate else "")
             + f"; under after_sync a commit can wait on another transaction's binlog position, a known MariaDB "
