@@ -85,10 +85,10 @@ def test_what_saturates_first_is_named_from_each_process_against_its_capacity() 
     busy_master = summary_of({"cpu_mean_percent": {"host_busy": 120.0, "master": 190.0, "replica1": 30.0,
                                                    "replica2": 35.0, "app": 40.0, "vegeta": 10.0}})
     full = derived.saturation(busy_master, cores=2)
-    assert [r["name"] for r in full][:2] == ["master", "host"]
-    assert next(r for r in full if r["name"] == "replica")["percent"] == 35.0  # the busier replica
+    assert [r.name for r in full][:2] == ["master", "host"]
+    assert next(r for r in full if r.name == "replica").percent == 35.0  # the busier replica
     sql_thread = summary_of({"cpu_mean_percent": {"host_busy": 120.0, "master": 40.0, "replica1": 99.0}})
-    assert derived.saturation(sql_thread, cores=2)[0]["name"] == "replica"  # its SQL thread: one core
+    assert derived.saturation(sql_thread, cores=2)[0].name == "replica"  # its SQL thread: one core
 
 
 def _cells_study(values: dict[str, list[float]], changed: dict[str, dict[str, str]],
@@ -221,7 +221,7 @@ def test_semi_sync_is_explained_in_round_trips_and_compression_by_its_threshold(
            "minimal on 10": {"median": 300.0, "values": [300.0]}}
     synthetic = {"name": "compression", "cells": cells, "comparison": {"write": {"bytes_per_write": row}}}
     effects = derived.compression_effects(study_of(synthetic))
-    assert [(e["cell"], e["baseline"], e["min_len"], e["compressed"]) for e in effects] == [
+    assert [(e.cell, e.baseline, e.min_len, e.compressed) for e in effects] == [
         ("on 10", "off", 10, True)]  # MINIMAL at 10 B has no uncompressed MINIMAL cell to be set against
     sheet = "\n".join(costsheet.cost_sheet([doc]))
     assert "*compressed from N B* (study compression)" in sheet and "3,168 → 2,168 B a write, compressed" in sheet

@@ -17,19 +17,29 @@ from .studymetrics import SemiSyncCost
 SECONDS_PER_DAY = 86_400
 
 
-def saturation(summary: RunSummary, cores: int) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class Saturation:
+    """One process's mean CPU against its capacity (saturation's)."""
+
+    name: str  # as the report's answers word it: host, master, replica, app, vegeta
+    percent: float  # of one core
+    capacity: float  # % of one core
+    share: float  # of what saturates it: 1 or more is saturated
+
+
+def saturation(summary: RunSummary, cores: int) -> list[Saturation]:
     """Each process's mean CPU (% of one core) against its capacity, the fullest first, `share` against the share
     at which it saturates (analysis/limits.utilisation, the one place these are measured: 1 or more is saturated).
     The replica is the busier one; names as the report's answers word them."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, Saturation] = {}
     for used in limits.utilisation(summary, cores=cores).values():
         group = used.group
         name = "host" if group == "host_busy" else "replica" if group.startswith("replica") else group
-        row = {"name": name, "percent": float(used.percent), "capacity": used.capacity_percent,
-               "share": used.percent / (used.capacity_percent * used.saturates_at)}
-        if name not in out or row["percent"] > out[name]["percent"]:
+        row = Saturation(name=name, percent=float(used.percent), capacity=float(used.capacity_percent),
+                         share=used.percent / (used.capacity_percent * used.saturates_at))
+        if name not in out or row.percent > out[name].percent:
             out[name] = row
-    return sorted(out.values(), key=lambda row: -row["share"])
+    return sorted(out.values(), key=lambda row: -row.share)
 
 
 @dataclass(frozen=True)
@@ -125,7 +135,21 @@ COMPRESS_KNOBS = ("binlog_compress", "binlog_compress_min_len")
 COMPRESSED_BELOW = 0.995  # bytes per write under this share of the uncompressed cell's: some events were compressed
 
 
-def compression_effects(data: StudyRecord) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class CompressionEffect:
+    """A cell with binlog compression on against its cell with it off (compression_effects')."""
+
+    group: str
+    cell: str
+    knobs: dict[str, Any]  # the cell's recorded knobs
+    baseline: str
+    min_len: int  # its threshold
+    off: float  # binlog bytes per write, median
+    on: float
+    compressed: bool  # fewer bytes: some event reached the threshold
+
+
+def compression_effects(data: StudyRecord) -> list[CompressionEffect]:
     """Per table of a study, each cell with binlog compression on against the cell with it off and every other knob
     the same: its threshold (log_bin_compress_min_len, the cell's recorded knob, else the server's default), the
     binlog bytes per write (median) off and on, and whether any event was compressed (fewer bytes: MariaDB
@@ -148,8 +172,9 @@ def compression_effects(data: StudyRecord) -> list[dict[str, Any]]:
             on, off = rows.get(cell.name or ""), rows.get(base.name or "") if base else None
             if not on or not off or not on.median or not off.median:
                 continue
-            out.append({"group": group, "cell": cell.name, "knobs": cell.knobs, "baseline": base.name if base else None,
-                        "min_len": knobs.binlog_compress_min_len,
-                        "off": off.median, "on": on.median,
-                        "compressed": on.median < COMPRESSED_BELOW * off.median})
+            assert base is not None  # off is its row
+            out.append(CompressionEffect(group=group, cell=cell.name or "", knobs=dict(cell.knobs or {}),
+                                         baseline=base.name or "", min_len=knobs.binlog_compress_min_len,
+                                         off=off.median, on=on.median,
+                                         compressed=on.median < COMPRESSED_BELOW * off.median))
     return out

@@ -759,8 +759,24 @@ def _without_semi_sync(cell: StudyCell) -> dict[str, Any]:
 DROP_INDEXES = "drop_indexes"  # the cell key of the secondary indexes a cell runs without (core/config)
 
 
+@dataclass(frozen=True)
+class IndexCost:
+    """What one secondary index costs: the cell without it against the cell with every index (index_costs')."""
+
+    group: str
+    cell: str  # the cell without the index
+    baseline: str  # the cell with every index and the same other settings
+    index: str
+    settings: dict[str, Any]  # the other settings both cells change
+    with_: float  # the metric's median with the index (the baseline's)
+    without: float
+    cost: float  # with − without
+    increase: float | None  # cost ÷ without (None where without is 0)
+    verdict: str
+
+
 def index_costs(cells: list[StudyCell], comparison: Comparison,
-                metric: str = "replica_ms_per_write") -> list[dict[str, Any]]:
+                metric: str = "replica_ms_per_write") -> list[IndexCost]:
     """What each secondary index costs: every cell that runs without exactly one index against the cell with every
     index and the same other settings (one thing changed per comparison), per group, most costly first within each
     group and setting. cost = the metric's median with the index less its median without it; increase = cost ÷
@@ -776,7 +792,7 @@ def index_costs(cells: list[StudyCell], comparison: Comparison,
 
     for group, per_metric in comparison.items():
         rows = per_metric.get(metric) or {}
-        found: list[dict[str, Any]] = []
+        found: list[IndexCost] = []
         for cell in cells:
             if len(dropped(cell)) != 1:
                 continue
@@ -785,10 +801,9 @@ def index_costs(cells: list[StudyCell], comparison: Comparison,
             if base is None or not a or not b or a.median is None or not b.median:
                 continue
             cost = b.median - a.median
-            found.append({"group": group, "cell": cell.name, "baseline": base.name, "index": dropped(cell)[0],
-                          "settings": others(cell), "with": b.median, "without": a.median,
-                          "cost": round(cost, 4),
-                          "increase": round(cost / a.median, 4) if a.median else None,
-                          "verdict": verdict(a.values or [], b.values or [])})
-        out += sorted(found, key=lambda r: (sorted(r["settings"].items()), -r["cost"]))
+            found.append(IndexCost(group=group, cell=cell.name or "", baseline=base.name or "", index=dropped(cell)[0],
+                                   settings=others(cell), with_=b.median, without=a.median, cost=round(cost, 4),
+                                   increase=round(cost / a.median, 4) if a.median else None,
+                                   verdict=verdict(a.values or [], b.values or [])))
+        out += sorted(found, key=lambda r: (sorted(r.settings.items()), -r.cost))
     return out

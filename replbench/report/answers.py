@@ -179,17 +179,17 @@ def _saturated(step: ShownStep, behind: ShownStep | None, cores: int) -> str:
         if at is None:
             continue
         full = saturation(at.repeats[len(at.repeats) // 2].summary, cores)
-        if full and full[0]["share"] >= 1:
+        if full and full[0].share >= 1:
             first, rest = full[0], full[1:]
-            return (f". What saturates first is the {first['name']}'s CPU: {first['percent']:.0f} % of its "
-                    f"{first['capacity']:.0f} % at {at.rate}/s, against " + ", ".join(
-                        f"{r['name']} {r['percent']:.0f} % "
-                        + CAPACITY_WORDS.get(r["name"], f"of {r['capacity']:.0f} %") for r in rest))
+            return (f". What saturates first is the {first.name}'s CPU: {first.percent:.0f} % of its "
+                    f"{first.capacity:.0f} % at {at.rate}/s, against " + ", ".join(
+                        f"{r.name} {r.percent:.0f} % "
+                        + CAPACITY_WORDS.get(r.name, f"of {r.capacity:.0f} %") for r in rest))
     full = saturation(step.repeats[len(step.repeats) // 2].summary, cores)
     if not full:
         return ""
-    return (f". No process was saturated at {step.rate}/s; the fullest was the {full[0]['name']} at "
-            f"{full[0]['percent']:.0f} % of {full[0]['capacity']:.0f} %")
+    return (f". No process was saturated at {step.rate}/s; the fullest was the {full[0].name} at "
+            f"{full[0].percent:.0f} % of {full[0].capacity:.0f} %")
 
 
 def semi_sync_answer(facts: Facts) -> str:

@@ -11,9 +11,8 @@ setting: rows of one study were measured interleaved, rows of two studies were n
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
-from ..analysis.answers import compression_effects
+from ..analysis.answers import CompressionEffect, compression_effects
 from ..analysis.studymetrics import REPLICA_MEANS, figure_text, fmt, metrics_of, row_of, unit_source
 from ..core import scenario as scenarios
 from ..core.results import StudyCell, StudyRecord, UnitMetrics
@@ -41,16 +40,16 @@ def setting(knobs: Knobs) -> str:
     return label
 
 
-def compressed_text(effects: list[dict[str, Any]]) -> str:
+def compressed_text(effects: list[CompressionEffect]) -> str:
     """Which events compression shrank, per table (analysis/answers.compression_effects' rows), in one sentence;
     empty without a compressed cell."""
     if not effects:
         return ""
     per_group: dict[str, list[str]] = {}
     for e in effects:
-        what = "compressed" if e["compressed"] else "none reached it"
-        label = setting(recorded(e["knobs"])).replace(", compressed", "")
-        per_group.setdefault(e["group"], []).append(f"{label}: {fmt(e['off'])} → {fmt(e['on'])} B a write, {what}")
+        what = "compressed" if e.compressed else "none reached it"
+        label = setting(recorded(e.knobs)).replace(", compressed", "")
+        per_group.setdefault(e.group, []).append(f"{label}: {fmt(e.off)} → {fmt(e.on)} B a write, {what}")
     return (f"MariaDB compresses a row event only when its row data (a query event: its statement) is at least "
             f"log_bin_compress_min_len bytes ({Knobs().binlog_compress_min_len} by default), no other event. "
             + "; ".join(f"`{group}`: " + ", ".join(said) for group, said in per_group.items()) + ".")

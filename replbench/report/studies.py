@@ -28,6 +28,7 @@ from ..analysis.studymetrics import (
     FAILED,
     NOT_REACHED,
     REPLICA_MEANS,
+    IndexCost,
     baseline_words,
     cell_factors,
     cell_text,
@@ -218,25 +219,25 @@ def costliest_index(data: StudyRecord, every: list[dict[str, Any]] | None = None
     every = judged(data, primary_of(data)) if every is None else every
     parts = []
 
-    def words(c: dict[str, Any]) -> tuple[bool, str]:
-        return words_of(every, data, c["group"], "replica_ms_per_write", c["cell"], c["baseline"])
+    def words(c: IndexCost) -> tuple[bool, str]:
+        return words_of(every, data, c.group, "replica_ms_per_write", c.cell, c.baseline)
 
-    def increase(c: dict[str, Any]) -> str:
-        return "–" if c["increase"] is None else f"{100 * c['increase']:+.0f} %"
+    def increase(c: IndexCost) -> str:
+        return "–" if c.increase is None else f"{100 * c.increase:+.0f} %"
 
-    for group in dict.fromkeys(c["group"] for c in costs):
-        for settings in dict.fromkeys(tuple(sorted(c["settings"].items())) for c in costs if c["group"] == group):
-            mine = [c for c in costs if c["group"] == group and tuple(sorted(c["settings"].items())) == settings]
+    for group in dict.fromkeys(c.group for c in costs):
+        for settings in dict.fromkeys(tuple(sorted(c.settings.items())) for c in costs if c.group == group):
+            mine = [c for c in costs if c.group == group and tuple(sorted(c.settings.items())) == settings]
             where = f"`{group}`" + (f", {', '.join(f'{k}={v}' for k, v in settings)}" if settings else "")
             top, rest = mine[0], mine[1:]
-            each = ", ".join(f"`{c['index']}` {increase(c)} ({words(c)[1]})" for c in rest)
+            each = ", ".join(f"`{c.index}` {increase(c)} ({words(c)[1]})" for c in rest)
             holds, said = words(top)
-            if top["cost"] > 0 and holds:
-                parts.append(f"{where}: **`{top['index']}`** costs most, {fmt(top['with'])} ms a write with every "
-                             f"index against {fmt(top['without'])} without it ({increase(top)}; {said}); "
+            if top.cost > 0 and holds:
+                parts.append(f"{where}: **`{top.index}`** costs most, {fmt(top.with_)} ms a write with every "
+                             f"index against {fmt(top.without)} without it ({increase(top)}; {said}); "
                              f"the others {each}")
             else:
-                parts.append(f"{where}: no index's cost holds as a finding (the largest, `{top['index']}`, "
+                parts.append(f"{where}: no index's cost holds as a finding (the largest, `{top.index}`, "
                              f"{increase(top)}: {said}; the others {each})")
     return ["- **Which index costs the replicas most** (replica CPU-ms per applied write, each index missing "
             "against every index present, the other settings the same; medians over repeats; a cost is the "
