@@ -105,17 +105,17 @@ def test_findings_never_compare_cells_that_differ_in_two_settings() -> None:
     data = _cells_study({"off": [1.5, 1.52, 1.55], "20ms off": [1.55, 1.6, 1.58], "after_sync": [1.8, 1.85, 1.9],
                          "20ms after_sync": [31.0, 31.2, 30.8]}, changed)
     found = study_findings(data, ["commit_p50_ms"])
-    pairs = {(f["cell"], f["baseline"]) for f in found}
+    pairs = {(f.cell, f.baseline) for f in found}
     assert ("20ms after_sync", "off") not in pairs  # link and semi-sync at once: confounded
     assert {("20ms after_sync", "20ms off"), ("20ms after_sync", "after_sync")} <= pairs
-    assert all(f["kind"] == TESTED for f in found)
+    assert all(f.kind == TESTED for f in found)
 
 
 def test_a_deterministic_count_is_compared_exactly_and_never_tested() -> None:
     data = _cells_study({"ROW FULL": [569.0, 569.0, 570.0], "STATEMENT": [281.0, 281.0, 281.0]},
                         {"ROW FULL": {}, "STATEMENT": {"binlog_format": "STATEMENT"}}, "bytes_per_write")
     [found] = study_findings(data, ["bytes_per_write"])
-    assert found["kind"] == COUNT and found["p"] is None and "p_holm" not in found
+    assert found.kind == COUNT and found.p is None and found.p_holm is None
     said = sentence("binlog-format", found)
     assert "0.494×" in said and "281 against 569 [569–570]" in said and "no test" in said and "p =" not in said
 
@@ -132,7 +132,7 @@ def test_a_ratio_over_a_baseline_below_its_resolution_is_a_lower_bound() -> None
              for c, cpus in {"keyed": [0.0, 0.005, 0.01], "nopk": [0.9, 1.0, 1.1]}.items() for cpu in cpus]
     [found] = study_findings(study_of({"comparison": compare_cells(units, ["keyed", "nopk"])}),
                              ["replica_ms_per_write"])
-    assert found["kind"] == BOUND and found["factor"] == 20.0  # 10 ms over the 0.5 ms resolution
+    assert found.kind == BOUND and found.factor == 20.0  # 10 ms over the 0.5 ms resolution
     assert "is ≥ 20.0× `keyed`'s" in sentence("nopk", found) and "below resolution (< 0.5)" in sentence("nopk", found)
 
 
@@ -148,8 +148,8 @@ def test_a_figure_below_its_resolution_is_never_printed_as_a_cost() -> None:
     # its master figure, 0.805 [0.14–1.47], has no repeat at 0 and no recorded resolution: nothing to claim
     assert "| ROW FULL | 2,632 [2,630–2,634] | 2,632 [2,630–2,634] | 0.805 [0.14–1.47] | not resolved (≤ 0.68) |" \
         in sheet
-    found = [f for f in study_findings(nopk, ["replica_ms_per_write"]) if f["cell"] == "no PK ROW"]
-    assert found[0]["kind"] == BOUND and round(found[0]["factor"]) == 234  # 159 ms over ≤ 0.68, not 468×
+    found = [f for f in study_findings(nopk, ["replica_ms_per_write"]) if f.cell == "no PK ROW"]
+    assert found[0].kind == BOUND and round(found[0].factor) == 234  # 159 ms over ≤ 0.68, not 468×
 
 
 def test_the_answers_open_the_report_and_say_what_is_missing() -> None:

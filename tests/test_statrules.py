@@ -42,9 +42,9 @@ def test_a_count_is_compared_exactly_with_its_range_and_never_tested() -> None:
     # write-wide's binlog bytes drift with the data between repeats (2,490 → 3,470 B): a count all the same
     drifting = _study({"ROW FULL": [2490.0, 3010.0, 3470.0], "STATEMENT": [281.0, 281.0, 282.0]}, "bytes_per_write")
     [found] = study_findings(drifting, ["bytes_per_write"])
-    assert found["kind"] == COUNT and found["p"] is None and "p_holm" not in found
-    assert found["text"] == ("281 [281–282]", "3,010 [2,490–3,470]")  # exact values and their ranges
-    assert found["words"] == "counts, compared exactly, no test; the repeats differ: " + BY_KEY["bytes_per_write"].count
+    assert found.kind == COUNT and found.p is None and found.p_holm is None
+    assert found.text == ("281 [281–282]", "3,010 [2,490–3,470]")  # exact values and their ranges
+    assert found.words == "counts, compared exactly, no test; the repeats differ: " + BY_KEY["bytes_per_write"].count
     table = _table(drifting)
     assert "| binlog B/write (primary) | 3,010 [2,490–3,470] | 281 [281–282] (0.09×, **holds**, counts, compared " \
            "exactly, no test; the repeats differ: row images follow the data" in table
@@ -52,8 +52,8 @@ def test_a_count_is_compared_exactly_with_its_range_and_never_tested() -> None:
     # overlapping counts: no finding, and still no test
     close = _study({"A": [2490.0, 3010.0, 3470.0], "B": [2400.0, 2900.0, 3300.0]}, "bytes_per_write")
     [c] = judged(close, ["bytes_per_write"])
-    assert c["kind"] == COUNT and c["p"] is None and not c["holds"]
-    assert c["words"].startswith("counts whose ranges overlap, no test; the repeats differ:")
+    assert c.kind == COUNT and c.p is None and not c.holds
+    assert c.words.startswith("counts whose ranges overlap, no test; the repeats differ:")
     # compare A B: a count against its noise never, whatever the noise
     assert compare.ruled("binlog bytes/write", 569.0, 281.0, ([569.0, 569.0], [281.0, 281.0]), LAG_FLOOR_MS) == \
         ["569", "281", "-288", "-50.6%", "–", "counts, compared exactly, no test"]
@@ -81,8 +81,8 @@ def test_two_repeats_a_side_are_described_never_tested_nor_not_shown() -> None:
     # semi-sync at 20 ms: a 12.7× effect whose ranges are disjoint, two repeats a side
     data = _study({"off": [1.50, 1.60], "after_sync": [19.4, 20.1]}, "commit_p50_ms")
     [c] = judged(data, ["commit_p50_ms"])
-    assert c["kind"] == UNTESTED and c["p"] is None and not c["holds"]
-    assert c["words"] == "disjoint ranges, n = 2, not tested"
+    assert c.kind == UNTESTED and c.p is None and not c.holds
+    assert c.words == "disjoint ranges, n = 2, not tested"
     assert study_findings(data, ["commit_p50_ms"]) == []  # no finding from two repeats
     table = _table(data)
     assert "(12.74×, disjoint ranges, n = 2, not tested)" in table and "not shown" not in table
@@ -112,13 +112,13 @@ def test_three_repeats_a_side_still_use_welchs_test_with_holm() -> None:
     data = _study({"off": off, "after_sync": on}, "commit_p50_ms")
     [c] = judged(data, ["commit_p50_ms"])
     expected = scipy_stats.ttest_ind([math.log(v) for v in on], [math.log(v) for v in off], equal_var=False).pvalue
-    assert c["kind"] == TESTED and c["p"] == pytest.approx(expected) and c["p_holm"] == pytest.approx(expected)
-    assert c["holds"] and c["words"] == f"p = {expected:.3g}" and c["comparisons"] == 1
+    assert c.kind == TESTED and c.p == pytest.approx(expected) and c.p_holm == pytest.approx(expected)
+    assert c.holds and c.words == f"p = {expected:.3g}" and c.comparisons == 1
     # two tested comparisons: Holm doubles the smaller p
     three = _study({"off": off, "after_sync": on, "after_commit": [1.52, 1.58, 1.61]}, "commit_p50_ms")
-    tested = {c["cell"]: c for c in judged(three, ["commit_p50_ms"])}
-    assert tested["after_sync"]["p_holm"] == pytest.approx(2 * tested["after_sync"]["p"])
-    assert tested["after_commit"]["words"].startswith("not shown (p = ")  # a test with power may say "not shown"
+    tested = {c.cell: c for c in judged(three, ["commit_p50_ms"])}
+    assert tested["after_sync"].p_holm == pytest.approx(2 * tested["after_sync"].p)
+    assert tested["after_commit"].words.startswith("not shown (p = ")  # a test with power may say "not shown"
 
 
 def _step(lags: list[float | None]) -> ShownStep:
@@ -140,8 +140,8 @@ def test_a_lag_under_its_floor_prints_as_under_the_floor() -> None:
     table = _table(data)
     assert "| lag p99 ms (primary) | < 10 | 40.0 [31.0–45.0] (**holds**" in table
     assert "5.3" not in table and "0.000" not in table
-    [bound] = [c for c in study_findings(data, ["lag_p99_ms"]) if c["cell"] == "far"]
-    assert bound["kind"] == "lower bound" and bound["factor"] == 4.0  # 40 ms over the 10 ms floor: ≥ 4×
+    [bound] = [c for c in study_findings(data, ["lag_p99_ms"]) if c.cell == "far"]
+    assert bound.kind == "lower bound" and bound.factor == 4.0  # 40 ms over the 10 ms floor: ≥ 4×
     # two lags under the floor are compared with nothing, whatever their raw values
     both = _study({"near": [0.0, 1.0], "nearer": [5.3, 8.0]}, "lag_p99_ms")
     assert words_of([], both, "write", "lag_p99_ms", "nearer", "near") == (False, "not compared: under its floor")

@@ -259,7 +259,7 @@ def test_a_finding_comes_from_a_primary_metric_survives_holm_and_is_worth_a_head
 
     big = study({"A": [500, 502, 505], "B": [250, 251, 253]})
     found = study_findings(big, ["p99_ms"])
-    assert [(f["cell"], f["metric"]) for f in found] == [("B", "p99_ms")] and found[0]["effect"] > 1.9
+    assert [(f.cell, f.metric) for f in found] == [("B", "p99_ms")] and found[0].effect > 1.9
     assert study_findings(big, ["goodput"]) == []  # only the declared primary metrics give findings
     # page one names the study and the test in each sentence; the study's own section says them once for all
     assert sentence("tiny", found[0]).startswith("`tiny` on `write`:") and "Holm" in sentence("tiny", found[0])
@@ -270,7 +270,7 @@ def test_a_finding_comes_from_a_primary_metric_survives_holm_and_is_worth_a_head
     # one comparison with p ≈ 0.02 holds alone; the same data among twelve cells of noise does not survive Holm
     pair = {"A": [100, 108, 104], "B": [120, 131, 125]}
     alone = study_findings(study(pair), ["p99_ms"])
-    assert len(alone) == 1 and alone[0]["comparisons"] == 1
+    assert len(alone) == 1 and alone[0].comparisons == 1
     crowd = {**pair, **{f"N{i}": [99 + i % 3, 105, 110 - i % 2] for i in range(11)}}
     assert study_findings(study(crowd), ["p99_ms"]) == []
     assert study_findings(study({"A": [100], "B": [200]}), ["p99_ms"]) == []  # one repeat: nothing tested
@@ -602,8 +602,8 @@ def test_a_cell_is_compared_with_the_first_cell_sharing_its_baseline_per_values(
     rows = compare_cells(units, cells, base_of)["write"]["replica_ms_per_write"]
     assert rows["ix 1G"].ratio == 2.0 and rows["ix 1G"].baseline == "ni 1G" and rows["ni 1G"].ratio is None
     found = study_findings(study_of({"comparison": compare_cells(units, cells, base_of)}), ["replica_ms_per_write"])
-    assert sorted((f["cell"], f["baseline"], round(f["factor"], 2)) for f in found) == [
-        ("ix 1G", "ni 1G", 2.0), ("ix 4G", "ni 4G", 2.0)] and found[0]["comparisons"] == 2
+    assert sorted((f.cell, f.baseline, round(f.factor, 2)) for f in found) == [
+        ("ix 1G", "ni 1G", 2.0), ("ix 4G", "ni 4G", 2.0)] and found[0].comparisons == 2
     data = {"cells": [{"name": c} for c in cells], "baseline_per": ["buffer_pool"], "baselines": base_of}
     assert baseline_words(study_of(data)) == "the first cell with the same buffer_pool: `ni 4G`, `ni 1G`"
     assert baseline_words(study_of({"cells": [{"name": c} for c in cells]})) == "`ni 4G`"

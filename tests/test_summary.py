@@ -128,9 +128,9 @@ def test_a_study_cell_below_its_resolution_is_no_cost_and_gives_no_finding() -> 
     assert cell_text(rows["nopk"]) == "10.0 [9–11.0]" and rows["nopk"].verdict == "n/a"
     # a ratio to a baseline that cannot be told from zero is at most a lower bound (tests/test_answers.py), never a
     # tested ratio; a cell below its resolution gives no finding against any baseline
-    assert [f["kind"] for f in study_findings(study_of({"comparison": compare_cells(records, ["keyed", "nopk"])}),
+    assert [f.kind for f in study_findings(study_of({"comparison": compare_cells(records, ["keyed", "nopk"])}),
                                               ["replica_ms_per_write"])] == ["lower bound"]
-    assert [f["cell"] for f in study_findings(study_of({"comparison": compare_cells(records, ["nopk", "keyed"])}),
+    assert [f.cell for f in study_findings(study_of({"comparison": compare_cells(records, ["nopk", "keyed"])}),
                                               ["master_ms_per_write", "replica_ms_per_write"])] == []
 
 

@@ -18,7 +18,7 @@ is judged and worded is the one rule set, core/stats.judgement (docs/metrics.md,
 from __future__ import annotations
 
 import statistics
-from typing import Any
+from dataclasses import dataclass, replace
 
 from ..core.config import FINDING_MIN_FACTOR, FINDING_MIN_REPEATS
 from ..core.results import ComparisonRow, StudyCell, StudyRecord
@@ -30,6 +30,36 @@ MAX_UNTESTED_SAID = 1  # a study's section names at most this many untested effe
 
 # how a comparison is judged (core/stats.judgement's `how`, and the lower bound)
 TESTED, COUNT, BOUND, UNTESTED = "Welch", "count", "lower bound", "untested"
+
+
+@dataclass(frozen=True)
+class Compared:
+    """One cell against a cell it differs from in one setting, on one primary metric (comparisons'): how it is
+    judged (`kind`), the factor (its median over the other's), the repeats it is judged on (`a`, `b`: every repeat's,
+    zeros included) and, for a tested one, its raw p-value; and once judged (judged's), its effect (the factor either
+    way), the rule's words, whether it holds, and for a tested one the Holm-corrected p-value and how many were
+    tested."""
+
+    group: str
+    metric: str
+    cell: str
+    baseline: str
+    kind: str  # TESTED, COUNT, BOUND or UNTESTED
+    factor: float
+    p: float | None
+    a: list[float]
+    b: list[float]
+    text: tuple[str, str]  # both sides' figures as the report prints them
+    effect: float = 0.0
+    holds: bool = False
+    words: str = ""
+    p_holm: float | None = None
+    comparisons: int | None = None
+
+    @property
+    def n(self) -> tuple[int, int]:
+        """The repeats on each side."""
+        return len(self.a), len(self.b)
 
 
 def factors(a: StudyCell, b: StudyCell) -> list[str]:
@@ -57,7 +87,8 @@ def pairs(data: StudyRecord, cell: str, stored: str | None) -> list[str]:
     return out
 
 
-def _compared(key: str, row: ComparisonRow, base: ComparisonRow) -> dict[str, Any] | None:
+def _compared(key: str, row: ComparisonRow, base: ComparisonRow) -> tuple[str, float, float | None, list[float],
+                                                                           list[float]] | None:
     """One comparison of a cell's row with its baseline's, before the study-wide correction: its kind, factor, the
     values it was judged on (every repeat's, zeros included) and, for a tested one, its raw p-value (on the
     positive repeats: the test is on their logarithms); None where nothing can be said (a cell that cannot be told
@@ -72,17 +103,17 @@ def _compared(key: str, row: ComparisonRow, base: ComparisonRow) -> dict[str, An
     if bound is not None:
         if min(a) <= bound[1]:
             return None
-        return {"kind": BOUND, "factor": round(statistics.median(a) / bound[1], 4), "p": None, "a": a, "b": b}
+        return BOUND, round(statistics.median(a) / bound[1], 4), None, a, b
     if not b or not statistics.median(b):
         return None
     factor = round(statistics.median(a) / statistics.median(b), 4)
     if metric.count:
-        return {"kind": COUNT, "factor": factor, "p": None, "a": a, "b": b}
+        return COUNT, factor, None, a, b
     p = welch_log_p([v for v in a if v > 0], [v for v in b if v > 0]) if testable(a, b) else None
-    return {"kind": TESTED if p is not None else UNTESTED, "factor": factor, "p": p, "a": a, "b": b}
+    return TESTED if p is not None else UNTESTED, factor, p, a, b
 
 
-def comparisons(study: StudyRecord, primary: list[str]) -> list[dict[str, Any]]:
+def comparisons(study: StudyRecord, primary: list[str]) -> list[Compared]:
     """Every (group, primary metric, cell, the cell it is compared with), with its effect, how it is judged and,
     for a tested one, its raw p-value."""
     out = []
@@ -100,51 +131,51 @@ def comparisons(study: StudyRecord, primary: list[str]) -> list[dict[str, Any]]:
                     if found is None:
                         continue
                     assert base is not None
-                    out.append({"group": group, "metric": key, "cell": cell, "baseline": base_name,
-                                "n": (len(found["a"]), len(found["b"])),
-                                "text": (figure_text(row, key), figure_text(base, key)), **found})
+                    kind, factor, p, a, b = found
+                    out.append(Compared(group=group, metric=key, cell=cell, baseline=base_name, kind=kind,
+                                        factor=factor, p=p, a=a, b=b,
+                                        text=(figure_text(row, key), figure_text(base, key))))
     return out
 
 
-def judged(study: StudyRecord, primary: list[str]) -> list[dict[str, Any]]:
+def judged(study: StudyRecord, primary: list[str]) -> list[Compared]:
     """Every comparison of comparisons() judged by the rule: the tested ones after Holm's correction over the study's
     tested comparisons (`p_holm`, `comparisons`), each with `words` (core/stats.judgement's, or "a lower bound"),
     `effect` (the factor either way) and `holds` (a finding: it holds by its kind's rule and is at least a 10 %
     effect)."""
     everything = comparisons(study, primary)
-    tested = [c for c in everything if c["kind"] == TESTED]
-    corrected = dict(zip((id(c) for c in tested), holm([c["p"] for c in tested])))
+    tested = [c for c in everything if c.kind == TESTED]
+    corrected = dict(zip((id(c) for c in tested), holm([c.p for c in tested if c.p is not None])))
     out = []
     for c in everything:
-        effect = round(max(c["factor"], 1 / c["factor"]), 3) if c["factor"] else 0.0
+        effect = round(max(c.factor, 1 / c.factor), 3) if c.factor else 0.0
         big = effect >= FINDING_MIN_FACTOR
-        if c["kind"] == BOUND:
-            out.append({**c, "effect": effect, "holds": big, "words": BOUND})
+        if c.kind == BOUND:
+            out.append(replace(c, effect=effect, holds=big, words=BOUND))
             continue
-        if c["kind"] == TESTED:
+        if c.kind == TESTED:
             rejected, p_holm = corrected[id(c)]
-            said = judgement(c["a"], c["b"], test=(p_holm, rejected))
-            out.append({**c, "effect": effect, "holds": rejected and big, "words": said.text, "p_holm": p_holm,
-                        "comparisons": len(tested)})
+            said = judgement(c.a, c.b, test=(p_holm, rejected))
+            out.append(replace(c, effect=effect, holds=rejected and big, words=said.text, p_holm=p_holm,
+                               comparisons=len(tested)))
             continue
-        said = judgement(c["a"], c["b"], count=BY_KEY[c["metric"]].count)
-        out.append({**c, "effect": effect, "holds": bool(said.disjoint) and big and c["kind"] == COUNT,
-                    "words": said.text})
+        said = judgement(c.a, c.b, count=BY_KEY[c.metric].count)
+        out.append(replace(c, effect=effect, holds=bool(said.disjoint) and big and c.kind == COUNT, words=said.text))
     return out
 
 
-def study_findings(data: StudyRecord, primary: list[str]) -> list[dict[str, Any]]:
+def study_findings(data: StudyRecord, primary: list[str]) -> list[Compared]:
     """The comparisons that hold and are at least a 10 % effect: the tested ones after Holm's correction over the
     study's tested comparisons (with the corrected p-value and how many were tested), the counts whose ranges are
     disjoint and the lower bounds. Largest effect first."""
-    return sorted((c for c in judged(data, primary) if c["holds"]), key=lambda f: -f["effect"])
+    return sorted((c for c in judged(data, primary) if c.holds), key=lambda f: -f.effect)
 
 
-def untested_effects(data: StudyRecord, primary: list[str]) -> list[dict[str, Any]]:
+def untested_effects(data: StudyRecord, primary: list[str]) -> list[Compared]:
     """The measured comparisons left untested (fewer than FINDING_MIN_REPEATS repeats a side) whose ranges are
     disjoint and whose effect is at least 10 %: no finding, but not nothing either. Largest first."""
-    return sorted((c for c in judged(data, primary) if c["kind"] == UNTESTED and c["effect"] >= FINDING_MIN_FACTOR
-                   and c["words"].startswith("disjoint")), key=lambda f: -f["effect"])
+    return sorted((c for c in judged(data, primary) if c.kind == UNTESTED and c.effect >= FINDING_MIN_FACTOR
+                   and c.words.startswith("disjoint")), key=lambda f: -f.effect)
 
 
 def nothing_held(data: StudyRecord, primary: list[str]) -> str:
@@ -153,11 +184,11 @@ def nothing_held(data: StudyRecord, primary: list[str]) -> str:
     every = judged(data, primary)
     if not every:
         return "none compared (no cell against a baseline that differs from it in one setting)"
-    tested = sum(c["kind"] == TESTED for c in every)
-    untested = sum(c["kind"] == UNTESTED for c in every)
+    tested = sum(c.kind == TESTED for c in every)
+    untested = sum(c.kind == UNTESTED for c in every)
     said = [f"none holds over the study's {tested} tested comparisons" if tested else "none stated"]
     if untested:
-        fewest = min(min(c["n"]) for c in every if c["kind"] == UNTESTED)
+        fewest = min(min(c.n) for c in every if c.kind == UNTESTED)
         said.append(f"{untested} not tested: {fewest} repeat{'' if fewest == 1 else 's'} on a side, where a finding "
                     f"needs {FINDING_MIN_REPEATS} (`--repeat {FINDING_MIN_REPEATS}` tests them)")
     return "; ".join(said)
@@ -169,60 +200,60 @@ def untested_text(data: StudyRecord, primary: list[str]) -> str:
     if not effects:
         return ""
     more = len(effects) - MAX_UNTESTED_SAID
-    return "; ".join(f"{BY_KEY[c['metric']].label} of `{c['cell']}` {fmt(c['factor'])}× `{c['baseline']}`'s on "
-                     f"`{c['group']}` ({c['text'][0]} against {c['text'][1]}: {c['words']})"
+    return "; ".join(f"{BY_KEY[c.metric].label} of `{c.cell}` {fmt(c.factor)}× `{c.baseline}`'s on "
+                     f"`{c.group}` ({c.text[0]} against {c.text[1]}: {c.words})"
                      for c in effects[:MAX_UNTESTED_SAID]) + (f"; {more} more in its study.md" if more > 0 else "")
 
 
-def _how(finding: dict[str, Any]) -> str:
+def _how(finding: Compared) -> str:
     """How a finding holds, in its own words: the counts with their spread, the lower bound, or the test."""
-    a, b = finding["text"]
-    if finding["kind"] in (COUNT, BOUND):
-        return f"{a} against {b}: {finding['words']}"
-    return finding["words"]
+    a, b = finding.text
+    if finding.kind in (COUNT, BOUND):
+        return f"{a} against {b}: {finding.words}"
+    return finding.words
 
 
-def _factor(finding: dict[str, Any]) -> str:
-    return ("≥ " if finding["kind"] == BOUND else "") + f"{fmt(finding['factor'])}×"
+def _factor(finding: Compared) -> str:
+    return ("≥ " if finding.kind == BOUND else "") + f"{fmt(finding.factor)}×"
 
 
-def brief(finding: dict[str, Any]) -> str:
+def brief(finding: Compared) -> str:
     """A finding inside its study's own section, where the study and the test are said once for all of them."""
-    return (f"{BY_KEY[finding['metric']].label} of `{finding['cell']}` {_factor(finding)} "
-            f"`{finding['baseline']}`'s on `{finding['group']}` ({_how(finding)})")
+    return (f"{BY_KEY[finding.metric].label} of `{finding.cell}` {_factor(finding)} "
+            f"`{finding.baseline}`'s on `{finding.group}` ({_how(finding)})")
 
 
-def headline(finding: dict[str, Any]) -> str:
+def headline(finding: Compared) -> str:
     """A finding (or an untested effect) as a study's one line in report.md words it, its figures on the study's
     page: what differs, by how much, and how the rule judged it."""
-    how = {COUNT: "counts, compared exactly", BOUND: "a lower bound"}.get(finding["kind"]) or (
-        f"p = {finding['p_holm']:.3g}, Holm" if finding["kind"] == TESTED else finding["words"])
-    return (f"{BY_KEY[finding['metric']].label} of `{finding['cell']}` {_factor(finding)} `{finding['baseline']}`'s "
-            f"on `{finding['group']}` ({how})")
+    how = {COUNT: "counts, compared exactly", BOUND: "a lower bound"}.get(finding.kind) or (
+        f"p = {finding.p_holm:.3g}, Holm" if finding.kind == TESTED else finding.words)
+    return (f"{BY_KEY[finding.metric].label} of `{finding.cell}` {_factor(finding)} `{finding.baseline}`'s "
+            f"on `{finding.group}` ({how})")
 
 
-def sentence(study: str, finding: dict[str, Any]) -> str:
-    metric = BY_KEY[finding["metric"]]
-    more = finding["factor"] > 1
-    if finding["kind"] == TESTED:
-        how = (f"{'more' if more else 'less'}; p = {finding['p_holm']:.3g}, Holm over {finding['comparisons']} "
-               f"tested comparisons, {finding['n'][0]} and {finding['n'][1]} repeats")
+def sentence(study: str, finding: Compared) -> str:
+    metric = BY_KEY[finding.metric]
+    more = finding.factor > 1
+    if finding.kind == TESTED:
+        how = (f"{'more' if more else 'less'}; p = {finding.p_holm:.3g}, Holm over {finding.comparisons} "
+               f"tested comparisons, {finding.n[0]} and {finding.n[1]} repeats")
     else:
         how = f"{'more' if more else 'less'}; {_how(finding)}"
-    return (f"`{study}` on `{finding['group']}`: {metric.label} of `{finding['cell']}` is {_factor(finding)} "
-            f"`{finding['baseline']}`'s ({how})")
+    return (f"`{study}` on `{finding.group}`: {metric.label} of `{finding.cell}` is {_factor(finding)} "
+            f"`{finding.baseline}`'s ({how})")
 
 
-def words_of(every: list[dict[str, Any]], study: StudyRecord, group: str, key: str, cell: str,
+def words_of(every: list[Compared], study: StudyRecord, group: str, key: str, cell: str,
              baseline: str) -> tuple[bool, str]:
     """(holds, words) for one comparison as the rule judges it: the study's own judgement (judged(), passed as
     `every`) where the metric is primary and the pair one it compares; else the rule's words without a test
     (core/stats.judgement: a comparison outside the study's tested family is described, never tested), or
     "not compared" where a side has no row."""
     which = (group, key, cell, baseline)
-    hit = next((c for c in every if (c["group"], c["metric"], c["cell"], c["baseline"]) == which), None)
+    hit = next((c for c in every if (c.group, c.metric, c.cell, c.baseline) == which), None)
     if hit is not None:
-        return hit["holds"], hit["words"]
+        return hit.holds, hit.words
     rows = ((study.comparison or {}).get(group) or {}).get(key) or {}
     a, b = rows.get(cell), rows.get(baseline)
     if not a or not b:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..analysis.findings import MAX_FINDINGS, sentence, study_findings, untested_effects
+from ..analysis.findings import MAX_FINDINGS, Compared, sentence, study_findings, untested_effects
 from ..analysis.studymetrics import REPLICA_MEANS
 from ..core.config import FINDING_ALPHA, FINDING_MIN_FACTOR, FINDING_MIN_REPEATS, LAG_FLOOR_MS
 from ..core.results import Host, RunMeta, StudyRecord
@@ -196,7 +196,7 @@ def findings(latest: dict[str, ShownSweep], studies: list[StudyRecord]) -> list[
              f"table and metric, largest first, then each sweep's limit, at most {MAX_FINDINGS} in all; the rest are "
              f"in each study's section on [{STUDIES_PAGE}]({STUDIES_PAGE}).", ""]
     found = sorted(((_name(data), f) for data in studies if verified(data)
-                    for f in study_findings(data, primary_of(data))), key=lambda item: -item[1]["effect"])
+                    for f in study_findings(data, primary_of(data))), key=lambda item: -item[1].effect)
     found = _largest_each(found)
     limits = []
     for info in latest.values():
@@ -227,12 +227,12 @@ def _name(data: StudyRecord) -> str:
     return data.name
 
 
-def _largest_each(found: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+def _largest_each(found: list[tuple[str, Compared]]) -> list[tuple[str, Compared]]:
     """The first (largest) finding of each study, table and metric, in the order given."""
     seen: set[tuple[str, str, str]] = set()
     out = []
     for name, f in found:
-        key = (name, f["group"], f["metric"])
+        key = (name, f.group, f.metric)
         if key not in seen:
             seen.add(key)
             out.append((name, f))

@@ -13,6 +13,7 @@ from typing import Any
 from ..analysis.answers import RoundTrips, compression_effects, pool_index_costs, round_trips
 from ..analysis.byhand import SemiSyncByHand, semi_sync_by_hand
 from ..analysis.findings import (
+    Compared,
     brief,
     headline,
     judged,
@@ -134,7 +135,7 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], StudyRecord]
     full, lines = _head(data, folder)
     primary = primary_of(data)
     every = judged(data, primary)
-    found = sorted((c for c in every if c["holds"]), key=lambda f: -f["effect"])
+    found = sorted((c for c in every if c.holds), key=lambda f: -f.effect)
     tables = comparison_tables(data, every, primary)
     costs = semi_sync_cost(data.cells, comparison_of(data))
     if costs:
@@ -207,7 +208,7 @@ def name_of(cell: StudyCell) -> str:
     return cell.name
 
 
-def costliest_index(data: StudyRecord, every: list[dict[str, Any]] | None = None) -> list[str]:
+def costliest_index(data: StudyRecord, every: list[Compared] | None = None) -> list[str]:
     """For a study whose cells run without one index each: per group and other settings, which index costs the
     replicas most CPU per applied write (its cell against the one with every index and the same settings), and what
     each of the others costs, each judged by the one rule (`every`: analysis/findings.judged); where the largest
@@ -290,12 +291,12 @@ def _head(data: StudyRecord, folder: Path) -> tuple[list[str], list[str]]:
     return full, [*title, cells(True), how, *short_of, ""]
 
 
-def comparison_tables(data: StudyRecord, every: list[dict[str, Any]], primary: list[str]) -> list[str]:
+def comparison_tables(data: StudyRecord, every: list[Compared], primary: list[str]) -> list[str]:
     """One table per group of a study: every metric per cell, the rule's judgement on the primary ones (`every`:
     analysis/findings.judged)."""
-    mine: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    mine: dict[tuple[str, str, str], list[Compared]] = {}
     for c in every:
-        mine.setdefault((c["group"], c["metric"], c["cell"]), []).append(c)
+        mine.setdefault((c.group, c.metric, c.cell), []).append(c)
     tables: list[str] = []
     for scenario_name, per_metric in (data.comparison or {}).items():
         cells = ran_cells(data, scenario_name)  # a cell that did not run has no column (its description says why)
@@ -317,30 +318,30 @@ def comparison_tables(data: StudyRecord, every: list[dict[str, Any]], primary: l
     return tables
 
 
-def _judged(comparisons: list[dict[str, Any]] | None, stored: str | None) -> str | None:
+def _judged(comparisons: list[Compared] | None, stored: str | None) -> str | None:
     """A primary metric's judgement in a study table: **holds** (against the ratio's own baseline, or the cells
     named) with how, else the rule's words against the ratio's baseline; None where nothing was compared."""
     if not comparisons:
         return None
-    held = [c for c in comparisons if c["holds"]]
+    held = [c for c in comparisons if c.holds]
     if held:
-        against = [c["baseline"] for c in held]
+        against = [c.baseline for c in held]
         return ("**holds**" if against == [stored] else "**holds** against " + ", ".join(f"`{b}`" for b in against)) \
-            + f", {held[0]['words']}"
-    own = next((c for c in comparisons if c["baseline"] == stored), comparisons[0])
-    return str(own["words"])
+            + f", {held[0].words}"
+    own = next((c for c in comparisons if c.baseline == stored), comparisons[0])
+    return own.words
 
 
 SECTION_FINDINGS = 1  # a study's section lists its largest findings; its tables mark every one
 
 
-def held_text(found: list[dict[str, Any]], data: StudyRecord, primary: list[str]) -> str:
+def held_text(found: list[Compared], data: StudyRecord, primary: list[str]) -> str:
     """A study's findings in its own section, the test said once for the tested ones; or why none holds."""
     untested = untested_text(data, primary)
     untested = f". Not findings: {untested}" if untested else ""
     if not found:
         return nothing_held(data, primary) + untested
-    tested = next((f["comparisons"] for f in found if "comparisons" in f), None)
+    tested = next((f.comparisons for f in found if f.comparisons is not None), None)
     more = len(found) - SECTION_FINDINGS
     return "; ".join(brief(f) for f in found[:SECTION_FINDINGS]) + (
         f"; {more} more, each marked **holds** in its study.md" if more > 0 else "") + (
@@ -353,7 +354,7 @@ def study_line(data: StudyRecord, link: str) -> str:
     largest finding and how many more; else why none holds and its largest untested effect; else none by design (as
     the findings, none from a study whose write runs were not verified to change their rows)."""
     primary = primary_of(data)
-    found = sorted((c for c in judged(data, primary) if c["holds"]), key=lambda f: -f["effect"]) if primary else []
+    found = sorted((c for c in judged(data, primary) if c.holds), key=lambda f: -f.effect) if primary else []
     if not primary:
         said = "no primary metric: its figures feed other sections"
     elif not verified(data):
@@ -362,7 +363,7 @@ def study_line(data: StudyRecord, link: str) -> str:
         more = len(found) - SECTION_FINDINGS
         said = "; ".join(headline(f) for f in found[:SECTION_FINDINGS]) + (f"; {more} more" if more > 0 else "")
     elif untested := untested_effects(data, primary):
-        fewest = min(min(c["n"]) for c in untested)
+        fewest = min(min(c.n) for c in untested)
         said = (f"no finding from {fewest} repeat{'' if fewest == 1 else 's'} a side; its largest effect: "
                 + headline(untested[0]))
     else:
@@ -406,7 +407,7 @@ def by_hand_words(hand: SemiSyncByHand) -> str:
             f"trips of the link as measured through it; on the {hand.link_ms:g} ms link, {commits_words(hand)}.")
 
 
-def semi_sync_note(data: StudyRecord, every: list[dict[str, Any]] | None = None) -> list[str]:
+def semi_sync_note(data: StudyRecord, every: list[Compared] | None = None) -> list[str]:
     """Why semi-sync costs what it does, from the study's own figures: the cost in round trips of each link (each
     judged by the one rule: `every`, analysis/findings.judged, the study's own when not given), what the published
     behaviour is (one round trip per commit) and why a commit here may pay more."""
