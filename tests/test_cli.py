@@ -317,3 +317,27 @@ def test_scenario_files_state_only_what_differs_from_the_defaults() -> None:
         tables["requests"] = {k: v for r in data.get("requests", []) for k, v in r.items() if k == "weight"}
         for (table, key), default in DEFAULTS.items():
             assert tables.get(table, {}).get(key, object()) != default, f"{path.name} restates {table}.{key}"
+
+
+def test_a_closed_loops_clients_are_checked_and_refused_where_no_closed_loop_fits() -> None:
+    code, _, err = run_main(["write", "200", "--clients", "0"])
+    assert code == 2 and "--clients must be from 1 to" in err.splitlines()[-1], err
+    code, _, err = run_main(["write", "200", "--clients", "2", "--attackers", "2"])
+    assert code == 2 and "leave out --attackers" in err.splitlines()[-1], err
+    code, _, err = run_main(["sweep", "write", "--clients", "2"])
+    assert code == 2 and "a sweep's ladder of rates has nothing to vary" in err.splitlines()[-1], err
+
+
+def test_a_closed_loop_runs_n_clients_as_fast_as_they_are_answered(topo: Settings) -> None:
+    """--clients 2: vegeta -rate=0 with two workers at most; the run records its clients, the block says so, and
+    the rate given (600/s, above what two clients reach here) sized the targets without being judged."""
+    proc = run_cli(["write", "600", "--duration", "2s", "--clients", "2", "--checksum", "rows"], env_for(topo.state))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    folder = run_folder(proc.stdout)
+    summary = json.loads((folder / "summary.json").read_text())
+    meta = json.loads((folder / "meta.json").read_text())
+    assert summary["clients"] == 2 and summary["status"] == "ok", summary["guards"]
+    assert "-rate=0" in meta["attack_command"] and "-max-workers=2" in meta["attack_command"]
+    assert meta["attack_options"]["max_workers"] == 2
+    assert "Closed loop: 2 client(s)" in proc.stdout and "of 600/s" not in proc.stdout
+    assert 0 < summary["goodput"] and summary["requests"] <= meta["targets"]["count"]  # no target sent twice

@@ -109,3 +109,15 @@ def test_a_summary_from_before_the_rename_is_judged_on_its_throughput() -> None:
     old = {k: v for k, v in run().items() if k not in ("goodput", "rate_sent")}
     assert rules.judge(summary_of({**old, "throughput": 396.0}), CRITERIA, RATE).passed
     assert rules.judge(summary_of({**old, "throughput": 395.0}), CRITERIA, RATE).broke("min_rate_ratio")
+
+
+def test_a_closed_loop_is_judged_on_everything_but_a_rate_it_never_asked() -> None:
+    """--clients N (docs/runs.md, "Closed loop"): the rate only sized the targets, so a goodput far under it is the
+    measurement, not a shortfall; every other criterion still judges it."""
+    slow = run(goodput=150.0, clients=4)
+    assert rules.judge(summary_of(slow), CRITERIA, RATE).tripped == ()
+    assert run_guards(slow) == ([], "ok")
+    assert studymetrics.unit_metrics("run", summary_of(slow), CRITERIA)["passed"] is True
+    assert [t.rule for t in rules.judge(summary_of(run(goodput=150.0)), CRITERIA, RATE).tripped] == ["min_rate_ratio"]
+    late = run(goodput=150.0, clients=4, latency_ms={"p99": 1500.0})
+    assert [t.rule for t in rules.judge(summary_of(late), CRITERIA, RATE).tripped] == ["max_p99"]

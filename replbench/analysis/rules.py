@@ -154,6 +154,8 @@ def judge(s: RunSummary, criteria: PassCriteria, rate: int, cores: int | None = 
             continue
         if rule.name in SATURATION and s.saturation is not None:
             continue
+        if rule.name == "min_rate_ratio" and s.clients is not None:
+            continue  # a closed loop asks no rate: its goodput is what it measures (docs/runs.md, "Closed loop")
         limit = rule.limit if rule.kind == "note" else getattr(criteria, rule.name, None)
         if limit is None:  # a criterion recorded criteria predate
             continue

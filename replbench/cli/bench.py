@@ -29,6 +29,7 @@ from ..core.config import (
     FIND_USERS_SHAPES,
     LIVE_MIN_WINDOW_S,
     MAX_BULK_ROWS,
+    MAX_CLIENTS,
     MODEL_REPLICA_CORES,
     MODEL_VALIDATE_REPEATS,
     REQUEST_TIMEOUT,
@@ -126,6 +127,10 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
                              "(groups: app, master, replica1, replica2, vegeta)")
     parser.add_argument("--attackers", type=int, default=1,
                         help="vegeta attack processes sharing the rate (their result files read together)")
+    parser.add_argument("--clients", type=int, metavar="N",
+                        help="a closed loop: N clients, each sending its next request as soon as its last is "
+                             "answered (vegeta -rate=0 -max-workers=N); the rate then only sizes the targets (give "
+                             "one above what N clients reach) and the run measures the goodput they get")
     parser.add_argument("--link", action="append", default=[], metavar="NAME=LATENCY[±JITTER]",
                         help="a connection through toxiproxy with that round trip, e.g. replica1=5ms, "
                              "replica2=20ms±2ms, app-master=1ms (repeatable)")
@@ -169,6 +174,12 @@ def run_options(args: argparse.Namespace, scenario: scenarios.Scenario, settings
         raise UsageError(str(exc)) from None
     if not 1 <= args.attackers <= 64:
         raise UsageError("--attackers must be from 1 to 64")
+    clients = getattr(args, "clients", None)
+    if clients is not None and not 1 <= clients <= MAX_CLIENTS:
+        raise UsageError(f"--clients must be from 1 to {MAX_CLIENTS}")
+    if clients is not None and (args.attackers > 1 or settings.attacker_hosts):
+        raise UsageError("--clients is a closed loop in one local vegeta process: leave out --attackers and the "
+                         "topology file's attacker hosts")
     named = {f.node for f in planned} | {link.node if link.name.startswith("app-") else link.name for link in linked}
     named |= set(pinned) - {"app", "vegeta"}
     absent = sorted(named - set(settings.node_names))
@@ -183,7 +194,7 @@ def run_options(args: argparse.Namespace, scenario: scenarios.Scenario, settings
     return RunOptions(duration=duration, timeout=parse_seconds(args.timeout, "--timeout"), knobs=knobs_from(args),
                       catch_up_timeout=scenario.catch_up_timeout or CATCH_UP_TIMEOUT, strict=args.strict,
                       faults=planned, links=linked, attackers=args.attackers, cpus=args.cpus or "",
-                      nonce=_nonce(args), checksum=getattr(args, "checksum", "table"))
+                      nonce=_nonce(args), checksum=getattr(args, "checksum", "table"), clients=clients)
 
 
 def check_share(rate: int, attackers: int, settings: Settings) -> None:
@@ -517,6 +528,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     options = run_options(args, scenario, settings)
     if options.nonce:
         raise UsageError("--nonce replays one run's values; every step of a sweep writes new ones")
+    if options.clients is not None:
+        raise UsageError("--clients runs a closed loop, which asks no rate: a sweep's ladder of rates has nothing to "
+                         "vary (run `./run.sh SCENARIO RATE --clients N` per client count)")
     sweep = Sweep(settings, scenario, rates, options, repeat=args.repeat, refine=args.refine, confirm=args.confirm)
     print(f"replbench: sweep {scenario.name} over {rates} rps, {options.duration:g} s per step → "
           f"{shown_path(sweep.folder)}", file=sys.stderr)

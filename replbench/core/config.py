@@ -164,6 +164,7 @@ NOPK_ACCOUNTS = 100_000  # rows of bench_nopk (capped by the dataset size): each
 META_SCHEMA = "replbench_meta"
 HEARTBEAT_DOMAIN_ID = 99  # heartbeat writes get their own GTID domain, kept out of per-write figures
 OPEN_FILES_WANTED = 262_144  # descriptors for vegeta and gunicorn: an overloaded run holds ~rate × timeout sockets
+MAX_CLIENTS = 1024  # --clients: a closed loop's clients (vegeta workers), each holding one connection
 OPEN_FILES_RESERVE = 1024  # descriptors vegeta keeps for itself (files, pipes) below its connection cap
 APP_BACKLOG = 4096  # gunicorn's --backlog: connections waiting to be accepted (capped by net.core.somaxconn)
 # vegeta's connections to the app (REPLBENCH_CLIENT_CONNECTIONS=auto): this many per app worker, a client's pool.

@@ -25,9 +25,9 @@ version):
   0: the first files; a summary may hold its lost nodes under `faults`.
   1: `schema_version` written; lost nodes under `nodes_lost` (the migration renames `faults`, value unchanged).
   Keys added later, absent from the files written before (a reader gets None; no value or name changed, so the
-  version stays): summary `writeback` (2026-12-02: the run's own dirty pages flushed after it, counted) and
-  `limit` (2026-12-02: what limited the run), `soak.windows` and `soak.equilibrium` (2026-12-02: a soak's cost
-  per write per window and InnoDB's equilibrium).
+  version stays): summary `writeback` (2026-12-02: the run's own dirty pages flushed after it, counted),
+  `limit` (2026-12-02: what limited the run), `clients` (2026-12-02: a closed loop, `--clients N`), `soak.windows`
+  and `soak.equilibrium` (2026-12-02: a soak's cost per write per window and InnoDB's equilibrium).
 - sweep.json, study.json, campaign.json, apply.json, bigtx.json, model.json, validate.json, recording.json,
   bench-app.json (each kind its own number; the same history so far):
   0: the files written before any of these had a version.
@@ -562,6 +562,7 @@ class RunSummary(Record):
     folder: str | None = None
     schema_name: str | None = Field(None, alias="schema")  # the database (BaseModel owns .schema)
     cores: int | None = None
+    clients: int | None = None  # a closed loop's clients (--clients; its rate only sized the targets)
     duration_s: Num | None = None
     attack_start_s: Num | None = None
     errors: list[str] | None = None

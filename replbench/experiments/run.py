@@ -77,6 +77,7 @@ class RunOptions:
     # (the rows the targets write, every column; a study's runs but the last of each stretch, which checks the table)
     checksum: str = "table"
     soak_window: float | None = None  # a soak (./run.sh soak): InnoDB's counters every second, lag growth per window
+    clients: int | None = None  # --clients N: a closed loop of N clients, the rate only sizing the targets
 
 
 @dataclass
@@ -174,9 +175,12 @@ class Run:
         self.record = Record(meta={}, summary={"scenario": scenario.name, "rate": rate, "duration_s": options.duration,
                                                "schema": scenario.schema, "folder": folder.name,
                                                "schema_version": RESULTS_SCHEMA})
+        if options.clients is not None:
+            self.record.summary["clients"] = options.clients
         self.live = Live(attack.AttackOptions(
             rate, options.duration, options.timeout, attackers=options.attackers,
-            max_connections=attack.connection_cap(self.settings.client_connection_cap)))  # computed once
+            max_connections=attack.connection_cap(self.settings.client_connection_cap),  # computed once
+            clients=options.clients))
         now = time.monotonic()
         self.clock = Clock(zero=now, created=now, started_up_s=round(
             max(0.0, time.time() - psutil.Process().create_time()), 2) if own_process else None)

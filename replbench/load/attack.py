@@ -42,22 +42,29 @@ class AttackOptions:
     keepalive: bool = True
     max_connections: int = field(default_factory=lambda: connection_cap())
     attackers: int = 1  # vegeta attack processes sharing the rate (and the connection cap)
+    # a closed loop (--clients N): N workers, each sending its next request when its last one is answered, as fast as
+    # that comes (vegeta -rate=0 -max-workers=N); `rate` then only sized the targets (docs/runs.md, "Closed loop")
+    clients: int | None = None
 
     def split(self) -> list[AttackOptions]:
         """One set of options per attacker: the rate shared out (the remainder to the first ones)."""
         n = self.attackers
+        if self.clients is not None and n > 1:
+            raise ReplbenchError("a closed loop (--clients) runs in one vegeta process: leave out --attackers")
         if self.rate < n:  # a share of 0 would be -rate=0: vegeta's "as fast as it can"
             raise ReplbenchError(f"rate {self.rate}/s cannot be shared by {n} attackers (at least 1/s each)")
         return [replace(self, rate=self.rate // n + (1 if i < self.rate % n else 0),
                         max_connections=max(1, self.max_connections // n), attackers=1) for i in range(n)]
 
     def flags(self) -> list[str]:
-        return [f"-rate={self.rate}/1s", f"-duration={_go_duration(self.duration)}",
-                f"-timeout={_go_duration(self.timeout)}", f"-workers={self.workers}",
+        pace = [f"-rate={self.rate}/1s", f"-workers={self.workers}"] if self.clients is None else \
+            ["-rate=0", f"-workers={self.clients}", f"-max-workers={self.clients}"]
+        return [*pace, f"-duration={_go_duration(self.duration)}", f"-timeout={_go_duration(self.timeout)}",
                 f"-keepalive={'true' if self.keepalive else 'false'}", f"-max-connections={self.max_connections}"]
 
     def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "max_workers": "unlimited (vegeta default)", "connections": "10000 (vegeta default)",
+        return {**asdict(self), "max_workers": "unlimited (vegeta default)" if self.clients is None else self.clients,
+                "connections": "10000 (vegeta default)",
                 "open_files_limit": resource.getrlimit(resource.RLIMIT_NOFILE)[0]}
 
 

@@ -145,6 +145,10 @@ def _setup_lines(summary: RunSummary) -> list[str]:
 def _client_lines(summary: RunSummary) -> list[str]:
     """What the client got, the reading above the knee, CPU per request (gross and net of idle)."""
     lines: list[str] = []
+    if summary.clients is not None:
+        lines.append(f"Closed loop: {summary.clients} client(s), each sending its next request when its last was "
+                     f"answered (vegeta -rate=0 -max-workers={summary.clients}): the rate asked only sized the "
+                     "targets; the goodput is what they got")
     if summary.rate_sent is not None:  # never null: absent when vegeta reported nothing
         lines.append(f"Sent {summary.rate_sent:.2f}/s, goodput {summary.goodput:.2f}/s "
                      f"({summary.success:.2%} succeeded; server-side success {summary.server_success:.2%}, "
