@@ -357,7 +357,7 @@ def test_a_studys_app_settings_reach_each_cells_app(topo: Settings, tmp_path: Pa
         .replace("repeat = 2", "repeat = 1").replace("[vary]\nbinlog_format = [\"ROW\", \"STATEMENT\"]\n",
                                                     '[[cells]]\nname = "reference app"\nmax_inflight = 0\n'
                                                     '[[cells]]\nname = "changed app"\nmax_inflight = 3\n'
-                                                    'app_workers = 1\napp_transport = "unix"\n')
+                                                    'app_workers = 1\napp_transport = "unix"\nclients = 2\n')
     proc = run_cli(["study", str(write_study(tmp_path, text, "app"))], env_for(topo.state), timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     folder, data = study_folder(proc.stdout)
@@ -367,7 +367,10 @@ def test_a_studys_app_settings_reach_each_cells_app(topo: Settings, tmp_path: Pa
     apps = [json.loads((run / "meta.json").read_text())["app"] for run in runs]
     assert [(a["workers"], a["transport"]) for a in apps] == [(topo.app_workers, "tcp"), (1, "unix socket")]
     assert all(u["status"] in ("ok", "ok-with-warnings") for u in data["units"])
-    assert data["cells"][1]["changed"] == {"max_inflight": "3", "app_workers": "1", "app_transport": "unix"}
+    assert data["cells"][1]["changed"] == {"clients": "2", "max_inflight": "3", "app_workers": "1",
+                                           "app_transport": "unix"}
+    # a cell's clients run it as a closed loop (docs/runs.md, "Closed loop"); the other cell keeps the study's rate
+    assert [json.loads((run / "summary.json").read_text()).get("clients") for run in runs] == [None, 2]
     assert "shed" in data["comparison"]["get"] and "app_ms_per_ok" in data["comparison"]["get"]
 
 
@@ -640,3 +643,21 @@ def test_a_cell_whose_threads_reach_or_replicas_outnumber_the_hosts_cores_is_cor
     assert core_ceiling_text(old, brief=True) == "core-bound: 5 mariadbd on 2 cores"
     assert core_ceiling_text(study_of({"name": "fan-out", "cells": cells[3:]})) is None
     assert "core ceiling: on this host's 2 cores" in study.render_table(data)
+
+
+@pytest.mark.unit
+def test_a_cells_clients_make_it_a_closed_loop_and_only_a_run_measure_takes_them(tmp_path: Path) -> None:
+    spec = studyfile.load("semi-sync-clients")
+    assert [c.clients for c in spec.cells] == [1, 1, 1, 4, 4, 4, 8, 8, 8]
+    assert spec.cells[4].changed() == {"semi_sync": "after_sync", "link": "replica1=20ms,replica2=20ms",
+                                      "clients": "4"}
+    bad = tmp_path / "drain.toml"
+    bad.write_text('description = "x"\nquestion = "x"\nscenarios = ["write"]\nrate = 100\nmeasure = ["apply-capacity"]'
+                   '\nprimary = ["apply_trx_per_s"]\n[vary]\nclients = [1, 4]\n')
+    with pytest.raises(studyfile.StudyError, match="clients.*must be only \"run\""):
+        studyfile.load(str(bad))
+    many = tmp_path / "many.toml"
+    many.write_text('description = "x"\nquestion = "x"\nscenarios = ["write"]\nrate = 100\n'
+                    '[vary]\nclients = [1, 5000]\n')
+    with pytest.raises(studyfile.StudyError, match="at most 1024 clients"):
+        studyfile.load(str(many))

@@ -272,6 +272,8 @@ class Plan:
                 where += f"; app in-flight bound {cell.max_inflight or 'none'} per worker"
             if cell.load is not None:
                 where += f"; {cell.load:g}× the study's rate"
+            if cell.clients is not None:
+                where += f"; a closed loop of {cell.clients} client(s), the rate sizing the targets only"
             if cell.admission is not None:
                 where += f"; app admission {cell.admission}"
             if cell.codel_target_ms is not None:
@@ -422,7 +424,7 @@ class Study:
                 folder = new_folder(settings, sc, rate, parent=parent)
                 options = RunOptions(duration=self.plan.duration, knobs=cell.knobs,
                                      catch_up_timeout=sc.catch_up_timeout or RunOptions.catch_up_timeout,
-                                     links=links.parse_all(cell.links), checksum=checksum)
+                                     links=links.parse_all(cell.links), checksum=checksum, clients=cell.clients)
                 data = Run(settings, sc, rate, options, folder, self.progress).execute().summary
                 status = _status(data, STATUS_FAILED)
                 readback = read_meta(folder).knobs_readback

@@ -51,7 +51,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, PrivateAttr, create
 from ..analysis.studymetrics import BY_KEY, SOURCE_OF_MEASURE, baselines, cell_label, grid_cells
 from ..core import named
 from ..core import scenario as scenarios
-from ..core.config import MAX_BULK_ROWS, SETTING_LIST, STUDY_DIR, Setting, parse_duration
+from ..core.config import MAX_BULK_ROWS, MAX_CLIENTS, SETTING_LIST, STUDY_DIR, Setting, parse_duration
 from ..core.results import StudyCell
 from ..core.schema import FieldError, FileModel, Loc, between, checked_by, duration, one_of, shown, validate
 from ..topology import links
@@ -63,7 +63,7 @@ DEFAULT_REPEAT = 3
 MAX_RATE = 100_000
 # the settings a cell may set, by their cell key: the settings table's (core/config.SETTING_LIST, Setting.cell)
 CELL_SETTINGS: dict[str, Setting] = {s.cell: s for s in SETTING_LIST if s.cell}
-OWN_KEYS = ("scenario", "link", "load", "rows", "writes")  # what a cell sets beside the knobs and the settings
+OWN_KEYS = ("scenario", "link", "load", "rows", "writes", "clients")  # what a cell sets beside knobs and settings
 CELL_KEYS = (*OWN_KEYS, *CELL_SETTINGS)  # what a cell may set beside the knobs
 
 
@@ -81,6 +81,7 @@ class Cell:
     rows: int | None = None  # big-transaction: rows in its one transaction (default 100,000); run and
     # apply-capacity: rows each update_users request changes (the scenario's bulk_rows)
     writes: int | None = None  # apply-capacity: the writes this cell queues (None: the study's 'writes')
+    clients: int | None = None  # run: a closed loop of that many clients (--clients; docs/runs.md, "Closed loop")
     # the settings the cell sets (cell key, value as the file gives it), in the settings table's order; the others
     # are the environment's
     settings: tuple[tuple[str, int | str], ...] = ()
@@ -101,6 +102,7 @@ class Cell:
                 **({"load": f"{self.load:g}×"} if self.load is not None else {}),
                 **({"rows": f"{self.rows:,}"} if self.rows is not None else {}),
                 **({"writes": f"{self.writes:,}"} if self.writes is not None else {}),
+                **({"clients": str(self.clients)} if self.clients is not None else {}),
                 **{key: str(value) for key, value in self.settings}}
 
 
@@ -237,6 +239,12 @@ def _load(value: float) -> float:
     return value
 
 
+def _clients(value: int) -> int:
+    if value > MAX_CLIENTS:
+        raise ValueError(f"must be at most {MAX_CLIENTS} clients, got {value}")
+    return value
+
+
 def _names(value: Any) -> str:
     """A list of names as one comma string (drop_indexes = ["uq_email", "idx_last"]); a string as it is."""
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
@@ -251,6 +259,7 @@ VALUE_TYPES: dict[str, Any] = {
     **{knob.name: _knob(knob) for knob in KNOB_LIST},
     "scenario": str, "link": links.LinkSpecs, "load": Annotated[float, AfterValidator(_load)],
     "rows": Annotated[int, _at_least_one("rows")], "writes": Annotated[int, _at_least_one("writes")],
+    "clients": Annotated[int, _at_least_one("clients"), AfterValidator(_clients)],
     **{key: _setting(setting) for key, setting in CELL_SETTINGS.items()},
     **{key: Annotated[Any, BeforeValidator(_names), checked_by(CELL_SETTINGS[key].parse)] for key in NAME_LISTS},
 }
@@ -316,6 +325,10 @@ class StudyTables(FileModel):
         cells, locs = self._cells()
         names = self._scenarios(cells, locs)
         _check_rows(cells, locs, names, tuple(self.measure))
+        clients = next((loc for cell, loc in zip(cells, locs) if cell.clients is not None), None)
+        if clients is not None and tuple(self.measure) != ("run",):
+            raise FieldError((*clients, "clients"), "a closed loop's clients drive a run: the study's measure must "
+                                                    "be only \"run\"")
         self._derived = (cells, names, self._rates(names))
         self._check_metrics(cells)
         return self
@@ -415,14 +428,14 @@ def _cell(combo: dict[str, Any], loc: Loc) -> Cell:
     combo.pop("name", None)
     own, load = combo.pop("scenario", None), combo.pop("load", None)
     specs = tuple(x.spec for x in links.parse_all([combo.pop("link", "none")]))
-    rows, writes = combo.pop("rows", None), combo.pop("writes", None)
+    rows, writes, clients = combo.pop("rows", None), combo.pop("writes", None), combo.pop("clients", None)
     settings = tuple((key, combo.pop(key)) for key in CELL_SETTINGS if key in combo)
     try:
         knobs = Knobs.from_values(combo)
     except ValueError as exc:
         raise FieldError(loc, f"cell '{label}' is not a valid combination: {exc}") from None
     return Cell(label, knobs, own, specs, load=None if load is None else float(load), rows=rows, writes=writes,
-                settings=settings)
+                clients=clients, settings=settings)
 
 
 def _scenario(name: str, loc: Loc) -> scenarios.Scenario:
