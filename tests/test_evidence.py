@@ -132,6 +132,8 @@ EVIDENCE = (
     Evidence("live-apply-20261202/agree.txt", (Run("live-apply-20261202/agree.py"),)),
     Evidence("replay-20261202/agree.txt", (Run("replay-20261202/agree.py"),)),
     Evidence("model-pooling-20261202/pooling.txt", (Run("model-pooling-20261202/pooling.py"),)),
+    Evidence("semi-sync-clients-20261202/compare.txt", (
+        Run("semi-sync-clients-20261202/compare.py", cwd="semi-sync-clients-20261202"),)),
 )
 RERUN = {run.script for evidence in EVIDENCE for run in evidence.runs}
 
