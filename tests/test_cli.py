@@ -336,7 +336,10 @@ def test_a_closed_loop_runs_n_clients_as_fast_as_they_are_answered(topo: Setting
     folder = run_folder(proc.stdout)
     summary = json.loads((folder / "summary.json").read_text())
     meta = json.loads((folder / "meta.json").read_text())
-    assert summary["clients"] == 2 and summary["status"] == "ok", summary["guards"]
+    # ok, or ok-with-warnings where the host lets the replicas fall behind two clients sending flat out (a lane
+    # beside it): what must not trip is the achieved rate, which a closed loop never asked
+    assert summary["clients"] == 2 and summary["status"] in ("ok", "ok-with-warnings"), summary["guards"]
+    assert not any("goodput" in guard for guard in summary["guards"]), summary["guards"]
     assert "-rate=0" in meta["attack_command"] and "-max-workers=2" in meta["attack_command"]
     assert meta["attack_options"]["max_workers"] == 2
     assert "Closed loop: 2 client(s)" in proc.stdout and "of 600/s" not in proc.stdout
