@@ -185,6 +185,20 @@ def test_the_answers_from_the_committed_campaign() -> None:
     assert "reads scale by balancing: not measured here" in text and "indexes affect write speed: holds;" in text
 
 
+def test_semi_syncs_throughput_comes_from_the_campaigns_closed_loop_when_it_ran() -> None:
+    """Beside the cost in round trips, the commits/s 1, 4 and 8 clients made in a closed loop (study
+    semi-sync-clients, committed at 8M) with the by-hand check cited; its own figures, never the by-hand ones."""
+    clients = read_study(ROOT / "results/readme-assets/semi-sync-clients-20261202")
+    lines = answers.the_answers({}, [_study("semi-sync-distance"), clients],
+                                {"semi-sync-distance": "#semi", "semi-sync-clients": "#clients"})
+    [said] = [line for line in lines if "Semi-sync's commit cost" in line]
+    assert "in a closed loop ([semi-sync-clients](#clients)) over a 22.0 ms measured round trip, 1/4/8 clients " \
+        "commit 38–39/104–110/189–192/s after_sync, 38–39/136–143/242–263 after_commit, 255–409 off (no wait on the " \
+        "link); checked [by hand](" in said
+    assert "43–44/106–109" not in said  # the by-hand figures are cited, not repeated
+    assert "0.8–1.3 round trips of the link per commit" in said  # the cost itself as before
+
+
 def test_the_header_names_the_server_and_machine_the_runs_recorded() -> None:
     meta = read_meta(next(CAMPAIGN.glob("study-*-binlog-format")))
     assert page.measured_on([meta]) == (

@@ -53,6 +53,9 @@ def test_the_shipped_campaigns_parse_and_the_quick_one_fits_half_an_hour() -> No
                                               "./run.sh model validate --record --repeat 1",
                                               "./run.sh model validate --recorded",
                                               pools.format("write-noindex", "1200,1600,2400,3600")}
+    # per-index at both pools, and semi-sync's throughput in a closed loop beside its cost (report.md's answer)
+    studied = {(w := u.shell.split(" study ", 1)[1].split())[0]: w for u in report.units if " study " in u.shell}
+    assert not any("buffer_pool" in w for w in studied["per-index"]) and "semi-sync-clients" in studied
     code, out, _ = run_main(["campaign", "quick", "--dry-run"])
     assert code == 0 and "units, estimated" in out
 

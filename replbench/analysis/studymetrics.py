@@ -746,6 +746,37 @@ def semi_sync_cost(cells: list[StudyCell], comparison: Comparison) -> list[SemiS
     return out
 
 
+@dataclass(frozen=True)
+class ClosedLoop:
+    """Commits per second a closed loop of clients made (goodput: each client sends its next write when its last
+    is answered), per semi-sync wait point (and `off`), per client count: (min, max) over the cell's repeats; and
+    the link's round trip as the runs measured it (study semi-sync-clients; docs/runs.md, "Closed loop")."""
+
+    commits_per_s: dict[str, dict[int, tuple[float, float]]]
+    rtt_ms: float | None
+
+
+def closed_loop(cells: list[StudyCell], comparison: Comparison) -> ClosedLoop | None:
+    """The goodput of every cell that ran a closed loop (a `clients` knob), by wait point and clients; None
+    where no cell did or none has a goodput."""
+    got: dict[str, dict[int, tuple[float, float]]] = {}
+    rtts: list[float] = []
+    for per_metric in comparison.values():
+        for cell in cells:
+            clients = (cell.changed or {}).get("clients")  # a measure knob: what the cell changes, not a setting
+            row = (per_metric.get("goodput") or {}).get(cell.name or "")
+            if clients is None or row is None or row.min is None or row.max is None:
+                continue
+            got.setdefault(str(_knob(cell, "semi_sync", "off")), {})[int(clients)] = (float(row.min), float(row.max))
+            rtt = (per_metric.get("link_rtt_ms") or {}).get(cell.name or "")
+            if rtt is not None and rtt.median is not None:
+                rtts.append(float(rtt.median))
+    if not got:
+        return None
+    return ClosedLoop(commits_per_s={mode: dict(sorted(by.items())) for mode, by in got.items()},
+                      rtt_ms=statistics.median(rtts) if rtts else None)
+
+
 def _knob(cell: StudyCell, name: str, default: Any = None) -> Any:
     """A cell's value of one knob (a settings table, not a result: every knob is there in a recorded cell)."""
     return (cell.knobs or {}).get(name, default)

@@ -9,9 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..analysis.answers import gb_per_day, pool_index_costs, round_trips, saturation
-from ..analysis.byhand import semi_sync_by_hand
+from ..analysis.byhand import SemiSyncByHand, semi_sync_by_hand
 from ..analysis.findings import judged, words_of
-from ..analysis.studymetrics import BY_KEY, REPLICA_MEANS, figure_text, fmt, row_of, semi_sync_cost
+from ..analysis.studymetrics import BY_KEY, REPLICA_MEANS, closed_loop, figure_text, fmt, row_of, semi_sync_cost
 from ..core.config import ROOT, SEMI_SYNC_BY_HAND
 from ..core.results import RunMeta, StudyRecord
 from ..core.stats import count_differs, judgement, spread
@@ -211,8 +211,20 @@ def semi_sync_answer(facts: Facts) -> str:
             + _said_once([(f"{c.semi_sync} +{c.cost_ms:.1f} ms",
                            words_of(every, data, c.group, "commit_p50_ms", c.cell, c.baseline)[1])
                           for c in costs if c.nominal_ms == widest.nominal_ms])
-            + f"; over {rtt_words(widest)}; write p50 against semi-sync off)"
-            + (f"; [by hand]({SEMI_SYNC_DECISION}), {commits_words(hand)}" if hand else "") + ".")
+            + f"; over {rtt_words(widest)}; write p50 against semi-sync off)" + _throughput(facts, hand) + ".")
+
+
+def _throughput(facts: Facts, hand: SemiSyncByHand | None) -> str:
+    """Semi-sync's commits per second with 1, 4 and 8 concurrent clients: from the campaign's closed loop (study
+    semi-sync-clients) with the by-hand check cited, else the by-hand check's alone, else nothing."""
+    data = next((d for d in facts.studies if d.name == "semi-sync-clients"), None)
+    loop = closed_loop(data.cells or [], data.comparison) if data and data.comparison else None
+    if loop is None:
+        return f"; [by hand]({SEMI_SYNC_DECISION}), {commits_words(hand.commits_per_s)}" if hand else ""
+    over = f" over a {loop.rtt_ms:.1f} ms measured round trip" if loop.rtt_ms is not None else ""
+    return (f"; in a closed loop ([semi-sync-clients]({facts.links.get('semi-sync-clients', '')})){over}, "
+            f"{commits_words(loop.commits_per_s)} (no wait on the link)"
+            + (f"; checked [by hand]({SEMI_SYNC_DECISION})" if hand else ""))
 
 
 def _said_once(items: list[tuple[str, str]]) -> str:

@@ -386,15 +386,16 @@ def rtt_words(cost: RoundTrips) -> str:
     return f"the {cost.nominal_ms:g} ms link's {cost.rtt_ms:.1f} ms round trip {cost.rtt_from}"
 
 
-def commits_words(hand: SemiSyncByHand) -> str:
-    """Commits per second with 1, 4 and 8 concurrent clients under each wait point and with semi-sync off, as
-    checked by hand ('1/4/8 clients commit 43–44/106–109/188–195/s after_sync, … after_commit, 831–1,627 off')."""
+def commits_words(commits: dict[str, dict[int, tuple[float, float]]]) -> str:
+    """Commits per second with 1, 4 and 8 concurrent clients under each wait point and with semi-sync off, each
+    (min, max) over its rounds ('1/4/8 clients commit 43–44/106–109/188–195/s after_sync, … after_commit,
+    831–1,627 off'): as checked by hand (SemiSyncByHand) or measured in a closed loop (studymetrics.ClosedLoop)."""
     def each(mode: str) -> str:
-        got = hand.commits_per_s.get(mode) or {}
+        got = commits.get(mode) or {}
         return "/".join(f"{lo:,.0f}" if round(lo) == round(hi) else f"{lo:,.0f}–{hi:,.0f}" for lo, hi in got.values())
 
-    clients = "/".join(str(c) for c in (hand.commits_per_s.get("after_sync") or {}))
-    off = [v for lo_hi in (hand.commits_per_s.get("off") or {}).values() for v in lo_hi]
+    clients = "/".join(str(c) for c in (commits.get("after_sync") or {}))
+    off = [v for lo_hi in (commits.get("off") or {}).values() for v in lo_hi]
     return (f"{clients} clients commit {each('after_sync')}/s after_sync, {each('after_commit')} after_commit"
             + (f", {min(off):,.0f}–{max(off):,.0f} off" if off else ""))
 
@@ -404,7 +405,8 @@ def by_hand_words(hand: SemiSyncByHand) -> str:
     second concurrent clients made (docs/decisions/semi-sync-by-hand.md)."""
     trips = "; ".join(f"{mode} {lo:.2f}–{hi:.2f}" for mode, (lo, hi) in hand.one_client.items())
     return (f" Checked by hand ([semi-sync-by-hand]({SEMI_SYNC_DECISION})): one client's commit costs {trips} round "
-            f"trips of the link as measured through it; on the {hand.link_ms:g} ms link, {commits_words(hand)}.")
+            f"trips of the link as measured through it; on the {hand.link_ms:g} ms link, "
+            f"{commits_words(hand.commits_per_s)}.")
 
 
 def semi_sync_note(data: StudyRecord, every: list[Compared] | None = None) -> list[str]:
