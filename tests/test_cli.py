@@ -47,6 +47,10 @@ def test_a_subcommands_error_prints_its_own_usage_then_the_error() -> None:
     assert lines[0].startswith("usage: ./run.sh sweep") and lines[-1].startswith("./run.sh: error:")
     code, _, err = run_main(["apply-capacity", "write", "--sync-binlog", "-1"])
     assert code == 2 and "sync-binlog" in err.splitlines()[-1]
+    for pinning, needle in (("replica7=0", "unknown group"), ("replica4=0", "not in this topology"),
+                            ("replica1=99", "this machine does not have"), ("vegeta=0", "the drains send no")):
+        code, _, err = run_main(["apply-capacity", "write", "--cpus", pinning])
+        assert code == 2 and needle in err.splitlines()[-1], err
 
 
 def test_strict_turns_a_tripped_guard_into_exit_1(topo: Settings) -> None:

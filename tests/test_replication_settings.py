@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -194,13 +195,23 @@ def test_apply_capacity_reports_each_replica_and_leaves_replication_running(topo
 
 
 def test_apply_capacity_together_drains_every_replica_at_once(topo: Settings) -> None:
-    proc = run_cli(["apply-capacity", "write", "--writes", "200", "--rate", "100", "--together"], env_for(topo.state))
+    """Both replicas at once, each pinned to a core of its own (--cpus: a replica's capacity on the cores it is
+    given); every group gets every core back afterwards."""
+    last = (os.cpu_count() or 1) - 1
+    proc = run_cli(["apply-capacity", "write", "--writes", "200", "--rate", "100", "--together",
+                    "--cpus", f"replica1=0,replica2={last}"], env_for(topo.state))
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    everything = sorted(os.sched_getaffinity(nodes.node_pid(topo.replicas[0]) or 0))  # read right after it
     line = next(line for line in proc.stderr.splitlines() if "→" in line)
     data = json.loads((topo.results / "apply-capacity" / line.rsplit("/", 1)[-1].strip() / "apply.json").read_text())
     assert data["method"] == "together" and "--together" in proc.stdout
     assert data["replicas"]["replica1"]["others_applying_at_start"] == ["replica2"]
     assert data["replicas"]["replica2"]["others_applying_at_start"] == ["replica1"]
+    assert data["cpus"]["read_back"]["replica1"] == [0] and data["cpus"]["read_back"]["replica2"] == [last]
+    assert data["cpus"]["read_back"]["master"] == list(range(last + 1))  # not named: every core
+    assert f"Pinned during the drains (--cpus): replica1 on core(s) 0; replica2 on core(s) {last}" in proc.stdout
+    assert "of its 1 pinned core(s)" in proc.stdout
+    assert everything == list(range(last + 1))
     assert replicating(topo)
 
 

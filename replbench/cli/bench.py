@@ -197,6 +197,23 @@ def run_options(args: argparse.Namespace, scenario: scenarios.Scenario, settings
                       nonce=_nonce(args), checksum=getattr(args, "checksum", "table"), clients=clients)
 
 
+def drain_pinning(spec: str | None, settings: Settings) -> str:
+    """apply-capacity --cpus: the groups the drains run pinned (load/cpus), each a node of this native topology or
+    the app; or the usage error saying why not (exit 2)."""
+    try:
+        pinned = cpus.parse(spec)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if settings.external and pinned:
+        raise UsageError(f"--cpus: the servers of {settings.topology_name} do not run on this machine")
+    absent = sorted(set(pinned) - {"app", "vegeta"} - set(settings.node_names))
+    if absent:
+        raise UsageError(f"--cpus {absent[0]}=...: not in this topology ({', '.join(settings.node_names)})")
+    if "vegeta" in pinned:
+        raise UsageError("--cpus vegeta=...: the drains send no requests; pin the nodes and the app")
+    return spec or ""
+
+
 def check_share(rate: int, attackers: int, settings: Settings) -> None:
     """Each attacker needs at least one request a second: vegeta reads -rate=0 as no limit at all."""
     n = len(settings.attacker_hosts) or attackers
@@ -358,6 +375,10 @@ def _add_apply_capacity_parser(sub: Any) -> None:
                    "one replica held and timed, the others left as they are (default: every replica)")
     p.add_argument("--together", action="store_true",
                    help="every replica drains at once (they share this host's cores); default: each alone")
+    p.add_argument("--cpus", metavar="GROUP=CORES,...",
+                   help="the drains with each group pinned to its cores, e.g. replica1=1,replica2=1,master=0,app=0: "
+                        "a replica's apply capacity on the cores it is given (groups: app, master, replica1…; "
+                        "default: every group on every core)")
     add_knob_flags(p)
     add_topology_flags(p)
     add_app_flags(p)
@@ -592,11 +613,12 @@ def cmd_apply_capacity(args: argparse.Namespace) -> int:
     if writes < 1:
         raise UsageError("--writes must be 1 or more")
     settings = settings_from(args)
+    pinning = drain_pinning(args.cpus, settings)
     folder = new_folder(settings, scenario, rate, parent=settings.results / "apply-capacity")
     print(f"replbench: apply capacity of {scenario.name}: {writes:,} writes at {rate}/s with the replicas' SQL "
           f"threads stopped ({knobs_from(args).describe()}) → {shown_path(folder)}", file=sys.stderr)
     data = apply_of(applycap.measure(settings, scenario, knobs_from(args), writes, rate, folder,
-                                     together=args.together))
+                                     together=args.together, pinning=pinning))
     print(applycap.render(data))
     return collection_exit_code(data.status or UNIT_FAILED, UNIT_OK)  # measure always sets a status
 
@@ -614,6 +636,7 @@ def _live_apply_capacity(args: argparse.Namespace) -> int:
         raise UsageError(f"--live: {exc}") from None
     settings = settings_from(args)
     _known_replica(settings, args.replica)
+    pinning = drain_pinning(args.cpus, settings)
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     folder = settings.results / "apply-capacity" / f"{stamp}-live-{window:g}s"
     folder.mkdir(parents=True, exist_ok=False)
@@ -621,7 +644,8 @@ def _live_apply_capacity(args: argparse.Namespace) -> int:
                                                     "short")
     print(f"replbench: apply capacity of what the master is written by over a {window:g} s window, the replicas' "
           f"SQL threads held ({knobs_from(args).describe()}){short} → {shown_path(folder)}", file=sys.stderr)
-    data = apply_of(applycap.measure_live(settings, knobs_from(args), window, folder, only=args.replica))
+    data = apply_of(applycap.measure_live(settings, knobs_from(args), window, folder, only=args.replica,
+                                          pinning=pinning))
     print(applycap.render(data))
     return collection_exit_code(data.status or UNIT_FAILED, UNIT_OK)  # measure always sets a status
 
@@ -648,13 +672,14 @@ def _replay_apply_capacity(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     replica = args.replica or "replica1"
     _known_replica(settings, replica)
+    pinning = drain_pinning(args.cpus, settings)
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     folder = settings.results / "apply-capacity" / f"{stamp}-binlog-{replica}"
     folder.mkdir(parents=True, exist_ok=False)
     print(f"replbench: apply capacity of {len(files)} binlog file(s) replayed on {replica} "
           f"({knobs_from(args).describe()}) → {shown_path(folder)}", file=sys.stderr)
     try:
-        data = apply_of(replay.measure(settings, knobs_from(args), files, replica, folder))
+        data = apply_of(replay.measure(settings, knobs_from(args), files, replica, folder, pinning))
     except ReplbenchError:
         shutil.rmtree(folder, ignore_errors=True)  # refused before anything ran: nothing to keep
         raise

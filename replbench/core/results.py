@@ -1213,6 +1213,7 @@ class ApplyRecord(Record):
     cores: int | None = None  # the host's, where the replicas run on it (absent before 2026-12-02; own servers)
     live: LiveWindow | None = None  # method "live": the window drained (absent before 2026-12-02 and otherwise)
     replay: Replay | None = None  # method "binlog": the files replayed (absent before 2026-12-02 and otherwise)
+    cpus: Cpus | None = None  # the groups' cores during the drains (--cpus; absent before 2026-12-03)
 
 
 def apply_of(doc: dict[str, Any] | ApplyRecord) -> ApplyRecord:

@@ -26,9 +26,9 @@ from ..core import harnesslog, sql
 from ..core.config import LIVE_MIN_WINDOW_S, LIVE_SAMPLE_S, Node, Settings
 from ..core.progress import Progress
 from ..core.records import STATUS_INTERRUPTED, UNIT_FAILED, UNIT_OK
-from ..core.results import ApplyMaster, ApplyRecord, LiveWindow, apply_of, write_record
+from ..core.results import ApplyMaster, ApplyRecord, ApplyReplica, LiveWindow, apply_of, write_record
 from ..core.scenario import Scenario
-from ..load import attack
+from ..load import attack, cpus
 from ..measure import counters, nodeexporter, writeback
 from ..topology import appserver, knobs, links, nodes
 from ..topology.bringup import ensure_topology
@@ -62,7 +62,8 @@ def _cpu(node: Node) -> float | None:
 
 
 def measure(settings: Settings, scenario: Scenario, setting: knobs.Knobs, writes: int, rate: int,
-            folder: Path, link_set: tuple[links.Link, ...] = (), together: bool = False) -> dict[str, Any]:
+            folder: Path, link_set: tuple[links.Link, ...] = (), together: bool = False,
+            pinning: str = "") -> dict[str, Any]:
     progress = Progress(f"apply-capacity {scenario.name}")
     data: dict[str, Any] = {"scenario": scenario.name, "schema": scenario.schema, "writes_asked": writes,
                             "rate": rate, **_common(settings, setting, "together" if together else "alone")}
@@ -81,11 +82,11 @@ def measure(settings: Settings, scenario: Scenario, setting: knobs.Knobs, writes
         data.update(report)
         return gtid, _master(before, state.queued, report["write_seconds"])
 
-    return _held_and_drained(settings, data, folder, progress, backlog, together)
+    return _held_and_drained(settings, data, folder, progress, backlog, together, pinning=pinning)
 
 
 def measure_live(settings: Settings, setting: knobs.Knobs, window: float, folder: Path,
-                 only: str | None = None) -> dict[str, Any]:
+                 only: str | None = None, pinning: str = "") -> dict[str, Any]:
     """The replicas' SQL threads held for `window` seconds while whatever writes to the master writes (the DBA's
     application, a benchmark tool: nothing of ours), then each replica times its catch-up to the master's position
     at the window's end. The window's mean rate and busiest minute are set against each replica's capacity.
@@ -129,7 +130,8 @@ def measure_live(settings: Settings, setting: knobs.Knobs, window: float, folder
                                   "to apply (start the client that writes before or as the window opens)")
         return gtid, master
 
-    return _held_and_drained(settings, data, folder, progress, window_of, together=False, chosen=chosen)
+    return _held_and_drained(settings, data, folder, progress, window_of, together=False, chosen=chosen,
+                             pinning=pinning)
 
 
 class LiveWindowEmpty(Exception):
@@ -169,10 +171,11 @@ def _master(before: dict[str, counters.NodeCounters | None], queued: dict[str, c
 
 def _held_and_drained(settings: Settings, data: dict[str, Any], folder: Path, progress: Progress,
                       queue: Callable[[_Held], tuple[str, dict[str, Any]]], together: bool,
-                      chosen: tuple[Node, ...] | None = None) -> dict[str, Any]:
+                      chosen: tuple[Node, ...] | None = None, pinning: str = "") -> dict[str, Any]:
     """`queue` builds the backlog with the SQL threads held (returning the master's position at its end and what
-    the master committed); then each replica drains it alone (or all at once), timed; apply.json written whatever
-    happens, the SQL threads started again."""
+    the master committed); then each replica drains it alone (or all at once), timed, every group on the cores
+    `pinning` gives it (--cpus; all of them by default, and again afterwards); apply.json written whatever happens,
+    the SQL threads started again."""
     log = folder / "harness.log"
     harnesslog.use(log)
     state = _Held(settings, settings.replicas if chosen is None else chosen)
@@ -180,6 +183,7 @@ def _held_and_drained(settings: Settings, data: dict[str, Any], folder: Path, pr
         gtid, master = queue(state)
         data["master"] = {"transactions": master["transactions"], "rows_changed": master["rows_changed"],
                           "commit_rate_trx_per_s": master["transactions_per_s"], "rows_per_s": master["rows_per_s"]}
+        data["cpus"] = cpus.pin_groups(settings, pinning).model_dump()
         drains = Drains(settings, gtid)
         if together:
             progress.say(f"backlog queued: {master['transactions']:,} transactions; starting every SQL thread at "
@@ -209,11 +213,22 @@ def _held_and_drained(settings: Settings, data: dict[str, Any], folder: Path, pr
         data["error"] = f"{type(exc).__name__}: {exc}"
         harnesslog.write(f"apply-capacity failed: {exc}", exc)
     finally:
+        unpin(settings, pinning)
         _restore(settings, data, state.stopped, state.chosen)
         harnesslog.done(log)
         data["folder"] = folder.name
         write_record(folder / "apply.json", apply_of(data))
     return data
+
+
+def unpin(settings: Settings, pinning: str) -> None:
+    """Every group on every core again after pinned drains: the DBA's own processes (--live, --binlog) and the next
+    command run as they did before."""
+    if pinning:
+        try:
+            cpus.pin_groups(settings, "")
+        except OSError as exc:
+            harnesslog.write(f"apply-capacity: giving every group its cores back failed: {exc}", exc)
 
 
 def _app_trx(snap: counters.NodeCounters | None) -> int | None:
@@ -405,8 +420,13 @@ def render(a: ApplyRecord) -> str:
             f"{len(replay.files or [])} binlog file(s) replayed as {replay.replica}'s relay logs"
             if replay is not None else a.scenario)
     lines = [f"Apply capacity — {what} ({setting}); {how}; status {a.status}"]
+    pinned = (a.cpus.pinned if a.cpus else None) or {}
+    if pinned:
+        lines.append("Pinned during the drains (--cpus): " + "; ".join(
+            f"{group} on core(s) {','.join(str(c) for c in cores)}" for group, cores in pinned.items())
+            + "; every other group on every core")
     threads = int((a.knobs or {}).get("parallel_threads") or 0)
-    if a.cores and threads >= a.cores:
+    if a.cores and threads >= a.cores and not pinned:
         lines.append(f"Core ceiling: {threads} applier threads on this host's {a.cores} cores, shared with the other "
                      "mariadbd processes: a parallel speed-up measured here is bounded by the cores, not by "
                      "replication (pin the replica to cores of its own with --cpus to measure the threads)")
@@ -438,7 +458,8 @@ def render(a: ApplyRecord) -> str:
         lines.append(f"{name}: applied {e.transactions:,} trx in {e.seconds:.2f} s = "
                      f"{e.apply_rate_trx_per_s:,.1f} trx/s, {e.apply_rate_rows_per_s:,.1f} rows/s; "
                      f"{cpu} CPU-ms per applied trx net of idle" + ("" if source == "process" else f" ({source})")
-                     + f"; capacity ratio {e.capacity_ratio}" + _busiest_text(e.busiest_minute_ratio))
+                     + f"; capacity ratio {e.capacity_ratio}" + _busiest_text(e.busiest_minute_ratio)
+                     + _busy_text(e, pinned.get(name)))
         back = e.writeback
         if back is not None and back.pages_flushed is not None and back.pages_flushed_per_write is not None:
             cpu_back = "n/a" if back.cpu_ms_per_write_net is None else f"{back.cpu_ms_per_write_net:.3f}"
@@ -448,6 +469,15 @@ def render(a: ApplyRecord) -> str:
                          f"{back.cpu_ms_per_write_net_with_writeback} CPU-ms and "
                          f"{back.kb_written_per_write_with_writeback} KB written per applied trx")
     return "\n".join(lines)
+
+
+def _busy_text(e: ApplyReplica, cores: list[int] | None) -> str:
+    """A pinned replica's drain as a share of its cores (its CPU net of idle over the drain): near 1 a core, the
+    cores bound its apply; well below, its SQL thread or its disk do (docs/apply-capacity.md, "Pinned")."""
+    if not cores or e.cpu_ms_per_trx is None or not e.transactions or not e.seconds:
+        return ""
+    busy = e.cpu_ms_per_trx * e.transactions / 1000 / e.seconds
+    return f"; busy {busy:.2f} of its {len(cores)} pinned core(s)"
 
 
 def _live_lines(master: ApplyMaster, live: LiveWindow) -> list[str]:

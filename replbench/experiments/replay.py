@@ -30,10 +30,11 @@ from ..core.config import ReplbenchError, Settings
 from ..core.progress import Progress
 from ..core.records import STATUS_INTERRUPTED, UNIT_FAILED, UNIT_OK
 from ..core.results import apply_of, write_record
+from ..load import cpus
 from ..measure import counters, writeback
 from ..measure.binlogfile import GtidMap, gtid_map
 from ..topology import knobs, nodes
-from .applycap import DRAIN_TIMEOUT, Drains, _common, _cpu, _idle_cpu, _replica_entry
+from .applycap import DRAIN_TIMEOUT, Drains, _common, _cpu, _idle_cpu, _replica_entry, unpin
 
 
 class ReplayRefused(ReplbenchError):
@@ -86,7 +87,7 @@ def _gtids(state: dict[int, int]) -> str:
 
 
 def measure(settings: Settings, setting: knobs.Knobs, files: list[Path], replica_name: str,
-            folder: Path) -> dict[str, Any]:
+            folder: Path, pinning: str = "") -> dict[str, Any]:
     """The replay's apply.json (written whatever happens); ReplayRefused before anything ran."""
     progress = Progress("apply-capacity --binlog")
     replica = settings.node(replica_name)
@@ -121,6 +122,7 @@ def measure(settings: Settings, setting: knobs.Knobs, files: list[Path], replica
         end = ",".join(f"{d}-{s}-{q}" for d, (s, q) in _end_gtids(maps).items())
         pid = nodes.node_pid(replica)
         queued = counters.node_snapshot(replica, settings, pid)
+        data["cpus"] = cpus.pin_groups(settings, pinning).model_dump()
         drains = Drains(settings, end)
         progress.say(f"{replica_name} applies {start.transactions:,} transactions from the files alone, timing "
                      "MASTER_GTID_WAIT")
@@ -141,6 +143,7 @@ def measure(settings: Settings, setting: knobs.Knobs, files: list[Path], replica
         data["error"] = f"{type(exc).__name__}: {exc}"
         harnesslog.write(f"apply-capacity --binlog failed: {exc}", exc)
     finally:
+        unpin(settings, pinning)
         if pointed:
             _back_to_master(settings, replica, data)
         harnesslog.done(log)

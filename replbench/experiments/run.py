@@ -288,7 +288,8 @@ class Run:
             s, self.scenario, self.folder / "targets.json", self.progress, rate=self.rate,
             duration=self.options.duration, catch_up_timeout=self.options.catch_up_timeout,
             nonce=self.options.nonce or None)
-        self.record.meta["cpus"] = self._pin()  # after the app's restart: its new processes are pinned
+        # after the app's restart: its new processes are pinned
+        self.record.meta["cpus"] = cpus.pin_groups(self.settings, self.options.cpus).model_dump()
         if s.attacker_hosts:
             self.progress.say(f"checking {len(s.attacker_hosts)} attacker host(s) over ssh (vegeta, clock skew), "
                               "copying the targets there")
@@ -300,17 +301,6 @@ class Run:
             self.measured.row_sample = (ids, rowcheck.read_values(s, self.scenario.schema,
                                                          rowcheck.checked_columns(self.scenario), ids))
         self._write()
-
-    def _pin(self) -> dict[str, Any]:
-        """Every group on its cores (--cpus), or on all of them: no run inherits another's pinning."""
-        pinning = cpus.parse(self.options.cpus)
-        everything = cpus.all_cpus()
-        groups = {"app": [p.pid for p in appserver.app_processes(self.settings)],
-                  **{n.name: [pid] if (pid := nodes.node_pid(n)) else [] for n in self.settings.nodes}}
-        for group, pids in groups.items():
-            cpus.pin(pids, pinning.get(group, everything))
-        return {"requested": self.options.cpus or None, "pinned": {g: sorted(c) for g, c in pinning.items()},
-                "read_back": {g: cpus.read_back(pids) for g, pids in groups.items()}}
 
     def _attack_and_measure(self) -> None:
         s = self.settings

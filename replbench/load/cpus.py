@@ -9,7 +9,10 @@ import os
 import re
 from pathlib import Path
 
+from ..core.config import Settings
 from ..core.nodenames import MAX_REPLICAS, node_names
+from ..core.results import Cpus
+from ..topology import appserver, nodes
 
 GROUPS = ("app", *node_names(MAX_REPLICAS), "vegeta")  # a replica the topology lacks: refused by the run
 RANGE_RE = re.compile(r"^(\d+)(?:-(\d+))?$")
@@ -81,3 +84,16 @@ def taskset_prefix(cpus: set[int] | None) -> list[str]:
 
 def describe(pinning: dict[str, set[int]]) -> str:
     return ", ".join(f"{g}={','.join(str(c) for c in sorted(cpus))}" for g, cpus in pinning.items())
+
+
+def pin_groups(settings: Settings, spec: str) -> Cpus:
+    """Every group of the native topology (the app, each node) on its cores as `spec` names them, or on all of them:
+    nothing inherits an earlier command's pinning. What was asked, pinned and read back from the kernel."""
+    pinning = parse(spec)
+    everything = all_cpus()
+    groups = {"app": [p.pid for p in appserver.app_processes(settings)],
+              **{n.name: [pid] if (pid := nodes.node_pid(n)) else [] for n in settings.nodes}}
+    for group, pids in groups.items():
+        pin(pids, pinning.get(group, everything))
+    return Cpus(requested=spec or None, pinned={g: sorted(c) for g, c in pinning.items()},
+                read_back={g: read_back(pids) for g, pids in groups.items()})
