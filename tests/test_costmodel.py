@@ -10,6 +10,7 @@ import shutil
 import pytest
 
 from replbench.analysis import costmodel
+from replbench.analysis.profile import Largest
 from replbench.core.results import Fit, Onset, meta_of, model_of, summary_of, write_record
 from replbench.report.model import render_capacity, render_fit, render_largest, render_onset, render_plan
 
@@ -98,12 +99,12 @@ def test_a_thin_cell_that_makes_least_squares_negative_gives_zero_not_a_negative
     assert part["coef"]["per_row"] == 0.0 and part["coef"]["per_trx"] > 0
     assert all(low >= 0 for low, _ in part["ci95"].values())
     plan = costmodel.predict(model_of(fitted_model(runs, [])), costmodel.parse_mix("update_users:1000=10/s"))
-    assert plan["master_cpu_cores"]["low"] >= 0
+    assert plan.master_cpu_cores["low"] >= 0
 
 
 def test_the_prediction_interval_includes_the_run_to_run_spread_and_grows_with_it() -> None:
     mix = costmodel.parse_mix("update_user=200/s,update_users:100=2/s")
-    quiet, noisy = (costmodel.predict(model_of(fitted_model(repeated(noise), [])), mix)["master_cpu_cores"]
+    quiet, noisy = (costmodel.predict(model_of(fitted_model(repeated(noise), [])), mix).master_cpu_cores
                     for noise in (0.01, 0.10))
     assert quiet["value"] == pytest.approx(noisy["value"], rel=0.03)  # weighted 1/y: a noisier cell reads lower
     assert noisy["high"] - noisy["low"] > 5 * (quiet["high"] - quiet["low"])
@@ -114,11 +115,11 @@ def test_the_prediction_interval_includes_the_run_to_run_spread_and_grows_with_i
 
 def test_the_domain_flags_a_rate_below_what_the_fit_saw_for_small_transactions() -> None:
     model = fitted_model(*synthetic())  # 1-row runs at 67 to 400/s, 1,000-row runs at 7 to 40/s
-    assert costmodel.predict(model_of(model), costmodel.parse_mix("update_user=200/s"))["outside_domain"] is None
-    low = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=20/s"))["outside_domain"]
+    assert costmodel.predict(model_of(model), costmodel.parse_mix("update_user=200/s")).outside_domain is None
+    low = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=20/s")).outside_domain
     assert low.startswith("20 transactions/s, below the lowest rate at which the fit saw transactions of 1 rows "
                           "or fewer (66.7/s)"), low
-    assert costmodel.predict(model_of(model), costmodel.parse_mix("update_users:1000=20/s"))["outside_domain"] is None
+    assert costmodel.predict(model_of(model), costmodel.parse_mix("update_users:1000=20/s")).outside_domain is None
 
 
 def test_the_replica_fit_prices_a_read_where_runs_served_reads() -> None:
@@ -173,9 +174,9 @@ def test_one_row_per_transaction_is_fitted_per_transaction_only() -> None:
     assert part["coef"]["per_trx"] == pytest.approx(F_BINLOG + G_BINLOG, rel=0.05)
     model = fitted_model(runs, [])
     single = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=100/s"))
-    assert single["binlog_mb_per_s"]["value"] == pytest.approx((F_BINLOG + G_BINLOG) * 100 / 1e6, rel=0.05)
+    assert single.binlog_mb_per_s["value"] == pytest.approx((F_BINLOG + G_BINLOG) * 100 / 1e6, rel=0.05)
     bulk = costmodel.predict(model_of(model), costmodel.parse_mix("update_users:100=10/s"))
-    assert bulk["binlog_mb_per_s"] is None  # a row's price is unknown: no figure rather than a guess
+    assert bulk.binlog_mb_per_s is None  # a row's price is unknown: no figure rather than a guess
 
 
 def test_predict_composes_the_coefficients_for_a_mix() -> None:
@@ -184,17 +185,17 @@ def test_predict_composes_the_coefficients_for_a_mix() -> None:
     assert mix == [("update_user", 1, 3000.0), ("update_users", 100, 20.0)]
     plan = costmodel.predict(model_of(model), mix, "ROW-FULL", replica_cores=2)
     trx, rows = 3020, 5000
-    assert plan["transactions_per_s"] == trx and plan["rows_per_s"] == rows
-    assert plan["binlog_mb_per_s"]["value"] == pytest.approx((F_BINLOG * trx + G_BINLOG * rows) / 1e6, rel=0.05)
-    assert plan["binlog_gb_per_day"]["value"] == pytest.approx(plan["binlog_mb_per_s"]["value"] * 86.4, rel=1e-9)
-    assert plan["master_cpu_cores"]["value"] == pytest.approx(A_MASTER * trx + B_MASTER * rows, rel=0.05)
-    rho = plan["replica_apply_rho"]
+    assert plan.transactions_per_s == trx and plan.rows_per_s == rows
+    assert plan.binlog_mb_per_s["value"] == pytest.approx((F_BINLOG * trx + G_BINLOG * rows) / 1e6, rel=0.05)
+    assert plan.binlog_gb_per_day["value"] == pytest.approx(plan.binlog_mb_per_s["value"] * 86.4, rel=1e-9)
+    assert plan.master_cpu_cores["value"] == pytest.approx(A_MASTER * trx + B_MASTER * rows, rel=0.05)
+    rho = plan.replica_apply_rho
     assert rho["value"] == pytest.approx(C_APPLY * trx + D_APPLY * rows, rel=0.05)
-    assert rho["low"] < rho["value"] < rho["high"] and plan["lag"].startswith("bounded")
-    assert plan["replica_cpu_utilisation"]["value"] == pytest.approx(plan["replica_cpu_cores"]["value"] / 2)
+    assert rho["low"] < rho["value"] < rho["high"] and plan.lag.startswith("bounded")
+    assert plan.replica_cpu_utilisation["value"] == pytest.approx(plan.replica_cpu_cores["value"] / 2)
     over = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=9000/s"), "ROW-FULL")
-    assert over["lag"].startswith("grows by")
-    fsyncs = plan["fsyncs_per_s"]
+    assert over.lag.startswith("grows by")
+    fsyncs = plan.fsyncs_per_s
     assert fsyncs["value"] == pytest.approx(2.0 * trx) and fsyncs["low"] <= fsyncs["value"] <= fsyncs["high"]
 
 
@@ -217,10 +218,10 @@ def test_the_lag_onset_and_growth_follow_the_apply_fit() -> None:
     # 9,000 single-row transactions/s against an apply rate of about 1 / (C + D) ≈ 5,200/s: falls behind
     over = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=9000/s"))
     rho = (C_APPLY + D_APPLY) * 9000
-    assert over["onset_transactions_per_s"]["value"] == pytest.approx(1 / (C_APPLY + D_APPLY), rel=0.05)
+    assert over.onset_transactions_per_s["value"] == pytest.approx(1 / (C_APPLY + D_APPLY), rel=0.05)
     # it applies 1/ρ of each second's transactions: the lag gains 1 − 1/ρ s per s (not ρ − 1)
-    assert over["lag_growth_s_per_s"]["value"] == pytest.approx(1 - 1 / rho, rel=0.05)
-    assert costmodel.predict(model_of(model), costmodel.parse_mix("update_user=100/s"))["lag_growth_s_per_s"] is None
+    assert over.lag_growth_s_per_s["value"] == pytest.approx(1 - 1 / rho, rel=0.05)
+    assert costmodel.predict(model_of(model), costmodel.parse_mix("update_user=100/s")).lag_growth_s_per_s is None
     assert costmodel.onset(model_of(fitted_model(synthetic()[0], [])), 500) is None  # no drains: no apply fit
 
 
@@ -447,8 +448,8 @@ def test_the_fit_keeps_a_cost_per_second_of_writing_where_no_setting_has_three_r
     assert part["terms"] == ["per_trx", "per_row", "per_second"]
     assert part["coef"]["per_second"] == pytest.approx(W_MASTER, rel=0.10)
     assert part["coef"]["per_trx"] == pytest.approx(A_MASTER, rel=0.10)
-    slow = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=20/s"))["master_cpu_cores"]["value"]
-    fast = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=400/s"))["master_cpu_cores"]["value"]
+    slow = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=20/s")).master_cpu_cores["value"]
+    fast = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=400/s")).master_cpu_cores["value"]
     assert slow / 20 == pytest.approx(A_MASTER + B_MASTER + W_MASTER / 20, rel=0.05)
     assert slow / 20 > 1.3 * fast / 400
     two = [o for o in runs if o["cell"] in ("1 @400", "100 @20")]
@@ -492,7 +493,7 @@ def test_the_rate_shape_of_the_setting_with_most_rates_prices_every_setting_betw
     for part in (full, minimal):
         assert "per_second" not in part["terms"] and min(part["coef"].values()) >= 0
     plan = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=200/s"), "STATEMENT")
-    assert plan["master_cpu_cores"]["value"] / 200 == pytest.approx(level_minimal * SHAPE[200] + B_MASTER, rel=0.05)
+    assert plan.master_cpu_cores["value"] / 200 == pytest.approx(level_minimal * SHAPE[200] + B_MASTER, rel=0.05)
     assert costmodel.shape_factor(full["rate_shape"], 100) == pytest.approx(
         factors[50] + (factors[200] - factors[50]) * 0.5, rel=1e-9)  # halfway in log rate from 50 to 200/s
     assert costmodel.shape_factor(full["rate_shape"], 5) == factors[20]  # held at its ends beyond them
@@ -546,7 +547,7 @@ def test_the_row_images_share_a_transactions_cost_and_keep_their_own_cost_per_ro
         assert "each setting's among its own" in part["interval_method"]
     assert "pooled" not in got["STATEMENT"] and got["STATEMENT"]["coef"]["per_trx"] == pytest.approx(0.0004, rel=0.05)
     plan = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=400/s"), "ROW-MINIMAL")
-    assert plan["master_cpu_cores"]["value"] == pytest.approx(400 * (level + per_row_minimal), rel=0.05)
+    assert plan.master_cpu_cores["value"] == pytest.approx(400 * (level + per_row_minimal), rel=0.05)
     assert "pooled: one fit over ROW-FULL, ROW-MINIMAL" in render_fit(model_of(model))
 
 
@@ -668,7 +669,7 @@ def test_the_apply_fit_recovers_a_cost_that_grows_with_the_transactions_size() -
     assert part["coef"]["per_row_sq"] == pytest.approx(E_APPLY, rel=0.10)
     rho = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=100/s,update_users:1000=10/s"))
     truth = 100 * (C_APPLY + D_APPLY) + 10 * (C_APPLY + D_APPLY * 1000 + E_APPLY * 1000 ** 2)
-    assert rho["replica_apply_rho"]["value"] == pytest.approx(truth, rel=0.03)
+    assert rho.replica_apply_rho["value"] == pytest.approx(truth, rel=0.03)
     # beyond the drained sizes, the curve: its square term prices a 2,000-row transaction
     beyond = costmodel.apply_seconds(model_of(model), "ROW-FULL", "bench_idx", 2000)["value"]
     assert beyond == pytest.approx(C_APPLY + D_APPLY * 2000 + E_APPLY * 2000 ** 2, rel=0.03)
@@ -707,7 +708,7 @@ def test_a_size_between_the_drained_sizes_is_priced_on_the_line_between_their_me
     assert costmodel.apply_seconds(model_of(model), "ROW-FULL", "bench_idx", 10)["value"] == pytest.approx(mean[10],
                                                                                                        rel=1e-9)
     plan = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=1000/s,update_users:500=20/s"))
-    assert plan["replica_apply_rho"]["value"] == pytest.approx(1000 * mean[1] + 20 * between, rel=1e-9)
+    assert plan.replica_apply_rho["value"] == pytest.approx(1000 * mean[1] + 20 * between, rel=1e-9)
     quiet = [{**d, "apply_s": d["transactions"] * per[d["rows"] // d["transactions"]]} for d in drains]
     still = costmodel.apply_seconds(model_of(fitted_model([], quiet)), "ROW-FULL", "bench_idx", 500)
     assert still["high"] - still["low"] < got["high"] - got["low"]
@@ -747,7 +748,7 @@ def test_a_size_beyond_the_drained_ones_continues_from_the_nearest_without_a_jum
     sizes = fitted_model([], off)["settings"]["ROW-FULL bench_idx"]["apply_s"]["sizes"]
     assert len(sizes) == 4 and sizes[-1][0] == pytest.approx(998.7) and sizes[-1][2] == 3
     assert costmodel.apply_time(Fit.model_validate(part), []) == {"value": 0.0, "low": 0.0, "high": 0.0}
-    assert costmodel.predict(fitted, costmodel.parse_mix("update_user=0/s"))["replica_apply_rho"]["value"] == 0.0
+    assert costmodel.predict(fitted, costmodel.parse_mix("update_user=0/s")).replica_apply_rho["value"] == 0.0
 
 
 def test_a_drained_size_is_as_sure_as_its_backlogs_not_its_drains() -> None:
@@ -774,7 +775,7 @@ def test_a_binlog_figure_allows_each_transaction_its_group_commit_id() -> None:
     is not the mix's doing, so the interval is 2 B a transaction wider either way."""
     runs = [{**o, "binlog_bytes": F_BINLOG * o["transactions"] + G_BINLOG * o["rows"]} for o in repeated(0.01)]
     model = fitted_model(runs, [])
-    plan = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=1000/s"))["bytes_per_s_to_each_replica"]
+    plan = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=1000/s")).bytes_per_s_to_each_replica
     assert plan["high"] - plan["value"] >= 2 * 1000 and plan["value"] - plan["low"] >= 2 * 1000
     got = costmodel.expected(model_of(model), observed({**runs[0], "transactions": 500, "rows": 500}))["binlog_bytes"]
     assert got["high"] - got["value"] >= 2 * 500
@@ -786,17 +787,17 @@ def test_parallel_threads_bound_rho_between_perfect_parallelism_and_none() -> No
     model = fitted_model(*synthetic())
     mix = costmodel.parse_mix("update_user=300/s,update_users:100=10/s")
     serial = costmodel.predict(model_of(model), mix)
-    rho, onset = serial["replica_apply_rho"], serial["onset_transactions_per_s"]
-    assert serial["parallel"]["best"] == rho and serial["parallel"]["worst"] == rho
+    rho, onset = serial.replica_apply_rho, serial.onset_transactions_per_s
+    assert serial.parallel.best == rho and serial.parallel.worst == rho
     for threads, cores, at_once in ((4, 2.0, 2.0), (4, 8.0, 4.0), (4, 1.0, 1.0), (4, 0.5, 1.0), (1, 8.0, 1.0)):
-        p = costmodel.predict(model_of(model), mix, replica_cores=cores, threads=threads)["parallel"]
-        assert p["threads"] == threads and p["at_once"] == at_once
-        assert p["worst"] == rho
+        p = costmodel.predict(model_of(model), mix, replica_cores=cores, threads=threads).parallel
+        assert p.threads == threads and p.at_once == at_once
+        assert p.worst == rho
         for end in ("value", "low", "high"):
-            assert p["best"][end] == pytest.approx(rho[end] / at_once)
-            assert p["best"][end] <= p["worst"][end]
-            assert p["onset_best"][end] == pytest.approx(onset[end] * at_once)
-        assert p["onset_worst"] == onset
+            assert p.best[end] == pytest.approx(rho[end] / at_once)
+            assert p.best[end] <= p.worst[end]
+            assert p.onset_best[end] == pytest.approx(onset[end] * at_once)
+        assert p.onset_worst == onset
     text = render_plan(costmodel.predict(model_of(model), mix, replica_cores=2, threads=4))
     assert "ρ with 4 applier threads, a bound, not a measurement" in text and "2 at once" in text
     assert "applier threads" not in render_plan(serial)
@@ -805,27 +806,27 @@ def test_parallel_threads_bound_rho_between_perfect_parallelism_and_none() -> No
     assert "= 1 transaction applies at once (give the replica's cores with --cores replica=N)" in one_core
     # a plan over one thread's capacity: bounded only if enough transactions apply in parallel
     over = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=9000/s"), replica_cores=4, threads=4)
-    assert over["parallel"]["lag"].startswith("bounded only if")
+    assert over.parallel.lag.startswith("bounded only if")
 
 
 def test_link_prices_semi_syncs_commit_wait_and_the_commits_in_flight_per_wait_point() -> None:
     """--link RTT: AFTER_COMMIT waits one round trip (measured 1.00–1.09); AFTER_SYNC up to two once commits
     overlap; the commits in flight are the rate × the wait (Little's law)."""
     model = fitted_model(*synthetic())
-    busy = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=300/s"), rtt_s=0.020)["semi_sync"]
+    busy = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=300/s"), rtt_s=0.020).semi_sync
     commit, sync = busy["AFTER_COMMIT"], busy["AFTER_SYNC"]
-    assert commit["latency_s"] == pytest.approx({"value": 0.020, "low": 0.020, "high": 0.0218})
-    assert commit["in_flight"] == pytest.approx({"value": 6.0, "low": 6.0, "high": 6.54})
-    assert sync["overlap"]  # 300/s × 20 ms: 6 commits in flight at once
-    assert sync["latency_s"] == pytest.approx({"value": 0.040, "low": 0.020, "high": 0.040})
-    assert sync["in_flight"]["value"] == pytest.approx(12.0)
+    assert commit.latency_s == pytest.approx({"value": 0.020, "low": 0.020, "high": 0.0218})
+    assert commit.in_flight == pytest.approx({"value": 6.0, "low": 6.0, "high": 6.54})
+    assert sync.overlap  # 300/s × 20 ms: 6 commits in flight at once
+    assert sync.latency_s == pytest.approx({"value": 0.040, "low": 0.020, "high": 0.040})
+    assert sync.in_flight["value"] == pytest.approx(12.0)
     lone = costmodel.semi_sync(10.0, 0.020)["AFTER_SYNC"]  # 0.2 in flight: a commit rarely waits behind another
-    assert not lone["overlap"] and lone["latency_s"]["value"] == pytest.approx(0.020)
-    assert lone["latency_s"]["high"] == pytest.approx(0.040)
+    assert not lone.overlap and lone.latency_s["value"] == pytest.approx(0.020)
+    assert lone.latency_s["high"] == pytest.approx(0.040)
     text = render_plan(costmodel.predict(model_of(model), costmodel.parse_mix("update_user=300/s"), rtt_s=0.020))
     assert "Semi-sync at a 20 ms round trip" in text and "+20 [20–21.8] ms per commit, 6 [6–6.54] commits" in text
     assert "+40 [20–40] ms per commit, 12 [6–12] commits in flight" in text
-    assert costmodel.predict(model_of(model), costmodel.parse_mix("update_user=300/s"))["semi_sync"] is None
+    assert costmodel.predict(model_of(model), costmodel.parse_mix("update_user=300/s")).semi_sync is None
 
 
 def test_the_largest_transactions_apply_time_follows_the_apply_fit_with_its_square_term() -> None:
@@ -840,7 +841,7 @@ def test_the_largest_transactions_apply_time_follows_the_apply_fit_with_its_squa
     assert got["value"] == pytest.approx(truth, rel=0.10) and got["low"] <= got["value"] <= got["high"]
     assert costmodel.apply_seconds(model_of(model), "STATEMENT", "bench_idx", 5000) is None  # no fit: no figure
     assert costmodel.apply_seconds(model_of(fitted_model(synthetic()[0], [])), "ROW-FULL", "bench_idx", 10) is None
-    lines = render_largest({"gtid": "0-1-9", "rows": 5000, "apply_s": got})
+    lines = render_largest(Largest(gtid="0-1-9", rows=5000, apply_s=got))
     # in ms below a second
     assert lines[0].startswith("The largest transaction (0-1-9, 5,000 rows) takes one SQL thread 16")
     assert "parallel threads do not split it" in lines[0]
@@ -868,7 +869,7 @@ def test_predict_mix_prints_the_bytes_out_of_the_master_to_the_replicas_asked(tm
     mix = ["model", "predict", "--mix", "update_user=100/s"]
     code, out, err = run_main([*mix, "--replicas", "3"], env)
     each = costmodel.predict(model_of(fitted_model(*synthetic())), costmodel.parse_mix("update_user=100/s"))
-    three = float(f"{each['bytes_per_s_to_each_replica']['value'] * 3:.3g}")  # as the plan prints it
+    three = float(f"{each.bytes_per_s_to_each_replica['value'] * 3:.3g}")  # as the plan prints it
     assert code == 0 and f"To 3 replica(s): {three:,.0f} [" in out, err
     code, out, _ = run_main(mix, env)
     assert code == 0 and "replica(s):" not in out and "Semi-sync" not in out
@@ -958,7 +959,7 @@ def test_the_app_and_load_generators_cpu_per_request_are_fitted_per_write_and_pe
     # a plan's figure: the write term at the plan's rate, its interval one run's (what a repeat would measure)
     plan = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=300/s"))
     for figure, write in (("app_cpu_cores", APP_WRITE), ("load_cpu_cores", LOAD_WRITE)):
-        got = plan[figure]
+        got = getattr(plan, figure)
         assert got["low"] <= write * 300 <= got["high"] and got["value"] == pytest.approx(write * 300, rel=0.05)
     assert model["app_cpu_s"]["basis"] == "every setting and table; the app as asyncmy/uvloop"
     # only runs that read alone price the read term: its interval the t interval of their cost per read (Reads)
@@ -1000,7 +1001,7 @@ def test_a_run_records_its_requests_and_the_app_and_load_generators_cpu() -> Non
 
 
 def _sustains(plan: dict, role: str) -> float:
-    return plan["capacity"]["roles"][role]["max_transactions_per_s"]["value"]
+    return plan.capacity.roles[role].max_transactions_per_s["value"]
 
 
 def test_each_roles_cores_needed_utilisation_and_rate_and_the_role_that_saturates_first() -> None:
@@ -1010,61 +1011,61 @@ def test_each_roles_cores_needed_utilisation_and_rate_and_the_role_that_saturate
     model = roles_model()
     mix = costmodel.parse_mix("update_user=3000/s")
     plan = costmodel.predict(model, mix, cores={"master": 2, "replica": 1, "app": 1, "load": 1})
-    c = plan["capacity"]
-    assert plan["app_cpu_cores"]["value"] == pytest.approx(APP_WRITE * 3000, rel=0.05)
-    assert plan["load_cpu_cores"]["value"] == pytest.approx(LOAD_WRITE * 3000, rel=0.05)
+    c = plan.capacity
+    assert plan.app_cpu_cores["value"] == pytest.approx(APP_WRITE * 3000, rel=0.05)
+    assert plan.load_cpu_cores["value"] == pytest.approx(LOAD_WRITE * 3000, rel=0.05)
     for role, n in (("master", 2), ("replica", 1), ("app", 1), ("load", 1)):
-        got, need = c["roles"][role], plan[f"{role}_cpu_cores"]
-        assert got["cores"] == n and got["cores_needed"] == need, role
+        got, need = c.roles[role], getattr(plan, f"{role}_cpu_cores")
+        assert got.cores == n and got.cores_needed == need, role
         for end in ("value", "low", "high"):
-            assert got["utilisation"][end] == pytest.approx(need[end] / n), role
+            assert got.utilisation[end] == pytest.approx(need[end] / n), role
         for end, other in (("value", "value"), ("low", "high"), ("high", "low")):  # a reciprocal: the ends swap
-            assert got["cores_max_transactions_per_s"][end] == pytest.approx(3000 * n / need[other]), role
+            assert got.cores_max_transactions_per_s[end] == pytest.approx(3000 * n / need[other]), role
     # the replica: its cores (3,000 / 0.80 ≈ 3,770/s) bind before its SQL thread (3,000 / 0.58 ≈ 5,200/s)
-    replica = c["roles"]["replica"]
-    assert replica["apply_max_transactions_per_s"] == plan["onset_transactions_per_s"]
-    assert replica["bound"] == "cores" and replica["max_transactions_per_s"] == replica["cores_max_transactions_per_s"]
+    replica = c.roles["replica"]
+    assert replica.apply_max_transactions_per_s == plan.onset_transactions_per_s
+    assert replica.bound == "cores" and replica.max_transactions_per_s == replica.cores_max_transactions_per_s
     judged = {role: _sustains(plan, role) for role in costmodel.ROLES}
-    assert c["saturates_first"] == "app" == min(judged, key=judged.__getitem__)  # 3,000 / 0.9 ≈ 3,330/s
-    assert c["sustained_transactions_per_s"] == c["roles"]["app"]["max_transactions_per_s"]
-    assert c["not_judged"] == [] and c["assumption"] == costmodel.CAPACITY_ASSUMPTION
+    assert c.saturates_first == "app" == min(judged, key=judged.__getitem__)  # 3,000 / 0.9 ≈ 3,330/s
+    assert c.sustained_transactions_per_s == c.roles["app"].max_transactions_per_s
+    assert c.not_judged == [] and c.assumption == costmodel.CAPACITY_ASSUMPTION
     # more cores for the app: the replica's cores saturate first
-    assert costmodel.predict(model, mix, cores={"master": 2, "replica": 1, "app": 2, "load": 1})[
-        "capacity"]["saturates_first"] == "replica"
+    plan_ = costmodel.predict(model, mix, cores={"master": 2, "replica": 1, "app": 2, "load": 1})
+    assert plan_.capacity is not None and plan_.capacity.saturates_first == "replica"
     # four cores for the replica: its one SQL thread binds (serial apply: one core whatever the cores), at the
     # rate at which it falls behind; the master's 2 cores (≈ 4,760/s) now saturate first
     four = costmodel.predict(model, mix, cores={"master": 2, "replica": 4, "app": 2, "load": 1})
-    replica = four["capacity"]["roles"]["replica"]
-    assert replica["bound"] == "apply" and replica["max_transactions_per_s"] == four["onset_transactions_per_s"]
-    assert replica["apply_utilisation"] == four["replica_apply_rho"] and replica["apply_at_once"] == 1
-    assert four["capacity"]["saturates_first"] == "master"
+    replica = four.capacity.roles["replica"]
+    assert replica.bound == "apply" and replica.max_transactions_per_s == four.onset_transactions_per_s
+    assert replica.apply_utilisation == four.replica_apply_rho and replica.apply_at_once == 1
+    assert four.capacity.saturates_first == "master"
     # with four applier threads on its four cores, up to four transactions apply at once: its cores bind again
     threads = costmodel.predict(model, mix, cores={"master": 2, "replica": 4, "app": 2, "load": 1}, threads=4)
-    replica = threads["capacity"]["roles"]["replica"]
-    assert replica["apply_at_once"] == 4 and replica["bound"] == "cores"
-    assert replica["apply_max_transactions_per_s"]["value"] == pytest.approx(4 * _sustains(four, "replica"))
-    assert replica["apply_max_conflicting"] == four["onset_transactions_per_s"]
+    replica = threads.capacity.roles["replica"]
+    assert replica.apply_at_once == 4 and replica.bound == "cores"
+    assert replica.apply_max_transactions_per_s["value"] == pytest.approx(4 * _sustains(four, "replica"))
+    assert replica.apply_max_conflicting == four.onset_transactions_per_s
 
 
 def test_a_role_not_given_is_not_judged_and_one_without_data_says_so() -> None:
     model = roles_model()
     mix = costmodel.parse_mix("update_user=3000/s")
     plan = costmodel.predict(model, mix, cores={"master": 2})
-    c = plan["capacity"]
-    assert list(c["roles"]) == ["master"] and c["not_judged"] == ["replica", "app", "load"]
-    assert c["saturates_first"] == "master"
+    c = plan.capacity
+    assert list(c.roles) == ["master"] and c.not_judged == ["replica", "app", "load"]
+    assert c.saturates_first == "master"
     text = render_plan(plan)
     for label in ("each replica (mariadbd)", "app (gunicorn workers)", "load (vegeta)"):
         assert f"  {label}: not judged (not in --cores)" in text, text
     assert "the master saturating first; the roles not judged may saturate sooner" in text
     # no --cores: no capacity, and the plan prints as it did
     bare = costmodel.predict(model, mix)
-    assert bare["capacity"] is None and bare["cores"] == {} and "Capacity per role" not in render_plan(bare)
+    assert bare.capacity is None and bare.cores == {} and "Capacity per role" not in render_plan(bare)
     # a model without the app's fit (fitted before it): the app has no figure, is said so, and is not the first
     old = model_of(fitted_model(*synthetic()))
-    got = costmodel.predict(old, mix, cores={"master": 2, "app": 0.1})["capacity"]
-    assert got["roles"]["app"]["cores_needed"] is None and got["saturates_first"] == "master"
-    assert got["roles"]["app"]["no_data"].startswith("no data: the model has no fit of the app's CPU per request")
+    got = costmodel.predict(old, mix, cores={"master": 2, "app": 0.1}).capacity
+    assert got.roles["app"].cores_needed is None and got.saturates_first == "master"
+    assert got.roles["app"].no_data.startswith("no data: the model has no fit of the app's CPU per request")
 
 
 def test_the_capacity_prints_each_role_the_sustained_rate_its_role_and_the_assumption() -> None:
@@ -1103,8 +1104,8 @@ def test_replica_cores_is_an_alias_of_cores_replica(tmp_path) -> None:
     # predict itself reads a replica's cores from --cores' roles
     plan = costmodel.predict(model_of(fitted_model(*synthetic())), costmodel.parse_mix("update_user=300/s"),
                              cores={"replica": 2.0})
-    assert plan["replica_cores"] == 2.0 and plan["parallel"]["at_once"] == 1.0
-    assert plan["replica_cpu_utilisation"]["value"] == pytest.approx(plan["replica_cpu_cores"]["value"] / 2)
+    assert plan.replica_cores == 2.0 and plan.parallel.at_once == 1.0
+    assert plan.replica_cpu_utilisation["value"] == pytest.approx(plan.replica_cpu_cores["value"] / 2)
     code, both, err = run_main([*mix, "--cores", "master=2,replica=2,app=1,load=1"], env)
     assert code == 0 and "  app (gunicorn workers): needs 0.089" in both, err
 
@@ -1118,11 +1119,11 @@ def test_a_workloads_tables_share_the_roles_cores() -> None:
     halves = [costmodel.predict(model, costmodel.parse_mix("update_user=1500/s"), master_rate=3000.0, cores=cores)
               for _ in range(2)]
     got = costmodel.workload_capacity(halves, cores, no_data=costmodel.no_data_of(model))
-    assert got["tables"] == ["bench_idx", "bench_idx"] and got["transactions_per_s"] == 3000
-    assert got["saturates_first"] == whole["capacity"]["saturates_first"] == "master"
+    assert got.tables == ["bench_idx", "bench_idx"] and got.transactions_per_s == 3000
+    assert got.saturates_first == whole.capacity.saturates_first == "master"
     for role in costmodel.ROLES:
-        assert got["roles"][role]["cores_needed"]["value"] == pytest.approx(
-            whole["capacity"]["roles"][role]["cores_needed"]["value"]), role
-    assert got["sustained_transactions_per_s"]["value"] == pytest.approx(
-        whole["capacity"]["sustained_transactions_per_s"]["value"])
+        assert got.roles[role].cores_needed["value"] == pytest.approx(
+            whole.capacity.roles[role].cores_needed["value"]), role
+    assert got.sustained_transactions_per_s["value"] == pytest.approx(
+        whole.capacity.sustained_transactions_per_s["value"])
     assert "over the workload's tables (bench_idx, bench_idx)" in "\n".join(render_capacity(got))

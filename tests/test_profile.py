@@ -21,6 +21,7 @@ import pytest
 
 from replbench.analysis import costmodel
 from replbench.analysis import profile as prof
+from replbench.analysis.costmodel import Plan
 from replbench.cli.args import UsageError
 from replbench.cli.profile import predict_from_profile
 from replbench.core.config import ROOT, Settings
@@ -291,11 +292,12 @@ def test_a_transaction_on_several_lines_is_priced_once_and_its_rows_on_each_line
     mixes, _, _ = prof.workload_mixes(p, ["bench_idx"])
     model = model_of(fitted_model(*synthetic()))
     plan = costmodel.predict(model, mixes["bench_idx"])
-    assert (plan["transactions_per_s"], plan["rows_per_s"]) == (pytest.approx(1.0), pytest.approx(3.0))
+    assert (plan.transactions_per_s, plan.rows_per_s) == (pytest.approx(1.0), pytest.approx(3.0))
     whole = costmodel.predict(model, [("update", 3, 1.0)])  # the same writes as one line of 3-row transactions
     for figure in ("master_cpu_cores", "replica_cpu_cores", "bytes_per_s_to_each_replica", "replica_apply_rho",
                    "fsyncs_per_s"):
-        assert plan[figure] is not None and plan[figure] == pytest.approx(whole[figure]), figure
+        assert getattr(plan, figure) is not None and getattr(plan, figure) == pytest.approx(getattr(whole, figure)), \
+            figure
     path = _saved_for_predict(tmp_path, monkeypatch, model, p)
     assert prof.read(path) == p
     args = argparse.Namespace(profile=str(path), setting="ROW-FULL", replica_cores=1.0, parallel=1, link=None)
@@ -337,26 +339,26 @@ def test_the_plans_binlog_is_the_profiles_own_bytes_not_the_model_tables(tmp_pat
     model = model_of(fitted)
     mixes, mapped, _ = prof.workload_mixes(p, ["bench_idx"])
 
-    def plan(setting: str, **kw) -> dict:
+    def plan(setting: str, **kw) -> Plan:
         sheets = prof.price(model, p, mixes, mapped, setting, **kw)
         assert len(sheets) == 1
-        return sheets[0]["plan"]
+        return sheets[0].plan
 
     full = plan("ROW-FULL")
-    assert full["binlog_mb_per_s"]["value"] == pytest.approx(own / 1e6, rel=1e-12)
-    assert full["binlog_gb_per_day"]["value"] == pytest.approx(own * 86_400 / 1e9, rel=1e-12)
-    assert full["bytes_per_s_to_each_replica"]["value"] == pytest.approx(own, rel=1e-12)
-    assert full["binlog_basis"] == "measured"
+    assert full.binlog_mb_per_s["value"] == pytest.approx(own / 1e6, rel=1e-12)
+    assert full.binlog_gb_per_day["value"] == pytest.approx(own * 86_400 / 1e9, rel=1e-12)
+    assert full.bytes_per_s_to_each_replica["value"] == pytest.approx(own, rel=1e-12)
+    assert full.binlog_basis == "measured"
     minimal = plan("ROW-MINIMAL")
-    assert minimal["binlog_basis"] == "estimated" and p.workload.settings["ROW-MINIMAL"].basis == "estimated"
-    assert minimal["bytes_per_s_to_each_replica"]["value"] == pytest.approx(
+    assert minimal.binlog_basis == "estimated" and p.workload.settings["ROW-MINIMAL"].basis == "estimated"
+    assert minimal.bytes_per_s_to_each_replica["value"] == pytest.approx(
         p.workload.settings["ROW-MINIMAL"].bytes / p.span_s, rel=1e-12)
     priced = costmodel.predict(model, mixes["bench_idx"], "STATEMENT")
     statement = plan("STATEMENT")  # no annotated statements: the profile cannot tell
-    assert statement["binlog_basis"] == "model" and p.workload.settings["STATEMENT"].bytes is None
-    assert statement["binlog_mb_per_s"] == priced["binlog_mb_per_s"]
-    assert plan("ROW-FULL", model_binlog=True)["binlog_mb_per_s"] == \
-        costmodel.predict(model, mixes["bench_idx"])["binlog_mb_per_s"]
+    assert statement.binlog_basis == "model" and p.workload.settings["STATEMENT"].bytes is None
+    assert statement.binlog_mb_per_s == priced.binlog_mb_per_s
+    assert plan("ROW-FULL", model_binlog=True).binlog_mb_per_s == \
+        costmodel.predict(model, mixes["bench_idx"]).binlog_mb_per_s
     path = _saved_for_predict(tmp_path, monkeypatch, model, p)
     args = argparse.Namespace(profile=str(path), setting=None, replica_cores=1.0, replicas_asked="2", parallel=1,
                               link=None)
@@ -411,7 +413,7 @@ def test_a_profile_feeds_model_predict_without_the_heartbeat(tmp_path: Path, mon
                                 f"{took['value'] * 1e3:.3g} [" in out), out  # in ms below a second
     assert "B/s, from the binlog's own bytes (written under ROW-FULL; the heartbeat left out)" in out, out
     plan = costmodel.predict(read_model(results / "model"), mixes["bench_idx"])
-    assert plan["transactions_per_s"] == pytest.approx(8 / 77) and plan["rows_per_s"] == pytest.approx(107 / 77)
+    assert plan.transactions_per_s == pytest.approx(8 / 77) and plan.rows_per_s == pytest.approx(107 / 77)
     for bad, needle, cores in ((tmp_path / "none.json", "no such file", 1.0), (SNIPPET, "not a profile", 1.0),
                                (path, "--replica-cores", 0.0)):
         with pytest.raises(UsageError, match=needle):

@@ -50,6 +50,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -978,10 +979,105 @@ def _part(fitted: FittedSetting, part: str) -> Fit | None:
     return got
 
 
+# a figure with its 95 % interval: {"value", "low", "high"}; a figure measured, not priced, has "value" alone
+Band = dict[str, float]
+
+
+@dataclass(frozen=True)
+class ParallelApply:
+    """A replica's apply with `threads` applier threads, as bounds (parallel_apply's)."""
+
+    threads: int
+    at_once: float  # min(threads, the replica's cores), at least 1
+    best: Band  # ρ / at_once: independent transactions
+    worst: Band  # ρ: conflicting ones, or one transaction
+    onset_best: Band | None
+    onset_worst: Band | None
+    lag: str
+
+
+@dataclass(frozen=True)
+class SemiSyncWait:
+    """One wait point's commit wait at a round trip (semi_sync's): in round trips, in seconds, and the commits in
+    flight that sustain the rate."""
+
+    rtts: Band
+    latency_s: Band
+    in_flight: Band
+    overlap: bool
+
+
+@dataclass(frozen=True)
+class RoleCapacity:
+    """One role's part of capacity(): its cores, the cores it needs at the asked rate, the rate it sustains and
+    what bounds it; a replica's SQL thread beside its cores."""
+
+    cores: float
+    cores_needed: Band | None
+    no_data: str | None = None  # why there is no figure
+    utilisation: Band | None = None
+    cores_max_transactions_per_s: Band | None = None
+    max_transactions_per_s: Band | None = None
+    bound: str | None = None  # "cores" or "apply"
+    apply: str | None = None  # a replica without an apply fit: why its SQL thread is not judged
+    apply_at_once: float | None = None
+    apply_utilisation: Band | None = None
+    apply_max_transactions_per_s: Band | None = None
+    apply_max_conflicting: Band | None = None
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """What hosts of the given cores per role sustain of a mix, and which role saturates first (capacity's)."""
+
+    assumption: str
+    transactions_per_s: float
+    threads: int
+    roles: dict[str, RoleCapacity]
+    not_judged: list[str]
+    saturates_first: str | None
+    sustained_transactions_per_s: Band | None
+    near: list[str]
+    tables: list[str] = field(default_factory=list)  # workload_capacity's: the tables the roles serve
+    outside_domain: str | None = None  # the sustained rate against the rates the fit saw
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A capacity plan (predict's): every figure per second, each a Band or None where the model has no data."""
+
+    setting: str
+    table: str
+    transactions_per_s: float
+    rows_per_s: float
+    binlog_mb_per_s: Band | None
+    binlog_gb_per_day: Band | None
+    bytes_per_s_to_each_replica: Band | None
+    master_cpu_cores: Band | None
+    replica_cpu_cores: Band | None
+    replica_cores: float
+    replica_cpu_utilisation: Band | None
+    replica_apply_rho: Band | None
+    lag: str | None
+    lag_growth_s_per_s: Band | None
+    onset_transactions_per_s: Band | None
+    fsyncs_per_s: Band | None
+    outside_domain: str | None
+    parallel: ParallelApply | None
+    semi_sync: dict[str, SemiSyncWait] | None
+    app_cpu_cores: Band | None
+    load_cpu_cores: Band | None
+    cores: dict[str, float]
+    capacity: Capacity | None = None
+    # a profile's plan (analysis/profile.own_binlog): where its binlog figures come from
+    binlog_basis: str | None = None
+    binlog_note: str | None = None
+
+
 def predict(model: CostModel, mix: list[tuple[str, int, float]], setting: str = "ROW-FULL",
             replica_cores: float = MODEL_REPLICA_CORES, table: str = "bench_idx", threads: int = 1,
             rtt_s: float | None = None, master_rate: float | None = None,
-            cores: dict[str, float] | None = None) -> dict[str, Any]:
+            cores: dict[str, float] | None = None) -> Plan:
     """Every figure of a capacity plan for the mix under the setting on the table; each {value, low, high} or None
     where the model has no data. With `threads` applier threads, their bounds (parallel_apply); with a round trip
     rtt_s, semi-sync's commit wait per wait point (semi_sync). The CPU's rate shape reads the master's transactions
@@ -1005,39 +1101,38 @@ def predict(model: CostModel, mix: list[tuple[str, int, float]], setting: str = 
     cores = dict(cores or {})
     replica_cores = cores.get("replica", replica_cores)
     master_cpu = _predict_one(fitted.master_cpu_s, trx, rows, seconds=writing, rate=rate)
-    plan: dict[str, Any] = {
-        "setting": setting, "table": table, "transactions_per_s": trx, "rows_per_s": rows,
-        "binlog_mb_per_s": _scaled(binlog, 1e-6), "binlog_gb_per_day": _scaled(binlog, SECONDS_PER_DAY / 1e9),
-        "bytes_per_s_to_each_replica": binlog,
-        "master_cpu_cores": master_cpu,
-        "replica_cpu_cores": replica_cpu, "replica_cores": replica_cores,
-        "replica_cpu_utilisation": _scaled(replica_cpu, 1 / replica_cores),
-        "replica_apply_rho": rho,
-        "lag": None if rho is None else (
+    plan = Plan(
+        setting=setting, table=table, transactions_per_s=trx, rows_per_s=rows,
+        binlog_mb_per_s=_scaled(binlog, 1e-6), binlog_gb_per_day=_scaled(binlog, SECONDS_PER_DAY / 1e9),
+        bytes_per_s_to_each_replica=binlog,
+        master_cpu_cores=master_cpu,
+        replica_cpu_cores=replica_cpu, replica_cores=replica_cores,
+        replica_cpu_utilisation=_scaled(replica_cpu, 1 / replica_cores),
+        replica_apply_rho=rho,
+        lag=None if rho is None else (
             "bounded (ρ < 1 with its interval)" if rho["high"] < 1 else
             f"grows by {lag_growth(rho['value']):.2f} s per s" if rho["low"] > 1 else
             "at the edge (the interval spans 1)"),
-        "lag_growth_s_per_s": None if rho is None or rho["value"] <= 1 else
+        lag_growth_s_per_s=None if rho is None or rho["value"] <= 1 else
         {"value": lag_growth(rho["value"]), "low": lag_growth(max(rho["low"], 1.0)),
          "high": lag_growth(rho["high"])},
-        "onset_transactions_per_s": _reciprocal(rho, trx),
-        "fsyncs_per_s": _predict_one(fitted.master_fsyncs, trx, rows, seconds=writing),
-        "outside_domain": outside_domain(fitted, trx, rows),
-        "parallel": parallel_apply(rho, trx, threads, replica_cores),
-        "semi_sync": None if rtt_s is None else semi_sync(trx, rtt_s),
+        onset_transactions_per_s=_reciprocal(rho, trx),
+        fsyncs_per_s=_predict_one(fitted.master_fsyncs, trx, rows, seconds=writing),
+        outside_domain=outside_domain(fitted, trx, rows),
+        parallel=parallel_apply(rho, trx, threads, replica_cores),
+        semi_sync=None if rtt_s is None else semi_sync(trx, rtt_s),
         # each transaction one request of this suite's app, sent by its load generator (the mix's items are its
         # endpoints; a profile's transactions are priced as such requests: CAPACITY_ASSUMPTION)
-        "app_cpu_cores": per_request(model.app_cpu_s, trx, rate),
-        "load_cpu_cores": per_request(model.load_cpu_s, trx, rate),
-        "cores": cores,
-    }
+        app_cpu_cores=per_request(model.app_cpu_s, trx, rate),
+        load_cpu_cores=per_request(model.load_cpu_s, trx, rate),
+        cores=cores,
+    )
     held = capacity(needs_of(plan), rho, trx, cores, threads, no_data_of(model)) if cores else None
-    most = (held or {}).get("sustained_transactions_per_s")
+    most = held.sustained_transactions_per_s if held is not None else None
     if held is not None and most and trx > 0:
         # the rate it sustains, as a mix of the same proportions, against the rates the fit saw
-        held["outside_domain"] = outside_domain(fitted, most["value"], rows * most["value"] / trx)
-    plan["capacity"] = held
-    return plan
+        held = replace(held, outside_domain=outside_domain(fitted, most["value"], rows * most["value"] / trx))
+    return replace(plan, capacity=held)
 
 
 def per_request(part: Fit | None, requests: float, rate: float) -> dict[str, float] | None:
@@ -1049,9 +1144,10 @@ def per_request(part: Fit | None, requests: float, rate: float) -> dict[str, flo
     return _predict_one(part, requests, requests, rate=rate)
 
 
-def needs_of(plan: dict[str, Any]) -> dict[str, dict[str, float] | None]:
+def needs_of(plan: Plan) -> dict[str, Band | None]:
     """The CPU cores each role needs for a plan's rate (predict's figures), by ROLES' name."""
-    return {role: plan[f"{role}_cpu_cores"] for role in ROLES}
+    return {"master": plan.master_cpu_cores, "replica": plan.replica_cpu_cores, "app": plan.app_cpu_cores,
+            "load": plan.load_cpu_cores}
 
 
 def no_data_of(model: CostModel) -> dict[str, str]:
@@ -1063,8 +1159,8 @@ def no_data_of(model: CostModel) -> dict[str, str]:
                                                                              model.load_cpu_s)) if part is None}
 
 
-def capacity(needs: dict[str, dict[str, float] | None], rho: dict[str, float] | None, trx: float,
-             cores: dict[str, float], threads: int = 1, no_data: dict[str, str] | None = None) -> dict[str, Any]:
+def capacity(needs: dict[str, Band | None], rho: Band | None, trx: float,
+             cores: dict[str, float], threads: int = 1, no_data: dict[str, str] | None = None) -> Capacity:
     """What hosts of `cores` per role sustain of a mix asked at trx transactions/s, and which role saturates first
     (docs/cost-model.md, "Capacity per role"). Each role given: the cores it needs at the asked rate (`needs`,
     {value, low, high}), their share of its N cores, and the rate it sustains, trx × N / cores needed (the mix's
@@ -1076,60 +1172,62 @@ def capacity(needs: dict[str, dict[str, float] | None], rho: dict[str, float] | 
     (`saturates_first`), and the roles whose interval reaches into it (`near`: which saturates first is not sure
     between them). A role not in `cores` is not judged (`not_judged`); one without a figure says why (`no_data`,
     `no_data` given by the model)."""
-    roles: dict[str, dict[str, Any]] = {}
+    roles: dict[str, RoleCapacity] = {}
     for role in ROLES:
         if role not in cores:
             continue
         n, need = cores[role], needs.get(role)
-        got: dict[str, Any] = {"cores": n, "cores_needed": need}
+        got = RoleCapacity(cores=n, cores_needed=need)
         if need is None:
-            got["no_data"] = (no_data or {}).get(role) or ("no data: the model has no figure of its CPU for this mix "
-                                                           "(or no fit that separates rows from transactions)")
+            got = replace(got, no_data=(no_data or {}).get(role) or (
+                "no data: the model has no figure of its CPU for this mix (or no fit that separates rows from "
+                "transactions)"))
         else:
             most = _reciprocal(need, trx * n)
-            got.update(utilisation=_scaled(need, 1 / n), cores_max_transactions_per_s=most,
-                       max_transactions_per_s=most, bound="cores")
+            got = replace(got, utilisation=_scaled(need, 1 / n), cores_max_transactions_per_s=most,
+                          max_transactions_per_s=most, bound="cores")
         if role == "replica":
-            _apply_bound(got, parallel_apply(rho, trx, threads, n))
+            got = _apply_bound(got, parallel_apply(rho, trx, threads, n))
         roles[role] = got
-    judged = {r: g["max_transactions_per_s"] for r, g in roles.items() if g.get("max_transactions_per_s")}
+    judged = {r: most for r, g in roles.items() if (most := g.max_transactions_per_s)}
     first = min(judged, key=lambda r: judged[r]["value"]) if judged else None
-    return {"assumption": CAPACITY_ASSUMPTION, "transactions_per_s": trx, "threads": threads, "roles": roles,
-            "not_judged": [r for r in ROLES if r not in cores], "saturates_first": first,
-            "sustained_transactions_per_s": judged[first] if first else None,
-            "near": [r for r, m in judged.items() if first and r != first and m["low"] <= judged[first]["high"]]}
+    return Capacity(assumption=CAPACITY_ASSUMPTION, transactions_per_s=trx, threads=threads, roles=roles,
+                    not_judged=[r for r in ROLES if r not in cores], saturates_first=first,
+                    sustained_transactions_per_s=judged[first] if first else None,
+                    near=[r for r, m in judged.items() if first and r != first and m["low"] <= judged[first]["high"]])
 
 
-def _apply_bound(got: dict[str, Any], parallel: dict[str, Any] | None) -> None:
+def _apply_bound(got: RoleCapacity, parallel: ParallelApply | None) -> RoleCapacity:
     """A replica's SQL thread beside its cores (capacity): its utilisation (ρ over the transactions applied at
     once), the rate at which it falls behind (the onset), and the lower of that and the cores' rate as the
     replica's, `bound` saying which ("apply" or "cores")."""
     if parallel is None:
-        got["apply"] = "not judged: the model has no apply fit for this mix (drains: docs/cost-model.md, \"Apply\")"
-        return
-    onset_ = parallel["onset_best"]
-    got.update(apply_at_once=parallel["at_once"], apply_utilisation=parallel["best"],
-               apply_max_transactions_per_s=onset_,
-               apply_max_conflicting=parallel["onset_worst"] if parallel["threads"] > 1 else None)
-    cores_max = got.get("cores_max_transactions_per_s")
+        return replace(got, apply="not judged: the model has no apply fit for this mix (drains: docs/cost-model.md, "
+                                  "\"Apply\")")
+    onset_ = parallel.onset_best
+    got = replace(got, apply_at_once=parallel.at_once, apply_utilisation=parallel.best,
+                  apply_max_transactions_per_s=onset_,
+                  apply_max_conflicting=parallel.onset_worst if parallel.threads > 1 else None)
+    cores_max = got.cores_max_transactions_per_s
     if onset_ is not None and (cores_max is None or onset_["value"] < cores_max["value"]):
-        got.update(max_transactions_per_s=onset_, bound="apply")
+        got = replace(got, max_transactions_per_s=onset_, bound="apply")
+    return got
 
 
-def workload_capacity(plans: list[dict[str, Any]], cores: dict[str, float], threads: int = 1,
-                      no_data: dict[str, str] | None = None) -> dict[str, Any]:
+def workload_capacity(plans: list[Plan], cores: dict[str, float], threads: int = 1,
+                      no_data: dict[str, str] | None = None) -> Capacity:
     """capacity() of several plans on the same hosts (a profile's tables under one setting, each priced on its own
     fit): each role's cores needed and the replica's ρ summed over them (their intervals' ends summed: conservative,
     as if their errors moved together), at the plans' transactions/s summed."""
-    def summed(figures: list[dict[str, float] | None]) -> dict[str, float] | None:
+    def summed(figures: list[Band | None]) -> Band | None:
         if any(f is None for f in figures):
             return None
         return {k: sum(f[k] for f in figures if f is not None) for k in ("value", "low", "high")}
 
     needs = {role: summed([needs_of(p)[role] for p in plans]) for role in ROLES}
-    rho = summed([p["replica_apply_rho"] for p in plans])
-    return {**capacity(needs, rho, sum(p["transactions_per_s"] for p in plans), cores, threads, no_data),
-            "tables": [p["table"] for p in plans]}
+    rho = summed([p.replica_apply_rho for p in plans])
+    return replace(capacity(needs, rho, sum(p.transactions_per_s for p in plans), cores, threads, no_data),
+                   tables=[p.table for p in plans])
 
 
 def parse_cores(text: str) -> dict[str, float]:
@@ -1161,8 +1259,7 @@ def _scaled(value: dict[str, float] | None, factor: float) -> dict[str, float] |
     return None if value is None else {k: v * factor for k, v in value.items()}
 
 
-def parallel_apply(rho: dict[str, float] | None, trx: float, threads: int,
-                   replica_cores: float) -> dict[str, Any] | None:
+def parallel_apply(rho: Band | None, trx: float, threads: int, replica_cores: float) -> ParallelApply | None:
     """A replica's apply utilisation with `threads` applier threads, as bounds and not a measurement: the fit times
     one SQL thread (docs/cost-model.md, "Predict"; study parallel-apply measures threads, docs/studies.md). Best:
     independent transactions, min(threads, the replica's cores) applied at once (a thread beyond the cores waits for
@@ -1173,14 +1270,15 @@ def parallel_apply(rho: dict[str, float] | None, trx: float, threads: int,
         return None
     at_once = max(1.0, min(float(threads), replica_cores))
     best = {k: v / at_once for k, v in rho.items()}
-    return {"threads": threads, "at_once": at_once, "best": best, "worst": dict(rho),
-            "onset_best": _reciprocal(best, trx), "onset_worst": _reciprocal(rho, trx),
-            "lag": "bounded however the transactions conflict" if rho["high"] < 1 else
-            "grows even if every transaction applies in parallel" if best["low"] > 1 else
-            "bounded only if enough transactions apply in parallel (the model cannot tell how many conflict)"}
+    return ParallelApply(
+        threads=threads, at_once=at_once, best=best, worst=dict(rho),
+        onset_best=_reciprocal(best, trx), onset_worst=_reciprocal(rho, trx),
+        lag="bounded however the transactions conflict" if rho["high"] < 1 else
+        "grows even if every transaction applies in parallel" if best["low"] > 1 else
+        "bounded only if enough transactions apply in parallel (the model cannot tell how many conflict)")
 
 
-def semi_sync(trx: float, rtt_s: float) -> dict[str, dict[str, Any]]:
+def semi_sync(trx: float, rtt_s: float) -> dict[str, SemiSyncWait]:
     """Semi-sync's cost per commit at a round trip of rtt_s to the replica whose ACK the master waits for, per wait
     point, from the round trips measured by hand (core/config.SEMI_SYNC_*, docs/decisions/semi-sync-by-hand.md):
     the added commit latency {value, low, high} in seconds, its round trips, and the commits in flight that sustain
@@ -1195,8 +1293,8 @@ def semi_sync(trx: float, rtt_s: float) -> dict[str, dict[str, Any]]:
     out = {}
     for point, r in rtts.items():
         wait = {k: v * rtt_s for k, v in r.items()}
-        out[point] = {"rtts": r, "latency_s": wait, "in_flight": {k: v * trx for k, v in wait.items()},
-                      "overlap": overlap}
+        out[point] = SemiSyncWait(rtts=r, latency_s=wait, in_flight={k: v * trx for k, v in wait.items()},
+                                  overlap=overlap)
     return out
 
 

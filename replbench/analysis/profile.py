@@ -19,10 +19,10 @@ import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -45,6 +45,7 @@ from ..measure.binlogfile import (
     value_size,
 )
 from . import costmodel
+from .costmodel import Band, Plan
 
 SCHEMA_VERSION = results.KINDS["profile.json"].version  # its format history: core/results, with every kind's
 SETTINGS = ("ROW-FULL", "ROW-MINIMAL", "ROW-NOBLOB", "STATEMENT", "MIXED")  # costmodel.SETTINGS' names
@@ -857,10 +858,31 @@ def workload_mixes(profile: Profile, tables: list[str]) -> tuple[dict[str, Mix],
     return mixes, mapped, notes
 
 
+@dataclass(frozen=True)
+class Largest:
+    """The profile's largest transaction on a sheet's table, one SQL thread's time to apply it (largest_on's)."""
+
+    gtid: str
+    rows: int
+    apply_s: Band | None
+
+
+@dataclass(frozen=True)
+class Sheet:
+    """One cost sheet of `model predict --profile` (price's): a setting on a model table, its plan and largest
+    transaction, or why there is none."""
+
+    setting: str
+    table: str
+    plan: Plan | None = None
+    largest: Largest | None = None
+    error: str | None = None
+
+
 def price(model: CostModel, profile: Profile, mixes: dict[str, Mix], mapped: dict[str, list[Line]],
           setting: str, replica_cores: float = MODEL_REPLICA_CORES, alone: bool = False, threads: int = 1,
           rtt_s: float | None = None, model_binlog: bool = False,
-          cores: dict[str, float] | None = None) -> list[dict[str, Any]]:
+          cores: dict[str, float] | None = None) -> list[Sheet]:
     """The cost sheets of the profile's workload under one setting, one per model table its mixes are on:
     costmodel.predict's plan (every figure per second; with threads and rtt_s as predict takes them) with its
     binlog figures the profile's own where it has them (own_binlog; with model_binlog, the model's price kept) and
@@ -868,41 +890,41 @@ def price(model: CostModel, profile: Profile, mixes: dict[str, Mix], mapped: dic
     model has no fit of under the setting is left out, or with `alone` (the one setting asked) sheeted as such.
     With `cores` (costmodel.parse_cores'), each plan's capacity per role: its own where the setting has one table's
     plan, else the workload's over every table's (costmodel.workload_capacity: the roles' cores serve them all)."""
-    sheets: list[dict[str, Any]] = []
+    sheets: list[Sheet] = []
     master_rate = sum(rate for mix in mixes.values() for _, _, rate in mix)  # the master's, every table's
     for table, mix in mixes.items():
         if costmodel.key(setting, table) not in (model.settings or {}):
             if alone:
-                sheets.append({"setting": setting, "table": table, "error": "the model has no data for it"})
+                sheets.append(Sheet(setting, table, error="the model has no data for it"))
             continue
         try:
             plan = costmodel.predict(model, mix, setting, replica_cores, table, threads, rtt_s, master_rate,
                                      cores)
         except costmodel.MixError as exc:
-            sheets.append({"setting": setting, "table": table, "error": str(exc)})
+            sheets.append(Sheet(setting, table, error=str(exc)))
             continue
-        sheets.append({"plan": plan if model_binlog else own_binlog(plan, profile, mapped[table]),
-                       "largest": largest_on(model, profile, mapped[table], setting, table)})
-    plans = [sheet["plan"] for sheet in sheets if "plan" in sheet]
+        sheets.append(Sheet(setting, table, plan=plan if model_binlog else own_binlog(plan, profile, mapped[table]),
+                            largest=largest_on(model, profile, mapped[table], setting, table)))
+    plans = [sheet.plan for sheet in sheets if sheet.plan is not None]
     if cores and len(plans) > 1:
         whole = costmodel.workload_capacity(plans, cores, threads, costmodel.no_data_of(model))
-        for plan in plans:
-            plan["capacity"] = whole
+        sheets = [replace(sheet, plan=replace(sheet.plan, capacity=whole)) if sheet.plan is not None else sheet
+                  for sheet in sheets]
     return sheets
 
 
-def own_binlog(plan: dict[str, Any], profile: Profile, lines: list[Line]) -> dict[str, Any]:
+def own_binlog(plan: Plan, profile: Profile, lines: list[Line]) -> Plan:
     """The plan with its binlog figures (MB/s, GB/day, the bytes to each replica) the lines' own over the span: the
     model's table has rows of its own size, not the workload's. Measured under the setting the binlog was written
     with, else the profile's estimate from its row images (or statements: line_settings); the model's price only
     where a line's cannot be estimated. `binlog_basis` (measured, estimated, model) and `binlog_note` say which."""
-    setting = plan["setting"]
+    setting = plan.setting
     parts = [ln.settings[setting] for ln in lines]
     unknown = next((p for p in parts if p.bytes is None), None)
     if unknown is not None:
-        return {**plan, "binlog_basis": "model",
-                "binlog_note": f"priced by the model from {plan['table']}'s rows: the profile cannot estimate "
-                               f"{setting}: {unknown.note}"}
+        return replace(plan, binlog_basis="model",
+                       binlog_note=f"priced by the model from {plan.table}'s rows: the profile cannot estimate "
+                                   f"{setting}: {unknown.note}")
     per_s = sum(p.bytes or 0 for p in parts) / profile.span_s
     if all(p.basis == "exact" for p in parts):
         basis, note = "measured", f"from the binlog's own bytes (written under {setting}; the heartbeat left out)"
@@ -911,13 +933,13 @@ def own_binlog(plan: dict[str, Any], profile: Profile, lines: list[Line]) -> dic
                                     "estimated from its row images and annotated statements") + \
             f" (the binlog was not written under {setting}: not measured)"
     # measured or estimated from the binlog itself: no fit's interval applies (a figure without low/high prints so)
-    return {**plan, "binlog_mb_per_s": {"value": per_s / 1e6},
-            "binlog_gb_per_day": {"value": per_s * costmodel.SECONDS_PER_DAY / 1e9},
-            "bytes_per_s_to_each_replica": {"value": per_s}, "binlog_basis": basis, "binlog_note": note}
+    return replace(plan, binlog_mb_per_s={"value": per_s / 1e6},
+                   binlog_gb_per_day={"value": per_s * costmodel.SECONDS_PER_DAY / 1e9},
+                   bytes_per_s_to_each_replica={"value": per_s}, binlog_basis=basis, binlog_note=note)
 
 
 def largest_on(model: CostModel, profile: Profile, lines: list[Line], setting: str,
-               table: str) -> dict[str, Any] | None:
+               table: str) -> Largest | None:
     """The profile's largest transaction (by rows, of those it kept: the biggest by bytes) on these lines, with one
     SQL thread's time to apply all its rows on the model's table (costmodel.apply_seconds); None when none of them
     is on the lines. A transaction on lines priced on several tables is priced whole on each."""
@@ -926,4 +948,4 @@ def largest_on(model: CostModel, profile: Profile, lines: list[Line], setting: s
     if not on:
         return None
     t = max(on, key=lambda t: t.rows)
-    return {"gtid": t.gtid, "rows": t.rows, "apply_s": costmodel.apply_seconds(model, setting, table, t.rows)}
+    return Largest(gtid=t.gtid, rows=t.rows, apply_s=costmodel.apply_seconds(model, setting, table, t.rows))

@@ -23,6 +23,7 @@ it, beside the errors as measured, never instead of them)."""
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from typing import Any
 
 from ..core.config import (
@@ -49,7 +50,8 @@ from ..core.results import (
 from ..core.stats import sign_test
 from ..measure.cpu import HOST_COLUMNS
 from . import costmodel
-from .profile import NoWorkload, Profile, model_tables, price, workload_mixes
+from .costmodel import Band, Plan
+from .profile import NoWorkload, Profile, Sheet, model_tables, price, workload_mixes
 
 PATHS = (("counts", "from the run's counts"), ("profile", "from its binlog profile"))
 # each kind of figure: the parts it holds and the bound its worst error is judged against
@@ -57,8 +59,10 @@ KINDS = (("binlog", ("binlog_bytes",), MODEL_BINLOG_BOUND_PCT),
          ("CPU", ("master_cpu_s", "replica_cpu_s"), MODEL_CPU_BOUND_PCT))
 CPU = next(parts for kind, parts, _ in KINDS if kind == "CPU")
 FIGURES = {"binlog_bytes": "binlog bytes", "master_cpu_s": "master CPU", "replica_cpu_s": "replica CPU"}
-PLAN = {"binlog_bytes": "bytes_per_s_to_each_replica",  # the binlog's bytes per second (every replica gets them)
-        "master_cpu_s": "master_cpu_cores", "replica_cpu_s": "replica_cpu_cores"}  # CPU seconds per second
+# each checked figure's plan figure: the binlog's bytes per second (every replica gets them), CPU seconds per second
+PLAN: dict[str, Callable[[Plan], Band | None]] = {"binlog_bytes": lambda p: p.bytes_per_s_to_each_replica,
+                                                  "master_cpu_s": lambda p: p.master_cpu_cores,
+                                                  "replica_cpu_s": lambda p: p.replica_cpu_cores}
 GOAL = MODEL_COVERAGE_GOAL
 
 
@@ -120,12 +124,12 @@ def from_profile(model: CostModel, profile: Profile, obs: Observation) -> dict[s
         if why and part not in out["not_predicted"]:
             out["not_predicted"][part] = why
         out[part] = checked(total, obs.figure(part), (obs.resolution or {}).get(part))
-    out["outside_domain"] = next((s["plan"]["outside_domain"] for s in sheets
-                                  if s.get("plan") and s["plan"].get("outside_domain")), None)
+    out["outside_domain"] = next((s.plan.outside_domain for s in sheets
+                                  if s.plan is not None and s.plan.outside_domain), None)
     return out
 
 
-def _total(model: CostModel, sheets: list[dict[str, Any]], part: str,
+def _total(model: CostModel, sheets: list[Sheet], part: str,
            span: float) -> tuple[dict[str, float] | None, str | None]:
     """A figure's total over the span, summed over the sheets (value and the interval's ends alike), or None and
     why (a sheet without a plan, or a plan without the figure: costmodel.not_predicted's reason)."""
@@ -133,13 +137,13 @@ def _total(model: CostModel, sheets: list[dict[str, Any]], part: str,
         return None, None
     total = {"value": 0.0, "low": 0.0, "high": 0.0}
     for sheet in sheets:
-        plan = sheet.get("plan")
+        plan = sheet.plan
         if plan is None:
-            return None, f"{sheet['setting']} on {sheet['table']}: {sheet['error']}"
-        figure = plan[PLAN[part]]
+            return None, f"{sheet.setting} on {sheet.table}: {sheet.error}"
+        figure = PLAN[part](plan)
         if figure is None:
-            as_run = Observation(setting=plan["setting"], table=plan["table"], folder=None, scenario=None,
-                                 transactions=plan["transactions_per_s"] * span, rows=plan["rows_per_s"] * span,
+            as_run = Observation(setting=plan.setting, table=plan.table, folder=None, scenario=None,
+                                 transactions=plan.transactions_per_s * span, rows=plan.rows_per_s * span,
                                  seconds=span, master_cpu_s=None, replica_cpu_s=None, replica_reads=0,
                                  binlog_bytes=None, fsyncs_per_commit=None)
             return None, costmodel.not_predicted(model, as_run).get(part, "the model cannot say")

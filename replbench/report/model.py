@@ -9,7 +9,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from ..analysis.costmodel import HELD_OUT, Z95
+from ..analysis.costmodel import HELD_OUT, Z95, Capacity, ParallelApply, Plan, RoleCapacity, SemiSyncWait
+from ..analysis.profile import Largest
 from ..analysis.validation import PATHS, case_label, coverage, drained, drains_of, repeats_of
 from ..core.results import (
     Checked,
@@ -186,32 +187,32 @@ def _figure(value: dict[str, Any] | None) -> str:
     return f"{_num(value['value'])} [{_num(value['low'])}–{_num(value['high'])}]"
 
 
-def render_plan(plan: dict[str, Any], replicas: int | None = None) -> str:
+def render_plan(plan: Plan, replicas: int | None = None) -> str:
     """costmodel.predict's plan as text; with `replicas`, the bytes out of the master to that many. A profile's plan
     says where its binlog figures come from (analysis/profile.own_binlog's binlog_note)."""
-    each = plan.get("bytes_per_s_to_each_replica")
+    each = plan.bytes_per_s_to_each_replica
     return "\n".join([
-        f"Capacity plan under {plan['setting']} on {plan['table']}: {plan['transactions_per_s']:,.0f} transactions/s, "
-        f"{plan['rows_per_s']:,.0f} rows/s (95 % intervals in brackets)",
-        f"Binlog: {_figure(plan['binlog_mb_per_s'])} MB/s, {_figure(plan['binlog_gb_per_day'])} GB/day; to each "
-        f"replica {_figure(plan['bytes_per_s_to_each_replica'])} B/s"
-        + (f", {plan['binlog_note']}" if plan.get("binlog_note") else ""),  # a profile's: measured or estimated
-        f"Master CPU: {_figure(plan['master_cpu_cores'])} cores",
-        f"Replica CPU: {_figure(plan['replica_cpu_cores'])} cores, {_figure(plan['replica_cpu_utilisation'])} of "
-        f"its {plan['replica_cores']:g} core(s)",
-        f"Replica apply utilisation ρ (one SQL thread): {_figure(plan['replica_apply_rho'])}; lag "
-        f"{plan['lag'] or 'unknown (no apply data)'}"
-        + (f" ({_figure(plan['lag_growth_s_per_s'])} s per s)" if plan.get("lag_growth_s_per_s") else ""),
-        f"A replica starts falling behind at {_figure(plan['onset_transactions_per_s'])} transactions/s of this mix"
-        if plan["onset_transactions_per_s"] else
+        f"Capacity plan under {plan.setting} on {plan.table}: {plan.transactions_per_s:,.0f} transactions/s, "
+        f"{plan.rows_per_s:,.0f} rows/s (95 % intervals in brackets)",
+        f"Binlog: {_figure(plan.binlog_mb_per_s)} MB/s, {_figure(plan.binlog_gb_per_day)} GB/day; to each "
+        f"replica {_figure(plan.bytes_per_s_to_each_replica)} B/s"
+        + (f", {plan.binlog_note}" if plan.binlog_note else ""),  # a profile's: measured or estimated
+        f"Master CPU: {_figure(plan.master_cpu_cores)} cores",
+        f"Replica CPU: {_figure(plan.replica_cpu_cores)} cores, {_figure(plan.replica_cpu_utilisation)} of "
+        f"its {plan.replica_cores:g} core(s)",
+        f"Replica apply utilisation ρ (one SQL thread): {_figure(plan.replica_apply_rho)}; lag "
+        f"{plan.lag or 'unknown (no apply data)'}"
+        + (f" ({_figure(plan.lag_growth_s_per_s)} s per s)" if plan.lag_growth_s_per_s else ""),
+        f"A replica starts falling behind at {_figure(plan.onset_transactions_per_s)} transactions/s of this mix"
+        if plan.onset_transactions_per_s else
         f"The rate at which a replica starts falling behind: {_figure(None)}",
-        *_parallel(plan.get("parallel")),
-        f"Fsyncs on the master: {_figure(plan['fsyncs_per_s'])} per second",
+        *_parallel(plan.parallel),
+        f"Fsyncs on the master: {_figure(plan.fsyncs_per_s)} per second",
         *([f"To {replicas} replica(s): {_figure(_times(each, replicas))} B/s out of the master (each replica's "
            "stream, once per replica)"] if replicas and each else []),
-        *_semi_sync(plan.get("semi_sync"), plan["transactions_per_s"]),
-        *render_capacity(plan.get("capacity")),  # a plan from before --cores has none
-        *([f"Outside the model's domain: {plan['outside_domain']}"] if plan.get("outside_domain") else []),
+        *_semi_sync(plan.semi_sync, plan.transactions_per_s),
+        *render_capacity(plan.capacity),  # none without --cores
+        *([f"Outside the model's domain: {plan.outside_domain}"] if plan.outside_domain else []),
     ])
 
 
@@ -219,65 +220,65 @@ ROLE_LABEL = {"master": "master (mariadbd)", "replica": "each replica (mariadbd)
               "load": "load (vegeta)"}
 
 
-def render_capacity(c: dict[str, Any] | None) -> list[str]:
+def render_capacity(c: Capacity | None) -> list[str]:
     """--cores: per role given, the cores it needs at the asked rate, their share of its cores and the rate it
     sustains; the rate the plan sustains and the role that saturates first; the roles not judged; the assumption
     (costmodel.capacity). Nothing without --cores."""
     if not c:
         return []
-    trx, roles = c["transactions_per_s"], c["roles"]
-    given = ",".join(f"{role}={role_['cores']:g}" for role, role_ in roles.items())
-    over = f" over the workload's tables ({', '.join(c['tables'])})" if c.get("tables") else ""
+    trx, roles = c.transactions_per_s, c.roles
+    given = ",".join(f"{role}={role_.cores:g}" for role, role_ in roles.items())
+    over = f" over the workload's tables ({', '.join(c.tables)})" if c.tables else ""
     lines = [f"Capacity per role{over} at {_num(trx)} transactions/s asked (--cores {given}):"]
     for role, got in roles.items():
-        lines.append(f"  {ROLE_LABEL[role]}: " + _role_line(role, got, c.get("threads") or 1))
-    for role in c["not_judged"]:
+        lines.append(f"  {ROLE_LABEL[role]}: " + _role_line(role, got, c.threads or 1))
+    for role in c.not_judged:
         lines.append(f"  {ROLE_LABEL[role]}: not judged (not in --cores)")
-    first, sustained, threads = c["saturates_first"], c["sustained_transactions_per_s"], c.get("threads") or 1
-    if first is None:
+    first, sustained, threads = c.saturates_first, c.sustained_transactions_per_s, c.threads or 1
+    if first is None or sustained is None:
         lines.append("Sustained rate: not judged (no role given has a figure)")
     else:
-        why = "" if roles[first].get("bound") != "apply" else " (its SQL thread)" if threads <= 1 else \
+        why = "" if roles[first].bound != "apply" else " (its SQL thread)" if threads <= 1 else \
             f" (its {threads} applier threads, if its transactions are independent)"
-        near = ("; within the interval: " + ", ".join(c["near"]) + " (which saturates first is not sure)"
-                if c["near"] else "")
+        near = ("; within the interval: " + ", ".join(c.near) + " (which saturates first is not sure)"
+                if c.near else "")
         short = (f"; below the {_num(trx)} asked: the mix does not fit these cores" if sustained["value"] < trx
                  else "")
         lines.append(f"Sustained: {_figure(sustained)} transactions/s of this mix, the {first} saturating "
                      f"first{why}{near}{short}"
-                     + ("; the roles not judged may saturate sooner" if c["not_judged"] else ""))
-        if c.get("outside_domain"):
-            lines.append(f"The sustained rate lies outside the model's domain: {c['outside_domain']}")
-    lines.append(f"Assumed: {c['assumption']}")
+                     + ("; the roles not judged may saturate sooner" if c.not_judged else ""))
+        if c.outside_domain:
+            lines.append(f"The sustained rate lies outside the model's domain: {c.outside_domain}")
+    lines.append(f"Assumed: {c.assumption}")
     return lines
 
 
-def _role_line(role: str, got: dict[str, Any], threads: int) -> str:
+def _role_line(role: str, got: RoleCapacity, threads: int) -> str:
     """One role's cores needed, their share of its cores and the rate it sustains (costmodel.capacity's); a
     replica's SQL thread beside its cores."""
-    if got.get("cores_needed") is None:
-        text = got["no_data"]
+    if got.cores_needed is None:
+        text = got.no_data or ""
     else:
-        text = f"needs {_figure(got['cores_needed'])} cores, {_figure(got['utilisation'])} of its {got['cores']:g}"
-    if role == "replica" and got.get("apply"):  # no apply fit: the replica judged on its cores alone
-        text += f"; its SQL thread {got['apply']}"
+        text = f"needs {_figure(got.cores_needed)} cores, {_figure(got.utilisation)} of its {got.cores:g}"
+    if role == "replica" and got.apply:  # no apply fit: the replica judged on its cores alone
+        text += f"; its SQL thread {got.apply}"
     elif role == "replica":
-        if got.get("cores_max_transactions_per_s"):
-            text += f" ({_figure(got['cores_max_transactions_per_s'])} transactions/s on them)"
+        if got.cores_max_transactions_per_s:
+            text += f" ({_figure(got.cores_max_transactions_per_s)} transactions/s on them)"
         thread = ("its SQL thread (serial apply: one core whatever its cores)" if threads <= 1 else
-                  f"its {threads} applier threads ({got['apply_at_once']:g} transaction(s) at once if independent: "
-                  f"min({threads}, its cores))")
-        text += f"; {thread} busy {_figure(got['apply_utilisation'])}"
-        if got.get("apply_max_transactions_per_s"):
-            text += f", keeping up with {_figure(got['apply_max_transactions_per_s'])} transactions/s"
-        if got.get("apply_max_conflicting"):
-            text += f" ({_figure(got['apply_max_conflicting'])} if they conflict)"
-    most = got.get("max_transactions_per_s")
+                  f"its {threads} applier threads ({got.apply_at_once or 1:g} transaction(s) at once if "
+                  f"independent: min({threads}, its cores))")
+        text += f"; {thread} busy {_figure(got.apply_utilisation)}"
+        if got.apply_max_transactions_per_s:
+            text += f", keeping up with {_figure(got.apply_max_transactions_per_s)} transactions/s"
+        if got.apply_max_conflicting:
+            text += f" ({_figure(got.apply_max_conflicting)} if they conflict)"
+    most = got.max_transactions_per_s
     if most:
         bound = (" (bound by its SQL thread, not its cores)" if threads <= 1 else
-                 " (bound by its applier threads, not its cores)") if got["bound"] == "apply" else ""
+                 " (bound by its applier threads, not its cores)") if got.bound == "apply" else ""
         return f"{text}; sustains {_figure(most)} transactions/s{bound}"
-    if got.get("cores_needed") is not None:
+    if got.cores_needed is not None:
         return f"{text}; not limiting at any rate the model can tell (it needs no CPU the fit prices)"
     return text
 
@@ -286,48 +287,48 @@ def _times(value: dict[str, float], factor: float) -> dict[str, float]:
     return {k: v * factor for k, v in value.items()}
 
 
-def _parallel(p: dict[str, Any] | None) -> list[str]:
+def _parallel(p: ParallelApply | None) -> list[str]:
     """--parallel N's bounds (costmodel.parallel_apply); nothing for one thread: the plan's own ρ."""
-    if not p or p["threads"] <= 1:
+    if not p or p.threads <= 1:
         return []
-    n, at_once = p["threads"], p["at_once"]
+    n, at_once = p.threads, p.at_once
     head = (f"ρ with {n} applier threads, a bound, not a measurement (the model times one SQL thread; study "
             "parallel-apply measures threads):")
     if at_once <= 1:
-        return [f"{head} one thread's, {_figure(p['worst'])}: min({n}, the replica's cores) = 1 transaction applies "
-                f"at once (give the replica's cores with --cores replica=N); lag {p['lag']}"]
-    return [f"{head} from {_figure(p['best'])} (independent transactions, min({n}, the replica's cores) = "
-            f"{at_once:g} at once) to {_figure(p['worst'])} (conflicting ones, or one transaction: no thread splits "
-            f"it); lag {p['lag']}",
-            f"With {n} applier threads a replica starts falling behind between {_figure(p['onset_worst'])} "
-            f"(conflicting) and {_figure(p['onset_best'])} (independent) transactions/s of this mix"]
+        return [f"{head} one thread's, {_figure(p.worst)}: min({n}, the replica's cores) = 1 transaction applies "
+                f"at once (give the replica's cores with --cores replica=N); lag {p.lag}"]
+    return [f"{head} from {_figure(p.best)} (independent transactions, min({n}, the replica's cores) = "
+            f"{at_once:g} at once) to {_figure(p.worst)} (conflicting ones, or one transaction: no thread splits "
+            f"it); lag {p.lag}",
+            f"With {n} applier threads a replica starts falling behind between {_figure(p.onset_worst)} "
+            f"(conflicting) and {_figure(p.onset_best)} (independent) transactions/s of this mix"]
 
 
-def _semi_sync(s: dict[str, Any] | None, trx: float) -> list[str]:
+def _semi_sync(s: dict[str, SemiSyncWait] | None, trx: float) -> list[str]:
     """--link RTT's semi-sync wait per commit per wait point and the commits in flight it takes
     (costmodel.semi_sync)."""
     if not s:
         return []
-    rtt = s["AFTER_COMMIT"]["latency_s"]["value"] / s["AFTER_COMMIT"]["rtts"]["value"]
+    rtt = s["AFTER_COMMIT"].latency_s["value"] / s["AFTER_COMMIT"].rtts["value"]
     lines = [f"Semi-sync at a {_num(rtt * 1e3)} ms round trip to the replica that acknowledges (round trips per "
              f"commit as measured by hand, docs/decisions/semi-sync-by-hand.md; in flight: {_num(trx)} "
              "transactions/s × the wait, Little's law, the commits the application must have open at once):"]
     for point, basis in (("AFTER_COMMIT", "MariaDB's default: one round trip, measured 1.00–1.09"),
                          ("AFTER_SYNC", "up to two round trips once commits overlap, as they do at this rate"
-                          if s["AFTER_SYNC"]["overlap"] else
+                          if s["AFTER_SYNC"].overlap else
                           "one round trip while commits do not overlap, up to two when they do")):
         got = s[point]
-        lines.append(f"  {point} ({basis}): +{_figure(_times(got['latency_s'], 1e3))} ms per commit, "
-                     f"{_figure(got['in_flight'])} commits in flight")
+        lines.append(f"  {point} ({basis}): +{_figure(_times(got.latency_s, 1e3))} ms per commit, "
+                     f"{_figure(got.in_flight)} commits in flight")
     return lines
 
-def render_largest(big: dict[str, Any] | None) -> list[str]:
+def render_largest(big: Largest | None) -> list[str]:
     """model predict --profile: the profile's largest transaction on a sheet's table (analysis/profile.largest_on),
     one SQL thread's apply time for it from the apply fit."""
     if not big:
         return []
-    took = big["apply_s"]
-    head = f"The largest transaction ({big['gtid']}, {big['rows']:,} rows)"
+    took = big.apply_s
+    head = f"The largest transaction ({big.gtid}, {big.rows:,} rows)"
     if took is None:
         return [f"{head}: no apply time (the model has no apply fit that prices rows)"]
     seconds = took["value"] >= 1

@@ -4,9 +4,7 @@ transactions; and `model predict --profile`'s cost sheets. docs/profile.md shows
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..analysis.profile import SETTINGS, Group, Line, Profile
+from ..analysis.profile import SETTINGS, Group, Line, Profile, Sheet
 from .model import render_largest, render_plan
 
 SECONDS_PER_DAY = 86_400
@@ -123,7 +121,7 @@ def _largest(profile: Profile) -> list[str]:
     return [*out, ""]
 
 
-def render_predictions(profile_path: str, profile: Profile, sheets: list[dict[str, Any]], replicas: int | None,
+def render_predictions(profile_path: str, profile: Profile, sheets: list[Sheet], replicas: int | None,
                        notes: list[str]) -> str:
     """model predict --profile: what the workload is, how its tables map to the model's, then a cost sheet per
     setting and model table (costmodel.predict's plan, its binlog the profile's own: profile.own_binlog; or why
@@ -134,11 +132,11 @@ def render_predictions(profile_path: str, profile: Profile, sheets: list[dict[st
            f"heartbeat's {profile.heartbeat.transactions if profile.heartbeat else 0:,} transactions left out", *notes]
     for sheet in sheets:
         out.append("")
-        plan = sheet.get("plan")
+        plan = sheet.plan
         if plan is None:
-            out.append(f"{sheet['setting']} on {sheet['table']}: {sheet['error']}")
+            out.append(f"{sheet.setting} on {sheet.table}: {sheet.error}")
             continue
         out.append(render_plan(plan, replicas))  # its binlog line the profile's own bytes, or says why not
-        out += render_largest(sheet.get("largest"))
+        out += render_largest(sheet.largest)
     return "\n".join(out)
 
