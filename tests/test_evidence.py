@@ -134,6 +134,8 @@ EVIDENCE = (
     Evidence("model-pooling-20261202/pooling.txt", (Run("model-pooling-20261202/pooling.py"),)),
     Evidence("semi-sync-clients-20261202/compare.txt", (
         Run("semi-sync-clients-20261202/compare.py", cwd="semi-sync-clients-20261202"),)),
+    Evidence("pinned-apply-20261203/compare.txt", (
+        Run("pinned-apply-20261203/compare.py", cwd="pinned-apply-20261203"),)),
 )
 RERUN = {run.script for evidence in EVIDENCE for run in evidence.runs}
 
