@@ -102,6 +102,14 @@ def test_apply_capacity_says_when_its_applier_threads_outnumber_the_hosts_cores(
     for quiet in ({"cores": 2, "knobs": {"parallel_threads": 0}}, {"cores": 8, "knobs": {"parallel_threads": 4}},
                   {"knobs": {"parallel_threads": 4}}):  # serial; cores to spare; own servers (cores not known)
         assert "Core ceiling" not in render(apply_of({"scenario": "write", "status": "ok", **quiet}))
+    # pinned (--cpus): the replica's own cores are its ceiling, whatever the host has
+    pinned = {"scenario": "write", "status": "ok", "cores": 8, "replicas": {"replica1": None},
+              "cpus": {"requested": "replica1=1", "pinned": {"replica1": [1]}, "read_back": {"replica1": [1]}}}
+    assert "Core ceiling: 4 applier threads on a replica's 1 pinned core(s)" in render(apply_of(
+        {**pinned, "knobs": {"parallel_threads": 4}}))
+    assert "Core ceiling" not in render(apply_of({**pinned, "knobs": {"parallel_threads": 0}}))
+    assert "Core ceiling" not in render(apply_of({**pinned, "cores": 2, "cpus": {
+        "requested": "replica1=0-1", "pinned": {"replica1": [0, 1]}}, "knobs": {"parallel_threads": 1}}))
 
 
 def test_a_live_windows_mean_and_busiest_minute_come_from_its_samples() -> None:

@@ -426,7 +426,11 @@ def render(a: ApplyRecord) -> str:
             f"{group} on core(s) {','.join(str(c) for c in cores)}" for group, cores in pinned.items())
             + "; every other group on every core")
     threads = int((a.knobs or {}).get("parallel_threads") or 0)
-    if a.cores and threads >= a.cores and not pinned:
+    own = [len(pinned[r]) for r in a.replicas or {} if r in pinned]  # a pinned replica's cores are its own
+    if own and threads >= min(own):
+        lines.append(f"Core ceiling: {threads} applier threads on a replica's {min(own)} pinned core(s): a parallel "
+                     "speed-up measured here is bounded by its cores, not by replication")
+    elif a.cores and threads >= a.cores and not own:
         lines.append(f"Core ceiling: {threads} applier threads on this host's {a.cores} cores, shared with the other "
                      "mariadbd processes: a parallel speed-up measured here is bounded by the cores, not by "
                      "replication (pin the replica to cores of its own with --cpus to measure the threads)")
