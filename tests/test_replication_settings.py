@@ -268,6 +268,31 @@ def test_live_apply_capacity_times_each_replica_on_what_another_client_wrote(top
         assert entry["apply_rate_trx_per_s"] > 0 and entry["capacity_ratio"] > 0, entry
         assert f"{replica}: applied {entry['transactions']:,} trx" in proc.stdout
     assert "Window: " in proc.stdout and "Short window" in proc.stdout
+    # the master's CPU over the window, per transaction: gross, since the client wrote before it opened; no replica
+    # followed (replica1 held by hand, replica2 held by the command)
+    cpu = live["cpu"]
+    assert list(cpu) == ["master"] and live["idle_trx"] > 0 and cpu["master"]["net"] is False, live
+    assert cpu["master"]["transactions"] == live["transactions"] and cpu["master"]["cpu_ms_per_trx"] > 0, cpu
+    assert "CPU over the window, the master: " in proc.stdout and "gross: the client was already writing" in \
+        proc.stdout
+    with (folder / "window.csv").open() as f:
+        assert next(csv.reader(f)) == ["t_s", "master_app_trx", "cpu_s_master"]
+    # replica1 left replicating this time: it follows the window, its CPU per transaction a following replica's
+    writer = threading.Thread(target=client, daemon=True)
+    done.clear()
+    writer.start()
+    try:
+        proc = run_cli(["apply-capacity", "--live", "3s", "--replica", "replica2"], env)
+    finally:
+        done.set()
+        writer.join()
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    line = next(line for line in proc.stderr.splitlines() if "→" in line)
+    data = json.loads((topo.results / "apply-capacity" / line.rsplit("/", 1)[-1].strip() / "apply.json").read_text())
+    cpu = data["live"]["cpu"]
+    assert cpu["replica1"]["role"] == "following" and cpu["replica1"]["cpu_ms_per_trx"] > 0, cpu
+    assert list(data["replicas"]) == ["replica2"] and "replica1 (following it, its SQL thread not held)" in \
+        proc.stdout
     assert replicating(topo)
     with sql.admin(topo.master, topo) as cur:
         cur.execute("DROP DATABASE livewin")

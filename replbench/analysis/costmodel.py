@@ -1072,6 +1072,9 @@ class Plan:
     # a profile's plan (analysis/profile.own_binlog): where its binlog figures come from
     binlog_basis: str | None = None
     binlog_note: str | None = None
+    # a profile's plan priced with the workload's own runs (analysis/ownfit.own_cpu): where its CPU comes from
+    cpu_basis: str | None = None
+    cpu_note: str | None = None
 
 
 def predict(model: CostModel, mix: list[tuple[str, int, float]], setting: str = "ROW-FULL",
@@ -1108,15 +1111,7 @@ def predict(model: CostModel, mix: list[tuple[str, int, float]], setting: str = 
         master_cpu_cores=master_cpu,
         replica_cpu_cores=replica_cpu, replica_cores=replica_cores,
         replica_cpu_utilisation=_scaled(replica_cpu, 1 / replica_cores),
-        replica_apply_rho=rho,
-        lag=None if rho is None else (
-            "bounded (ρ < 1 with its interval)" if rho["high"] < 1 else
-            f"grows by {lag_growth(rho['value']):.2f} s per s" if rho["low"] > 1 else
-            "at the edge (the interval spans 1)"),
-        lag_growth_s_per_s=None if rho is None or rho["value"] <= 1 else
-        {"value": lag_growth(rho["value"]), "low": lag_growth(max(rho["low"], 1.0)),
-         "high": lag_growth(rho["high"])},
-        onset_transactions_per_s=_reciprocal(rho, trx),
+        **apply_figures(rho, trx),
         fsyncs_per_s=_predict_one(fitted.master_fsyncs, trx, rows, seconds=writing),
         outside_domain=outside_domain(fitted, trx, rows),
         parallel=parallel_apply(rho, trx, threads, replica_cores),
@@ -1133,6 +1128,21 @@ def predict(model: CostModel, mix: list[tuple[str, int, float]], setting: str = 
         # the rate it sustains, as a mix of the same proportions, against the rates the fit saw
         held = replace(held, outside_domain=outside_domain(fitted, most["value"], rows * most["value"] / trx))
     return replace(plan, capacity=held)
+
+
+def apply_figures(rho: Band | None, trx: float) -> dict[str, Any]:
+    """A plan's apply fields from one SQL thread's utilisation ρ at trx transactions/s: ρ, the lag (bounded, growing
+    or at the edge, by ρ's interval), its growth and the rate at which a replica starts falling behind."""
+    return {
+        "replica_apply_rho": rho,
+        "lag": None if rho is None else (
+            "bounded (ρ < 1 with its interval)" if rho["high"] < 1 else
+            f"grows by {lag_growth(rho['value']):.2f} s per s" if rho["low"] > 1 else
+            "at the edge (the interval spans 1)"),
+        "lag_growth_s_per_s": None if rho is None or rho["value"] <= 1 else
+        {"value": lag_growth(rho["value"]), "low": lag_growth(max(rho["low"], 1.0)),
+         "high": lag_growth(rho["high"])},
+        "onset_transactions_per_s": _reciprocal(rho, trx)}
 
 
 def per_request(part: Fit | None, requests: float, rate: float) -> dict[str, float] | None:

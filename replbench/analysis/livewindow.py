@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 
 from ..core.config import LIVE_BUSIEST_SPAN_S, LIVE_MIN_WINDOW_S
+from ..core.results import LiveCpu
+from ..core.stats import mean_error
 
 
 def rates(samples: Sequence[tuple[float, int]], asked_s: float,
@@ -34,4 +36,44 @@ def rates(samples: Sequence[tuple[float, int]], asked_s: float,
         best = int(np.argmax(per_s))
         out.update(busiest_minute_trx_per_s=round(float(per_s[best]), 1),
                    busiest_minute_from_s=round(float(t[starts[best]] - t[0]), 1))
+    return out
+
+
+
+def cpu_of(samples: Sequence[tuple[float, int]], cpu: Sequence[dict[str, float | None]],
+           idle: dict[str, float | None], roles: dict[str, str], span: float = LIVE_BUSIEST_SPAN_S
+           ) -> dict[str, LiveCpu]:
+    """Each node's CPU over the window from its cumulative CPU seconds read with each sample (`cpu`, aligned with
+    `samples`): in all and per transaction of the master's, net of the node's idle CPU per second where `idle`
+    has it (None: gross); and per whole `span` of the window, each span's CPU-ms per transaction, with the 95 %
+    interval of their mean (Student's t over the spans: the window's own repeats, for a fit on one rate). A node
+    not read at the window's first and last sample has no figure rather than a part of one."""
+    t = [s[0] for s in samples]
+    n = [s[1] for s in samples]
+    out: dict[str, LiveCpu] = {}
+    for node, role in roles.items():
+        got = [(i, v) for i, row in enumerate(cpu[:len(samples)]) if (v := row.get(node)) is not None]
+        if len(samples) < 2 or len(got) < 2 or got[0][0] != 0 or got[-1][0] != len(samples) - 1:
+            continue
+        rest = idle.get(node)
+
+        def per_trx(a: tuple[int, float], b: tuple[int, float], rest: float | None = rest) -> float | None:
+            trx = n[b[0]] - n[a[0]]
+            used = b[1] - a[1] - (rest or 0.0) * (t[b[0]] - t[a[0]])
+            return round(1000 * max(0.0, used) / trx, 4) if trx > 0 else None
+
+        minutes: list[float] = []
+        start = got[0]
+        for read in got[1:]:
+            if t[read[0]] - t[start[0]] >= span:
+                if (value := per_trx(start, read)) is not None:
+                    minutes.append(value)
+                start = read
+        error = mean_error(minutes)
+        mean = sum(minutes) / len(minutes) if minutes else 0.0
+        out[node] = LiveCpu(role=role, cpu_s=round(got[-1][1] - got[0][1], 3), seconds=round(t[-1] - t[0], 3),
+                            transactions=n[-1] - n[0], idle_cpu_per_s=rest, cpu_ms_per_trx=per_trx(got[0], got[-1]),
+                            net=rest is not None, minutes_ms_per_trx=minutes,
+                            ci95_ms_per_trx=None if error is None else
+                            [round(mean - error[1], 4), round(mean + error[1], 4)])
     return out

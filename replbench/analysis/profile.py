@@ -46,6 +46,7 @@ from ..measure.binlogfile import (
 )
 from . import costmodel
 from .costmodel import Band, Plan
+from .ownfit import OwnFit, own_cpu
 
 SCHEMA_VERSION = results.KINDS["profile.json"].version  # its format history: core/results, with every kind's
 SETTINGS = ("ROW-FULL", "ROW-MINIMAL", "ROW-NOBLOB", "STATEMENT", "MIXED")  # costmodel.SETTINGS' names
@@ -882,7 +883,7 @@ class Sheet:
 def price(model: CostModel, profile: Profile, mixes: dict[str, Mix], mapped: dict[str, list[Line]],
           setting: str, replica_cores: float = MODEL_REPLICA_CORES, alone: bool = False, threads: int = 1,
           rtt_s: float | None = None, model_binlog: bool = False,
-          cores: dict[str, float] | None = None) -> list[Sheet]:
+          cores: dict[str, float] | None = None, own: OwnFit | None = None) -> list[Sheet]:
     """The cost sheets of the profile's workload under one setting, one per model table its mixes are on:
     costmodel.predict's plan (every figure per second; with threads and rtt_s as predict takes them) with its
     binlog figures the profile's own where it has them (own_binlog; with model_binlog, the model's price kept) and
@@ -903,6 +904,8 @@ def price(model: CostModel, profile: Profile, mixes: dict[str, Mix], mapped: dic
         except costmodel.MixError as exc:
             sheets.append(Sheet(setting, table, error=str(exc)))
             continue
+        if own is not None:  # the workload's own runs price its CPU and apply (analysis/ownfit)
+            plan = own_cpu(plan, own, costmodel.no_data_of(model))
         sheets.append(Sheet(setting, table, plan=plan if model_binlog else own_binlog(plan, profile, mapped[table]),
                             largest=largest_on(model, profile, mapped[table], setting, table)))
     plans = [sheet.plan for sheet in sheets if sheet.plan is not None]

@@ -431,6 +431,11 @@ def _add_model_parser(sub: Any) -> None:
     p.add_argument("--from", dest="source", help="the folder whose runs the fit reads (default: results/)")
     p.add_argument("--mix", help="predict: e.g. 'update_user=3000/s,update_users:100=20/s'")
     p.add_argument("--profile", help="predict: a profile file from ./run.sh profile, priced instead of a --mix")
+    p.add_argument("--own-runs", metavar="APPLY_JSON[,…]",
+                   help="predict --profile: the workload's own live windows (apply.json of `apply-capacity --live`, "
+                        "comma-separated, one setting): its CPU per transaction on the master and a following "
+                        "replica, and its drains' apply rate, price the plan instead of the model's fit on the "
+                        "suite's table (held at any rate: a fit on the windows' rate)")
     p.add_argument("--setting", help=f"predict: one of {', '.join(costmodel.SETTINGS)} (default: ROW-FULL; with "
                    "--profile, every setting the model has)")
     p.add_argument("--cores", type=_cores, metavar="ROLE=N,…",
@@ -803,6 +808,8 @@ def cmd_model(args: argparse.Namespace) -> int:
         return _model_validate(args, settings, path)
     if args.profile:
         return profile.predict_from_profile(args)
+    if getattr(args, "own_runs", None):
+        raise UsageError("--own-runs prices a profile's workload: give it with --profile FILE", args.model_parser)
     args.setting = args.setting or "ROW-FULL"
     if not args.mix:
         raise UsageError("model predict needs --mix, e.g. --mix 'update_user=3000/s,update_users:100=20/s'")

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis import costmodel
+from ..analysis.ownfit import OwnFit, OwnRunsError, fit_of
 from ..analysis.profile import (
     EVERY_ROW,
     NoWorkload,
@@ -34,7 +35,7 @@ from ..analysis.profile import (
 from ..core.config import MODEL_REPLICA_CORES, SETTINGS, ReplbenchError, Settings
 from ..core.progress import Progress
 from ..core.records import shown_path
-from ..core.results import CostModel, read_model, write_record
+from ..core.results import CostModel, apply_of, load, read_model, write_record
 from ..measure import binlogfile
 from ..report.profile import render, render_predictions
 from ..report.sources import published_model
@@ -192,13 +193,15 @@ def predict_from_profile(args: argparse.Namespace) -> int:
         mixes, mapped, notes = workload_mixes(profile, model_tables(model))
     except NoWorkload as exc:
         raise UsageError(f"--profile: {exc}") from None
+    own = own_runs(getattr(args, "own_runs", None))
     wanted = [args.setting] if getattr(args, "setting", None) else list(costmodel.SETTINGS)
     sheets = []
     for setting in wanted:
         if setting not in costmodel.SETTINGS:
             raise UsageError(f"unknown --setting {setting!r}; settings: {', '.join(costmodel.SETTINGS)}")
         sheets += price(model, profile, mixes, mapped, setting, replica_cores, alone=len(wanted) == 1,
-                        threads=getattr(args, "parallel", 1), rtt_s=getattr(args, "link", None), cores=cores)
+                        threads=getattr(args, "parallel", 1), rtt_s=getattr(args, "link", None), cores=cores,
+                        own=own)
     if not sheets:
         raise ReplbenchError(f"the model ({source}) has none of the settings asked for the profile's tables")
     asked = getattr(args, "replicas_asked", None)  # --replicas N (the topology flag's, read as the setting)
@@ -206,6 +209,24 @@ def predict_from_profile(args: argparse.Namespace) -> int:
     print(render_predictions(args.profile, profile, sheets, replicas, notes))
     print(source)
     return 0
+
+
+def own_runs(text: str | None) -> OwnFit | None:
+    """--own-runs FILE[,FILE…]: the workload's own live windows read as its fit (analysis/ownfit), or a usage error
+    in one line naming the file and what is wrong."""
+    if not text:
+        return None
+    records = []
+    for name in (part.strip() for part in text.split(",") if part.strip()):
+        path = Path(name)
+        try:
+            records.append((path, apply_of(load(path))))
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"--own-runs {name}: not a readable apply.json ({exc})") from None
+    try:
+        return fit_of(records)
+    except OwnRunsError as exc:
+        raise UsageError(f"--own-runs {exc}") from None
 
 
 def model_cores(args: argparse.Namespace) -> tuple[dict[str, float], float]:

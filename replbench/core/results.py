@@ -33,7 +33,8 @@ version):
   0: the files written before any of these had a version.
   1: `schema_version` written; keys as in 0. Added since: apply.json's replicas' `writeback` and its `cores`
   (2026-12-02); apply.json's `live` and its replicas' `busiest_minute_ratio` (2026-12-02: `apply-capacity --live`),
-  its `replay` (2026-12-02: `apply-capacity --binlog`);
+  its `replay` (2026-12-02: `apply-capacity --binlog`), its live window's `cpu` and `idle_trx` (2026-12-03: each
+  node's CPU per transaction over the window, the workload's own fit for `model predict --own-runs`);
   model.json's `app_cpu_s` and `load_cpu_s`, and their fits' `basis` (2026-12-02: `model predict --cores`);
   study.json's `cells_cut` (2026-12-02: the study file's cells `--only` left out), `cores` (2026-12-02: the
   host's, for the core ceiling) and its units' metric `link_rtt_ms` (2026-12-02: the replication link's measured
@@ -1145,6 +1146,22 @@ class ApplyReplica(Record):
     busiest_minute_ratio: Num | None = None
 
 
+class LiveCpu(Record):
+    """One node's CPU over a live window (analysis/livewindow.cpu_of): in all, per second of its idle before the
+    window (None: the client was already writing, so the figures are gross), per transaction (net where the idle
+    is known) and per whole minute of the window, with the minutes' 95 % interval of the mean."""
+
+    role: str | None = None  # "master" or "following" (a replica that applied the window as it was written)
+    cpu_s: Num | None = None
+    seconds: Num | None = None
+    transactions: int | None = None
+    idle_cpu_per_s: Num | None = None
+    cpu_ms_per_trx: Num | None = None
+    net: bool | None = None  # cpu_ms_per_trx is net of idle_cpu_per_s
+    minutes_ms_per_trx: list[Num] | None = None
+    ci95_ms_per_trx: list[Num] | None = None
+
+
 class LiveWindow(Record):
     """`apply-capacity --live`: the window the replicas' SQL threads were held while any client wrote to the master
     (analysis/livewindow), and what the master committed while the replicas then drained it."""
@@ -1160,6 +1177,10 @@ class LiveWindow(Record):
     gtid_start: str | None = None
     pre_flush_s: Num | None = None  # the replicas' dirty pages forced out as the window opened (not attributed)
     master_trx_during_drains: int | None = None
+    # each node's CPU over the window (the master and the replicas that followed it; absent before 2026-12-03), net
+    # of its idle where the idle sample before the window saw no transaction (`idle_trx`: what it saw)
+    cpu: dict[str, LiveCpu] | None = None
+    idle_trx: int | None = None
 
 
 class ReplayFile(Record):

@@ -109,20 +109,27 @@ def measure_live(settings: Settings, setting: knobs.Knobs, window: float, folder
         counters.enable(settings)
         progress.say("holding the replicas' SQL threads; their dirty pages forced out first, so that what each "
                      "flushes after its drain is the window's own")
+        # the replicas that go on applying as the client writes: their CPU per transaction is a following
+        # replica's (a drain's, below, is a catch-up's: batched, cheaper per transaction)
+        roles = {settings.master.name: "master",
+                 **{r.name: "following" for r in settings.replicas if r not in chosen and _applying(settings, r)}}
         state.stop()
         pre_flush = writeback.flush_nodes(settings, state.chosen, _cpu)
+        idle, idle_trx = _idle_before(settings, roles)
         gtid_start = nodes.master_gtid(settings)
         before = counters.snapshot(settings, state.pids)
         opened = time.monotonic()
-        samples = _watch(settings, window, progress, opened, _app_trx(before["master"]))
+        samples, cpu = _watch(settings, window, progress, opened, _app_trx(before["master"]), roles)
         gtid = nodes.master_gtid(settings)  # the drains' target: what the replicas must have applied at least
         state.queued = counters.snapshot(settings, state.pids)
         ended = _app_trx(state.queued["master"])
         if ended is not None:  # the window's last count is the snapshot's, as its first is
             samples.append((round(time.monotonic() - opened, 3), ended))
-        _write_samples(folder / "window.csv", samples)
+            cpu.append(_cpus(settings, roles))
+        _write_samples(folder / "window.csv", samples, cpu, roles)
         live = livewindow.rates(samples, window)
-        data["live"] = {**live, "gtid_start": gtid_start, "pre_flush_s": round(pre_flush.seconds, 3)}
+        data["live"] = {**live, "gtid_start": gtid_start, "pre_flush_s": round(pre_flush.seconds, 3),
+                        "cpu": livewindow.cpu_of(samples, cpu, idle, roles), "idle_trx": idle_trx}
         data.update(gtid=gtid, write_seconds=live["window_s"])
         master = _master(before, state.queued, live["window_s"] or window)
         if not master["transactions"]:
@@ -235,11 +242,29 @@ def _app_trx(snap: counters.NodeCounters | None) -> int | None:
     return None if snap is None else snap.seq.get(counters.APP_DOMAIN, 0)
 
 
-def _watch(settings: Settings, window: float, progress: Progress, opened: float,
-           first: int | None) -> list[tuple[float, int]]:
+def _cpus(settings: Settings, roles: dict[str, str]) -> dict[str, float | None]:
+    return {name: _cpu(settings.node(name)) for name in roles}
+
+
+def _idle_before(settings: Settings, roles: dict[str, str]) -> tuple[dict[str, float | None], int | None]:
+    """Each watched node's CPU per second over IDLE_SECONDS before the window opens, and the application
+    transactions the master committed meanwhile: any, and the client was already writing, so no node was idle
+    (every figure None: the window's CPU is then given gross)."""
+    first, cpu = sql.gtid_seq(nodes.master_gtid(settings)).get(counters.APP_DOMAIN, 0), _cpus(settings, roles)
+    time.sleep(IDLE_SECONDS)
+    trx, after = sql.gtid_seq(nodes.master_gtid(settings)).get(counters.APP_DOMAIN, 0) - first, _cpus(settings, roles)
+    idle = {name: None if trx or (a := cpu[name]) is None or (b := after[name]) is None
+            else round(max(0.0, b - a) / IDLE_SECONDS, 5) for name in roles}
+    return idle, trx
+
+
+def _watch(settings: Settings, window: float, progress: Progress, opened: float, first: int | None,
+           roles: dict[str, str]) -> tuple[list[tuple[float, int]], list[dict[str, float | None]]]:
     """The master's application transactions counted every LIVE_SAMPLE_S until `window` seconds after `opened`:
-    (seconds since then, its count), from `first` (the window's opening snapshot's count; None: not read)."""
+    (seconds since then, its count), from `first` (the window's opening snapshot's count; None: not read); with
+    each, the watched nodes' cumulative CPU seconds (`roles`' nodes)."""
     samples: list[tuple[float, int]] = [] if first is None else [(0.0, first)]
+    cpu: list[dict[str, float | None]] = [] if first is None else [_cpus(settings, roles)]
     while (now := time.monotonic() - opened) < window:
         time.sleep(max(0.0, min(LIVE_SAMPLE_S * (len(samples) + (first is None)) - now, window - now)))
         now = time.monotonic() - opened
@@ -247,17 +272,20 @@ def _watch(settings: Settings, window: float, progress: Progress, opened: float,
             break
         count = sql.gtid_seq(nodes.master_gtid(settings)).get(counters.APP_DOMAIN, 0)
         samples.append((round(now, 3), count))
+        cpu.append(_cpus(settings, roles))
         trx = count - samples[0][1]
         progress.say(f"{now:5.0f}/{window:.0f} s of the window: the master committed {trx:,} transactions "
                      f"({trx / max(now, 1e-9):,.1f}/s)", tick=True)
-    return samples
+    return samples, cpu
 
 
-def _write_samples(path: Path, samples: list[tuple[float, int]]) -> None:
+def _write_samples(path: Path, samples: list[tuple[float, int]], cpu: list[dict[str, float | None]],
+                   roles: dict[str, str]) -> None:
     with path.open("w", newline="") as f:
         out = csv.writer(f)
-        out.writerow(("t_s", "master_app_trx"))
-        out.writerows(samples)
+        out.writerow(("t_s", "master_app_trx", *(f"cpu_s_{name}" for name in roles)))
+        out.writerows((*sample, *("" if (v := row.get(name)) is None else round(v, 3) for name in roles))
+                      for sample, row in zip(samples, cpu, strict=True))
 
 
 def _write_backlog(settings: Settings, vegeta: Path, scenario: Scenario, folder: Path, writes: int, rate: int,
@@ -493,9 +521,27 @@ def _live_lines(master: ApplyMaster, live: LiveWindow) -> list[str]:
     if live.short:
         lines.append(f"Short window: under {LIVE_MIN_WINDOW_S / 60:g} minutes, it may hold none of the "
                      "application's busy minutes")
+    lines += _live_cpu_lines(live)
     if live.master_trx_during_drains:
         lines.append(f"The client went on writing while the replicas drained ({live.master_trx_during_drains:,} "
                      "transactions on the master meanwhile): where they share a host, the drains shared its cores")
+    return lines
+
+
+def _live_cpu_lines(live: LiveWindow) -> list[str]:
+    """Each watched node's CPU per transaction over the window: the workload's own figures, which `model predict
+    --profile --own-runs` prices it with (docs/apply-capacity.md, "Live")."""
+    lines = []
+    for name, c in (live.cpu or {}).items():
+        if c.cpu_ms_per_trx is None:
+            continue
+        who = "the master" if c.role == "master" else f"{name} (following it, its SQL thread not held)"
+        spread = (f" [{c.ci95_ms_per_trx[0]:.3f}–{c.ci95_ms_per_trx[1]:.3f}, the 95 % interval over its "
+                  f"{len(c.minutes_ms_per_trx or [])} whole minutes]" if c.ci95_ms_per_trx else
+                  " (under two whole minutes: no interval)")
+        basis = "net of its idle" if c.net else (
+            "gross: the client was already writing when the window opened, so no idle was measured")
+        lines.append(f"CPU over the window, {who}: {c.cpu_ms_per_trx:.3f} CPU-ms per transaction{spread}, {basis}")
     return lines
 
 

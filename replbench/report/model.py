@@ -200,6 +200,7 @@ def render_plan(plan: Plan, replicas: int | None = None) -> str:
         f"Master CPU: {_figure(plan.master_cpu_cores)} cores",
         f"Replica CPU: {_figure(plan.replica_cpu_cores)} cores, {_figure(plan.replica_cpu_utilisation)} of "
         f"its {plan.replica_cores:g} core(s)",
+        *([f"CPU and apply {plan.cpu_note}"] if plan.cpu_note else []),  # --own-runs: measured, not the model's
         f"Replica apply utilisation ρ (one SQL thread): {_figure(plan.replica_apply_rho)}; lag "
         f"{plan.lag or 'unknown (no apply data)'}"
         + (f" ({_figure(plan.lag_growth_s_per_s)} s per s)" if plan.lag_growth_s_per_s else ""),

@@ -1,0 +1,107 @@
+"""A workload priced with its own runs: a live window's CPU per transaction (analysis/livewindow.cpu_of) and
+`model predict --profile P --own-runs apply.json` (analysis/ownfit), on the committed sysbench profile and a live
+window's apply.json given the CPU figures a window records (docs/profile.md, "Your own runs")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from replbench.analysis.livewindow import cpu_of
+from replbench.core.config import ROOT
+from replbench.core.stats import mean_error
+
+from .conftest import env_for, run_main
+
+pytestmark = pytest.mark.unit
+
+SHAPES = ROOT / "results" / "readme-assets" / "shapes-20261202"
+PROFILE = SHAPES / "profile-write_only.json"  # sysbench oltp_write_only, 90,189 transactions over 305 s
+LIVE = SHAPES / "live-write_only" / "apply.json"  # its live window, recorded before windows had CPU figures
+
+
+def test_a_windows_cpu_per_transaction_is_net_of_idle_per_whole_minute_with_its_interval() -> None:
+    samples = [(float(i), 100 * i) for i in range(181)]  # 100 transactions a second for 180 s
+    # the master burns 0.3 CPU-ms a transaction over an idle of 0.01 s/s; every 7th second a little more
+    cpu = [{"master": i * 0.04 + 0.002 * (i % 7 == 0), "replica2": None if i == 5 else i * 0.02,
+            "replica1": None if i == 0 else i * 0.02} for i in range(181)]
+    got = cpu_of(samples, cpu, {"master": 0.01, "replica2": None, "replica1": 0.0},
+                 {"master": "master", "replica2": "following", "replica1": "following"})
+    master = got["master"]
+    assert master.net and master.transactions == 18_000 and master.cpu_ms_per_trx == pytest.approx(0.3, abs=1e-4)
+    assert len(master.minutes_ms_per_trx or []) == 3 and master.ci95_ms_per_trx is not None
+    low, high = master.ci95_ms_per_trx
+    assert low < 0.3 < high or low == high == pytest.approx(0.3, abs=1e-3)
+    replica = got["replica2"]  # a read missed mid-window: its minutes still from the reads it has
+    assert not replica.net and replica.cpu_ms_per_trx == pytest.approx(0.2) and replica.role == "following"
+    assert "replica1" not in got  # not read as the window opened: no figure rather than a part of one
+
+
+def _window(tmp_path: Path, name: str, master_ms: float = 0.35, follower_ms: float = 0.45,
+            knobs_changed: dict[str, str] | None = None, cpu: bool = True) -> Path:
+    """The committed live window's apply.json with the CPU figures a window now records (master and a following
+    replica over its 300 s, five whole minutes each)."""
+    doc = json.loads(LIVE.read_text())
+    if cpu:
+        doc["live"]["cpu"] = {
+            node: {"role": role, "cpu_s": ms * 90_133 / 1000, "seconds": 300.0, "transactions": 90_133,
+                   "idle_cpu_per_s": 0.002, "cpu_ms_per_trx": ms, "net": True,
+                   "minutes_ms_per_trx": [ms * f for f in (0.97, 1.0, 1.03, 0.99, 1.01)],
+                   "ci95_ms_per_trx": [ms * 0.97, ms * 1.03]}
+            for node, role, ms in (("master", "master", master_ms), ("replica2", "following", follower_ms))}
+        doc["live"]["idle_trx"] = 0
+    if knobs_changed is not None:
+        doc["knobs_changed"] = knobs_changed
+    path = tmp_path / name / "apply.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def _sheet(text: str, setting: str) -> str:
+    start = text.index(f"Capacity plan under {setting} ")
+    end = text.find("Capacity plan under ", start + 1)
+    return text[start:end if end >= 0 else None]
+
+
+def test_own_runs_price_the_profiles_cpu_and_apply_under_their_setting_only(tmp_path: Path) -> None:
+    env = env_for(tmp_path / "state", REPLBENCH_RESULTS=str(ROOT / "results"), REPLBENCH_PORT_BASE="9")
+    window = _window(tmp_path, "w1")
+    code, text, err = run_main(["model", "predict", "--profile", str(PROFILE), "--own-runs", str(window),
+                                "--cores", "master=1,replica=1"], env)
+    assert code == 0, err
+    full = _sheet(text, "ROW-FULL")
+    trx = 90_189 / 305  # the profile's transactions over its span
+    half = mean_error([0.35 * f for f in (0.97, 1.0, 1.03, 0.99, 1.01)])  # the minutes' interval
+    assert half is not None
+    assert (f"Master CPU: {trx * 0.35 / 1000:.3g} [{trx * (0.35 - half[1]) / 1000:.3g}–"
+            f"{trx * (0.35 + half[1]) / 1000:.3g}] cores") in full, full
+    assert f"Replica CPU: {trx * 0.45 / 1000:.3g} [" in full, full
+    assert "CPU and apply from your own live window(s) at 300.4 trx/s under ROW-FULL" in full, full
+    assert "one SQL thread applied 5,399–5,399 trx/s in the drains" in full, full
+    assert "A replica starts falling behind at 5,400 [5,400–5,400] transactions/s" in full, full
+    assert "replica (mariadbd): needs 0.133 [" in full and "the replica saturating first" in full, full
+    # the model's price under the settings the window did not run under, said so
+    assert "priced by the model: your own runs ran under ROW-FULL, not ROW-MINIMAL" in _sheet(text, "ROW-MINIMAL")
+    code, model_text, err = run_main(["model", "predict", "--profile", str(PROFILE), "--setting", "ROW-FULL"], env)
+    assert code == 0, err
+    assert "CPU and apply" not in model_text and _sheet(model_text, "ROW-FULL") != full
+
+
+def test_own_runs_that_are_no_live_window_with_cpu_figures_are_refused_in_one_line(tmp_path: Path) -> None:
+    env = env_for(tmp_path / "state", REPLBENCH_RESULTS=str(ROOT / "results"), REPLBENCH_PORT_BASE="9")
+    backlog = ROOT / "results" / "readme-assets" / "pinned-apply-20261203" / "1-pinned-apply.json"
+    minimal = _window(tmp_path, "minimal", knobs_changed={"binlog_row_image": "MINIMAL"})
+    for args, needle in (
+            (["--profile", str(PROFILE), "--own-runs", str(tmp_path / "none.json")], "not a readable apply.json"),
+            (["--profile", str(PROFILE), "--own-runs", str(backlog)], "not a live window's apply.json"),
+            (["--profile", str(PROFILE), "--own-runs", str(LIVE)], "did not record them"),
+            (["--profile", str(PROFILE), "--own-runs", f"{_window(tmp_path, 'full')},{minimal}"],
+             "ran under different settings (ROW-FULL, ROW-MINIMAL)"),
+            (["--mix", "update_user=100/s", "--own-runs", str(minimal)], "give it with --profile FILE")):
+        code, out, err = run_main(["model", "predict", *args], env)
+        lines = err.strip().splitlines()
+        assert code == 2 and out == "" and "Traceback" not in err, err
+        assert needle in lines[-1] and lines[-1].startswith("./run.sh: error:"), err
