@@ -16,7 +16,19 @@ import pytest
 from replbench.analysis import costmodel, validation
 from replbench.analysis import profile as prof
 from replbench.core.config import ROOT
-from replbench.core.results import Observation, RecordedRun, Validation, model_of, summary_of, validation_of
+from replbench.core.results import (
+    Checked,
+    Interval,
+    Observation,
+    OnsetRun,
+    RecordedRun,
+    Validation,
+    ValidationCase,
+    ValidationRun,
+    model_of,
+    summary_of,
+    validation_of,
+)
 from replbench.experiments import campaign, modelcheck
 from replbench.experiments.run import Clock
 from replbench.measure import binlogfile
@@ -98,39 +110,40 @@ def test_the_profile_path_prices_the_binlogs_workload_over_the_window() -> None:
     want = binlog["per_trx"] * SNIPPET_TRX + binlog["per_row"] * SNIPPET_ROWS  # the heartbeat's 3 left out
     measured = round(want * 1.08)
     got = validation.from_profile(model_of(model), profile, _obs(binlog_bytes=measured))
-    p = got["binlog_bytes"]["predicted"]
+    p = got.binlog_bytes.predicted
     # predict's bytes per second over the profile's span, times the span: the total over the window
-    assert p["value"] == pytest.approx(want, rel=1e-9)
-    assert got["binlog_bytes"]["error_pct"] == round(100 * (want - measured) / measured, 1) == -7.4
-    assert got["binlog_bytes"]["inside"] == (p["low"] <= measured <= p["high"])
-    assert (got["transactions"], got["rows"], got["heartbeat_transactions"]) == (SNIPPET_TRX, SNIPPET_ROWS, 3)
-    assert "the model has no fit on bench_noidx" in " ".join(got["notes"])  # bench_noidx priced on bench_idx
+    assert p.value == pytest.approx(want, rel=1e-9)
+    assert got.binlog_bytes.error_pct == round(100 * (want - measured) / measured, 1) == -7.4
+    assert got.binlog_bytes.inside == (p.low <= measured <= p.high)
+    assert (got.transactions, got.rows, got.heartbeat_transactions) == (SNIPPET_TRX, SNIPPET_ROWS, 3)
+    assert "the model has no fit on bench_noidx" in " ".join(got.notes)  # bench_noidx priced on bench_idx
     # the same counts from the run's own counters: the direct path's figure and interval, to rounding
     direct = validation.from_counts(model_of(model), _obs(binlog_bytes=measured))
     for part in costmodel.EXPECTED:
         for end in ("value", "low", "high"):
-            assert got[part]["predicted"][end] == pytest.approx(direct[part]["predicted"][end], rel=1e-9), part
+            assert getattr(getattr(got, part).predicted, end) == pytest.approx(
+                getattr(getattr(direct, part).predicted, end), rel=1e-9), part
     master = fitted["master_cpu_s"]["coef"]
     shaped = costmodel.shape_factor(fitted["master_cpu_s"].get("rate_shape"), SNIPPET_TRX / SNIPPET_SPAN)
-    assert got["master_cpu_s"]["predicted"]["value"] == pytest.approx(
+    assert got.master_cpu_s.predicted.value == pytest.approx(
         master["per_trx"] * shaped * SNIPPET_TRX + master["per_row"] * SNIPPET_ROWS, rel=1e-9)
-    assert got["master_cpu_s"]["error_pct"] == validation.error_pct(got["master_cpu_s"]["predicted"]["value"], 0.005)
+    assert got.master_cpu_s.error_pct == validation.error_pct(got.master_cpu_s.predicted.value, 0.005)
 
 
 def test_what_the_profile_path_cannot_price_says_why() -> None:
     model = fitted_model(*synthetic())
     profile = _snippet_profile()
     reads = validation.from_profile(model_of(model), profile, _obs(reads=9000))
-    assert reads["replica_cpu_s"]["predicted"] is None and reads["replica_cpu_s"]["measured"] == 0.004
-    assert "served 9,000 reads, which no binlog shows" in reads["not_predicted"]["replica_cpu_s"]
-    assert reads["binlog_bytes"]["predicted"] is not None  # the writes are still priced
+    assert reads.replica_cpu_s.predicted is None and reads.replica_cpu_s.measured == 0.004
+    assert "served 9,000 reads, which no binlog shows" in reads.not_predicted["replica_cpu_s"]
+    assert reads.binlog_bytes.predicted is not None  # the writes are still priced
     unfitted = validation.from_profile(model_of(model), profile, _obs("ROW-MINIMAL"))
-    assert {part: v["predicted"] for part, v in unfitted.items() if part in costmodel.EXPECTED} == \
+    assert {part: getattr(unfitted, part).predicted for part in costmodel.EXPECTED} == \
         dict.fromkeys(costmodel.EXPECTED)
-    assert unfitted["not_predicted"]["binlog_bytes"] == "ROW-MINIMAL on bench_idx: the model has no data for it"
+    assert unfitted.not_predicted["binlog_bytes"] == "ROW-MINIMAL on bench_idx: the model has no data for it"
     beats = profile.model_copy(update={"lines": [ln for ln in profile.lines if ln.heartbeat]})
     only = validation.from_profile(model_of(model), beats, _obs())
-    assert "no workload transactions" in only["not_predicted"]["master_cpu_s"]
+    assert "no workload transactions" in only.not_predicted["master_cpu_s"]
 
 
 def test_a_case_is_profiled_beside_its_run_and_a_failed_copy_is_recorded(tmp_path, monkeypatch) -> None:
@@ -163,8 +176,8 @@ def test_a_case_is_profiled_beside_its_run_and_a_failed_copy_is_recorded(tmp_pat
     monkeypatch.setattr(costmodel, "observation", lambda summary, meta: _obs())
     priced = modelcheck._priced(model_of(model), tmp_path,
                                 RecordedRun.model_validate({"run": run.name, "profile": got}), "../rec/")
-    assert priced["profile"]["file"] == "../rec/write-mix-200/profile.json" and priced["run"] == "../rec/write-mix-200"
-    assert priced["profile"]["binlog_bytes"]["predicted"] is not None
+    assert priced.profile.file == "../rec/write-mix-200/profile.json" and priced.run == "../rec/write-mix-200"
+    assert priced.profile.binlog_bytes.predicted is not None
 
     def fails(*_):
         raise binlogfile.BinlogFileError("the native topology's master does not answer as 'root': refused")
@@ -173,7 +186,7 @@ def test_a_case_is_profiled_beside_its_run_and_a_failed_copy_is_recorded(tmp_pat
     failed = modelcheck._profiled(None, clock, run, modelcheck.Progress("test"))
     assert failed == {"error": "the native topology's master does not answer as 'root': refused"}
     entry = RecordedRun.model_validate({"run": run.name, "profile": failed})
-    assert modelcheck._priced(model_of(model), tmp_path, entry)["profile"] == failed
+    assert modelcheck._priced(model_of(model), tmp_path, entry).profile.model_dump(exclude_unset=True) == failed
 
 
 def test_a_case_runs_under_its_setting_and_is_predicted_both_ways(tmp_path, monkeypatch) -> None:
@@ -202,18 +215,18 @@ def test_a_case_runs_under_its_setting_and_is_predicted_both_ways(tmp_path, monk
     assert (ran["scenario"], ran["rate"], ran["options"].checksum) == ("write-mix", 200, "rows")
     assert ran["options"].knobs.changed() == {"binlog_row_image": "MINIMAL"} and ran["options"].duration == 30.0
     # one run: its folder and figures (the case's identity is the case's, over its repeats: validation.case_of)
-    assert (got["run"], got["usable"], got["transactions"], got["rows"]) == (
+    assert (got.run, got.usable, got.transactions, got.rows) == (
         next(tmp_path.iterdir()).name, True, SNIPPET_TRX, SNIPPET_ROWS)
-    assert "setting" not in got and "scenario" not in got
-    assert got["not_predicted"]["binlog_bytes"] == "the model has no fit of ROW-MINIMAL bench_idx"
-    assert (got["profile"]["file"], got["profile"]["since"]) == (f"{got['run']}/profile.json", "the run's clock")
-    assert "ROW-MINIMAL" in got["profile"]["not_predicted"]["binlog_bytes"]  # priced under the case's setting
+    assert {"setting", "scenario"}.isdisjoint(got.model_dump(exclude_unset=True))
+    assert got.not_predicted["binlog_bytes"] == "the model has no fit of ROW-MINIMAL bench_idx"
+    assert (got.profile.file, got.profile.since) == (f"{got.run}/profile.json", "the run's clock")
+    assert "ROW-MINIMAL" in got.profile.not_predicted["binlog_bytes"]  # priced under the case's setting
 
 
 # --- the coverage ----------------------------------------------------------------------------------------------
 
-def _fig(value: float, low: float, high: float, measured: float) -> dict:
-    return validation.checked({"value": value, "low": low, "high": high}, measured)
+def _fig(value: float, low: float, high: float, measured: float) -> Checked:
+    return validation.checked(Interval(value=value, low=low, high=high), measured)
 
 
 VALIDATION = {
@@ -243,19 +256,20 @@ VALIDATION = {
 
 def test_the_coverage_counts_each_paths_figures_and_judges_the_worst_errors() -> None:
     summary = validation.coverage(validation_of(VALIDATION))
-    counts, profiled = summary["paths"]["counts"], summary["paths"]["profile"]
+    counts, profiled = summary.paths["counts"], summary.paths["profile"]
     # counts: 5 figures (the mixed case's replica CPU not predicted); inside: binlog 10.0e6, replica 3.1, 5.1e5
-    assert (counts["figures"], counts["inside"], counts["not_predicted"]) == (5, 3, 1)
-    assert counts["worst"]["binlog"] == {"error_pct": -2.0, "case": "mixed @ 200/s ROW-FULL",
-                                         "figure": "binlog bytes", "bound_pct": 5.0, "within": True}
-    assert counts["worst"]["CPU"]["error_pct"] == -44.4 and not counts["worst"]["CPU"]["within"]
-    assert counts["worst"]["CPU"]["figure"] == "master CPU"
+    assert (counts.figures, counts.inside, counts.not_predicted) == (5, 3, 1)
+    assert counts.worst["binlog"].model_dump() == {"error_pct": -2.0, "case": "mixed @ 200/s ROW-FULL",
+                                                   "figure": "binlog bytes", "bound_pct": 5.0, "within": True}
+    assert counts.worst["CPU"].error_pct == -44.4 and not counts.worst["CPU"].within
+    assert counts.worst["CPU"].figure == "master CPU"
     # the profile: the failed one counts nothing; binlog 10.6e6 against 10.0e6 is +6.0 %, outside its ±5 %
-    assert (profiled["figures"], profiled["inside"], profiled["cases_without"], counts["cases_without"]) == (3, 2, 1, 0)
-    assert profiled["worst"]["binlog"]["error_pct"] == 6.0 and not profiled["worst"]["binlog"]["within"]
-    assert summary["onset"] == {"drained": {"error_pct": 0.0, "within": True, "inside": True},
-                                "live": {"error_pct": 21.2, "within": False, "inside": False}}
-    assert summary["bounds_pct"] == {"binlog": 5.0, "CPU": 15.0, "onset": 15.0} and summary["goal"] == 0.9
+    assert (profiled.figures, profiled.inside, profiled.cases_without, counts.cases_without) == (3, 2, 1, 0)
+    assert profiled.worst["binlog"].error_pct == 6.0 and not profiled.worst["binlog"].within
+    assert summary.onset.model_dump(exclude_unset=True) == {
+        "drained": {"error_pct": 0.0, "within": True, "inside": True},
+        "live": {"error_pct": 21.2, "within": False, "inside": False}}
+    assert summary.bounds_pct == {"binlog": 5.0, "CPU": 15.0, "onset": 15.0} and summary.goal == 0.9
 
 
 def test_the_cpu_errors_signs_over_the_cases_means_and_a_one_sided_split_called_a_bias() -> None:
@@ -266,14 +280,14 @@ def test_the_cpu_errors_signs_over_the_cases_means_and_a_one_sided_split_called_
                           for i, (m, r) in enumerate(measured)]}
 
     low = validation.coverage(validation_of(cases([(1.2, 1.1), (1.1, 1.3), (1.3, 1.05), (1.1, 1.2)])))
-    signs = low["paths"]["counts"]["cpu_signs"]  # 8 of 8 predicted below the measured: 2 × 0.5^8
-    assert (signs["below"], signs["above"], signs["biased"]) == (8, 0, True) and signs["p"] == pytest.approx(0.0078125)
+    signs = low.paths["counts"].cpu_signs  # 8 of 8 predicted below the measured: 2 × 0.5^8
+    assert (signs.below, signs.above, signs.biased) == (8, 0, True) and signs.p == pytest.approx(0.0078125)
     assert "; CPU predicted low in 8 of 8 case means (sign test p = 0.0078: a bias)" in render_coverage(low)[1]
     mixed = validation.coverage(validation_of(cases([(1.2, 0.9), (0.8, 1.3), (1.3, 0.95), (0.9, 1.2)])))
-    signs = mixed["paths"]["counts"]["cpu_signs"]
-    assert (signs["below"], signs["above"], signs["biased"]) == (4, 4, False) and signs["p"] == 1.0
+    signs = mixed.paths["counts"].cpu_signs
+    assert (signs.below, signs.above, signs.biased) == (4, 4, False) and signs.p == 1.0
     assert "; CPU predicted low in 4 of 8 case means (sign test p = 1: no bias shown)" in render_coverage(mixed)[1]
-    assert validation.coverage(validation_of({"cases": []}))["paths"]["counts"]["cpu_signs"] is None
+    assert validation.coverage(validation_of({"cases": []})).paths["counts"].cpu_signs is None
 
 
 def test_a_validate_json_of_before_repeats_renders_each_case_as_its_one_run() -> None:
@@ -323,17 +337,17 @@ def test_validate_runs_the_cases_in_rotated_rounds_and_checks_the_table_on_the_v
 
     def one(settings, model, case, duration, checksum, folder, progress):
         ran.append((case.text, checksum))
-        return {"run": f"run-{len(ran)}", "usable": True, "transactions": 10, "rows": 10, "replica_reads": 0,
-                "binlog_bytes": _fig(100, 90, 110, 100 + len(ran))}
+        return ValidationRun(run=f"run-{len(ran)}", usable=True, transactions=10, rows=10, replica_reads=0,
+                             binlog_bytes=_fig(100, 90, 110, 100 + len(ran)))
 
     monkeypatch.setattr(modelcheck, "_case", one)
     cases = modelcheck.parse_cases("write@10,write@20,write@30")
     out = modelcheck.validate(SimpleNamespace(results=tmp_path), model_of({}), cases, onset_rows=0, repeats=2)
     assert [text for text, _ in ran] == ["write@10", "write@20", "write@30", "write@20", "write@30", "write@10"]
     assert [checksum for _, checksum in ran] == ["rows"] * 5 + ["table"]
-    assert out["repeats"] == 2 and [len(c["repeats"]) for c in out["cases"]] == [2, 2, 2]
-    assert [r["run"] for r in out["cases"][0]["repeats"]] == ["run-1", "run-6"]  # the case's order kept
-    assert (out["cases"][0]["scenario"], out["cases"][0]["rate"]) == ("write", 10)
+    assert out["repeats"] == 2 and [len(c.repeats) for c in out["cases"]] == [2, 2, 2]
+    assert [r.run for r in out["cases"][0].repeats] == ["run-1", "run-6"]  # the case's order kept
+    assert (out["cases"][0].scenario, out["cases"][0].rate) == ("write", 10)
     assert Validation.model_validate(json.loads((tmp_path / "model" / out["folder"] / "validate.json").read_text())) \
         .cases[2].repeats[1].run == "run-5"
 
@@ -342,8 +356,8 @@ def test_the_onset_drains_once_after_each_round_then_the_live_runs(tmp_path, mon
     """The onset's drains sample the host over the whole validation: one after each round of cases (three rounds,
     three drains), at least two (one round: a second right after it); then the live runs, once."""
     ran: list[str] = []
-    monkeypatch.setattr(modelcheck, "_case", lambda settings, model, case, *rest: ran.append(case.text) or {
-        "run": f"run-{len(ran)}", "usable": True, "transactions": 10, "rows": 10, "replica_reads": 0})
+    monkeypatch.setattr(modelcheck, "_case", lambda settings, model, case, *rest: ran.append(case.text) or
+                        ValidationRun(run=f"run-{len(ran)}", usable=True, transactions=10, rows=10, replica_reads=0))
     monkeypatch.setattr(modelcheck.costmodel, "onset", lambda model, rows: {"value": 80.0, "low": 70.0, "high": 90.0})
     monkeypatch.setattr(modelcheck, "_drain", lambda settings, onset, folder: ran.append("drain") or {
         "folder": f"apply/d{ran.count('drain')}", "writes": onset.writes, "fill_rate": onset.fill, "status": "ok",
@@ -372,8 +386,8 @@ def test_an_interrupted_validation_keeps_and_reports_the_drains_median_so_far(tm
     from replbench.cli.bench import _interrupted_validation
 
     drained: list[int] = []
-    monkeypatch.setattr(modelcheck, "_case", lambda settings, model, case, *rest: {
-        "run": "run-1", "usable": True, "transactions": 10, "rows": 10, "replica_reads": 0})
+    monkeypatch.setattr(modelcheck, "_case", lambda settings, model, case, *rest: ValidationRun(
+        run="run-1", usable=True, transactions=10, rows=10, replica_reads=0))
     monkeypatch.setattr(modelcheck.costmodel, "onset", lambda model, rows: {"value": 80.0, "low": 70.0, "high": 90.0})
 
     def drain(settings, onset, folder):
@@ -398,9 +412,10 @@ def test_an_interrupted_validation_keeps_and_reports_the_drains_median_so_far(tm
     assert capsys.readouterr() == ("", "")
 
 
-def _run(name: str, usable: bool = True, profile: dict | None = None, **figures: dict) -> dict:
-    return {"run": name, "usable": usable, "transactions": 3000, "rows": 33000, "replica_reads": 0,
-            "not_predicted": {}, **figures, **({"profile": profile} if profile else {})}
+def _run(name: str, usable: bool = True, profile: dict | None = None, **figures: Checked) -> ValidationRun:
+    return ValidationRun.model_validate({"run": name, "usable": usable, "transactions": 3000, "rows": 33000,
+                                         "replica_reads": 0, "not_predicted": {}, **figures,
+                                         **({"profile": profile} if profile else {})})
 
 
 def test_a_cases_figures_are_its_repeats_sums_and_the_error_is_the_means() -> None:
@@ -409,30 +424,32 @@ def test_a_cases_figures_are_its_repeats_sums_and_the_error_is_the_means() -> No
     second = _run("r2", binlog_bytes=_fig(100, 95, 105, 100), master_cpu_s=_fig(2.0, 1.8, 2.2, 2.6),
                   profile={"error": "the copy failed"})
     failed = _run("r3", usable=False)
-    case = validation.case_of({"scenario": "write-mix", "rate": 200, "setting": "ROW-FULL"}, [first, second, failed])
-    assert case["usable"] and [r["run"] for r in case["repeats"]] == ["r1", "r2", "r3"]
-    assert (case["transactions"], case["rows"]) == (6000, 66000)  # the usable repeats' sums
-    binlog = case["binlog_bytes"]
-    assert binlog["predicted"] == {"value": 200, "low": 190, "high": 210} and binlog["measured"] == 210
-    assert binlog["error_pct"] == round(100 * (200 - 210) / 210, 1) == -4.8  # the mean's: 100 against 105
-    assert (binlog["runs"], binlog["inside_runs"]) == (2, 1)  # 110 outside 95–105, 100 inside
-    cpu = case["master_cpu_s"]
-    assert cpu["measured"] == pytest.approx(4.7) and (cpu["runs"], cpu["inside_runs"]) == (2, 1)
+    case = validation.case_of(validation.Identity("write-mix", 200, "ROW-FULL"), [first, second, failed])
+    assert case.usable and [r.run for r in case.repeats] == ["r1", "r2", "r3"]
+    assert (case.transactions, case.rows) == (6000, 66000)  # the usable repeats' sums
+    binlog = case.binlog_bytes
+    assert binlog.predicted.model_dump() == {"value": 200, "low": 190, "high": 210} and binlog.measured == 210
+    assert binlog.error_pct == round(100 * (200 - 210) / 210, 1) == -4.8  # the mean's: 100 against 105
+    assert (binlog.runs, binlog.inside_runs) == (2, 1)  # 110 outside 95–105, 100 inside
+    cpu = case.master_cpu_s
+    assert cpu.measured == pytest.approx(4.7) and (cpu.runs, cpu.inside_runs) == (2, 1)
     # the profile path: over the repeats profiled without error alone
-    assert case["profile"]["binlog_bytes"]["predicted"]["value"] == 99 and case["profile"]["binlog_bytes"]["runs"] == 1
-    assert case["profile"]["transactions"] == 3001
+    assert case.profile.binlog_bytes.predicted.value == 99 and case.profile.binlog_bytes.runs == 1
+    assert case.profile.transactions == 3001
     # a repeat without a prediction: none over the case (its measured still summed)
-    unpredicted = validation.case_of({}, [_run("a", binlog_bytes=validation.checked(None, 5.0)),
-                                          _run("b", binlog_bytes=_fig(1, 0, 2, 1))])["binlog_bytes"]
-    assert unpredicted["predicted"] is None and unpredicted["error_pct"] is None and unpredicted["measured"] == 6.0
-    none = validation.case_of({"scenario": "write"}, [failed])
-    assert none == {"scenario": "write", "usable": False, "repeats": [failed]}
-    every = validation.case_of({}, [_run("x", profile={"error": "refused"})])
-    assert every["profile"] == {"error": "refused"}
+    nobody = validation.Identity(None, None, None)
+    unpredicted = validation.case_of(nobody, [_run("a", binlog_bytes=validation.checked(None, 5.0)),
+                                              _run("b", binlog_bytes=_fig(1, 0, 2, 1))]).binlog_bytes
+    assert unpredicted.predicted is None and unpredicted.error_pct is None and unpredicted.measured == 6.0
+    none = validation.case_of(validation.Identity("write", None, None), [failed])
+    assert none.model_dump(exclude_unset=True) == {"scenario": "write", "rate": None, "setting": None,
+                                                   "usable": False, "repeats": [failed.model_dump(exclude_unset=True)]}
+    every = validation.case_of(nobody, [_run("x", profile={"error": "refused"})])
+    assert every.profile.model_dump(exclude_unset=True) == {"error": "refused"}
 
 
-def _case(rate: int, *runs: dict) -> dict:
-    return validation.case_of({"scenario": "write-mix", "rate": rate, "setting": "ROW-FULL"}, list(runs))
+def _case(rate: int, *runs: ValidationRun) -> ValidationCase:
+    return validation.case_of(validation.Identity("write-mix", rate, "ROW-FULL"), list(runs))
 
 
 REPEATED = {"repeats": 2, "cases": [
@@ -448,16 +465,16 @@ REPEATED = {"repeats": 2, "cases": [
 
 def test_the_coverage_counts_each_runs_figures_and_judges_each_cases_mean() -> None:
     summary = validation.coverage(validation_of(REPEATED))
-    counts = summary["paths"]["counts"]
+    counts = summary.paths["counts"]
     # every run's figure against its own interval: 6 figures; inside: 202, 204 and 4.2 (5.0 is outside 3.6–4.4)
-    assert (counts["figures"], counts["inside"], counts["not_predicted"], summary["repeats"]) == (6, 3, 0, 2)
+    assert (counts.figures, counts.inside, counts.not_predicted, summary.repeats) == (6, 3, 0, 2)
     # the worst binlog error is of a case's mean: write-mix@100's runs are 8 % off each, their mean 0 %
-    assert counts["worst"]["binlog"]["error_pct"] == round(100 * (400 - 406) / 406, 1) == -1.5
-    assert counts["worst"]["binlog"]["within"] and counts["worst"]["binlog"]["case"] == "write-mix @ 200/s ROW-FULL"
-    assert counts["worst"]["CPU"]["error_pct"] == round(100 * (8.0 - 9.2) / 9.2, 1) == -13.0
-    assert counts["worst"]["CPU"]["within"]
+    assert counts.worst["binlog"].error_pct == round(100 * (400 - 406) / 406, 1) == -1.5
+    assert counts.worst["binlog"].within and counts.worst["binlog"].case == "write-mix @ 200/s ROW-FULL"
+    assert counts.worst["CPU"].error_pct == round(100 * (8.0 - 9.2) / 9.2, 1) == -13.0
+    assert counts.worst["CPU"].within
     # the drained onset: the median of both drains' four rates
-    assert summary["onset"]["drained"] == {"error_pct": 9.6, "within": True, "inside": True}
+    assert summary.onset.drained.model_dump() == {"error_pct": 9.6, "within": True, "inside": True}
     text = render_validation(validation_of(REPEATED))
     assert "- from the run's counts: 3 of 6 run figures inside their intervals (50 %, below the goal); worst error " \
         "of a case's mean over 2 repeats: binlog -1.5 % (write-mix @ 200/s ROW-FULL" in text
@@ -471,20 +488,22 @@ def test_the_coverage_counts_each_runs_figures_and_judges_each_cases_mean() -> N
 
 
 def test_a_figure_below_its_resolution_is_left_out_of_the_case_and_the_coverage_and_says_so() -> None:
-    def cpu(measured: float, resolution: float | None = 0.21) -> dict:
-        return validation.checked({"value": 2.0, "low": 1.0, "high": 3.0}, measured, resolution)
+    def cpu(measured: float, resolution: float | None = 0.21) -> Checked:
+        return validation.checked(Interval(value=2.0, low=1.0, high=3.0), measured, resolution)
 
-    assert cpu(0.21)["measured"] == 0.21 and "below_resolution" not in cpu(0.21)  # at its resolution: measured
+    # at its resolution: measured
+    assert cpu(0.21).measured == 0.21 and "below_resolution" not in cpu(0.21).model_fields_set
     low = cpu(0.0)  # a net figure of 0.0 s against a resolution of 0.21 s: not a measurement of anything
-    assert (low["measured"], low["error_pct"], low["inside"]) == (None, None, None)
-    assert low["below_resolution"] == {"net": 0.0, "resolution": 0.21}
-    assert "below_resolution" not in cpu(0.0, None)  # a run from before resolutions were recorded: compared
+    assert (low.measured, low.error_pct, low.inside) == (None, None, None)
+    assert low.below_resolution == {"net": 0.0, "resolution": 0.21}
+    # a run from before resolutions were recorded: compared
+    assert "below_resolution" not in cpu(0.0, None).model_fields_set
     case = _case(200, _run("m1", master_cpu_s=cpu(2.2)), _run("m2", master_cpu_s=cpu(0.0)),
                  _run("m3", master_cpu_s=cpu(1.8)))
-    fig = case["master_cpu_s"]  # the mean of the two measured runs, the third counted as left out
-    assert (fig["runs"], fig["measured"], fig["error_pct"], fig["runs_below_resolution"]) == (2, 4.0, 0.0, 1)
-    summary = validation.coverage(validation_of({"cases": [case]}))["paths"]["counts"]
-    assert (summary["figures"], summary["inside"], summary["below_resolution"]) == (2, 2, 1)
+    fig = case.master_cpu_s  # the mean of the two measured runs, the third counted as left out
+    assert (fig.runs, fig.measured, fig.error_pct, fig.runs_below_resolution) == (2, 4.0, 0.0, 1)
+    summary = validation.coverage(validation_of({"cases": [case]})).paths["counts"]
+    assert (summary.figures, summary.inside, summary.below_resolution) == (2, 2, 1)
     text = render_validation(validation_of({"cases": [case]}))
     assert "| 2 / 2 (+0.0 %, inside 2/2; 1 more below its resolution, left out: net 0 s < 0.21 s) |" in text, text
     assert "2 of 2 run figures inside their intervals (100 %), 1 more below their resolution (left out)" in text
@@ -526,36 +545,37 @@ def test_a_live_onset_run_whose_replica_was_starved_of_cpu_does_not_test_the_ons
                                                "master": 112.4, "replica1": 43.3, "replica2": 1.8, "vegeta": 7.8}})
     room = replica_room(starved, 2, "replica1")
     assert room == 0.56  # 200 % less 143.9 % of the others, host_busy and host_steal not counted
-    runs = [{"load": 0.8, "applied_per_s": 80.5, "master_transactions_per_s": 86.7, "replica_room_cores": room},
-            {"load": 1.25, "applied_per_s": None, "master_transactions_per_s": 58.4, "replica_room_cores": 0.6}]
+    runs = [OnsetRun(load=0.8, applied_per_s=80.5, master_transactions_per_s=86.7, replica_room_cores=room),
+            OnsetRun(load=1.25, applied_per_s=None, master_transactions_per_s=58.4, replica_room_cores=0.6)]
     out = live_onset(runs, 196.9, "replica1")
-    assert out["measured"] is None and out["error_pct"] is None
-    assert out["live_note"].startswith("replica1 fell behind at 80.5 transactions/s with at most 0.56 of a core")
-    roomy = [{**runs[0], "replica_room_cores": 1.2}, runs[1]]
-    assert live_onset(roomy, 196.9, "replica1") == {"measured": 80.5, "error_pct": 144.6, "live_note": None}
-    remote = [{**runs[0], "replica_room_cores": None}]  # a topology file's replica: its host's room not known here
-    assert live_onset(remote, 196.9, "replica1")["measured"] == 80.5
-    slow = [{"applied_per_s": None, "master_transactions_per_s": 60.0, "replica_room_cores": 1.5}]
-    assert "the master committed at most 60.0" in live_onset(slow, 196.9, "replica1")["live_note"]
+    assert out.measured is None and out.error_pct is None
+    assert out.live_note.startswith("replica1 fell behind at 80.5 transactions/s with at most 0.56 of a core")
+    roomy = [runs[0].model_copy(update={"replica_room_cores": 1.2}), runs[1]]
+    assert live_onset(roomy, 196.9, "replica1") == validation.LiveOnset(measured=80.5, error_pct=144.6, live_note=None)
+    # a topology file's replica: its host's room not known here
+    remote = [runs[0].model_copy(update={"replica_room_cores": None})]
+    assert live_onset(remote, 196.9, "replica1").measured == 80.5
+    slow = [OnsetRun(applied_per_s=None, master_transactions_per_s=60.0, replica_room_cores=1.5)]
+    assert "the master committed at most 60.0" in live_onset(slow, 196.9, "replica1").live_note
 
 
 def test_the_control_a_fitted_cell_gives_the_hosts_drift_and_the_held_out_errors_without_it() -> None:
     """The control's CPU measured 10 % above its prediction (a host slower than at the fit): the held-out case's
     master CPU, 13.0 % under as measured, is 4.3 % under once its prediction is scaled by 1.1; the coverage's own
     counts leave the control out."""
-    control = validation.case_of({"scenario": "write", "rate": 200, "setting": "ROW-FULL"}, [
+    control = validation.case_of(validation.Identity("write", 200, "ROW-FULL"), [
         _run("c1", master_cpu_s=_fig(4.0, 3.6, 4.4, 4.3), replica_cpu_s=_fig(2.0, 1.8, 2.2, 2.0)),
         _run("c2", master_cpu_s=_fig(4.0, 3.6, 4.4, 4.5), replica_cpu_s=_fig(2.0, 1.8, 2.2, 2.0))])
     summary = validation.coverage(validation_of({**REPEATED, "control": control}))
     # the control is no held-out figure
-    assert summary["paths"] == validation.coverage(validation_of(REPEATED))["paths"]
-    got = summary["control"]
+    assert summary.paths == validation.coverage(validation_of(REPEATED)).paths
+    got = summary.control
     assert round(100 * (8.0 * 1.1 - 9.2) / 9.2, 1) == -4.3
-    assert got["ratio"] == {"counts": {"master CPU": 1.1, "replica CPU": 1.0}} and got["runs"] == 2
-    assert got["scaled_worst"] == {"counts": {"error_pct": -4.3,
-                                              "case": "write-mix @ 200/s ROW-FULL", "figure": "master CPU",
-                                              "bound_pct": 15.0, "within": True}}
-    assert validation.coverage(validation_of(REPEATED))["control"] is None
+    assert got.ratio == {"counts": {"master CPU": 1.1, "replica CPU": 1.0}} and got.runs == 2
+    assert {path: w.model_dump() for path, w in got.scaled_worst.items()} == {
+        "counts": {"error_pct": -4.3, "case": "write-mix @ 200/s ROW-FULL", "figure": "master CPU",
+                   "bound_pct": 15.0, "within": True}}
+    assert validation.coverage(validation_of(REPEATED)).control is None
     text = render_validation(validation_of({**REPEATED, "control": control}))
     assert "| write @ 200/s ROW-FULL (control: a fitted cell) | 2 of 2 | from the run's counts |" in text
     assert ("- control write @ 200/s ROW-FULL (a cell the model was fitted on, run in every round): measured master "
@@ -564,30 +584,30 @@ def test_the_control_a_fitted_cell_gives_the_hosts_drift_and_the_held_out_errors
             "control's measured/predicted on the same path, worst error from the run's counts -4.3 % (write-mix @ "
             "200/s ROW-FULL, master CPU; within ±15 %)") in text
     # a control whose CPU measured nothing (0 s) gives no ratio, and the line is left out rather than divided by it
-    idle = validation.case_of({"scenario": "write", "rate": 200, "setting": "ROW-FULL"},
+    idle = validation.case_of(validation.Identity("write", 200, "ROW-FULL"),
                               [_run("c0", master_cpu_s=_fig(4.0, 3.6, 4.4, 0.0))])
-    assert validation.coverage(validation_of({**REPEATED, "control": idle}))["control"] is None
+    assert validation.coverage(validation_of({**REPEATED, "control": idle})).control is None
     assert "- control" not in render_validation(validation_of({**REPEATED, "control": idle}))
     # the profile path is scaled by the control's own profile: its master CPU measured ×2 of that prediction
-    profiled = validation.case_of({"scenario": "write", "rate": 200, "setting": "ROW-FULL"}, [
+    profiled = validation.case_of(validation.Identity("write", 200, "ROW-FULL"), [
         _run("p1", master_cpu_s=_fig(4.0, 3.6, 4.4, 4.0), profile={"master_cpu_s": _fig(2.0, 1.8, 2.2, 4.0)})])
     held = {"cases": [_case(100, _run("h1", master_cpu_s=_fig(4.0, 3.6, 4.4, 4.0),
                                       profile={"master_cpu_s": _fig(2.2, 2.0, 2.4, 4.0)}))]}
-    worst = validation.coverage(validation_of({**held, "control": profiled}))["control"]["scaled_worst"]
-    assert (worst["counts"]["error_pct"], worst["profile"]["error_pct"]) == (0.0, 10.0)
+    worst = validation.coverage(validation_of({**held, "control": profiled})).control.scaled_worst
+    assert (worst["counts"].error_pct, worst["profile"].error_pct) == (0.0, 10.0)
 
 
 def test_the_control_runs_in_every_round_rotated_with_the_cases_and_is_kept_apart(tmp_path, monkeypatch) -> None:
     ran: list[str] = []
-    monkeypatch.setattr(modelcheck, "_case", lambda settings, model, case, *rest: ran.append(case.text) or {
-        "run": f"run-{len(ran)}", "usable": True, "transactions": 10, "rows": 10, "replica_reads": 0})
+    monkeypatch.setattr(modelcheck, "_case", lambda settings, model, case, *rest: ran.append(case.text) or
+                        ValidationRun(run=f"run-{len(ran)}", usable=True, transactions=10, rows=10, replica_reads=0))
     cases = modelcheck.parse_cases("write@10,write@20")
     out = modelcheck.validate(SimpleNamespace(results=tmp_path), model_of({}), cases, onset_rows=0, repeats=3,
                               control=modelcheck.CONTROL)
     assert ran == ["write@10", "write@20", "write@200", "write@20", "write@200", "write@10", "write@200", "write@10",
                    "write@20"]
-    assert [c["rate"] for c in out["cases"]] == [10, 20]
-    assert [r["run"] for r in out["control"]["repeats"]] == ["run-3", "run-5", "run-7"]
+    assert [c.rate for c in out["cases"]] == [10, 20]
+    assert [r.run for r in out["control"].repeats] == ["run-3", "run-5", "run-7"]
     assert modelcheck.estimate(cases, 30, 3) > modelcheck.estimate(cases, 30, 3, control=None)
 
 
@@ -619,8 +639,8 @@ def test_recordings_go_on_rotating_and_are_priced_once_gathered_case_by_case(tmp
 
     def price(model, folder, entry, prefix=""):
         priced.append(prefix + entry.run)
-        return {"run": prefix + entry.run, "usable": True, "transactions": 10, "rows": 10, "replica_reads": 0,
-                "binlog_bytes": _fig(100, 90, 110, 100)}
+        return ValidationRun(run=prefix + entry.run, usable=True, transactions=10, rows=10, replica_reads=0,
+                             binlog_bytes=_fig(100, 90, 110, 100))
 
     monkeypatch.setattr(modelcheck, "_priced", price)
     monkeypatch.setattr(modelcheck.costmodel, "onset", lambda model, rows: {"value": 80.0, "low": 70.0, "high": 90.0})
@@ -638,10 +658,10 @@ def test_recordings_go_on_rotating_and_are_priced_once_gathered_case_by_case(tmp
     ran.clear()
     out = modelcheck.priced_recordings(settings, model_of({}))
     assert out["recordings"] == [first["folder"], second["folder"]] and out["repeats"] == 2
-    assert [r["run"] for r in out["cases"][1]["repeats"]] == [f"../{first['folder']}/run-2",
-                                                               f"../{second['folder']}/run-4"]
-    assert [r["run"] for r in out["control"]["repeats"]] == [f"../{first['folder']}/run-3",
-                                                              f"../{second['folder']}/run-5"]
+    assert [r.run for r in out["cases"][1].repeats] == [f"../{first['folder']}/run-2",
+                                                         f"../{second['folder']}/run-4"]
+    assert [r.run for r in out["control"].repeats] == [f"../{first['folder']}/run-3",
+                                                        f"../{second['folder']}/run-5"]
     assert ran == ["drain", "drain", "live"]  # drain_count(2): as validate drains two rounds
     written = Validation.model_validate(json.loads((tmp_path / "model" / out["folder"] / "validate.json").read_text()))
     assert written.recordings == [first["folder"], second["folder"]] and written.summary is not None
@@ -672,8 +692,8 @@ def test_committed_recordings_priced_again_give_the_committed_validation(tmp_pat
     assert priced["cases"] == committed.model_dump(mode="json", exclude_none=True)["cases"]
     assert priced["control"] == committed.model_dump(mode="json", exclude_none=True)["control"]
     for case in out["cases"]:
-        assert [r["run"].split("/")[1] for r in case["repeats"]] == out["recordings"], case
-        assert all(r["profile"]["binlog_bytes"]["predicted"] for r in case["repeats"]), case
+        assert [r.run.split("/")[1] for r in case.repeats] == out["recordings"], case
+        assert all(r.profile.binlog_bytes.predicted for r in case.repeats), case
 
 
 def _recording_stubs(monkeypatch) -> list[str]:
@@ -681,8 +701,8 @@ def _recording_stubs(monkeypatch) -> list[str]:
     ran: list[str] = []
     monkeypatch.setattr(modelcheck, "_recorded_run", lambda settings, case, duration, checksum, folder, progress:
                         ran.append(case.text) or {"run": f"run-{len(ran)}"})
-    monkeypatch.setattr(modelcheck, "_priced", lambda model, folder, entry, prefix="": {
-        "run": prefix + entry.run, "usable": True, "transactions": 10, "rows": 10, "replica_reads": 0})
+    monkeypatch.setattr(modelcheck, "_priced", lambda model, folder, entry, prefix="": ValidationRun(
+        run=prefix + entry.run, usable=True, transactions=10, rows=10, replica_reads=0))
     monkeypatch.setattr(modelcheck.costmodel, "onset", lambda model, rows: None)
     monkeypatch.setattr(modelcheck, "_onset_live", lambda settings, onset, *rest: ran.append("live") or onset.out)
     return ran

@@ -9,6 +9,7 @@ import pytest
 
 from replbench.analysis import soak
 from replbench.core.config import STALL_P99_FACTOR, Settings
+from replbench.core.results import StallCounter
 
 from .conftest import env_for, run_cli, run_folder, run_main
 
@@ -23,13 +24,13 @@ def test_the_growth_per_window_recovers_a_known_slope_with_an_interval() -> None
     # 0.01 s of lag per second, with a sawtooth of ±5 ms on top: every 60 s window fits about 0.01
     points = [(t0 + i / 10, 10.0 * (i / 10) + (5.0 if i % 2 else -5.0)) for i in range(0, 3000)]
     out = soak.growth_windows(points, t0, t0 + 300, 60.0)
-    assert out["windows"] == 5
-    assert out["mean_s_per_s"] == pytest.approx(0.01, abs=0.0005)
-    low, high = out["ci95_s_per_s"]
-    assert low <= out["mean_s_per_s"] <= high
+    assert out.windows == 5 and out.ci95_s_per_s is not None and out.ci95_ms_per_min is not None
+    assert out.mean_s_per_s == pytest.approx(0.01, abs=0.0005)
+    low, high = out.ci95_s_per_s
+    assert low <= out.mean_s_per_s <= high
     # the same slope in a DBA's unit: 10 ms of lag per second is 600 ms per minute
-    assert out["mean_ms_per_min"] == pytest.approx(600.0, rel=0.05)
-    assert out["ci95_ms_per_min"][0] <= out["mean_ms_per_min"] <= out["ci95_ms_per_min"][1]
+    assert out.mean_ms_per_min == pytest.approx(600.0, rel=0.05)
+    assert out.ci95_ms_per_min[0] <= out.mean_ms_per_min <= out.ci95_ms_per_min[1]
 
 
 def test_stalls_are_found_with_what_innodb_did_around_them() -> None:
@@ -40,13 +41,17 @@ def test_stalls_are_found_with_what_innodb_did_around_them() -> None:
              "dirty_pages": 1000, "history_length": 50, "pages_flushed_per_s": 2500.0 if s == 50 else 200.0,
              "rotations": 1 if s >= 51 else 0} for s in range(120)]
     out = soak.analyse(seconds, lags, rows, t0, t0 + 120, 60.0)
-    assert [(s["from_s"], s["to_s"]) for s in out["stalls"]] == [(50, 52), (90, 91)]
-    first = out["stalls"][0]
-    assert first["p99_ms"] == 6.0 * STALL_P99_FACTOR * 3
-    master = first["around"]["master"]
-    assert master["checkpoint_age_mb"] == {"peak": 300.0, "usual": 100.0}
-    assert master["pages_flushed_per_s"]["peak"] == 2500.0 and master["rotations"] == 1
-    assert out["stalls"][1]["lag_ms"]["replica1"] == 2000.0
+    stalls = out.stalls or []
+    assert [(s.from_s, s.to_s) for s in stalls] == [(50, 52), (90, 91)]
+    first = stalls[0]
+    assert first.p99_ms == 6.0 * STALL_P99_FACTOR * 3
+    master = (first.around or {})["master"]
+    assert master.checkpoint_age_mb == StallCounter(peak=300.0, usual=100.0)
+    assert master.pages_flushed_per_s is not None and master.pages_flushed_per_s.peak == 2500.0
+    assert master.rotations == 1
+    assert (stalls[1].lag_ms or {})["replica1"] == 2000.0
+    # no costs: the section holds neither windows nor equilibrium, absent from the file rather than null
+    assert out.model_dump(exclude_unset=True).keys() == {"growth", "usual_p99_ms", "stalls"}
 
 
 Rows = list[dict[str, object]]
@@ -70,28 +75,28 @@ def test_each_soak_window_prices_a_write_and_the_steady_state_begins_where_innod
     seconds = [{"second": s, "requests": 100, "errors": 0, "p99_ms": 5.0} for s in range(600)]
     cpu, innodb, io = _flushing(600, settle_at=240)
     windows = soak.cost_windows(seconds, 1.0, cpu, {"replica1": 0.1}, innodb, io, 0.0, 600.0, 60.0)
-    assert len(windows) == 10 and windows[0]["writes"] == 6000
-    first, last = windows[0]["nodes"]["replica1"], windows[-1]["nodes"]["replica1"]
+    assert len(windows) == 10 and windows[0].writes == 6000
+    first, last = (windows[0].nodes or {})["replica1"], (windows[-1].nodes or {})["replica1"]
     # 60 s × (0.30 - 0.10 idle) CPU-s over 6,000 writes: 2 ms; before flushing 0 pages and 1,024 KB / 100 writes
     assert (first["cpu_ms_per_write_net"], first["pages_flushed_per_write"], first["kb_written_per_write"]) == \
         (2.0, 0.0, 10.24)
     assert (last["pages_flushed_per_write"], last["kb_written_per_write"]) == (0.5, 20.48)
     eq = soak.equilibrium(windows)
-    assert eq["reached"] and eq["from_s"] == 240 and eq["windows"] == 6
-    assert eq["per_write"]["replica1"] == {"cpu_ms_per_write_net": 2.0, "pages_flushed_per_write": 0.5,
-                                           "kb_written_per_write": 20.48}
+    assert eq.reached and eq.from_s == 240 and eq.windows == 6
+    assert (eq.per_write or {})["replica1"] == {"cpu_ms_per_write_net": 2.0, "pages_flushed_per_write": 0.5,
+                                                "kb_written_per_write": 20.48}
     # still climbing at the end, flushing from 240 s: no equilibrium, and what moved is said
     climbing = soak.equilibrium(soak.cost_windows(seconds, 1.0, *_flushing(600, 600, 240)[:1], {},
                                                   *_flushing(600, 600, 240)[1:], 0.0, 600.0, 60.0))
-    assert not climbing["reached"] and climbing["per_write"] is None
-    assert any("replica1's dirty pages +6,000.0/min" in m for m in climbing["moving"]), climbing
+    assert not climbing.reached and climbing.per_write is None
+    assert any("replica1's dirty pages +6,000.0/min" in m for m in climbing.moving or []), climbing
     # flat from 240 s but the page cleaner idle until 420 s: the steady state starts where it writes back
     late = soak.equilibrium(soak.cost_windows(seconds, 1.0, *_flushing(600, 240, 420)[:1], {},
                                               *_flushing(600, 240, 420)[1:], 0.0, 600.0, 60.0))
-    assert late["reached"] and late["from_s"] == 420, late
+    assert late.reached and late.from_s == 420, late
     never = soak.equilibrium(soak.cost_windows(seconds, 1.0, *_flushing(600, 240, 600)[:1], {},
                                                *_flushing(600, 240, 600)[1:], 0.0, 600.0, 60.0))
-    assert not never["reached"] and never["moving"] == ["replica1 flushed no page in the window from 420 s"], never
+    assert not never.reached and never.moving == ["replica1 flushed no page in the window from 420 s"], never
 
 
 def test_a_short_soak_lists_its_windows_and_the_counters_of_every_node(topo: Settings) -> None:

@@ -452,6 +452,24 @@ class SoakGrowth(Record):
     ci95_ms_per_min: list[Num] | None = None
 
 
+class StallCounter(Record):
+    """One InnoDB counter around a soak's stall: its peak within the stall's context and its median over the run."""
+
+    peak: Num | None = None
+    usual: Num | None = None
+
+
+class StallNode(Record):
+    """One node around a soak's stall (analysis/soak.around): each counter it read there (a counter never read is
+    absent), and the binlog files begun within it."""
+
+    checkpoint_age_mb: StallCounter | None = None
+    dirty_pages: StallCounter | None = None
+    history_length: StallCounter | None = None
+    pages_flushed_per_s: StallCounter | None = None
+    rotations: Num | None = None  # as the innodb rows counted them (an int from measure/innodb)
+
+
 class Stall(Record):
     """Seconds of a soak whose p99 or lag jumped, with each node's counters around them (analysis/soak)."""
 
@@ -459,7 +477,7 @@ class Stall(Record):
     to_s: int | None = None
     p99_ms: Num | None = None
     lag_ms: NodeFigures | None = None
-    around: dict[str, dict[str, Any]] | None = None  # node -> counter -> {peak, usual}, and "rotations"
+    around: dict[str, StallNode] | None = None
 
 
 class SoakWindow(Record):
@@ -1533,6 +1551,76 @@ class Onset(Record):
     runs: list[OnsetRun] | None = None
 
 
+class Worst(Record):
+    """The largest error of a case's mean of one kind of figure, against its bound (analysis/validation._worst)."""
+
+    error_pct: Num | None = None
+    case: str | None = None  # analysis/validation.case_label's
+    figure: str | None = None  # "binlog bytes", "master CPU", "replica CPU"
+    bound_pct: Num | None = None
+    within: bool | None = None
+
+
+class CpuSigns(Record):
+    """The signs of the CPU errors of the cases' means, and the sign test's p (analysis/validation._signs)."""
+
+    below: int | None = None  # predicted below the measured
+    above: int | None = None
+    p: Num | None = None
+    biased: bool | None = None  # p below FINDING_ALPHA
+
+
+class PathCoverage(Record):
+    """One path's coverage (from the run's counts, or from its binlog profile): its run figures and how many lie
+    inside their own interval, and per kind ("binlog", "CPU") the worst error of a case's mean."""
+
+    figures: int | None = None  # predicted and measured, every repeat's
+    inside: int | None = None
+    not_predicted: int | None = None
+    below_resolution: int | None = None  # absent from a validate.json of before resolutions
+    worst: dict[str, Worst] | None = None
+    cases_without: int | None = None  # usable cases with no figure on this path
+    cpu_signs: CpuSigns | None = None  # absent from a validate.json of before the sign test; null without an error
+
+
+class ControlCoverage(Record):
+    """The control's measured/predicted per path and figure, and the held-out CPU errors scaled by it
+    (analysis/validation._control)."""
+
+    case: str | None = None
+    runs: int | None = None
+    ratio: dict[str, dict[str, Num]] | None = None  # path -> figure ("master CPU") -> measured/predicted
+    scaled_worst: dict[str, Worst] | None = None  # path -> the worst scaled CPU error of a case's mean
+    interleaved: bool | None = None  # recorded in the fit's hours (`--recorded`); absent from older files
+
+
+class OnsetCheck(Record):
+    """A lag onset's error against its bound, and whether the measured onset lies in the predicted interval."""
+
+    error_pct: Num | None = None
+    within: bool | None = None
+    inside: bool | None = None
+
+
+class OnsetCoverage(Record):
+    """The lag onset's checks (analysis/validation._onset): each one measured, the other absent."""
+
+    drained: OnsetCheck | None = None
+    live: OnsetCheck | None = None
+
+
+class Coverage(Record):
+    """validate.json's summary (analysis/validation.coverage): per path the figures inside their intervals and the
+    worst errors, the control's, the onset's, and the bounds and goal they were judged against."""
+
+    paths: dict[str, PathCoverage] | None = None  # "counts", "profile"
+    repeats: int | None = None  # the most a case had; absent from a validate.json of before repeats
+    onset: OnsetCoverage | None = None
+    control: ControlCoverage | None = None  # absent from a validate.json of before the control
+    goal: Num | None = None
+    bounds_pct: dict[str, Num] | None = None  # "binlog", "CPU", "onset"
+
+
 class Validation(Record):
     """validate.json: the model's predictions against runs it was not fitted on, and the lag onset."""
 
@@ -1543,7 +1631,7 @@ class Validation(Record):
     cases: list[ValidationCase] | None = None
     control: ValidationCase | None = None  # a cell the model was fitted on, run in every round (modelcheck.CONTROL)
     onset: Onset | None = None
-    summary: dict[str, Any] | None = None  # analysis/validation.coverage's, as validate wrote it
+    summary: Coverage | None = None  # analysis/validation.coverage's, as validate wrote it
     recordings: list[str] | None = None  # the `--record` folders whose runs it priced (`--recorded`), in order
     rounds: Num | None = None  # the rounds those recordings ran
     left_out: list[str] | None = None  # interrupted recordings, not priced

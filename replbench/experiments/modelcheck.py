@@ -66,9 +66,12 @@ from ..core.progress import Progress
 from ..core.records import new_folder, shown_path
 from ..core.results import (
     CostModel,
+    OnsetRun,
+    ProfileCheck,
     RecordedCase,
     RecordedRun,
     RecordingRecord,
+    ValidationRun,
     apply_of,
     read_meta,
     read_summary,
@@ -183,7 +186,7 @@ def validate(settings: Settings, model: CostModel, cases: tuple[Case, ...] = CAS
     progress = Progress("model validate")
     out: dict[str, Any] = {"folder": folder.name, "repeats": repeats, "cases": []}
     every = (*cases, control) if control else cases  # the control rotates with the cases, one run a round
-    runs: list[list[dict[str, Any]]] = [[] for _ in every]
+    runs: list[list[ValidationRun]] = [[] for _ in every]
     order = validation.rounds(len(every), repeats)
     onset = _onset_plan(model, onset_rows, onset_backlog) if onset_rows else None
     drains = drain_count(repeats) if onset and onset.out["predicted"] else 0
@@ -298,8 +301,8 @@ def priced_recordings(settings: Settings, model: CostModel, onset_rows: int = ON
                            "left_out": [f.name for f in pending if f not in recordings]}
     for name in out["left_out"]:
         progress.say(f"{name}: an interrupted recording, left out", final=True)
-    cases: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-    controls: list[dict[str, Any]] = []
+    cases: dict[tuple[Any, ...], list[ValidationRun]] = {}
+    controls: list[ValidationRun] = []
     for recording in recordings:
         doc = docs[recording]
         progress.say(f"pricing {recording.name}'s runs", final=True)
@@ -308,10 +311,9 @@ def priced_recordings(settings: Settings, model: CostModel, onset_rows: int = ON
                                                           for run in _repeats(entry))
         if doc.control is not None:
             controls.extend(_priced(model, recording, run, f"../{recording.name}/") for run in _repeats(doc.control))
-    identity = ("scenario", "rate", "setting")
-    out["cases"] = [validation.case_of(dict(zip(identity, key, strict=True)), got) for key, got in cases.items()]
+    out["cases"] = [validation.case_of(validation.Identity(*key), got) for key, got in cases.items()]
     if controls:
-        out["control"] = validation.case_of(dict(zip(identity, next(iter(controls_named)), strict=True)), controls)
+        out["control"] = validation.case_of(validation.Identity(*next(iter(controls_named))), controls)
     out["repeats"] = max((len(got) for got in (*cases.values(), controls)), default=0)
     out["summary"] = validation.coverage(validation_of(out))
     write_record(folder / "validate.json", validation_of(out))
@@ -358,12 +360,12 @@ def _say_run(progress: Progress, r: int, rounds: int, case: Case, control: bool)
 
 
 def _fill(out: dict[str, Any], cases: tuple[Case, ...], control: Case | None,
-          runs: list[list[dict[str, Any]]]) -> None:
+          runs: list[list[ValidationRun]]) -> None:
     """validate.json's cases, control and coverage from the runs priced so far."""
-    out["cases"] = [validation.case_of(_identity(c), got) for c, got in zip(cases, runs[:len(cases)], strict=True)
-                    if got]
+    out["cases"] = [validation.case_of(_case_identity(c), got)
+                    for c, got in zip(cases, runs[:len(cases)], strict=True) if got]
     if control and runs[-1]:
-        out["control"] = validation.case_of(_identity(control), runs[-1])
+        out["control"] = validation.case_of(_case_identity(control), runs[-1])
     out["summary"] = validation.coverage(validation_of(out))
 
 
@@ -392,8 +394,12 @@ def _identity(case: Case) -> dict[str, Any]:
     return {"scenario": case.scenario, "rate": case.rate, "setting": case.setting}
 
 
+def _case_identity(case: Case) -> validation.Identity:
+    return validation.Identity(case.scenario, case.rate, case.setting)
+
+
 def _case(settings: Settings, model: CostModel, case: Case, duration: float, checksum: str, folder: Path,
-          progress: Progress) -> dict[str, Any]:
+          progress: Progress) -> ValidationRun:
     """One run of a held-out case under its setting, predicted from its counts and from its binlog's profile."""
     run = _recorded_run(settings, case, duration, checksum, folder, progress)
     return _priced(model, folder, RecordedRun.model_validate(run))
@@ -414,31 +420,30 @@ def _recorded_run(settings: Settings, case: Case, duration: float, checksum: str
     return out
 
 
-def _priced(model: CostModel, folder: Path, entry: RecordedRun, prefix: str = "") -> dict[str, Any]:
+def _priced(model: CostModel, folder: Path, entry: RecordedRun, prefix: str = "") -> ValidationRun:
     """A recorded run (_recorded_run's, under folder) predicted from its counts and from its profile; its run and
     profile named with prefix (the way from the validation's folder to the recording's)."""
     assert entry.run is not None  # _recorded_run writes it
     run_folder = folder / entry.run
     obs = costmodel.observation(read_summary(run_folder), read_meta(run_folder))
-    out: dict[str, Any] = {"run": prefix + entry.run, "usable": obs is not None}
     if not obs:
-        return out
-    out.update(validation.from_counts(model, obs))
+        return ValidationRun(run=prefix + entry.run, usable=False)
+    # model_copy's update marks the fields set: validate.json writes the run's name beside its figures
+    out = validation.from_counts(model, obs).model_copy(update={"run": prefix + entry.run, "usable": True})
     captured = entry.profile
     if captured is None:
         return out
     if captured.error:
-        out["profile"] = {"error": captured.error}
-        return out
+        return out.model_copy(update={"profile": ProfileCheck(error=captured.error)})
     try:
         profile = read_profile(run_folder / "profile.json")
     except ProfileError as exc:
-        out["profile"] = {"error": str(exc).splitlines()[0]}
-        return out
+        return out.model_copy(update={"profile": ProfileCheck(error=str(exc).splitlines()[0])})
     assert captured.file is not None  # _profiled writes the file, or an error
-    out["profile"] = {**captured.model_dump(exclude_unset=True), "file": prefix + captured.file,
-                      **validation.from_profile(model, profile, obs)}
-    return out
+    # the profile's file (named from the validation's folder) and window beside its figures
+    priced = validation.from_profile(model, profile, obs).model_copy(
+        update={**captured.model_dump(exclude_unset=True), "file": prefix + captured.file})
+    return out.model_copy(update={"profile": priced})
 
 
 def attack_window(clock: Clock) -> Window:
@@ -532,12 +537,13 @@ def _onset_live(settings: Settings, onset: OnsetPlan, duration: float, folder: P
         growth = lag.growth_s_per_s if lag else None
         tps = costmodel.node_counters(summary, "master").transactions_per_s
         behind = growth is not None and growth >= FALLING_BEHIND
-        out["runs"].append({"load": load, "rate": rate, "run": run_folder.name, "status": summary.status,
-                            "success": summary.success,
-                            "master_transactions_per_s": tps, "lag_growth_s_per_s": growth, "fell_behind": behind,
-                            "applied_per_s": round(tps * (1 - growth), 2) if behind and tps and growth is not None
-                            else None,
-                            "replica_room_cores": None if settings.topology else
-                            validation.replica_room(summary, os.cpu_count() or 1, ONSET_REPLICA)})
-    out.update(validation.live_onset(out["runs"], predicted["value"], ONSET_REPLICA))
+        out["runs"].append(OnsetRun(load=load, rate=rate, run=run_folder.name, status=summary.status,
+                                    success=summary.success, master_transactions_per_s=tps,
+                                    lag_growth_s_per_s=growth, fell_behind=behind,
+                                    applied_per_s=round(tps * (1 - growth), 2)
+                                    if behind and tps and growth is not None else None,
+                                    replica_room_cores=None if settings.topology else
+                                    validation.replica_room(summary, os.cpu_count() or 1, ONSET_REPLICA)))
+    live = validation.live_onset(out["runs"], predicted["value"], ONSET_REPLICA)
+    out.update(measured=live.measured, error_pct=live.error_pct, live_note=live.live_note)
     return out

@@ -588,10 +588,13 @@ class Run:
         if watch.innodb is not None and self.options.soak_window is not None:
             lags = {r.name: watch.lag.positions.series(r.name, self.clock.start, self.clock.end) for r in s.replicas}
             successes = self.record.summary.get("successes") or 0
-            costs = {"write_share": summary.writes_of(tl) / successes if successes else 0.0,
-                     "cpu_rows": watch.cpu.rows, "idle_cpu_per_s": self.measured.idle, "io_rows": watch.health.rows}
-            self.record.summary["soak"] = soak.analyse(tl.seconds, lags, watch.innodb.rows, self.clock.start,
-                                                       self.clock.end, self.options.soak_window, costs)
+            costs = soak.Costs(write_share=summary.writes_of(tl) / successes if successes else 0.0,
+                               cpu_rows=watch.cpu.rows, idle_cpu_per_s=self.measured.idle, io_rows=watch.health.rows)
+            # held as its document (the keys set: an unread figure null, a part never derived absent), so a refused
+            # summary's summary.refused.json still holds it as JSON rather than the record's str()
+            self.record.summary["soak"] = soak.analyse(
+                tl.seconds, lags, watch.innodb.rows, self.clock.start, self.clock.end, self.options.soak_window,
+                costs).model_dump(by_alias=True, exclude_unset=True)
 
     def _check_rows(self) -> None:
         s = self.settings

@@ -255,7 +255,6 @@ def _lag_lines(summary: RunSummary) -> list[str]:
 
 
 STALLS_SHOWN = 10  # a soak's stalls listed in the block; soak.json-like detail stays in summary.json's "soak"
-ROTATIONS = "rotations"  # binlog files begun around a stall (analysis/soak.around)
 COUNTER_WORDS = (("checkpoint_age_mb", "checkpoint age", " MB"), ("dirty_pages", "dirty pages", ""),
                  ("history_length", "history length", ""), ("pages_flushed_per_s", "pages flushed", "/s"))
 
@@ -318,9 +317,9 @@ def _stall_text(stall: Stall) -> str:
     lags = ", ".join(f"{n} {v:,.0f} ms" for n, v in sorted((stall.lag_ms or {}).items()) if v is not None)
     around = []
     for node, figures in sorted((stall.around or {}).items()):
-        parts = [f"{word} {figures[key]['peak']:,.0f}{unit} (usual {figures[key]['usual']:,.0f})"
-                 for key, word, unit in COUNTER_WORDS if key in figures]
-        if figures.get(ROTATIONS):
+        parts = [f"{word} {counter.peak:,.0f}{unit} (usual {counter.usual:,.0f})"
+                 for key, word, unit in COUNTER_WORDS if (counter := getattr(figures, key)) is not None]
+        if figures.rotations:
             parts.append("binlog rotated")
         around.append(f"{node}: {', '.join(parts)}")
     p99 = "-" if stall.p99_ms is None else f"{stall.p99_ms:,.0f} ms"

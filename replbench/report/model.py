@@ -15,6 +15,8 @@ from ..analysis.validation import PATHS, case_label, coverage, drained, drains_o
 from ..core.results import (
     Checked,
     CostModel,
+    Coverage,
+    CpuSigns,
     Fit,
     FittedSetting,
     Interval,
@@ -22,6 +24,7 @@ from ..core.results import (
     ProfileCheck,
     Validation,
     ValidationCase,
+    Worst,
     read_model,
     read_validation,
 )
@@ -439,63 +442,69 @@ def _measured(v: float | None, n: float = 1) -> str:
     return "nothing" if v is None else _num(v / n)
 
 
-def render_coverage(summary: dict[str, Any]) -> list[str]:
+def render_coverage(summary: Coverage) -> list[str]:
     """The done-when's figures: per path how many held-out figures lie inside their 95 % interval, the worst error
     per kind against its bound, and the lag onset's."""
-    bounds = summary["bounds_pct"]
+    # analysis/validation.coverage gives every one of them
+    assert summary.bounds_pct is not None and summary.goal is not None and summary.paths is not None
+    bounds, goal = summary.bounds_pct, summary.goal
     lines = [f"Against the bounds (binlog ±{bounds['binlog']:g} %, CPU ±{bounds['CPU']:g} %, lag onset "
-             f"±{bounds['onset']:g} %; the 95 % intervals should cover at least {100 * summary['goal']:g} % of the "
+             f"±{bounds['onset']:g} %; the 95 % intervals should cover at least {100 * goal:g} % of the "
              "figures):"]
-    repeats = summary.get("repeats") or 1  # a summary from before repeats: one run per case
+    repeats = summary.repeats or 1  # a summary from before repeats: one run per case
     for path, label in PATHS:
-        got = summary["paths"].get(path)
-        if not got or not got["figures"]:
+        got = summary.paths.get(path)
+        if not got or not got.figures:
             continue
-        share = got["inside"] / got["figures"]
-        text = (f"- {label}: {got['inside']} of {got['figures']} run figures inside their intervals "
-                f"({100 * share:.0f} %{'' if share >= summary['goal'] else ', below the goal'})")
-        if got["not_predicted"]:
-            text += f", {got['not_predicted']} more not predicted"
-        if got.get("below_resolution"):
-            text += f", {got['below_resolution']} more below their resolution (left out)"
-        if got.get("cases_without"):
-            text += f", {got['cases_without']} usable case(s) without this path"
-        worst = [f"{kind} {w['error_pct']:+.1f} % ({w['case']}, {w['figure']}; "
-                 f"{'within' if w['within'] else 'outside'} ±{w['bound_pct']:g} %)"
-                 for kind, w in got["worst"].items()]
+        share = (got.inside or 0) / got.figures
+        text = (f"- {label}: {got.inside} of {got.figures} run figures inside their intervals "
+                f"({100 * share:.0f} %{'' if share >= goal else ', below the goal'})")
+        if got.not_predicted:
+            text += f", {got.not_predicted} more not predicted"
+        if got.below_resolution:
+            text += f", {got.below_resolution} more below their resolution (left out)"
+        if got.cases_without:
+            text += f", {got.cases_without} usable case(s) without this path"
+        worst = [f"{kind} {_worst_text(w)}" for kind, w in (got.worst or {}).items()]
         judged = f"worst error of a case's mean over {repeats} repeats" if repeats > 1 else "worst error"
-        lines.append(text + (f"; {judged}: " + ", ".join(worst) if worst else "") + _signs_text(got.get("cpu_signs")))
-    control = summary.get("control")
+        lines.append(text + (f"; {judged}: " + ", ".join(worst) if worst else "") + _signs_text(got.cpu_signs))
+    control = summary.control
     if control:
-        measured = ", ".join(f"{figure} ×{r:.2f}" for figure, r in control["ratio"]["counts"].items())
-        text = (f"- control {control['case']} (a cell the model was fitted on, run in every round): measured "
+        measured = ", ".join(f"{figure} ×{r:.2f}" for figure, r in (control.ratio or {})["counts"].items())
+        text = (f"- control {control.case} (a cell the model was fitted on, run in every round): measured "
                 f"{measured} of its prediction from the counts, "
                 + ("the fit's residual there and the runs' noise (recorded in the fit's hours)"
-                   if control.get("interleaved") else
+                   if control.interleaved else
                    "mostly the host's drift since the fit (the rest the fit's residual there and the runs' noise)"))
-        scaled = [f"{label} {w['error_pct']:+.1f} % ({w['case']}, {w['figure']}; "
-                  f"{'within' if w['within'] else 'outside'} ±{w['bound_pct']:g} %)"
-                  for path, label in PATHS if (w := control["scaled_worst"].get(path))]
+        scaled = [f"{label} {_worst_text(w)}" for path, label in PATHS if (w := (control.scaled_worst or {}).get(path))]
         if scaled:
             text += ("; the held-out CPU predictions scaled by the control's measured/predicted on the same path, "
                      "worst error " + ", ".join(scaled) + " (beside the bounds, which judge the errors as measured)")
         lines.append(text)
-    onset = summary.get("onset")
+    onset = summary.onset
     if onset:
         lines.append("- lag onset: " + ", ".join(
-            f"{name} {o['error_pct']:+.1f} % ({'within' if o['within'] else 'outside'} ±{bounds['onset']:g} %, "
-            f"{'inside' if o['inside'] else 'outside'} its interval)" for name, o in onset.items()))
+            f"{name} {o.error_pct:+.1f} % ({'within' if o.within else 'outside'} ±{bounds['onset']:g} %, "
+            f"{'inside' if o.inside else 'outside'} its interval)"
+            for name, o in (("drained", onset.drained), ("live", onset.live)) if o is not None))
     return lines if len(lines) > 1 else []
 
 
-def _signs_text(signs: dict[str, Any] | None) -> str:
+def _worst_text(w: Worst) -> str:
+    """'-2.0 % (mixed @ 200/s ROW-FULL, binlog bytes; within ±5 %)'."""
+    return (f"{w.error_pct:+.1f} % ({w.case}, {w.figure}; {'within' if w.within else 'outside'} "
+            f"±{w.bound_pct:g} %)")
+
+
+def _signs_text(signs: CpuSigns | None) -> str:
     """The CPU errors' signs over the cases' means and what the sign test says of them (analysis/validation)."""
     if not signs:
         return ""
-    n = signs["below"] + signs["above"]
-    side, count = ("low", signs["below"]) if signs["below"] >= signs["above"] else ("high", signs["above"])
-    return (f"; CPU predicted {side} in {count} of {n} case means (sign test p = {signs['p']:.2g}: "
-            + ("a bias)" if signs["biased"] else "no bias shown)"))
+    assert signs.below is not None and signs.above is not None  # analysis/validation._signs gives both
+    n = signs.below + signs.above
+    side, count = ("low", signs.below) if signs.below >= signs.above else ("high", signs.above)
+    return (f"; CPU predicted {side} in {count} of {n} case means (sign test p = {signs.p:.2g}: "
+            + ("a bias)" if signs.biased else "no bias shown)"))
 
 
 def render_onset(o: Onset) -> str:

@@ -33,11 +33,11 @@ def main() -> None:
     print("from_s writes | per node: CPU-ms/write net of idle, pages flushed/write, KB written/write, "
           "mean dirty pages, mean checkpoint age MB")
     for w in windows:
-        print(f"{w['from_s']:>5} {w['writes']:>6} | " + "; ".join(
+        print(f"{w.from_s:>5} {w.writes:>6} | " + "; ".join(
             f"{n} {f['cpu_ms_per_write_net']} {f['pages_flushed_per_write']} {f['kb_written_per_write']} "
-            f"{f['dirty_pages']:,.0f} {f['checkpoint_age_mb']}" for n, f in w["nodes"].items()))
+            f"{f['dirty_pages']:,.0f} {f['checkpoint_age_mb']}" for n, f in (w.nodes or {}).items()))
     eq = soak.equilibrium(windows)
-    print(f"equilibrium: {json.dumps(eq, sort_keys=True)}")
+    print(f"equilibrium: {json.dumps(eq.model_dump(exclude_unset=True), sort_keys=True)}")
 
 
 if __name__ == "__main__":
