@@ -40,7 +40,7 @@ def test_a_windows_cpu_per_transaction_is_net_of_idle_per_whole_minute_with_its_
 
 
 def _window(tmp_path: Path, name: str, master_ms: float = 0.35, follower_ms: float = 0.45,
-            knobs_changed: dict[str, str] | None = None, cpu: bool = True) -> Path:
+            knobs_changed: dict[str, str] | None = None, cpu: bool = True, window_s: float | None = None) -> Path:
     """The committed live window's apply.json with the CPU figures a window now records (master and a following
     replica over its 300 s, five whole minutes each)."""
     doc = json.loads(LIVE.read_text())
@@ -52,6 +52,8 @@ def _window(tmp_path: Path, name: str, master_ms: float = 0.35, follower_ms: flo
                    "ci95_ms_per_trx": [ms * 0.97, ms * 1.03]}
             for node, role, ms in (("master", "master", master_ms), ("replica2", "following", follower_ms))}
         doc["live"]["idle_trx"] = 0
+    if window_s is not None:
+        doc["live"]["window_s"] = window_s
     if knobs_changed is not None:
         doc["knobs_changed"] = knobs_changed
     path = tmp_path / name / "apply.json"
@@ -81,10 +83,15 @@ def test_own_runs_price_the_profiles_cpu_and_apply_under_their_setting_only(tmp_
     assert f"Replica CPU: {trx * 0.45 / 1000:.3g} [" in full, full
     assert "CPU and apply from your own live window(s) at 300.4 trx/s under ROW-FULL" in full, full
     assert "one SQL thread applied 5,399–5,399 trx/s in the drains" in full, full
+    assert "the plan's rate is the windows' own" in full, full  # 296/s priced from a window at 300.4/s
     assert "A replica starts falling behind at 5,400 [5,400–5,400] transactions/s" in full, full
     assert "replica (mariadbd): needs 0.133 [" in full and "the replica saturating first" in full, full
     # the model's price under the settings the window did not run under, said so
     assert "priced by the model: your own runs ran under ROW-FULL, not ROW-MINIMAL" in _sheet(text, "ROW-MINIMAL")
+    slow = _window(tmp_path, "slow", window_s=600.0)  # the same transactions over twice the time: 150/s
+    code, text, err = run_main(["model", "predict", "--profile", str(PROFILE), "--own-runs", str(slow)], env)
+    assert code == 0, err
+    assert "held at 1.97× the windows' rate (a fit on one rate: its interval is the windows' noise" in text, text
     code, model_text, err = run_main(["model", "predict", "--profile", str(PROFILE), "--setting", "ROW-FULL"], env)
     assert code == 0, err
     assert "CPU and apply" not in model_text and _sheet(model_text, "ROW-FULL") != full

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ..core.config import OWN_RATE_NEAR
 from ..core.results import ApplyRecord, LiveCpu
 from ..core.stats import mean_error
 from . import costmodel
@@ -108,7 +109,7 @@ def _cores(role: OwnRole | None, trx: float) -> Band | None:
     return {"value": trx * role.ms_per_trx / 1000, "low": trx * low / 1000, "high": trx * high / 1000}
 
 
-def _note(fit: OwnFit) -> str:
+def _note(fit: OwnFit, trx: float) -> str:
     roles = [f"{what} {r.ms_per_trx:.3f} CPU-ms per transaction ({', '.join(r.nodes)}, "
              f"{'net of idle' if r.net else 'gross: no idle measured'})"
              for what, r in (("master", fit.master), ("following replica", fit.replica)) if r is not None]
@@ -118,7 +119,17 @@ def _note(fit: OwnFit) -> str:
                "in the drains" if fit.apply_trx_per_s else "")
     return (f"from your own live window(s) at {fit.rate:,.1f} trx/s under {fit.setting}: "
             + "; ".join(roles + missing) + applied
-            + "; the cost per transaction held at any other rate (a fit on one rate)")
+            + "; " + _held(fit.rate, trx))
+
+
+def _held(fitted: float, trx: float) -> str:
+    """What holding the cost per transaction means at the plan's rate: nothing beyond the windows' own noise near
+    their rate; away from it, a step the interval does not hold (docs/profile.md, "Your own runs": sysbench's
+    cost per transaction moved 3–17 % between 150 and 300/s)."""
+    if fitted and abs(trx / fitted - 1) <= OWN_RATE_NEAR:
+        return "the plan's rate is the windows' own"
+    return (f"the cost per transaction held at {trx / fitted:.2f}× the windows' rate (a fit on one rate: its interval "
+            "is the windows' noise, not the step to another rate)" if fitted else "the windows' rate unknown")
 
 
 def own_cpu(plan: Plan, fit: OwnFit, no_data: dict[str, str] | None = None) -> Plan:
@@ -134,7 +145,7 @@ def own_cpu(plan: Plan, fit: OwnFit, no_data: dict[str, str] | None = None) -> P
     own = replace(plan, master_cpu_cores=master, replica_cpu_cores=replica,
                   replica_cpu_utilisation=None if replica is None else
                   {k: v / plan.replica_cores for k, v in replica.items()},
-                  cpu_basis="own runs", cpu_note=_note(fit))
+                  cpu_basis="own runs", cpu_note=_note(fit, trx))
     drained = sorted(fit.apply_trx_per_s)
     if drained:  # one SQL thread's utilisation, the drains' range as its bracket
         rho = {"value": trx / drained[len(drained) // 2], "low": trx / drained[-1], "high": trx / drained[0]}

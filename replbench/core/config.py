@@ -325,6 +325,10 @@ LIVE_MIN_WINDOW_S = 300.0
 APPLY_RATE = 500  # apply-capacity's rate of writing its own backlog through the app, per second
 LIVE_SAMPLE_S = 1.0
 LIVE_BUSIEST_SPAN_S = 60.0
+# model predict --own-runs (analysis/ownfit; docs/profile.md, "Your own runs"): a plan within 10 % of the live
+# windows' rate is priced at their rate; further away, the note says the cost per transaction was held across a step
+# its interval does not cover
+OWN_RATE_NEAR = 0.10
 # report.md's "Your own workload" (analysis/ownworkload, report/ownworkload): how far profile, model predict
 # --profile and apply-capacity --live held on a workload the suite did not write (sysbench), read from the committed
 # evidence under these repository-relative folders (each README says how it was measured); their by-hand CPU is
