@@ -139,6 +139,20 @@ def test_images_written_both_full_and_minimal_are_named_so_and_price_no_row_sett
                for s in ("ROW-FULL", "ROW-MINIMAL", "ROW-NOBLOB")), idx.settings
 
 
+def test_an_image_missing_only_blobs_is_noblob_and_one_missing_untyped_columns_is_not() -> None:
+    """A MINIMAL delete's before image holds the key alone: its other columns appear in no image of the line, and
+    are BLOBs only where the Table_map's types (or other images' values) say so (sysbench's deletes under MINIMAL
+    read as NOBLOB before: results/readme-assets/own-fit-20261203)."""
+    sbtest = binlogfile.TableMeta(("INT NOT NULL", "INT NOT NULL", "CHAR(120) NOT NULL", "CHAR(60) NOT NULL"))
+    key_only = {b"1": b"7 /* INT meta=0 nullable=0 is_null=0 */"}
+    assert not prof._missing_are_blobs(key_only, 4, {}, sbtest)
+    blobs = binlogfile.TableMeta(("INT NOT NULL", "BLOB", "TEXT"))
+    assert prof._missing_are_blobs(key_only, 3, {}, blobs)
+    seen = {b"2": binlogfile.ValueType("BLOB", None, 2, blob=True)}
+    assert prof._missing_are_blobs(key_only, 2, seen, None)  # no Table_map types: the values seen elsewhere
+    assert not prof._missing_are_blobs(key_only, 3, seen, None)  # column 3 never seen: not known to be a BLOB
+
+
 def test_a_sampled_row_stands_for_its_events_rows() -> None:
     """Five rows read of the 100-row statement stand for its 100: the column shares and the MINIMAL saving come out
     as reading every row gives them."""

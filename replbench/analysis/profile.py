@@ -562,8 +562,27 @@ def _sample(line: _Line, e: Event, most: int) -> None:
             images.noblob += weight * noblob
         else:
             images.partial_rows += 1
-            if all(types[c].blob for i in seen for c in set(types) - set(i)):
+            if all(_missing_are_blobs(i, full, types, line.meta) for i in seen):
                 images.blob_missing += 1
+
+
+def _missing_are_blobs(image: dict[bytes, bytes], width: int, types: dict[bytes, ValueType],
+                       meta: TableMeta | None) -> bool:
+    """Whether every column a partial image leaves out is a BLOB or TEXT one (NOBLOB as written, not MINIMAL): by
+    the Table_map's column type where it is there, else by the column's values seen in other images; a column
+    never seen and not typed is not known to be one (a MINIMAL delete's image holds the key alone, its other
+    columns in no image of the line: they read as BLOBs before this said so)."""
+    for number in range(1, width + 1):
+        c = str(number).encode()
+        if c in image:
+            continue
+        if meta is not None and number <= len(meta.types):
+            blob = any(word in meta.types[number - 1].upper() for word in ("BLOB", "TEXT"))
+        else:
+            blob = c in types and types[c].blob
+        if not blob:
+            return False
+    return True
 
 
 def _minimal_and_noblob(types: dict[bytes, ValueType], before: dict[bytes, int] | None,
