@@ -153,6 +153,20 @@ def test_an_image_missing_only_blobs_is_noblob_and_one_missing_untyped_columns_i
     assert not prof._missing_are_blobs(key_only, 3, seen, None)  # column 3 never seen: not known to be a BLOB
 
 
+def test_inserts_are_exact_under_the_partial_image_every_other_line_was_written_with() -> None:
+    """An insert's image is whole under every ROW image: where the other lines read MINIMAL, the inserts' MINIMAL
+    bytes are as written (sysbench's oltp_write_only under MINIMAL priced its bytes as an estimate before)."""
+    idx = _line(_snippet_profile(), "bench_idx")
+    insert = idx.model_copy(update={"kind": "insert", "table": "t2"})
+    assert insert.settings["ROW-MINIMAL"].basis == "estimated"
+    for other, basis in (("MINIMAL", "exact"), ("FULL", "estimated"), ("FULL and MINIMAL", "estimated")):
+        got = prof._inserts_as_written([idx.model_copy(update={"row_image": other}), insert])[1]
+        assert got.settings["ROW-MINIMAL"].basis == basis, other
+        assert got.settings["ROW-MINIMAL"].bytes == (insert.bytes if basis == "exact" else
+                                                      insert.settings["ROW-MINIMAL"].bytes)
+        assert got.settings["ROW-FULL"] == insert.settings["ROW-FULL"]
+
+
 def test_a_sampled_row_stands_for_its_events_rows() -> None:
     """Five rows read of the 100-row statement stand for its 100: the column shares and the MINIMAL saving come out
     as reading every row gives them."""

@@ -769,8 +769,8 @@ def _shown(path: Path) -> str:
 def _build(p: Profiler, decoder: str, source: Source | None) -> Profile:
     first, last, window_notes = _span(p)
     span = last - first + 1
-    lines = [_line(k, acc, first, last) for k, acc in sorted(p.lines.items(), key=lambda kv: (kv[0][3], kv[0]))
-             if acc.trx]
+    lines = _inserts_as_written([_line(k, acc, first, last)
+                                 for k, acc in sorted(p.lines.items(), key=lambda kv: (kv[0][3], kv[0])) if acc.trx])
     beat = [ln for ln in lines if ln.heartbeat]
     named, unnamed = p.metadata["named"], p.metadata["unnamed"]
     notes = window_notes
@@ -788,6 +788,21 @@ def _build(p: Profiler, decoder: str, source: Source | None) -> Profile:
         heartbeat=_group(beat, span, p.transactions[True]) if beat else None, lines=lines,
         largest=[_transaction(tx) for _, _, tx in sorted(p.largest, key=lambda item: item[:2], reverse=True)],
         other=dict(p.other), notes=notes)
+
+
+def _inserts_as_written(lines: list[Line]) -> list[Line]:
+    """An insert sets every column, so its image is whole under every ROW image and reads FULL whatever the binlog
+    was written with. Where the workload's other lines all read one partial image (MINIMAL or NOBLOB: the server's
+    binlog_row_image), the inserts were written under it too, and their bytes under it are as written, exact (not
+    an estimate of what a FULL image would save: results/readme-assets/own-fit-20261203)."""
+    shown = {ln.row_image for ln in lines if ln.kind != "insert" and not ln.heartbeat}
+    if len(shown) != 1 or (image := next(iter(shown))) not in ("MINIMAL", "NOBLOB"):
+        return lines
+    setting = f"ROW-{image}"
+    return [ln.model_copy(update={"settings": {**ln.settings, setting: Estimate(
+        bytes=ln.bytes, basis="exact", note=f"as written: the other lines were written {image}, and an insert's "
+                                            "image is whole under it")}})
+            if ln.kind == "insert" and ln.row_image == "FULL" and not ln.heartbeat else ln for ln in lines]
 
 
 def _transaction(tx: _Tx) -> Transaction:
