@@ -136,6 +136,8 @@ EVIDENCE = (
         Run("semi-sync-clients-20261202/compare.py", cwd="semi-sync-clients-20261202"),)),
     Evidence("pinned-apply-20261203/compare.txt", (
         Run("pinned-apply-20261203/compare.py", cwd="pinned-apply-20261203"),)),
+    Evidence("own-fit-20261203/compare.txt", (
+        Run("own-fit-20261203/compare.py", cwd="own-fit-20261203"),)),
 )
 RERUN = {run.script for evidence in EVIDENCE for run in evidence.runs}
 
