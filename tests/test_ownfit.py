@@ -94,7 +94,7 @@ def test_own_runs_price_the_profiles_cpu_and_apply_under_their_setting_only(tmp_
     assert "held at 1.97× the windows' rate (a fit on one rate: its interval is the windows' noise" in text, text
     code, model_text, err = run_main(["model", "predict", "--profile", str(PROFILE), "--setting", "ROW-FULL"], env)
     assert code == 0, err
-    assert "CPU and apply" not in model_text and _sheet(model_text, "ROW-FULL") != full
+    assert "CPU and apply from your own" not in model_text and _sheet(model_text, "ROW-FULL") != full
 
 
 def test_own_runs_that_are_no_live_window_with_cpu_figures_are_refused_in_one_line(tmp_path: Path) -> None:
@@ -112,3 +112,29 @@ def test_own_runs_that_are_no_live_window_with_cpu_figures_are_refused_in_one_li
         lines = err.strip().splitlines()
         assert code == 2 and out == "" and "Traceback" not in err, err
         assert needle in lines[-1] and lines[-1].startswith("./run.sh: error:"), err
+
+
+def test_the_foreign_table_note_states_the_committed_evidences_ratios() -> None:
+    """FOREIGN_CPU_PRICED is what compare.txt measured (the lowest and highest of three shapes, per role)."""
+    from replbench.core.config import FOREIGN_CPU_PRICED
+
+    text = (ROOT / "results" / "readme-assets" / "own-fit-20261203" / "compare.txt").read_text()
+    section = text.split("model's price / measured", 1)[1].split("\n\n", 1)[0].strip().splitlines()[1:]
+    ratios: dict[str, list[float]] = {}
+    for line in section:
+        _, role, ratio = line.split()
+        ratios.setdefault(role, []).append(float(ratio))
+    assert {role: (min(r), max(r)) for role, r in ratios.items()} == FOREIGN_CPU_PRICED
+    assert all(len(r) == 3 for r in ratios.values())
+
+
+def test_a_foreign_tables_sheet_says_how_far_the_models_price_was_from_the_measured(tmp_path: Path) -> None:
+    env = env_for(tmp_path / "state", REPLBENCH_RESULTS=str(ROOT / "results"), REPLBENCH_PORT_BASE="9")
+    code, text, err = run_main(["model", "predict", "--profile", str(PROFILE), "--setting", "ROW-FULL"], env)
+    assert code == 0, err
+    assert ("CPU and apply priced by the model on the suite's table, not yours: on sysbench's three shapes it came "
+            "to 1.05–1.92× the measured on the master, 1.51–2.15× the measured on the replica") in text, text
+    code, text, err = run_main(["model", "predict", "--profile", str(ROOT / "samples" / "write-mix.profile.json"),
+                                "--setting", "ROW-FULL"], env)
+    assert code == 0, err
+    assert "CPU and apply" not in text, text  # the suite's own table: the model's own ground

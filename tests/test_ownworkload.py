@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from replbench.analysis import ownworkload
-from replbench.core.config import OWN_WORKLOAD_LIVE, OWN_WORKLOAD_SYSBENCH, ROOT
+from replbench.core.config import OWN_WORKLOAD_FIT, OWN_WORKLOAD_LIVE, OWN_WORKLOAD_SYSBENCH, ROOT
 from replbench.report import ownworkload as section
 
 from .test_docs import broken
@@ -29,12 +29,11 @@ def test_the_evidence_reads_as_its_readmes_say() -> None:
     profiled = ownworkload.profile_held(ROOT / OWN_WORKLOAD_SYSBENCH)
     assert profiled is not None
     assert profiled.profiled == profiled.client.transactions == profiled.gtid_moved == 5_837
-    priced = ownworkload.predict_held(ROOT / OWN_WORKLOAD_SYSBENCH)
-    assert priced is not None and priced.setting == "ROW-FULL" and priced.run_per_s > priced.plan_per_s
-    master, replica = priced.cores
-    assert (master.role, replica.role) == ("master", "replica")
-    assert master.error == pytest.approx(-0.256, abs=0.001) and not master.inside  # README: 25 % under, outside
-    assert replica.error == pytest.approx(-0.138, abs=0.001) and replica.inside  # README: 13 % under, inside
+    held = ownworkload.own_fit_held(ROOT / OWN_WORKLOAD_FIT)
+    assert held is not None and (held.shapes, held.rates, len(held.own), held.own_inside) == (2, (150, 300), 8, 2)
+    # compare.txt: −14.5 % to +17.0 % with --own-runs, +4.9 % to +121.8 % the model alone (its figures rounded)
+    assert min(held.own) == pytest.approx(-0.145, abs=0.002) and max(held.own) == pytest.approx(0.170, abs=0.002)
+    assert min(held.model) == pytest.approx(0.049, abs=0.002) and max(held.model) == pytest.approx(1.218, abs=0.003)
     rounds = ownworkload.live_rounds(ROOT / OWN_WORKLOAD_LIVE)
     assert len(rounds) == 2
     assert all(r.window + r.during_drains == r.client.transactions for r in rounds)
@@ -52,15 +51,17 @@ def test_the_section_names_each_command_what_it_needs_and_how_far_it_held() -> N
     for bullet, command in zip(bullets, COMMANDS, strict=True):
         assert bullet.startswith(f"- **{command}**"), bullet[:80]
         assert "Needs " in bullet, command
-    for figure in ("5,837 transactions counted", "sysbench's count 5,837", "(−25.6 %, outside its interval)",
-                   "(−13.8 %, inside its interval)", "29,968 + 38 during the drains = sysbench's 30,006",
+    for figure in ("5,837 transactions counted", "sysbench's count 5,837",
+                   "master and replica CPU −14.5 % to +17.0 % of the measured (2 of 8 inside the windows' interval); "
+                   "the model alone +4.9 % to +121.8 %", "29,968 + 38 during the drains = sysbench's 30,006",
                    "(means, +5.8 %)", "CPU per transaction −2.4 %"):
         assert figure in text, figure
     # the replay: the same windows live and replayed from their binlog (replay-20261202/agree.txt)
     assert "5,436 transactions/s replayed against 5,399 live (means, +0.7 %; rounds +5.8 %, −4.5 %)" in bullets[3]
     # every link resolves from report.md, beside which the section is written
     links = re.findall(r"\]\(([^)]+)\)", text)
-    assert {"docs/profile.md", f"{OWN_WORKLOAD_SYSBENCH}/README.md", f"{OWN_WORKLOAD_LIVE}/README.md"} <= set(links)
+    assert {"docs/profile.md", f"{OWN_WORKLOAD_SYSBENCH}/README.md", f"{OWN_WORKLOAD_LIVE}/README.md",
+            f"{OWN_WORKLOAD_FIT}/README.md"} <= set(links)
     assert [link for link in links if broken(ROOT / "report.md", link)] == []
 
 
@@ -69,9 +70,10 @@ def test_without_its_evidence_the_section_states_no_figure(tmp_path: Path) -> No
     assert all(command in text for command in COMMANDS)
     assert text.count(section.NOT_CHECKED[1:]) == 4 and "evidence" not in text
     assert not re.search(r"\d,\d{3}|\d %", text)  # no count, no error: nothing filled in
-    # one file missing: that command's figures go, the others' stay
-    sysbench = tmp_path / OWN_WORKLOAD_SYSBENCH
-    shutil.copytree(ROOT / OWN_WORKLOAD_SYSBENCH, sysbench)
-    (sysbench / "cpu-by-hand.txt").unlink()
+    # one command's files missing: its figures go, the others' stay
+    for folder in (OWN_WORKLOAD_SYSBENCH, OWN_WORKLOAD_FIT):
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    for path in (tmp_path / OWN_WORKLOAD_FIT).glob("predict-*-from-*.txt"):
+        path.unlink()
     text = "\n".join(section.section(tmp_path))
-    assert "5,837 transactions counted" in text and "outside its interval" not in text
+    assert "5,837 transactions counted" in text and "the windows' interval" not in text

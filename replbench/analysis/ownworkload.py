@@ -2,8 +2,9 @@
 committed evidence alone (core/config.OWN_WORKLOAD_*; report/ownworkload words it in report.md):
 
 - `profile`: the transactions it counted in a window against sysbench's own count and the master's GTID position;
-- `model predict --profile`: the master's and a replica's cores it priced against each mariadbd's CPU read from
-  /proc by hand over a second run of the same workload (net of idle; the plan's rate scaled to that run's);
+- `model predict --profile [--own-runs]`: the master's and a following replica's cores it priced at one rate from
+  the workload's live window at another (and the model's own price without it) against what that rate's window
+  measured (own-fit-20261203: compare.py reads the same files by hand);
 - `apply-capacity --live`: the window's count against sysbench's, and a replica's apply rate and CPU per
   transaction against the same replica timed by hand, round by round.
 
@@ -18,11 +19,9 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.config import PROC_TICKS_PER_S
 from ..core.results import apply_of, load
+from .profile import read as read_profile
 
-# the mariadbd processes cpu-by-hand.sh reads, in its order (results/readme-assets/sysbench-20261202/cpu-by-hand.sh)
-BY_HAND_NODES = ("master", "replica1", "replica2")
 WORKLOAD_DOMAIN = "0"  # the application's GTID domain (the harness's heartbeat writes in its own: docs/profile.md)
 
 
@@ -48,33 +47,16 @@ class ProfileHeld:
 
 
 @dataclass(frozen=True)
-class Cores:
-    """One role's cores: predicted (the plan's figure and 95 % interval, scaled to the measured run's rate) against
-    those measured by hand, net of the process's idle."""
+class OwnFitHeld:
+    """`model predict --profile --own-runs` on sysbench's shapes, each priced at one rate from its live window at the
+    other, against the CPU that rate's window measured (master and following replica); and the model's own price
+    (no --own-runs) against the same. Errors are predicted / measured − 1."""
 
-    role: str
-    predicted: float
-    low: float
-    high: float
-    measured: float
-
-    @property
-    def error(self) -> float:
-        return self.predicted / self.measured - 1
-
-    @property
-    def inside(self) -> bool:
-        return self.low <= self.measured <= self.high
-
-
-@dataclass(frozen=True)
-class PredictHeld:
-    """`model predict --profile` on sysbench's profile against the CPU measured by hand on a second run."""
-
-    setting: str  # the plan compared: the setting the binlog was written under
-    plan_per_s: float  # the rate the plan priced (the profile's mean over its span)
-    run_per_s: float  # the rate of the run measured by hand (sysbench's)
-    cores: list[Cores]  # master, then the worse replica (the larger CPU)
+    shapes: int
+    rates: tuple[int, ...]
+    own: list[float]
+    own_inside: int  # own-fit figures whose interval held the measured
+    model: list[float]
 
 
 @dataclass(frozen=True)
@@ -143,69 +125,57 @@ def profile_held(folder: Path) -> ProfileHeld | None:
     return ProfileHeld(client, _int(counted.group(1)), end - start, int(span.group(1)))
 
 
-def _plan(predict: str) -> tuple[str, str] | None:
-    """The capacity plan under the setting the binlog was written with (its binlog line is the binlog's own bytes):
-    (setting, the plan's text)."""
-    for block in re.split(r"\n(?=Capacity plan under )", predict):
-        head = re.match(r"Capacity plan under (\S+) ", block)
-        if head and "from the binlog's own bytes" in block:
-            return head.group(1), block
-    return None
-
-
-def _cores(plan: str, label: str) -> tuple[float, float, float] | None:
-    found = re.search(rf"^{label}: ([\d.]+) \[([\d.]+)–([\d.]+)\] cores", plan, re.M)
+def _priced(text: str | None, label: str) -> tuple[float, float, float] | None:
+    """A plan's figure and its interval ("Master CPU: 0.171 [0.162–0.179] cores")."""
+    found = re.search(rf"^{label}: ([\d.]+) \[([\d.]+)–([\d.]+)\] cores", text or "", re.M)
     return (float(found.group(1)), float(found.group(2)), float(found.group(3))) if found else None
 
 
-def by_hand_cores(text: str | None) -> tuple[dict[str, float], float] | None:
-    """cpu-by-hand.txt: each mariadbd's cores over the run net of its idle (ticks over the idle window, then over
-    the run to the replicas' catch-up), and sysbench's rate over that run."""
-    if not text:
+def _measured_cores(folder: Path, shape: str, rate: str) -> dict[str, float] | None:
+    """The cores each role measured in a window (CPU-ms per transaction net of idle, at its profile's rate: the rate
+    the plan priced): the master's, and the following replica's; None where a file is missing or lacks them."""
+    try:
+        live = apply_of(load(folder / f"live-{shape}-{rate}" / "apply.json")).live
+        profile = read_profile(folder / f"profile-{shape}-{rate}.json")
+    except (OSError, ValueError):
         return None
-    ticks = r"((?:\d+ ?)+) -> ((?:\d+ ?)+) over ([\d.]+) s"
-    idle = re.search(r"idle " + ticks, text)
-    run = re.search(r"run " + ticks, text)
-    rate = re.search(r"transactions:\s+\d+\s+\(([\d.]+) per sec\.\)", text)
-    if not (idle and run and rate):
+    roles = {c.role: c.cpu_ms_per_trx for c in ((live.cpu if live else None) or {}).values()}
+    master, following = roles.get("master"), roles.get("following")
+    if master is None or following is None:
         return None
-
-    def per_s(found: re.Match[str]) -> list[float]:
-        before, after = found.group(1).split(), found.group(2).split()
-        seconds = float(found.group(3))
-        return [(int(b) - int(a)) / seconds / PROC_TICKS_PER_S for a, b in zip(before, after, strict=True)]
-
-    idle_cores, run_cores = per_s(idle), per_s(run)
-    if len(run_cores) != len(BY_HAND_NODES) or len(idle_cores) != len(BY_HAND_NODES):
-        return None
-    return {n: r - i for n, r, i in zip(BY_HAND_NODES, run_cores, idle_cores, strict=True)}, float(rate.group(1))
+    per_s = profile.workload.transactions / profile.span_s
+    return {"master": master * per_s / 1000, "replica": following * per_s / 1000}
 
 
-def predict_held(folder: Path) -> PredictHeld | None:
-    """predict.txt's plan for sysbench's profile (the setting its binlog was written under), scaled from the
-    profile's rate to the by-hand run's, against cpu-by-hand.txt: the master, and the worse replica (the larger
-    CPU)."""
-    predict = _read(folder / "predict.txt")
-    measured = by_hand_cores(_read(folder / "cpu-by-hand.txt"))
-    if not predict or measured is None:
+def own_fit_held(folder: Path) -> OwnFitHeld | None:
+    """Each predict-<shape>-<at>-from-<fit>.txt (and predict-<shape>-<at>-model.txt) against the window at `at`, as
+    own-fit-20261203/compare.py reads them; None where no pair is complete."""
+    own: list[float] = []
+    model: list[float] = []
+    inside = 0
+    shapes: set[str] = set()
+    rates: set[int] = set()
+    for path in sorted(folder.glob("predict-*-from-*.txt")):
+        found = re.fullmatch(r"predict-(.+)-(\d+)-from-(\d+)\.txt", path.name)
+        if not found:
+            continue
+        shape, at, fit = found.groups()
+        measured = _measured_cores(folder, shape, at)
+        text, alone = _read(path), _read(folder / f"predict-{shape}-{at}-model.txt")
+        if measured is None:
+            continue
+        for role, label in (("master", "Master CPU"), ("replica", "Replica CPU")):
+            priced, priced_alone = _priced(text, label), _priced(alone, label)
+            if priced is None or priced_alone is None:
+                return None
+            own.append(priced[0] / measured[role] - 1)
+            inside += priced[1] <= measured[role] <= priced[2]
+            model.append(priced_alone[0] / measured[role] - 1)
+        shapes.add(shape)
+        rates.update((int(at), int(fit)))
+    if not own:
         return None
-    plan = _plan(predict)
-    rate = re.search(r"\(([\d.]+) transactions/s, the mean over the span\)", predict)
-    if plan is None or rate is None:
-        return None
-    setting, text = plan
-    nets, run_per_s = measured
-    plan_per_s = float(rate.group(1))
-    scale = run_per_s / plan_per_s  # the plan priced at the profile's mean rate; the run went a little faster
-    replica = max((n for n in nets if n.startswith("replica")), key=lambda n: nets[n])
-    cores = []
-    for role, label, node in (("master", "Master CPU", "master"), ("replica", "Replica CPU", replica)):
-        priced = _cores(text, label)
-        if priced is None:
-            return None
-        value, low, high = (v * scale for v in priced)
-        cores.append(Cores(role, value, low, high, nets[node]))
-    return PredictHeld(setting, plan_per_s, run_per_s, cores)
+    return OwnFitHeld(len(shapes), tuple(sorted(rates)), own, inside, model)
 
 
 def live_rounds(folder: Path) -> list[LiveRound]:

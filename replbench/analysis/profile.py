@@ -27,7 +27,14 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..core import results
-from ..core.config import HEARTBEAT_DOMAIN_ID, META_SCHEMA, MODEL_REPLICA_CORES, ROOT, ReplbenchError
+from ..core.config import (
+    FOREIGN_CPU_PRICED,
+    HEARTBEAT_DOMAIN_ID,
+    META_SCHEMA,
+    MODEL_REPLICA_CORES,
+    ROOT,
+    ReplbenchError,
+)
 from ..core.results import CostModel
 from ..measure.binlogfile import (
     BinlogFile,
@@ -914,6 +921,12 @@ class Sheet:
     error: str | None = None
 
 
+FOREIGN_NOTE = ("priced by the model on the suite's table, not yours: on sysbench's three shapes it came to "
+                + ", ".join(f"{lo:g}–{hi:g}× the measured on the {role}"
+                            for role, (lo, hi) in FOREIGN_CPU_PRICED.items())
+                + " (docs/profile.md); measure yours with apply-capacity --live and price it with --own-runs")
+
+
 def price(model: CostModel, profile: Profile, mixes: dict[str, Mix], mapped: dict[str, list[Line]],
           setting: str, replica_cores: float = MODEL_REPLICA_CORES, alone: bool = False, threads: int = 1,
           rtt_s: float | None = None, model_binlog: bool = False,
@@ -940,6 +953,8 @@ def price(model: CostModel, profile: Profile, mixes: dict[str, Mix], mapped: dic
             continue
         if own is not None:  # the workload's own runs price its CPU and apply (analysis/ownfit)
             plan = own_cpu(plan, own, costmodel.no_data_of(model))
+        elif any(ln.schema_name not in MODEL_TABLES or ln.table != "accounts" for ln in mapped[table]):
+            plan = replace(plan, cpu_basis="model", cpu_note=FOREIGN_NOTE)
         sheets.append(Sheet(setting, table, plan=plan if model_binlog else own_binlog(plan, profile, mapped[table]),
                             largest=largest_on(model, profile, mapped[table], setting, table)))
     plans = [sheet.plan for sheet in sheets if sheet.plan is not None]

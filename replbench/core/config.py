@@ -329,14 +329,19 @@ LIVE_BUSIEST_SPAN_S = 60.0
 # windows' rate is priced at their rate; further away, the note says the cost per transaction was held across a step
 # its interval does not cover
 OWN_RATE_NEAR = 0.10
+# The model's CPU price of a table the suite did not write (priced as bench_idx's rows) against the measured, the
+# lowest and highest over sysbench's three shapes at 300/s (oltp_write_only, oltp_update_non_index,
+# oltp_update_index; results/readme-assets/own-fit-20261203/compare.txt, tests/test_ownfit checks them against it):
+# printed with such a sheet, never applied to it (three shapes are no interval)
+FOREIGN_CPU_PRICED = {"master": (1.05, 1.92), "replica": (1.51, 2.15)}
 # report.md's "Your own workload" (analysis/ownworkload, report/ownworkload): how far profile, model predict
-# --profile and apply-capacity --live held on a workload the suite did not write (sysbench), read from the committed
-# evidence under these repository-relative folders (each README says how it was measured); their by-hand CPU is
-# /proc/<pid>/stat's ticks, 100 a second on Linux (results/readme-assets/sysbench-20261202/README.md)
+# --profile [--own-runs] and apply-capacity --live and --binlog held on a workload the suite did not write
+# (sysbench), read from the committed evidence under these repository-relative folders (each README says how it was
+# measured)
 OWN_WORKLOAD_SYSBENCH = "results/readme-assets/sysbench-20261202"
 OWN_WORKLOAD_LIVE = "results/readme-assets/live-apply-20261202"
 OWN_WORKLOAD_REPLAY = "results/readme-assets/replay-20261202"
-PROC_TICKS_PER_S = 100
+OWN_WORKLOAD_FIT = "results/readme-assets/own-fit-20261203"
 # the semi-sync check by hand (docs/decisions/semi-sync-by-hand.md): each link's round trip as measured through its
 # proxy, and the commits/s 1, 4 and 8 clients made on the 20 ms link, read by analysis/byhand for report.md's answer
 SEMI_SYNC_BY_HAND = "results/readme-assets/semi-sync-by-hand-20261127"

@@ -10,21 +10,27 @@ from pathlib import Path
 
 from ..analysis.ownworkload import (
     Client,
-    Cores,
     LiveRound,
+    OwnFitHeld,
     ReplayRound,
     live_means,
     live_rounds,
-    predict_held,
+    own_fit_held,
     profile_held,
     replay_rounds,
 )
-from ..analysis.studymetrics import fmt
-from ..core.config import LIVE_MIN_WINDOW_S, OWN_WORKLOAD_LIVE, OWN_WORKLOAD_REPLAY, OWN_WORKLOAD_SYSBENCH, ROOT
+from ..core.config import (
+    LIVE_MIN_WINDOW_S,
+    OWN_WORKLOAD_FIT,
+    OWN_WORKLOAD_LIVE,
+    OWN_WORKLOAD_REPLAY,
+    OWN_WORKLOAD_SYSBENCH,
+    ROOT,
+)
 
 HEADING = "Your own workload"
 PROFILE_DOC = "docs/profile.md"
-PREDICT_DOC = "docs/cost-model.md#capacity-per-role"
+OWN_RUNS_DOC = "docs/profile.md#your-own-runs---own-runs"
 LIVE_DOC = "docs/apply-capacity.md#your-own-workload-live---live-window"
 BINLOG_DOC = "docs/apply-capacity.md#your-own-workload-from-a-captured-binlog---binlog-file"
 NOT_CHECKED = "not yet checked on a workload the suite did not write"
@@ -49,16 +55,24 @@ def _pct(value: float) -> str:
     return f"{100 * value:+.1f} %".replace("-", "−")
 
 
-def _cores(c: Cores) -> str:
-    return (f"{c.role} {fmt(c.predicted)} [{fmt(c.low)}–{fmt(c.high)}] cores against {fmt(c.measured)} "
-            f"({_pct(c.error)}, {'inside' if c.inside else 'outside'} its interval)")
+def _range(errors: list[float]) -> str:
+    return f"{_pct(min(errors))} to {_pct(max(errors))}"
+
+
+def _own_fit_text(held: OwnFitHeld | None, unchecked: str) -> str:
+    if held is None:
+        return unchecked + "."
+    rates = " and ".join(str(r) for r in held.rates)
+    return (f"On {held.shapes} sysbench shapes, each priced at {rates} transactions/s from its live window at the "
+            f"other rate: master and replica CPU {_range(held.own)} of the measured ({held.own_inside} of "
+            f"{len(held.own)} inside the windows' interval); the model alone {_range(held.model)} "
+            f"({_evidence(OWN_WORKLOAD_FIT)}).")
 
 
 def section(root: Path = ROOT) -> list[str]:
     """The section (root: where the committed evidence is read from, the repository's by default)."""
     profiled = profile_held(root / OWN_WORKLOAD_SYSBENCH)
     first = profiled.client if profiled else None
-    priced = predict_held(root / OWN_WORKLOAD_SYSBENCH)
     rounds = live_rounds(root / OWN_WORKLOAD_LIVE)
     unchecked = NOT_CHECKED[0].upper() + NOT_CHECKED[1:]
     lines = ["- **`./run.sh profile FILE…`** (or `--topology FILE --since … --until …`, the master's binlogs "
@@ -73,11 +87,8 @@ def section(root: Path = ROOT) -> list[str]:
              "priced on every setting (binlog, cores, when a replica falls behind; with `--cores`, what those "
              "hosts sustain). Needs a profile and a cost model (this report's, or `./run.sh "
              "model fit` on your runs); your tables are priced as bench_idx's rows (a binlog shows no secondary "
-             f"index) ([cost-model.md]({PREDICT_DOC})). "
-             + (f"On {_same(first, first) if first else 'sysbench'} under {priced.setting}, its binlog's setting, at "
-                f"{priced.run_per_s:g} transactions/s (the plan's {priced.plan_per_s:g}/s scaled), against each "
-                "mariadbd's CPU read by hand net of idle: " + "; ".join(_cores(c) for c in priced.cores) + "."
-                if priced else unchecked + "."),
+             f"index), or with `--own-runs` from your live windows' CPU ([profile.md]({OWN_RUNS_DOC})). "
+             + _own_fit_text(own_fit_held(root / OWN_WORKLOAD_FIT), unchecked),
              "- **`./run.sh apply-capacity --live 10m [--replica NAME]`**: how fast each replica (or the one named) "
              "applies alone what any client wrote to the master in the window. Needs the master and replicas (the "
              "native topology, or `--topology FILE`) and a window of "
