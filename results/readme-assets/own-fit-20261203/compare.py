@@ -98,3 +98,12 @@ for shape in ("write_only", "update_non_index"):
     print(f"{shape:<22} {measured:10,.1f}  {estimated:34,.1f}  {estimated / measured - 1:+17.1%}   "
           f"{m['master']['cpu_ms_per_trx']:.3f}, {m['replica2']['cpu_ms_per_trx']:.3f} | "
           f"{f['master']['cpu_ms_per_trx']:.3f}, {f['replica2']['cpu_ms_per_trx']:.3f}")
+print()
+print("window                        profile's transactions  sysbench's  profile's workload bytes  the files' bytes  "
+      "(the rest: the files' headers)")
+for cell in ("write_only-300", "update_non_index-150", "write_only-150", "update_non_index-300", "update_index-300",
+             "write_only-300-minimal", "update_non_index-300-minimal"):
+    p = json.loads(Path(f"profile-{cell}.json").read_text())
+    files = sum(f["bytes"] for f in p["files"])
+    print(f"{cell:<29} {p['workload']['transactions']:>22,}  {sysbench_trx(cell):>10,}  {p['workload']['bytes']:>24,}  "
+          f"{files:>16,}  ({files - p['workload']['bytes']:,} B)")
