@@ -526,6 +526,32 @@ def test_the_cost_sheet_names_each_setting_and_keeps_studies_apart() -> None:
     assert "| ROW FULL | 505 [500–510] | " in text and "| 3,050 [3,000–3,100] | 6,000 |" in text
 
 
+def test_a_row_of_another_study_is_scaled_by_its_own_studys_row_full() -> None:
+    """compression's rows were not measured beside binlog-format's: each CPU and latency figure of theirs is put on
+    the ROW FULL row's footing by compression's own ROW FULL (its control, same rounds); bytes stay as counted."""
+    full = {"binlog_format": "ROW", "binlog_row_image": "FULL"}
+
+    def study(name: str, cells: dict[str, dict], values: dict[str, list[tuple[float, float]]]) -> StudyRecord:
+        return study_of({"name": name, "cells": [{"name": c, "knobs": k, "changed": {}} for c, k in cells.items()],
+                         "units": [{"cell": c, "scenario": "write", "measure": "run",
+                                    "metrics": {"bytes_per_write": b, "master_ms_per_write": ms}}
+                                   for c, vs in values.items() for b, ms in vs]})
+
+    formats = study("binlog-format", {"ROW FULL": full}, {"ROW FULL": [(500, 0.5), (500, 0.6)]})
+    # a slower round: its own ROW FULL at 1.1 ms, its compressed cell at 0.99 (−10 % beside it)
+    compression = study("compression", {"off": full, "on": {**full, "binlog_compress": "on"}},
+                        {"off": [(900, 1.0), (900, 1.2)], "on": [(200, 0.9), (200, 1.08)]})
+    assert costsheet.scales([formats, compression], costsheet.sheet_rows([formats, compression])) == {
+        ("write", "compression"): {"master_ms_per_write": pytest.approx(0.55 / 1.1)}}
+    text = "\n".join(costsheet.cost_sheet([formats, compression]))
+    assert "| ROW FULL | 500 | – | 0.55 [0.5–0.6] |" in text
+    assert "| ROW FULL, compressed from 256 B | 200 | – | 0.495 [0.45–0.54] |" in text  # −10 % of ROW FULL's
+    assert text.count(", scaled |") == 1
+    # without its own ROW FULL cell a row stays as measured, unscaled
+    alone = study("compression", {"on": {**full, "binlog_compress": "on"}}, {"on": [(200, 0.9)]})
+    assert "| ROW FULL, compressed from 256 B | 200 | – | 0.9 |" in "\n".join(costsheet.cost_sheet([formats, alone]))
+
+
 def test_a_failed_unit_counts_as_not_measured() -> None:
     # what study.json keeps of a run that failed in its preparation
     kept = {"bytes_per_write": None, "cpu_net_of_idle": False}

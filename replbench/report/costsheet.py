@@ -5,7 +5,8 @@ setting (ROW FULL / MINIMAL / NOBLOB, STATEMENT, MIXED, annotate off, compressio
 write, bytes each replica received per write, master CPU-ms per write, replica CPU-ms per applied write (net of
 idle), one replica's apply capacity alone (serial, 4 threads), write latency p50; each the median [min–max] over a
 study's interleaved repeats. A row's run figures come from one study only (the first in SHEET_STUDIES that has the
-setting: rows of one study were measured interleaved, rows of two studies were not). Then the large transactions.
+setting: rows of one study were measured interleaved, rows of two studies were not), and a row of another study
+than the ROW FULL row's is scaled by its own study's ROW FULL (scales). Then the large transactions.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..analysis.answers import CompressionEffect, compression_effects
-from ..analysis.studymetrics import REPLICA_MEANS, figure_text, fmt, metrics_of, row_of, unit_source
+from ..analysis.studymetrics import figure_text, fmt, metrics_of, row_of, unit_source
 from ..core import scenario as scenarios
 from ..core.results import StudyCell, StudyRecord, UnitMetrics
 from ..core.stats import median, spread
@@ -69,16 +70,24 @@ COLUMNS: tuple[tuple[str, str | None, Callable[[Metrics], float | None]], ...] =
     ("replica CPU-ms/applied write", "replica_ms_per_write", lambda m: m.replica_ms_per_write),
 )
 LATENCY = ("write p50 ms", lambda m: m.commit_p50_ms)
+CONTROL = "ROW FULL"  # the setting every study of the sheet runs beside its others: a row's scale (scales)
+# the columns a row of another study is scaled on (time and CPU follow the host's speed that round; bytes do not)
+SCALED: dict[str, Callable[[Metrics], float | None]] = {
+    "master_ms_per_write": lambda m: m.master_ms_per_write, "replica_ms_per_write": lambda m: m.replica_ms_per_write,
+    "commit_p50_ms": LATENCY[1]}
 # the large transactions' columns, after the transaction's name
 BIG_COLUMNS: tuple[Callable[[Metrics], float | None], ...] = (
     lambda m: m.bigtx_binlog_mb, lambda m: m.bigtx_master_s, lambda m: m.bigtx_applied_s,
     lambda m: m.bigtx_cache_spills)
 
 
-def _figure(values: list[float | None], runs: list[Metrics] | None = None, key: str | None = None) -> str:
+def _figure(values: list[float | None], runs: list[Metrics] | None = None, key: str | None = None,
+            scale: float = 1.0) -> str:
     """The repeats' median [min–max]; with the runs and the metric's key, 'below resolution (< r)' where a net
-    figure cannot be told from zero."""
+    figure cannot be told from zero; every value and the resolution times `scale` (scales')."""
+    values = [None if v is None else v * scale for v in values]
     resolution = median([(m.resolution or {}).get(key) for m in runs or []]) if key else None
+    resolution = None if resolution is None else resolution * scale
     return figure_text(row_of({**spread(values), "values": values, "resolution": resolution}), key)
 
 
@@ -110,6 +119,43 @@ def _knobs(cell: StudyCell) -> Knobs:
     """A cell's settings: studyfile.cell_records writes every cell's."""
     assert cell.knobs is not None
     return recorded(cell.knobs)
+
+
+def controls(studies: Studies) -> dict[tuple[str, str], list[Metrics]]:
+    """(workload, study) -> that study's own ROW FULL runs of the workload: the control each of its rows was
+    measured beside, in the same rounds."""
+    out: dict[tuple[str, str], list[Metrics]] = {}
+    for data in studies:
+        if data.name not in SHEET_STUDIES:
+            continue
+        for scenario, cell, source, metrics in _units(data):
+            if source == "run" and _usable(cell, scenario) and setting(_knobs(cell)) == CONTROL:
+                out.setdefault((scenario, data.name), []).append(metrics)
+    return out
+
+
+def scales(studies: Studies, rows: dict[str, list[tuple[str, str, list[Metrics]]]]
+           ) -> dict[tuple[str, str], dict[str, float]]:
+    """(workload, study) -> per scaled column, the factor that puts a row of that study on the ROW FULL row's
+    footing: the ROW FULL row's median over the study's own ROW FULL median (both measured; docs/studies.md). None
+    for the ROW FULL row's own study, and for a study without a ROW FULL cell of the workload (left as measured)."""
+    own = controls(studies)
+    out: dict[tuple[str, str], dict[str, float]] = {}
+    for workload, settings in rows.items():
+        base = next(((study, runs) for label, study, runs in settings if label == CONTROL), None)
+        if base is None:
+            continue
+        for study in {study for _, study, _ in settings if study != base[0]}:
+            control = own.get((workload, study))
+            if not control:
+                continue
+            factors = {}
+            for key, get in SCALED.items():
+                mine, theirs = median([get(m) for m in base[1]]), median([get(m) for m in control])
+                if mine is not None and theirs:
+                    factors[key] = mine / theirs
+            out[(workload, study)] = factors
+    return out
 
 
 def sheet_rows(studies: Studies) -> dict[str, list[tuple[str, str, list[Metrics]]]]:
@@ -155,14 +201,15 @@ def cost_sheet(studies: Studies) -> list[str]:
         return ["## What each replication setting costs", "",
                 "No binlog-format, annotate, compression or nopk study here yet: `./run.sh campaign report` "
                 "runs them all.", ""]
-    applied = apply_rates(studies)
+    applied, scaled = apply_rates(studies), scales(studies, rows)
     lines = ["## What each replication setting costs", "",
              "Per workload, a row per setting; each figure is the median [min–max] over one study's interleaved "
-             "repeats (rows of one study were measured side by side; compare across studies with care). CPU is net "
-             f"of each node's idle. *replica*: {REPLICA_MEANS}. *apply alone*: transactions/s one "
-             "replica applies from a queued backlog with the other replicas stopped (serial SQL thread, and 4 "
-             "threads in MariaDB's default optimistic mode); measured under ROW FULL only. "
-             "*write p50*: the client's median latency of a write request (app, master commit, fsyncs).", ""]
+             "repeats. A row *scaled* came from another study than ROW FULL's: its CPU and p50 are scaled by its "
+             "study's own ROW FULL, run in the same rounds. CPU is net "
+             "of each node's idle; *replica* as defined above. *apply alone*: transactions/s one "
+             "replica applies from a queued backlog, the others stopped (serial, and 4 threads in MariaDB's default "
+             "optimistic mode); ROW FULL only. *write p50*: a write request's median latency (app, commit, "
+             "fsyncs).", ""]
     for workload, settings in rows.items():
         try:
             title = scenarios.load(workload).description
@@ -173,12 +220,14 @@ def cost_sheet(studies: Studies) -> list[str]:
                   + " | apply alone trx/s | apply alone, 4 threads | " + LATENCY[0] + " | study |",
                   "|---|" + "---|" * (len(COLUMNS) + 4)]
         for label, study, runs in settings:
-            cells = [_figure([get(m) for m in runs], runs, key) for _, key, get in COLUMNS]
+            factors = scaled.get((workload, study), {})
+            cells = [_figure([get(m) for m in runs], runs, key, factors.get(key or "", 1.0))
+                     for _, key, get in COLUMNS]
             found = [applied.get((workload, label, column)) for column in ("serial", "4 threads")]
             cells += [_figure(f[1]) if f else "–" for f in found]
-            cells.append(_figure([LATENCY[1](m) for m in runs]))
+            cells.append(_figure([LATENCY[1](m) for m in runs], scale=factors.get("commit_p50_ms", 1.0)))
             sources = sorted({f[0] for f in found if f})
-            lines.append(f"| {label} | " + " | ".join(cells) + f" | {study}"
+            lines.append(f"| {label} | " + " | ".join(cells) + f" | {study}" + (", scaled" if factors else "")
                          + (f"; apply: {', '.join(sources)}" if sources else "") + " |")
         lines.append("")
     compression = next((d for d in studies if d.name == "compression"), None)
