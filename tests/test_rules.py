@@ -83,7 +83,7 @@ def test_above_the_knee_is_the_same_judgement_on_goodput_not_on_the_rate_sent() 
     served_less = run(rate_sent=400.0, goodput=395.9)
     assert summary.above_knee(summary_of(run(goodput=396.0)), CRITERIA) is None
     knee = summary.above_knee(summary_of(served_less), CRITERIA)
-    assert knee is not None and knee["served"] == 395.9
+    assert knee is not None and knee.served == 395.9
     assert not verdicts.step_verdict([summary_of(served_less)], CRITERIA, RATE).passed
     # client-side errors are the load generator's: a note, not a failure, and not above the knee
     client = run(success=0.99, client_errors=40)
@@ -100,9 +100,9 @@ def test_saturation_is_a_note_at_the_same_limit_for_a_run_a_step_and_the_knee() 
     guards, status = run_guards(beyond)
     assert status == "ok-with-warnings" and guards[0].startswith("host CPU saturated (190 % of 200 %)")
     knee = summary.above_knee(summary_of({**beyond, "goodput": 300.0}), CRITERIA)
-    assert knee is not None and knee["saturated"] is True
+    assert knee is not None and knee.saturated is True
     knee = summary.above_knee(summary_of({**at, "goodput": 300.0}), CRITERIA)
-    assert knee is not None and knee["saturated"] is False
+    assert knee is not None and knee.saturated is False
 
 
 def test_a_summary_from_before_the_rename_is_judged_on_its_throughput() -> None:

@@ -4,13 +4,26 @@ pure function of what the run recorded)."""
 from __future__ import annotations
 
 from replbench.analysis import summary
-from replbench.core.results import StudyCell, StudyUnit, study_of, summary_of
+from replbench.core import results
+from replbench.core.results import (
+    AttackCpu,
+    Latency,
+    RunSummary,
+    StudyCell,
+    StudyUnit,
+    VegetaReport,
+    study_of,
+    summary_of,
+)
 from replbench.measure.counters import NodeCounters, describe
 from replbench.measure.timeline import Timeline
 
-REPORT = {"requests": 1000, "success": 0.998, "rate": 100.004, "throughput": 99.61,
-          "latencies": {"min": 1e6, "mean": 2e6, "50th": 1.5e6, "90th": 3e6, "95th": 4e6, "99th": 9e6, "max": 2e7},
-          "status_codes": {"200": 998, "503": 2}, "errors": ["503 Service Unavailable"], "duration": 10e9}
+# vegeta's report.json, with a key of vegeta's the summary does not use (ignored, not refused)
+REPORT = VegetaReport.model_validate({
+    "requests": 1000, "success": 0.998, "rate": 100.004, "throughput": 99.61,
+    "latencies": {"min": 1e6, "mean": 2e6, "50th": 1.5e6, "90th": 3e6, "95th": 4e6, "99th": 9e6, "max": 2e7},
+    "status_codes": {"200": 998, "503": 2}, "errors": ["503 Service Unavailable"], "duration": 10e9,
+    "bytes_in": {"total": 0, "mean": 0}})
 
 
 def node(trx: int, rows: float, beats: int, replica: bool = False) -> NodeCounters:
@@ -35,10 +48,12 @@ def test_rows_changed_come_from_userstats_table_figures_not_the_handler_counters
 def test_the_clients_figures() -> None:
     tl = Timeline(outcomes={"update_user": {"200": 996, "503": 2}}, client_errors=2, served={"master": 996})
     got = summary.client(REPORT, tl)
-    assert got["successes"] == 998 and got["rate_sent"] == 100.0 and got["goodput"] == 99.61
-    assert got["server_success"] == round(998 / 998, 6)  # the 2 client-side errors are not the server's
-    assert got["latency_ms"] == {"min": 1.0, "mean": 2.0, "p50": 1.5, "p90": 3.0, "p95": 4.0, "p99": 9.0,
-                                 "max": 20.0}
+    assert got.successes == 998 and got.rate_sent == 100.0 and got.goodput == 99.61
+    assert got.server_success == round(998 / 998, 6)  # the 2 client-side errors are not the server's
+    assert got.latency_ms == Latency(min=1.0, mean=2.0, p50=1.5, p90=3.0, p95=4.0, p99=9.0, max=20.0)
+    assert got.model_fields_set == {"served_by", "requests", "successes", "rate_sent", "goodput", "success",
+                                    "server_success", "client_errors", "status_codes", "errors_seen", "outcomes",
+                                    "latency_ms"}  # the client's keys, and only those
     assert summary.writes_of(tl) == 996
 
 
@@ -47,7 +62,7 @@ def test_the_servers_figures_per_request_and_per_write() -> None:
     after = {"app": 1.5, "master": 3.0, "replica1": 1.4, "replica2": 1.6, "host_busy": 14.0}
     rows = [{"elapsed_s": float(t), "app": 50.0, "master": 100.0} for t in range(0, 13)]
     w = summary.Window(
-        t_start=1.0, t_end=11.0, cpu_before=before, cpu_after=after, attack_cpu_s={"vegeta": 0.25},
+        t_start=1.0, t_end=11.0, cpu_before=before, cpu_after=after, attack_cpu_s=AttackCpu(vegeta=0.25),
         harness_cpu_s=0.1234, cpu_rows=rows, memory_rows=[{"elapsed_s": 0.0, "master": 300.0}],
         lag={}, not_replicating=[], nodes_lost=[],
         counters_before={"master": node(0, 0, 0), "replica1": node(0, 0, 0, True), "replica2": None},
@@ -55,19 +70,25 @@ def test_the_servers_figures_per_request_and_per_write() -> None:
         heartbeats=100)
     got = summary.servers(w, requests=1000, successes=500, writes=500, sending_s=10.0, databases_here=True,
                           cores=2)
-    assert got["cpu_seconds"]["master"] == 1.0 and got["cpu_seconds"]["vegeta"] == 0.25
-    assert got["cpu_seconds"]["harness"] == 0.123
-    assert got["cpu_ms_per_success"]["master"] == 2.0 and got["cpu_ms_per_request"]["master"] == 1.0
-    assert got["db_share_of_host"] == round((1.0 + 0.4 + 0.6) / 4.0, 3)
-    assert got["cpu_mean_percent"] == {"app": 50.0, "master": 100.0}
-    master = got["replication"]["nodes"]["master"]
-    assert master["transactions"] == 500 and master["rows_changed"] == 500  # the heartbeat's rows left out
-    assert master["transactions_per_s"] == 50.0 and master["commits_per_group"] == 2.0
-    assert got["replication"]["nodes"]["replica2"] is None  # a node that did not answer loses no other figure
-    assert "binlog" not in got  # no binlog snapshots, no binlog figures
+    assert got.cpu_seconds is not None and got.cpu_ms_per_success is not None and got.cpu_ms_per_request is not None
+    assert got.cpu_seconds["master"] == 1.0 and got.cpu_seconds["vegeta"] == 0.25
+    assert got.cpu_seconds["harness"] == 0.123
+    assert got.cpu_ms_per_success["master"] == 2.0 and got.cpu_ms_per_request["master"] == 1.0
+    assert got.db_share_of_host == round((1.0 + 0.4 + 0.6) / 4.0, 3)
+    assert got.cpu_mean_percent == {"app": 50.0, "master": 100.0}
+    assert got.replication is not None and got.replication.nodes is not None
+    master = got.replication.nodes["master"]
+    assert master is not None
+    assert master.transactions == 500 and master.rows_changed == 500  # the heartbeat's rows left out
+    assert master.transactions_per_s == 50.0 and master.commits_per_group == 2.0
+    assert got.replication.nodes["replica2"] is None  # a node that did not answer loses no other figure
+    # no binlog snapshots, no binlog figures; no idle window, no figure net of idle; lag_settled_s not read
+    assert not {"binlog", "cpu_seconds_net", "lag_settled_s"} & got.model_fields_set
+    assert "idle_fsyncs_per_s" not in master.model_fields_set
     remote = summary.servers(w, requests=1000, successes=0, writes=0, sending_s=10.0, databases_here=False,
                              cores=2)
-    assert remote["db_share_of_host"] is None and remote["cpu_ms_per_success"] == {}
+    assert remote.db_share_of_host is None and remote.cpu_ms_per_success == {}
+    assert {"db_share_of_host", "cores"} <= remote.model_fields_set  # None, written null
 
 
 def test_cpu_net_of_idle_subtracts_what_a_group_burns_with_nothing_but_the_heartbeat() -> None:
@@ -75,10 +96,10 @@ def test_cpu_net_of_idle_subtracts_what_a_group_burns_with_nothing_but_the_heart
     # 20 s between the snapshots; idle: the master 5 % of a core, replica1 3 %, vegeta not running then
     got = summary.net_of_idle(cpu_s, {"master": 0.05, "replica1": 0.03}, 20.0, ["master", "replica1", "vegeta"],
                               requests=1000, successes=500)
-    assert got["cpu_seconds_net"] == {"master": 1.0, "replica1": 0.0, "vegeta": 1.0}  # never below zero
-    assert got["cpu_ms_per_success_net"] == {"master": 2.0, "replica1": 0.0, "vegeta": 2.0}
-    assert got["cpu_ms_per_request_net"]["master"] == 1.0
-    assert summary.net_of_idle(cpu_s, {}, 20.0, ["master"], 1000, 500) == {}  # no idle window, no net figure
+    assert got.cpu_seconds_net == {"master": 1.0, "replica1": 0.0, "vegeta": 1.0}  # never below zero
+    assert got.cpu_ms_per_success_net == {"master": 2.0, "replica1": 0.0, "vegeta": 2.0}
+    assert got.cpu_ms_per_request_net is not None and got.cpu_ms_per_request_net["master"] == 1.0
+    assert summary.net_of_idle(cpu_s, {}, 20.0, ["master"], 1000, 500) == RunSummary()  # no idle window, no net figure
 
 
 def test_a_net_figure_has_the_resolution_of_the_idle_cost_it_subtracts() -> None:
@@ -100,11 +121,12 @@ def test_a_net_figure_has_the_resolution_of_the_idle_cost_it_subtracts() -> None
                               requests=1000, successes=500,
                               idle_per_second={"master": [0.01, 0.03, 0.02], "replica1": [0.02, 0.02, 0.02]})
     # master: 2 × 0.01 × sqrt(400 / 3 + 20) = 0.2477 CPU-s, 0.495 ms over 500 successes; replica1 had no spread
-    assert got["cpu_seconds_net_resolution"] == {"master": 0.2477, "replica1": 0.0}
-    assert got["cpu_ms_per_success_net_resolution"]["master"] == 0.4954 and got["idle_samples"] == 3
+    assert got.cpu_seconds_net_resolution == {"master": 0.2477, "replica1": 0.0}
+    assert got.cpu_ms_per_success_net_resolution is not None
+    assert got.cpu_ms_per_success_net_resolution["master"] == 0.4954 and got.idle_samples == 3
     assert net_text("master", 0.3, 0.4954) == "master < 0.495" and net_text("master", 3.2, 0.4954) == "master 3.200"
-    assert "cpu_seconds_net_resolution" not in summary.net_of_idle(cpu_s, {"master": 0.02}, 20.0, ["master"],
-                                                                   1000, 500)  # no samples: no resolution claimed
+    assert "cpu_seconds_net_resolution" not in summary.net_of_idle(
+        cpu_s, {"master": 0.02}, 20.0, ["master"], 1000, 500).model_fields_set  # no samples: no resolution claimed
 
 
 def test_a_study_cell_below_its_resolution_is_no_cost_and_gives_no_finding() -> None:
@@ -170,20 +192,20 @@ def test_fsyncs_and_binlog_syncs_net_of_idle_subtract_the_idle_windows_rate_over
     assert {k: v for k, v in idle["master"].items() if v} == {"fsyncs_per_s": 10.0, "binlog_group_commits_per_s": 10.0}
     # the run: 500 writes over 10 s of counters, 500 fsyncs and 250 group commits (sync_binlog=1: 250 syncs)
     w = summary.Window(
-        t_start=1.0, t_end=11.0, cpu_before={}, cpu_after={}, attack_cpu_s={}, harness_cpu_s=0.0, cpu_rows=[],
+        t_start=1.0, t_end=11.0, cpu_before={}, cpu_after={}, attack_cpu_s=AttackCpu(), harness_cpu_s=0.0, cpu_rows=[],
         memory_rows=[], lag={}, not_replicating=[], nodes_lost=[], counters_before={"master": node(0, 0, 0)},
         counters_after={"master": node(500, 500, 100)}, heartbeats=100, seconds=10.0, sync_binlog={"master": 1},
         idle_counters_per_s=idle)
-    master = summary.servers(w, requests=500, successes=500, writes=500, sending_s=10.0, databases_here=True,
-                             cores=2)["replication"]["nodes"]["master"]
-    assert master["fsyncs_per_write"] == 1.0 and master["binlog_syncs_per_write"] == 0.5  # gross, as before
-    assert master["innodb_fsyncs_net"] == 400 and master["fsyncs_per_write_net"] == 0.8  # 500 − 10/s × 10 s
-    assert master["binlog_syncs_net"] == 150 and master["binlog_syncs_per_write_net"] == 0.3  # 250 − 10/s × 10 s
+    rep = summary.servers(w, requests=500, successes=500, writes=500, sending_s=10.0, databases_here=True,
+                          cores=2).replication
+    assert rep is not None and rep.nodes is not None and (master := rep.nodes["master"]) is not None
+    assert master.fsyncs_per_write == 1.0 and master.binlog_syncs_per_write == 0.5  # gross, as before
+    assert master.innodb_fsyncs_net == 400 and master.fsyncs_per_write_net == 0.8  # 500 − 10/s × 10 s
+    assert master.binlog_syncs_net == 150 and master.binlog_syncs_per_write_net == 0.3  # 250 − 10/s × 10 s
     # never below zero; and a run without idle counter rates (recorded before them) gets no net figures
-    assert summary.counters_net_of_idle({"innodb_fsyncs": 5}, {"fsyncs_per_s": 10.0,
-                                                               "binlog_group_commits_per_s": 0.0}, 10.0, 5)[
-        "innodb_fsyncs_net"] == 0
-    assert summary.counters_net_of_idle({"innodb_fsyncs": 5}, None, 10.0, 5) == {}
+    assert summary.counters_net_of_idle(results.NodeCounters(innodb_fsyncs=5), {
+        "fsyncs_per_s": 10.0, "binlog_group_commits_per_s": 0.0}, 10.0, 5).innodb_fsyncs_net == 0
+    assert summary.counters_net_of_idle(results.NodeCounters(innodb_fsyncs=5), None, 10.0, 5) == results.NodeCounters()
 
 
 def test_every_per_write_count_of_a_slow_write_run_is_net_of_the_heartbeat() -> None:
@@ -207,26 +229,32 @@ def test_every_per_write_count_of_a_slow_write_run_is_net_of_the_heartbeat() -> 
     before, after = snap(100.0, 1000, 500, 300, 5000), snap(110.0, 1150, 670, 410, 6000)
     after.seq = {0: 50, 99: 100}
     w = summary.Window(
-        t_start=100.0, t_end=110.0, cpu_before={}, cpu_after={}, attack_cpu_s={}, harness_cpu_s=0.0, cpu_rows=[],
+        t_start=100.0, t_end=110.0, cpu_before={}, cpu_after={}, attack_cpu_s=AttackCpu(), harness_cpu_s=0.0,
+        cpu_rows=[],
         memory_rows=[], lag={}, not_replicating=[], nodes_lost=[], counters_before={"master": before},
         counters_after={"master": after}, heartbeats=100, seconds=10.0, sync_binlog={"master": 1},
         idle_counters_per_s=idle)
     rep = summary.servers(w, requests=50, successes=50, writes=50, sending_s=10.0, databases_here=True, cores=2)
-    master = rep["replication"]["nodes"]["master"]
-    assert (master["binlog_syncs_per_write"], master["fsyncs_per_write"]) == (3.0, 3.0)  # gross: the heartbeat's too
-    assert (master["binlog_syncs_per_write_net"], master["fsyncs_per_write_net"]) == (1.0, 1.0)
-    assert (master["pages_written_per_write_net"], master["pool_disk_reads_per_write_net"]) == (3.0, 2.0)
-    assert master["kb_written_per_write_net"] == 16.0 and master["kb_read_per_write_net"] == 32.0
+    assert rep.replication is not None and rep.replication.nodes is not None
+    master = rep.replication.nodes["master"]
+    assert master is not None
+    assert (master.binlog_syncs_per_write, master.fsyncs_per_write) == (3.0, 3.0)  # gross: the heartbeat's too
+    assert (master.binlog_syncs_per_write_net, master.fsyncs_per_write_net) == (1.0, 1.0)
+    assert (master.pages_written_per_write_net, master.pool_disk_reads_per_write_net) == (3.0, 2.0)
+    assert master.kb_written_per_write_net == 16.0 and master.kb_read_per_write_net == 32.0
     # the study's metrics read the net figures (the gross ones only in a run recorded without idle rates)
-    run = summary_of({**rep, "binlog": {"successful_writes": 50, "bytes_per_write": 570.0}})
+    run = summary_of({**rep.model_dump(by_alias=True, exclude_unset=True),
+                      "binlog": {"successful_writes": 50, "bytes_per_write": 570.0}})
     assert BY_KEY["binlog_syncs_per_write"].get(run) == 1.0 and BY_KEY["fsyncs_per_write"].get(run) == 1.0
     assert BY_KEY["master_kb_written_per_write"].get(run) == 16.0
 
 
 def test_binlog_syncs_follow_sync_binlog_and_the_group_commits() -> None:
-    assert summary.binlog_syncs(400, 1, 800) == {"sync_binlog": 1, "binlog_syncs": 400, "binlog_syncs_per_write": 0.5}
-    assert summary.binlog_syncs(400, 0, 800)["binlog_syncs"] == 0  # the OS flushes it
-    assert summary.binlog_syncs(400, 100, 800)["binlog_syncs"] == 4
+    assert summary.binlog_syncs(400, 1, 800).model_dump(exclude_unset=True) == {
+        "sync_binlog": 1, "binlog_syncs": 400, "binlog_syncs_per_write": 0.5}
+    assert summary.binlog_syncs(400, 0, 800).binlog_syncs == 0  # the OS flushes it
+    assert summary.binlog_syncs(400, 100, 800).binlog_syncs == 4
+    assert summary.binlog_syncs(400, 1, 0).model_dump(exclude_unset=True)["binlog_syncs_per_write"] is None
 
 
 def test_semi_syncs_commit_cost_is_against_the_same_link_with_semi_sync_off() -> None:

@@ -570,6 +570,23 @@ class Limit(Record):
     also: list[str]
 
 
+class VegetaReport(Record):
+    """vegeta's report.json (`vegeta report -type=json`), the figures of it a run's summary is derived from
+    (analysis/summary.client). Not a file replbench writes: vegeta's other keys (bytes, timestamps, wait) are
+    ignored rather than refused, and a number stays as vegeta wrote it (an int an int: `"success": 1` is written
+    back so)."""
+
+    model_config = ConfigDict(extra="ignore")
+    requests: int
+    success: Num
+    rate: Num
+    throughput: Num
+    duration: Num  # ns: from the first request sent to the last
+    latencies: dict[str, Num]  # ns, by vegeta's names: min, mean, 50th, 90th, 95th, 99th, max (and total)
+    status_codes: dict[str, int]
+    errors: list[str]
+
+
 class RunSummary(Record):
     """A run's summary.json: what analysis/summary.py derived from the run's records, and its verdicts."""
 
@@ -579,7 +596,9 @@ class RunSummary(Record):
     scenario: str | None = None
     rate: int | None = None
     folder: str | None = None
-    schema_name: str | None = Field(None, alias="schema")  # the database (BaseModel owns .schema)
+    # the database (BaseModel owns .schema); default= by name, as mypy reads a dataclass-like field's default only
+    # so: a positional one read as required, and every RunSummary(...) that builds a part of a summary named it
+    schema_name: str | None = Field(default=None, alias="schema")
     cores: int | None = None
     clients: int | None = None  # a closed loop's clients (--clients; its rate only sized the targets)
     duration_s: Num | None = None

@@ -531,11 +531,12 @@ class Run:
 
     def _summarize(self) -> None:
         assert self.live.vegeta is not None
-        report = attack.read_report(self.folder)
+        report = results.VegetaReport.model_validate(attack.read_report(self.folder))
         done = self.live.fault_runner.done if self.live.fault_runner else []
         tl = timeline.build(attack.decode(self.live.vegeta, attack.result_files(self.folder)),
                             faults.windows(done, self.options.duration), faults.outages(done))
-        self.record.summary.update(summary.client(report, tl))
+        # the records' keys merged as a dictionary's were (a key set to None kept, one never set absent)
+        self.record.summary.update(summary.client(report, tl).model_dump(by_alias=True, exclude_unset=True))
         self.record.summary["app_admission"] = {**self.record.summary.get("app_admission", {}),
                                          **appserver.admission_settings(self.settings)}
         for key in ("cpus", "buffer_pools", "settle", "links"):  # what the run was set up with, beside its figures
@@ -554,10 +555,14 @@ class Run:
         readback = results.meta_of(self.record.meta).knobs_readback or {}
         window = summary.Window(
             t_start=self.clock.start, t_end=self.clock.end, cpu_before=b.cpu, cpu_after=a.cpu,
-            attack_cpu_s=self.live.attack.cpu_seconds, harness_cpu_s=a.own_cpu - b.own_cpu,
+            attack_cpu_s=results.AttackCpu.model_validate(self.live.attack.cpu_seconds),
+            harness_cpu_s=a.own_cpu - b.own_cpu,
             cpu_rows=watch.cpu.rows, memory_rows=watch.cpu.memory_rows,
-            lag=watch.lag.summarize(self.clock.start, self.clock.end), not_replicating=list(watch.lag.not_replicating),
-            nodes_lost=watch.health.faults, counters_before=b.counters, counters_after=a.counters,
+            lag={name: results.LagOf.model_validate(figures)
+                 for name, figures in watch.lag.summarize(self.clock.start, self.clock.end).items()},
+            not_replicating=list(watch.lag.not_replicating),
+            nodes_lost=[results.Fault.model_validate(fault) for fault in watch.health.faults],
+            counters_before=b.counters, counters_after=a.counters,
             heartbeats=a.beats - b.beats, binlog_before=b.binlog, binlog_after=a.binlog,
             bytes_per_beat=self.measured.bytes_per_beat, idle_cpu_per_s=self.measured.idle, seconds=a.at - b.at,
             lag_settled_s=None if self.clock.send_end is None else watch.lag.settled_after(self.clock.send_end),
@@ -567,8 +572,8 @@ class Run:
             idle_start=self.clock.idle, idle_counters_per_s=self.measured.idle_counters)
         self.record.summary.update(summary.servers(
             window, requests=self.record.summary["requests"], successes=self.record.summary["successes"],
-            writes=summary.writes_of(tl), sending_s=report["duration"] / 1e9 or (self.clock.end - self.clock.start),
-            databases_here=not s.external, cores=os.cpu_count()))
+            writes=summary.writes_of(tl), sending_s=report.duration / 1e9 or (self.clock.end - self.clock.start),
+            databases_here=not s.external, cores=os.cpu_count()).model_dump(by_alias=True, exclude_unset=True))
         self.record.summary.update(lag_floor_ms=watch.lag.floor_ms(self.clock.start, self.clock.end),
                                    heartbeat_ms=s.heartbeat_ms,
                             catch_up_s=self.measured.catch_up,
@@ -581,8 +586,9 @@ class Run:
                 self.measured.writeback, self.measured.idle, summary.writes_of(tl),
                 self.record.summary.get("cpu_seconds_net") or {}, replication.get("nodes") or {},
                 cpu.per_second_within(watch.cpu.rows, self.clock.idle, self.clock.start))
-        self.record.summary["above_knee"] = summary.above_knee(results.summary_of(self.record.summary),
-                                                               self.scenario.criteria)
+        knee = summary.above_knee(results.summary_of(self.record.summary), self.scenario.criteria)
+        self.record.summary["above_knee"] = None if knee is None else knee.model_dump(by_alias=True,
+                                                                                      exclude_unset=True)
         self.record.summary["limit"] = limits.limiting(results.summary_of(self.record.summary),
                                                        self.options.knobs.parallel_threads)
         if watch.innodb is not None and self.options.soak_window is not None:

@@ -171,7 +171,7 @@ def runs(found: Findings) -> None:
                 found.counts["runs: above the knee differs, no above_knee key recorded"] += 1
             recorded_as = "above" if was else ("not above" if "above_knee" in s.model_fields_set
                                                else "not above (no above_knee key: recorded before it existed)")
-            figures = (f"goodput {knee['served']}/s of {knee['asked']}/s, success {s.success}, server success "
+            figures = (f"goodput {knee.served}/s of {knee.asked}/s, success {s.success}, server success "
                        f"{s.server_success}" if knee else f"goodput {s.goodput}/s of {s.rate}/s, success "
                        f"{s.success}, server success {s.server_success}")
             knee_out.append(f"{rel(path)}: recorded {recorded_as}, now {'above' if knee else 'not above'} "
