@@ -350,3 +350,5 @@ def test_a_closed_loop_runs_n_clients_as_fast_as_they_are_answered(topo: Setting
     assert meta["attack_options"]["max_workers"] == 2
     assert "Closed loop: 2 client(s)" in proc.stdout and "of 3000/s" not in proc.stdout
     assert 0 < summary["goodput"] and summary["requests"] <= meta["targets"]["count"]  # no target sent twice
+    # the targets' count kept beside the requests, for the guard that says when vegeta looped them (test_rules)
+    assert summary["targets"] == meta["targets"]["count"] and not any("targets:" in g for g in summary["guards"])

@@ -121,3 +121,16 @@ def test_a_closed_loop_is_judged_on_everything_but_a_rate_it_never_asked() -> No
     assert [t.rule for t in rules.judge(summary_of(run(goodput=150.0)), CRITERIA, RATE).tripped] == ["min_rate_ratio"]
     late = run(goodput=150.0, clients=4, latency_ms={"p99": 1500.0})
     assert [t.rule for t in rules.judge(summary_of(late), CRITERIA, RATE).tripped] == ["max_p99"]
+
+
+def test_a_run_that_sent_more_requests_than_its_targets_says_vegeta_looped_them() -> None:
+    """A closed loop that outran the rate its targets were sized by: vegeta sends them again, and a write sent again
+    changes nothing; a note says so (the run still passes on its criteria), a run within its targets has none."""
+    looped = run(clients=8, requests=4000, targets=2500)
+    verdict = rules.judge(summary_of(looped), CRITERIA, RATE)
+    assert verdict.passed and [n.rule for n in verdict.notes] == ["targets_looped"]
+    assert verdict.notes[0].text.startswith("4,000 requests over 2,500 targets: vegeta sent them again")
+    guards, status = run_guards(looped)  # the run's own guard: ok with a warning
+    assert status == "ok-with-warnings" and guards == [verdict.notes[0].text]
+    for within in (run(targets=4000), run(), run(clients=8, targets=5000)):
+        assert rules.judge(summary_of(within), CRITERIA, RATE).notes == ()

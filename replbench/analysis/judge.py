@@ -83,6 +83,13 @@ def _saturation_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
     return [guard for _, guard in _saturation(s, facts)]
 
 
+def _targets_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
+    """vegeta sent its targets more than once (analysis/rules' targets_looped): the workload did not do what it says
+    past them."""
+    notes = rules.judge(s, facts.criteria, facts.rate, cores=facts.cores, only=()).notes
+    return [n.text for n in notes if n.rule == "targets_looped"]
+
+
 def _replication_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
     return [f"{name} was not replicating during the run" + (" (a planned fault)" if name in facts.planned_nodes
                                                              else "") for name in s.replicas_not_replicating or []]
@@ -196,6 +203,7 @@ def _error_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
 
 # a run's guards, in the order the block lists them: the one table of what is checked after a run (the pass
 # criteria themselves are analysis/rules.RULES, shared with a sweep step's and a study unit's verdict)
-GUARDS: tuple[Guard, ...] = (_criteria_guards, _client_guards, _saturation_guards, _replication_guards, _row_guards,
+GUARDS: tuple[Guard, ...] = (_criteria_guards, _client_guards, _saturation_guards, _targets_guards,
+                             _replication_guards, _row_guards,
                              _setup_guards, _catch_up_guards, _fault_guards, _consistency_guards, _attacker_guards,
                              _read_guards, _error_guards)

@@ -100,6 +100,12 @@ RULES: tuple[Rule, ...] = (
     Rule("client_errors", "note", lambda s, f: s.client_errors or 0,
          lambda v, lim, f: v > lim,
          lambda v, lim, f: f"{v:,} client-side errors (load generator limit)", limit=0),
+    # vegeta loops over its targets once past them (a closed loop that outran the rate it was sized by): a write
+    # sent again changed nothing (docs/runs.md, "Closed loop")
+    Rule("targets_looped", "note", lambda s, f: (s.requests or 0, s.targets),
+         lambda v, lim, f: v[1] is not None and v[0] > v[1] * lim,
+         lambda v, lim, f: f"{v[0]:,} requests over {v[1]:,} targets: vegeta sent them again (a write sent again "
+                           "changed nothing: give a higher rate to size the targets)", limit=1),
 )
 BY_NAME = {rule.name: rule for rule in RULES}
 CRITERIA = tuple(rule.name for rule in RULES if rule.kind == "criterion")

@@ -27,7 +27,8 @@ version):
   Keys added later, absent from the files written before (a reader gets None; no value or name changed, so the
   version stays): summary `writeback` (2026-12-02: the run's own dirty pages flushed after it, counted),
   `limit` (2026-12-02: what limited the run), `clients` (2026-12-02: a closed loop, `--clients N`), `soak.windows`
-  and `soak.equilibrium` (2026-12-02: a soak's cost per write per window and InnoDB's equilibrium).
+  and `soak.equilibrium` (2026-12-02: a soak's cost per write per window and InnoDB's equilibrium), `targets`
+  (2026-12-03: the targets written, which a closed loop sends again once past them).
 - sweep.json, study.json, campaign.json, apply.json, bigtx.json, model.json, validate.json, recording.json,
   bench-app.json (each kind its own number; the same history so far):
   0: the files written before any of these had a version.
@@ -601,6 +602,7 @@ class RunSummary(Record):
     schema_name: str | None = Field(default=None, alias="schema")
     cores: int | None = None
     clients: int | None = None  # a closed loop's clients (--clients; its rate only sized the targets)
+    targets: int | None = None  # the targets written for vegeta (absent before 2026-12-03): more requests looped them
     duration_s: Num | None = None
     attack_start_s: Num | None = None
     errors: list[str] | None = None

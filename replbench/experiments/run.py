@@ -537,6 +537,9 @@ class Run:
                             faults.windows(done, self.options.duration), faults.outages(done))
         # the records' keys merged as a dictionary's were (a key set to None kept, one never set absent)
         self.record.summary.update(summary.client(report, tl).model_dump(by_alias=True, exclude_unset=True))
+        written = self.record.meta.get("targets") or {}
+        if written.get("count") is not None:  # what vegeta was given: a rules' guard checks it looped none
+            self.record.summary["targets"] = written["count"]
         self.record.summary["app_admission"] = {**self.record.summary.get("app_admission", {}),
                                          **appserver.admission_settings(self.settings)}
         for key in ("cpus", "buffer_pools", "settle", "links"):  # what the run was set up with, beside its figures
