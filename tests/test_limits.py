@@ -119,13 +119,13 @@ def test_a_live_windows_mean_and_busiest_minute_come_from_its_samples() -> None:
     samples = [(float(t), 10 * t) for t in range(121)]
     samples += [(float(t), 1200 + 40 * (t - 120)) for t in range(121, 181)]
     got = livewindow.rates(samples, 180.0)
-    assert got["transactions"] == 3600 and got["mean_trx_per_s"] == 20.0 and got["window_s"] == 180.0
-    assert got["busiest_minute_trx_per_s"] == 40.0 and got["busiest_minute_from_s"] == 120.0
-    assert got["short"] is True  # under five minutes
+    assert got.transactions == 3600 and got.mean_trx_per_s == 20.0 and got.window_s == 180.0
+    assert got.busiest_minute_trx_per_s == 40.0 and got.busiest_minute_from_s == 120.0
+    assert got.short is True  # under five minutes
     # a window shorter than a minute has no busiest minute; one sample, no rate
-    assert livewindow.rates(samples[:30], 30.0)["busiest_minute_trx_per_s"] is None
-    assert livewindow.rates(samples[:1], 1.0)["mean_trx_per_s"] is None
-    assert livewindow.rates([(0.0, 0), (300.0, 3000)], 300.0)["short"] is False
+    assert livewindow.rates(samples[:30], 30.0).busiest_minute_trx_per_s is None
+    assert livewindow.rates(samples[:1], 1.0).mean_trx_per_s is None
+    assert livewindow.rates([(0.0, 0), (300.0, 3000)], 300.0).short is False
 
 
 def test_a_replay_starts_at_the_replicas_boundary_in_the_files_and_refuses_any_other_position() -> None:

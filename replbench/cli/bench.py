@@ -52,7 +52,6 @@ from ..core.records import (
     shown_path,
 )
 from ..core.results import (
-    apply_of,
     bigtx_of,
     campaign_of,
     model_of,
@@ -622,8 +621,8 @@ def cmd_apply_capacity(args: argparse.Namespace) -> int:
     folder = new_folder(settings, scenario, rate, parent=settings.results / "apply-capacity")
     print(f"replbench: apply capacity of {scenario.name}: {writes:,} writes at {rate}/s with the replicas' SQL "
           f"threads stopped ({knobs_from(args).describe()}) → {shown_path(folder)}", file=sys.stderr)
-    data = apply_of(applycap.measure(settings, scenario, knobs_from(args), writes, rate, folder,
-                                     together=args.together, pinning=pinning))
+    data = applycap.measure(settings, scenario, knobs_from(args), writes, rate, folder, together=args.together,
+                            pinning=pinning)
     print(applycap.render(data))
     return collection_exit_code(data.status or UNIT_FAILED, UNIT_OK)  # measure always sets a status
 
@@ -649,8 +648,7 @@ def _live_apply_capacity(args: argparse.Namespace) -> int:
                                                     "short")
     print(f"replbench: apply capacity of what the master is written by over a {window:g} s window, the replicas' "
           f"SQL threads held ({knobs_from(args).describe()}){short} → {shown_path(folder)}", file=sys.stderr)
-    data = apply_of(applycap.measure_live(settings, knobs_from(args), window, folder, only=args.replica,
-                                          pinning=pinning))
+    data = applycap.measure_live(settings, knobs_from(args), window, folder, only=args.replica, pinning=pinning)
     print(applycap.render(data))
     return collection_exit_code(data.status or UNIT_FAILED, UNIT_OK)  # measure always sets a status
 
@@ -684,7 +682,7 @@ def _replay_apply_capacity(args: argparse.Namespace) -> int:
     print(f"replbench: apply capacity of {len(files)} binlog file(s) replayed on {replica} "
           f"({knobs_from(args).describe()}) → {shown_path(folder)}", file=sys.stderr)
     try:
-        data = apply_of(replay.measure(settings, knobs_from(args), files, replica, folder, pinning))
+        data = replay.measure(settings, knobs_from(args), files, replica, folder, pinning)
     except ReplbenchError:
         shutil.rmtree(folder, ignore_errors=True)  # refused before anything ran: nothing to keep
         raise

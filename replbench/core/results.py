@@ -1244,7 +1244,7 @@ class ApplyRecord(Record):
     FILE = "apply.json"
     schema_version: int | None = None
     scenario: str | None = None
-    schema_name: str | None = Field(None, alias="schema")  # the database (BaseModel owns .schema)
+    schema_name: str | None = Field(default=None, alias="schema")  # the database (BaseModel owns .schema)
     status: str | None = None
     error: str | None = None
     folder: str | None = None

@@ -15,8 +15,9 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 import psutil
 
@@ -26,7 +27,7 @@ from ..core import harnesslog, sql
 from ..core.config import LIVE_MIN_WINDOW_S, LIVE_SAMPLE_S, Node, Settings
 from ..core.progress import Progress
 from ..core.records import STATUS_INTERRUPTED, UNIT_FAILED, UNIT_OK
-from ..core.results import ApplyMaster, ApplyRecord, ApplyReplica, LiveWindow, apply_of, write_record
+from ..core.results import ApplyMaster, ApplyRecord, ApplyReplica, LiveWindow, Record, WritebackNode, write_record
 from ..core.scenario import Scenario
 from ..load import attack, cpus
 from ..measure import counters, nodeexporter, writeback
@@ -37,6 +38,44 @@ from . import prepare
 
 DRAIN_TIMEOUT = 1800.0  # seconds a replica may take to apply the backlog
 IDLE_SECONDS = 2.0  # a replica's idle CPU, its SQL thread stopped, measured before it drains
+
+R = TypeVar("R", bound=Record)
+
+
+def merged(record: R, part: R) -> R:
+    """`record` with the fields `part` was given, and only those: write_record writes the fields a record was given
+    (a None given as null, a field never given not at all), so apply.json holds what each phase got to."""
+    return record.model_copy(update={name: getattr(part, name) for name in part.model_fields_set})
+
+
+@dataclass(frozen=True)
+class Committed:
+    """What the master committed of the backlog (a replay: what the files hold), each replica's drain set against
+    it: its application transactions, the rows they changed, and the rates it committed them at (None: unknown)."""
+
+    transactions: int
+    rows_changed: int
+    transactions_per_s: float | None
+    rows_per_s: float | None = None
+
+    def record(self) -> ApplyMaster:
+        return ApplyMaster(transactions=self.transactions, rows_changed=self.rows_changed,
+                           commit_rate_trx_per_s=self.transactions_per_s, rows_per_s=self.rows_per_s)
+
+
+@dataclass(frozen=True)
+class Backlog:
+    """vegeta's figures of the backlog's writing (its sending time, in seconds) and the master's position once it
+    was written."""
+
+    requests: int
+    success: float  # as vegeta wrote it: an int stays an int (`1`), so apply.json keeps its byte
+    gtid: str
+    write_seconds: float
+
+    def record(self) -> ApplyRecord:
+        return ApplyRecord(requests=self.requests, success=self.success, gtid=self.gtid,
+                           write_seconds=self.write_seconds)
 
 
 def _sql_thread(settings: Settings, start: bool, replicas: tuple[Node, ...] | None = None) -> None:
@@ -63,41 +102,44 @@ def _cpu(node: Node) -> float | None:
 
 def measure(settings: Settings, scenario: Scenario, setting: knobs.Knobs, writes: int, rate: int,
             folder: Path, link_set: tuple[links.Link, ...] = (), together: bool = False,
-            pinning: str = "") -> dict[str, Any]:
+            pinning: str = "") -> ApplyRecord:
+    """The unit's apply.json, as written (whatever happened)."""
     progress = Progress(f"apply-capacity {scenario.name}")
-    data: dict[str, Any] = {"scenario": scenario.name, "schema": scenario.schema, "writes_asked": writes,
-                            "rate": rate, **_common(settings, setting, "together" if together else "alone")}
+    head = merged(ApplyRecord(scenario=scenario.name, schema=scenario.schema, writes_asked=writes, rate=rate),
+                  _common(settings, setting, "together" if together else "alone"))
 
-    def backlog(state: _Held) -> tuple[str, dict[str, Any]]:
+    def backlog(state: _Held) -> tuple[str, Committed]:
         vegeta = ensure_vegeta(settings)
-        data.update(prepare.settings_and_data(settings, scenario, setting, link_set, progress))
-        data["targets"] = prepare.app_and_targets(settings, scenario, folder / "targets.json", progress, rate=rate,
-                                                  duration=writes / rate, catch_up_timeout=DRAIN_TIMEOUT)
+        state.add(ApplyRecord.model_validate(prepare.settings_and_data(settings, scenario, setting, link_set,
+                                                                       progress)))
+        state.add(ApplyRecord(targets=prepare.app_and_targets(
+            settings, scenario, folder / "targets.json", progress, rate=rate, duration=writes / rate,
+            catch_up_timeout=DRAIN_TIMEOUT)))
         progress.say("stopping the replicas' SQL threads")
         state.stop()
         before = counters.snapshot(settings, state.pids)
         gtid, begin = _write_backlog(settings, vegeta, scenario, folder, writes, rate, progress)
         state.queued = counters.snapshot(settings, state.pids)
-        report = _backlog_report(vegeta, folder, begin, gtid)
-        data.update(report)
-        return gtid, _master(before, state.queued, report["write_seconds"])
+        written = _backlog_report(vegeta, folder, begin, gtid)
+        state.add(written.record())
+        return gtid, _master(before, state.queued, written.write_seconds)
 
-    return _held_and_drained(settings, data, folder, progress, backlog, together, pinning=pinning)
+    return _held_and_drained(settings, head, folder, progress, backlog, together, pinning=pinning)
 
 
 def measure_live(settings: Settings, setting: knobs.Knobs, window: float, folder: Path,
-                 only: str | None = None, pinning: str = "") -> dict[str, Any]:
+                 only: str | None = None, pinning: str = "") -> ApplyRecord:
     """The replicas' SQL threads held for `window` seconds while whatever writes to the master writes (the DBA's
     application, a benchmark tool: nothing of ours), then each replica times its catch-up to the master's position
     at the window's end. The window's mean rate and busiest minute are set against each replica's capacity.
     `only`: that replica alone is held and drained, the others left as they are (one held at the window's start
-    for a replay of the same window: experiments/replay)."""
+    for a replay of the same window: experiments/replay). The unit's apply.json, as written (whatever happened)."""
     progress = Progress("apply-capacity --live")
-    data: dict[str, Any] = {"scenario": None, **_common(settings, setting, "live")}
+    head = merged(ApplyRecord(scenario=None), _common(settings, setting, "live"))
 
     chosen = settings.replicas if only is None else (settings.node(only),)
 
-    def window_of(state: _Held) -> tuple[str, dict[str, Any]]:
+    def window_of(state: _Held) -> tuple[str, Committed]:
         if only is None:
             ensure_topology(settings, with_app=False, pool_size=setting.buffer_pool)
         else:  # the other replicas as they stand: starting the topology would start their replication
@@ -105,7 +147,7 @@ def measure_live(settings: Settings, setting: knobs.Knobs, window: float, folder
                 nodes.check_reachable(node, settings)
         progress.say(f"applying settings: {setting.describe()}")
         readback = knobs.apply(settings, setting, None if only is None else (settings.master, *chosen))
-        data.update(knobs_readback=readback, knob_mismatches=knobs.mismatches(setting, readback, settings))
+        state.add(ApplyRecord(knobs_readback=readback, knob_mismatches=knobs.mismatches(setting, readback, settings)))
         counters.enable(settings)
         progress.say("holding the replicas' SQL threads; their dirty pages forced out first, so that what each "
                      "flushes after its drain is the window's own")
@@ -127,17 +169,17 @@ def measure_live(settings: Settings, setting: knobs.Knobs, window: float, folder
             samples.append((round(time.monotonic() - opened, 3), ended))
             cpu.append(_cpus(settings, roles))
         _write_samples(folder / "window.csv", samples, cpu, roles)
-        live = livewindow.rates(samples, window)
-        data["live"] = {**live, "gtid_start": gtid_start, "pre_flush_s": round(pre_flush.seconds, 3),
-                        "cpu": livewindow.cpu_of(samples, cpu, idle, roles), "idle_trx": idle_trx}
-        data.update(gtid=gtid, write_seconds=live["window_s"])
-        master = _master(before, state.queued, live["window_s"] or window)
-        if not master["transactions"]:
+        live = merged(livewindow.rates(samples, window), LiveWindow(
+            gtid_start=gtid_start, pre_flush_s=round(pre_flush.seconds, 3),
+            cpu=livewindow.cpu_of(samples, cpu, idle, roles), idle_trx=idle_trx))
+        state.add(ApplyRecord(live=live, gtid=gtid, write_seconds=live.window_s))
+        master = _master(before, state.queued, live.window_s or window)
+        if not master.transactions:
             raise LiveWindowEmpty(f"no transaction reached the master's binlog in the {window:g} s window: nothing "
                                   "to apply (start the client that writes before or as the window opens)")
         return gtid, master
 
-    return _held_and_drained(settings, data, folder, progress, window_of, together=False, chosen=chosen,
+    return _held_and_drained(settings, head, folder, progress, window_of, together=False, chosen=chosen,
                              pinning=pinning)
 
 
@@ -145,22 +187,32 @@ class LiveWindowEmpty(Exception):
     """Nothing was written to the master while the replicas were held."""
 
 
-def _common(settings: Settings, setting: knobs.Knobs, method: str) -> dict[str, Any]:
-    return {"knobs": setting.as_dict(), "knobs_changed": setting.changed(), "status": "running",
-            "topology": settings.topology_name, "method": method,
-            "cpu_sources": {n.name: n.cpu_source for n in settings.nodes},
-            "cores": None if settings.external else os.cpu_count()}
+class MasterUnread(Exception):
+    """The master's counters could not be read at one end of the backlog: what it committed is not known."""
+
+
+def _common(settings: Settings, setting: knobs.Knobs, method: str) -> ApplyRecord:
+    """What every apply.json records before anything runs: the settings, the method, the topology and its cores."""
+    return ApplyRecord(knobs=setting.as_dict(), knobs_changed=setting.changed(), status="running",
+                       topology=settings.topology_name, method=method,
+                       cpu_sources={n.name: n.cpu_source for n in settings.nodes},
+                       cores=None if settings.external else os.cpu_count())
 
 
 class _Held:
-    """The replicas' SQL threads, stopped once the backlog starts queuing (restarted whatever happens), and the
-    counters' snapshot once it has queued."""
+    """The replicas' SQL threads, stopped once the backlog starts queuing (restarted whatever happens), the
+    counters' snapshot once it has queued, and apply.json as far as the unit got (each phase adds its part as it
+    has it, so a failure or a Ctrl-C leaves what was measured before it in the file)."""
 
-    def __init__(self, settings: Settings, chosen: tuple[Node, ...]) -> None:
+    def __init__(self, settings: Settings, chosen: tuple[Node, ...], record: ApplyRecord) -> None:
         self.settings, self.chosen = settings, chosen
         self.stopped = False
         self.pids = {n.name: nodes.node_pid(n) for n in settings.nodes}
         self.queued: dict[str, counters.NodeCounters | None] = {}
+        self.record = record
+
+    def add(self, part: ApplyRecord) -> None:
+        self.record = merged(self.record, part)
 
     def stop(self) -> None:
         self.pids = {n.name: nodes.node_pid(n) for n in self.settings.nodes}
@@ -169,63 +221,70 @@ class _Held:
 
 
 def _master(before: dict[str, counters.NodeCounters | None], queued: dict[str, counters.NodeCounters | None],
-            seconds: float) -> dict[str, Any]:
+            seconds: float) -> Committed:
     """What the master committed of the backlog, as counters.describe counts it."""
-    figures: dict[str, Any] = counters.describe({"master": before["master"]}, {"master": queued["master"]},
-                                                seconds, 0, 1)["nodes"]["master"]
-    return figures
+    figures = counters.describe({"master": before["master"]}, {"master": queued["master"]}, seconds, 0, 1)["nodes"]
+    if figures["master"] is None:
+        raise MasterUnread("the master's counters could not be read at one end of the backlog (--live: of the "
+                           "window): what it committed is not known")
+    master = figures["master"]
+    return Committed(master["transactions"], master["rows_changed"], master["transactions_per_s"],
+                     master["rows_per_s"])
 
 
-def _held_and_drained(settings: Settings, data: dict[str, Any], folder: Path, progress: Progress,
-                      queue: Callable[[_Held], tuple[str, dict[str, Any]]], together: bool,
-                      chosen: tuple[Node, ...] | None = None, pinning: str = "") -> dict[str, Any]:
-    """`queue` builds the backlog with the SQL threads held (returning the master's position at its end and what
-    the master committed); then each replica drains it alone (or all at once), timed, every group on the cores
-    `pinning` gives it (--cpus; all of them by default, and again afterwards); apply.json written whatever happens,
-    the SQL threads started again."""
+def _held_and_drained(settings: Settings, head: ApplyRecord, folder: Path, progress: Progress,
+                      queue: Callable[[_Held], tuple[str, Committed]], together: bool,
+                      chosen: tuple[Node, ...] | None = None, pinning: str = "") -> ApplyRecord:
+    """`queue` builds the backlog with the SQL threads held (adding what it measured to the record, and returning
+    the master's position at its end and what the master committed); then each replica drains it alone (or all at
+    once), timed, every group on the cores `pinning` gives it (--cpus; all of them by default, and again
+    afterwards); apply.json (`head` and what followed) written whatever happens, and returned, the SQL threads
+    started again."""
     log = folder / "harness.log"
     harnesslog.use(log)
-    state = _Held(settings, settings.replicas if chosen is None else chosen)
+    state = _Held(settings, settings.replicas if chosen is None else chosen, head)
     try:
         gtid, master = queue(state)
-        data["master"] = {"transactions": master["transactions"], "rows_changed": master["rows_changed"],
-                          "commit_rate_trx_per_s": master["transactions_per_s"], "rows_per_s": master["rows_per_s"]}
-        data["cpus"] = cpus.pin_groups(settings, pinning).model_dump()
+        state.add(ApplyRecord(master=master.record()))
+        state.add(ApplyRecord(cpus=cpus.pin_groups(settings, pinning)))
         drains = Drains(settings, gtid)
         if together:
-            progress.say(f"backlog queued: {master['transactions']:,} transactions; starting every SQL thread at "
+            progress.say(f"backlog queued: {master.transactions:,} transactions; starting every SQL thread at "
                          "once and timing MASTER_GTID_WAIT on each replica (--together)")
             drains.together()
             state.stopped = False
         else:
             for replica in state.chosen:
-                progress.say(f"backlog queued: {master['transactions']:,} transactions; {replica.name} applies it "
+                progress.say(f"backlog queued: {master.transactions:,} transactions; {replica.name} applies it "
                              "alone (the other replicas' SQL threads held), timing MASTER_GTID_WAIT")
                 drains.alone(replica)
         after = counters.snapshot(settings, state.pids)
-        busiest = (data.get("live") or {}).get("busiest_minute_trx_per_s")
-        data["replicas"] = {r.name: _replica_entry(drains, r.name, state.queued[r.name], after[r.name], master,
-                                                   busiest) for r in state.chosen}
+        live = state.record.live
+        busiest = None if live is None else live.busiest_minute_trx_per_s
+        replicas = {r.name: _replica_entry(drains, r.name, state.queued[r.name], after[r.name], master, busiest)
+                    for r in state.chosen}
+        state.add(ApplyRecord(replicas=dict(replicas)))  # dict(): the record's map may hold None (mypy: invariant)
         drained, ended = _app_trx(after["master"]), _app_trx(state.queued["master"])
-        if data.get("live") is not None and drained is not None and ended is not None:
-            data["live"]["master_trx_during_drains"] = drained - ended  # the client may have gone on writing
-        data["status"] = UNIT_OK if all(e["seconds"] for e in data["replicas"].values()) else UNIT_FAILED
+        if live is not None and drained is not None and ended is not None:
+            # the client may have gone on writing
+            state.add(ApplyRecord(live=merged(live, LiveWindow(master_trx_during_drains=drained - ended))))
+        state.add(ApplyRecord(status=UNIT_OK if all(e.seconds for e in replicas.values()) else UNIT_FAILED))
     except KeyboardInterrupt:
-        data["status"] = STATUS_INTERRUPTED
+        state.add(ApplyRecord(status=STATUS_INTERRUPTED))
     except LiveWindowEmpty as exc:
-        data["status"] = UNIT_FAILED
-        data["error"] = str(exc)
+        state.add(ApplyRecord(status=UNIT_FAILED, error=str(exc)))
     except Exception as exc:  # noqa: BLE001 — recorded, then the SQL threads are restarted
-        data["status"] = UNIT_FAILED
-        data["error"] = f"{type(exc).__name__}: {exc}"
+        state.add(ApplyRecord(status=UNIT_FAILED, error=f"{type(exc).__name__}: {exc}"))
         harnesslog.write(f"apply-capacity failed: {exc}", exc)
     finally:
         unpin(settings, pinning)
-        _restore(settings, data, state.stopped, state.chosen)
+        problem = _restore(settings, state.stopped, state.chosen)
+        if problem is not None and state.record.error is None:  # the unit's own failure first
+            state.add(ApplyRecord(error=problem))
         harnesslog.done(log)
-        data["folder"] = folder.name
-        write_record(folder / "apply.json", apply_of(data))
-    return data
+        state.add(ApplyRecord(folder=folder.name))
+        write_record(folder / "apply.json", state.record)
+    return state.record
 
 
 def unpin(settings: Settings, pinning: str) -> None:
@@ -311,13 +370,12 @@ def _write_backlog(settings: Settings, vegeta: Path, scenario: Scenario, folder:
     return nodes.master_gtid(settings), begin
 
 
-def _backlog_report(vegeta: Path, folder: Path, begin: float, gtid: str) -> dict[str, Any]:
+def _backlog_report(vegeta: Path, folder: Path, begin: float, gtid: str) -> Backlog:
     """vegeta's figures of the backlog's writing."""
     attack.write_reports(vegeta, folder)
     report = attack.read_report(folder)
     write_seconds = report["duration"] / 1e9 or (time.monotonic() - begin)  # vegeta's sending time
-    return {"requests": report["requests"], "success": report["success"], "gtid": gtid,
-            "write_seconds": round(write_seconds, 3)}
+    return Backlog(report["requests"], report["success"], gtid, round(write_seconds, 3))
 
 
 class Drains:
@@ -370,8 +428,8 @@ class Drains:
 
 
 def _replica_entry(drains: Drains, name: str, queued: counters.NodeCounters | None,
-                   after: counters.NodeCounters | None, master: dict[str, Any],
-                   busiest: float | None = None) -> dict[str, Any]:
+                   after: counters.NodeCounters | None, master: Committed,
+                   busiest: float | None = None) -> ApplyReplica:
     """One replica's line of apply.json: its drain and what it applied, per transaction net of its idle CPU."""
     took, cpu, idle = drains.finished.get(name, (None, None, None))
     applied = counters.describe({"r": queued}, {"r": after}, took or 1.0, 0, 1)["nodes"]["r"] if queued else None
@@ -380,49 +438,54 @@ def _replica_entry(drains: Drains, name: str, queued: counters.NodeCounters | No
         # what it applied up to the position waited for: a client still writing (--live) gives the SQL thread more
         # between the wait's return and its stop, outside the time measured
         applied["transactions"] = min(applied["transactions"], target - queued.seq.get(counters.APP_DOMAIN, 0))
-    entry: dict[str, Any] = {"seconds": took, "drain_span_s": drains.spans.get(name),
-                             "others_applying_at_start": drains.others.get(name)}
-    if took and applied:
-        net = None if cpu is None else max(0.0, cpu - (idle or 0.0) * took)
-        trx_rate = applied["transactions"] / took
-        # the replica applies the master's very transactions (same GTIDs), hence the master's rows (measure/counters:
-        # a replica's own count is kept beside)
-        rows = master["rows_changed"] * applied["transactions"] / max(1, master["transactions"])
-        entry.update(transactions=applied["transactions"], rows=round(rows),
-                     apply_rate_trx_per_s=round(trx_rate, 1), apply_rate_rows_per_s=round(rows / took, 1),
-                     cpu_ms_per_trx=round(1000 * net / applied["transactions"], 3)
-                     if net is not None and applied["transactions"] else None,
-                     cpu_ms_per_trx_gross=round(1000 * cpu / applied["transactions"], 3)
-                     if cpu is not None and applied["transactions"] else None,
-                     idle_cpu_per_s=idle,
-                     capacity_ratio=round(trx_rate / master["transactions_per_s"], 2)
-                     if master["transactions_per_s"] else None,
-                     **({"busiest_minute_ratio": round(trx_rate / busiest, 2)} if busiest else {}))
-        flushed = drains.flushes.get(name)
-        if flushed is not None:  # per applied transaction, with the drain's own figures beside
-            trx = applied["transactions"]
-            written = applied["write_bytes"]
-            entry["writeback"] = writeback_figures.node_figures(
-                flushed, name, idle, trx,
-                {"cpu_ms_per_write_net": entry["cpu_ms_per_trx"],
-                 "kb_written_per_write": None if written is None or not trx else round(written / 1024 / trx, 1),
-                 "pages_flushed_per_write": round(applied["pages_flushed_per_write"] / trx, 2) if trx else None})
+    span = drains.spans.get(name)
+    entry = ApplyReplica(seconds=took, drain_span_s=None if span is None else list(span),
+                         others_applying_at_start=drains.others.get(name))
+    if not (took and applied):
+        return entry
+    trx = applied["transactions"]
+    net = None if cpu is None else max(0.0, cpu - (idle or 0.0) * took)
+    trx_rate = trx / took
+    # the replica applies the master's very transactions (same GTIDs), hence the master's rows (measure/counters: a
+    # replica's own count is kept beside)
+    rows = master.rows_changed * trx / max(1, master.transactions)
+    entry = merged(entry, ApplyReplica(
+        transactions=trx, rows=round(rows), apply_rate_trx_per_s=round(trx_rate, 1),
+        apply_rate_rows_per_s=round(rows / took, 1),
+        cpu_ms_per_trx=round(1000 * net / trx, 3) if net is not None and trx else None,
+        cpu_ms_per_trx_gross=round(1000 * cpu / trx, 3) if cpu is not None and trx else None,
+        idle_cpu_per_s=idle,
+        capacity_ratio=round(trx_rate / master.transactions_per_s, 2) if master.transactions_per_s else None))
+    if busiest:  # a live window's: absent from a backlog's drain
+        entry = merged(entry, ApplyReplica(busiest_minute_ratio=round(trx_rate / busiest, 2)))
+    flushed = drains.flushes.get(name)
+    if flushed is not None:  # per applied transaction, with the drain's own figures beside
+        written = applied["write_bytes"]
+        figures = writeback_figures.node_figures(
+            flushed, name, idle, trx,
+            {"cpu_ms_per_write_net": entry.cpu_ms_per_trx,
+             "kb_written_per_write": None if written is None or not trx else round(written / 1024 / trx, 1),
+             "pages_flushed_per_write": round(applied["pages_flushed_per_write"] / trx, 2) if trx else None})
+        back = None if figures is None else WritebackNode.model_validate(figures)
+        entry = merged(entry, ApplyReplica(writeback=back))
     return entry
 
 
-def _restore(settings: Settings, data: dict[str, Any], stopped: bool, chosen: tuple[Node, ...]) -> None:
-    """The replicas held replicating again after the drains, whatever happened (a failure is recorded in data);
-    the others were never touched."""
+def _restore(settings: Settings, stopped: bool, chosen: tuple[Node, ...]) -> str | None:
+    """The replicas held replicating again after the drains, whatever happened; the first failure to, in words
+    (None: none). The others were never touched."""
+    problem = None
     if stopped:
         try:
             _sql_thread(settings, start=True, replicas=chosen)
         except sql.MySQLError as exc:
-            data.setdefault("error", f"could not restart the SQL threads: {exc}")
+            problem = f"could not restart the SQL threads: {exc}"
     for replica in chosen:
         try:
             nodes.wait_replicating(replica, settings)
         except Exception as exc:  # noqa: BLE001
-            data.setdefault("error", f"{replica.name} not replicating afterwards: {exc}")
+            problem = problem or f"{replica.name} not replicating afterwards: {exc}"
+    return problem
 
 
 def _applying(settings: Settings, replica: Node) -> bool:

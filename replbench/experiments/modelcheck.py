@@ -72,7 +72,6 @@ from ..core.results import (
     RecordedRun,
     RecordingRecord,
     ValidationRun,
-    apply_of,
     read_meta,
     read_summary,
     recording_of,
@@ -500,7 +499,7 @@ def _onset_plan(model: CostModel, rows: int, backlog_s: float) -> OnsetPlan:
 def _drain(settings: Settings, onset: OnsetPlan, folder: Path) -> dict[str, Any]:
     """One drain of the onset's backlog, each replica alone."""
     drain_folder = new_folder(settings, onset.sc, onset.fill, parent=folder / "apply")
-    data = apply_of(applycap.measure(settings, onset.sc, knobs.Knobs(), onset.writes, onset.fill, drain_folder))
+    data = applycap.measure(settings, onset.sc, knobs.Knobs(), onset.writes, onset.fill, drain_folder)
     return {"folder": f"apply/{drain_folder.name}", "writes": onset.writes, "fill_rate": onset.fill,
             "status": data.status, "apply_rate_trx_per_s": [
                 r.apply_rate_trx_per_s for r in (data.replicas or {}).values()

@@ -29,12 +29,12 @@ from ..core import harnesslog, sql
 from ..core.config import ReplbenchError, Settings
 from ..core.progress import Progress
 from ..core.records import STATUS_INTERRUPTED, UNIT_FAILED, UNIT_OK
-from ..core.results import apply_of, write_record
+from ..core.results import ApplyRecord, Replay, ReplayFile, write_record
 from ..load import cpus
 from ..measure import counters, writeback
 from ..measure.binlogfile import GtidMap, gtid_map
 from ..topology import knobs, nodes
-from .applycap import DRAIN_TIMEOUT, Drains, _common, _cpu, _idle_cpu, _replica_entry, unpin
+from .applycap import DRAIN_TIMEOUT, Committed, Drains, _common, _cpu, _idle_cpu, _replica_entry, merged, unpin
 
 
 class ReplayRefused(ReplbenchError):
@@ -87,8 +87,8 @@ def _gtids(state: dict[int, int]) -> str:
 
 
 def measure(settings: Settings, setting: knobs.Knobs, files: list[Path], replica_name: str,
-            folder: Path, pinning: str = "") -> dict[str, Any]:
-    """The replay's apply.json (written whatever happens); ReplayRefused before anything ran."""
+            folder: Path, pinning: str = "") -> ApplyRecord:
+    """The replay's apply.json, as written (whatever happens); ReplayRefused before anything ran."""
     progress = Progress("apply-capacity --binlog")
     replica = settings.node(replica_name)
     if replica.external:
@@ -105,13 +105,12 @@ def measure(settings: Settings, setting: knobs.Knobs, files: list[Path], replica
     start = check(maps, sql.gtid_seq(str(slave_pos or "")), replica_name, int(server_id))
     log = folder / "harness.log"
     harnesslog.use(log)
-    data: dict[str, Any] = {"scenario": None, **_common(settings, setting, "binlog"),
-                            "knobs_readback": {replica_name: knobs.replica_variables(setting)},
-                            "replay": {"files": [{"name": m.path.name, "bytes": m.size} for m in maps],
-                                       "replica": replica_name, "start": str(slave_pos),
-                                       "end": _gtids(maps[-1].end()), "transactions": start.transactions,
-                                       "span_s": None if start.first_time is None or start.last_time is None
-                                       else start.last_time - start.first_time}}
+    span = None if start.first_time is None or start.last_time is None else start.last_time - start.first_time
+    record = merged(_common(settings, setting, "binlog"), ApplyRecord(
+        scenario=None, knobs_readback={replica_name: knobs.replica_variables(setting)},
+        replay=Replay(files=[ReplayFile(name=m.path.name, bytes=m.size) for m in maps], replica=replica_name,
+                      start=str(slave_pos), end=_gtids(maps[-1].end()), transactions=start.transactions,
+                      span_s=span)))
     pointed = False
     try:
         counters.enable(settings)
@@ -122,7 +121,7 @@ def measure(settings: Settings, setting: knobs.Knobs, files: list[Path], replica
         end = ",".join(f"{d}-{s}-{q}" for d, (s, q) in _end_gtids(maps).items())
         pid = nodes.node_pid(replica)
         queued = counters.node_snapshot(replica, settings, pid)
-        data["cpus"] = cpus.pin_groups(settings, pinning).model_dump()
+        record = merged(record, ApplyRecord(cpus=cpus.pin_groups(settings, pinning)))
         drains = Drains(settings, end)
         progress.say(f"{replica_name} applies {start.transactions:,} transactions from the files alone, timing "
                      "MASTER_GTID_WAIT")
@@ -131,25 +130,25 @@ def measure(settings: Settings, setting: knobs.Knobs, files: list[Path], replica
         drains.flushes[replica_name] = writeback.flush_nodes(settings, (replica,), _cpu)
         after = counters.node_snapshot(replica, settings, pid)
         own = counters.describe({"r": queued}, {"r": after}, 1.0, 0, 1)["nodes"]["r"] if queued else None
-        span = data["replay"]["span_s"]
-        master = {"transactions": start.transactions, "rows_changed": own["rows_changed"] if own else 0,
-                  "transactions_per_s": round(start.transactions / span, 1) if span else None}
-        data["replicas"] = {replica_name: _replica_entry(drains, replica_name, queued, after, master)}
-        data["status"] = UNIT_OK if data["replicas"][replica_name]["seconds"] else UNIT_FAILED
+        master = Committed(start.transactions, own["rows_changed"] if own else 0,
+                           round(start.transactions / span, 1) if span else None)
+        entry = _replica_entry(drains, replica_name, queued, after, master)
+        record = merged(record, ApplyRecord(replicas={replica_name: entry},
+                                            status=UNIT_OK if entry.seconds else UNIT_FAILED))
     except KeyboardInterrupt:
-        data["status"] = STATUS_INTERRUPTED
+        record = merged(record, ApplyRecord(status=STATUS_INTERRUPTED))
     except Exception as exc:  # noqa: BLE001 — recorded, then the replica replicates from the master again
-        data["status"] = UNIT_FAILED
-        data["error"] = f"{type(exc).__name__}: {exc}"
+        record = merged(record, ApplyRecord(status=UNIT_FAILED, error=f"{type(exc).__name__}: {exc}"))
         harnesslog.write(f"apply-capacity --binlog failed: {exc}", exc)
     finally:
         unpin(settings, pinning)
-        if pointed:
-            _back_to_master(settings, replica, data)
+        problem = _back_to_master(settings, replica) if pointed else None
+        if problem is not None and record.error is None:  # the replay's own failure first
+            record = merged(record, ApplyRecord(error=problem))
         harnesslog.done(log)
-        data["folder"] = folder.name
-        write_record(folder / "apply.json", apply_of(data))
-    return data
+        record = merged(record, ApplyRecord(folder=folder.name))
+        write_record(folder / "apply.json", record)
+    return record
 
 
 def _drain(settings: Settings, replica: Any, drains: Drains, idle: float | None) -> None:
@@ -228,8 +227,9 @@ def _point(settings: Settings, replica: Any, maps: list[GtidMap], start: Start, 
                     (names[start.file], start.at))
 
 
-def _back_to_master(settings: Settings, replica: Any, data: dict[str, Any]) -> None:
-    """The copies deleted with the other relay logs, the replica replicating from the master by GTID again."""
+def _back_to_master(settings: Settings, replica: Any) -> str | None:
+    """The copies deleted with the other relay logs, the replica replicating from the master by GTID again; what
+    failed, in words (None: nothing)."""
     try:
         _sql(settings, replica, "STOP SLAVE")
         _apply_set(settings, replica, knobs.Knobs())  # the reference apply: no later command inherits the replay's
@@ -238,5 +238,6 @@ def _back_to_master(settings: Settings, replica: Any, data: dict[str, Any]) -> N
             cur.execute("START SLAVE")
         nodes.wait_replicating(replica, settings)
     except Exception as exc:  # noqa: BLE001
-        data.setdefault("error", f"{replica.name} not replicating from the master afterwards: {exc}")
+        return f"{replica.name} not replicating from the master afterwards: {exc}"
+    return None
 

@@ -51,7 +51,6 @@ from ..core.results import (
     RunSummary,
     StudyRecord,
     StudyUnit,
-    apply_of,
     bigtx_of,
     read_meta,
     study_of,
@@ -416,8 +415,8 @@ class Study:
                 readback = data.knobs_readback
             elif unit.measure == "apply-capacity":
                 folder = new_folder(settings, sc, rate, parent=parent / "apply")
-                data = apply_of(applycap.measure(settings, sc, cell.knobs, self.plan.writes_of(unit), rate, folder,
-                                                 links.parse_all(cell.links)))
+                data = applycap.measure(settings, sc, cell.knobs, self.plan.writes_of(unit), rate, folder,
+                                        links.parse_all(cell.links))
                 status = _status(data, UNIT_FAILED)
                 readback = data.knobs_readback
             else:
