@@ -53,7 +53,8 @@ def plot_sweep(steps: list[ShownStep], assets: Path, title: str) -> list[str]:
         ax.set_ylabel(ylabel)
         ax.set_title(f"{title}: {what}")
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
+        if ax.get_legend_handles_labels()[0]:  # a panel whose series had no point draws no (empty) legend
+            ax.legend(fontsize=8)
         fig_.tight_layout()
         fig_.savefig(assets / name, metadata={"Software": None})
         plt.close(fig_)
