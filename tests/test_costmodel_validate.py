@@ -20,7 +20,9 @@ from replbench.core.results import (
     Checked,
     Interval,
     Observation,
+    OnsetDrain,
     OnsetRun,
+    RecordedProfile,
     RecordedRun,
     Validation,
     ValidationCase,
@@ -168,14 +170,14 @@ def test_a_case_is_profiled_beside_its_run_and_a_failed_copy_is_recorded(tmp_pat
     run = tmp_path / "write-mix-200"
     run.mkdir()
     got = modelcheck._profiled(None, clock, run, modelcheck.Progress("test"))
-    assert (run / "profile.json").exists() and got["file"] == "write-mix-200/profile.json"
+    assert (run / "profile.json").exists() and got.file == "write-mix-200/profile.json"
     assert prof.read(run / "profile.json").workload.transactions == SNIPPET_TRX
-    assert asked["since"] == asked["window"].since and got["since"] == binlogfile.clock(asked["window"].since)
+    assert asked["since"] == asked["window"].since and got.since == binlogfile.clock(asked["window"].since)
     monkeypatch.setattr(modelcheck, "read_summary", lambda folder: None)
     monkeypatch.setattr(modelcheck, "read_meta", lambda folder: None)
     monkeypatch.setattr(costmodel, "observation", lambda summary, meta: _obs())
     priced = modelcheck._priced(model_of(model), tmp_path,
-                                RecordedRun.model_validate({"run": run.name, "profile": got}), "../rec/")
+                                RecordedRun(run=run.name, profile=got), "../rec/")
     assert priced.profile.file == "../rec/write-mix-200/profile.json" and priced.run == "../rec/write-mix-200"
     assert priced.profile.binlog_bytes.predicted is not None
 
@@ -184,9 +186,11 @@ def test_a_case_is_profiled_beside_its_run_and_a_failed_copy_is_recorded(tmp_pat
 
     monkeypatch.setattr(binlogfile, "copy_from_server", fails)
     failed = modelcheck._profiled(None, clock, run, modelcheck.Progress("test"))
-    assert failed == {"error": "the native topology's master does not answer as 'root': refused"}
-    entry = RecordedRun.model_validate({"run": run.name, "profile": failed})
-    assert modelcheck._priced(model_of(model), tmp_path, entry).profile.model_dump(exclude_unset=True) == failed
+    assert failed.model_dump(exclude_unset=True) == {
+        "error": "the native topology's master does not answer as 'root': refused"}
+    entry = RecordedRun(run=run.name, profile=failed)
+    assert modelcheck._priced(model_of(model), tmp_path, entry).profile.model_dump(exclude_unset=True) == \
+        failed.model_dump(exclude_unset=True)
 
 
 def test_a_case_runs_under_its_setting_and_is_predicted_both_ways(tmp_path, monkeypatch) -> None:
@@ -208,7 +212,7 @@ def test_a_case_runs_under_its_setting_and_is_predicted_both_ways(tmp_path, monk
     monkeypatch.setattr(modelcheck, "read_summary", lambda folder: None)
     monkeypatch.setattr(costmodel, "observation", lambda summary, meta: _obs("ROW-MINIMAL"))
     monkeypatch.setattr(modelcheck, "_profiled", lambda settings, clock, folder, progress:
-                        {"file": f"{folder.name}/profile.json", "since": clock, "until": None})
+                        RecordedProfile(file=f"{folder.name}/profile.json", since=clock, until=None))
     monkeypatch.setattr(modelcheck, "read_profile", lambda path: _snippet_profile())
     case = modelcheck.parse_cases("write-mix@200:ROW-MINIMAL")[0]
     got = modelcheck._case(None, model_of(model), case, 30.0, "rows", tmp_path, modelcheck.Progress("test"))
@@ -345,10 +349,10 @@ def test_validate_runs_the_cases_in_rotated_rounds_and_checks_the_table_on_the_v
     out = modelcheck.validate(SimpleNamespace(results=tmp_path), model_of({}), cases, onset_rows=0, repeats=2)
     assert [text for text, _ in ran] == ["write@10", "write@20", "write@30", "write@20", "write@30", "write@10"]
     assert [checksum for _, checksum in ran] == ["rows"] * 5 + ["table"]
-    assert out["repeats"] == 2 and [len(c.repeats) for c in out["cases"]] == [2, 2, 2]
-    assert [r.run for r in out["cases"][0].repeats] == ["run-1", "run-6"]  # the case's order kept
-    assert (out["cases"][0].scenario, out["cases"][0].rate) == ("write", 10)
-    assert Validation.model_validate(json.loads((tmp_path / "model" / out["folder"] / "validate.json").read_text())) \
+    assert out.repeats == 2 and [len(c.repeats) for c in out.cases] == [2, 2, 2]
+    assert [r.run for r in out.cases[0].repeats] == ["run-1", "run-6"]  # the case's order kept
+    assert (out.cases[0].scenario, out.cases[0].rate) == ("write", 10)
+    assert Validation.model_validate(json.loads((tmp_path / "model" / out.folder / "validate.json").read_text())) \
         .cases[2].repeats[1].run == "run-5"
 
 
@@ -359,21 +363,21 @@ def test_the_onset_drains_once_after_each_round_then_the_live_runs(tmp_path, mon
     monkeypatch.setattr(modelcheck, "_case", lambda settings, model, case, *rest: ran.append(case.text) or
                         ValidationRun(run=f"run-{len(ran)}", usable=True, transactions=10, rows=10, replica_reads=0))
     monkeypatch.setattr(modelcheck.costmodel, "onset", lambda model, rows: {"value": 80.0, "low": 70.0, "high": 90.0})
-    monkeypatch.setattr(modelcheck, "_drain", lambda settings, onset, folder: ran.append("drain") or {
-        "folder": f"apply/d{ran.count('drain')}", "writes": onset.writes, "fill_rate": onset.fill, "status": "ok",
-        "apply_rate_trx_per_s": [70.0 + ran.count("drain"), 80.0]})
+    monkeypatch.setattr(modelcheck, "_drain", lambda settings, onset, folder: ran.append("drain") or OnsetDrain(
+        folder=f"apply/d{ran.count('drain')}", writes=onset.writes, fill_rate=onset.fill, status="ok",
+        apply_rate_trx_per_s=[70.0 + ran.count("drain"), 80.0]))
 
-    def live(settings, onset, duration, folder, progress):
+    def live(settings, onset, got, duration, folder, progress):
         ran.append("live")
-        return {**onset.out, "drain_measured": 1.0}
+        return got.model_copy(update={"drain_measured": 1.0})
 
     monkeypatch.setattr(modelcheck, "_onset_live", live)
     cases = modelcheck.parse_cases("write@10,write@20")
     out = modelcheck.validate(SimpleNamespace(results=tmp_path), model_of({}), cases, repeats=3)
     assert ran == ["write@10", "write@20", "drain", "write@20", "write@10", "drain", "write@10", "write@20", "drain",
                    "live"]
-    assert [d["folder"] for d in out["onset"]["drains"]] == ["apply/d1", "apply/d2", "apply/d3"]
-    assert out["onset"]["drains"][0]["writes"] == 240  # ONSET_DRAIN_S of apply at the predicted 80/s
+    assert [d.folder for d in out.onset.drains] == ["apply/d1", "apply/d2", "apply/d3"]
+    assert out.onset.drains[0].writes == 240  # ONSET_DRAIN_S of apply at the predicted 80/s
     ran.clear()
     modelcheck.validate(SimpleNamespace(results=tmp_path / "again"), model_of({}), cases, repeats=1)
     assert ran == ["write@10", "write@20", "drain", "drain", "live"]
@@ -394,8 +398,8 @@ def test_an_interrupted_validation_keeps_and_reports_the_drains_median_so_far(tm
         drained.append(1)
         if len(drained) == 2:
             raise KeyboardInterrupt("SIGINT")
-        return {"folder": "apply/d1", "writes": onset.writes, "fill_rate": onset.fill, "status": "ok",
-                "apply_rate_trx_per_s": [70.0, 80.0, 90.0]}
+        return OnsetDrain(folder="apply/d1", writes=onset.writes, fill_rate=onset.fill, status="ok",
+                          apply_rate_trx_per_s=[70.0, 80.0, 90.0])
 
     monkeypatch.setattr(modelcheck, "_drain", drain)
     settings = SimpleNamespace(results=tmp_path)
@@ -606,8 +610,8 @@ def test_the_control_runs_in_every_round_rotated_with_the_cases_and_is_kept_apar
                               control=modelcheck.CONTROL)
     assert ran == ["write@10", "write@20", "write@200", "write@20", "write@200", "write@10", "write@200", "write@10",
                    "write@20"]
-    assert [c.rate for c in out["cases"]] == [10, 20]
-    assert [r.run for r in out["control"].repeats] == ["run-3", "run-5", "run-7"]
+    assert [c.rate for c in out.cases] == [10, 20]
+    assert [r.run for r in out.control.repeats] == ["run-3", "run-5", "run-7"]
     assert modelcheck.estimate(cases, 30, 3) > modelcheck.estimate(cases, 30, 3, control=None)
 
 
@@ -634,7 +638,8 @@ def test_recordings_go_on_rotating_and_are_priced_once_gathered_case_by_case(tmp
     which a second --recorded then finds none of."""
     ran: list[str] = []
     monkeypatch.setattr(modelcheck, "_recorded_run", lambda settings, case, duration, checksum, folder, progress:
-                        ran.append(case.text) or {"run": f"run-{len(ran)}", "profile": {"error": "not copied"}})
+                        ran.append(case.text) or RecordedRun(run=f"run-{len(ran)}",
+                                                             profile=RecordedProfile(error="not copied")))
     priced: list[str] = []
 
     def price(model, folder, entry, prefix=""):
@@ -644,27 +649,24 @@ def test_recordings_go_on_rotating_and_are_priced_once_gathered_case_by_case(tmp
 
     monkeypatch.setattr(modelcheck, "_priced", price)
     monkeypatch.setattr(modelcheck.costmodel, "onset", lambda model, rows: {"value": 80.0, "low": 70.0, "high": 90.0})
-    monkeypatch.setattr(modelcheck, "_drain", lambda settings, onset, folder: ran.append("drain") or {
-        "folder": "apply/d", "writes": onset.writes, "fill_rate": onset.fill, "status": "ok",
-        "apply_rate_trx_per_s": [80.0]})
-    monkeypatch.setattr(modelcheck, "_onset_live", lambda settings, onset, *rest: ran.append("live") or onset.out)
+    monkeypatch.setattr(modelcheck, "_drain", lambda settings, onset, folder: ran.append("drain") or OnsetDrain(
+        folder="apply/d", writes=onset.writes, fill_rate=onset.fill, status="ok", apply_rate_trx_per_s=[80.0]))
+    monkeypatch.setattr(modelcheck, "_onset_live", lambda settings, plan, got, *rest: ran.append("live") or got)
     settings = SimpleNamespace(results=tmp_path)
     cases = modelcheck.parse_cases("write@10,write@20")
     first = modelcheck.record(settings, cases, 2.0, 1, modelcheck.CONTROL)
     second = modelcheck.record(settings, cases, 2.0, 1, modelcheck.CONTROL)
     assert ran == ["write@10", "write@20", "write@200", "write@20", "write@200", "write@10"]
     assert priced == []  # recorded, not priced: no model asked
-    assert [r.name for r in modelcheck.pending_recordings(settings)] == [first["folder"], second["folder"]]
+    assert [r.name for r in modelcheck.pending_recordings(settings)] == [first.folder, second.folder]
     ran.clear()
     out = modelcheck.priced_recordings(settings, model_of({}))
-    assert out["recordings"] == [first["folder"], second["folder"]] and out["repeats"] == 2
-    assert [r.run for r in out["cases"][1].repeats] == [f"../{first['folder']}/run-2",
-                                                         f"../{second['folder']}/run-4"]
-    assert [r.run for r in out["control"].repeats] == [f"../{first['folder']}/run-3",
-                                                        f"../{second['folder']}/run-5"]
+    assert out.recordings == [first.folder, second.folder] and out.repeats == 2
+    assert [r.run for r in out.cases[1].repeats] == [f"../{first.folder}/run-2", f"../{second.folder}/run-4"]
+    assert [r.run for r in out.control.repeats] == [f"../{first.folder}/run-3", f"../{second.folder}/run-5"]
     assert ran == ["drain", "drain", "live"]  # drain_count(2): as validate drains two rounds
-    written = Validation.model_validate(json.loads((tmp_path / "model" / out["folder"] / "validate.json").read_text()))
-    assert written.recordings == [first["folder"], second["folder"]] and written.summary is not None
+    written = Validation.model_validate(json.loads((tmp_path / "model" / out.folder / "validate.json").read_text()))
+    assert written.recordings == [first.folder, second.folder] and written.summary is not None
     assert "recorded in 2 rounds by `model validate --record` with no model yet (campaign model-check interleaves " \
         "them with the fit's studies" in render_validation(written)
     assert modelcheck.pending_recordings(settings) == []
@@ -686,13 +688,13 @@ def test_committed_recordings_priced_again_give_the_committed_validation(tmp_pat
     model = model_of(json.loads((MODEL_CHECK / "model.json").read_text()))
     out = modelcheck.priced_recordings(SimpleNamespace(results=tmp_path), model, onset_rows=0)
     committed = validation_of(json.loads((MODEL_CHECK / "validate-20261129-080353" / "validate.json").read_text()))
-    assert out["recordings"] == committed.recordings and len(out["recordings"]) == 5
-    assert (out["repeats"], out["rounds"]) == (5, 5)
-    priced = validation_of(out).model_dump(mode="json", exclude_none=True)
+    assert out.recordings == committed.recordings and len(out.recordings) == 5
+    assert (out.repeats, out.rounds) == (5, 5)
+    priced = out.model_dump(mode="json", exclude_none=True)
     assert priced["cases"] == committed.model_dump(mode="json", exclude_none=True)["cases"]
     assert priced["control"] == committed.model_dump(mode="json", exclude_none=True)["control"]
-    for case in out["cases"]:
-        assert [r.run.split("/")[1] for r in case.repeats] == out["recordings"], case
+    for case in out.cases:
+        assert [r.run.split("/")[1] for r in case.repeats] == out.recordings, case
         assert all(r.profile.binlog_bytes.predicted for r in case.repeats), case
 
 
@@ -700,11 +702,11 @@ def _recording_stubs(monkeypatch) -> list[str]:
     """record's and priced_recordings' runs, pricing, drains and live onset replaced; the list of what ran."""
     ran: list[str] = []
     monkeypatch.setattr(modelcheck, "_recorded_run", lambda settings, case, duration, checksum, folder, progress:
-                        ran.append(case.text) or {"run": f"run-{len(ran)}"})
+                        ran.append(case.text) or RecordedRun(run=f"run-{len(ran)}"))
     monkeypatch.setattr(modelcheck, "_priced", lambda model, folder, entry, prefix="": ValidationRun(
         run=prefix + entry.run, usable=True, transactions=10, rows=10, replica_reads=0))
     monkeypatch.setattr(modelcheck.costmodel, "onset", lambda model, rows: None)
-    monkeypatch.setattr(modelcheck, "_onset_live", lambda settings, onset, *rest: ran.append("live") or onset.out)
+    monkeypatch.setattr(modelcheck, "_onset_live", lambda settings, plan, got, *rest: ran.append("live") or got)
     return ran
 
 
@@ -716,7 +718,7 @@ def test_a_recording_of_several_rounds_hands_the_rotation_on_after_its_last_roun
     modelcheck.record(settings, cases, 2.0, 1)
     assert ran == ["write@10", "write@20", "write@30", "write@20", "write@30", "write@10",
                    "write@30", "write@10", "write@20"]  # rounds 0 and 1, then round 2: none repeated
-    assert modelcheck.priced_recordings(settings, model_of({}))["rounds"] == 3
+    assert modelcheck.priced_recordings(settings, model_of({})).rounds == 3
 
 
 def test_an_interrupted_recording_is_left_out_and_an_interrupted_pricing_prices_nothing_for_good(tmp_path,
@@ -727,18 +729,17 @@ def test_an_interrupted_recording_is_left_out_and_an_interrupted_pricing_prices_
     settings = SimpleNamespace(results=tmp_path)
     cases = modelcheck.parse_cases("write@10")
     broken = modelcheck.record(settings, cases, 2.0, 1)
-    path = tmp_path / "model" / broken["folder"] / modelcheck.RECORDING
+    path = tmp_path / "model" / broken.folder / modelcheck.RECORDING
     path.write_text(json.dumps({**json.loads(path.read_text()), "complete": False}))
     with pytest.raises(modelcheck.ReplbenchError, match="1 interrupted, left out"):
         modelcheck.priced_recordings(settings, model_of({}))
     whole = modelcheck.record(settings, cases, 2.0, 1)
     first = modelcheck.priced_recordings(settings, model_of({}))
-    assert (first["recordings"], first["left_out"], first["complete"]) == ([whole["folder"]], [broken["folder"]],
-                                                                           True)
-    assert "left out, interrupted: " + broken["folder"] in render_validation(validation_of(first))
-    written = tmp_path / "model" / first["folder"] / "validate.json"
+    assert (first.recordings, first.left_out, first.complete) == ([whole.folder], [broken.folder], True)
+    assert "left out, interrupted: " + broken.folder in render_validation(first)
+    written = tmp_path / "model" / first.folder / "validate.json"
     written.write_text(json.dumps({**json.loads(written.read_text()), "complete": False}))  # as if interrupted
-    assert modelcheck.priced_recordings(settings, model_of({}))["recordings"] == [whole["folder"]]  # priced again
+    assert modelcheck.priced_recordings(settings, model_of({})).recordings == [whole.folder]  # priced again
 
 
 def test_recordings_of_different_controls_and_an_unreadable_validation_are_refused_in_one_line(tmp_path,

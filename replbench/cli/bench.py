@@ -59,7 +59,6 @@ from ..core.results import (
     read_validation,
     study_of,
     sweep_of,
-    validation_of,
     write_record,
 )
 from ..core.stats import spread, spread_text
@@ -764,10 +763,11 @@ def _model_validate(args: argparse.Namespace, settings: Settings, path: Path) ->
     if not 0 < onset_backlog <= 600:
         raise UsageError("--onset-backlog must be from 0 to 600 seconds (more than 0)")
     if args.record:
-        data = modelcheck.record(settings, cases, duration, repeat, control)
-        runs = sum(len(c["repeats"]) for c in (*data.get("cases", []), *filter(None, [data.get("control")])))
+        recording = modelcheck.record(settings, cases, duration, repeat, control)
+        assert recording.folder is not None  # record names its folder
+        runs = sum(len(c.repeats or []) for c in (*(recording.cases or []), *filter(None, [recording.control])))
         print(f"model validate --record: {runs} runs recorded in "
-              f"{shown_path(settings.results / 'model' / data['folder'])}; price them once the model is fitted: "
+              f"{shown_path(settings.results / 'model' / recording.folder)}; price them once the model is fitted: "
               "./run.sh model validate --recorded")
         return 0
     if not path.exists():
@@ -782,7 +782,7 @@ def _model_validate(args: argparse.Namespace, settings: Settings, path: Path) ->
     except KeyboardInterrupt:
         _interrupted_validation(settings, before)
         raise
-    print(render_validation(validation_of(data)))
+    print(render_validation(data))
     return 0
 
 

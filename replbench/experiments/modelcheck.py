@@ -48,7 +48,6 @@ import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from ..analysis import costmodel, validation
 from ..analysis.profile import ProfileError, Window, profile_files, source_of
@@ -66,11 +65,15 @@ from ..core.progress import Progress
 from ..core.records import new_folder, shown_path
 from ..core.results import (
     CostModel,
+    Onset,
+    OnsetDrain,
     OnsetRun,
     ProfileCheck,
     RecordedCase,
+    RecordedProfile,
     RecordedRun,
     RecordingRecord,
+    Validation,
     ValidationRun,
     read_meta,
     read_summary,
@@ -178,17 +181,18 @@ def drain_count(repeats: int) -> int:
 def validate(settings: Settings, model: CostModel, cases: tuple[Case, ...] = CASES,
              duration: float = DURATION, onset_rows: int = ONSET_ROWS,
              onset_duration: float = ONSET_DURATION, onset_backlog: float = ONSET_DRAIN_S,
-             repeats: int = MODEL_VALIDATE_REPEATS, control: Case | None = None) -> dict[str, Any]:
+             repeats: int = MODEL_VALIDATE_REPEATS, control: Case | None = None) -> Validation:
     """The held-out cases (and the control, a fitted cell, where one is given) in rotated rounds, the onset drained
-    after each round, then the live onset runs; validate.json rewritten after each run and drain."""
+    after each round, then the live onset runs; validate.json rewritten after each run and drain; the validation
+    as last written."""
     folder = _new_folder(settings)
     progress = Progress("model validate")
-    out: dict[str, Any] = {"folder": folder.name, "repeats": repeats, "cases": []}
+    out = Validation(folder=folder.name, repeats=repeats, cases=[])
     every = (*cases, control) if control else cases  # the control rotates with the cases, one run a round
     runs: list[list[ValidationRun]] = [[] for _ in every]
     order = validation.rounds(len(every), repeats)
     onset = _onset_plan(model, onset_rows, onset_backlog) if onset_rows else None
-    drains = drain_count(repeats) if onset and onset.out["predicted"] else 0
+    drains = drain_count(repeats) if onset and onset.predicted is not None else 0
     for r, round_ in enumerate(order):
         for position, index in enumerate(round_):
             # the rows each run wrote; the whole table by the very last run (the onset runs have faults: they
@@ -197,46 +201,45 @@ def validate(settings: Settings, model: CostModel, cases: tuple[Case, ...] = CAS
             _say_run(progress, r, len(order), every[index], index == len(cases))
             runs[index].append(_case(settings, model, every[index], duration, "table" if last else "rows", folder,
                                      progress))
-            _fill(out, cases, control, runs)
-            write_record(folder / "validate.json", validation_of(out))
+            out = _filled(out, cases, control, runs)
+            write_record(folder / "validate.json", out)
         if r < drains:
-            _drain_into(settings, onset, folder, out, r, drains, progress)
+            out = _drained(settings, onset, folder, out, r, drains, progress)
     for n in range(len(order), drains):
-        _drain_into(settings, onset, folder, out, n, drains, progress)
+        out = _drained(settings, onset, folder, out, n, drains, progress)
     if onset:
-        _onset_end(settings, onset, onset_duration, folder, out, progress)
+        out = _onset_end(settings, onset, onset_duration, folder, out, progress)
     return out
 
 
 def record(settings: Settings, cases: tuple[Case, ...] = CASES, duration: float = DURATION,
-           repeats: int = 1, control: Case | None = None) -> dict[str, Any]:
+           repeats: int = 1, control: Case | None = None) -> RecordingRecord:
     """`model validate --record`: the cases (and the control) run and profiled in rotated rounds as validate runs
     them, with no model yet: each run and its profile.json kept in a validate-<time>/ folder with RECORDING, priced
     later by priced_recordings (`--recorded`) once the model is fitted. So a campaign can interleave the held-out
     rounds with the fit's own studies, and the model's fit and its validation sample the same hours of a drifting
     host (docs/decisions/cost-model-rate.md, "Interleaved"). The rounds go on rotating where the newest recording
     not yet priced left off (its first round plus the rounds it completed); RECORDING says `complete` once every
-    round ran (an interrupted recording is left out of the pricing)."""
+    round ran (an interrupted recording is left out of the pricing). The recording as last written."""
     pending = pending_recordings(settings)
     last = _recording(pending[-1]) if pending else RecordingRecord()
     first = (last.first_round or 0) + _rounds_done(last)
     folder = _new_folder(settings)
     progress = Progress("model validate --record")
     every = (*cases, control) if control else cases
-    runs: list[list[dict[str, Any]]] = [[] for _ in every]
-    out: dict[str, Any] = {"folder": folder.name, "first_round": first, "repeats": repeats, "rounds_done": 0,
-                           "complete": False}
+    runs: list[list[RecordedRun]] = [[] for _ in every]
+    out = RecordingRecord(folder=folder.name, first_round=first, repeats=repeats, rounds_done=0, complete=False)
     for r, round_ in enumerate(validation.rounds(len(every), repeats, first)):
         for index in round_:
             _say_run(progress, first + r, first + repeats, every[index], index == len(cases))
             runs[index].append(_recorded_run(settings, every[index], duration, "rows", folder, progress))
-            out["cases"] = [{**_identity(c), "repeats": got} for c, got in zip(cases, runs, strict=False) if got]
+            out = out.model_copy(update={"cases": [_recorded_case(c, got) for c, got in zip(cases, runs, strict=False)
+                                                   if got]})
             if control and runs[-1]:
-                out["control"] = {**_identity(control), "repeats": runs[-1]}
-            write_record(folder / RECORDING, recording_of(out))
-        out["rounds_done"] = r + 1
-        out["complete"] = r + 1 == repeats
-        write_record(folder / RECORDING, recording_of(out))
+                out = out.model_copy(update={"control": _recorded_case(control, runs[-1])})
+            write_record(folder / RECORDING, out)
+        out = out.model_copy(update={"rounds_done": r + 1, "complete": r + 1 == repeats})
+        write_record(folder / RECORDING, out)
     return out
 
 
@@ -273,14 +276,14 @@ def pending_recordings(settings: Settings) -> list[Path]:
 
 def priced_recordings(settings: Settings, model: CostModel, onset_rows: int = ONSET_ROWS,
                       onset_duration: float = ONSET_DURATION,
-                      onset_backlog: float = ONSET_DRAIN_S) -> dict[str, Any]:
+                      onset_backlog: float = ONSET_DRAIN_S) -> Validation:
     """`model validate --recorded`: every complete recording not yet priced (record's), its runs priced by the model
     as validate prices a run it has just made, the cases' repeats gathered over the recordings in their order (an
     interrupted recording is named and left out: a resumed campaign recorded its round again); then the onset,
     drained drain_count(the most repeats a case has) times in one stretch (its backlog is sized by the model, so it
     cannot come before the fit) and run live. validate.json names the recordings it priced and says `complete` at
-    its end: each recording is priced once by a validation that ran to its end. ReplbenchError where there is
-    none, or where the recordings have different controls."""
+    its end: each recording is priced once by a validation that ran to its end; the validation as last written.
+    ReplbenchError where there is none, or where the recordings have different controls."""
     pending = pending_recordings(settings)
     docs = {folder: _recording(folder) for folder in pending}
     recordings = [folder for folder in pending if docs[folder].complete is not False]  # absent: before the key
@@ -291,16 +294,16 @@ def priced_recordings(settings: Settings, model: CostModel, onset_rows: int = ON
     controls_named = {_case_key(c) for folder in recordings if (c := docs[folder].control) is not None}
     if len(controls_named) > 1:
         raise ReplbenchError("the recordings have different controls ("
-                             + ", ".join(sorted(f"{s}@{r}:{st}" for s, r, st in controls_named))
+                             + ", ".join(sorted(f"{c.scenario}@{c.rate}:{c.setting}" for c in controls_named))
                              + "): price recordings of one control together")
     folder = _new_folder(settings)
     progress = Progress("model validate --recorded")
-    out: dict[str, Any] = {"folder": folder.name, "recordings": [r.name for r in recordings], "complete": False,
-                           "rounds": sum(_rounds_done(docs[r]) for r in recordings), "cases": [],
-                           "left_out": [f.name for f in pending if f not in recordings]}
-    for name in out["left_out"]:
+    left_out = [f.name for f in pending if f not in recordings]
+    out = Validation(folder=folder.name, recordings=[r.name for r in recordings], complete=False,
+                     rounds=sum(_rounds_done(docs[r]) for r in recordings), cases=[], left_out=left_out)
+    for name in left_out:
         progress.say(f"{name}: an interrupted recording, left out", final=True)
-    cases: dict[tuple[Any, ...], list[ValidationRun]] = {}
+    cases: dict[validation.Identity, list[ValidationRun]] = {}
     controls: list[ValidationRun] = []
     for recording in recordings:
         doc = docs[recording]
@@ -310,27 +313,27 @@ def priced_recordings(settings: Settings, model: CostModel, onset_rows: int = ON
                                                           for run in _repeats(entry))
         if doc.control is not None:
             controls.extend(_priced(model, recording, run, f"../{recording.name}/") for run in _repeats(doc.control))
-    out["cases"] = [validation.case_of(validation.Identity(*key), got) for key, got in cases.items()]
+    out = out.model_copy(update={"cases": [validation.case_of(key, got) for key, got in cases.items()]})
     if controls:
-        out["control"] = validation.case_of(validation.Identity(*next(iter(controls_named))), controls)
-    out["repeats"] = max((len(got) for got in (*cases.values(), controls)), default=0)
-    out["summary"] = validation.coverage(validation_of(out))
-    write_record(folder / "validate.json", validation_of(out))
+        out = out.model_copy(update={"control": validation.case_of(next(iter(controls_named)), controls)})
+    repeats = max((len(got) for got in (*cases.values(), controls)), default=0)
+    out = _covered(out.model_copy(update={"repeats": repeats}))
+    write_record(folder / "validate.json", out)
     onset = _onset_plan(model, onset_rows, onset_backlog) if onset_rows else None
-    if onset and onset.out["predicted"]:
-        drains = drain_count(out["repeats"])
+    if onset and onset.predicted is not None:
+        drains = drain_count(repeats)
         for n in range(drains):
-            _drain_into(settings, onset, folder, out, n, drains, progress)
+            out = _drained(settings, onset, folder, out, n, drains, progress)
     if onset:
-        _onset_end(settings, onset, onset_duration, folder, out, progress)
-    out["complete"] = True
-    write_record(folder / "validate.json", validation_of(out))
+        out = _onset_end(settings, onset, onset_duration, folder, out, progress)
+    out = out.model_copy(update={"complete": True})
+    write_record(folder / "validate.json", out)
     return out
 
 
-def _case_key(case: RecordedCase) -> tuple[Any, ...]:
+def _case_key(case: RecordedCase) -> validation.Identity:
     """A recorded case's identity: scenario, rate and setting (ROW-FULL in a recording of before settings)."""
-    return case.scenario, case.rate, case.setting if case.setting is not None else "ROW-FULL"
+    return validation.Identity(case.scenario, case.rate, case.setting if case.setting is not None else "ROW-FULL")
 
 
 def _repeats(case: RecordedCase) -> list[RecordedRun]:
@@ -358,39 +361,53 @@ def _say_run(progress: Progress, r: int, rounds: int, case: Case, control: bool)
                  final=True)
 
 
-def _fill(out: dict[str, Any], cases: tuple[Case, ...], control: Case | None,
-          runs: list[list[ValidationRun]]) -> None:
+def _covered(out: Validation) -> Validation:
+    """The validation with its coverage (its summary) over what it holds now."""
+    return out.model_copy(update={"summary": validation.coverage(out)})
+
+
+def _filled(out: Validation, cases: tuple[Case, ...], control: Case | None,
+            runs: list[list[ValidationRun]]) -> Validation:
     """validate.json's cases, control and coverage from the runs priced so far."""
-    out["cases"] = [validation.case_of(_case_identity(c), got)
-                    for c, got in zip(cases, runs[:len(cases)], strict=True) if got]
+    out = out.model_copy(update={"cases": [validation.case_of(_case_identity(c), got)
+                                           for c, got in zip(cases, runs[:len(cases)], strict=True) if got]})
     if control and runs[-1]:
-        out["control"] = validation.case_of(_case_identity(control), runs[-1])
-    out["summary"] = validation.coverage(validation_of(out))
+        out = out.model_copy(update={"control": validation.case_of(_case_identity(control), runs[-1])})
+    return _covered(out)
 
 
-def _drain_into(settings: Settings, onset: OnsetPlan | None, folder: Path, out: dict[str, Any], n: int,
-                drains: int, progress: Progress) -> None:
-    """The onset's backlog drained once (drain n + 1 of `drains`), validate.json rewritten with it and the drains'
-    median so far (an interrupted validation keeps them)."""
+def _drained(settings: Settings, onset: OnsetPlan | None, folder: Path, out: Validation, n: int,
+             drains: int, progress: Progress) -> Validation:
+    """The onset's backlog drained once more (drain n + 1 of `drains`), validate.json rewritten with it and the
+    drains' median so far (an interrupted validation keeps them)."""
     assert onset is not None
     progress.say(f"onset drain {n + 1} of {drains}: a backlog of {onset.writes:,} transactions of "
-                 f"{onset.out['rows']} rows", final=True)
-    onset.out["drains"].append(_drain(settings, onset, folder))
-    _drain_median(onset.out)
-    out["onset"] = onset.out
-    write_record(folder / "validate.json", validation_of(out))
+                 f"{onset.first.rows} rows", final=True)
+    so_far = _onset_so_far(out, onset)
+    drain = _drain(settings, onset, folder)
+    got = _drain_median(so_far.model_copy(update={"drains": [*(so_far.drains or []), drain]}), onset)
+    out = out.model_copy(update={"onset": got})
+    write_record(folder / "validate.json", out)
+    return out
 
 
-def _onset_end(settings: Settings, onset: OnsetPlan, duration: float, folder: Path, out: dict[str, Any],
-               progress: Progress) -> None:
+def _onset_end(settings: Settings, onset: OnsetPlan, duration: float, folder: Path, out: Validation,
+               progress: Progress) -> Validation:
     """After the drains: the live onset runs, then the coverage over every figure, validate.json rewritten."""
-    out["onset"] = _onset_live(settings, onset, duration, folder, progress)
-    out["summary"] = validation.coverage(validation_of(out))
-    write_record(folder / "validate.json", validation_of(out))
+    out = _covered(out.model_copy(update={
+        "onset": _onset_live(settings, onset, _onset_so_far(out, onset), duration, folder, progress)}))
+    write_record(folder / "validate.json", out)
+    return out
 
 
-def _identity(case: Case) -> dict[str, Any]:
-    return {"scenario": case.scenario, "rate": case.rate, "setting": case.setting}
+def _onset_so_far(out: Validation, onset: OnsetPlan) -> Onset:
+    """The onset as the validation holds it (its drains so far), or as planned where nothing was drained yet."""
+    return out.onset if out.onset is not None else onset.first
+
+
+def _recorded_case(case: Case, runs: list[RecordedRun]) -> RecordedCase:
+    """A case of a recording: its identity and its runs so far (a copy: the caller goes on appending)."""
+    return RecordedCase(scenario=case.scenario, rate=case.rate, setting=case.setting, repeats=list(runs))
 
 
 def _case_identity(case: Case) -> validation.Identity:
@@ -400,12 +417,11 @@ def _case_identity(case: Case) -> validation.Identity:
 def _case(settings: Settings, model: CostModel, case: Case, duration: float, checksum: str, folder: Path,
           progress: Progress) -> ValidationRun:
     """One run of a held-out case under its setting, predicted from its counts and from its binlog's profile."""
-    run = _recorded_run(settings, case, duration, checksum, folder, progress)
-    return _priced(model, folder, RecordedRun.model_validate(run))
+    return _priced(model, folder, _recorded_run(settings, case, duration, checksum, folder, progress))
 
 
 def _recorded_run(settings: Settings, case: Case, duration: float, checksum: str, folder: Path,
-                  progress: Progress) -> dict[str, Any]:
+                  progress: Progress) -> RecordedRun:
     """One run of a case under its setting, and (where the run is usable) the master's binlog over its attack
     window profiled into <run>/profile.json: what _priced prices, at once or after a fit."""
     sc = scenarios.load(case.scenario)
@@ -413,10 +429,9 @@ def _recorded_run(settings: Settings, case: Case, duration: float, checksum: str
     run = Run(settings, sc, case.rate, RunOptions(duration=duration, knobs=case.knobs, checksum=checksum),
               run_folder, progress)
     summary = run.execute().summary
-    out: dict[str, Any] = {"run": run_folder.name}
-    if costmodel.observation(summary, read_meta(run_folder)) is not None:
-        out["profile"] = _profiled(settings, run.clock, run_folder, progress)
-    return out
+    if costmodel.observation(summary, read_meta(run_folder)) is None:
+        return RecordedRun(run=run_folder.name)  # not usable by the model: not profiled, no profile key
+    return RecordedRun(run=run_folder.name, profile=_profiled(settings, run.clock, run_folder, progress))
 
 
 def _priced(model: CostModel, folder: Path, entry: RecordedRun, prefix: str = "") -> ValidationRun:
@@ -452,7 +467,7 @@ def attack_window(clock: Clock) -> Window:
     return Window(binlogfile.local_second(clock.wall(clock.start)), binlogfile.local_second(clock.wall(clock.end)) + 1)
 
 
-def _profiled(settings: Settings, clock: Clock, run_folder: Path, progress: Progress) -> dict[str, Any]:
+def _profiled(settings: Settings, clock: Clock, run_folder: Path, progress: Progress) -> RecordedProfile:
     """The master's binlogs copied as `./run.sh profile` copies them (--read-from-remote-server: a topology file's
     master, or the native one), profiled over the attack window into <run>/profile.json; its file and window, or
     the error (one line)."""
@@ -465,62 +480,75 @@ def _profiled(settings: Settings, clock: Clock, run_folder: Path, progress: Prog
         profile = profile_files(files, window, source_of("server", listed.where, window),
                                 covered=binlogfile.local_second(listed.now))
     except (ReplbenchError, ProfileError) as exc:
-        return {"error": str(exc).splitlines()[0]}
+        return RecordedProfile(error=str(exc).splitlines()[0])
     finally:
         shutil.rmtree(copies, ignore_errors=True)
     write_record(run_folder / "profile.json", profile)
     source = profile.source
-    return {"file": f"{run_folder.name}/profile.json", "since": source.since if source else None,
-            "until": source.until if source else None}
+    # the window given even where the profile has none: recording.json writes it as null
+    return RecordedProfile(file=f"{run_folder.name}/profile.json", since=source.since if source else None,
+                           until=source.until if source else None)
 
 
-@dataclass
+@dataclass(frozen=True)
 class OnsetPlan:
-    """The onset's check as validate carries it through its rounds: what it records (out), and the backlog each
+    """The onset's check as validate plans it: its record before any drain or run (first: the prediction, and
+    the figures still to measure given as null, as validate.json writes them until then), and the backlog each
     drain writes (write-bulk of the onset's rows, `writes` of them at `fill` a second)."""
-    out: dict[str, Any]
-    sc: Any
+    first: Onset
+    sc: scenarios.Scenario
     fill: int
     writes: int
+
+    @property
+    def predicted(self) -> float | None:
+        """The predicted onset (transactions/s); None where the model cannot say (nothing is drained or run)."""
+        return None if self.first.predicted is None else self.first.predicted.value
 
 
 def _onset_plan(model: CostModel, rows: int, backlog_s: float) -> OnsetPlan:
     """The predicted onset, and the held-out drain's backlog: each replica alone applying that many transactions of
     such rows (its rate is the onset under the model's own premise)."""
-    predicted = costmodel.onset(model, rows)
-    out: dict[str, Any] = {"rows": rows, "replica": ONSET_REPLICA, "predicted": predicted, "runs": [],
-                           "drains": [], "drain_measured": None, "drain_error_pct": None, "measured": None,
-                           "error_pct": None, "live_note": None}
-    writes = max(ONSET_MIN_WRITES, round(backlog_s * predicted["value"])) if predicted else 0
+    predicted = validation.interval_of(costmodel.onset(model, rows))
+    # every figure still to measure given (null): validate.json writes the keys from the first drain on
+    first = Onset(rows=rows, replica=ONSET_REPLICA, predicted=predicted, runs=[], drains=[], drain_measured=None,
+                  drain_error_pct=None, measured=None, error_pct=None, live_note=None)
+    rate = None if predicted is None else predicted.value
+    writes = max(ONSET_MIN_WRITES, round(backlog_s * rate)) if rate is not None else 0
     fill = max(1, round(ONSET_FILL_ROWS_PER_S / rows))
-    return OnsetPlan(out, replace(scenarios.load("write-bulk"), bulk_rows=rows), fill, writes)
+    return OnsetPlan(first, replace(scenarios.load("write-bulk"), bulk_rows=rows), fill, writes)
 
 
-def _drain(settings: Settings, onset: OnsetPlan, folder: Path) -> dict[str, Any]:
+def _drain(settings: Settings, onset: OnsetPlan, folder: Path) -> OnsetDrain:
     """One drain of the onset's backlog, each replica alone."""
     drain_folder = new_folder(settings, onset.sc, onset.fill, parent=folder / "apply")
     data = applycap.measure(settings, onset.sc, knobs.Knobs(), onset.writes, onset.fill, drain_folder)
-    return {"folder": f"apply/{drain_folder.name}", "writes": onset.writes, "fill_rate": onset.fill,
-            "status": data.status, "apply_rate_trx_per_s": [
-                r.apply_rate_trx_per_s for r in (data.replicas or {}).values()
-                if r is not None and r.apply_rate_trx_per_s]}
+    return OnsetDrain(folder=f"apply/{drain_folder.name}", writes=onset.writes, fill_rate=onset.fill,
+                      status=data.status, apply_rate_trx_per_s=[
+                          r.apply_rate_trx_per_s for r in (data.replicas or {}).values()
+                          if r is not None and r.apply_rate_trx_per_s])
 
 
-def _drain_median(onset: dict[str, Any]) -> None:
-    """The drains so far against the predicted onset: the median of every replica's rate over them."""
-    rates = [rate for d in onset["drains"] for rate in d["apply_rate_trx_per_s"]]
-    if rates and onset["predicted"]:
-        onset["drain_measured"] = statistics.median(rates)
-        onset["drain_error_pct"] = validation.error_pct(onset["predicted"]["value"], onset["drain_measured"])
+def _drain_median(got: Onset, onset: OnsetPlan) -> Onset:
+    """The drains so far against the predicted onset: the median of every replica's rate over them (the record as
+    it was where there is no rate or no prediction)."""
+    rates = [rate for d in got.drains or [] for rate in d.apply_rate_trx_per_s or []]
+    if not rates or onset.predicted is None:
+        return got
+    measured = statistics.median(rates)
+    return got.model_copy(update={"drain_measured": measured,
+                                  "drain_error_pct": validation.error_pct(onset.predicted, measured)})
 
 
-def _onset_live(settings: Settings, onset: OnsetPlan, duration: float, folder: Path,
-                progress: Progress) -> dict[str, Any]:
-    """The drains' median against the predicted onset, and live runs just below and just above it."""
-    out, sc, predicted = onset.out, onset.sc, onset.out["predicted"]
+def _onset_live(settings: Settings, onset: OnsetPlan, got: Onset, duration: float, folder: Path,
+                progress: Progress) -> Onset:
+    """The drains' median against the predicted onset (got: the onset with its drains), and live runs just below
+    and just above it."""
+    sc, predicted = onset.sc, onset.predicted
     if predicted is None:
-        return out
-    _drain_median(out)
+        return got
+    got = _drain_median(got, onset)
+    runs = list(got.runs or [])
     # live: the other replicas stop at the start and replicate again one second before the last request (the
     # run's catch-up then times their backlog too, instead of waiting its timeout out on a stopped replica)
     others = [n.name for n in settings.replicas if n.name != ONSET_REPLICA]
@@ -528,7 +556,7 @@ def _onset_live(settings: Settings, onset: OnsetPlan, duration: float, folder: P
                          for action, at in (("stop-replication", 0), ("start-replication", max(0.5, duration - 1)))),
                          key=lambda f: f.at))
     for load in ONSET_LOADS:
-        rate = max(1, round(load * predicted["value"]))
+        rate = max(1, round(load * predicted))
         run_folder = new_folder(settings, sc, rate, parent=folder)
         summary = Run(settings, sc, rate, RunOptions(duration=duration, faults=alone), run_folder,
                       progress).execute().summary
@@ -536,13 +564,13 @@ def _onset_live(settings: Settings, onset: OnsetPlan, duration: float, folder: P
         growth = lag.growth_s_per_s if lag else None
         tps = costmodel.node_counters(summary, "master").transactions_per_s
         behind = growth is not None and growth >= FALLING_BEHIND
-        out["runs"].append(OnsetRun(load=load, rate=rate, run=run_folder.name, status=summary.status,
-                                    success=summary.success, master_transactions_per_s=tps,
-                                    lag_growth_s_per_s=growth, fell_behind=behind,
-                                    applied_per_s=round(tps * (1 - growth), 2)
-                                    if behind and tps and growth is not None else None,
-                                    replica_room_cores=None if settings.topology else
-                                    validation.replica_room(summary, os.cpu_count() or 1, ONSET_REPLICA)))
-    live = validation.live_onset(out["runs"], predicted["value"], ONSET_REPLICA)
-    out.update(measured=live.measured, error_pct=live.error_pct, live_note=live.live_note)
-    return out
+        runs.append(OnsetRun(load=load, rate=rate, run=run_folder.name, status=summary.status,
+                             success=summary.success, master_transactions_per_s=tps,
+                             lag_growth_s_per_s=growth, fell_behind=behind,
+                             applied_per_s=round(tps * (1 - growth), 2)
+                             if behind and tps and growth is not None else None,
+                             replica_room_cores=None if settings.topology else
+                             validation.replica_room(summary, os.cpu_count() or 1, ONSET_REPLICA)))
+    live = validation.live_onset(runs, predicted, ONSET_REPLICA)
+    return got.model_copy(update={"runs": runs, "measured": live.measured, "error_pct": live.error_pct,
+                                  "live_note": live.live_note})
