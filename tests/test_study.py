@@ -13,7 +13,16 @@ import pytest
 from replbench.analysis.rules import CRITERIA_GUARD
 from replbench.analysis.studymetrics import compare_cells, load_table, measured, passed, unit_metrics
 from replbench.core.config import ROOT, STUDY_DIR, Settings
-from replbench.core.results import StudyCell, StudyRecord, StudyUnit, apply_of, bigtx_of, study_of, summary_of
+from replbench.core.results import (
+    StudyCell,
+    StudyRecord,
+    StudyUnit,
+    apply_of,
+    bigtx_of,
+    document_of,
+    study_of,
+    summary_of,
+)
 from replbench.core.scenario import PassCriteria
 from replbench.experiments import study, studyfile
 from replbench.report import costsheet, markdown, sources
@@ -611,15 +620,24 @@ def test_the_big_transaction_table_follows_the_study_files_order() -> None:
     assert rows == names
 
 
+def test_study_json_holds_each_cell_whole_with_its_knobs_as_the_cell_has_them() -> None:
+    # cell_records' records are study.json's cells: every field given, so a cell without a scenario of its own
+    # writes null rather than leaving the key out, and a knob is written as the cell types it (0, not "0")
+    cells = [document_of(c) for c in studyfile.cell_records(studyfile.load("durability").cells)]
+    assert cells[1] == {"name": "sync_binlog=1 flush_log_at_trx_commit=0", "scenario": None,
+                        "knobs": {**knobs.Knobs().as_dict(), "flush_log_at_trx_commit": 0},
+                        "changed": {"flush_log_at_trx_commit": 0}}
+
+
 def test_a_cell_is_compared_with_the_first_cell_sharing_its_baseline_per_values() -> None:
     from replbench.analysis.findings import study_findings
     from replbench.analysis.studymetrics import baseline_words, baselines
 
     spec = studyfile.load("working-set")
-    base_of = baselines(studyfile.study_cells(spec.cells), list(spec.baseline_per))
+    base_of = baselines(studyfile.cell_records(spec.cells), list(spec.baseline_per))
     assert base_of["scenario=write buffer_pool=128M"] == "scenario=write-noindex buffer_pool=128M"
     assert base_of["scenario=write-noindex buffer_pool=1G"] == "scenario=write-noindex buffer_pool=1G"  # its own
-    assert baselines(studyfile.study_cells(spec.cells), [])["scenario=write buffer_pool=1G"] == \
+    assert baselines(studyfile.cell_records(spec.cells), [])["scenario=write buffer_pool=1G"] == \
         "scenario=write-noindex buffer_pool=4G"  # without baseline_per: the first cell of all
     # indexes cost 2x at each pool; the pool alone costs 10x: per pool the finding is the 2x, never a 20x
     cost = {"ni 4G": [1.0, 1.02, 0.98], "ni 1G": [10.0, 10.2, 9.8], "ix 4G": [2.0, 2.04, 1.96],

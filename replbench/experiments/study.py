@@ -59,7 +59,7 @@ from ..core.results import (
 from ..topology import dataset, fanout, indexes, links
 from . import applycap, bigtx
 from .run import Run, RunOptions
-from .studyfile import Spec, cell_records, study_cells
+from .studyfile import Spec, cell_records
 
 # seconds around each attack beside its idle window (settle, settings, app restart, targets, catch-up, the checksum
 # of the rows written, reports). Each estimate constant is measured: docs/decisions/study-estimates.md
@@ -441,13 +441,14 @@ class Study:
         cells = [c.name for c in spec.cells]
         units = [StudyUnit.model_validate(u) for u in self.units]  # the units recorded so far, as study.json's
         finished = [u for u in units if metrics_of(u) is not None]  # an interrupted unit's is {}
-        base_of = baselines(study_cells(spec.cells), list(spec.baseline_per))
+        study_cells = cell_records(spec.cells)
+        base_of = baselines(study_cells, list(spec.baseline_per))
         data = {
             "name": spec.name, "description": spec.description, "status": self.status,
             "scenarios": list(spec.scenarios), "rates": self.plan.rates, "duration_s": self.plan.duration,
             "measures": list(spec.measures), "repeat": self.plan.repeat, "reset": spec.reset,
             "data_state": spec.data_state, "question": spec.question, "primary": list(spec.primary),
-            "cells": cell_records(spec.cells), "cells_cut": list(spec.cut), "baseline_per": list(spec.baseline_per),
+            "cells": study_cells, "cells_cut": list(spec.cut), "baseline_per": list(spec.baseline_per),
             "baselines": base_of,
             "order": [f"{u['cell']} / {u['scenario']} / {u['measure']} / repeat {u['repeat']}" for u in self.units],
             "units": self.units, "comparison": compare_cells(finished, cells, base_of),

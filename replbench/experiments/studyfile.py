@@ -43,10 +43,18 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeVar
 
 from annotated_types import MinLen
-from pydantic import AfterValidator, BeforeValidator, Field, PrivateAttr, create_model, model_validator
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    create_model,
+    model_validator,
+)
 
 from ..analysis.studymetrics import BY_KEY, SOURCE_OF_MEASURE, baselines, cell_label, grid_cells
 from ..core import named
@@ -65,6 +73,12 @@ MAX_RATE = 100_000
 CELL_SETTINGS: dict[str, Setting] = {s.cell: s for s in SETTING_LIST if s.cell}
 OWN_KEYS = ("scenario", "link", "load", "rows", "writes", "clients")  # what a cell sets beside knobs and settings
 CELL_KEYS = (*OWN_KEYS, *CELL_SETTINGS)  # what a cell may set beside the knobs
+# a knob's or a setting's value as a file gives it: a word or a whole number (_word_or_number)
+Word = int | str
+# a cell key's value as a file gives it, once its type has checked it: a knob's or a setting's word or number,
+# a scenario or link (text), a load (a number, whole or not), rows, writes or clients, or a list of names
+FileValue = int | float | str | list[str]
+T = TypeVar("T")
 
 
 class StudyError(Exception):
@@ -84,20 +98,22 @@ class Cell:
     clients: int | None = None  # run: a closed loop of that many clients (--clients; docs/runs.md, "Closed loop")
     # the settings the cell sets (cell key, value as the file gives it), in the settings table's order; the others
     # are the environment's
-    settings: tuple[tuple[str, int | str], ...] = ()
+    settings: tuple[tuple[str, Word], ...] = ()
 
     def __getattr__(self, key: str) -> Any:
-        """A setting a cell may set, by its cell key (cell.max_inflight): its value, None when the cell leaves it."""
+        """A setting a cell may set, by its cell key (cell.max_inflight): its value, None when the cell leaves it.
+        Any, not Word: a reader takes it as its setting's type (replicas = 3 a number, drop_indexes names)."""
         if key not in CELL_SETTINGS:
             raise AttributeError(f"'Cell' object has no attribute {key!r}")
         return dict(self.settings).get(key)
 
-    def app(self) -> dict[str, int | str]:
+    def app(self) -> dict[str, Word]:
         """The settings the cell sets, by their Settings field names (for Settings.with_overrides)."""
         return {CELL_SETTINGS[key].name: value for key, value in self.settings}
 
-    def changed(self) -> dict[str, str]:
-        """What the cell sets beside the reference: its knobs, its links and its settings."""
+    def changed(self) -> dict[str, Word]:
+        """What the cell sets beside the reference: its knobs (as they are typed: sync_binlog 0, not '0'), its links
+        and its settings."""
         return {**self.knobs.changed(), **({"link": ",".join(self.links)} if self.links else {}),
                 **({"load": f"{self.load:g}×"} if self.load is not None else {}),
                 **({"rows": f"{self.rows:,}"} if self.rows is not None else {}),
@@ -148,15 +164,10 @@ def load(name: str) -> Spec:
     return validate(StudyTables, data, str(path), source, StudyError).spec(path.stem, source)
 
 
-def cell_records(cells: tuple[Cell, ...]) -> list[dict[str, Any]]:
-    """The cells as study.json records them: name, every knob, own scenario, what they change."""
-    return [{"name": c.name, "knobs": c.knobs.as_dict(), "scenario": c.scenario, "changed": c.changed()}
-            for c in cells]
-
-
-def study_cells(cells: tuple[Cell, ...]) -> list[StudyCell]:
-    """The cells as a reader of study.json gets them: cell_records' records."""
-    return [StudyCell.model_validate(c) for c in cell_records(cells)]
+def cell_records(cells: tuple[Cell, ...]) -> list[StudyCell]:
+    """The cells as study.json records them, and as its reader gets them: name, every knob, own scenario (None for
+    none: every field is set, so each is written), what they change."""
+    return [StudyCell(name=c.name, knobs=c.knobs.as_dict(), scenario=c.scenario, changed=c.changed()) for c in cells]
 
 
 def cell_value(cell: Cell, key: str) -> str:
@@ -209,19 +220,19 @@ def only(spec: Spec, conditions: list[str]) -> Spec:
 # (topology/knobs.KNOB_LIST, checked as its flag is), every setting a cell may set (CELL_SETTINGS, checked by the
 # setting's own parser), and the cell's own keys.
 
-def _word_or_number(value: Any) -> Any:
+def _word_or_number(value: object) -> Word:
     """A knob's or a setting's value as a file gives it: a word or a whole number (true or 2.5 is a slip)."""
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise ValueError(f"must be a whole number or a word, got {shown(value)}")
     return value
 
 
-def _knob(knob: Knob) -> Any:
-    return Annotated[Any, BeforeValidator(_word_or_number), checked_by(knob.value)]
+def _knob(knob: Knob) -> object:
+    return Annotated[Word, BeforeValidator(_word_or_number), checked_by(knob.value)]
 
 
-def _setting(setting: Setting) -> Any:
-    return Annotated[Any, BeforeValidator(_word_or_number), checked_by(lambda v: setting.parse(str(v)))]
+def _setting(setting: Setting) -> object:
+    return Annotated[Word, BeforeValidator(_word_or_number), checked_by(lambda v: setting.parse(str(v)))]
 
 
 def _at_least_one(what: str) -> AfterValidator:
@@ -245,7 +256,7 @@ def _clients(value: int) -> int:
     return value
 
 
-def _names(value: Any) -> str:
+def _names(value: object) -> str:
     """A list of names as one comma string (drop_indexes = ["uq_email", "idx_last"]); a string as it is."""
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return ",".join(value)
@@ -255,13 +266,13 @@ def _names(value: Any) -> str:
 
 
 NAME_LISTS = ("drop_indexes",)  # the cell keys whose value may be a list of names (one comma string to the setting)
-VALUE_TYPES: dict[str, Any] = {
+VALUE_TYPES: dict[str, object] = {  # each cell key's type (a type form, as a field's annotation is)
     **{knob.name: _knob(knob) for knob in KNOB_LIST},
     "scenario": str, "link": links.LinkSpecs, "load": Annotated[float, AfterValidator(_load)],
     "rows": Annotated[int, _at_least_one("rows")], "writes": Annotated[int, _at_least_one("writes")],
     "clients": Annotated[int, _at_least_one("clients"), AfterValidator(_clients)],
     **{key: _setting(setting) for key, setting in CELL_SETTINGS.items()},
-    **{key: Annotated[Any, BeforeValidator(_names), checked_by(CELL_SETTINGS[key].parse)] for key in NAME_LISTS},
+    **{key: Annotated[str, BeforeValidator(_names), checked_by(CELL_SETTINGS[key].parse)] for key in NAME_LISTS},
 }
 DURATION = duration(parse_duration)
 
@@ -272,28 +283,38 @@ class _CellKeys(FileModel):
 
     unknown_key: ClassVar[str] = (f"unknown knob or cell key; knobs: {', '.join(KNOBS)}; cell keys: "
                                   f"{', '.join(CELL_KEYS)}")
+    # the file's table as it gives it, valid by then: a cell's values (_OneCell) or a grid's lists of them (_Grid),
+    # which of the two the subclass's fields checked
     _given: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="wrap")
     @classmethod
-    def _keep_file_order(cls, data: Any, handler: Any) -> Any:
+    def _keep_file_order(cls, data: Any, handler: ModelWrapValidatorHandler[_CellKeys]) -> _CellKeys:
         table = handler(data)
         table._given = dict(data)  # valid by now, so a table
         return table
 
-    def given(self) -> dict[str, Any]:
+
+class _OneCell(_CellKeys):
+    def given(self) -> dict[str, FileValue]:
         """The keys the file sets, in its order, with their values as the file gives them."""
         return dict(self._given)
 
 
+class _Grid(_CellKeys):
+    def given(self) -> dict[str, list[FileValue]]:
+        """The keys the file sets, in its order, with their lists of values as the file gives them."""
+        return dict(self._given)
+
+
 # [[cells]]: one cell, its name and any cell key; [vary]: each cell key a non-empty list, the grid their product
-if TYPE_CHECKING:  # classes made at run time from VALUE_TYPES: to the type checker, their common base
-    CellTable = _CellKeys
-    VaryTable = _CellKeys
+if TYPE_CHECKING:  # classes made at run time from VALUE_TYPES: to the type checker, their bases
+    CellTable = _OneCell
+    VaryTable = _Grid
 else:
-    CellTable = create_model("CellTable", __base__=_CellKeys, name=(str, ""),
+    CellTable = create_model("CellTable", __base__=_OneCell, name=(str, ""),
                              **{key: (kind | None, None) for key, kind in VALUE_TYPES.items()})
-    VaryTable = create_model("VaryTable", __base__=_CellKeys,
+    VaryTable = create_model("VaryTable", __base__=_Grid,
                              **{key: (Annotated[list[kind], MinLen(1)] | None, None)
                                 for key, kind in VALUE_TYPES.items()})
 
@@ -348,7 +369,7 @@ class StudyTables(FileModel):
             grid = self.vary.given()
             if not grid:
                 raise FieldError(("vary",), "an empty table: nothing to compare")
-            combos = grid_cells(grid)
+            combos: list[dict[str, FileValue]] = grid_cells(grid)
             locs: list[Loc] = [("vary",)] * len(combos)
         elif self.cells is not None:
             if not self.cells:
@@ -416,26 +437,36 @@ class StudyTables(FileModel):
             if key not in KNOBS and key not in CELL_KEYS:
                 raise FieldError(("baseline_per", i), f"names '{key}', not a knob or a cell key; knobs: "
                                                       f"{', '.join(KNOBS)}")
-        if self.baseline_per and len(set(baselines(study_cells(cells), self.baseline_per).values())) == len(cells):
+        if self.baseline_per and len(set(baselines(cell_records(cells), self.baseline_per).values())) == len(cells):
             raise FieldError(("baseline_per",), f"{', '.join(self.baseline_per)} leaves every cell its own "
                                                 "baseline: nothing to compare")
 
 
-def _cell(combo: dict[str, Any], loc: Loc) -> Cell:
+def _cell(given: dict[str, FileValue], loc: Loc) -> Cell:
     """One cell from its keys as the file gives them (checked one by one already): its knobs must go together."""
-    combo = {k: _names(v) if k in NAME_LISTS else v for k, v in combo.items()}  # checked already
+    combo = {k: _names(v) if k in NAME_LISTS else v for k, v in given.items()}  # checked already
     label = cell_label(combo)
     combo.pop("name", None)
-    own, load = combo.pop("scenario", None), combo.pop("load", None)
-    specs = tuple(x.spec for x in links.parse_all([combo.pop("link", "none")]))
-    rows, writes, clients = combo.pop("rows", None), combo.pop("writes", None), combo.pop("clients", None)
-    settings = tuple((key, combo.pop(key)) for key in CELL_SETTINGS if key in combo)
+    own, link, load = _taken(combo, "scenario", str), _taken(combo, "link", str), combo.pop("load", None)
+    specs = tuple(x.spec for x in links.parse_all(["none" if link is None else link]))
+    rows, writes, clients = (_taken(combo, key, int) for key in ("rows", "writes", "clients"))
+    settings = tuple((key, _word_or_number(combo.pop(key))) for key in CELL_SETTINGS if key in combo)
     try:
         knobs = Knobs.from_values(combo)
     except ValueError as exc:
         raise FieldError(loc, f"cell '{label}' is not a valid combination: {exc}") from None
-    return Cell(label, knobs, own, specs, load=None if load is None else float(load), rows=rows, writes=writes,
-                clients=clients, settings=settings)
+    # a load the file writes whole (load = 2) is a number all the same: its type took an int as a float
+    return Cell(label, knobs, own, specs, load=float(load) if isinstance(load, (int, float)) else None, rows=rows,
+                writes=writes, clients=clients, settings=settings)
+
+
+def _taken(combo: dict[str, FileValue], key: str, kind: type[T]) -> T | None:
+    """A cell key's value taken out of the cell's keys (None where the cell leaves it), of the type that checked it
+    (strictly: a whole number is no text, nor text a number), which the type checker cannot know of a table's key."""
+    value = combo.pop(key, None)
+    if value is None or isinstance(value, kind):
+        return value
+    raise TypeError(f"{key} = {value!r}: not the {kind.__name__} its type checked")  # no file's value gets here
 
 
 def _scenario(name: str, loc: Loc) -> scenarios.Scenario:
