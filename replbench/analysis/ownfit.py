@@ -118,7 +118,7 @@ def _note(fit: OwnFit, trx: float) -> str:
     applied = (f"; one SQL thread applied {min(fit.apply_trx_per_s):,.0f}–{max(fit.apply_trx_per_s):,.0f} trx/s "
                "in the drains" if fit.apply_trx_per_s else "")
     return (f"from your own live window(s) at {fit.rate:,.1f} trx/s under {fit.setting}: "
-            + "; ".join(roles + missing) + applied
+            + "; ".join(roles + missing) + " (the windows' CPU, without the write-back they left)" + applied
             + "; " + _held(fit.rate, trx))
 
 

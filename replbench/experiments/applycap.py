@@ -604,7 +604,9 @@ def _live_cpu_lines(live: LiveWindow) -> list[str]:
                   " (under two whole minutes: no interval)")
         basis = "net of its idle" if c.net else (
             "gross: the client was already writing when the window opened, so no idle was measured")
-        lines.append(f"CPU over the window, {who}: {c.cpu_ms_per_trx:.3f} CPU-ms per transaction{spread}, {basis}")
+        lines.append(f"CPU over the window, {who}: {c.cpu_ms_per_trx:.3f} CPU-ms per transaction{spread}, {basis}; "
+                     "the window's own, without the write-back it left (its dirty pages are not forced out after "
+                     "it, as a drained replica's are)")
     return lines
 
 
