@@ -12,6 +12,7 @@ import pytest
 
 from replbench.analysis.rules import CRITERIA_GUARD
 from replbench.analysis.studymetrics import compare_cells, load_table, measured, passed, unit_metrics
+from replbench.core import sql
 from replbench.core.config import ROOT, STUDY_DIR, Settings
 from replbench.core.results import (
     StudyCell,
@@ -29,7 +30,7 @@ from replbench.report import costsheet, markdown, sources
 from replbench.report.studies import STUDIES_PAGE
 from replbench.topology import knobs
 
-from .conftest import env_for, run_cli, run_main, study_folder
+from .conftest import env_for, replicating, run_cli, run_main, study_folder
 
 GOOD = """
 description = "two formats"
@@ -399,6 +400,47 @@ def test_a_cells_rows_set_each_bulk_requests_rows(topo: Settings, tmp_path: Path
     assert bytes_per_write["rows=30"]["median"] > 5 * bytes_per_write["rows=3"]["median"]
 
 
+TINY_SYSBENCH = """description = "sysbench oltp_write_only on one table of 2,000 rows"
+package = "sysbench"
+database = "sbtiny"
+prepare = ["sysbench", "oltp_write_only", "--db-driver=mysql", "--mysql-host={host}", "--mysql-port={port}",
+           "--mysql-user={user}", "--mysql-password={password}", "--mysql-db={database}", "--tables=1",
+           "--table-size=2000", "prepare"]
+run = ["sysbench", "oltp_write_only", "--db-driver=mysql", "--mysql-host={host}", "--mysql-port={port}",
+       "--mysql-user={user}", "--mysql-password={password}", "--mysql-db={database}", "--tables=1",
+       "--table-size=2000", "--threads=2", "--rate={rate}", "--time={seconds}", "run"]
+"""
+
+
+def test_a_live_unit_drives_a_workload_files_tool_and_measures_its_window(topo: Settings, tmp_path: Path) -> None:
+    """A tool the suite did not write (sysbench) writes to the master for the unit's window, prepared on first use;
+    the window counts exactly sysbench's transactions, the held replica drains them, the other follows."""
+    work = tmp_path / "tiny.toml"
+    work.write_text(TINY_SYSBENCH)
+    text = (f'description = "x"\nquestion = "x"\nmeasure = ["live"]\nworkloads = ["{work}"]\nrate = 40\n'
+            'duration = "6s"\nrepeat = 1\n[vary]\nbinlog_row_image = ["FULL"]\n')
+    try:
+        proc = run_cli(["study", str(write_study(tmp_path, text, "live"))], env_for(topo.state), timeout=600)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        folder, data = study_folder(proc.stdout)
+        unit = data["units"][0]
+        assert unit["status"] == "ok" and unit["measure"] == "live" and unit["rate"] == 40, unit
+        driver = (folder / unit["folder"] / "driver.txt").read_text()
+        assert "prepare" in driver and topo.admin_password not in driver, driver  # prepared on first use
+        sysbench = int(driver.split("transactions:")[1].split()[0])  # sysbench's own count of what it committed
+        apply = json.loads((folder / unit["folder"] / "apply.json").read_text())
+        assert apply["live"]["transactions"] == sysbench > 0, (apply["live"], sysbench)
+        assert list(apply["replicas"]) == ["replica1"] and apply["replicas"]["replica1"]["transactions"] >= sysbench
+        assert {c["role"] for c in apply["live"]["cpu"].values()} == {"master", "following"}, apply["live"]["cpu"]
+        metrics = unit["metrics"]
+        assert metrics["live_master_ms_per_trx"] > 0 and metrics["live_following_ms_per_trx"] > 0, metrics
+        assert metrics["apply_trx_per_s"] > 0 and metrics["live_trx_per_s"] > 0, metrics
+        assert replicating(topo)
+    finally:
+        with sql.admin(topo.master, topo) as cur:
+            cur.execute("DROP DATABASE IF EXISTS sbtiny")
+
+
 def test_a_load_study_counts_passing_runs_and_goodput_against_the_max() -> None:
     def run(rate: int, p99: float, **more: object) -> dict:
         return {"status": "ok", "guards": [], "rate": rate, "success": 1.0, "goodput": float(rate),
@@ -573,7 +615,8 @@ def test_a_units_metrics_record_declares_every_key_the_map_is_written_with() -> 
     from replbench.analysis.studymetrics import METRICS, figure_of
     from replbench.core.results import UnitMetrics
 
-    empty = {"run": summary_of({}), "apply-capacity": apply_of({}), "big-transaction": bigtx_of({})}  # by kind
+    empty = {"run": summary_of({}), "apply-capacity": apply_of({}), "big-transaction": bigtx_of({}),  # by kind
+             "live": apply_of({})}
     written = {k for kind in studyfile.MEASURES for k in unit_metrics(kind, empty[kind])}
     assert written == set(UnitMetrics.model_fields)
     # figure_of reads a metric's figure by its key: a field of its own for every metric of the registry

@@ -43,7 +43,8 @@ from ..topology.knobs import recorded as recorded_knobs
 from . import rules
 from .costmodel import node_counters
 
-SOURCE_OF_MEASURE = {"run": "run", "apply-capacity": "apply", "big-transaction": "bigtx"}  # a unit's data file
+SOURCE_OF_MEASURE = {"run": "run", "apply-capacity": "apply", "big-transaction": "bigtx",  # a unit's data file
+                     "live": "apply"}  # a live window's apply.json: its drain, and its window's figures
 
 
 @dataclass(frozen=True)
@@ -198,6 +199,14 @@ def _apply(data: ApplyRecord, figure: Callable[[ApplyReplica], Num | None], cost
     return (max(got) if cost else min(got)) if got else None
 
 
+def _live_cpu(data: ApplyRecord, role: str) -> float | None:
+    """A live window's CPU per transaction of the nodes in a role (master, following), the larger of them (net of
+    idle where the idle sample saw no transaction: LiveCpu.net)."""
+    got = [c.cpu_ms_per_trx for c in ((data.live.cpu if data.live else None) or {}).values()
+           if c.role == role and c.cpu_ms_per_trx is not None]
+    return max(got) if got else None
+
+
 def _bigtx(data: BigTxRecord, figure: Callable[[BigTxTransaction], Num | None], scale: float = 1.0) -> float | None:
     """One big-transaction unit's figure (its one transaction; the median when it ran several)."""
     values = [v * scale for t in data.transactions or [] if (v := figure(t)) is not None]
@@ -279,6 +288,12 @@ METRICS: tuple[Metric, ...] = (
            lower_is_better=False, source="apply"),
     Metric("apply_ms_per_trx", "replica CPU-ms/trx (apply)", "ms",
            lambda d: _apply(d, lambda r: r.cpu_ms_per_trx, cost=True), source="apply"),
+    Metric("live_trx_per_s", "window trx/s (the workload's)", "/s",
+           lambda d: d.live.mean_trx_per_s if d.live else None, lower_is_better=False, source="apply"),
+    Metric("live_master_ms_per_trx", "master CPU-ms/trx (window)", "ms", lambda d: _live_cpu(d, "master"),
+           source="apply"),
+    Metric("live_following_ms_per_trx", "following replica CPU-ms/trx (window)", "ms",
+           lambda d: _live_cpu(d, "following"), source="apply"),
     Metric("bigtx_binlog_mb", "binlog MB per transaction", "MB", lambda d: _bigtx(d, lambda t: t.binlog_bytes, 1e-6),
            source="bigtx", count=BYTES_VARY),
     Metric("bigtx_master_s", "master s (execute + commit)", "s", lambda d: _bigtx(d, lambda t: t.master_seconds),

@@ -21,6 +21,7 @@ from ..analysis.compare import CompareError, compare, resolve
 from ..analysis.studymetrics import verdict_text
 from ..analysis.verdicts import describe_max
 from ..core import scenario as scenarios
+from ..core import workload
 from ..core.config import (
     APPLY_RATE,
     BENCH_APP_RATE,
@@ -62,6 +63,7 @@ from ..core.results import (
     write_record,
 )
 from ..core.stats import spread, spread_text
+from ..core.workload import Workload
 from ..experiments import applycap, benchapp, bigtx, campaign, modelcheck, replay, study, studyfile
 from ..experiments.run import Run, RunOptions
 from ..experiments.sweep import Sweep
@@ -371,6 +373,10 @@ def _add_apply_capacity_parser(sub: Any) -> None:
                         "GTID first; refused otherwise)")
     p.add_argument("--replica", help="--binlog: the replica that replays them (default: replica1); --live: the "
                    "one replica held and timed, the others left as they are (default: every replica)")
+    p.add_argument("--workload", metavar="NAME",
+                   help="with --live: the suite runs this workload file's tool (workloads/, e.g. "
+                        "sysbench-write-only) against the master at --rate per second for the window, the first "
+                        "replica held and the others following")
     p.add_argument("--together", action="store_true",
                    help="every replica drains at once (they share this host's cores); default: each alone")
     p.add_argument("--cpus", metavar="GROUP=CORES,...",
@@ -628,9 +634,10 @@ def cmd_apply_capacity(args: argparse.Namespace) -> int:
 
 def _live_apply_capacity(args: argparse.Namespace) -> int:
     """apply-capacity --live WINDOW: the replicas held while the DBA's own client writes (experiments/applycap)."""
-    if args.scenario is not None or args.writes is not None or args.rate is not None:
+    if args.scenario is not None or args.writes is not None or (args.rate is not None and args.workload is None):
         raise UsageError("--live measures whatever writes to the master during its window: give no scenario, "
-                         "--writes or --rate with it")
+                         "--writes or --rate with it (--rate only with --workload)")
+    work = _workload(args)
     if args.together:  # the client may still write: a replica's SQL thread is held again before its flush
         raise UsageError("--live drains each replica alone; --together is for the suite's own backlog")
     try:
@@ -647,9 +654,27 @@ def _live_apply_capacity(args: argparse.Namespace) -> int:
                                                     "short")
     print(f"replbench: apply capacity of what the master is written by over a {window:g} s window, the replicas' "
           f"SQL threads held ({knobs_from(args).describe()}){short} → {shown_path(folder)}", file=sys.stderr)
-    data = applycap.measure_live(settings, knobs_from(args), window, folder, only=args.replica, pinning=pinning)
+    if work is None:
+        data = applycap.measure_live(settings, knobs_from(args), window, folder, only=args.replica, pinning=pinning)
+    else:
+        data = applycap.measure_workload(settings, knobs_from(args), work, parse_rate(str(args.rate)), window,
+                                         folder, pinning=pinning)
     print(applycap.render(data))
     return collection_exit_code(data.status or UNIT_FAILED, UNIT_OK)  # measure always sets a status
+
+
+def _workload(args: argparse.Namespace) -> Workload | None:
+    """--workload's file, with the --rate it writes at (a workload chooses which replica follows: no --replica)."""
+    if args.workload is None:
+        return None
+    if args.rate is None:
+        raise UsageError("--workload writes at --rate per second: give --rate")
+    if args.replica is not None:
+        raise UsageError("--workload holds the first replica and leaves the others following: give no --replica")
+    try:
+        return workload.load(args.workload)
+    except workload.WorkloadError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _known_replica(settings: Settings, name: str | None) -> None:

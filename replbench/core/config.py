@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]  # replbench/core/config.py -> the re
 MYSQL_DIR = ROOT / "mysql"
 SCENARIO_DIR = ROOT / "scenarios"
 STUDY_DIR = ROOT / "studies"
+WORKLOAD_DIR = ROOT / "workloads"  # external tools a live study unit drives (core/workload)
 TOOLS_DIR = ROOT / "tools"
 TOOLS_BIN = ROOT / ".tools" / "bin"
 INDEXED_TABLE = "bench_idx.accounts"  # the table whose secondary indexes mysql/indexes.sql adds

@@ -83,13 +83,18 @@ def mark_incomplete(results: Path) -> list[Path]:
 
 
 def new_folder(settings: Settings, scenario: Scenario, rate: int, parent: Path | None = None) -> Path:
+    return named_folder(settings, scenario.name, rate, parent)
+
+
+def named_folder(settings: Settings, name: str, rate: int, parent: Path | None = None) -> Path:
+    """A new results folder <stamp>-<name>-<rate> (a scenario's or a workload's name), numbered when taken."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     base = parent or settings.results
-    folder = base / f"{stamp}-{scenario.name}-{rate}"
+    folder = base / f"{stamp}-{name}-{rate}"
     n = 1
     while folder.exists():
         n += 1
-        folder = base / f"{stamp}-{scenario.name}-{rate}-{n}"
+        folder = base / f"{stamp}-{name}-{rate}-{n}"
     folder.mkdir(parents=True)
     return folder
 

@@ -894,6 +894,10 @@ class UnitMetrics(Record):
     apply_trx_per_s: Num | None = None
     apply_rows_per_s: Num | None = None
     apply_ms_per_trx: Num | None = None
+    # a live unit's window, from its apply.json (2026-12-03)
+    live_trx_per_s: Num | None = None
+    live_master_ms_per_trx: Num | None = None
+    live_following_ms_per_trx: Num | None = None
     # a big-transaction unit's, from its bigtx.json
     bigtx_binlog_mb: Num | None = None
     bigtx_master_s: Num | None = None

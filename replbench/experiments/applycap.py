@@ -29,7 +29,8 @@ from ..core.progress import Progress
 from ..core.records import STATUS_INTERRUPTED, UNIT_FAILED, UNIT_OK
 from ..core.results import ApplyMaster, ApplyRecord, ApplyReplica, LiveWindow, Record, WritebackNode, write_record
 from ..core.scenario import Scenario
-from ..load import attack, cpus
+from ..core.workload import Workload
+from ..load import attack, cpus, external
 from ..measure import counters, nodeexporter, writeback
 from ..topology import appserver, knobs, links, nodes
 from ..topology.bringup import ensure_topology
@@ -128,12 +129,13 @@ def measure(settings: Settings, scenario: Scenario, setting: knobs.Knobs, writes
 
 
 def measure_live(settings: Settings, setting: knobs.Knobs, window: float, folder: Path,
-                 only: str | None = None, pinning: str = "") -> ApplyRecord:
+                 only: str | None = None, pinning: str = "", driver: external.Driver | None = None) -> ApplyRecord:
     """The replicas' SQL threads held for `window` seconds while whatever writes to the master writes (the DBA's
     application, a benchmark tool: nothing of ours), then each replica times its catch-up to the master's position
     at the window's end. The window's mean rate and busiest minute are set against each replica's capacity.
     `only`: that replica alone is held and drained, the others left as they are (one held at the window's start
-    for a replay of the same window: experiments/replay). The unit's apply.json, as written (whatever happened)."""
+    for a replay of the same window: experiments/replay). `driver`: a workload file's tool, started as the window
+    opens and waited for as it closes (a study's live unit). The unit's apply.json, as written (whatever happened)."""
     progress = Progress("apply-capacity --live")
     head = merged(ApplyRecord(scenario=None), _common(settings, setting, "live"))
 
@@ -161,7 +163,15 @@ def measure_live(settings: Settings, setting: knobs.Knobs, window: float, folder
         gtid_start = nodes.master_gtid(settings)
         before = counters.snapshot(settings, state.pids)
         opened = time.monotonic()
-        samples, cpu = _watch(settings, window, progress, opened, _app_trx(before["master"]), roles)
+        try:
+            if driver is not None:
+                driver.start()
+            samples, cpu = _watch(settings, window, progress, opened, _app_trx(before["master"]), roles)
+            if driver is not None:
+                driver.wait()
+        finally:  # a window cut short (Ctrl-C, a failure) leaves no tool writing
+            if driver is not None:
+                driver.stop()
         gtid = nodes.master_gtid(settings)  # the drains' target: what the replicas must have applied at least
         state.queued = counters.snapshot(settings, state.pids)
         ended = _app_trx(state.queued["master"])
@@ -181,6 +191,21 @@ def measure_live(settings: Settings, setting: knobs.Knobs, window: float, folder
 
     return _held_and_drained(settings, head, folder, progress, window_of, together=False, chosen=chosen,
                              pinning=pinning)
+
+
+def measure_workload(settings: Settings, setting: knobs.Knobs, work: Workload, rate: int, window: float,
+                     folder: Path, pinning: str = "") -> ApplyRecord:
+    """A live window written by a workload file's tool at `rate` per second (a study's live unit): the topology up
+    with the settings on every node, the workload's database ready, then measure_live with the first replica held
+    and the others following (their CPU per transaction is a following replica's; with one replica, it alone is
+    held). The tool's output is driver.txt beside apply.json."""
+    ensure_topology(settings, with_app=False, pool_size=setting.buffer_pool)
+    knobs.apply(settings, setting)  # every node, the followers too (measure_live sets the master and the held one)
+    log = folder / "driver.txt"
+    external.ensure_prepared(settings, work, log)
+    driver = external.Driver(settings, work, rate, window, log)
+    held = settings.replicas[0].name if len(settings.replicas) > 1 else None
+    return measure_live(settings, setting, window, folder, only=held, pinning=pinning, driver=driver)
 
 
 class LiveWindowEmpty(Exception):

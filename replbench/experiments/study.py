@@ -32,7 +32,7 @@ from ..analysis.studymetrics import (
     metrics_of,
     unit_metrics,
 )
-from ..core import harnesslog, scenario
+from ..core import harnesslog, scenario, workload
 from ..core.config import INDEXED_TABLE, Settings, idle_window, index_names
 from ..core.nodenames import DEFAULT_REPLICAS  # what a study starts from when its cells change the count
 from ..core.progress import Progress
@@ -42,6 +42,7 @@ from ..core.records import (
     STATUS_INTERRUPTED,
     STATUS_SUCCEEDED,
     UNIT_FAILED,
+    named_folder,
     new_folder,
 )
 from ..core.results import (
@@ -220,6 +221,8 @@ class Plan:
             return rows / 1000 * BIGTX_SECONDS_PER_1000_ROWS + BIGTX_OVERHEAD
         if unit.measure == "apply-capacity":
             return apply_seconds(self.writes_of(unit), self.rate_of(unit))
+        if unit.measure == "live":  # the window, then the held replica's drain of it, as a backlog's
+            return apply_seconds(round(self.duration * self.rate_of(unit)), self.rate_of(unit))
         return run_seconds(self.duration, self.rate_of(unit), self.idle)
 
     def rate_of(self, unit: Unit) -> int:
@@ -396,14 +399,14 @@ class Study:
 
     def _unit(self, unit: Unit, checksum: str = "table") -> dict[str, Any]:
         cell = self.plan.spec.cells[unit.cell]
+        if unit.measure == "live":
+            return self._live_unit(unit)
         sc = scenario.load(unit.scenario)
         if cell.rows is not None and unit.measure != "big-transaction":  # each update_users request's rows
             sc = replace(sc, bulk_rows=cell.rows)
         rate = self.plan.rate_of(unit)
-        parent = self.folder / f"cell{unit.cell + 1}-{_slug(cell.name)}"
-        record: dict[str, Any] = {"repeat": unit.repeat + 1, "cell": cell.name, "scenario": unit.scenario,
-                                  "group": self.plan.group_of(unit.cell, unit.scenario), "measure": unit.measure,
-                                  "rate": rate}
+        parent = self._parent(unit)
+        record = self._head(unit)
         settings = self.settings.with_overrides(**cell.app())
         data: RunSummary | ApplyRecord | BigTxRecord
         try:
@@ -434,6 +437,37 @@ class Study:
             return {**record, "status": UNIT_FAILED, "error": f"{type(exc).__name__}: {exc}"}
         record.update(folder=str(folder.relative_to(self.folder)), status=status, knobs_readback=readback,
                       metrics=unit_metrics(unit.measure, data, sc.criteria) if status != STATUS_INTERRUPTED else {})
+        return record
+
+    def _head(self, unit: Unit) -> dict[str, Any]:
+        """What study.json records of every unit before it runs."""
+        return {"repeat": unit.repeat + 1, "cell": self.plan.spec.cells[unit.cell].name, "scenario": unit.scenario,
+                "group": self.plan.group_of(unit.cell, unit.scenario), "measure": unit.measure,
+                "rate": self.plan.rate_of(unit)}
+
+    def _parent(self, unit: Unit) -> Path:
+        """The folder of the unit's cell, which holds its units' folders."""
+        return self.folder / f"cell{unit.cell + 1}-{_slug(self.plan.spec.cells[unit.cell].name)}"
+
+    def _live_unit(self, unit: Unit) -> dict[str, Any]:
+        """A live unit: its workload's tool writing at the unit's rate for the study's duration, one replica held
+        and drained (experiments/applycap.measure_workload)."""
+        cell = self.plan.spec.cells[unit.cell]
+        rate = self.plan.rate_of(unit)
+        record = self._head(unit)
+        settings = self.settings.with_overrides(**cell.app())
+        try:
+            folder = named_folder(settings, unit.scenario, rate, parent=self._parent(unit) / "live")
+            data = applycap.measure_workload(settings, cell.knobs, workload.load(unit.scenario), rate,
+                                             self.plan.duration, folder)
+        except KeyboardInterrupt:
+            return {**record, "status": STATUS_INTERRUPTED}
+        except Exception as exc:  # noqa: BLE001 — a failed unit is recorded and the study goes on
+            harnesslog.write(f"unit {record} failed: {exc}", exc)
+            return {**record, "status": UNIT_FAILED, "error": f"{type(exc).__name__}: {exc}"}
+        status = _status(data, UNIT_FAILED)
+        record.update(folder=str(folder.relative_to(self.folder)), status=status, knobs_readback=data.knobs_readback,
+                      metrics=unit_metrics(unit.measure, data) if status != STATUS_INTERRUPTED else {})
         return record
 
     def _write(self) -> dict[str, Any]:

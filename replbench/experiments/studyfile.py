@@ -12,6 +12,9 @@ load, rows, writes).
     rate = 400                              # or [rates] write = 800, write-bulk = 20
     duration = "20s"
     measure = ["run"]                       # run and/or apply-capacity
+    # measure = ["live"]: each unit a live window of `duration` (apply-capacity --live, one replica held, the
+    # others following) while a workload file's tool (workloads/) writes to the master at the rate; the study
+    # names its workloads in place of scenarios (workloads = ["sysbench-write-only"], rates keyed by them)
     repeat = 3
     reset = "never"                         # or "each-cell": every cell starts from the pristine data
     data_state = "why the data state is comparable without a reset"
@@ -57,7 +60,7 @@ from pydantic import (
 )
 
 from ..analysis.studymetrics import BY_KEY, SOURCE_OF_MEASURE, baselines, cell_label, grid_cells
-from ..core import named
+from ..core import named, workload
 from ..core import scenario as scenarios
 from ..core.config import MAX_BULK_ROWS, MAX_CLIENTS, SETTING_LIST, STUDY_DIR, Setting, parse_duration
 from ..core.results import StudyCell
@@ -65,7 +68,7 @@ from ..core.schema import FieldError, FileModel, Loc, between, checked_by, durat
 from ..topology import links
 from ..topology.knobs import KNOB_LIST, KNOBS, Knob, Knobs
 
-MEASURES = ("run", "apply-capacity", "big-transaction")
+MEASURES = ("run", "apply-capacity", "big-transaction", "live")
 RESETS = ("never", "each-cell")
 DEFAULT_REPEAT = 3
 MAX_RATE = 100_000
@@ -328,6 +331,7 @@ class StudyTables(FileModel):
     primary: list[str] = []
     scenarios: list[str] = []
     scenario: str | None = None
+    workloads: list[str] = []  # measure = ["live"]: the workload files its units drive, in place of scenarios
     rate: Annotated[int, between(1, MAX_RATE)] | None = None
     rates: dict[str, Annotated[int, between(1, MAX_RATE)]] | None = None
     duration: Annotated[float, DURATION] = Field("20s", validate_default=True)
@@ -387,7 +391,10 @@ class StudyTables(FileModel):
         return cells, locs
 
     def _scenarios(self, cells: tuple[Cell, ...], locs: list[Loc]) -> list[str]:
-        """Every scenario the study runs: its own, then the cells' (each known, each able to do the measures)."""
+        """Every scenario the study runs: its own, then the cells' (each known, each able to do the measures); a
+        live study's workloads."""
+        if "live" in self.measure or self.workloads:
+            return self._workloads(cells, locs)
         names = list(self.scenarios or ([self.scenario] if self.scenario is not None else []))
         where: dict[str, Loc] = {s: ("scenarios", i) for i, s in enumerate(self.scenarios)}
         where.update({self.scenario: ("scenario",)} if self.scenario is not None else {})
@@ -409,6 +416,28 @@ class StudyTables(FileModel):
                     raise FieldError(("measure",), f"apply-capacity needs write scenarios; '{s}' only reads")
         return names
 
+    def _workloads(self, cells: tuple[Cell, ...], locs: list[Loc]) -> list[str]:
+        """A live study's workloads (each a workload file): its windows are theirs alone, so no other measure, no
+        scenario, and no cell key that sets the suite's own load."""
+        if self.measure != ["live"]:
+            raise FieldError(("measure",), "workloads are written by live units, whose window is the workload's "
+                                           "alone: measure = [\"live\"], and no other measure")
+        if self.scenarios or self.scenario is not None:
+            raise FieldError(("scenarios",), "a live study names its workloads (workloads = [...]), not scenarios")
+        if not self.workloads:
+            raise FieldError(("workloads",), f"a live study must name at least one workload file; workloads: "
+                                             f"{', '.join(workload.available())}")
+        for cell, loc in zip(cells, locs):
+            own = next((k for k in OWN_KEYS if k not in ("load", "link") and getattr(cell, k)), None)
+            if own is not None:
+                raise FieldError((*loc, own), "sets the suite's own load, and a live unit's load is its workload's")
+        for i, name in enumerate(self.workloads):
+            try:
+                workload.load(name)
+            except workload.WorkloadError as exc:
+                raise FieldError(("workloads", i), str(exc)) from None
+        return list(self.workloads)
+
     def _rates(self, names: list[str]) -> dict[str, int]:
         if self.rates is not None and self.rate is not None:
             raise FieldError(("rates",), "give 'rate' (one for every scenario) or a [rates] table, not both")
@@ -421,7 +450,7 @@ class StudyTables(FileModel):
                 raise FieldError(("rates", extra), f"not a scenario of this study; its scenarios: {', '.join(names)}")
             return {s: self.rates[s] for s in names}
         if self.rate is None:
-            raise FieldError((), "give 'rate' (one for every scenario) or a [rates] table")
+            raise FieldError((), "give 'rate' (one for every scenario or workload) or a [rates] table")
         return {s: self.rate for s in names}
 
     def _check_metrics(self, cells: tuple[Cell, ...]) -> None:
