@@ -352,3 +352,13 @@ def test_a_run_whose_record_refuses_a_key_fails_in_one_line_and_keeps_what_it_he
     meta, summary = results.read_meta(tmp_path), results.read_summary(tmp_path)
     assert meta.status == "FAILED" and meta.exit_code == 1
     assert summary.status == "FAILED" and summary.errors and "goodptu" in summary.errors[-1]
+
+
+def test_what_a_measurement_was_set_up_with_merges_into_each_record_that_holds_it() -> None:
+    """experiments/prepare.settings_and_data's SetUp, merged by its set keys into meta.json's, apply.json's and
+    bigtx.json's documents: each record declares every key of it, and a merged document reads as the dictionary did."""
+    for record in (results.RunMeta, results.ApplyRecord, results.BigTxRecord):
+        assert set(results.SetUp.model_fields) <= set(record.model_fields), record.__name__
+    set_up = results.SetUp.model_validate({k: v for k, v in BIGTX.items() if k in results.SetUp.model_fields})
+    merged = {**BIGTX, **set_up.model_dump(by_alias=True, exclude_unset=True)}
+    assert results.bigtx_of(merged) == results.bigtx_of(BIGTX)

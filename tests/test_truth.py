@@ -24,6 +24,7 @@ from replbench.core.config import (
     Settings,
 )
 from replbench.core.progress import Progress
+from replbench.core.results import Settle
 from replbench.experiments import prepare
 from replbench.measure.poslag import PositionLag
 from replbench.topology import innodbrest, nodes
@@ -123,7 +124,7 @@ class SettleClock:
 
 
 def settle_with(monkeypatch: pytest.MonkeyPatch, drains: list[list[str]], host: list[str],
-                timeout: float = SETTLE_TIMEOUT) -> dict:
+                timeout: float = SETTLE_TIMEOUT) -> Settle:
     """prepare.settle() where the previous unit's work drains as `drains` says, look after look (the last one
     repeats), and the host looks as `host` says (each look takes SETTLE_HOST_SAMPLE, as psutil's would)."""
     clock = SettleClock()
@@ -147,24 +148,24 @@ def settle_with(monkeypatch: pytest.MonkeyPatch, drains: list[list[str]], host: 
     monkeypatch.setattr(prepare, "_host_busy", next_host)
     monkeypatch.setattr(prepare.innodbrest, "rest", lambda *_: {"nodes": {}, "waited_s": 0.0, "why": []})
     settings = Settings.from_env({})
-    return prepare.settle(settings, Progress("settle", stream=io.StringIO()), timeout)
+    return prepare.settle(settings, Progress("settle", stream=io.StringIO()), timeout).settle
 
 
 def test_settle_decides_settled_only_when_everything_drained_and_the_host_is_near_idle(
         monkeypatch: pytest.MonkeyPatch) -> None:
     statement, busy = "1 statements still running on the master", "host 180 % busy (% of one core; near idle below 50)"
     waited = settle_with(monkeypatch, [[statement], [statement], []], [""])  # drained at the third look
-    assert (waited["settled"], waited["why"], waited["waited_for"]) == (True, [], [statement])
-    assert waited["waited_s"] == 2 * 0.5 + SETTLE_HOST_SAMPLE  # two half-second looks, then one at the host
-    assert (waited["timeout_s"], waited["host_wait_s"]) == (SETTLE_TIMEOUT, SETTLE_HOST_WAIT)
+    assert (waited.settled, waited.why, waited.waited_for) == (True, [], [statement])
+    assert waited.waited_s == 2 * 0.5 + SETTLE_HOST_SAMPLE  # two half-second looks, then one at the host
+    assert (waited.timeout_s, waited.host_wait_s) == (SETTLE_TIMEOUT, SETTLE_HOST_WAIT)
     host = settle_with(monkeypatch, [[]], [busy])  # nothing of ours left, the host never near idle
-    assert not host["settled"] and host["why"] == [busy] and host["waited_for"] == [busy]
-    assert host["waited_s"] >= SETTLE_HOST_WAIT  # it gave the host its SETTLE_HOST_WAIT, no more
-    assert host["waited_s"] <= SETTLE_HOST_WAIT + 2 * SETTLE_HOST_SAMPLE
+    assert not host.settled and host.why == [busy] and host.waited_for == [busy]
+    assert host.waited_s is not None and host.waited_s >= SETTLE_HOST_WAIT  # its SETTLE_HOST_WAIT, no more
+    assert host.waited_s <= SETTLE_HOST_WAIT + 2 * SETTLE_HOST_SAMPLE
     quiet = settle_with(monkeypatch, [[]], [busy, ""])  # the host near idle at its second look
-    assert quiet["settled"] and quiet["waited_for"] == [busy] and quiet["waited_s"] == 2 * SETTLE_HOST_SAMPLE
+    assert quiet.settled and quiet.waited_for == [busy] and quiet.waited_s == 2 * SETTLE_HOST_SAMPLE
     stuck = settle_with(monkeypatch, [[statement]], [""], timeout=3.0)  # never drains: past the timeout, it starts
-    assert not stuck["settled"] and stuck["why"] == [statement] and stuck["waited_s"] >= 3.0
+    assert not stuck.settled and stuck.why == [statement] and stuck.waited_s is not None and stuck.waited_s >= 3.0
 
 
 def test_settle_flushes_each_nodes_dirty_pages_and_puts_its_flushing_settings_back(topo: Settings) -> None:

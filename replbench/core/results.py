@@ -746,6 +746,36 @@ class Host(Record):
     calibration_score: Num | None = None
 
 
+class Targets(Record):
+    """The targets written for vegeta (load/targets.generate), as meta.json and apply.json record them."""
+
+    file: str | None = None  # in the run's folder
+    count: int | None = None
+    per_endpoint: dict[str, int] | None = None
+    max_id: int | None = None  # the highest id of the schema's table, the ids drawn from 1 to it
+    seed: int | None = None  # the plan's and the ids' (the settings')
+    nonce: str | None = None  # the values written's: a fresh one, so every update changes its row
+    writes: bool | None = None
+    update_fields: list[str] | None = None  # the columns an update sets (none without an update)
+    values_matching_the_row: int | None = None
+    donors_passed_over: int | None = None
+    donors_the_app_would_refuse: int | None = None
+    searches_the_app_would_refuse: int | None = None
+
+
+class SetUp(Record):
+    """What a measurement was set up with (experiments/prepare.settings_and_data), under these keys in meta.json,
+    apply.json and bigtx.json; each typed as those records type it (the server's and toxiproxy's own values)."""
+
+    settle: Settle | None = None
+    knobs_readback: dict[str, Any] | None = None
+    knob_mismatches: list[str] | None = None
+    links: dict[str, Any] | None = None
+    indexes: dict[str, Any] | None = None
+    warm_up_s: NodeFigures | None = None
+    buffer_pools: dict[str, Any] | None = None
+
+
 class RunMeta(Record):
     """A run's meta.json: what was asked and what the run was run on (experiments/run.py)."""
 
@@ -788,7 +818,7 @@ class RunMeta(Record):
     links: dict[str, Any] | None = None
     links_requested: list[Any] | None = None
     cpus: Cpus | None = None
-    targets: dict[str, Any] | None = None
+    targets: Targets | None = None
     settle: Settle | None = None
     idle_window: dict[str, Any] | None = None
     warm_up_s: NodeFigures | None = None
@@ -1272,7 +1302,7 @@ class ApplyRecord(Record):
     knob_mismatches: list[Any] | None = None
     links: dict[str, Any] | None = None
     settle: Settle | None = None
-    targets: dict[str, Any] | None = None
+    targets: Targets | None = None
     warm_up_s: NodeFigures | None = None
     cores: int | None = None  # the host's, where the replicas run on it (absent before 2026-12-02; own servers)
     live: LiveWindow | None = None  # method "live": the window drained (absent before 2026-12-02 and otherwise)

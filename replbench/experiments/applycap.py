@@ -111,8 +111,8 @@ def measure(settings: Settings, scenario: Scenario, setting: knobs.Knobs, writes
 
     def backlog(state: _Held) -> tuple[str, Committed]:
         vegeta = ensure_vegeta(settings)
-        state.add(ApplyRecord.model_validate(prepare.settings_and_data(settings, scenario, setting, link_set,
-                                                                       progress)))
+        set_up = prepare.settings_and_data(settings, scenario, setting, link_set, progress).set_up
+        state.add(ApplyRecord.model_validate(set_up.model_dump(by_alias=True, exclude_unset=True)))
         state.add(ApplyRecord(targets=prepare.app_and_targets(
             settings, scenario, folder / "targets.json", progress, rate=rate, duration=writes / rate,
             catch_up_timeout=DRAIN_TIMEOUT)))

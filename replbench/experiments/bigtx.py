@@ -112,7 +112,8 @@ def measure(settings: Settings, table: str, rows: tuple[int, ...], setting: knob
                             "nonce": secrets.token_hex(4)}
     sampler: PositionLag | None = None
     try:
-        data.update(prepare.settings_and_data(settings, scenario, setting, (), progress))
+        data.update(prepare.settings_and_data(settings, scenario, setting, (), progress).set_up.model_dump(
+            by_alias=True, exclude_unset=True))
         with sql.admin(settings.master, settings) as cur:
             cur.execute(f"SELECT MIN(id), MAX(id) FROM {schema}.accounts")
             row = cur.fetchone()

@@ -7,9 +7,10 @@ experiments/run.py."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 from urllib.parse import urlsplit
 
 import psutil
@@ -24,6 +25,7 @@ from ..core.config import (
     Settings,
 )
 from ..core.progress import Progress
+from ..core.results import Settle, SetUp, Targets
 from ..core.scenario import Scenario
 from ..load import targets
 from ..measure import counters
@@ -31,8 +33,24 @@ from ..topology import appserver, dataset, indexes, innodbrest, knobs, links, no
 from ..topology.bringup import ensure_topology
 
 
+@dataclass(frozen=True)
+class Settled:
+    """What settle waited for, as meta.json records it, and what `alongside` returned (None: none given)."""
+
+    settle: Settle
+    alongside: float | None = None
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What settings_and_data set up, as meta.json records it, and what `alongside` returned (None: none given)."""
+
+    set_up: SetUp
+    alongside: float | None = None
+
+
 def settle(settings: Settings, progress: Progress, timeout: float = SETTLE_TIMEOUT,
-           alongside: Callable[[], Any] | None = None) -> dict[str, Any]:
+           alongside: Callable[[], float] | None = None) -> Settled:
     """Wait until the previous unit's work has drained before this one starts: the app has nothing in flight, no
     client statement runs on the master, every replica has applied the master's position, the previous unit's
     connections to the app have left TIME_WAIT (below SETTLE_TIME_WAIT_SHARE of the ephemeral ports; at most `timeout`),
@@ -40,7 +58,7 @@ def settle(settings: Settings, progress: Progress, timeout: float = SETTLE_TIMEO
     SETTLE_INNODB_WAIT; topology/innodbrest.py), then the host is back near idle (at most SETTLE_HOST_WAIT more).
     Past any bound the unit starts anyway, marked unsettled with the reasons. `alongside` runs during the first
     look at the host (whose figure leaves out this process's own CPU): the run's calibration loop, which would
-    otherwise cost its own half second; its result is returned as "alongside"."""
+    otherwise cost its own half second; its result is returned beside the record."""
     begin = time.monotonic()
     reasons = _drains(settings)
     first = list(reasons)
@@ -53,7 +71,7 @@ def settle(settings: Settings, progress: Progress, timeout: float = SETTLE_TIMEO
         first += [w for name, values in innodb["nodes"].items() if (w := innodbrest.waited(name, values))]
         reasons += innodb["why"]
     host_since = time.monotonic()
-    done: list[Any] = []
+    done: list[float] = []
     busy = _host_busy(settings.host_busy, lambda: done.append(alongside()) if alongside else None)
     if busy:
         first.append(busy)
@@ -61,9 +79,11 @@ def settle(settings: Settings, progress: Progress, timeout: float = SETTLE_TIMEO
         progress.say(f"settling before the run ({time.monotonic() - begin:.0f} s): {busy}", tick=True)
         busy = _host_busy(settings.host_busy)
     reasons += [busy] if busy else []
-    return {"settled": not reasons, "waited_s": round(time.monotonic() - begin, 1), "why": reasons,
-            "waited_for": first, "timeout_s": timeout, "host_wait_s": SETTLE_HOST_WAIT,
-            **({"innodb": innodb} if innodb is not None else {}), **({"alongside": done[0]} if done else {})}
+    record = Settle(settled=not reasons, waited_s=round(time.monotonic() - begin, 1), why=reasons,
+                    waited_for=first, timeout_s=timeout, host_wait_s=SETTLE_HOST_WAIT)
+    if innodb is not None:  # set only where it ran: a settle that never got there records no `innodb` key
+        record = record.model_copy(update={"innodb": innodb})
+    return Settled(record, done[0] if done else None)
 
 
 def _drains(settings: Settings) -> list[str]:
@@ -133,7 +153,7 @@ def _ephemeral_ports() -> int:
         return 28_232  # Linux's default range, 32768-60999
 
 
-def _host_busy(threshold: float, work: Callable[[], Any] | None = None) -> str:
+def _host_busy(threshold: float, work: Callable[[], object] | None = None) -> str:
     """'' when the host is near idle (at most `threshold` % of one core busy) over SETTLE_HOST_SAMPLE seconds (or
     while `work` runs, if longer), leaving out this process's own CPU, else why not."""
     me = psutil.Process()
@@ -147,7 +167,17 @@ def _host_busy(threshold: float, work: Callable[[], Any] | None = None) -> str:
     return "" if busy <= threshold else f"host {busy:.0f} % busy (% of one core; near idle below {threshold:g})"
 
 
-def _busy_seconds(times: Any) -> float:
+class _CpuTimes(Protocol):
+    """psutil.cpu_times()'s named tuple, as _busy_seconds reads it: its fields differ by platform (iowait, guest and
+    guest_nice are Linux's, read with getattr), idle is everywhere."""
+
+    @property
+    def idle(self) -> float: ...
+
+    def __iter__(self) -> Iterator[float]: ...
+
+
+def _busy_seconds(times: _CpuTimes) -> float:
     """CPU seconds the host's cores spent busy (as psutil.cpu_percent counts: all but idle and iowait)."""
     total = sum(times) - getattr(times, "guest", 0.0) - getattr(times, "guest_nice", 0.0)  # inside user already
     return total - times.idle - getattr(times, "iowait", 0.0)
@@ -155,7 +185,7 @@ def _busy_seconds(times: Any) -> float:
 
 def settings_and_data(settings: Settings, scenario: Scenario, setting: knobs.Knobs,
                       link_set: tuple[links.Link, ...], progress: Progress,
-                      alongside: Callable[[], Any] | None = None) -> dict[str, Any]:
+                      alongside: Callable[[], float] | None = None) -> Prepared:
     """Topology up, bench_idx's secondary indexes as the settings ask, the previous work drained (settle, with
     `alongside` run during it), settings applied and read back, links, counters, warm-up: what meta.json records of
     it (the indexes as every node has them)."""
@@ -165,19 +195,19 @@ def settings_and_data(settings: Settings, scenario: Scenario, setting: knobs.Kno
     settled = settle(settings, progress, alongside=alongside)
     progress.say(f"applying settings: {setting.describe()}")
     readback = knobs.apply(settings, setting)
-    out: dict[str, Any] = {"settle": settled, "knobs_readback": readback,
-                           "knob_mismatches": knobs.mismatches(setting, readback, settings),
-                           "links": links.apply(settings, link_set),
-                           "indexes": {**indexes.describe(settings), "drop_indexes": settings.drop_indexes,
-                                       **({"changed": changed} if changed["dropped"] or changed["created"] else {})}}
+    mismatched = knobs.mismatches(setting, readback, settings)
+    linked = links.apply(settings, link_set)
+    described = {**indexes.describe(settings), "drop_indexes": settings.drop_indexes,
+                 **({"changed": changed} if changed["dropped"] or changed["created"] else {})}
     counters.enable(settings)
-    out["warm_up_s"] = dataset.warm_up(settings, scenario.schema, progress)
-    out["buffer_pools"] = dataset.pool_fit(settings, scenario.schema)
-    return out
+    warmed = dataset.warm_up(settings, scenario.schema, progress)
+    return Prepared(SetUp(settle=settled.settle, knobs_readback=readback, knob_mismatches=mismatched, links=linked,
+                          indexes=described, warm_up_s=dict(warmed),
+                          buffer_pools=dataset.pool_fit(settings, scenario.schema)), settled.alongside)
 
 
 def app_and_targets(settings: Settings, scenario: Scenario, path: Path, progress: Progress, *, rate: int,
-                    duration: float, catch_up_timeout: float, nonce: str | None = None) -> dict[str, Any]:
+                    duration: float, catch_up_timeout: float, nonce: str | None = None) -> Targets:
     """The app with fresh workers (fresh connections see the settings), the replicas caught up (or a
     TopologyError), then the targets written; returns their description."""
     app_ready = appserver.renew(settings)  # its workers are replaced while the targets are written

@@ -275,9 +275,11 @@ class Run:
         s = self.settings
         self.live.vegeta = ensure_vegeta(s)
         # the topology is checked once, there (ensure_topology), before anything reads the servers
-        self.record.meta.update(prepare.settings_and_data(s, self.scenario, self.options.knobs, self.options.links,
-                                                   self.progress, alongside=cpu.calibrate))
-        self.record.meta["host"]["calibration_score"] = self.record.meta["settle"].pop("alongside", None)
+        prepared = prepare.settings_and_data(s, self.scenario, self.options.knobs, self.options.links, self.progress,
+                                             alongside=cpu.calibrate)
+        # the record's keys merged as a dictionary's were (a key set to None kept, one never set absent)
+        self.record.meta.update(prepared.set_up.model_dump(by_alias=True, exclude_unset=True))
+        self.record.meta["host"]["calibration_score"] = prepared.alongside
         self.record.meta["dataset"] = _dataset_meta(s)  # read again: a first use has just built it
         self.record.meta["versions"] = versions(s)
         self.record.meta["disk"] = None if s.external else \
@@ -287,7 +289,7 @@ class Run:
         self.record.meta["targets"] = prepare.app_and_targets(
             s, self.scenario, self.folder / "targets.json", self.progress, rate=self.rate,
             duration=self.options.duration, catch_up_timeout=self.options.catch_up_timeout,
-            nonce=self.options.nonce or None)
+            nonce=self.options.nonce or None).model_dump(by_alias=True, exclude_unset=True)
         # after the app's restart: its new processes are pinned
         self.record.meta["cpus"] = cpus.pin_groups(self.settings, self.options.cpus).model_dump()
         if s.attacker_hosts:

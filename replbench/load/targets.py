@@ -27,6 +27,7 @@ import orjson
 
 from ..core import sql
 from ..core.config import MAX_CITY, MAX_NAME, MAX_PREFIX, NAME_RE, Settings
+from ..core.results import Targets
 from ..core.scenario import WRITE_ENDPOINTS, Scenario
 
 FETCH_BATCH = 5000
@@ -140,8 +141,8 @@ class _Values:
 
 
 def generate(settings: Settings, scenario: Scenario, base_url: str, path: Path, *, rate: int | None = None,
-             duration: float | None = None, nonce: str | None = None) -> dict[str, Any]:
-    """Write the run's JSON targets to path; returns a description for meta.json (nonce included)."""
+             duration: float | None = None, nonce: str | None = None) -> Targets:
+    """Write the run's JSON targets to path; returns their description for meta.json (nonce included)."""
     nonce = nonce or new_nonce()
     plan_rng = random.Random(f"{settings.seed}:{scenario.name}")  # the seed fixes the plan and the ids
     values_rng = random.Random(f"{settings.seed}:{scenario.name}:{nonce}")  # the nonce, the values written
@@ -165,11 +166,11 @@ def generate(settings: Settings, scenario: Scenario, base_url: str, path: Path, 
                 continue
             counts[endpoint] = counts.get(endpoint, 0) + 1
             out.write(orjson.dumps(target) + b"\n")
-    return {"file": path.name, "count": sum(counts.values()), "per_endpoint": counts, "max_id": max_id,
-            "seed": settings.seed, "nonce": nonce, "writes": any(e in WRITE_ENDPOINTS for e in counts),
-            "update_fields": list(scenario.update_fields) if updates else [],
-            "values_matching_the_row": values.matched, "donors_passed_over": values.retried,
-            "donors_the_app_would_refuse": values.refused, "searches_the_app_would_refuse": values.searches_refused}
+    return Targets(file=path.name, count=sum(counts.values()), per_endpoint=counts, max_id=max_id,
+                   seed=settings.seed, nonce=nonce, writes=any(e in WRITE_ENDPOINTS for e in counts),
+                   update_fields=list(scenario.update_fields) if updates else [],
+                   values_matching_the_row=values.matched, donors_passed_over=values.retried,
+                   donors_the_app_would_refuse=values.refused, searches_the_app_would_refuse=values.searches_refused)
 
 
 def _target(endpoint: str, account_id: int, values: _Values, scenario: Scenario, base_url: str, schema_q: str,
