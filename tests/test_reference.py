@@ -84,21 +84,23 @@ def test_the_committed_campaign_gets_a_verdict_per_conclusion_at_same_rates() ->
         ("index-replica-cpu", ref.DIFFERENT_SIZE)]
     assert [bool(v.inferred) for v in found] == [True, True, True, False, False]
     cpu = found[-1]
-    assert cpu.ours["shared"] == [1200]  # the write-up's one rate with both tables
-    [at_1200] = [p for p in cpu.ours["pairs"] if p["rate"] == 1200]
-    assert round(at_1200["a"], 4) == 0.2546 and round(at_1200["ratio"], 2) == 1.63  # per applied write, net
-    assert at_1200["words"] == "disjoint ranges, n = 1, not tested" and not at_1200["writeback"]
+    assert isinstance(cpu, ref.IndexReplicaCpu) and cpu.ours.shared == [1200]  # the write-up's one rate with both
+    [at_1200] = [p for p in cpu.ours.pairs if p.rate == 1200]
+    assert round(at_1200.a, 4) == 0.2546 and round(at_1200.ratio, 2) == 1.63  # per applied write, net
+    assert at_1200.words == "disjoint ranges, n = 1, not tested" and not at_1200.writeback
     # the figures the answers give (every unit of the comparison), 128M too: one ratio per pool on the page
-    assert [(s["pool"], round(s["ratio"], 1), s["n"]) for s in cpu.ours["study"]] == [
+    assert [(s.pool, round(s.ratio, 1), s.n) for s in cpu.ours.study] == [
         ("4G", 1.7, (2, 2)), ("1G", 3.3, (2, 2)), ("128M", 4.5, (2, 2))]
+    assert isinstance(found[2], ref.Disk)
     disk = found[2].ours
-    assert disk["write"]["max"] == (1200, None) and disk["write"]["fits"] == (True, False)
+    assert disk["write"].max == (1200, None) and disk["write"].fits == (True, False)
     # its 128M replicas applied 1,175 of 2,568 writes: 4.26 pages per successful write is 9.3 per applied one
-    assert disk["write"]["pages"] == (0.0, 9.3) and disk["write"]["words"] == "counts, compared exactly, no test"
+    assert disk["write"].pages == (0.0, 9.3) and disk["write"].words == "counts, compared exactly, no test"
     cores = ref.read_cores(words.sweeps_of(_latest())[("read", "")])
-    assert cores is not None and cores["rates"] == [500, 1000, 1500] and cores["replicas"] == 2
-    assert cores["cores"]["master"]["median"] is None  # below its resolution: none measurable
-    assert round(cores["cores"]["app"]["median"], 2) == 1.23 and round(cores["total"], 1) == 3.6
+    assert cores is not None and cores.rates == [500, 1000, 1500] and cores.replicas == 2
+    assert cores.cores["master"].median is None  # below its resolution: none measurable
+    app = cores.cores["app"].median
+    assert app is not None and round(app, 2) == 1.23 and round(cores.total, 1) == 3.6
 
 
 def test_the_committed_section_is_a_table_of_five_rows() -> None:
@@ -132,7 +134,7 @@ def test_the_committed_section_is_a_table_of_five_rows() -> None:
 def test_the_write_ups_ratio_is_taken_only_at_a_rate_both_its_tables_ran() -> None:
     theirs = ref.their_ratios(lambda s: s.replica_ms())
     assert list(theirs) == [1200]
-    low, high = theirs[1200]["ratio"]
+    low, high = theirs[1200].ratio
     assert (round(low, 1), round(high, 1)) == (7.1, 13.6)  # 50 and 95 % over 7 %, not 16× over different rates
 
 
@@ -140,8 +142,8 @@ def test_ours_come_from_passing_steps_and_only_at_rates_both_sides_ran() -> None
     indexed = swept((800, True, write_run(0.6, 1000)), (1200, False, write_run(9.0, 1000)))
     bare = swept((800, True, write_run(0.3, 1000)), (1200, True, write_run(0.3, 1000)))
     found = ref.index_replica_cpu({("write", ""): indexed, ("write-noindex", ""): bare})
-    assert [p["rate"] for p in found.ours["pairs"]] == [800]  # 1200 failed on our side: not read
-    assert found.ours["shared"] == [] and found.verdict == ref.NOT_MEASURED  # the write-up has no 800 pair
+    assert [p.rate for p in found.ours.pairs] == [800]  # 1200 failed on our side: not read
+    assert found.ours.shared == [] and found.verdict == ref.NOT_MEASURED  # the write-up has no 800 pair
 
 
 def test_a_replicas_cpu_is_per_write_it_applied_not_per_success() -> None:
@@ -150,7 +152,7 @@ def test_a_replicas_cpu_is_per_write_it_applied_not_per_success() -> None:
     assert a == [2.0] and b == [0.25] and not writeback
     rows = ref.same_rate(swept((1200, True, write_run(1.0, 500))), swept((1200, True, write_run(0.25, 1000))),
                          ref.per_applied("replica"))
-    assert rows[0]["ratio"] == 8.0 and rows[0]["words"] == judgement([2.0], [0.25]).text
+    assert rows[0].ratio == 8.0 and rows[0].words == judgement([2.0], [0.25]).text
 
 
 def test_write_back_is_read_only_where_every_run_of_both_sides_recorded_it() -> None:
@@ -178,9 +180,9 @@ def test_the_size_is_judged_against_the_write_ups_range() -> None:
 def test_reads_scale_only_when_every_replica_serves_its_share_at_a_flat_cost() -> None:
     even = swept((1000, True, read_run()), (1500, True, read_run((7500, 7500), 3.6)))
     found = ref.reads_scale(even)
-    assert found.verdict == ref.HOLDS and found.inferred and found.ours["share"] == (0.5, 0.5)
-    assert found.ours["master_ms"] is None  # 0 net of idle: none measurable, never a cost
-    assert found.ours["same_rate"] == [{"rate": 1000, "ours": 0.25, "theirs": 0.75}]
+    assert found.verdict == ref.HOLDS and found.inferred and found.ours and found.ours.share == (0.5, 0.5)
+    assert found.ours.master_ms is None  # 0 net of idle: none measurable, never a cost
+    assert found.ours.same_rate == [ref.ReadRate(rate=1000, ours=0.25, theirs=0.75)]
     uneven = swept((1000, True, read_run((7000, 3000))))
     assert ref.reads_scale(uneven).verdict == ref.NOT_SEEN
     growing = swept((1000, True, read_run()), (1500, True, read_run((7500, 7500), 6.0)))
@@ -191,7 +193,7 @@ def test_reads_scale_only_when_every_replica_serves_its_share_at_a_flat_cost() -
 def test_the_overhead_under_reads_is_a_replicas_idle_share_at_the_write_ups_rates() -> None:
     small = ref.read_overhead(swept((500, True, read_run(idle=0.1)), (1000, True, read_run(idle=0.01))))
     assert small.verdict == ref.HOLDS  # 500/s (idle 44 % of its CPU) is not a rate the write-up ran
-    assert small.ours["shares"][1000] == pytest.approx(0.2 / 2.7)  # 0.01 cores × 20 s of 2.7 CPU-s
+    assert small.ours and small.ours.shares[1000] == pytest.approx(0.2 / 2.7)  # 0.01 cores × 20 s of 2.7 CPU-s
     large = ref.read_overhead(swept((1000, True, read_run(idle=0.02))))
     assert large.verdict == ref.NOT_SEEN  # 0.4 of 2.9 CPU-s: 14 %
     assert ref.read_overhead(swept((500, True, read_run()))).verdict == ref.NOT_MEASURED
@@ -203,7 +205,7 @@ def test_the_disk_is_inferred_from_pages_read_where_the_pool_is_short_of_the_wor
     found = ref.disk({("write", ""): memory, ("write", "128M"): short})
     assert found.verdict == ref.HOLDS and "no disk changed" in found.inferred
     # 4.2 pages per successful write, half of them applied: 8.4 per applied write; no CPU from a failing step
-    assert found.ours["write"]["pages"] == (0.0, 8.4) and found.ours["write"]["cpu"] is None
+    assert found.ours["write"].pages == (0.0, 8.4) and found.ours["write"].cpu is None
     same_max = swept((200, True, write_run(0.4, 1000, pages=4.2, fits=False)), max_rate=1200)
     assert ref.disk({("write", ""): memory, ("write", "128M"): same_max}).verdict == ref.NOT_SEEN
     in_memory = swept((200, False, write_run(0.4, 500)))  # fails, but reads nothing and its pool holds the set
@@ -213,12 +215,12 @@ def test_the_disk_is_inferred_from_pages_read_where_the_pool_is_short_of_the_wor
 
 def test_the_3000_reads_are_priced_per_role_from_the_passing_read_steps() -> None:
     cores = ref.read_cores(swept((1000, True, read_run()), (2000, False, read_run(app_ms=9.0))))
-    assert cores is not None and cores["rate"] == 3000 and cores["rates"] == [1000]
-    got = {role: c["median"] for role, c in cores["cores"].items()}
+    assert cores is not None and cores.rate == 3000 and cores.rates == [1000]
+    got = {role: c.median for role, c in cores.cores.items()}
     # 0.5 ms per read served, each replica serving half of 3,000/s: 0.75 cores each
     assert got == {"app": pytest.approx(1.2), "replica": pytest.approx(0.75), "load": pytest.approx(0.6),
                    "master": None}
-    assert cores["total"] == pytest.approx(1.2 + 0.6 + 2 * 0.75) and cores["theirs"] == {"app": 2.6, "replica": 2.5}
+    assert cores.total == pytest.approx(1.2 + 0.6 + 2 * 0.75) and cores.theirs == ref.TheirCores(app=2.6, replica=2.5)
     assert ref.read_cores(swept((1000, False, read_run()))) is None
 
 

@@ -22,13 +22,12 @@ over records.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from ..core.config import FINDING_MIN_FACTOR, REFERENCE_SIZE_FACTOR
 from ..core.nodenames import replicas_in
 from ..core.results import RunSummary, StudyRecord
-from ..core.stats import judgement, median, present, spread
+from ..core.stats import judgement, median, present
 from .answers import pool_index_costs
 from .costmodel import node_counters
 from .studymetrics import BY_KEY, PAGES_VARY
@@ -114,20 +113,158 @@ class Swept:
 
 
 Sweeps = Mapping[tuple[str, str], Swept]  # by (scenario, pool): pool "" the reference settings' (the set in memory)
+Range = tuple[float, float]  # (low, high)
+Pair = tuple[float | None, float | None]  # one figure of two sweeps (or pools, or runs), None where it has none
+Maxima = tuple[int | None, int | None]  # two sweeps' max sustainable rates (None: no step passed)
+
+
+@dataclass(frozen=True)
+class SameRate:
+    """One rate both sweeps passed (same_rate's): each side's median, a over b, the one rule's words for their
+    repeats, and whether write-back is in the figures."""
+
+    rate: int
+    a: float
+    b: float
+    ratio: float
+    writeback: bool
+    words: str
+
+
+@dataclass(frozen=True)
+class TheirRatio:
+    """One rate both of the write-up's write tables have (their_ratios'): its indexed and unindexed figures and their
+    ratio's range (low over high, high over low)."""
+
+    a: Range
+    b: Range
+    ratio: Range
+
+
+@dataclass(frozen=True)
+class PoolPair:
+    """One pool of study working-set (pool_pairs'): the replica's CPU per applied write indexed (a) against not (b),
+    their ratio, the one rule's words, the study's write rate and each side's count of repeats."""
+
+    pool: str  # "" the reference settings' pool
+    a: float
+    b: float
+    ratio: float
+    words: str
+    rate: int | None
+    n: tuple[int, int]
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """One conclusion of the write-up: the verdict (HOLDS, DIFFERENT_SIZE, NOT_SEEN, NOT_MEASURED), why it is an
-    inference where it is one ("" where measured), and the figures it rests on, the write-up's and ours (keys per
-    conclusion: the function that derives it says them)."""
+    """One conclusion of the write-up: the verdict (HOLDS, DIFFERENT_SIZE, NOT_SEEN, NOT_MEASURED) and why it is an
+    inference where it is one ("" where measured). Each conclusion's own kind below adds the figures it rests on,
+    the write-up's (theirs) and ours."""
 
     key: str
     conclusion: str
     verdict: str
     inferred: str = ""
-    theirs: dict[str, Any] = field(default_factory=dict)
-    ours: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReadRate:
+    """One rate both sides read at: the worse replica's CPU-ms per read, ours (None below resolution) and its."""
+
+    rate: int
+    ours: float | None
+    theirs: float
+
+
+@dataclass(frozen=True)
+class ReadsTheirs:
+    """The write-up's read steps: their rates and each replica's CPU-ms per read (the low end of a range)."""
+
+    rates: list[int]
+    replica_ms: list[float]
+
+
+@dataclass(frozen=True)
+class ReadsScaleOurs:
+    rates: list[int]  # our passing read steps with the reads each replica served
+    replicas: int
+    share: Range  # each replica's share of the reads served, the smallest and the largest
+    per_read_served: list[float | None]  # per step, the worse replica's CPU-ms per read it served (median)
+    master_ms: float | None  # the master's CPU per read (None below resolution)
+    same_rate: list[ReadRate]  # per rate both ran
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReadsScale(Verdict):
+    theirs: ReadsTheirs
+    ours: ReadsScaleOurs | None = None  # None: no passing read step with the reads each replica served
+
+
+@dataclass(frozen=True)
+class ReadOverheadOurs:
+    idle_cores: Range  # a replica's idle CPU, cores, over the replicas and passing steps
+    shares: dict[int, float]  # per passing rate, the largest share of a replica's CPU its idle is
+    master_ms: float | None  # the master's CPU per read (None below resolution)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReadOverhead(Verdict):
+    theirs: list[int]  # the write-up's read rates: it gives no figure of the overhead (its words)
+    ours: ReadOverheadOurs | None = None  # None: no passing read step with a replica's idle CPU
+
+
+@dataclass(frozen=True)
+class DiskRow:
+    """One write scenario at the small pool's lowest rate: the reference settings' pool (large) against
+    SMALL_POOL (small)."""
+
+    rate: int
+    max: Maxima  # each sweep's max sustainable rate (large, small)
+    lowest: int  # the small pool's lowest rate (the rate above)
+    pages: Pair  # the worse replica's InnoDB pages read per applied write (large, small)
+    master_pages: Pair
+    words: str  # the one rule's words for the pages (small against large)
+    fits: tuple[bool | None, bool | None]  # each pool held the working set (None: unrecorded)
+    cpu: SameRate | None  # the replica's CPU per applied write, small against large (None: not both passed)
+    passed: tuple[bool, bool]  # pages are read from a failing step too (said where)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Disk(Verdict):
+    ours: dict[str, DiskRow]  # per write scenario with both pools' sweeps; the write-up has no disk figure
+
+
+@dataclass(frozen=True)
+class IndexSpeedTheirs:
+    p99: dict[int, TheirRatio]
+    master: dict[int, TheirRatio]  # the master's CPU-ms per request
+
+
+@dataclass(frozen=True)
+class IndexSpeedOurs:
+    p99: list[SameRate]
+    master: list[SameRate]  # the master's CPU-ms per applied write
+    max: dict[str, Maxima]  # per pool ("" the reference settings'): (indexed, bare)
+    shared: list[int]  # the rates of p99 the write-up ran too
+
+
+@dataclass(frozen=True, kw_only=True)
+class IndexSpeed(Verdict):
+    theirs: IndexSpeedTheirs
+    ours: IndexSpeedOurs
+
+
+@dataclass(frozen=True)
+class IndexReplicaCpuOurs:
+    pairs: list[SameRate]  # the worse replica's CPU-ms per applied write
+    shared: list[int]  # the rates of pairs the write-up has both tables at
+    study: list[PoolPair]
+
+
+@dataclass(frozen=True, kw_only=True)
+class IndexReplicaCpu(Verdict):
+    theirs: dict[int, TheirRatio]  # each replica's CPU-ms per request, by rate
+    ours: IndexReplicaCpuOurs
 
 
 def conclusion(key: str) -> str:
@@ -178,11 +315,11 @@ def p99(a: Sequence[RunSummary], b: Sequence[RunSummary]) -> tuple[list[float | 
     return [one(s) for s in a], [one(s) for s in b], False
 
 
-def same_rate(a: Swept | None, b: Swept | None, figure: Pairing, count: str = "") -> list[dict[str, Any]]:
+def same_rate(a: Swept | None, b: Swept | None, figure: Pairing, count: str = "") -> list[SameRate]:
     """At every rate both sweeps passed: each side's median, the ratio a / b and the one rule's words for their
     repeats (core/stats.judgement; `count` for a count, why its repeats can differ), and whether write-back is in."""
     other = {s.rate: s for s in passing(b)}
-    out = []
+    out: list[SameRate] = []
     for step in passing(a):
         if step.rate not in other:
             continue
@@ -190,21 +327,20 @@ def same_rate(a: Swept | None, b: Swept | None, figure: Pairing, count: str = ""
         ma, mb = median(va), median(vb)
         if not ma or not mb:
             continue
-        out.append({"rate": step.rate, "a": ma, "b": mb, "ratio": ma / mb, "writeback": writeback,
-                    "words": judgement(va, vb, count=count).text})
+        out.append(SameRate(step.rate, ma, mb, ma / mb, writeback, judgement(va, vb, count=count).text))
     return out
 
 
-def their_ratios(value: Callable[[Step], tuple[float, float] | None]) -> dict[int, dict[str, Any]]:
+def their_ratios(value: Callable[[Step], Range | None]) -> dict[int, TheirRatio]:
     """At every rate both of the write-up's write tables have: its indexed and unindexed figures (low, high) and
     their ratio's range (low over high, high over low)."""
     bare = {s.rate: s for s in WRITES["write-noindex"]}
-    out = {}
+    out: dict[int, TheirRatio] = {}
     for step in WRITES["write"]:
         a = value(step)
         b = value(bare[step.rate]) if step.rate in bare else None
         if a and b and b[0] and b[1]:
-            out[step.rate] = {"a": a, "b": b, "ratio": (a[0] / b[1], a[1] / b[0])}
+            out[step.rate] = TheirRatio(a, b, (a[0] / b[1], a[1] / b[0]))
     return out
 
 
@@ -257,32 +393,29 @@ def read_shares(summary: RunSummary) -> list[float]:
     return [v / total for v in served.values()] if total else []
 
 
-def reads_scale(read: Swept | None) -> Verdict:
+def reads_scale(read: Swept | None) -> ReadsScale:
     """Balancing reads over the replicas scales them: holds where each replica served an even share (the largest
     over the smallest under FINDING_MIN_FACTOR) at a CPU per read served that does not grow with the rate (the
     highest step's over the lowest's under FINDING_MIN_FACTOR), over our passing read steps. Inferred: the number
-    of replicas is not varied. ours: rates, replicas, share (min, max), per_read_served (per step), master_ms (its
-    CPU per read, None below resolution), same_rate (per rate both ran: ours and its replica's CPU-ms per read);
-    theirs: rates, replica_ms (each replica per read, per step)."""
+    of replicas is not varied."""
     key = "reads-scale"
-    theirs = {"rates": [s.rate for s in READS], "replica_ms": [(s.replica_ms() or (0.0, 0.0))[0] for s in READS]}
+    theirs = ReadsTheirs([s.rate for s in READS], [(s.replica_ms() or (0.0, 0.0))[0] for s in READS])
     steps = [s for s in passing(read) if all(read_shares(r) for r in s.runs)]
     if not steps:
-        return Verdict(key, conclusion(key), NOT_MEASURED, theirs=theirs)
+        return ReadsScale(key, conclusion(key), NOT_MEASURED, theirs=theirs)
     shares = [v for s in steps for r in s.runs for v in read_shares(r)]
     served = [median([per_read_served(r) for r in s.runs]) for s in steps]
     by_rate = {s.rate: s for s in READS}
-    ours = {"rates": [s.rate for s in steps], "replicas": len(_replicas(steps[0].runs[0])),
-            "share": (min(shares), max(shares)), "per_read_served": served,
-            "master_ms": median([per_read(r, "master") for s in steps for r in s.runs]),
-            "same_rate": [{"rate": s.rate, "ours": median([_worse_replica_per_read(r) for r in s.runs]),
-                           "theirs": (by_rate[s.rate].replica_ms() or (0.0, 0.0))[0]}
-                          for s in steps if s.rate in by_rate]}
+    ours = ReadsScaleOurs(
+        rates=[s.rate for s in steps], replicas=len(_replicas(steps[0].runs[0])), share=(min(shares), max(shares)),
+        per_read_served=served, master_ms=median([per_read(r, "master") for s in steps for r in s.runs]),
+        same_rate=[ReadRate(s.rate, median([_worse_replica_per_read(r) for r in s.runs]),
+                            (by_rate[s.rate].replica_ms() or (0.0, 0.0))[0]) for s in steps if s.rate in by_rate])
     got = present(served)
     even = max(shares) / min(shares) < FINDING_MIN_FACTOR if min(shares) > 0 else False
     flat = bool(got) and got[-1] / got[0] < FINDING_MIN_FACTOR
-    return Verdict(key, conclusion(key), HOLDS if even and flat else NOT_SEEN,
-                   "the number of replicas is not varied here", theirs, ours)
+    return ReadsScale(key, conclusion(key), HOLDS if even and flat else NOT_SEEN,
+                      "the number of replicas is not varied here", theirs=theirs, ours=ours)
 
 
 def idle_share(summary: RunSummary, replica: str) -> tuple[float, float] | None:
@@ -295,15 +428,13 @@ def idle_share(summary: RunSummary, replica: str) -> tuple[float, float] | None:
     return idle, idle * span / gross
 
 
-def read_overhead(read: Swept | None) -> Verdict:
+def read_overhead(read: Swept | None) -> ReadOverhead:
     """The replicas' CPU overhead under reads is small: what replication costs a replica serving reads is bounded
     by its idle CPU (replication running, nothing applied but the heartbeat; our samplers' polls too), and holds
     as small where that is under FINDING_MIN_FACTOR − 1 of the replica's CPU at every rate both ran. Inferred: no
-    run serves reads without replicas. ours: idle_cores (min, max over replicas and passing steps), shares (per
-    passing rate, the largest replica's share), master_ms (per read, None below resolution); theirs: none (it
-    gives no figure: its words)."""
+    run serves reads without replicas."""
     key = "read-overhead"
-    theirs = {"rates": [s.rate for s in READS]}
+    theirs = [s.rate for s in READS]
     steps = passing(read)
     per_step = []
     for step in steps:
@@ -311,14 +442,14 @@ def read_overhead(read: Swept | None) -> Verdict:
         if got:
             per_step.append((step.rate, [g[0] for g in got], max(g[1] for g in got)))
     if not per_step:
-        return Verdict(key, conclusion(key), NOT_MEASURED, theirs=theirs)
+        return ReadOverhead(key, conclusion(key), NOT_MEASURED, theirs=theirs)
     idle = [v for _, cores, _ in per_step for v in cores]
-    ours = {"idle_cores": (min(idle), max(idle)), "shares": {rate: share for rate, _, share in per_step},
-            "master_ms": median([per_read(r, "master") for s in steps for r in s.runs])}
-    shared = [share for rate, _, share in per_step if rate in theirs["rates"]]
+    ours = ReadOverheadOurs(idle_cores=(min(idle), max(idle)), shares={rate: share for rate, _, share in per_step},
+                            master_ms=median([per_read(r, "master") for s in steps for r in s.runs]))
+    shared = [share for rate, _, share in per_step if rate in theirs]
     verdict = NOT_MEASURED if not shared else HOLDS if max(shared) < FINDING_MIN_FACTOR - 1 else NOT_SEEN
-    return Verdict(key, conclusion(key), verdict,
-                   "no run without replicas; bounded by a replica's idle CPU", theirs, ours)
+    return ReadOverhead(key, conclusion(key), verdict,
+                        "no run without replicas; bounded by a replica's idle CPU", theirs=theirs, ours=ours)
 
 
 def pages_per_applied(summary: RunSummary, node: str) -> float | None:
@@ -347,17 +478,16 @@ def _fits(runs: Sequence[RunSummary]) -> bool | None:
     return all(got) if got else None
 
 
-def disk(sweeps: Sweeps) -> Verdict:
+def disk(sweeps: Sweeps) -> Disk:
     """Write throughput depends on the disk: per write scenario, the sweep with the reference settings' pool (the
     set in memory) against the SMALL_POOL one, at the small pool's lowest rate (the same rate on both sides): pages
     read per applied write (counts) and whether each pool held the working set, each sweep's max sustainable rate,
     and the replica's CPU per applied write where both steps passed. Holds where, in some scenario, the small pool
     read pages per write the large did not (its pool short of the working set) and sustained less (FINDING_MIN_FACTOR,
-    or no step at all). Inferred: the disk itself is not changed. ours: per scenario {rate, max (large, small),
-    lowest, pages (large, small), master_pages (large, small), words, fits (large, small), cpu (same_rate row or
-    None)}; theirs: none (its hypothesis, no disk figure)."""
+    or no step at all). Inferred: the disk itself is not changed. Ours per scenario (DiskRow); the write-up's:
+    none (its hypothesis, no disk figure)."""
     key = "disk"
-    ours: dict[str, Any] = {}
+    ours: dict[str, DiskRow] = {}
     verdicts = []
     for scenario in WRITES:
         large, small = sweeps.get((scenario, "")), sweeps.get((scenario, SMALL_POOL))
@@ -369,69 +499,66 @@ def disk(sweeps: Sweeps) -> Verdict:
             continue
         (big_pages, big_master), (small_pages, small_master) = _pages(at.runs), _pages(small.steps[0].runs)
         cpu = same_rate(Swept((small.steps[0],)), Swept((at,)), per_applied("replica"))
-        row: dict[str, Any] = {"rate": rate, "max": (large.max_rate, small.max_rate), "lowest": rate,
-               "pages": (median(big_pages), median(small_pages)),
-               "master_pages": (median(big_master), median(small_master)),
-               "words": judgement(small_pages, big_pages, count=PAGES_VARY).text,
-               "fits": (_fits(at.runs), _fits(small.steps[0].runs)), "cpu": cpu[0] if cpu else None,
-               # pages are counts per write each node applied, read from a failing step too (said where)
-               "passed": (at.passed, small.steps[0].passed)}
+        row = DiskRow(rate=rate, max=(large.max_rate, small.max_rate), lowest=rate,
+                      pages=(median(big_pages), median(small_pages)),
+                      master_pages=(median(big_master), median(small_master)),
+                      words=judgement(small_pages, big_pages, count=PAGES_VARY).text,
+                      fits=(_fits(at.runs), _fits(small.steps[0].runs)), cpu=cpu[0] if cpu else None,
+                      # pages are counts per write each node applied, read from a failing step too (said where)
+                      passed=(at.passed, small.steps[0].passed))
         ours[scenario] = row
-        reads_more = (row["pages"][1] or 0) > (row["pages"][0] or 0) and row["fits"] == (True, False)
+        reads_more = (row.pages[1] or 0) > (row.pages[0] or 0) and row.fits == (True, False)
         slower = large.max_rate is not None and (small.max_rate is None
                                                  or large.max_rate >= FINDING_MIN_FACTOR * small.max_rate)
         verdicts.append(reads_more and slower)
     verdict = NOT_MEASURED if not verdicts else HOLDS if any(verdicts) else NOT_SEEN
-    return Verdict(key, conclusion(key), verdict,
-                   "from pages read per write and a pool short of the working set; no disk changed", {}, ours)
+    return Disk(key, conclusion(key), verdict,
+                "from pages read per write and a pool short of the working set; no disk changed", ours=ours)
 
 
-def index_speed(sweeps: Sweeps) -> Verdict:
+def index_speed(sweeps: Sweeps) -> IndexSpeed:
     """Indexes strongly affect write speed: the client's p99 at the rates both sides ran (ours: both our sweeps
     passed, reference settings' pool), its size against the write-up's (sized); beside it the master's CPU per
-    applied write and each pool's max sustainable rates. ours: p99, master (same_rate rows), shared (rates), max
-    {pool: (indexed, bare)}; theirs: p99, master (their_ratios)."""
+    applied write and each pool's max sustainable rates."""
     key = "index-speed"
     indexed, bare = sweeps.get(("write", "")), sweeps.get(("write-noindex", ""))
-    theirs = {"p99": their_ratios(lambda s: (s.p99_ms, s.p99_ms) if s.p99_ms else None),
-              "master": their_ratios(lambda s: (m, m) if (m := s.cpu_ms(s.master)) else None)}
-    ours: dict[str, Any] = {"p99": same_rate(indexed, bare, p99), "master": same_rate(indexed, bare,
-                                                                                     per_applied("master")),
-                            "max": {pool: (a.max_rate, b.max_rate) for pool in ("", SMALL_POOL)
-                                    if (a := sweeps.get(("write", pool))) and (b := sweeps.get(("write-noindex",
-                                                                                                 pool)))}}
-    shared = [p["rate"] for p in ours["p99"] if p["rate"] in theirs["p99"]]
-    ours["shared"] = shared
-    verdict = sized([p["ratio"] for p in ours["p99"] if p["rate"] in shared],
-                    [theirs["p99"][r]["ratio"] for r in shared])
-    return Verdict(key, conclusion(key), verdict, "", theirs, ours)
+    theirs = IndexSpeedTheirs(p99=their_ratios(lambda s: (s.p99_ms, s.p99_ms) if s.p99_ms else None),
+                              master=their_ratios(lambda s: (m, m) if (m := s.cpu_ms(s.master)) else None))
+    latency = same_rate(indexed, bare, p99)
+    shared = [p.rate for p in latency if p.rate in theirs.p99]
+    ours = IndexSpeedOurs(p99=latency, master=same_rate(indexed, bare, per_applied("master")),
+                          max={pool: (a.max_rate, b.max_rate) for pool in ("", SMALL_POOL)
+                               if (a := sweeps.get(("write", pool))) and (b := sweeps.get(("write-noindex", pool)))},
+                          shared=shared)
+    verdict = sized([p.ratio for p in latency if p.rate in shared], [theirs.p99[r].ratio for r in shared])
+    return IndexSpeed(key, conclusion(key), verdict, "", theirs=theirs, ours=ours)
 
 
-def pool_pairs(data: StudyRecord | None) -> list[dict[str, Any]]:
+def pool_pairs(data: StudyRecord | None) -> list[PoolPair]:
     """Study working-set's replica CPU per applied write, indexed against not, per pool (largest pool first): the
     very figures the answers give (analysis/answers.pool_index_costs, the study's comparison over its units), so
     the page states one ratio per pool; the one rule's words for the two sets of repeats, and their counts."""
     out = []
     for cost in pool_index_costs(data) if data is not None else []:
         a, b = (present(row.values or []) for row in cost.rows)
-        out.append({"pool": cost.pool or "", "a": cost.rows[0].median, "b": cost.rows[1].median,
-                    "ratio": cost.ratio, "words": judgement(a, b).text,
-                    "rate": ((data.rates or {}) if data is not None else {}).get("write"), "n": (len(a), len(b))})
+        ma, mb = cost.rows[0].median, cost.rows[1].median
+        assert ma and mb  # pool_index_costs leaves out a pool without both medians
+        out.append(PoolPair(cost.pool or "", ma, mb, cost.ratio, judgement(a, b).text,
+                            ((data.rates or {}) if data is not None else {}).get("write"), (len(a), len(b))))
     return out
 
 
-def index_replica_cpu(sweeps: Sweeps, working_set: StudyRecord | None = None) -> Verdict:
+def index_replica_cpu(sweeps: Sweeps, working_set: StudyRecord | None = None) -> IndexReplicaCpu:
     """Indexes strongly affect the replicas' CPU under writes: the worse replica's CPU per applied write, indexed
     against not, at every rate both our sweeps passed (reference settings' pool); sized against the write-up's at
-    the rates both sides ran; beside it study working-set's passing units per pool. ours: pairs (same_rate rows),
-    shared (rates), study (pool_pairs); theirs: at each rate both its tables have (their_ratios)."""
+    the rates both sides ran; beside it study working-set's passing units per pool."""
     key = "index-replica-cpu"
     theirs = their_ratios(lambda s: s.replica_ms())
     pairs = same_rate(sweeps.get(("write", "")), sweeps.get(("write-noindex", "")), per_applied("replica"))
-    shared = [p["rate"] for p in pairs if p["rate"] in theirs]
-    ours = {"pairs": pairs, "shared": shared, "study": pool_pairs(working_set)}
-    verdict = sized([p["ratio"] for p in pairs if p["rate"] in shared], [theirs[r]["ratio"] for r in shared])
-    return Verdict(key, conclusion(key), verdict, "", {"by_rate": theirs}, ours)
+    shared = [p.rate for p in pairs if p.rate in theirs]
+    ours = IndexReplicaCpuOurs(pairs=pairs, shared=shared, study=pool_pairs(working_set))
+    verdict = sized([p.ratio for p in pairs if p.rate in shared], [theirs[r].ratio for r in shared])
+    return IndexReplicaCpu(key, conclusion(key), verdict, "", theirs=theirs, ours=ours)
 
 
 def verdicts(sweeps: Sweeps, working_set: StudyRecord | None = None) -> list[Verdict]:
@@ -440,7 +567,43 @@ def verdicts(sweeps: Sweeps, working_set: StudyRecord | None = None) -> list[Ver
             index_speed(sweeps), index_replica_cpu(sweeps, working_set)]
 
 
-def read_cores(read: Swept | None, rate: int = READS_ASKED) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class Spread:
+    """A role's figure over the runs that have it (core/stats.spread's): median, min, max (None: none has it), n."""
+
+    median: float | None
+    min: float | None
+    max: float | None
+    n: int
+
+    @classmethod
+    def of(cls, values: Sequence[float | None]) -> Spread:
+        got = present(values)
+        return cls(median(got), min(got, default=None), max(got, default=None), len(got))
+
+
+@dataclass(frozen=True)
+class TheirCores:
+    """The write-up's own cores at a read rate: gunicorn's, and each replica's (0 where its step gives none)."""
+
+    app: float
+    replica: float
+
+
+@dataclass(frozen=True)
+class ReadCores:
+    """The cores each role needs for `rate` reads/s (read_cores')."""
+
+    rate: int
+    rates: list[int]  # our passing read steps
+    replicas: int
+    cores: dict[str, Spread]  # per role: app, replica (each), load, master
+    total: float  # the sum of the medians, every replica counted
+    host_cores: int | None  # this box's, as the runs recorded them
+    theirs: TheirCores | None  # None: the write-up has no step at the rate
+
+
+def read_cores(read: Swept | None, rate: int = READS_ASKED) -> ReadCores | None:
     """The cores each role needs for `rate` reads/s from our passing read steps' CPU per read (net of idle): the app
     and the load generator per read, each replica per read it served over the replicas' even share, the master per
     read (None below its resolution): per role a spread over the steps' runs, and the sum of the medians with every
@@ -455,13 +618,14 @@ def read_cores(read: Swept | None, rate: int = READS_ASKED) -> dict[str, Any] | 
              "replica": [None if (v := per_read_served(r)) is None else v / count for r in runs],
              "load": [per_read(r, "vegeta") for r in runs],
              "master": [per_read(r, "master") for r in runs]}
-    cores = {role: spread([None if v is None else v * rate / 1000 for v in values]) for role, values in roles.items()}
-    total = sum((cores[role]["median"] or 0.0) * (count if role == "replica" else 1) for role in cores)
+    cores = {role: Spread.of([None if v is None else v * rate / 1000 for v in values])
+             for role, values in roles.items()}
+    total = sum((cores[role].median or 0.0) * (count if role == "replica" else 1) for role in cores)
     step = next((s for s in READS if s.rate == rate), None)
-    return {"rate": rate, "rates": [s.rate for s in steps], "replicas": count, "cores": cores,
-            "total": total, "host_cores": next((r.cores for r in runs if r.cores), None),
-            "theirs": None if step is None else {"app": (step.gunicorn or 0) / 100,
-                                                 "replica": (step.replica[0] if step.replica else 0) / 100}}
+    theirs = None if step is None else TheirCores(app=(step.gunicorn or 0) / 100,
+                                                  replica=(step.replica[0] if step.replica else 0) / 100)
+    return ReadCores(rate=rate, rates=[s.rate for s in steps], replicas=count, cores=cores, total=total,
+                     host_cores=next((r.cores for r in runs if r.cores), None), theirs=theirs)
 
 
 def fewest_repeats(sweeps: Sweeps) -> int | None:

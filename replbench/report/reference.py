@@ -6,8 +6,7 @@ conclusions".
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
 
 from ..analysis import reference as ref
 from ..analysis.studymetrics import fmt
@@ -70,123 +69,133 @@ def _share(value: float) -> str:
     return f"{100 * value:.1f}"
 
 
-def _rates(rates: list[int]) -> str:
+def _rates(rates: Sequence[int]) -> str:
     return f"{min(rates)}–{max(rates)}/s" if len(set(rates)) > 1 else f"{rates[0]}/s"
 
 
-def _ratios(rows: list[dict[str, Any]]) -> str:
+def _ratios(rows: list[ref.SameRate]) -> str:
     """Our same-rate ratios over every rate both sweeps passed, with the one rule's words (the same at each rate
     where the repeats are one run a step)."""
-    words = sorted({r["words"] for r in rows})
-    return (f"{_times((min(r['ratio'] for r in rows), max(r['ratio'] for r in rows)))} at "
-            f"{_rates([r['rate'] for r in rows])}: " + "; ".join(words))
+    words = sorted({r.words for r in rows})
+    return (f"{_times((min(r.ratio for r in rows), max(r.ratio for r in rows)))} at "
+            f"{_rates([r.rate for r in rows])}: " + "; ".join(words))
 
 
-def _at(rows: list[dict[str, Any]], rate: int) -> dict[str, Any] | None:
-    return next((r for r in rows if r["rate"] == rate), None)
+def _at(rows: list[ref.SameRate], rate: int) -> ref.SameRate | None:
+    return next((r for r in rows if r.rate == rate), None)
 
 
-def _reads_scale(v: ref.Verdict) -> tuple[str, str]:
+def _reads_scale(v: ref.ReadsScale) -> tuple[str, str]:
     t, o = v.theirs, v.ours
     theirs = (f"both replicas loaded alike, the master not; a replica "
-              f"{_span(min(t['replica_ms']), max(t['replica_ms']))} ms per read at {_rates(t['rates'])}")
+              f"{_span(min(t.replica_ms), max(t.replica_ms))} ms per read at {_rates(t.rates)}")
     if not o:
         return theirs, "no passing read step with the reads each replica served"
-    served = [v for v in o["per_read_served"] if v is not None]
-    same = "".join(f"; at {s['rate']}/s a replica {fmt(s['ours'])} ms per read (its {fmt(s['theirs'])})"
-                   for s in o["same_rate"])
+    served = [v for v in o.per_read_served if v is not None]
+    same = "".join(f"; at {s.rate}/s a replica {fmt(s.ours)} ms per read (its {fmt(s.theirs)})"
+                   for s in o.same_rate)
     cost = _span(min(served), max(served)) if served else "–"
-    return theirs, (f"each of {o['replicas']} replicas served {_share(o['share'][0])}–{_share(o['share'][1])} % of the "
-                    f"reads at {_rates(o['rates'])}, at {cost} ms per read it served; the master "
-                    f"{_master(o['master_ms'])}" + same)
+    return theirs, (f"each of {o.replicas} replicas served {_share(o.share[0])}–{_share(o.share[1])} % of the "
+                    f"reads at {_rates(o.rates)}, at {cost} ms per read it served; the master "
+                    f"{_master(o.master_ms)}" + same)
 
 
 def _master(value: float | None) -> str:
     return "none measurable" if value is None else f"{fmt(value)} ms per read"
 
 
-def _read_overhead(v: ref.Verdict) -> tuple[str, str]:
+def _read_overhead(v: ref.ReadOverhead) -> tuple[str, str]:
     o = v.ours
     theirs = "stated, no figure (no run without replicas)"
     if not o:
         return theirs, "no passing read step"
-    shares = o["shares"]
-    shared = [r for r in shares if r in v.theirs["rates"]]
+    shares = o.shares
+    shared = [r for r in shares if r in v.theirs]
     at = "; ".join(f"{_pct(shares[r])} % of its CPU at {r}/s" for r in shared) or "–"
     return theirs, (f"a replica's idle CPU (replication with nothing to apply but the heartbeat, our polls) "
-                    f"{_pct(o['idle_cores'][0])}–{_pct(o['idle_cores'][1])} % of a core: {at} "
+                    f"{_pct(o.idle_cores[0])}–{_pct(o.idle_cores[1])} % of a core: {at} "
                     f"({_span(min(shares.values()), max(shares.values()), _pct)} % at {_rates(list(shares))}); "
-                    f"the master {_master(o['master_ms'])}")
+                    f"the master {_master(o.master_ms)}")
 
 
 def _max(rate: int | None, lowest: int | None = None) -> str:
     return f"{rate}/s" if rate is not None else f"none from {lowest}/s" if lowest else "none"
 
 
-def _disk(v: ref.Verdict) -> tuple[str, str]:
+def _disk(v: ref.Disk) -> tuple[str, str]:
     theirs = "its hypothesis (a host with more IOPS), no disk figure"
     said, words = [], set()
     for scenario, row in v.ours.items():
-        large, small = row["max"]
-        text = (f"`{scenario}`: max {_max(large)} in memory, {_max(small, row['lowest'])} with {ref.SMALL_POOL}"
-                + ("" if row["fits"][1] is not False else " (pool < working set)")
-                + f"; pages read per applied write at {row['rate']}/s {fmt(row['pages'][1])} against "
-                f"{fmt(row['pages'][0])} (master {fmt(row['master_pages'][1])} against {fmt(row['master_pages'][0])}"
-                + ("" if all(row.get("passed", (True, True))) else "; from a failing step, per write applied") + ")")
-        if row["cpu"]:
-            cpu = row["cpu"]
-            text += (f", replica CPU per applied write {fmt(cpu['a'])} against {fmt(cpu['b'])} ms ({_x(cpu['ratio'])}; "
-                     f"{cpu['words']})")
+        large, small = row.max
+        text = (f"`{scenario}`: max {_max(large)} in memory, {_max(small, row.lowest)} with {ref.SMALL_POOL}"
+                + ("" if row.fits[1] is not False else " (pool < working set)")
+                + f"; pages read per applied write at {row.rate}/s {fmt(row.pages[1])} against "
+                f"{fmt(row.pages[0])} (master {fmt(row.master_pages[1])} against {fmt(row.master_pages[0])}"
+                + ("" if all(row.passed) else "; from a failing step, per write applied") + ")")
+        if row.cpu:
+            cpu = row.cpu
+            text += (f", replica CPU per applied write {fmt(cpu.a)} against {fmt(cpu.b)} ms ({_x(cpu.ratio)}; "
+                     f"{cpu.words})")
         said.append(text)
-        words.add(row["words"])
+        words.add(row.words)
     if not said:
         return theirs, f"no {ref.SMALL_POOL} sweep beside the reference pool's"
     return theirs, "; ".join(said) + f" (pages: {'; '.join(sorted(words))})"
 
 
-def _index_speed(v: ref.Verdict) -> tuple[str, str]:
+def _index_speed(v: ref.IndexSpeed) -> tuple[str, str]:
     t, o = v.theirs, v.ours
-    theirs = "; ".join(f"at {rate}/s p99 {fmt(p['a'][0])} against {fmt(p['b'][0])} ms ({_x(p['ratio'][0])}), master "
-                       f"{fmt(t['master'][rate]['a'][0])} against {fmt(t['master'][rate]['b'][0])} ms per write "
-                       f"({_x(t['master'][rate]['ratio'][0])})" for rate, p in t["p99"].items() if rate in t["master"])
+    theirs = "; ".join(f"at {rate}/s p99 {fmt(p.a[0])} against {fmt(p.b[0])} ms ({_x(p.ratio[0])}), master "
+                       f"{fmt(t.master[rate].a[0])} against {fmt(t.master[rate].b[0])} ms per write "
+                       f"({_x(t.master[rate].ratio[0])})" for rate, p in t.p99.items() if rate in t.master)
     said = []
-    for rate in o["shared"]:
-        p, m = _at(o["p99"], rate), _at(o["master"], rate)
-        assert p is not None  # shared: the rates of o["p99"]
-        said.append(f"at {rate}/s p99 {fmt(p['a'])} against {fmt(p['b'])} ms ({_x(p['ratio'])})"
-                    + (f", master {fmt(m['a'])} against {fmt(m['b'])} ms per applied write ({_x(m['ratio'])})"
-                       if m else ""))
-    if o["p99"]:
-        said.append(f"p99 {_ratios(o['p99'])}")
-    maxima = [f"{_max(a)} against {_max(b)}" + (f" with {pool}" if pool else "") for pool, (a, b) in o["max"].items()]
+    for rate in o.shared:
+        p, m = _at(o.p99, rate), _at(o.master, rate)
+        assert p is not None  # shared: the rates of o.p99
+        said.append(f"at {rate}/s p99 {fmt(p.a)} against {fmt(p.b)} ms ({_x(p.ratio)})"
+                    + (f", master {fmt(m.a)} against {fmt(m.b)} ms per applied write ({_x(m.ratio)})" if m else ""))
+    if o.p99:
+        said.append(f"p99 {_ratios(o.p99)}")
+    maxima = [f"{_max(a)} against {_max(b)}" + (f" with {pool}" if pool else "") for pool, (a, b) in o.max.items()]
     if maxima:
         said.append("max " + ", ".join(maxima))
     return theirs, "; ".join(said) or "no rate both our sweeps passed"
 
 
-def _index_replica_cpu(v: ref.Verdict) -> tuple[str, str]:
-    t, o = v.theirs["by_rate"], v.ours
-    theirs = "; ".join(f"at {rate}/s {_span(*p['a'])} against {_span(*p['b'])} ms per write "
-                       f"({_times(p['ratio'])})" for rate, p in t.items())
+def _index_replica_cpu(v: ref.IndexReplicaCpu) -> tuple[str, str]:
+    t, o = v.theirs, v.ours
+    theirs = "; ".join(f"at {rate}/s {_span(*p.a)} against {_span(*p.b)} ms per write "
+                       f"({_times(p.ratio)})" for rate, p in t.items())
     said = []
-    for rate in o["shared"]:
-        p = _at(o["pairs"], rate)
-        assert p is not None  # shared: the rates of o["pairs"]
-        said.append(f"at {rate}/s {fmt(p['a'])} against {fmt(p['b'])} ms per applied write ({_x(p['ratio'])})")
-    if o["pairs"]:
-        said.append(_ratios(o["pairs"]))
-    if o["study"]:
-        words = {s["words"] for s in o["study"]}
-        said.append(f"study working-set at {o['study'][0]['rate']}/s: " + ", ".join(
-            f"{_x(s['ratio'])} with a {s['pool'] or 'reference'} pool"
-            + ("" if len(words) == 1 else f" ({s['words']})") for s in o["study"])
+    for rate in o.shared:
+        p = _at(o.pairs, rate)
+        assert p is not None  # shared: the rates of o.pairs
+        said.append(f"at {rate}/s {fmt(p.a)} against {fmt(p.b)} ms per applied write ({_x(p.ratio)})")
+    if o.pairs:
+        said.append(_ratios(o.pairs))
+    if o.study:
+        words = {s.words for s in o.study}
+        said.append(f"study working-set at {o.study[0].rate}/s: " + ", ".join(
+            f"{_x(s.ratio)} with a {s.pool or 'reference'} pool"
+            + ("" if len(words) == 1 else f" ({s.words})") for s in o.study)
             + (f" (each: {next(iter(words))})" if len(words) == 1 else ""))  # one rule's words said once
     return theirs, "; ".join(said) or "no rate both our sweeps passed"
 
 
-ROWS: dict[str, Callable[[ref.Verdict], tuple[str, str]]] = {
-    "reads-scale": _reads_scale, "read-overhead": _read_overhead, "disk": _disk, "index-speed": _index_speed,
-    "index-replica-cpu": _index_replica_cpu}
+def row_words(v: ref.Verdict) -> tuple[str, str]:
+    """A conclusion's row: the write-up's figures and ours, in words, by the kind of its verdict."""
+    match v:
+        case ref.ReadsScale():
+            return _reads_scale(v)
+        case ref.ReadOverhead():
+            return _read_overhead(v)
+        case ref.Disk():
+            return _disk(v)
+        case ref.IndexSpeed():
+            return _index_speed(v)
+        case ref.IndexReplicaCpu():
+            return _index_replica_cpu(v)
+    raise AssertionError(f"no row for a verdict on {v.key}")  # analysis/reference.verdicts gives only those
 
 
 def verdict_text(v: ref.Verdict) -> str:
@@ -195,35 +204,35 @@ def verdict_text(v: ref.Verdict) -> str:
 
 def writeback_words(verdicts: list[ref.Verdict]) -> str:
     """Whether the CPU per applied write includes write-back: where every run of both sides recorded it."""
-    rows = [r for v in verdicts for k in ("pairs", "master") for r in v.ours.get(k) or []]
-    if rows and all(r["writeback"] for r in rows):
+    rows = [r for v in verdicts for r in (v.ours.pairs if isinstance(v, ref.IndexReplicaCpu)
+                                          else v.ours.master if isinstance(v, ref.IndexSpeed) else [])]
+    if rows and all(r.writeback for r in rows):
         return "with write-back (the run's dirty pages flushed after it)"
-    if any(r["writeback"] for r in rows):
+    if any(r.writeback for r in rows):
         return "with write-back where both sides recorded it"
     return "without write-back: these runs did not record it"
 
 
-def read_cores_text(cores: dict[str, Any] | None) -> str:
+def read_cores_text(cores: ref.ReadCores | None) -> str:
     """The cores per role the write-up's 3,000 reads/s needs at our per-read costs."""
     head = f"**{ref.READS_ASKED:,} reads/s**"
     if cores is None:
         return head + ": no passing read step to price it from."
-    c, theirs = cores["cores"], cores["theirs"]
+    c, theirs = cores.cores, cores.theirs
 
     def role(name: str) -> str:
         got = c[name]
-        if got["median"] is None:
+        if got.median is None:
             return "none measurable"
-        return fmt(got["median"]) + ("" if fmt(got["min"]) == fmt(got["max"])
-                                     else f" [{fmt(got['min'])}–{fmt(got['max'])}]")
+        return fmt(got.median) + ("" if fmt(got.min) == fmt(got.max) else f" [{fmt(got.min)}–{fmt(got.max)}]")
 
-    return (head + (f" (its step: gunicorn {theirs['app']:g} cores, each replica {theirs['replica']:g})"
+    return (head + (f" (its step: gunicorn {theirs.app:g} cores, each replica {theirs.replica:g})"
                     if theirs else "")
-            + f": at our CPU per read (passing read steps, {_rates(cores['rates'])}, net of idle) the app needs "
-            f"{role('app')} cores, each of {cores['replicas']} replicas {role('replica')}, the load generator "
-            f"{role('load')}, the master {role('master')}: {cores['total']:.1f} cores in all"
-            + (f", against this box's {cores['host_cores']}" if cores.get("host_cores") else "")
-            + f"; inferred: the per-read costs taken as they were up to {max(cores['rates'])}/s.")
+            + f": at our CPU per read (passing read steps, {_rates(cores.rates)}, net of idle) the app needs "
+            f"{role('app')} cores, each of {cores.replicas} replicas {role('replica')}, the load generator "
+            f"{role('load')}, the master {role('master')}: {cores.total:.1f} cores in all"
+            + (f", against this box's {cores.host_cores}" if cores.host_cores else "")
+            + f"; inferred: the per-read costs taken as they were up to {max(cores.rates)}/s.")
 
 
 # what an inferred verdict rests on, in the answers' one sentence (the table says it whole)
@@ -254,7 +263,7 @@ def section(latest: dict[str, ShownSweep], studies: list[StudyRecord]) -> list[s
             f"{writeback_words(verdicts)}; the write-up's per request (CPU % × 10 ÷ rate). Ratios: indexed over "
             f"not. Method: [docs/metrics.md]({METHOD}).", "",
             "| its conclusion | the write-up | ours | verdict |", "|---|---|---|---|",
-            *(f"| {v.conclusion} | {' | '.join(ROWS[v.key](v))} | {verdict_text(v)} |" for v in verdicts), "",
+            *(f"| {v.conclusion} | {' | '.join(row_words(v))} | {verdict_text(v)} |" for v in verdicts), "",
             read_cores_text(ref.read_cores(sweeps.get(("read", "")))), "",
             "Why a size may differ: its 16 vCPU against our 2 cores for every role, MySQL "
             f"against MariaDB{' ' + ', '.join(versions) if versions else ''}, its disk (not stated) and its pool "
@@ -272,11 +281,11 @@ def answer(latest: dict[str, ShownSweep], studies: list[StudyRecord]) -> str:
     for v in verdicts_of(latest, studies):
         text = f"{SHORT[v.key]}: {v.verdict}" + (f" ({INFERRED_SHORT.get(v.key, 'inferred')})"
                                                  if v.inferred and v.verdict != ref.NOT_MEASURED else "")
-        if v.key == "index-replica-cpu" and v.ours.get("shared"):
-            rate = v.ours["shared"][0]
-            mine, theirs = _at(v.ours["pairs"], rate), v.theirs["by_rate"][rate]["ratio"]
+        if isinstance(v, ref.IndexReplicaCpu) and v.ours.shared:
+            rate = v.ours.shared[0]
+            mine, theirs = _at(v.ours.pairs, rate), v.theirs[rate].ratio
             if mine:
-                text += f" ({_x(mine['ratio'])} at {rate}/s against its {_times(theirs)})"
+                text += f" ({_x(mine.ratio)} at {rate}/s against its {_times(theirs)})"
         said.append(text)
     fewest = ref.fewest_repeats(sweeps_of(latest))
     untested = (f" — each from {'single runs' if fewest == 1 else f'{fewest} runs'} a step, described, not tested"
