@@ -1166,6 +1166,13 @@ def write_run(folder: Path, meta: dict[str, Any] | RunMeta, summary: dict[str, A
     return meta_record, summary_record
 
 
+def merged(record: R, part: R) -> R:
+    """`record` with the fields `part` was given, and only those: write_record writes the fields a record was given
+    (a None given as null, a field never given not at all), so a file written as a unit goes on holds what each
+    phase got to."""
+    return record.model_copy(update={name: getattr(part, name) for name in part.model_fields_set})
+
+
 def _stamped(record: R) -> R:
     """The record holding its kind's current version, as write_record writes it."""
     assert record.FILE is not None

@@ -17,7 +17,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
 import psutil
 
@@ -27,7 +26,7 @@ from ..core import harnesslog, sql
 from ..core.config import LIVE_MIN_WINDOW_S, LIVE_SAMPLE_S, Node, Settings
 from ..core.progress import Progress
 from ..core.records import STATUS_INTERRUPTED, UNIT_FAILED, UNIT_OK
-from ..core.results import ApplyMaster, ApplyRecord, ApplyReplica, LiveWindow, Record, WritebackNode, write_record
+from ..core.results import ApplyMaster, ApplyRecord, ApplyReplica, LiveWindow, WritebackNode, merged, write_record
 from ..core.scenario import Scenario
 from ..core.workload import Workload
 from ..load import attack, cpus, external
@@ -39,15 +38,6 @@ from . import prepare
 
 DRAIN_TIMEOUT = 1800.0  # seconds a replica may take to apply the backlog
 IDLE_SECONDS = 2.0  # a replica's idle CPU, its SQL thread stopped, measured before it drains
-
-R = TypeVar("R", bound=Record)
-
-
-def merged(record: R, part: R) -> R:
-    """`record` with the fields `part` was given, and only those: write_record writes the fields a record was given
-    (a None given as null, a field never given not at all), so apply.json holds what each phase got to."""
-    return record.model_copy(update={name: getattr(part, name) for name in part.model_fields_set})
-
 
 @dataclass(frozen=True)
 class Committed:

@@ -29,12 +29,12 @@ from ..core import harnesslog, sql
 from ..core.config import ReplbenchError, Settings
 from ..core.progress import Progress
 from ..core.records import STATUS_INTERRUPTED, UNIT_FAILED, UNIT_OK
-from ..core.results import ApplyRecord, Replay, ReplayFile, write_record
+from ..core.results import ApplyRecord, Replay, ReplayFile, merged, write_record
 from ..load import cpus
 from ..measure import counters, writeback
 from ..measure.binlogfile import GtidMap, gtid_map
 from ..topology import knobs, nodes
-from .applycap import DRAIN_TIMEOUT, Committed, Drains, _common, _cpu, _idle_cpu, _replica_entry, merged, unpin
+from .applycap import DRAIN_TIMEOUT, Committed, Drains, _common, _cpu, _idle_cpu, _replica_entry, unpin
 
 
 class ReplayRefused(ReplbenchError):
