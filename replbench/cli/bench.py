@@ -53,7 +53,6 @@ from ..core.records import (
     shown_path,
 )
 from ..core.results import (
-    bigtx_of,
     campaign_of,
     model_of,
     read_model,
@@ -728,7 +727,7 @@ def cmd_big_transaction(args: argparse.Namespace) -> int:
     folder = new_folder(settings, scenario, max(rows), parent=settings.results / "big-transaction")
     print(f"replbench: big transactions of {', '.join(f'{n:,}' for n in rows)} rows on {bigtx.TABLES[args.table]} "
           f"({knobs_from(args).describe()}) → {shown_path(folder)}", file=sys.stderr)
-    data = bigtx_of(bigtx.measure(settings, args.table, rows, knobs_from(args), scenario, folder, args.repeat))
+    data = bigtx.measure(settings, args.table, rows, knobs_from(args), scenario, folder, args.repeat)
     print(bigtx.render(data))
     return collection_exit_code(data.status or UNIT_FAILED, UNIT_OK)  # measure always sets a status
 

@@ -18,13 +18,12 @@ from __future__ import annotations
 import secrets
 import time
 from pathlib import Path
-from typing import Any
 
 from ..core import harnesslog, sql
 from ..core.config import Settings
 from ..core.progress import Progress
 from ..core.records import STATUS_INTERRUPTED, UNIT_FAILED, UNIT_OK
-from ..core.results import BigTxRecord, bigtx_of, write_record
+from ..core.results import BigTxRecord, BigTxReplica, BigTxTransaction, merged, write_record
 from ..core.scenario import Scenario
 from ..measure import binlog
 from ..measure.poslag import PositionLag
@@ -45,16 +44,16 @@ def _status(settings: Settings) -> dict[str, int]:
         return {str(name): int(str(value)) for name, value in cur.fetchall()}  # two text columns: str already
 
 
-def _lag(sampler: PositionLag, replica: str, start: float, end: float, floor_ms: float) -> dict[str, Any]:
+def _lag(sampler: PositionLag, replica: str, start: float, end: float, floor_ms: float) -> BigTxReplica:
     """The lag's peak within [start, end] and how long it stayed above twice the floor."""
     series = sampler.series(replica, start, end)
     above = sum(b[0] - a[0] for a, b in zip(series, series[1:]) if a[1] > 2 * floor_ms)
-    return {"peak_ms": max((v for _, v in series), default=None), "above_floor_s": round(above, 3),
-            "samples": len(series)}
+    return BigTxReplica(peak_ms=max((v for _, v in series), default=None), above_floor_s=round(above, 3),
+                        samples=len(series))
 
 
 def one(settings: Settings, sampler: PositionLag, schema: str, rows: int, first_id: int, tag: str,
-        progress: Progress) -> dict[str, Any]:
+        progress: Progress) -> BigTxTransaction:
     """One transaction of `rows` rows, measured; returns its record."""
     last_id = first_id + rows - 1
     before_log, before = binlog.snapshot(settings), _status(settings)
@@ -82,38 +81,38 @@ def one(settings: Settings, sampler: PositionLag, schema: str, rows: int, first_
         assert isinstance(row, tuple) and isinstance(row[0], int)  # a plain cursor's row; COUNT(*): a whole number
         holding = row[0]
     d = {k: after.get(k, 0) - before.get(k, 0) for k in STATUS}
-    record: dict[str, Any] = {
-        "rows": rows, "first_id": first_id, "rows_changed": changed, "rows_holding_the_new_value": holding,
-        "binlog_bytes": binlog.written_bytes(before_log, after_log),
-        "binlog_cache_spilled": d["Binlog_cache_disk_use"] > 0, "binlog_cache_disk_use": d["Binlog_cache_disk_use"],
-        "master_seconds": round(committed - start, 3), "gtid": gtid, "lag_floor_ms": floor,
-        "replicas": {}}
-    if d["Rpl_semi_sync_master_tx_waits"]:
-        record["mariadb_semi_sync_wait_us"] = round(d["Rpl_semi_sync_master_tx_wait_time"]
-                                                    / d["Rpl_semi_sync_master_tx_waits"])
+    written = binlog.written_bytes(before_log, after_log)
+    replicas: dict[str, BigTxReplica] = {}
     for replica in settings.replicas:
         took = applied.get(replica.name)
-        record["replicas"][replica.name] = {
-            "applied_after_commit_s": None if took is None else round(took + called - committed, 3),
-            **_lag(sampler, replica.name, start - zero, end - zero, floor)}
-    record["bytes_per_row"] = round(record["binlog_bytes"] / rows, 1) if rows else None
-    return record
+        replicas[replica.name] = merged(
+            BigTxReplica(applied_after_commit_s=None if took is None else round(took + called - committed, 3)),
+            _lag(sampler, replica.name, start - zero, end - zero, floor))
+    record = BigTxTransaction(
+        rows=rows, first_id=first_id, rows_changed=changed, rows_holding_the_new_value=holding, binlog_bytes=written,
+        binlog_cache_spilled=d["Binlog_cache_disk_use"] > 0, binlog_cache_disk_use=d["Binlog_cache_disk_use"],
+        master_seconds=round(committed - start, 3), gtid=gtid, lag_floor_ms=floor, replicas=replicas,
+        bytes_per_row=round(written / rows, 1) if rows else None)
+    if not d["Rpl_semi_sync_master_tx_waits"]:  # no semi-sync wait: the key stays out of bigtx.json
+        return record
+    return merged(record, BigTxTransaction(mariadb_semi_sync_wait_us=round(
+        d["Rpl_semi_sync_master_tx_wait_time"] / d["Rpl_semi_sync_master_tx_waits"])))
 
 
 def measure(settings: Settings, table: str, rows: tuple[int, ...], setting: knobs.Knobs, scenario: Scenario,
-            folder: Path, repeat: int = 1) -> dict[str, Any]:
-    """Each size in `rows`, `repeat` times (sizes interleaved), on `table` ('idx' or 'noidx'); writes bigtx.json."""
+            folder: Path, repeat: int = 1) -> BigTxRecord:
+    """Each size in `rows`, `repeat` times (sizes interleaved), on `table` ('idx' or 'noidx'); writes bigtx.json
+    (after each transaction, and once more at the end, whatever happened) and returns the record it wrote last."""
     progress = Progress(f"big-transaction {table}")
     log = folder / "harness.log"
     harnesslog.use(log)
     schema = TABLES[table]
-    data: dict[str, Any] = {"table": schema, "rows_asked": list(rows), "repeat": repeat, "knobs": setting.as_dict(),
-                            "knobs_changed": setting.changed(), "status": "running", "transactions": [],
-                            "nonce": secrets.token_hex(4)}
+    data = BigTxRecord(table=schema, rows_asked=list(rows), repeat=repeat, knobs=setting.as_dict(),
+                       knobs_changed=setting.changed(), status="running", transactions=[], nonce=secrets.token_hex(4))
     sampler: PositionLag | None = None
     try:
-        data.update(prepare.settings_and_data(settings, scenario, setting, (), progress).set_up.model_dump(
-            by_alias=True, exclude_unset=True))
+        set_up = prepare.settings_and_data(settings, scenario, setting, (), progress).set_up
+        data = merged(data, BigTxRecord.model_validate(set_up.model_dump(by_alias=True, exclude_unset=True)))
         with sql.admin(settings.master, settings) as cur:
             cur.execute(f"SELECT MIN(id), MAX(id) FROM {schema}.accounts")
             row = cur.fetchone()
@@ -129,26 +128,24 @@ def measure(settings: Settings, table: str, rows: tuple[int, ...], setting: knob
         time.sleep(0.5)  # the master's position seen before the first transaction
         for r in range(repeat):
             for i, n in enumerate(rows):
-                tag = f"bigtx-{data['nonce']}-{r}-{i}"  # fresh: every row of the range really changes
-                record = one(settings, sampler, schema, n, low, tag, progress)
-                record["repeat"] = r + 1
-                data["transactions"].append(record)
-                write_record(folder / "bigtx.json", bigtx_of(data))
-        data["status"] = UNIT_OK if all(t["rows_holding_the_new_value"] == t["rows"] and all(
-            v["applied_after_commit_s"] is not None for v in t["replicas"].values())
-            for t in data["transactions"]) else UNIT_FAILED
+                tag = f"bigtx-{data.nonce}-{r}-{i}"  # fresh: every row of the range really changes
+                record = merged(one(settings, sampler, schema, n, low, tag, progress), BigTxTransaction(repeat=r + 1))
+                data = data.model_copy(update={"transactions": [*(data.transactions or []), record]})
+                write_record(folder / "bigtx.json", data)
+        data = data.model_copy(update={"status": UNIT_OK if all(t.rows_holding_the_new_value == t.rows and all(
+            v.applied_after_commit_s is not None for v in (t.replicas or {}).values())
+            for t in data.transactions or []) else UNIT_FAILED})
     except KeyboardInterrupt:
-        data["status"] = STATUS_INTERRUPTED
+        data = data.model_copy(update={"status": STATUS_INTERRUPTED})
     except (ValueError, sql.MySQLError, nodes.TopologyError) as exc:
-        data["status"] = UNIT_FAILED
-        data["error"] = f"{type(exc).__name__}: {exc}"
+        data = data.model_copy(update={"status": UNIT_FAILED, "error": f"{type(exc).__name__}: {exc}"})
         harnesslog.write(f"big-transaction failed: {exc}", exc)
     finally:
         if sampler is not None:
             sampler.stop()
         harnesslog.done(log)
-        data["folder"] = folder.name
-        write_record(folder / "bigtx.json", bigtx_of(data))
+        data = data.model_copy(update={"folder": folder.name})
+        write_record(folder / "bigtx.json", data)
     return data
 
 

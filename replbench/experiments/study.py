@@ -52,7 +52,6 @@ from ..core.results import (
     RunSummary,
     StudyRecord,
     StudyUnit,
-    bigtx_of,
     read_meta,
     study_of,
     write_record,
@@ -413,7 +412,7 @@ class Study:
             if unit.measure == "big-transaction":
                 folder = new_folder(settings, sc, cell.rows or BIGTX_ROWS, parent=parent / "bigtx")
                 table = "noidx" if sc.schema == bigtx.TABLES["noidx"] else "idx"
-                data = bigtx_of(bigtx.measure(settings, table, (cell.rows or BIGTX_ROWS,), cell.knobs, sc, folder))
+                data = bigtx.measure(settings, table, (cell.rows or BIGTX_ROWS,), cell.knobs, sc, folder)
                 status = _status(data, UNIT_FAILED)
                 readback = data.knobs_readback
             elif unit.measure == "apply-capacity":
