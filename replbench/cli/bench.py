@@ -53,7 +53,6 @@ from ..core.records import (
     shown_path,
 )
 from ..core.results import (
-    campaign_of,
     model_of,
     read_model,
     read_validation,
@@ -862,10 +861,9 @@ def cmd_campaign(args: argparse.Namespace) -> int:
     if args.dry_run:
         return 0
     try:
-        data = campaign.run(settings_from(args), plan, resume=args.resume, allow_dirty=args.allow_dirty)
+        record = campaign.run(settings_from(args), plan, resume=args.resume, allow_dirty=args.allow_dirty)
     except campaign.CampaignError as exc:
         raise ReplbenchError(str(exc)) from None
-    record = campaign_of(data)
     print(campaign.render(record))
     status = record.status
     assert status is not None  # campaign.run always records one

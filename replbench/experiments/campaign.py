@@ -31,16 +31,16 @@ import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
-from ..core import named, results
+from ..core import named
 from ..core import scenario as scenarios
 from ..core.config import IDLE_WINDOW_MAX, ROOT, SETTING_LIST, Settings, parse_duration
 from ..core.progress import Progress
 from ..core.records import DONE, EXIT_INTERRUPTED, STATUS_INTERRUPTED, UNIT_FAILED
-from ..core.results import CampaignRecord, campaign_of, read_campaign, write_record
+from ..core.results import CampaignRecord, CampaignUnit, Rejudged, merged, read_campaign, write_record
 from ..core.schema import FileModel, located, validate
 from ..measure.cpu import calibrate
 from . import modelcheck, studyfile
@@ -160,9 +160,12 @@ def _check(args: list[str]) -> None:
             raise ValueError(f"a run needs a rate: '{' '.join(args)}'")
 
 
-def _unit_env(raw: dict[str, Any]) -> dict[str, str]:
-    """A unit's env table: known REPLBENCH_* settings only (the settings table's), each value valid for its
-    setting; in the file's order."""
+def _unit_env(raw: object) -> object:
+    """A unit's env table as text: known REPLBENCH_* settings only (the settings table's), each value (any TOML
+    value: what it reads as in the environment) valid for its setting; in the file's order. Anything but a table is
+    left as it is, for the field's own check to refuse."""
+    if not isinstance(raw, dict):
+        return raw
     known = {s.env: s for s in SETTING_LIST}
     for key, value in raw.items():
         if key not in known:
@@ -185,7 +188,7 @@ def _command(text: str) -> str:
 class UnitTable(FileModel):
     command: Annotated[str, AfterValidator(_command)]  # ./run.sh's arguments, checked to name what exists
     minutes: Annotated[float, Field(gt=0)] | None = None  # the estimate, where the harness has none of its own
-    env: Annotated[dict[str, Any], AfterValidator(_unit_env)] = {}
+    env: Annotated[dict[str, str], BeforeValidator(_unit_env)] = {}  # TOML values, checked, held as their text
 
 
 class CampaignTables(FileModel):
@@ -245,25 +248,36 @@ def _check_same_units(folder: Path, data: CampaignRecord, campaign: Campaign) ->
         raise CampaignError(f"{folder.name} was started from another version of the campaign file")
 
 
-def rejudge(folder: Path, data: dict[str, Any], commit: str) -> list[int]:
-    """Units recorded as failed that ran to their end by the completion check of this commit (their log shows it,
-    exit 0 or 1): marked done, nothing rerun, and recorded in campaign.json's `rejudged` (which units, at which
-    commit, why). Returns their numbers (1-based). `data` is campaign.json's document, changed in place."""
-    units = [i for i, r in enumerate(campaign_of(data).units or [], 1)
+def _with_unit(data: CampaignRecord, i: int, part: CampaignUnit) -> CampaignRecord:
+    """campaign.json with its unit `i` (1-based) given the fields `part` was given."""
+    units = list(data.units or [])
+    units[i - 1] = merged(units[i - 1], part)
+    return data.model_copy(update={"units": units})
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def rejudge(folder: Path, data: CampaignRecord, commit: str) -> CampaignRecord:
+    """campaign.json with its units recorded as failed that ran to their end by the completion check of this commit
+    (their log shows it, exit 0 or 1) marked done, nothing rerun, and recorded in its `rejudged` (which units, at
+    which commit, why)."""
+    units = [i for i, r in enumerate(data.units or [], 1)
              if r.status == FAILED and r.exit_code in (0, 1) and r.log
              and (folder / r.log).exists() and _finished(folder / r.log)]
+    if not units:
+        return data
     for i in units:
-        data["units"][i - 1]["status"] = DONE
-    if units:
-        data.setdefault("rejudged", []).append(
-            {"commit": commit, "units": units, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-             "why": "ran to their end (exit 0 or 1, results printed) but the completion check of the commit that "
-                    "ran them missed it; nothing was rerun"})
-    return units
+        data = _with_unit(data, i, CampaignUnit(status=DONE))
+    judged = Rejudged(commit=commit, units=units, at=_now(),
+                      why="ran to their end (exit 0 or 1, results printed) but the completion check of the commit "
+                          "that ran them missed it; nothing was rerun")
+    return data.model_copy(update={"rejudged": [*(data.rejudged or []), judged]})
 
 
-def run(settings: Settings, campaign: Campaign, *, resume: bool = False, allow_dirty: bool = False) -> dict[str, Any]:
-    """Run every unit not yet finished; returns campaign.json's content."""
+def run(settings: Settings, campaign: Campaign, *, resume: bool = False, allow_dirty: bool = False) -> CampaignRecord:
+    """Run every unit not yet finished; returns campaign.json's record, as written last."""
     commit, dirty = git_state()
     if dirty and not allow_dirty:
         raise CampaignError("the working tree has uncommitted changes: a campaign's figures must come from one "
@@ -273,61 +287,60 @@ def run(settings: Settings, campaign: Campaign, *, resume: bool = False, allow_d
         other = _unfinished(settings.results, campaign.name, None)
         if other is None:
             raise CampaignError(f"no unfinished campaign {campaign.name!r} at commit {commit} to resume")
-        data: dict[str, Any] = results.load(other / "campaign.json")  # the document: re-judged in place, written back
-        _check_same_units(other, campaign_of(data), campaign)
-        before = [r["status"] for r in data["units"]]
-        rejudge(other, data, commit)
-        if any(r["status"] != DONE for r in data["units"]):
-            for r, status in zip(data["units"], before):
-                r["status"] = status
-            raise CampaignError(f"{other.name} was started at commit {campaign_of(data).commit} and has units to run: "
+        data = read_campaign(other)  # re-judged, and written back only if that leaves no unit to run
+        _check_same_units(other, data, campaign)
+        judged = rejudge(other, data, commit)
+        if any(r.status != DONE for r in judged.units or []):
+            raise CampaignError(f"{other.name} was started at commit {data.commit} and has units to run: "
                                 "resume it at that commit (its figures must come from one commit)")
-        data.update(status=DONE, finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-        write_record(other / "campaign.json", campaign_of(data))
-        return data
+        judged = judged.model_copy(update={"status": DONE, "finished_at": _now()})
+        write_record(other / "campaign.json", judged)
+        return judged
     if folder is None:
         folder = settings.results / f"campaign-{campaign.name}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
         (folder / "units").mkdir(parents=True)
-        data = {"name": campaign.name, "description": campaign.description, "commit": commit,
-                "dirty": dirty, "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                "units": [{"command": u.text, "env": dict(u.env), "estimate_s": u.estimate_s, "status": "pending"}
-                          for u in campaign.units]}
+        data = CampaignRecord(name=campaign.name, description=campaign.description, commit=commit, dirty=dirty,
+                              started_at=_now(),
+                              units=[CampaignUnit(command=u.text, env=dict(u.env), estimate_s=u.estimate_s,
+                                                  status="pending") for u in campaign.units])
     else:
-        data = results.load(folder / "campaign.json")  # the document itself: the run goes on recording in it
-        _check_same_units(folder, campaign_of(data), campaign)
-        rejudge(folder, data, commit)
-    data["status"] = "running"
-    data["folder"] = folder.name
-    write_record(folder / "campaign.json", campaign_of(data))
+        data = read_campaign(folder)  # the run goes on recording in it, keeping every key it holds
+        _check_same_units(folder, data, campaign)
+        data = rejudge(folder, data, commit)
+    data = data.model_copy(update={"status": "running", "folder": folder.name})
+    write_record(folder / "campaign.json", data)
     progress = Progress(f"campaign {campaign.name}")
     begin = time.monotonic()
     env = {**os.environ, **settings.as_env(), "REPLBENCH_RESULTS": str(folder), UNIT_ENV: "1"}
     try:
-        for i, (unit, record) in enumerate(zip(campaign.units, data["units"]), 1):
-            if record["status"] == DONE:
+        for i, unit in enumerate(campaign.units, 1):  # as many as data's units: _check_same_units saw to it
+            if (data.units or [])[i - 1].status == DONE:
                 continue
-            left = sum(u.estimate_s for u, r in zip(campaign.units, data["units"]) if r["status"] != DONE)
+            left = sum(u.estimate_s for u, r in zip(campaign.units, data.units or []) if r.status != DONE)
             progress.say(f"unit {i}/{len(campaign.units)}: {unit.shell} — elapsed "
                          f"{(time.monotonic() - begin) / 60:.0f} min, about {left / 60:.0f} min left", final=True)
-            record.update(calibration_before=calibrate(), started_at=time.strftime("%H:%M:%S", time.gmtime()))
+            data = _with_unit(data, i, CampaignUnit(calibration_before=calibrate(),
+                                                    started_at=time.strftime("%H:%M:%S", time.gmtime())))
             started = time.monotonic()
             with open(folder / "units" / f"{i}.log", "w") as log:
                 proc = subprocess.run([sys.executable, "-m", "replbench", *unit.command], cwd=ROOT,
                                       env={**env, **dict(unit.env)},
                                       stdout=log, stderr=subprocess.STDOUT)
-            record.update(seconds=round(time.monotonic() - started, 1), exit_code=proc.returncode,
-                          calibration_after=calibrate(), log=f"units/{i}.log",
-                          status=DONE if proc.returncode in (0, 1) and _finished(folder / "units" / f"{i}.log")
-                          else INTERRUPTED if proc.returncode == EXIT_INTERRUPTED else FAILED)
-            write_record(folder / "campaign.json", campaign_of(data))
-            if record["status"] == INTERRUPTED:
+            took = round(time.monotonic() - started, 1)
+            status = (DONE if proc.returncode in (0, 1) and _finished(folder / "units" / f"{i}.log")
+                      else INTERRUPTED if proc.returncode == EXIT_INTERRUPTED else FAILED)
+            data = _with_unit(data, i, CampaignUnit(seconds=took, exit_code=proc.returncode,
+                                                    calibration_after=calibrate(), log=f"units/{i}.log",
+                                                    status=status))
+            write_record(folder / "campaign.json", data)
+            if status == INTERRUPTED:
                 raise KeyboardInterrupt
     except KeyboardInterrupt:
-        data["status"] = INTERRUPTED
+        data = data.model_copy(update={"status": INTERRUPTED})
     else:
-        data["status"] = DONE if all(r["status"] == DONE for r in data["units"]) else FAILED
-    data["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    write_record(folder / "campaign.json", campaign_of(data))
+        data = data.model_copy(update={"status": DONE if all(r.status == DONE for r in data.units or []) else FAILED})
+    data = data.model_copy(update={"finished_at": _now()})
+    write_record(folder / "campaign.json", data)
     return data
 
 
