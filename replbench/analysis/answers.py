@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.results import ComparisonRow, RunSummary, StudyRecord
+from ..core.results import ComparisonRow, RunSummary, StudyCell, StudyRecord
 from ..topology import links
 from ..topology.knobs import Knobs, parse_size, recorded
 from . import limits
@@ -61,7 +61,7 @@ def pool_index_costs(data: StudyRecord) -> list[PoolIndexCost]:
     if not data.comparison:
         return []
     group, per_metric = next(iter(data.comparison.items()))
-    cells = {(c.scenario, (c.knobs or {}).get("buffer_pool")): c.name for c in data.cells or []}
+    cells = {(c.scenario, _pool(c)): c.name for c in data.cells or []}
     pools = sorted({pool for _, pool in cells}, key=lambda p: -parse_size(p) if p else 0)
     out = []
     for pool in pools:
@@ -74,6 +74,13 @@ def pool_index_costs(data: StudyRecord) -> list[PoolIndexCost]:
         out.append(PoolIndexCost(group=group, pool=pool, indexed=indexed, bare=bare, ratio=a.median / b.median,
                                  rows=(a, b)))
     return out
+
+
+def _pool(cell: StudyCell) -> str | None:
+    """A cell's buffer pool as recorded (a size in words, '4G': topology/knobs holds it as text), None where the
+    cell does not record it."""
+    pool = (cell.knobs or {}).get("buffer_pool")
+    return None if pool is None else str(pool)
 
 
 def link_rtt_ms(spec: str | None) -> float | None:

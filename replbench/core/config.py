@@ -31,6 +31,13 @@ TOOLS_BIN = ROOT / ".tools" / "bin"
 INDEXED_TABLE = "bench_idx.accounts"  # the table whose secondary indexes mysql/indexes.sql adds
 # one index clause of mysql/indexes.sql's ALTER: ADD [UNIQUE] KEY name (columns)
 INDEX_CLAUSE_RE = re.compile(r"ADD\s+((?:UNIQUE\s+)?KEY\s+(\w+)\s*\([^)]*\))", re.IGNORECASE)
+# a knob's or a setting's value as a study file gives it, and as study.json records a cell's (knobs and changes): a
+# word or a whole number (experiments/studyfile._word_or_number; sync_binlog = 0 stays a number). Here, not in
+# studyfile, for analysis and the results records to read them by their type (imports run towards core)
+Word = int | str
+# a cell key's value as a study file gives it, once its type has checked it: a knob's or a setting's word or number,
+# a scenario or link (text), a load (a number, whole or not), rows, writes or clients, or a list of names
+FileValue = int | float | str | list[str]
 
 @dataclass(frozen=True)
 class Setting:

@@ -59,7 +59,7 @@ from typing import Any, ClassVar, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .config import ReplbenchError
+from .config import ReplbenchError, Word
 from .scenario import WRITE_ENDPOINTS
 
 # the shape of a run's summary.json and meta.json: a reader meets files of every version since the first (none
@@ -980,8 +980,8 @@ class StudyUnit(Record):
 class StudyCell(Record):
     name: str | None = None
     scenario: str | None = None
-    knobs: dict[str, Any] | None = None
-    changed: dict[str, Any] | None = None
+    knobs: dict[str, Word] | None = None  # every knob, as it is typed (sync_binlog 0, not '0')
+    changed: dict[str, Word] | None = None  # what the cell sets beside the reference (experiments/studyfile Cell)
 
 
 class StudyRecord(Record):

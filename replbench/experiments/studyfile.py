@@ -62,7 +62,16 @@ from pydantic import (
 from ..analysis.studymetrics import BY_KEY, SOURCE_OF_MEASURE, baselines, cell_label, grid_cells
 from ..core import named, workload
 from ..core import scenario as scenarios
-from ..core.config import MAX_BULK_ROWS, MAX_CLIENTS, SETTING_LIST, STUDY_DIR, Setting, parse_duration
+from ..core.config import (
+    MAX_BULK_ROWS,
+    MAX_CLIENTS,
+    SETTING_LIST,
+    STUDY_DIR,
+    FileValue,
+    Setting,
+    Word,
+    parse_duration,
+)
 from ..core.results import StudyCell
 from ..core.schema import FieldError, FileModel, Loc, between, checked_by, duration, one_of, shown, validate
 from ..topology import links
@@ -76,11 +85,6 @@ MAX_RATE = 100_000
 CELL_SETTINGS: dict[str, Setting] = {s.cell: s for s in SETTING_LIST if s.cell}
 OWN_KEYS = ("scenario", "link", "load", "rows", "writes", "clients")  # what a cell sets beside knobs and settings
 CELL_KEYS = (*OWN_KEYS, *CELL_SETTINGS)  # what a cell may set beside the knobs
-# a knob's or a setting's value as a file gives it: a word or a whole number (_word_or_number)
-Word = int | str
-# a cell key's value as a file gives it, once its type has checked it: a knob's or a setting's word or number,
-# a scenario or link (text), a load (a number, whole or not), rows, writes or clients, or a list of names
-FileValue = int | float | str | list[str]
 T = TypeVar("T")
 
 

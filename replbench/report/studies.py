@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any
 
 from ..analysis.answers import RoundTrips, compression_effects, pool_index_costs, round_trips
 from ..analysis.byhand import SemiSyncByHand, semi_sync_by_hand
@@ -44,7 +43,7 @@ from ..analysis.studymetrics import (
     ran_cells,
     semi_sync_cost,
 )
-from ..core.config import FINDING_MIN_REPEATS, ROOT, SEMI_SYNC_BY_HAND, STUDY_DIR
+from ..core.config import FINDING_MIN_REPEATS, ROOT, SEMI_SYNC_BY_HAND, STUDY_DIR, Word
 from ..core.records import COMPLETE
 from ..core.results import Comparison, ComparisonRow, StudyCell, StudyRecord, read_meta, read_study, write_record
 from .assets import Writer
@@ -196,7 +195,7 @@ def cells_of(data: StudyRecord) -> list[StudyCell]:
     return data.cells
 
 
-def changed_of(cell: StudyCell) -> dict[str, Any]:
+def changed_of(cell: StudyCell) -> dict[str, Word]:
     """What a cell changes from the reference settings (studyfile.cell_records writes it, {} for none)."""
     assert cell.changed is not None
     return cell.changed
