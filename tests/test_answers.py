@@ -137,10 +137,10 @@ def test_a_ratio_over_a_baseline_below_its_resolution_is_a_lower_bound() -> None
 
 
 def test_a_figure_below_its_resolution_is_never_printed_as_a_cost() -> None:
-    assert figure_text(row_of({"median": 0.3, "min": 0.2, "max": 0.4, "n": 3, "resolution": 0.5})) == \
+    assert figure_text(row_of([0.2, 0.3, 0.4], resolution=0.5)) == \
         "below resolution (< 0.5)"
     # recorded before resolutions were: a repeat at 0 net of idle cannot be told from the idle
-    row = row_of({"median": 0.34, "min": 0.0, "max": 0.68, "n": 2, "values": [0.0, 0.68]})
+    row = row_of([0.0, 0.68])  # median 0.34
     assert figure_text(row, "replica_ms_per_write") == "not resolved (≤ 0.68)"
     assert figure_text(row, "bytes_per_write") == "0.34 [0–0.68]"  # not a net figure: printed as it is
     nopk = _study("nopk")
@@ -262,5 +262,5 @@ def test_semi_syncs_round_trips_are_net_of_the_no_link_cost_over_the_best_measur
     assert all(c.local_ms == 0.5 for c in got.values()) and len(got) == 3  # the no-link cell is the local cost
     links = {"replica1": {"measured_rtt_ms": 21.3}, "replica2": {"measured_rtt_ms": 22.2},
              "app-master": {"measured_rtt_ms": 40.0}}
-    assert unit_metrics("run", summary_of({"links": links}))["link_rtt_ms"] == 22.2
-    assert unit_metrics("run", summary_of({}))["link_rtt_ms"] is None
+    assert unit_metrics("run", summary_of({"links": links})).link_rtt_ms == 22.2
+    assert unit_metrics("run", summary_of({})).link_rtt_ms is None

@@ -176,8 +176,8 @@ def test_pages_read_and_written_per_write_come_from_innodbs_counters() -> None:
         "master": got["master"], "replica1": got["replica1"], "replica2": {**got["replica1"],
                                                                            "pages_read_per_write": 4.5}}}}
     metrics = unit_metrics("run", summary_of(summary))
-    assert metrics["replica_pages_read_per_write"] == 4.5  # the busier replica's
-    assert metrics["replica_pages_written_per_write"] == 5.0 and metrics["replica_pages_flushed_per_write"] == 4.0
+    assert metrics.replica_pages_read_per_write == 4.5  # the busier replica's
+    assert metrics.replica_pages_written_per_write == 5.0 and metrics.replica_pages_flushed_per_write == 4.0
 
 
 def row(values: list[float]) -> ComparisonRow:

@@ -41,7 +41,7 @@ def verdicts_of(s: dict[str, Any]) -> dict[str, bool]:
     return {
         "run": status == "ok" and not any(g.startswith(rules.CRITERIA_GUARD) for g in guards),
         "step": verdicts.step_verdict([summary_of(s)] * 3, CRITERIA, RATE).passed,
-        "unit": bool(studymetrics.unit_metrics("run", summary_of({**s, "guards": guards}), CRITERIA)["passed"]),
+        "unit": bool(studymetrics.unit_metrics("run", summary_of({**s, "guards": guards}), CRITERIA).passed),
     }
 
 
@@ -117,7 +117,7 @@ def test_a_closed_loop_is_judged_on_everything_but_a_rate_it_never_asked() -> No
     slow = run(goodput=150.0, clients=4)
     assert rules.judge(summary_of(slow), CRITERIA, RATE).tripped == ()
     assert run_guards(slow) == ([], "ok")
-    assert studymetrics.unit_metrics("run", summary_of(slow), CRITERIA)["passed"] is True
+    assert studymetrics.unit_metrics("run", summary_of(slow), CRITERIA).passed is True
     assert [t.rule for t in rules.judge(summary_of(run(goodput=150.0)), CRITERIA, RATE).tripped] == ["min_rate_ratio"]
     late = run(goodput=150.0, clients=4, latency_ms={"p99": 1500.0})
     assert [t.rule for t in rules.judge(summary_of(late), CRITERIA, RATE).tripped] == ["max_p99"]

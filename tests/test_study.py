@@ -252,11 +252,11 @@ def test_a_read_run_reports_no_per_write_figures_from_stray_transactions() -> No
                 "replication": {"nodes": {n: {"transactions": 3} for n in ("master", "replica1", "replica2")}}}
 
     read = unit_metrics("run", summary_of(summary(0)))  # 3 transactions: the tail of the write run before it
-    assert read["bytes_per_row"] is None and read["master_ms_per_write"] is None
-    assert read["replica_ms_per_write"] is None
+    assert read.bytes_per_row is None and read.master_ms_per_write is None
+    assert read.replica_ms_per_write is None
     wrote = unit_metrics("run", summary_of(summary(3)))
-    assert wrote["bytes_per_row"] == 504.0 and wrote["master_ms_per_write"] == round(100 / 3, 4)
-    assert wrote["replica_ms_per_write"] == round(200 / 3, 4)
+    assert wrote.bytes_per_row == 504.0 and wrote.master_ms_per_write == round(100 / 3, 4)
+    assert wrote.replica_ms_per_write == round(200 / 3, 4)
 
 
 def test_a_finding_comes_from_a_primary_metric_survives_holm_and_is_worth_a_headline() -> None:
@@ -459,8 +459,8 @@ def test_a_load_study_counts_passing_runs_and_goodput_against_the_max() -> None:
              for c, s in (("a", ok), ("a", over), ("b", over))]
     rows = load_table(units, [StudyCell.model_validate({"name": "a"}), StudyCell.model_validate({"name": "b"})],
                       {"read": 1000})
-    assert [(r["cell"], r["passed"], r["runs"]) for r in rows] == [("a", 1, 2), ("b", 0, 1)]
-    assert rows[0]["goodput_pct_of_max"] == {"median": 110.0, "min": 90.0, "max": 130.0, "n": 2}
+    assert [(r.cell, r.passed, r.runs) for r in rows] == [("a", 1, 2), ("b", 0, 1)]
+    assert rows[0].goodput_pct_of_max == {"median": 110.0, "min": 90.0, "max": 130.0, "n": 2}
 
 
 def as_campaign(results: Path, study_dir: Path, name: str) -> Path:
@@ -617,13 +617,15 @@ def test_a_units_metrics_record_declares_every_key_the_map_is_written_with() -> 
 
     empty = {"run": summary_of({}), "apply-capacity": apply_of({}), "big-transaction": bigtx_of({}),  # by kind
              "live": apply_of({})}
-    written = {k for kind in studyfile.MEASURES for k in unit_metrics(kind, empty[kind])}
+    written = {k for kind in studyfile.MEASURES for k in unit_metrics(kind, empty[kind]).model_fields_set}
     assert written == set(UnitMetrics.model_fields)
     # figure_of reads a metric's figure by its key: a field of its own for every metric of the registry
     assert {m.key for m in METRICS} <= set(UnitMetrics.model_fields)
     assert figure_of(UnitMetrics(bytes_per_write=568.0), "bytes_per_write") == 568.0
     with pytest.raises(KeyError):
         figure_of(UnitMetrics(), "passed")  # a qualifier, not a metric
+    with pytest.raises(TypeError):  # a unit's kind names the record its metrics are read from
+        unit_metrics("run", empty["apply-capacity"])
 
 
 def test_each_study_says_what_its_own_kind_of_unit_measured_and_verified() -> None:

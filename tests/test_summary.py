@@ -142,7 +142,7 @@ def test_a_study_cell_below_its_resolution_is_no_cost_and_gives_no_finding() -> 
     # keyed: 0.0-0.01 CPU-s net of idle with a 0.05 resolution (0.5 ms per write); nopk: 0.9-1.1 CPU-s, well above
     units = [{"cell": c, "scenario": "write", "metrics": unit_metrics("run", summary_of(run(cpu, 0.05)))}
              for c, cpus in {"keyed": [0.0, 0.005, 0.01], "nopk": [0.9, 1.0, 1.1]}.items() for cpu in cpus]
-    assert units[0]["metrics"]["resolution"]["replica_ms_per_write"] == 0.5
+    assert units[0]["metrics"].resolution["replica_ms_per_write"] == 0.5
     records = [StudyUnit.model_validate(u) for u in units]
     rows = compare_cells(records, ["keyed", "nopk"])["write"]["replica_ms_per_write"]
     assert rows["keyed"].resolution == 0.5 and cell_text(rows["keyed"]) == "below resolution (< 0.5)"

@@ -30,7 +30,7 @@ from ..core.results import RunSummary, StudyRecord
 from ..core.stats import judgement, median, present
 from .answers import pool_index_costs
 from .costmodel import node_counters
-from .studymetrics import BY_KEY, PAGES_VARY
+from .studymetrics import PAGES_VARY, RUN_BY_KEY
 
 SOURCE = "shared/reference/002_7c2abfa55c9f191f.txt"
 
@@ -279,7 +279,7 @@ def passing(swept: Swept | None) -> list[Ran]:
 def resolved(summary: RunSummary, key: str) -> float | None:
     """A run's figure of studymetrics' registry, None where it is below its resolution (docs/metrics.md, "Net of
     idle": such a figure is not a cost and gives no ratio)."""
-    metric = BY_KEY[key]
+    metric = RUN_BY_KEY[key]
     return _above(metric.get(summary), metric.resolution(summary) if metric.resolution else None)
 
 
@@ -299,7 +299,7 @@ def per_applied(node: str) -> Pairing:
     third item says which."""
     def figures(a: Sequence[RunSummary], b: Sequence[RunSummary]) -> tuple[list[float | None], list[float | None],
                                                                           bool]:
-        whole = BY_KEY[f"{node}_ms_per_write_with_writeback"]
+        whole = RUN_BY_KEY[f"{node}_ms_per_write_with_writeback"]
         with_wb = [whole.get(s) for s in a], [whole.get(s) for s in b]
         if all(v is not None for v in [*with_wb[0], *with_wb[1]]):
             return with_wb[0], with_wb[1], True

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import itertools
 import statistics
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Generic, TypeVar
 
-from ..core.config import LAG_FLOOR_MS, index_names
+from ..core.config import LAG_FLOOR_MS, Word, index_names
 from ..core.nodenames import replicas_in
 from ..core.records import STATUS_FAILED, UNIT_FAILED
 from ..core.results import (
@@ -46,18 +46,22 @@ from .costmodel import node_counters
 SOURCE_OF_MEASURE = {"run": "run", "apply-capacity": "apply", "big-transaction": "bigtx",  # a unit's data file
                      "live": "apply"}  # a live window's apply.json: its drain, and its window's figures
 
+# the record a metric reads, its source's: a RunSummary (run), an ApplyRecord (apply) or a BigTxRecord (bigtx)
+D = TypeVar("D", RunSummary, ApplyRecord, BigTxRecord)
+N = TypeVar("N")  # what a node's figure is read from (_worse_replica)
+V = TypeVar("V")  # a study file's value of a cell key (grid_cells)
+
 
 @dataclass(frozen=True)
-class Metric:
+class Metric(Generic[D]):
     key: str
     label: str
     unit: str
-    # each takes its source's record: a RunSummary (run), an ApplyRecord (apply) or a BigTxRecord (bigtx)
-    get: Callable[[Any], float | None]
+    get: Callable[[D], float | None]
     lower_is_better: bool = True
-    source: str = "run"  # run (summary.json), apply (apply.json) or bigtx (bigtx.json)
-    never: Callable[[Any], bool] | None = None  # a unit whose figure never came (counted, not dropped)
-    resolution: Callable[[Any], float | None] | None = None  # below it the figure cannot be told from 0
+    source: str = "run"  # run (summary.json), apply (apply.json) or bigtx (bigtx.json): D's file
+    never: Callable[[D], bool] | None = None  # a unit whose figure never came (counted, not dropped)
+    resolution: Callable[[D], float | None] | None = None  # below it the figure cannot be told from 0
     # a count of the workload (bytes, rows, pages, syncs, threads, requests), not a timing or CPU: why its repeats
     # can differ, printed where they do; compared exactly with its spread, never tested (core/stats.judgement)
     count: str = ""
@@ -144,7 +148,7 @@ def lag_floor_ms(summaries: list[RunSummary]) -> float:
     return float(max((s.lag_floor_ms for s in summaries if s.lag_floor_ms is not None), default=LAG_FLOOR_MS))
 
 
-def _worse_replica(per_node: Mapping[str, Any], figure: Callable[[Any], Num | None]) -> float | None:
+def _worse_replica(per_node: Mapping[str, N | None], figure: Callable[[N], Num | None]) -> float | None:
     """The worse (larger) of the replicas' figure: per_node maps node names to records (None where a node has none)."""
     values = [figure(v) for r in replicas_in(per_node) if (v := per_node[r]) is not None]
     got = [v for v in values if v is not None]
@@ -220,7 +224,7 @@ def _bigtx_replica(data: BigTxRecord, figure: Callable[[BigTxReplica], Num | Non
     return round(statistics.median(values), 4) if values else None
 
 
-METRICS: tuple[Metric, ...] = (
+RUN_METRICS: tuple[Metric[RunSummary], ...] = (
     Metric("bytes_per_write", "binlog B/write", "B", lambda s: _binlog(s).bytes_per_write, count=BYTES_VARY),
     Metric("bytes_per_row", "binlog B/row", "B", lambda s: _binlog(s).bytes_per_row if _wrote(s) else None,
            count=BYTES_VARY),
@@ -270,7 +274,8 @@ METRICS: tuple[Metric, ...] = (
     Metric("lag_p99_ms", "lag p99 ms", "ms", lambda s: _worse_replica(s.lag or {}, lambda lag: lag.p99_ms),
            floor=LAG_FLOOR_MS),
     Metric("catch_up_s", "catch-up s", "s", lambda s: None if _never_caught_up(s) else
-           max((s.catch_up_s or {}).values(), default=None), never=lambda s: _never_caught_up(s)),
+           max([v for v in (s.catch_up_s or {}).values() if v is not None], default=None),
+           never=lambda s: _never_caught_up(s)),
     Metric("p99_ms", "client p99 ms", "ms", lambda s: _latency(s).p99),
     Metric("commit_p50_ms", "write p50 ms", "ms", lambda s: _latency(s).p50 if _wrote(s) else None),
     Metric("commit_mean_ms", "write mean ms", "ms", lambda s: _latency(s).mean if _wrote(s) else None),
@@ -282,6 +287,8 @@ METRICS: tuple[Metric, ...] = (
     Metric("db_share", "db share of host", "", lambda s: s.db_share_of_host, lower_is_better=False),
     Metric("semi_sync_wait_us", "MariaDB's semi-sync avg wait µs (its counter)", "µs", _semi_sync_wait_us),
     Metric("link_rtt_ms", "replication link's round trip ms (measured)", "ms", _replication_rtt_ms),
+)
+APPLY_METRICS: tuple[Metric[ApplyRecord], ...] = (
     Metric("apply_trx_per_s", "apply trx/s", "/s", lambda d: _apply(d, lambda r: r.apply_rate_trx_per_s),
            lower_is_better=False, source="apply"),
     Metric("apply_rows_per_s", "apply rows/s", "/s", lambda d: _apply(d, lambda r: r.apply_rate_rows_per_s),
@@ -294,6 +301,8 @@ METRICS: tuple[Metric, ...] = (
            source="apply"),
     Metric("live_following_ms_per_trx", "following replica CPU-ms/trx (window)", "ms",
            lambda d: _live_cpu(d, "following"), source="apply"),
+)
+BIGTX_METRICS: tuple[Metric[BigTxRecord], ...] = (
     Metric("bigtx_binlog_mb", "binlog MB per transaction", "MB", lambda d: _bigtx(d, lambda t: t.binlog_bytes, 1e-6),
            source="bigtx", count=BYTES_VARY),
     Metric("bigtx_master_s", "master s (execute + commit)", "s", lambda d: _bigtx(d, lambda t: t.master_seconds),
@@ -308,7 +317,10 @@ METRICS: tuple[Metric, ...] = (
            lambda d: _bigtx(d, lambda t: t.binlog_cache_disk_use), source="bigtx",
            count=SPILLS_VARY),
 )
-BY_KEY = {m.key: m for m in METRICS}
+SourceMetric = Metric[RunSummary] | Metric[ApplyRecord] | Metric[BigTxRecord]  # a metric of one of the sources
+METRICS: tuple[SourceMetric, ...] = (*RUN_METRICS, *APPLY_METRICS, *BIGTX_METRICS)  # the registry, in this order
+BY_KEY: dict[str, SourceMetric] = {m.key: m for m in METRICS}
+RUN_BY_KEY = {m.key: m for m in RUN_METRICS}  # a run's metrics, for a reader of summaries (analysis/reference)
 
 
 def unit_source(unit: StudyUnit) -> str:
@@ -345,8 +357,18 @@ def passed(s: RunSummary, criteria: PassCriteria) -> bool | None:
     return rules.judge(s, criteria, s.rate).passed
 
 
-def load_table(units: list[StudyUnit], cells: list[StudyCell],
-               rates: dict[str, int]) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class LoadRow:
+    """One scenario and cell of a study whose cells run at multiples of its rates (load_table's)."""
+
+    scenario: str
+    cell: str | None
+    runs: int
+    passed: int  # of the runs, those within the scenario's pass criteria
+    goodput_pct_of_max: dict[str, Num | None]  # the goodput as a % of the max: core/stats.spread's median, min, max, n
+
+
+def load_table(units: list[StudyUnit], cells: list[StudyCell], rates: dict[str, int]) -> list[LoadRow]:
     """For a study whose cells run at multiples of its rates (the max): per scenario and cell, the runs within
     the pass criteria and the goodput as a share of the max (median, min, max)."""
     out = []
@@ -358,25 +380,35 @@ def load_table(units: list[StudyUnit], cells: list[StudyCell],
             if not mine:
                 continue
             share = spread([None if m.goodput is None else 100 * m.goodput / top for m in mine])
-            out.append({"scenario": scenario, "cell": cell.name, "runs": len(mine),
-                        "passed": sum(bool(m.passed) for m in mine),
-                        "goodput_pct_of_max": share})
+            out.append(LoadRow(scenario=scenario, cell=cell.name, runs=len(mine),
+                               passed=sum(bool(m.passed) for m in mine), goodput_pct_of_max=share))
     return out
 
 
 def unit_metrics(kind: str, record: RunSummary | ApplyRecord | BigTxRecord,
-                 criteria: PassCriteria | None = None) -> dict[str, float | None]:
+                 criteria: PassCriteria | None = None) -> UnitMetrics:
     """Every metric of one unit (a run's summary, an apply.json or a bigtx.json, as its record: the one its kind
-    measures); a run's `passed` judged against its scenario's criteria (None without them)."""
+    measures), a figure it has not as None; a run's `passed` judged against its scenario's criteria (None without
+    them)."""
     source = SOURCE_OF_MEASURE.get(kind, "run")
-    out: dict[str, Any] = {m.key: m.get(record) for m in METRICS if m.source == source}
-    out["never"] = [m.key for m in METRICS if m.source == source and m.never and m.never(record)]
-    out["resolution"] = {m.key: r for m in METRICS if m.source == source and m.resolution
-                         and (r := m.resolution(record)) is not None}
     if isinstance(record, RunSummary):
-        out["passed"] = None if criteria is None else passed(record, criteria)
-    out["cpu_net_of_idle"] = _net_of_idle(record)
-    return out
+        figures = _figures(RUN_METRICS, record, source) | {
+            "passed": None if criteria is None else passed(record, criteria)}
+    elif isinstance(record, ApplyRecord):
+        figures = _figures(APPLY_METRICS, record, source)
+    else:
+        figures = _figures(BIGTX_METRICS, record, source)
+    return UnitMetrics.model_validate(figures | {"cpu_net_of_idle": _net_of_idle(record)})
+
+
+def _figures(metrics: tuple[Metric[D], ...], record: D, source: str) -> dict[str, object]:
+    """One source's metrics read from its record (unit_metrics' map): every figure, and what qualifies them. A
+    record of another source than the unit's kind measures is refused (its metrics would read what it has not)."""
+    if metrics[0].source != source:
+        raise TypeError(f"a unit whose metrics come from its {source} record got a {type(record).__name__}")
+    return {**{m.key: m.get(record) for m in metrics},
+            "never": [m.key for m in metrics if m.never and m.never(record)],
+            "resolution": {m.key: r for m in metrics if m.resolution and (r := m.resolution(record)) is not None}}
 
 
 def _net_of_idle(record: RunSummary | ApplyRecord | BigTxRecord) -> bool:
@@ -391,7 +423,7 @@ def _net_of_idle(record: RunSummary | ApplyRecord | BigTxRecord) -> bool:
     return False
 
 
-def setting_value(cell: StudyCell, key: str) -> Any:
+def setting_value(cell: StudyCell, key: str) -> Word:
     """A recorded cell's value of a knob or a cell key ("" where the cell leaves it at the reference)."""
     knobs = cell.knobs or {}
     if key in knobs:
@@ -405,7 +437,7 @@ def baselines(cells: list[StudyCell], per: list[str]) -> dict[str, str]:
     """Each cell's baseline: the first cell with the same values of `per` (itself, if it is that first one); with
     nothing in `per`, the first cell of all."""
     out: dict[str, str] = {}
-    first: dict[tuple[Any, ...], str] = {}
+    first: dict[tuple[Word, ...], str] = {}
     for cell in cells:
         key = tuple(setting_value(cell, k) for k in per)
         assert cell.name is not None  # studyfile.cell_records writes every cell's
@@ -423,13 +455,13 @@ def baseline_words(study: StudyRecord) -> str:
     return f"the first cell with the same {', '.join(per)}: " + ", ".join(f"`{b}`" for b in bases)
 
 
-def grid_cells(grid: Mapping[str, list[Any]]) -> list[dict[str, Any]]:
+def grid_cells(grid: Mapping[str, list[V]]) -> list[dict[str, V]]:
     """A [vary] table's cells: the product of its lists, keys and values in the file's order (the first the
     baseline)."""
     return [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
 
 
-def cell_label(given: Mapping[str, Any]) -> str:
+def cell_label(given: Mapping[str, object]) -> str:
     """A study file's cell by name: its `name`, else what it sets as the file writes it, in the file's order
     ('drop_indexes=none buffer_pool=4G'; a list of names as one comma string). The one naming rule: the cells a study
     runs are named so (experiments/studyfile), and the cells a report says a study did not run (file_cells)."""
@@ -439,7 +471,7 @@ def cell_label(given: Mapping[str, Any]) -> str:
                     if k != "name")
 
 
-def file_cells(doc: Mapping[str, Any]) -> list[str]:
+def file_cells(doc: Mapping[str, object]) -> list[str]:
     """The names of the cells a study file's document declares, unchecked: [vary]'s grid (grid_cells) or each of
     [[cells]]. For a study.json written before it recorded the cells --only cut (cells_cut)."""
     vary, cells = doc.get("vary"), doc.get("cells")
@@ -557,13 +589,14 @@ def verdict_text(values: list[float | None], base: list[float | None]) -> str:
     return "not comparable" if verdict(values, base) == "n/a" else judgement(values, base).text
 
 
-def row_of(row: Mapping[str, Any]) -> ComparisonRow:
-    """A spread of figures (core/stats.spread's, with its values) as a comparison's row, to be worded as one
-    (figure_text): the answers' and the cost sheet's figures that are no study cell's."""
-    return ComparisonRow.model_validate(row)
+def row_of(values: Sequence[float | None], resolution: float | None = None) -> ComparisonRow:
+    """The spread of figures (core/stats.spread's median, min, max and n, with the values) as a comparison's row,
+    with their resolution where they have one, to be worded as one (figure_text): the answers' and the cost sheet's
+    figures that are no study cell's."""
+    return ComparisonRow(**spread(values), values=list(values), resolution=resolution)
 
 
-def under_floor(r: ComparisonRow, metric: Metric | None) -> bool:
+def under_floor(r: ComparisonRow, metric: SourceMetric | None) -> bool:
     """A cell whose median is under its metric's floor (the lag's: docs/metrics.md, "Lag"): printed "< floor", with
     no ratio and no finding."""
     return metric is not None and below_floor(r.median, metric.floor)
@@ -792,12 +825,12 @@ def closed_loop(cells: list[StudyCell], comparison: Comparison) -> ClosedLoop | 
                       rtt_ms=statistics.median(rtts) if rtts else None)
 
 
-def _knob(cell: StudyCell, name: str, default: Any = None) -> Any:
+def _knob(cell: StudyCell, name: str, default: Word | None = None) -> Word | None:
     """A cell's value of one knob (a settings table, not a result: every knob is there in a recorded cell)."""
     return (cell.knobs or {}).get(name, default)
 
 
-def _without_semi_sync(cell: StudyCell) -> dict[str, Any]:
+def _without_semi_sync(cell: StudyCell) -> dict[str, Word]:
     """What the cell changes from the reference, semi-sync aside."""
     return {k: v for k, v in (cell.changed or {}).items() if k not in SEMI_SYNC_KNOBS}
 
@@ -813,7 +846,7 @@ class IndexCost:
     cell: str  # the cell without the index
     baseline: str  # the cell with every index and the same other settings
     index: str
-    settings: dict[str, Any]  # the other settings both cells change
+    settings: dict[str, Word]  # the other settings both cells change
     with_: float  # the metric's median with the index (the baseline's)
     without: float
     cost: float  # with − without
@@ -833,7 +866,7 @@ def index_costs(cells: list[StudyCell], comparison: Comparison,
     def dropped(cell: StudyCell) -> tuple[str, ...]:
         return index_names(str((cell.changed or {}).get(DROP_INDEXES, "")))
 
-    def others(cell: StudyCell) -> dict[str, Any]:
+    def others(cell: StudyCell) -> dict[str, Word]:
         return {k: v for k, v in (cell.changed or {}).items() if k != DROP_INDEXES}
 
     for group, per_metric in comparison.items():

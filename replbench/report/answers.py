@@ -46,7 +46,7 @@ Answer = Callable[[Facts], str]
 
 
 def _text(values: list[float | None], unit: str = "") -> str:
-    return figure_text(row_of({**spread(values), "values": values})) + unit
+    return figure_text(row_of(values)) + unit
 
 
 def _missing(what: str) -> str:

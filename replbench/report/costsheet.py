@@ -17,7 +17,7 @@ from ..analysis.answers import CompressionEffect, compression_effects
 from ..analysis.studymetrics import figure_text, fmt, metrics_of, row_of, unit_source
 from ..core import scenario as scenarios
 from ..core.results import StudyCell, StudyRecord, UnitMetrics
-from ..core.stats import median, spread
+from ..core.stats import median
 from ..topology.knobs import Knobs, recorded
 
 SHEET_STUDIES = ("binlog-format", "annotate", "compression", "nopk")  # run figures, in order of precedence
@@ -88,7 +88,7 @@ def _figure(values: list[float | None], runs: list[Metrics] | None = None, key: 
     values = [None if v is None else v * scale for v in values]
     resolution = median([(m.resolution or {}).get(key) for m in runs or []]) if key else None
     resolution = None if resolution is None else resolution * scale
-    return figure_text(row_of({**spread(values), "values": values, "resolution": resolution}), key)
+    return figure_text(row_of(values, resolution), key)
 
 
 def _usable(cell: StudyCell, scenario: str) -> bool:

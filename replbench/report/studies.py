@@ -156,8 +156,8 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], StudyRecord]
                    "| scenario | cell | runs passing | goodput, % of the max |", "|---|---|---|---|"]
         assert data.rates is not None  # experiments/study.py writes it
         for loaded in load_table(data.units, data.cells, data.rates):
-            share = loaded["goodput_pct_of_max"]
-            tables.append(f"| {loaded['scenario']} | `{loaded['cell']}` | {loaded['passed']} of {loaded['runs']} | "
+            share = loaded.goodput_pct_of_max
+            tables.append(f"| {loaded.scenario} | `{loaded.cell}` | {loaded.passed} of {loaded.runs} | "
                           + ("–" if share["median"] is None else f"{share['median']:.0f} % [{share['min']:.0f}–"
                              f"{share['max']:.0f}]") + " |")
         tables.append("")
