@@ -334,24 +334,27 @@ def test_a_kept_meta_is_written_as_the_dictionary_writer_wrote_it(tmp_path: Path
         assert (tmp_path / "kept.json").read_text() == writer.without_paths(kept), src
 
 
-def test_a_run_whose_record_refuses_a_key_fails_in_one_line_and_keeps_what_it_held(tmp_path: Path) -> None:
-    """A key no record declares is a harness bug: the run fails with the key named, its documents are kept beside
-    as <name>.refused.json, and meta.json and summary.json say FAILED (not ok, not still running)."""
+def test_a_run_whose_record_refuses_its_summary_fails_in_one_line_and_keeps_what_it_held(tmp_path: Path) -> None:
+    """A summary its record refuses is a harness bug (a key no record declares cannot be set: the run fills typed
+    records, so mypy names it; a run that says it finished yet lacks what every finished run records is refused
+    where it is written): the run fails with the fields named, its documents are kept beside as
+    <name>.refused.json, and meta.json and summary.json say FAILED (not ok, not still running)."""
     from replbench.core.config import Settings
     from replbench.core.scenario import load as scenario
     from replbench.experiments.run import Run, RunOptions
 
     run = Run(Settings.from_env(), scenario("write"), 400, RunOptions(duration=1.0), tmp_path)
     run.record.meta = {"scenario": "write", "rate": 400, "status": "ok", "pid": 1}
-    run.record.summary = {"scenario": "write", "rate": 400, "status": "ok", "goodptu": 399.0}
+    run.record.summary = results.RunSummary(scenario="write", rate=400, status="ok", goodput=399.0)
     run._write(with_summary=True)
-    assert run.record.status == "FAILED" and "goodptu" in run.record.errors[-1]
+    assert run.record.status == "FAILED" and "FinishedRun refused folder: Field required" in run.record.errors[-1]
     assert "\n" not in run.record.errors[-1]  # one line
-    assert json.loads((tmp_path / "summary.refused.json").read_text())["goodptu"] == 399.0
+    kept = json.loads((tmp_path / "summary.refused.json").read_text())
+    assert kept["goodput"] == 399.0 and kept["status"] == "FAILED" and "Field required" in kept["errors"][-1]
     assert json.loads((tmp_path / "meta.refused.json").read_text())["pid"] == 1
     meta, summary = results.read_meta(tmp_path), results.read_summary(tmp_path)
     assert meta.status == "FAILED" and meta.exit_code == 1
-    assert summary.status == "FAILED" and summary.errors and "goodptu" in summary.errors[-1]
+    assert summary.status == "FAILED" and summary.errors and "Field required" in summary.errors[-1]
 
 
 def test_what_a_measurement_was_set_up_with_merges_into_each_record_that_holds_it() -> None:

@@ -235,7 +235,7 @@ def test_the_catch_up_is_timed_from_the_send_s_end_not_from_vegetas(monkeypatch:
         run.settings = None  # type: ignore[assignment]
         run.options = runs.RunOptions(duration=3.0, catch_up_timeout=60.0)
         run.clock = runs.Clock(zero=1000.0, created=1000.0, started_up_s=None, start=2.0)
-        run.record = runs.Record(meta={}, summary={})
+        run.record = runs.Record(meta={}, summary=runs.results.RunSummary())
         run.live = runs.Live(None, attack_done=Vegeta(vegeta_ended))  # type: ignore[arg-type]
         run.measured = runs.Measured()
         run._time_catch_up()
@@ -245,6 +245,7 @@ def test_the_catch_up_is_timed_from_the_send_s_end_not_from_vegetas(monkeypatch:
     assert run.clock.send_end == pytest.approx(5.0)  # attack start + duration, on the run's clock
     assert waits == [(pytest.approx(1005.0), "0-1-77", 60.0)] and run.measured.catch_up_gtid == "0-1-77"
     assert run.measured.catch_up == {"replica1": 0.01, "replica2": 0.5}
+    assert (run.record.summary.catch_up_held, run.record.summary.catch_up_unreachable) == ({}, [])
     waits.clear()
     clock.now = 1000.0
     early = timed(vegeta_ended=True)  # vegeta gone 5 s before the send's end

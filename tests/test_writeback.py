@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from replbench.analysis import writeback
+from replbench.core.results import NodeCounters as RunNodeFigures  # a run's per-node figures, not counters
 from replbench.core.results import summary_of
 from replbench.measure.counters import NodeCounters
 from replbench.measure.samplers import Snapshot
@@ -39,7 +40,7 @@ def _flush() -> Flush:
 
 def test_the_flush_is_counted_per_write_net_of_idle_and_added_to_the_runs_own_figure() -> None:
     got = writeback.derive(_flush(), {"replica1": 0.01}, 100, {"replica1": 3.07},
-                           {"replica1": {"kb_written_per_write_net": 10.7, "pages_flushed_per_write_net": 0.0}},
+                           {"replica1": RunNodeFigures(kb_written_per_write_net=10.7, pages_flushed_per_write_net=0.0)},
                            {"replica1": [0.01, 0.012, 0.008]})
     node = got["nodes"]["replica1"]
     assert got["seconds"] == 2.0 and got["writes"] == 100 and got["at_rest"] is True
@@ -66,7 +67,7 @@ def test_the_block_shows_the_write_back_and_the_run_with_it() -> None:
     assert "Write-back" not in render_block(summary_of(summary), GOLDEN.resolve())  # recorded before it was
     summary["writeback"] = writeback.derive(
         _flush(), {"replica1": 0.01}, 100, {"replica1": 3.07},
-        {"replica1": {"kb_written_per_write_net": 10.7, "pages_flushed_per_write_net": 0.0}})
+        {"replica1": RunNodeFigures(kb_written_per_write_net=10.7, pages_flushed_per_write_net=0.0)})
     lines = render_block(summary_of(summary), GOLDEN.resolve()).splitlines()
     flush = next(ln for ln in lines if ln.startswith("Write-back per successful write"))
     assert "2 s; forced flush: an upper bound on the steady state's pages and bytes per write, not on its CPU" in flush

@@ -8,8 +8,10 @@ state's (flushing under way costs more per write). docs/decisions/write-back.md 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from ..core import results
 from ..core.config import NET_RESOLUTION_Z
 from ..core.stats import net_resolution
 from ..measure import counters
@@ -26,8 +28,9 @@ def _per(value: float | None, writes: int, scale: float = 1.0, digits: int = 3) 
     return None if value is None or not writes else round(scale * value / writes, digits)
 
 
-def derive(flush: Flush, idle_cpu_per_s: dict[str, float], writes: int, run_cpu_net: dict[str, Any],
-           run_nodes: dict[str, Any], idle_per_second: dict[str, list[float]] | None = None) -> dict[str, Any]:
+def derive(flush: Flush, idle_cpu_per_s: dict[str, float], writes: int, run_cpu_net: Mapping[str, results.Num | None],
+           run_nodes: Mapping[str, results.NodeCounters | None],
+           idle_per_second: dict[str, list[float]] | None = None) -> dict[str, Any]:
     """A run's `writeback`: the flush's span and whether every node reached rest, and per node the flush's counts,
     per successful write, and the run's per-write figure beside it (`run_*`) and with it (`*_with_writeback`): net
     CPU, KB written and pages flushed. `run_cpu_net` is the run's cpu_seconds_net (over its successful writes: in a
@@ -35,11 +38,11 @@ def derive(flush: Flush, idle_cpu_per_s: dict[str, float], writes: int, run_cpu_
     net of the same idle window's rate, with its resolution (z standard errors of that idle cost)."""
     nodes: dict[str, Any] = {}
     for name in flush.counters_before:
-        run = run_nodes.get(name) or {}
+        run = run_nodes.get(name) or results.NodeCounters()
         nodes[name] = node_figures(flush, name, idle_cpu_per_s.get(name), writes,
                                    {"cpu_ms_per_write_net": _per(run_cpu_net.get(name), writes, 1000),
-                                    "kb_written_per_write": run.get("kb_written_per_write_net"),
-                                    "pages_flushed_per_write": run.get("pages_flushed_per_write_net")},
+                                    "kb_written_per_write": run.kb_written_per_write_net,
+                                    "pages_flushed_per_write": run.pages_flushed_per_write_net},
                                    (idle_per_second or {}).get(name))
     return {"method": BOUND, "seconds": round(flush.seconds, 2), "writes": writes,
             "at_rest": not flush.rest.get("why"), "why": list(flush.rest.get("why") or []),

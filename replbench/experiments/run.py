@@ -38,6 +38,7 @@ from ..core.config import (
     REQUEST_TIMEOUT,
     ROOT,
     SEARCH_GUARD_MIN_PREFIX,
+    Node,
     Settings,
     idle_window,
 )
@@ -131,13 +132,21 @@ class Measured:
 
 @dataclass
 class Record:
-    """The run's record as it is filled: status, errors, meta.json and summary.json, and the printed block."""
+    """The run's record as it is filled: status, errors, meta.json and summary.json's records, and the printed block.
+    Each phase adds its part of the summary as a RunSummary: a field it set (None too) is kept, one it never set
+    stays absent, as summary.json writes it."""
 
     meta: dict[str, Any]
-    summary: dict[str, Any]
+    summary: results.RunSummary
     status: str = STATUS_OK
     errors: list[str] = field(default_factory=list)
     block: str = ""  # the printed block, once the run has results to show (also block.txt)
+    # the catch-up timer adds its part from its own thread while the main thread adds others
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, part: results.RunSummary) -> None:
+        with self.lock:
+            self.summary = summary.joined(self.summary, part)
 
 
 @dataclass(frozen=True)
@@ -172,11 +181,11 @@ class Run:
         self.options = options
         self.folder = folder
         self.progress = progress or Progress(f"{scenario.name}@{rate}")
-        self.record = Record(meta={}, summary={"scenario": scenario.name, "rate": rate, "duration_s": options.duration,
-                                               "schema": scenario.schema, "folder": folder.name,
-                                               "schema_version": RESULTS_SCHEMA})
+        self.record = Record(meta={}, summary=results.RunSummary(
+            scenario=scenario.name, rate=rate, duration_s=options.duration, schema=scenario.schema, folder=folder.name,
+            schema_version=RESULTS_SCHEMA))
         if options.clients is not None:
-            self.record.summary["clients"] = options.clients
+            self.record.add(results.RunSummary(clients=options.clients))
         self.live = Live(attack.AttackOptions(
             rate, options.duration, options.timeout, attackers=options.attackers,
             max_connections=attack.connection_cap(self.settings.client_connection_cap),  # computed once
@@ -223,7 +232,7 @@ class Run:
             harnesslog.done(self.log)
         meta, written = self.written
         if written is None:  # no summary written: the run stopped before its finish
-            written = results.summary_of({"status": STATUS_FAILED, "errors": self.record.errors})
+            written = results.RunSummary(schema_version=RESULTS_SCHEMA, status=STATUS_FAILED, errors=self.record.errors)
         return RunResult(self.folder, written, meta, self.record.block,
                          exit_code(written.status or STATUS_FAILED, self.options.strict))
 
@@ -239,9 +248,9 @@ class Run:
             self._record_error("writing the results", exc)
             self.record.status = STATUS_FAILED
             self.record.meta.update(status=STATUS_FAILED, exit_code=exit_code(STATUS_FAILED, self.options.strict))
-            kept = [("meta", self.record.meta)] + ([("summary", {**self.record.summary, "status": STATUS_FAILED,
-                                                                 "errors": self.record.errors})]
-                                                   if with_summary else [])
+            failed = summary.joined(self.record.summary, results.RunSummary(status=STATUS_FAILED,
+                                                                            errors=self.record.errors))
+            kept = [("meta", self.record.meta)] + ([("summary", results.document_of(failed))] if with_summary else [])
             for name, doc in kept:
                 write_refused(self.folder / f"{name}.refused.json", doc)
             self.written = self._write_failed(with_summary)
@@ -251,9 +260,9 @@ class Run:
         so no reader takes it for a finished run or one still running."""
         who = {"scenario": self.scenario.name, "rate": self.rate}
         meta = results.meta_of({**who, "status": STATUS_FAILED, "exit_code": exit_code(STATUS_FAILED)})
-        summary = results.summary_of({**who, "folder": self.folder.name, "status": STATUS_FAILED,
-                                      "errors": self.record.errors}) if with_summary else None
-        return results.write_run(self.folder, meta, summary)
+        failed = results.RunSummary(scenario=self.scenario.name, rate=self.rate, folder=self.folder.name,
+                                    status=STATUS_FAILED, errors=self.record.errors) if with_summary else None
+        return results.write_run(self.folder, meta, failed)
 
     def _record_error(self, phase: str, exc: BaseException) -> None:
         text = f"{phase}: {type(exc).__name__}: {exc}"
@@ -315,7 +324,7 @@ class Run:
         self.live.fault_runner = faults.FaultRunner(s, self.options.faults, self.clock.zero, self.scenario.schema)
         watch.start()
         window = idle_window(self.rate, s.idle_window)
-        self.record.summary["idle_window_s"] = window
+        self.record.add(results.RunSummary(idle_window_s=window))
         self.progress.say(f"measuring the idle cost: heartbeat binlog bytes and each group's CPU ({window:g} s)")
         self.clock.idle = time.monotonic() - self.clock.zero
         idle_start = samplers.snapshot(s, watch)
@@ -362,8 +371,8 @@ class Run:
         for error in self.measured.after.errors:  # a lost master: its figures are missing, the run goes on
             self._record_error("snapshot after the attack", RuntimeError(error))
         after, before = self.measured.after.admission, self.measured.before.admission
-        self.record.summary["app_admission"] = {**after, **{k: after[k] - before.get(k, 0) for k in ("admitted", "shed",
-                                                                                                "episodes")}}
+        self.record.add(results.RunSummary(app_admission=results.Admission.model_validate(
+            {**after, **{k: after[k] - before.get(k, 0) for k in ("admitted", "shed", "episodes")}})))
         # the app's final count (its workers published once more), so even an attack shorter than a tick shows it
         self.progress.say(self._app_answers(after) + " in all", final=True)
         if self.record.status != STATUS_INTERRUPTED:
@@ -382,11 +391,11 @@ class Run:
         vegeta = self.live.vegeta
         assert vegeta is not None
         self.progress.say("copying the attacker hosts' results back", final=True)
-        parts = self._safely("attackers' results", lambda: hosts.collect(vegeta), default=None)
+        parts = self._safely("attackers' results", lambda: [results.RemoteAttacker.model_validate(part)
+                                                            for part in hosts.collect(vegeta)], default=None)
         self.live.hosts = None  # their folders are gone: nothing left to discard
         if parts is not None:
-            self.record.summary["remote_attackers"] = parts
-            self.record.summary["attack_start_agreed"] = hosts.start_text() + " UTC"
+            self.record.add(results.RunSummary(remote_attackers=parts, attack_start_agreed=hosts.start_text() + " UTC"))
 
     def _show_progress(self) -> None:
         assert self.live.attack and self.live.samplers and self.measured.before and self.clock.start is not None
@@ -440,8 +449,9 @@ class Run:
             self.settings, self.options.catch_up_timeout, self.measured.catch_up_gtid, replicas=waited,
             unreachable=unreachable)
         self.measured.catch_up.update({name: None for name in held})
-        self.record.summary["catch_up_unreachable"] = sorted(unreachable)  # no wait took place: not "behind"
-        self.record.summary["catch_up_held"] = held  # stopped on purpose and not yet given back: no wait either
+        # unreachable: no wait took place, so not "behind"; held: stopped on purpose and not yet given back, no
+        # wait either
+        self.record.add(results.RunSummary(catch_up_unreachable=sorted(unreachable), catch_up_held=held))
 
     def _stop_background(self) -> None:
         if self.live.attack is not None and self.live.attack.running():
@@ -471,7 +481,7 @@ class Run:
             if (self.options.faults or (self.live.samplers and self.live.samplers.health.faults)) and not skip_waits:
                 self.progress.say("bringing every node back after the faults")
                 started = self._safely("bringing the topology back", lambda: nodes.start_all(self.settings))
-                self.record.summary["restarted_after_run"] = started or []
+                self.record.add(results.RunSummary(restarted_after_run=started or []))
             if self.scenario.writes and self.record.status != STATUS_INTERRUPTED and not skip_waits:
                 self._safely("consistency check", self._check_consistency)
             if rowcheck.checked_columns(self.scenario) and not skip_waits:
@@ -484,9 +494,8 @@ class Run:
         tl = self.measured.timeline
         if tl is not None:
             self._safely("latency plot", lambda: self._plot(tl))
-        self.record.summary["harness_time_s"] = self._harness_time()
-        self.record.summary["status"] = self.record.status
-        self.record.summary["errors"] = self.record.errors
+        self.record.add(results.RunSummary(harness_time_s=self._harness_time(), status=self.record.status,
+                                           errors=self.record.errors))
         self.record.meta.update(finished_at=_now(), status=self.record.status,
                                 exit_code=exit_code(self.record.status, self.options.strict))
         self._write(with_summary=True)
@@ -496,7 +505,7 @@ class Run:
 
     def _plot(self, tl: timeline.Timeline) -> None:
         """latency.png: latency over the run, the nodes lost and back and the planned faults marked, the lag beside."""
-        seen = results.summary_of(self.record.summary).nodes_lost or []
+        seen = self.record.summary.nodes_lost or []
         planned = self.live.fault_runner.done if self.live.fault_runner else []
         timeline.plot(
             tl, self.folder / "latency.png",
@@ -514,21 +523,22 @@ class Run:
         names = [r.name for r in self.settings.replicas]
         return ({n: positions.series(n, start, end) for n in names}, {n: positions.split(n, start, end) for n in names})
 
-    def _harness_time(self) -> dict[str, float]:
+    def _harness_time(self) -> results.HarnessTime:
         """Wall seconds of the run's parts: the process's start-up (interpreter, imports, arguments), preparing
         (topology check, settle, settings, warm-up, app, targets), the idle window, the attack (to its last
-        answer), and what follows it (catch-up, reports, checks, plot)."""
-        now = time.monotonic()
-        parts = {} if self.clock.started_up_s is None else {"start_up": self.clock.started_up_s}
-        if self.clock.idle is None:
-            return {**parts, "before_attack": round(now - self.clock.created, 2)}
-        idle_at = self.clock.zero + self.clock.idle
-        parts["before_attack"] = round(idle_at - self.clock.created, 2)
-        if self.clock.start is not None:
-            parts["idle_window"] = round(self.clock.start - self.clock.idle, 2)
-        if self.clock.start is not None and self.clock.end is not None:
-            parts["attack"] = round(self.clock.end - self.clock.start, 2)
-            parts["after_attack"] = round(now - (self.clock.zero + self.clock.end), 2)
+        answer), and what follows it (catch-up, reports, checks, plot); a part the run never reached is absent."""
+        now, clock = time.monotonic(), self.clock
+        start_up = results.HarnessTime() if clock.started_up_s is None else \
+            results.HarnessTime(start_up=clock.started_up_s)
+        if clock.idle is None:
+            return summary.joined(start_up, results.HarnessTime(before_attack=round(now - clock.created, 2)))
+        idle_at = clock.zero + clock.idle
+        parts = summary.joined(start_up, results.HarnessTime(before_attack=round(idle_at - clock.created, 2)))
+        if clock.start is not None:
+            parts = summary.joined(parts, results.HarnessTime(idle_window=round(clock.start - clock.idle, 2)))
+        if clock.start is not None and clock.end is not None:
+            parts = summary.joined(parts, results.HarnessTime(attack=round(clock.end - clock.start, 2),
+                                                              after_attack=round(now - (clock.zero + clock.end), 2)))
         return parts
 
     def _summarize(self) -> None:
@@ -537,17 +547,21 @@ class Run:
         done = self.live.fault_runner.done if self.live.fault_runner else []
         tl = timeline.build(attack.decode(self.live.vegeta, attack.result_files(self.folder)),
                             faults.windows(done, self.options.duration), faults.outages(done))
-        # the records' keys merged as a dictionary's were (a key set to None kept, one never set absent)
-        self.record.summary.update(summary.client(report, tl).model_dump(by_alias=True, exclude_unset=True))
+        self.record.add(summary.client(report, tl))
         written = self.record.meta.get("targets") or {}
         if written.get("count") is not None:  # what vegeta was given: a rules' guard checks it looped none
-            self.record.summary["targets"] = written["count"]
-        self.record.summary["app_admission"] = {**self.record.summary.get("app_admission", {}),
-                                         **appserver.admission_settings(self.settings)}
-        for key in ("cpus", "buffer_pools", "settle", "links"):  # what the run was set up with, beside its figures
-            self.record.summary[key] = self.record.meta.get(key) or {}
+            self.record.add(results.RunSummary(targets=written["count"]))
+        self.record.add(results.RunSummary(app_admission=summary.joined(
+            self.record.summary.app_admission or results.Admission(),
+            results.Admission.model_validate(appserver.admission_settings(self.settings)))))
+        # what the run was set up with, beside its figures
+        self.record.add(results.RunSummary.model_validate({key: self.record.meta.get(key) or {}
+                                                           for key in ("cpus", "buffer_pools", "settle", "links")}))
         if done:
-            self.record.summary.update(planned_faults=done, fault_windows=tl.windows, routing=tl.routing)
+            self.record.add(results.RunSummary(
+                planned_faults=[results.PlannedFault.model_validate(fault) for fault in done],
+                fault_windows={name: results.FaultWindow.model_validate(w) for name, w in tl.windows.items()},
+                routing=[results.Routing.model_validate(outage) for outage in tl.routing]))
         if self.live.samplers is not None and self.clock.start is not None:
             timeline.add_lag(tl, *self._lag_series(), self.clock.start)
         timeline.write_csv(tl, self.folder / "timeline.csv")
@@ -555,7 +569,12 @@ class Run:
         if self.clock.end is None or self.clock.start is None or self.live.samplers is None \
                 or self.measured.after is None:
             return  # interrupted before the attack's counters were read
-        assert self.live.attack is not None and self.measured.before is not None
+        self._summarize_servers(report, tl)
+
+    def _summarize_servers(self, report: results.VegetaReport, tl: timeline.Timeline) -> None:
+        """The servers' figures over the attack's window, what limited the run, and a soak's windows."""
+        assert self.live.attack is not None and self.measured.before is not None and self.measured.after is not None
+        assert self.live.samplers is not None and self.clock.start is not None and self.clock.end is not None
         s, b, a, watch = self.settings, self.measured.before, self.measured.after, self.live.samplers
         readback = results.meta_of(self.record.meta).knobs_readback or {}
         window = summary.Window(
@@ -575,62 +594,59 @@ class Run:
             sync_binlog={name: int(back["sync_binlog"]) for name, back in readback.items()
                          if str(back.get("sync_binlog", "")).isdigit()},
             idle_start=self.clock.idle, idle_counters_per_s=self.measured.idle_counters)
-        self.record.summary.update(summary.servers(
-            window, requests=self.record.summary["requests"], successes=self.record.summary["successes"],
+        client = self.record.summary
+        assert client.requests is not None and client.successes is not None  # summary.client's, always set
+        self.record.add(summary.servers(
+            window, requests=client.requests, successes=client.successes,
             writes=summary.writes_of(tl), sending_s=report.duration / 1e9 or (self.clock.end - self.clock.start),
-            databases_here=not s.external, cores=os.cpu_count()).model_dump(by_alias=True, exclude_unset=True))
-        self.record.summary.update(lag_floor_ms=watch.lag.floor_ms(self.clock.start, self.clock.end),
-                                   heartbeat_ms=s.heartbeat_ms,
-                            catch_up_s=self.measured.catch_up,
-                            catch_up_timeout_s=self.options.catch_up_timeout)
-        self.record.summary["client_connections"] = self.live.attack_options.max_connections
-        self.record.summary["client_connections_setting"] = s.client_connections  # auto, N or unlimited
+            databases_here=not s.external, cores=os.cpu_count()))
+        self.record.add(results.RunSummary(
+            lag_floor_ms=watch.lag.floor_ms(self.clock.start, self.clock.end), heartbeat_ms=s.heartbeat_ms,
+            catch_up_s=self.measured.catch_up, catch_up_timeout_s=self.options.catch_up_timeout,
+            client_connections=self.live.attack_options.max_connections,
+            client_connections_setting=s.client_connections))  # auto, N or unlimited
         if self.measured.writeback is not None and self.clock.idle is not None:
-            replication = self.record.summary.get("replication") or {}
-            self.record.summary["writeback"] = writeback_figures.derive(
+            replication = self.record.summary.replication or results.Replication()
+            self.record.add(results.RunSummary(writeback=results.Writeback.model_validate(writeback_figures.derive(
                 self.measured.writeback, self.measured.idle, summary.writes_of(tl),
-                self.record.summary.get("cpu_seconds_net") or {}, replication.get("nodes") or {},
-                cpu.per_second_within(watch.cpu.rows, self.clock.idle, self.clock.start))
-        knee = summary.above_knee(results.summary_of(self.record.summary), self.scenario.criteria)
-        self.record.summary["above_knee"] = None if knee is None else knee.model_dump(by_alias=True,
-                                                                                      exclude_unset=True)
-        self.record.summary["limit"] = limits.limiting(results.summary_of(self.record.summary),
-                                                       self.options.knobs.parallel_threads)
+                self.record.summary.cpu_seconds_net or {}, replication.nodes or {},
+                cpu.per_second_within(watch.cpu.rows, self.clock.idle, self.clock.start)))))
+        self.record.add(results.RunSummary(above_knee=summary.above_knee(self.record.summary, self.scenario.criteria)))
+        self.record.add(results.RunSummary(limit=limits.limiting(self.record.summary,
+                                                                 self.options.knobs.parallel_threads)))
         if watch.innodb is not None and self.options.soak_window is not None:
             lags = {r.name: watch.lag.positions.series(r.name, self.clock.start, self.clock.end) for r in s.replicas}
-            successes = self.record.summary.get("successes") or 0
+            successes = self.record.summary.successes or 0
             costs = soak.Costs(write_share=summary.writes_of(tl) / successes if successes else 0.0,
                                cpu_rows=watch.cpu.rows, idle_cpu_per_s=self.measured.idle, io_rows=watch.health.rows)
-            # held as its document (the keys set: an unread figure null, a part never derived absent), so a refused
-            # summary's summary.refused.json still holds it as JSON rather than the record's str()
-            self.record.summary["soak"] = soak.analyse(
+            self.record.add(results.RunSummary(soak=soak.analyse(
                 tl.seconds, lags, watch.innodb.rows, self.clock.start, self.clock.end, self.options.soak_window,
-                costs).model_dump(by_alias=True, exclude_unset=True)
+                costs)))
 
     def _check_rows(self) -> None:
         s = self.settings
         if self.measured.row_sample is not None:
             ids, before = self.measured.row_sample
             check = rowcheck.from_sample(s, self.scenario, ids, before,
-                                         results.summary_of(self.record.summary).requests or 0)
+                                         self.record.summary.requests or 0)
         elif (m := self.measured).before and m.after and m.before.binlog and m.after.binlog:
             done = self.live.fault_runner.done if self.live.fault_runner else []
             planned = tuple(f["bigtx"]["value"] for f in done if (f.get("bigtx") or {}).get("value"))
             check = rowcheck.from_binlog(s, self.scenario, m.before.binlog, m.after.binlog, planned_values=planned)
         else:
             return
-        self.record.summary["rows_checked"] = check
+        self.record.add(results.RunSummary(rows_checked=results.RowsChecked.model_validate(check)))
 
     def _check_consistency(self) -> None:
         s = self.settings
         table = f"{self.scenario.schema}.accounts"
-        held: dict[str, str] = self.record.summary.get("catch_up_held") or {}
+        held = self.record.summary.catch_up_held or {}
         behind = not_caught_up(self.measured.catch_up or {}, held)
         missing = [n.name for n in s.nodes if not nodes.node_up(n, s)]
         if behind:
-            self.record.summary["consistency"] = {"table": table, "checked": False, "equal": None,
-                                           "reason": f"{', '.join(behind)} did not catch up within "
-                                                     f"{self.options.catch_up_timeout:g} s"}
+            self.record.add(results.RunSummary(consistency=results.Consistency(
+                table=table, checked=False, equal=None,
+                reason=f"{', '.join(behind)} did not catch up within {self.options.catch_up_timeout:g} s")))
             return
         # a replica a planned fault held at the send's end was never waited for: left out, and said so
         alive = tuple(n for n in s.nodes if n.name not in missing and n.name not in held)
@@ -641,7 +657,7 @@ class Run:
                                          replicas=tuple(n for n in alive if n.role == "replica"))
         sums: dict[str, int | None] = {}
 
-        def checksum(node: Any) -> None:
+        def checksum(node: Node) -> None:
             try:
                 sums[node.name] = sql.checksum(node, s, table) if ids is None else \
                     sql.rows_checksum(node, s, table, ids)
@@ -656,10 +672,11 @@ class Run:
             t.join()
         got = {k: v for k, v in sums.items() if v is not None}
         equal = len(set(got.values())) == 1 and all(v is not None for v in waited.values())
-        self.record.summary["consistency"] = {"table": table, "checked": True, "checksums": sums, "caught_up_s": waited,
-                                       "equal": equal, "missing": sorted(set(missing)),
-                                       "scope": "table" if ids is None else "rows", "held": held,
-                                       **({} if ids is None else {"rows": len(set(ids))})}
+        checked = results.Consistency(table=table, checked=True, checksums=sums, caught_up_s=waited, equal=equal,
+                                      missing=sorted(set(missing)), scope="table" if ids is None else "rows", held=held)
+        if ids is not None:  # a rows-scope check says how many rows it compared
+            checked = summary.joined(checked, results.Consistency(rows=len(set(ids))))
+        self.record.add(results.RunSummary(consistency=checked))
         if not equal:
             self.record.status = STATUS_FAILED
 
@@ -688,13 +705,13 @@ class Run:
                                searched=self._searched())
         rec = self.record
         try:
-            judged, meta = results.summary_of(rec.summary), results.meta_of(rec.meta)
+            meta = results.meta_of(rec.meta)
         except ValueError as exc:  # a key no record declares: _write keeps both documents aside and fails the run
             self._record_error("judging the run", exc)
             rec.status = STATUS_FAILED
             return
-        guards, saturation, rec.status = judge.judge(judged, meta, facts, rec.status)
-        self.record.summary["guards"], self.record.summary["saturation"] = guards, saturation
+        guards, saturation, rec.status = judge.judge(rec.summary, meta, facts, rec.status)
+        rec.add(results.RunSummary(guards=guards, saturation=saturation))
 
     def _base_meta(self) -> dict[str, Any]:
         s = self.settings
