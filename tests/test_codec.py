@@ -344,7 +344,7 @@ def test_a_run_whose_record_refuses_its_summary_fails_in_one_line_and_keeps_what
     from replbench.experiments.run import Run, RunOptions
 
     run = Run(Settings.from_env(), scenario("write"), 400, RunOptions(duration=1.0), tmp_path)
-    run.record.meta = {"scenario": "write", "rate": 400, "status": "ok", "pid": 1}
+    run.record.meta = results.RunMeta(scenario="write", rate=400, status="ok", pid=1)
     run.record.summary = results.RunSummary(scenario="write", rate=400, status="ok", goodput=399.0)
     run._write(with_summary=True)
     assert run.record.status == "FAILED" and "FinishedRun refused folder: Field required" in run.record.errors[-1]

@@ -235,7 +235,7 @@ def test_the_catch_up_is_timed_from_the_send_s_end_not_from_vegetas(monkeypatch:
         run.settings = None  # type: ignore[assignment]
         run.options = runs.RunOptions(duration=3.0, catch_up_timeout=60.0)
         run.clock = runs.Clock(zero=1000.0, created=1000.0, started_up_s=None, start=2.0)
-        run.record = runs.Record(meta={}, summary=runs.results.RunSummary())
+        run.record = runs.Record(meta=runs.results.RunMeta(), summary=runs.results.RunSummary())
         run.live = runs.Live(None, attack_done=Vegeta(vegeta_ended))  # type: ignore[arg-type]
         run.measured = runs.Measured()
         run._time_catch_up()

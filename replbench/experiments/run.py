@@ -133,10 +133,10 @@ class Measured:
 @dataclass
 class Record:
     """The run's record as it is filled: status, errors, meta.json and summary.json's records, and the printed block.
-    Each phase adds its part of the summary as a RunSummary: a field it set (None too) is kept, one it never set
-    stays absent, as summary.json writes it."""
+    Each phase adds its part of them as a RunMeta or a RunSummary: a field it set (None too) is kept, one it never
+    set stays absent, as meta.json and summary.json write them."""
 
-    meta: dict[str, Any]
+    meta: results.RunMeta
     summary: results.RunSummary
     status: str = STATUS_OK
     errors: list[str] = field(default_factory=list)
@@ -147,6 +147,10 @@ class Record:
     def add(self, part: results.RunSummary) -> None:
         with self.lock:
             self.summary = summary.joined(self.summary, part)
+
+    def describe(self, part: results.RunMeta) -> None:
+        with self.lock:
+            self.meta = summary.joined(self.meta, part)
 
 
 @dataclass(frozen=True)
@@ -181,7 +185,7 @@ class Run:
         self.options = options
         self.folder = folder
         self.progress = progress or Progress(f"{scenario.name}@{rate}")
-        self.record = Record(meta={}, summary=results.RunSummary(
+        self.record = Record(meta=results.RunMeta(), summary=results.RunSummary(
             scenario=scenario.name, rate=rate, duration_s=options.duration, schema=scenario.schema, folder=folder.name,
             schema_version=RESULTS_SCHEMA))
         if options.clients is not None:
@@ -237,20 +241,22 @@ class Run:
                          exit_code(written.status or STATUS_FAILED, self.options.strict))
 
     def _write(self, with_summary: bool = False) -> None:
-        """meta.json (and summary.json) through their records (core/results.write_run). A key no record declares is
-        a bug of the harness: the run fails, the error is recorded, and the documents being written are kept beside
-        as <name>.refused.json with that status and error, so what they hold is not lost (a figure derived from the
-        summary's record after that, such as above the knee, is not computed)."""
+        """meta.json (and summary.json) through their records (core/results.write_run). A summary its record refuses
+        (one that says the run finished but lacks what every finished run records) is a bug of the harness: the run
+        fails, the error is recorded, and the documents being written are kept beside as <name>.refused.json with
+        that status and error, so what they hold is not lost."""
         try:
             self.written = results.write_run(self.folder, self.record.meta,
                                              self.record.summary if with_summary else None)
         except ValueError as exc:
             self._record_error("writing the results", exc)
             self.record.status = STATUS_FAILED
-            self.record.meta.update(status=STATUS_FAILED, exit_code=exit_code(STATUS_FAILED, self.options.strict))
+            self.record.describe(results.RunMeta(status=STATUS_FAILED,
+                                                 exit_code=exit_code(STATUS_FAILED, self.options.strict)))
             failed = summary.joined(self.record.summary, results.RunSummary(status=STATUS_FAILED,
                                                                             errors=self.record.errors))
-            kept = [("meta", self.record.meta)] + ([("summary", results.document_of(failed))] if with_summary else [])
+            kept = [("meta", results.document_of(self.record.meta))] + \
+                ([("summary", results.document_of(failed))] if with_summary else [])
             for name, doc in kept:
                 write_refused(self.folder / f"{name}.refused.json", doc)
             self.written = self._write_failed(with_summary)
@@ -258,8 +264,8 @@ class Run:
     def _write_failed(self, with_summary: bool) -> tuple[results.RunMeta, results.RunSummary | None]:
         """What a run whose records were refused leaves as its meta.json (and summary.json): failed, with its errors,
         so no reader takes it for a finished run or one still running."""
-        who = {"scenario": self.scenario.name, "rate": self.rate}
-        meta = results.meta_of({**who, "status": STATUS_FAILED, "exit_code": exit_code(STATUS_FAILED)})
+        meta = results.RunMeta(scenario=self.scenario.name, rate=self.rate, status=STATUS_FAILED,
+                               exit_code=exit_code(STATUS_FAILED))
         failed = results.RunSummary(scenario=self.scenario.name, rate=self.rate, folder=self.folder.name,
                                     status=STATUS_FAILED, errors=self.record.errors) if with_summary else None
         return results.write_run(self.folder, meta, failed)
@@ -286,27 +292,31 @@ class Run:
         # the topology is checked once, there (ensure_topology), before anything reads the servers
         prepared = prepare.settings_and_data(s, self.scenario, self.options.knobs, self.options.links, self.progress,
                                              alongside=cpu.calibrate)
+        score = prepared.alongside  # the calibration's, taken while it settled
         # the record's keys merged as a dictionary's were (a key set to None kept, one never set absent)
-        self.record.meta.update(prepared.set_up.model_dump(by_alias=True, exclude_unset=True))
-        self.record.meta["host"]["calibration_score"] = prepared.alongside
-        self.record.meta["dataset"] = _dataset_meta(s)  # read again: a first use has just built it
-        self.record.meta["versions"] = versions(s)
-        self.record.meta["disk"] = None if s.external else \
-            self._safely("disk probe", lambda: servervars.describe_disk(s.state))  # a remote server's: not visible
-        self.record.meta["server_variables_not_default"] = self._safely(
-            "server variables", lambda: servervars.non_default(s, mariadb_binaries().get("mariadbd")))
-        self.record.meta["targets"] = prepare.app_and_targets(
+        self.record.describe(results.RunMeta.model_validate(prepared.set_up.model_dump(by_alias=True,
+                                                                                       exclude_unset=True)))
+        self.record.describe(results.RunMeta(
+            host=summary.joined(self.record.meta.host or results.Host(), results.Host(calibration_score=score))))
+        self.record.describe(results.RunMeta(dataset=_dataset_meta(s)))  # read again: a first use has just built it
+        self.record.describe(results.RunMeta(versions=versions(s)))
+        self.record.describe(results.RunMeta(disk=None if s.external else  # a remote server's: not visible
+                                             self._safely("disk probe", lambda: servervars.describe_disk(s.state))))
+        self.record.describe(results.RunMeta(server_variables_not_default=self._safely(
+            "server variables", lambda: servervars.non_default(s, mariadb_binaries().get("mariadbd")))))
+        self.record.describe(results.RunMeta(targets=prepare.app_and_targets(
             s, self.scenario, self.folder / "targets.json", self.progress, rate=self.rate,
             duration=self.options.duration, catch_up_timeout=self.options.catch_up_timeout,
-            nonce=self.options.nonce or None).model_dump(by_alias=True, exclude_unset=True)
-        # after the app's restart: its new processes are pinned
-        self.record.meta["cpus"] = cpus.pin_groups(self.settings, self.options.cpus).model_dump()
+            nonce=self.options.nonce or None)))
+        # after the app's restart: its new processes are pinned; every field written, None too, as meta.json has it
+        pinned = cpus.pin_groups(self.settings, self.options.cpus)
+        self.record.describe(results.RunMeta(cpus=results.Cpus.model_validate(pinned.model_dump())))
         if s.attacker_hosts:
             self.progress.say(f"checking {len(s.attacker_hosts)} attacker host(s) over ssh (vegeta, clock skew), "
                               "copying the targets there")
             self.live.hosts = remote.check(s, self.live.vegeta, self.folder / "targets.json",
                                            self.live.attack_options)
-            self.record.meta["attacker_hosts"] = [c.as_dict() for c in self.live.hosts]
+            self.record.describe(results.RunMeta(attacker_hosts=[c.as_dict() for c in self.live.hosts]))
         if rowcheck.checked_columns(self.scenario) and rowcheck.method(self.options.knobs) == "sample":
             ids = rowcheck.sample_ids(self.folder / "targets.json")
             self.measured.row_sample = (ids, rowcheck.read_values(s, self.scenario.schema,
@@ -344,13 +354,14 @@ class Run:
             self.live.attack = attack.Attack(self.live.vegeta, self.folder, self.folder / "targets.json",
                                              self.live.attack_options, name,
                                              cpus.taskset_prefix(cpus.parse(self.options.cpus).get("vegeta")))
-        self.record.meta["started_at"] = _now()
+        self.record.describe(results.RunMeta(started_at=_now()))
         self.clock.start = time.monotonic() - self.clock.zero
         self.live.attack.start()
         if self.live.hosts is not None:  # start() returned at the agreed instant: the attack's start on our clock
             self.clock.start = time.monotonic() - self.clock.zero
-            self.record.meta["attack_start_agreed"] = self.live.attack.start_text() + " UTC"  # type: ignore[union-attr]
-        self.record.meta["attack_command"] = self.live.attack.command
+            self.record.describe(results.RunMeta(
+                attack_start_agreed=self.live.attack.start_text() + " UTC"))  # type: ignore[union-attr]
+        self.record.describe(results.RunMeta(attack_command=self.live.attack.command))
         self.live.fault_runner.start(self.clock.start)
         self.live.catch_thread = threading.Thread(target=self._time_catch_up, daemon=True)
         self.live.catch_thread.start()
@@ -363,7 +374,7 @@ class Run:
         self.live.attack.wait()
         self.live.attack_done.set()
         self.clock.end = time.monotonic() - self.clock.zero
-        self.record.meta["attack_ended_at"] = _now()
+        self.record.describe(results.RunMeta(attack_ended_at=_now()))
         appserver.wait_published(self.settings, time.time())  # the workers' counters, once more after the attack
         self.measured.after = samplers.snapshot(s, watch)
         if isinstance(self.live.attack, remote.RemoteAttack):
@@ -496,8 +507,8 @@ class Run:
             self._safely("latency plot", lambda: self._plot(tl))
         self.record.add(results.RunSummary(harness_time_s=self._harness_time(), status=self.record.status,
                                            errors=self.record.errors))
-        self.record.meta.update(finished_at=_now(), status=self.record.status,
-                                exit_code=exit_code(self.record.status, self.options.strict))
+        self.record.describe(results.RunMeta(finished_at=_now(), status=self.record.status,
+                                             exit_code=exit_code(self.record.status, self.options.strict)))
         self._write(with_summary=True)
         if (self.folder / "report.txt").exists() and self.written[1] is not None:
             self.record.block = render_block(self.written[1], self.folder)
@@ -548,15 +559,16 @@ class Run:
         tl = timeline.build(attack.decode(self.live.vegeta, attack.result_files(self.folder)),
                             faults.windows(done, self.options.duration), faults.outages(done))
         self.record.add(summary.client(report, tl))
-        written = self.record.meta.get("targets") or {}
-        if written.get("count") is not None:  # what vegeta was given: a rules' guard checks it looped none
-            self.record.add(results.RunSummary(targets=written["count"]))
+        written = self.record.meta.targets
+        if written is not None and written.count is not None:  # what vegeta was given: a guard checks it looped none
+            self.record.add(results.RunSummary(targets=written.count))
         self.record.add(results.RunSummary(app_admission=summary.joined(
             self.record.summary.app_admission or results.Admission(),
             results.Admission.model_validate(appserver.admission_settings(self.settings)))))
         # what the run was set up with, beside its figures
-        self.record.add(results.RunSummary.model_validate({key: self.record.meta.get(key) or {}
-                                                           for key in ("cpus", "buffer_pools", "settle", "links")}))
+        meta = self.record.meta
+        self.record.add(results.RunSummary(cpus=meta.cpus or results.Cpus(), buffer_pools=meta.buffer_pools or {},
+                                           settle=meta.settle or results.Settle(), links=meta.links or {}))
         if done:
             self.record.add(results.RunSummary(
                 planned_faults=[results.PlannedFault.model_validate(fault) for fault in done],
@@ -576,7 +588,7 @@ class Run:
         assert self.live.attack is not None and self.measured.before is not None and self.measured.after is not None
         assert self.live.samplers is not None and self.clock.start is not None and self.clock.end is not None
         s, b, a, watch = self.settings, self.measured.before, self.measured.after, self.live.samplers
-        readback = results.meta_of(self.record.meta).knobs_readback or {}
+        readback = self.record.meta.knobs_readback or {}
         window = summary.Window(
             t_start=self.clock.start, t_end=self.clock.end, cpu_before=b.cpu, cpu_after=a.cpu,
             attack_cpu_s=results.AttackCpu.model_validate(self.live.attack.cpu_seconds),
@@ -704,43 +716,36 @@ class Run:
                                attack_start_s=self.clock.start or 0, errors=tuple(self.record.errors),
                                searched=self._searched())
         rec = self.record
-        try:
-            meta = results.meta_of(rec.meta)
-        except ValueError as exc:  # a key no record declares: _write keeps both documents aside and fails the run
-            self._record_error("judging the run", exc)
-            rec.status = STATUS_FAILED
-            return
-        guards, saturation, rec.status = judge.judge(rec.summary, meta, facts, rec.status)
+        guards, saturation, rec.status = judge.judge(rec.summary, rec.meta, facts, rec.status)
         rec.add(results.RunSummary(guards=guards, saturation=saturation))
 
-    def _base_meta(self) -> dict[str, Any]:
+    def _base_meta(self) -> results.RunMeta:
         s = self.settings
-        return {
-            "schema_version": RESULTS_SCHEMA,
-            "scenario": self.scenario.name, "scenario_file": self.scenario.source, "rate": self.rate,
-            **({"bulk_rows": self.scenario.bulk_rows}
-               if any(r.endpoint == "update_users" for r in self.scenario.requests) else {}),
-            "duration_s": self.options.duration, "timeout_s": self.options.timeout,
-            "attack_options": {**self.live.attack_options.as_dict(),
-                               "client_connections": f"{s.client_connections} (REPLBENCH_CLIENT_CONNECTIONS)"},
-            "knobs": self.options.knobs.as_dict(), "knobs_changed": self.options.knobs.changed(),
-            "links_requested": [link.spec for link in self.options.links],
-            "dataset": _dataset_meta(s),
-            "app": {"workers": s.app_workers, "driver": s.driver, "worker_class": s.worker_class,
-                    "pool_size": s.pool_size, "statement_timeout_s": s.statement_timeout,
-                    "max_inflight": s.max_inflight, "max_queue_ms": s.max_queue_ms,
-                    "admission": appserver.admission_settings(s),
-                    "transport": "unix socket" if s.app_socket("master") else "tcp"},
-            "topology": {n.name: {"port": n.port, "server_id": n.server_id, "host": n.host, "external": n.external,
-                                  "cpu_source": n.cpu_source} for n in s.nodes},
-            "topology_file": s.topology_name if s.external else None,
-            "buffer_pool": s.buffer_pool, "flavour": s.flavour, "catch_up_timeout_s": self.options.catch_up_timeout,
-            "idle_window": {"setting": s.idle_window or "auto", "seconds": idle_window(self.rate, s.idle_window)},
-            "host": {**cpu.describe_host(calibrated=False), "platform": platform.platform()},
-            "created_at": _now(), "command": [without_machine_paths(a) for a in sys.argv],  # no machine path
-            "status": STATUS_RUNNING, "pid": os.getpid(),
-        }
-
+        base = results.RunMeta(
+            schema_version=RESULTS_SCHEMA,
+            scenario=self.scenario.name, scenario_file=self.scenario.source, rate=self.rate,
+            duration_s=self.options.duration, timeout_s=self.options.timeout,
+            attack_options={**self.live.attack_options.as_dict(),
+                            "client_connections": f"{s.client_connections} (REPLBENCH_CLIENT_CONNECTIONS)"},
+            knobs=self.options.knobs.as_dict(), knobs_changed=self.options.knobs.changed(),
+            links_requested=[link.spec for link in self.options.links],
+            dataset=_dataset_meta(s),
+            app={"workers": s.app_workers, "driver": s.driver, "worker_class": s.worker_class,
+                 "pool_size": s.pool_size, "statement_timeout_s": s.statement_timeout,
+                 "max_inflight": s.max_inflight, "max_queue_ms": s.max_queue_ms,
+                 "admission": appserver.admission_settings(s),
+                 "transport": "unix socket" if s.app_socket("master") else "tcp"},
+            topology={n.name: {"port": n.port, "server_id": n.server_id, "host": n.host, "external": n.external,
+                               "cpu_source": n.cpu_source} for n in s.nodes},
+            topology_file=s.topology_name if s.external else None,
+            buffer_pool=s.buffer_pool, flavour=s.flavour, catch_up_timeout_s=self.options.catch_up_timeout,
+            idle_window={"setting": s.idle_window or "auto", "seconds": idle_window(self.rate, s.idle_window)},
+            host=results.Host.model_validate({**cpu.describe_host(calibrated=False), "platform": platform.platform()}),
+            created_at=_now(), command=[without_machine_paths(a) for a in sys.argv],  # no machine path
+            status=STATUS_RUNNING, pid=os.getpid())
+        if any(r.endpoint == "update_users" for r in self.scenario.requests):  # a bulk scenario's rows per request
+            base = summary.joined(base, results.RunMeta(bulk_rows=self.scenario.bulk_rows))
+        return base
 
 
 def _dataset_meta(settings: Settings) -> dict[str, Any]:
