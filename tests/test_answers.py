@@ -19,6 +19,7 @@ from replbench.core.config import ROOT
 from replbench.core.results import (
     StudyRecord,
     StudyUnit,
+    Versions,
     read_meta,
     read_study,
     read_sweep,
@@ -206,7 +207,7 @@ def test_the_header_names_the_server_and_machine_the_runs_recorded() -> None:
         "cores (AMD EPYC), 23.5 GiB of memory; the three nodes, the app and vegeta on the same cores.")
     # what the runs recorded, never the machine the report is written on
     other = meta.model_copy(update={"host": meta.host.model_copy(update={"cores": 16, "memory_gib": 64}),
-                                    "versions": {"mariadb": "10.11.6-MariaDB-log"}})
+                                    "versions": Versions(mariadb="10.11.6-MariaDB-log")})
     assert "MariaDB 10.11.19, 10.11.6 (MySQL 8" in page.measured_on([meta, other])
     assert "on 2 cores" in page.measured_on([meta, other])  # the first machine recorded
     assert page.measured_on([]).startswith("**Measured**: MariaDB (its version not recorded) (MySQL 8 is not")

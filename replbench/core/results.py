@@ -776,6 +776,27 @@ class SetUp(Record):
     buffer_pools: dict[str, Any] | None = None
 
 
+class Versions(Record):
+    """What a run ran with (experiments/run.versions): vegeta's, Python's and the server's versions (the server's
+    None where the master did not answer), the Python packages' (None: not installed) and the harness's commit
+    (-dirty: with uncommitted changes)."""
+
+    vegeta: str | None = None
+    python: str | None = None
+    mariadb: str | None = None
+    packages: dict[str, str | None] | None = None
+    git_commit: str | None = None
+
+
+class Dataset(Record):
+    """The dataset a run read, as its state folder records it (every field None before it is built)."""
+
+    accounts: int | None = None
+    seed: int | None = None
+    built_at: str | None = None
+    nopk_rows: int | None = None
+
+
 class RunMeta(Record):
     """A run's meta.json: what was asked and what the run was run on (experiments/run.py)."""
 
@@ -802,8 +823,8 @@ class RunMeta(Record):
     flavour: str | None = None
     host: Host | None = None
     disk: dict[str, Any] | None = None
-    dataset: dict[str, Any] | None = None
-    versions: dict[str, Any] | None = None
+    dataset: Dataset | None = None
+    versions: Versions | None = None
     app: dict[str, Any] | None = None
     knobs: dict[str, Any] | None = None
     knobs_changed: dict[str, Any] | None = None

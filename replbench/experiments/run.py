@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import psutil
 
@@ -60,6 +60,8 @@ from ..report.block import render_block
 from ..topology import appserver, dataset, knobs, links, nodes, servervars
 from ..topology.install import VEGETA_VERSION, ensure_vegeta, mariadb_binaries
 from . import prepare
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -120,7 +122,7 @@ class Measured:
 
     bytes_per_beat: float = 0.0  # the heartbeat's binlog bytes per beat, from the idle window
     idle: dict[str, float] = field(default_factory=dict)  # each group's CPU seconds per second before the attack
-    idle_counters: dict[str, Any] = field(default_factory=dict)  # each node's counts per second
+    idle_counters: dict[str, summary.IdleCounts | None] = field(default_factory=dict)  # each node's counts per second
     before: samplers.Snapshot | None = None  # every counter, before and after the attack
     after: samplers.Snapshot | None = None
     catch_up: dict[str, float | None] | None = None
@@ -276,7 +278,7 @@ class Run:
         harnesslog.write(text, exc)
         self.progress.say(f"{text} (details in {self.log.name})", final=True)
 
-    def _safely(self, phase: str, fn: Callable[[], Any], default: Any = None) -> Any:
+    def _safely(self, phase: str, fn: Callable[[], T], default: T | None = None) -> T | None:
         """Run one phase; an operational failure is recorded (errors, harness.log) and the run goes on."""
         try:
             return fn()
@@ -748,11 +750,11 @@ class Run:
         return base
 
 
-def _dataset_meta(settings: Settings) -> dict[str, Any]:
-    """The dataset the run reads, as its state folder records it (every key None before it is built)."""
+def _dataset_meta(settings: Settings) -> results.Dataset:
+    """The dataset the run reads, as its state folder records it (every field None before it is built)."""
     info = dataset.dataset_info(settings) or {}
-    return {"accounts": info.get("accounts"), "seed": info.get("seed"), "built_at": info.get("built_at"),
-            "nopk_rows": info.get("nopk_rows")}
+    return results.Dataset(accounts=info.get("accounts"), seed=info.get("seed"), built_at=info.get("built_at"),
+                           nopk_rows=info.get("nopk_rows"))
 
 
 def not_caught_up(catch_up: dict[str, float | None], held: dict[str, str]) -> list[str]:
@@ -765,21 +767,20 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-def versions(settings: Settings) -> dict[str, Any]:
-    out: dict[str, Any] = {"vegeta": VEGETA_VERSION, "python": platform.python_version()}
+def versions(settings: Settings) -> results.Versions:
     try:
-        out["mariadb"] = sql.query_one(settings.master, settings, "SELECT VERSION()")
+        mariadb: str | None = sql.query_one(settings.master, settings, "SELECT VERSION()")
     except sql.MySQLError:  # the master may not be up
-        out["mariadb"] = None
+        mariadb = None
     wanted = ("aiohttp", "aiomysql", "asyncmy", "gunicorn", "uvloop", "orjson", "PyMySQL", "psutil", "matplotlib")
-    out["packages"] = {name: _pkg_version(name) for name in wanted}
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
         dirty = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True).stdout
-        out["git_commit"] = commit + ("-dirty" if dirty.strip() else "")
+        git_commit: str | None = commit + ("-dirty" if dirty.strip() else "")
     except OSError:
-        out["git_commit"] = None
-    return out
+        git_commit = None
+    return results.Versions(vegeta=VEGETA_VERSION, python=platform.python_version(), mariadb=mariadb,
+                            packages={name: _pkg_version(name) for name in wanted}, git_commit=git_commit)
 
 
 def _pkg_version(name: str) -> str | None:

@@ -156,8 +156,8 @@ def measured() -> list[str]:
 
 def on_what(metas: list[RunMeta]) -> list[str]:
     host = _host(metas)
-    # versions, dataset, disk and the server variables: maps with no record of their own
-    version = next(((m.versions or {}).get("mariadb") for m in metas if m.versions), None)
+    # disk and the server variables: maps with no record of their own
+    version = next((m.versions.mariadb for m in metas if m.versions), None)
     dataset = next((m.dataset for m in metas if m.dataset), None)
     lines = ["## On what", ""]
     if host:  # cores, CPU model and memory are the header's (measured_on)
@@ -181,8 +181,8 @@ def on_what(metas: list[RunMeta]) -> list[str]:
                      "meta.json): " + ", ".join(f"`{k}={v['value']}` (default {v['default']})"
                                               for k, v in sorted(shown.items())))
     if dataset:
-        lines.append(f"- **Dataset**: {dataset.get('accounts') or 0:,} accounts (seed {dataset.get('seed')}); "
-                     f"bench_nopk {dataset.get('nopk_rows') or 0:,} rows (no primary key)")
+        lines.append(f"- **Dataset**: {dataset.accounts or 0:,} accounts (seed {dataset.seed}); "
+                     f"bench_nopk {dataset.nopk_rows or 0:,} rows (no primary key)")
     if not host:
         lines.append("- (no sweep with run metadata in results/)")
     return lines + [""]

@@ -120,7 +120,7 @@ def rows_verified(shares: list[float | None], writes: bool) -> str:
 
 def server_versions(metas: list[RunMeta]) -> list[str]:
     """The MariaDB versions the runs recorded ('10.11.19' of '10.11.19-MariaDB-0+deb12u1-log'), in order."""
-    found = [str((m.versions or {}).get("mariadb") or "") for m in metas]
+    found = [str(m.versions and m.versions.mariadb or "") for m in metas]
     return sorted({match.group(0) for v in found if (match := re.match(r"\d+(\.\d+)+", v))})
 
 
