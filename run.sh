@@ -1,15 +1,29 @@
 #!/usr/bin/env bash
 # replbench entry point: make sure the Python environment exists, then hand everything to the harness.
+# The environment is built once per machine and requirements.txt (REPLBENCH_VENV_CACHE, default
+# ~/.cache/replbench/venv-<its sha256>) and linked as .venv, so a fresh clone reuses it (docs/development.md).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 venv="$root/.venv"
 stamp="$venv/.requirements.sha256"
 want="$(sha256sum "$root/requirements.txt" | cut -d' ' -f1)"
 if [[ ! -x "$venv/bin/python" || "$(cat "$stamp" 2>/dev/null)" != "$want" ]]; then
-  echo "replbench: preparing Python environment in .venv (first use)..." >&2
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$root/requirements.txt"
-  echo "$want" > "$stamp"
+  cache="${REPLBENCH_VENV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/replbench}"
+  shared="$cache/venv-$want"
+  mkdir -p "$cache"
+  exec 9>"$cache/venv.lock"
+  flock 9  # one build at a time: another clone may be making the same environment
+  if [[ ! -f "$shared/.complete" ]]; then
+    echo "replbench: preparing the Python environment (first use on this machine)..." >&2
+    rm -rf "$shared"
+    python3 -m venv "$shared"
+    "$shared/bin/pip" install --quiet --disable-pip-version-check -r "$root/requirements.txt"
+    echo "$want" > "$shared/.requirements.sha256"
+    touch "$shared/.complete"
+  fi
+  flock -u 9
+  rm -rf "$venv"
+  ln -s "$shared" "$venv"
 fi
 cd "$root"
 exec "$venv/bin/python" -m replbench "$@"
