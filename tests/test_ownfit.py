@@ -40,16 +40,21 @@ def test_a_windows_cpu_per_transaction_is_net_of_idle_per_whole_minute_with_its_
 
 
 def _window(tmp_path: Path, name: str, master_ms: float = 0.35, follower_ms: float = 0.45,
-            knobs_changed: dict[str, str] | None = None, cpu: bool = True, window_s: float | None = None) -> Path:
+            knobs_changed: dict[str, str] | None = None, cpu: bool = True, window_s: float | None = None,
+            flush_ms: float | None = None) -> Path:
     """The committed live window's apply.json with the CPU figures a window now records (master and a following
-    replica over its 300 s, five whole minutes each)."""
+    replica over its 300 s, five whole minutes each); with flush_ms, each node's write-back forced out after the
+    window (a workload file's window) at that CPU-ms per window transaction."""
     doc = json.loads(LIVE.read_text())
     if cpu:
         doc["live"]["cpu"] = {
             node: {"role": role, "cpu_s": ms * 90_133 / 1000, "seconds": 300.0, "transactions": 90_133,
                    "idle_cpu_per_s": 0.002, "cpu_ms_per_trx": ms, "net": True,
                    "minutes_ms_per_trx": [ms * f for f in (0.97, 1.0, 1.03, 0.99, 1.01)],
-                   "ci95_ms_per_trx": [ms * 0.97, ms * 1.03]}
+                   "ci95_ms_per_trx": [ms * 0.97, ms * 1.03],
+                   **({} if flush_ms is None else {"writeback": {
+                       "cpu_ms_per_write_net": flush_ms, "run_cpu_ms_per_write_net": ms,
+                       "cpu_ms_per_write_net_with_writeback": round(ms + flush_ms, 3)}})}
             for node, role, ms in (("master", "master", master_ms), ("replica2", "following", follower_ms))}
         doc["live"]["idle_trx"] = 0
     if window_s is not None:
@@ -95,6 +100,24 @@ def test_own_runs_price_the_profiles_cpu_and_apply_under_their_setting_only(tmp_
     code, model_text, err = run_main(["model", "predict", "--profile", str(PROFILE), "--setting", "ROW-FULL"], env)
     assert code == 0, err
     assert "CPU and apply from your own" not in model_text and _sheet(model_text, "ROW-FULL") != full
+
+
+def test_own_runs_with_the_write_back_forced_out_after_the_window_price_it_in(tmp_path: Path) -> None:
+    """A workload file's window (the tool stopped with it): the flush's CPU per window transaction is added to the
+    window's figure and its interval, and the line says the figure has it in."""
+    env = env_for(tmp_path / "state", REPLBENCH_RESULTS=str(ROOT / "results"), REPLBENCH_PORT_BASE="9")
+    window = _window(tmp_path, "w1", flush_ms=0.05)
+    code, text, err = run_main(["model", "predict", "--profile", str(PROFILE), "--own-runs", str(window),
+                                "--setting", "ROW-FULL"], env)
+    assert code == 0, err
+    trx = 90_189 / 305
+    half = mean_error([0.35 * f for f in (0.97, 1.0, 1.03, 0.99, 1.01)])
+    assert half is not None
+    assert (f"Master CPU: {trx * 0.40 / 1000:.3g} [{trx * (0.40 - half[1]) / 1000:.3g}–"
+            f"{trx * (0.40 + half[1]) / 1000:.3g}] cores") in text, text
+    assert f"Replica CPU: {trx * 0.50 / 1000:.3g} [" in text, text
+    assert "master 0.400 CPU-ms per transaction (master, net of idle, with the write-back its windows left" in text
+    assert "without the write-back they left" not in text, text
 
 
 def test_own_runs_that_are_no_live_window_with_cpu_figures_are_refused_in_one_line(tmp_path: Path) -> None:

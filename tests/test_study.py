@@ -15,6 +15,7 @@ from replbench.analysis.studymetrics import compare_cells, load_table, measured,
 from replbench.core import sql
 from replbench.core.config import ROOT, STUDY_DIR, Settings
 from replbench.core.results import (
+    ComparisonRow,
     StudyCell,
     StudyRecord,
     StudyUnit,
@@ -412,6 +413,13 @@ run = ["sysbench", "oltp_write_only", "--db-driver=mysql", "--mysql-host={host}"
 """
 
 
+def binlog_size(topo: Settings) -> int:
+    """The master's binlog files, their bytes in all (SHOW BINARY LOGS)."""
+    with sql.admin(topo.master, topo) as cur:
+        cur.execute("SHOW BINARY LOGS")
+        return sum(int(row[1]) for row in sql.fetch_all(cur))
+
+
 def test_a_live_unit_drives_a_workload_files_tool_and_measures_its_window(topo: Settings, tmp_path: Path) -> None:
     """A tool the suite did not write (sysbench) writes to the master for the unit's window, prepared on first use;
     the window counts exactly sysbench's transactions, the held replica drains them, the other follows."""
@@ -419,6 +427,7 @@ def test_a_live_unit_drives_a_workload_files_tool_and_measures_its_window(topo: 
     work.write_text(TINY_SYSBENCH)
     text = (f'description = "x"\nquestion = "x"\nmeasure = ["live"]\nworkloads = ["{work}"]\nrate = 40\n'
             'duration = "6s"\nrepeat = 1\n[vary]\nbinlog_row_image = ["FULL"]\n')
+    size_before = binlog_size(topo)
     try:
         proc = run_cli(["study", str(write_study(tmp_path, text, "live"))], env_for(topo.state), timeout=600)
         assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -432,8 +441,21 @@ def test_a_live_unit_drives_a_workload_files_tool_and_measures_its_window(topo: 
         assert apply["live"]["transactions"] == sysbench > 0, (apply["live"], sysbench)
         assert list(apply["replicas"]) == ["replica1"] and apply["replicas"]["replica1"]["transactions"] >= sysbench
         assert {c["role"] for c in apply["live"]["cpu"].values()} == {"master", "following"}, apply["live"]["cpu"]
+        # the tool stopped with the window: the master's and the follower's dirty pages forced out after it, counted
+        for c in apply["live"]["cpu"].values():
+            back = c["writeback"]
+            assert back["dirty_pages"] > 0 and back["pages_flushed"] > 0 and back["write_bytes"] > 0, back
+            assert back["cpu_ms_per_write_net_with_writeback"] >= back["run_cpu_ms_per_write_net"] == \
+                c["cpu_ms_per_trx"], back
         metrics = unit["metrics"]
         assert metrics["live_master_ms_per_trx"] > 0 and metrics["live_following_ms_per_trx"] > 0, metrics
+        assert metrics["live_master_kb_written_per_trx_with_writeback"] > 0, metrics
+        # the binlog the window wrote, by the server's count: within what the binlog files grew by over the whole
+        # study, and at least a GTID, a table map and a row event a transaction
+        grown = binlog_size(topo) - size_before
+        assert 100 * sysbench < apply["live"]["binlog_bytes"] <= grown, (apply["live"], grown)
+        assert metrics["live_binlog_bytes_per_trx"] == pytest.approx(
+            apply["live"]["binlog_bytes"] / apply["live"]["transactions"], abs=0.1), apply["live"]
         assert metrics["apply_trx_per_s"] > 0 and metrics["live_trx_per_s"] > 0, metrics
         assert replicating(topo)
     finally:
@@ -750,3 +772,28 @@ def test_a_cells_clients_make_it_a_closed_loop_and_only_a_run_measure_takes_them
                     '[vary]\nclients = [1, 5000]\n')
     with pytest.raises(studyfile.StudyError, match="at most 1024 clients"):
         studyfile.load(str(many))
+
+
+def test_a_plot_draws_each_metric_against_a_key_with_a_line_per_value_of_another(tmp_path: Path) -> None:
+    """[plot]: the committed working-set study's cells placed by pool and scenario; two cells at one point, or a key
+    that is no knob, refused in one line."""
+    from replbench.report.plots import line_points
+
+    spec = studyfile.load("working-set")
+    assert spec.plot is not None and (spec.plot.x, spec.plot.lines) == ("buffer_pool", "scenario")
+    cells = studyfile.cell_records(spec.cells)
+    record = StudyRecord(cells=cells)
+    rows = {c.name: ComparisonRow(median=float(i), min=i - 0.5, max=i + 0.5) for i, c in enumerate(cells)
+            if c.name is not None}
+    points = line_points(record, rows, list(rows), spec.plot)
+    assert points.xs == ["4G", "1G", "128M"] and set(points.lines) == {"write-noindex", "write"}
+    assert [p[0] for p in points.lines["write"]] == [0, 1, 2]
+    assert points.lines["write-noindex"][0] == (0, 0.0, -0.5, 0.5)
+    for plot, message in (('x = "binlog_format"', "one point for two cells"),
+                          ('x = "buffer_pool"\nlines = "nope"', "names 'nope', not a knob or a cell key")):
+        text = GOOD.replace("[vary]", f"[plot]\n{plot}\n[vary]").replace('binlog_format = ["ROW", "STATEMENT"]',
+                                                                        'binlog_format = ["ROW", "STATEMENT"]\n'
+                                                                        'buffer_pool = ["4G", "1G"]')
+        with pytest.raises(studyfile.StudyError) as err:
+            studyfile.load(str(write_study(tmp_path, text, "plot")))
+        assert message in str(err.value) and "\n" not in str(err.value), err.value

@@ -37,6 +37,9 @@ class OwnRole:
     net: bool
     nodes: tuple[str, ...]
     minutes: int
+    # every window's write-back included: its nodes' dirty pages forced out after it (a workload file's windows;
+    # a client of the DBA's may go on writing after its window, so its windows have none)
+    writeback: bool = False
 
 
 @dataclass(frozen=True)
@@ -62,8 +65,15 @@ def _role(figures: list[tuple[str, LiveCpu]]) -> OwnRole | None:
     error = mean_error(minutes)
     mean = sum(minutes) / len(minutes) if minutes else ms
     low, high = (None, None) if error is None else (min(ms, mean - error[1]), max(ms, mean + error[1]))
-    return OwnRole(ms_per_trx=ms, low=low, high=high, net=all(c.net for _, c in usable),
-                   nodes=tuple(sorted({n for n, _ in usable})), minutes=len(minutes))
+    # the flush after each window, per its transactions: added to the window's figure and its interval alike (one
+    # flush a window: no spread of its own)
+    flushes = [(c.writeback.cpu_ms_per_write_net, c.transactions or 0) for _, c in usable
+               if c.writeback is not None and c.writeback.cpu_ms_per_write_net is not None]
+    back = sum(f * t for f, t in flushes) / trx if len(flushes) == len(usable) else 0.0
+    return OwnRole(ms_per_trx=ms + back, low=None if low is None else low + back,
+                   high=None if high is None else high + back, net=all(c.net for _, c in usable),
+                   nodes=tuple(sorted({n for n, _ in usable})), minutes=len(minutes),
+                   writeback=len(flushes) == len(usable))
 
 
 def fit_of(records: list[tuple[Path, ApplyRecord]]) -> OwnFit:
@@ -111,14 +121,18 @@ def _cores(role: OwnRole | None, trx: float) -> Band | None:
 
 def _note(fit: OwnFit, trx: float) -> str:
     roles = [f"{what} {r.ms_per_trx:.3f} CPU-ms per transaction ({', '.join(r.nodes)}, "
-             f"{'net of idle' if r.net else 'gross: no idle measured'})"
+             f"{'net of idle' if r.net else 'gross: no idle measured'}"
+             f"{', with the write-back its windows left, forced out after each' if r.writeback else ''})"
              for what, r in (("master", fit.master), ("following replica", fit.replica)) if r is not None]
     missing = [f"{what}'s from the model" for what, r in (("master", fit.master), ("replica", fit.replica))
                if r is None]
     applied = (f"; one SQL thread applied {min(fit.apply_trx_per_s):,.0f}–{max(fit.apply_trx_per_s):,.0f} trx/s "
                "in the drains" if fit.apply_trx_per_s else "")
+    # each role says when its figure has the write-back in; else none has
+    back = "" if any(r.writeback for r in (fit.master, fit.replica) if r is not None) else \
+        " (the windows' CPU, without the write-back they left)"
     return (f"from your own live window(s) at {fit.rate:,.1f} trx/s under {fit.setting}: "
-            + "; ".join(roles + missing) + " (the windows' CPU, without the write-back they left)" + applied
+            + "; ".join(roles + missing) + back + applied
             + "; " + _held(fit.rate, trx))
 
 

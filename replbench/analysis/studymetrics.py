@@ -211,6 +211,14 @@ def _live_cpu(data: ApplyRecord, role: str) -> float | None:
     return max(got) if got else None
 
 
+def _live_back(data: ApplyRecord, role: str, figure: Callable[[WritebackNode], Num | None]) -> float | None:
+    """A live window's figure with the write-back it left on the nodes of a role (forced out after it: a workload
+    file's windows only), the larger of them."""
+    got = [v for c in ((data.live.cpu if data.live else None) or {}).values()
+           if c.role == role and c.writeback is not None and (v := figure(c.writeback)) is not None]
+    return max(got) if got else None
+
+
 def _bigtx(data: BigTxRecord, figure: Callable[[BigTxTransaction], Num | None], scale: float = 1.0) -> float | None:
     """One big-transaction unit's figure (its one transaction; the median when it ran several)."""
     values = [v * scale for t in data.transactions or [] if (v := figure(t)) is not None]
@@ -297,10 +305,23 @@ APPLY_METRICS: tuple[Metric[ApplyRecord], ...] = (
            lambda d: _apply(d, lambda r: r.cpu_ms_per_trx, cost=True), source="apply"),
     Metric("live_trx_per_s", "window trx/s (the workload's)", "/s",
            lambda d: d.live.mean_trx_per_s if d.live else None, lower_is_better=False, source="apply"),
+    Metric("live_binlog_bytes_per_trx", "binlog bytes/trx (window)", "B",
+           lambda d: d.live.binlog_bytes_per_trx if d.live else None, source="apply", count=BYTES_VARY),
     Metric("live_master_ms_per_trx", "master CPU-ms/trx (window)", "ms", lambda d: _live_cpu(d, "master"),
            source="apply"),
     Metric("live_following_ms_per_trx", "following replica CPU-ms/trx (window)", "ms",
            lambda d: _live_cpu(d, "following"), source="apply"),
+    Metric("live_master_ms_per_trx_with_writeback", "master CPU-ms/trx with write-back (window)", "ms",
+           lambda d: _live_back(d, "master", lambda w: w.cpu_ms_per_write_net_with_writeback), source="apply"),
+    Metric("live_following_ms_per_trx_with_writeback", "following replica CPU-ms/trx with write-back (window)", "ms",
+           lambda d: _live_back(d, "following", lambda w: w.cpu_ms_per_write_net_with_writeback), source="apply"),
+    Metric("live_master_kb_written_per_trx_with_writeback", "master KB written/trx with write-back (window)", "KB",
+           lambda d: _live_back(d, "master", lambda w: w.kb_written_per_write_with_writeback), source="apply",
+           count=PAGES_VARY),
+    Metric("live_following_kb_written_per_trx_with_writeback",
+           "following replica KB written/trx with write-back (window)", "KB",
+           lambda d: _live_back(d, "following", lambda w: w.kb_written_per_write_with_writeback), source="apply",
+           count=PAGES_VARY),
 )
 BIGTX_METRICS: tuple[Metric[BigTxRecord], ...] = (
     Metric("bigtx_binlog_mb", "binlog MB per transaction", "MB", lambda d: _bigtx(d, lambda t: t.binlog_bytes, 1e-6),

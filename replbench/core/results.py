@@ -947,8 +947,13 @@ class UnitMetrics(Record):
     apply_ms_per_trx: Num | None = None
     # a live unit's window, from its apply.json (2026-12-03)
     live_trx_per_s: Num | None = None
+    live_binlog_bytes_per_trx: Num | None = None
     live_master_ms_per_trx: Num | None = None
     live_following_ms_per_trx: Num | None = None
+    live_master_ms_per_trx_with_writeback: Num | None = None  # a workload file's windows: their write-back forced out
+    live_following_ms_per_trx_with_writeback: Num | None = None
+    live_master_kb_written_per_trx_with_writeback: Num | None = None
+    live_following_kb_written_per_trx_with_writeback: Num | None = None
     # a big-transaction unit's, from its bigtx.json
     bigtx_binlog_mb: Num | None = None
     bigtx_master_s: Num | None = None
@@ -1005,6 +1010,14 @@ class StudyCell(Record):
     changed: dict[str, Word] | None = None  # what the cell sets beside the reference (experiments/studyfile Cell)
 
 
+class StudyPlot(Record):
+    """A study's chart as its file declares it ([plot]): each primary metric against the cells' value of `x`, a line
+    per value of `lines` (report/plots; docs/studies.md)."""
+
+    x: str | None = None
+    lines: str | None = None
+
+
 class StudyRecord(Record):
     """A study's study.json (experiments/study.py)."""
 
@@ -1024,6 +1037,7 @@ class StudyRecord(Record):
     measures: list[str] | None = None
     primary: list[str] | None = None
     baseline_per: list[str] | None = None
+    plot: StudyPlot | None = None  # absent before 2026-12-03 and where the file declares none (report: the file's now)
     rates: dict[str, int] | None = None
     cells: list[StudyCell] | None = None
     # the study file's cells its command's --only left out, by name ([] for none; absent before 2026-12-02: the
@@ -1261,6 +1275,9 @@ class LiveCpu(Record):
     net: bool | None = None  # cpu_ms_per_trx is net of idle_cpu_per_s
     minutes_ms_per_trx: list[Num] | None = None
     ci95_ms_per_trx: list[Num] | None = None
+    # after a window a workload file's tool wrote: the node's dirty pages forced out, per window transaction, with the
+    # window's own figures beside (absent before 2026-12-03, and after a client of the DBA's: it may still write)
+    writeback: WritebackNode | None = None
 
 
 class LiveWindow(Record):
@@ -1282,6 +1299,10 @@ class LiveWindow(Record):
     # of its idle where the idle sample before the window saw no transaction (`idle_trx`: what it saw)
     cpu: dict[str, LiveCpu] | None = None
     idle_trx: int | None = None
+    # what the master wrote to its binlog over the window (MariaDB's Binlog_bytes_written; the heartbeat's few bytes
+    # a second included), in all and per transaction (absent before 2026-12-03 and on MySQL 8)
+    binlog_bytes: int | None = None
+    binlog_bytes_per_trx: Num | None = None
 
 
 class ReplayFile(Record):

@@ -26,7 +26,16 @@ from ..core import harnesslog, sql
 from ..core.config import LIVE_MIN_WINDOW_S, LIVE_SAMPLE_S, Node, Settings
 from ..core.progress import Progress
 from ..core.records import STATUS_INTERRUPTED, UNIT_FAILED, UNIT_OK
-from ..core.results import ApplyMaster, ApplyRecord, ApplyReplica, LiveWindow, WritebackNode, merged, write_record
+from ..core.results import (
+    ApplyMaster,
+    ApplyRecord,
+    ApplyReplica,
+    LiveCpu,
+    LiveWindow,
+    WritebackNode,
+    merged,
+    write_record,
+)
 from ..core.scenario import Scenario
 from ..core.workload import Workload
 from ..load import attack, cpus, external
@@ -169,9 +178,12 @@ def measure_live(settings: Settings, setting: knobs.Knobs, window: float, folder
             samples.append((round(time.monotonic() - opened, 3), ended))
             cpu.append(_cpus(settings, roles))
         _write_samples(folder / "window.csv", samples, cpu, roles)
+        window_cpu = livewindow.cpu_of(samples, cpu, idle, roles)
+        if driver is not None:  # the suite's own tool has stopped: what the nodes hold dirty is the window's
+            window_cpu = _window_writeback(settings, window_cpu, idle, gtid, before, state.queued)
         live = merged(livewindow.rates(samples, window), LiveWindow(
-            gtid_start=gtid_start, pre_flush_s=round(pre_flush.seconds, 3),
-            cpu=livewindow.cpu_of(samples, cpu, idle, roles), idle_trx=idle_trx))
+            gtid_start=gtid_start, pre_flush_s=round(pre_flush.seconds, 3), cpu=window_cpu, idle_trx=idle_trx))
+        live = merged(live, _binlog_written(before["master"], state.queued["master"]))
         state.add(ApplyRecord(live=live, gtid=gtid, write_seconds=live.window_s))
         master = _master(before, state.queued, live.window_s or window)
         if not master.transactions:
@@ -196,6 +208,49 @@ def measure_workload(settings: Settings, setting: knobs.Knobs, work: Workload, r
     driver = external.Driver(settings, work, rate, window, log)
     held = settings.replicas[0].name if len(settings.replicas) > 1 else None
     return measure_live(settings, setting, window, folder, only=held, pinning=pinning, driver=driver)
+
+
+def _binlog_written(opened: counters.NodeCounters | None, closed: counters.NodeCounters | None) -> LiveWindow:
+    """The master's binlog bytes over the window and per application transaction (none where the server keeps no
+    count: MySQL 8)."""
+    if opened is None or closed is None or BINLOG_WRITTEN not in closed.status:
+        return LiveWindow()
+    written = int(closed.status[BINLOG_WRITTEN] - opened.status.get(BINLOG_WRITTEN, 0.0))
+    trx = closed.seq.get(counters.APP_DOMAIN, 0) - opened.seq.get(counters.APP_DOMAIN, 0)
+    return LiveWindow(binlog_bytes=written, binlog_bytes_per_trx=round(written / trx, 1) if trx > 0 else None)
+
+
+BINLOG_WRITTEN = "Binlog_bytes_written"
+PAGES_FLUSHED = "Innodb_buffer_pool_pages_flushed"  # what the page cleaner wrote within the window itself
+
+
+def _window_writeback(settings: Settings, window_cpu: dict[str, LiveCpu], idle: dict[str, float | None], gtid: str,
+                      opened: dict[str, counters.NodeCounters | None],
+                      closed: dict[str, counters.NodeCounters | None]) -> dict[str, LiveCpu]:
+    """After a window a workload file's tool wrote (and has stopped writing): the following replicas caught up to
+    the window's end, then the master's and their dirty pages forced out and counted, per window transaction, with
+    the window's own CPU, KB written and pages flushed per transaction beside (analysis/writeback): what a drained
+    replica's flush is to its drain. With a client of the DBA's still writing, a flush would take its writes too:
+    not done then (docs/apply-capacity.md)."""
+    following = tuple(settings.node(n) for n, c in window_cpu.items() if c.role == "following")
+    if following:
+        nodes.wait_caught_up(settings, DRAIN_TIMEOUT, gtid, following)
+    flush = writeback.flush_nodes(settings, (settings.master, *following), _cpu)
+    out = dict(window_cpu)
+    for name, c in window_cpu.items():
+        trx, a, b = c.transactions, opened.get(name), closed.get(name)
+        if not trx or a is None or b is None:
+            continue
+        written = None if a.write_bytes is None or b.write_bytes is None else b.write_bytes - a.write_bytes
+        pages = b.status.get(PAGES_FLUSHED, 0.0) - a.status.get(PAGES_FLUSHED, 0.0)
+        figures = writeback_figures.node_figures(
+            flush, name, idle.get(name), trx,
+            {"cpu_ms_per_write_net": c.cpu_ms_per_trx,
+             "kb_written_per_write": None if written is None else round(written / 1024 / trx, 1),
+             "pages_flushed_per_write": round(pages / trx, 2)})
+        if figures is not None:
+            out[name] = merged(c, LiveCpu(writeback=WritebackNode.model_validate(figures)))
+    return out
 
 
 class LiveWindowEmpty(Exception):
@@ -599,6 +654,10 @@ def _live_lines(master: ApplyMaster, live: LiveWindow) -> list[str]:
     if live.short:
         lines.append(f"Short window: under {LIVE_MIN_WINDOW_S / 60:g} minutes, it may hold none of the "
                      "application's busy minutes")
+    if live.binlog_bytes is not None:
+        per = "" if live.binlog_bytes_per_trx is None else f", {live.binlog_bytes_per_trx:,.1f} per transaction"
+        lines.append(f"Binlog over the window: {live.binlog_bytes:,} bytes{per} (the server's Binlog_bytes_written, "
+                     "the heartbeat's few bytes a second included)")
     lines += _live_cpu_lines(live)
     if live.master_trx_during_drains:
         lines.append(f"The client went on writing while the replicas drained ({live.master_trx_during_drains:,} "
@@ -619,10 +678,20 @@ def _live_cpu_lines(live: LiveWindow) -> list[str]:
                   " (under two whole minutes: no interval)")
         basis = "net of its idle" if c.net else (
             "gross: the client was already writing when the window opened, so no idle was measured")
+        back = c.writeback
+        tail = ("the window's own, without the write-back it left (its dirty pages are not forced out after it, as a "
+                "drained replica's are: a client of yours may still be writing)") if back is None else (
+            f"with the write-back it left, forced out after the window ({writeback_figures.BOUND}): "
+            f"{_figure(back.cpu_ms_per_write_net_with_writeback, '.3f')} CPU-ms, "
+            f"{_figure(back.kb_written_per_write_with_writeback, '.1f')} KB written and "
+            f"{_figure(back.pages_flushed_per_write_with_writeback, '.2f')} pages flushed per transaction")
         lines.append(f"CPU over the window, {who}: {c.cpu_ms_per_trx:.3f} CPU-ms per transaction{spread}, {basis}; "
-                     "the window's own, without the write-back it left (its dirty pages are not forced out after "
-                     "it, as a drained replica's are)")
+                     f"{tail}")
     return lines
+
+
+def _figure(value: float | None, spec: str) -> str:
+    return "n/a" if value is None else format(value, spec)
 
 
 def _busiest_text(ratio: float | None) -> str:

@@ -482,7 +482,7 @@ class Study:
             "measures": list(spec.measures), "repeat": self.plan.repeat, "reset": spec.reset,
             "data_state": spec.data_state, "question": spec.question, "primary": list(spec.primary),
             "cells": study_cells, "cells_cut": list(spec.cut), "baseline_per": list(spec.baseline_per),
-            "baselines": base_of,
+            "baselines": base_of, **({"plot": spec.plot} if spec.plot is not None else {}),
             "order": [f"{u['cell']} / {u['scenario']} / {u['measure']} / repeat {u['repeat']}" for u in self.units],
             "units": self.units, "comparison": compare_cells(finished, cells, base_of),
             "command": " ".join(["./run.sh", *sys.argv[1:]]),

@@ -39,6 +39,9 @@ load, rows, writes).
     # when a cell keeps them and at the study's end; the units are ordered so that few are re-created
     baseline_per = ["buffer_pool"]          # each cell against the first cell with its buffer_pool (default: the
                                             # first cell of all): a study of two factors asks one of them per level
+    [plot]                                  # its chart: each primary metric against a knob or cell key, a line
+    x = "buffer_pool"                       # per value of another (default: a bar per cell)
+    lines = "scenario"
 """
 
 from __future__ import annotations
@@ -72,7 +75,7 @@ from ..core.config import (
     Word,
     parse_duration,
 )
-from ..core.results import StudyCell
+from ..core.results import StudyCell, StudyPlot
 from ..core.schema import FieldError, FileModel, Loc, between, checked_by, duration, one_of, shown, validate
 from ..topology import links
 from ..topology.knobs import KNOB_LIST, KNOBS, Knob, Knobs
@@ -146,6 +149,7 @@ class Spec:
     primary: tuple[str, ...] = ()  # the metrics its findings may come from (analysis/findings.py)
     baseline_per: tuple[str, ...] = ()  # each cell against the first cell with its values of these (default: the
     #                                     first cell of all), e.g. ("buffer_pool",): indexes against none per pool
+    plot: StudyPlot | None = None  # its chart's axes ([plot]); None: a bar per cell
     source: str = field(repr=False, default="")
     cut: tuple[str, ...] = ()  # the file's cells `only` left out, by name (study.json's cells_cut)
 
@@ -347,6 +351,7 @@ class StudyTables(FileModel):
     cells: list[CellTable] | None = None
     writes: Annotated[int, _at_least_one("writes")] | None = None
     baseline_per: list[str] = []
+    plot: PlotTable | None = None
     _derived: tuple[tuple[Cell, ...], list[str], dict[str, int]] = PrivateAttr()
 
     @model_validator(mode="after")
@@ -360,6 +365,7 @@ class StudyTables(FileModel):
                                                     "be only \"run\"")
         self._derived = (cells, names, self._rates(names))
         self._check_metrics(cells)
+        self._check_plot(cells)
         return self
 
     def spec(self, name: str, source: str) -> Spec:
@@ -367,7 +373,8 @@ class StudyTables(FileModel):
         return Spec(name=name, description=self.description, scenarios=tuple(names), rates=rates,
                     duration=self.duration, measures=tuple(self.measure), repeat=self.repeat, reset=self.reset,
                     data_state=self.data_state, cells=cells, writes=self.writes, source=source,
-                    question=self.question, primary=tuple(self.primary), baseline_per=tuple(self.baseline_per))
+                    question=self.question, primary=tuple(self.primary), baseline_per=tuple(self.baseline_per),
+                    plot=None if self.plot is None else StudyPlot(x=self.plot.x, lines=self.plot.lines))
 
     def _cells(self) -> tuple[tuple[Cell, ...], list[Loc]]:
         """The cells, and where each is set in the file."""
@@ -473,6 +480,29 @@ class StudyTables(FileModel):
         if self.baseline_per and len(set(baselines(cell_records(cells), self.baseline_per).values())) == len(cells):
             raise FieldError(("baseline_per",), f"{', '.join(self.baseline_per)} leaves every cell its own "
                                                 "baseline: nothing to compare")
+
+
+    def _check_plot(self, cells: tuple[Cell, ...]) -> None:
+        """[plot] names knobs or cell keys, and they place each cell at a point of its own."""
+        if self.plot is None:
+            return
+        for axis in ("x", "lines"):
+            key = getattr(self.plot, axis)
+            if key is not None and key not in KNOBS and key not in CELL_KEYS:
+                raise FieldError(("plot", axis), f"names '{key}', not a knob or a cell key; knobs: {', '.join(KNOBS)}")
+        seen: dict[tuple[str, str], str] = {}
+        lines = self.plot.lines
+        for cell in cells:
+            point = (cell_value(cell, self.plot.x), "" if lines is None else cell_value(cell, lines))
+            if point in seen:
+                raise FieldError(("plot",), f"cells '{seen[point]}' and '{cell.name}' have the same {self.plot.x}"
+                                            f"{'' if lines is None else ' and ' + lines}: one point for two cells")
+            seen[point] = cell.name
+
+
+class PlotTable(FileModel):
+    x: str
+    lines: str | None = None
 
 
 def _cell(given: dict[str, FileValue], loc: Loc) -> Cell:

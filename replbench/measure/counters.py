@@ -34,7 +34,7 @@ STATUS = ("Com_update", "Com_insert", "Com_delete", "Binlog_commits", "Binlog_gr
           "Innodb_data_written", "Innodb_dblwr_pages_written", "Innodb_os_log_written",
           "Rpl_semi_sync_master_yes_tx", "Rpl_semi_sync_master_no_tx", "Rpl_semi_sync_master_tx_wait_time",
           "Rpl_semi_sync_master_tx_waits", "Rpl_semi_sync_master_net_wait_time", "Rpl_semi_sync_master_net_waits",
-          "Rpl_semi_sync_master_status")
+          "Rpl_semi_sync_master_status", "Binlog_bytes_written")  # the last MariaDB's only (MySQL 8 has none)
 APP_DOMAIN = 0
 APP_ROWS = "app_rows_changed"  # userstat's ROWS_CHANGED summed over the application's tables (MariaDB)
 

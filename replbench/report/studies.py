@@ -45,7 +45,16 @@ from ..analysis.studymetrics import (
 )
 from ..core.config import FINDING_MIN_REPEATS, ROOT, SEMI_SYNC_BY_HAND, STUDY_DIR, Word
 from ..core.records import COMPLETE
-from ..core.results import Comparison, ComparisonRow, StudyCell, StudyRecord, read_meta, read_study, write_record
+from ..core.results import (
+    Comparison,
+    ComparisonRow,
+    StudyCell,
+    StudyPlot,
+    StudyRecord,
+    read_meta,
+    read_study,
+    write_record,
+)
 from .assets import Writer
 from .costsheet import compressed_text
 from .plots import plot_study
@@ -68,6 +77,21 @@ def primary_of(data: StudyRecord) -> list[str]:
     except (OSError, ValueError):
         return []
     return [str(k) for k in declared if k in BY_KEY]
+
+
+def plot_of(data: StudyRecord) -> StudyPlot | None:
+    """A study's chart axes: as its study.json recorded them, else as its study file's [plot] declares them now (a
+    study run before files declared one); None: a bar per cell."""
+    if data.plot is not None:
+        return data.plot
+    try:
+        declared = tomllib.loads((STUDY_DIR / f"{data.name}.toml").read_text()).get("plot")
+    except (OSError, ValueError):
+        return None
+    if not isinstance(declared, dict) or not isinstance(declared.get("x"), str):
+        return None
+    lines = declared.get("lines")
+    return StudyPlot(x=declared["x"], lines=lines if isinstance(lines, str) else None)
 
 
 def declared_of(data: StudyRecord) -> list[str] | None:
@@ -166,7 +190,7 @@ def study_section(folder: Path, writer: Writer) -> tuple[list[str], StudyRecord]
         writer.keep_meta(folder / first / "meta.json", assets / "meta.json")
     if (assets / "meta.json").exists():  # for the one page's machine and versions
         data = data.model_copy(update={"meta": read_meta(assets)})
-    chart = plot_study(data, assets, primary)
+    chart = plot_study(data, assets, primary, plot_of(data))
     # the whole study (every table) in its own file beside its assets; report.md keeps what it found
     (assets / "study.md").write_text("\n".join(
         [f"# Study `{data.name}` — `{folder.name}`", *full[1:], *compression_note(data), *tables]
