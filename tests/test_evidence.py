@@ -138,6 +138,8 @@ EVIDENCE = (
         Run("pinned-apply-20261203/compare.py", cwd="pinned-apply-20261203"),)),
     Evidence("own-fit-20261203/compare.txt", (
         Run("own-fit-20261203/compare.py", cwd="own-fit-20261203"),)),
+    Evidence("own-workload-20261203/summary.txt", (
+        Run("own-workload-20261203/summary.py", cwd="own-workload-20261203"),)),
 )
 RERUN = {run.script for evidence in EVIDENCE for run in evidence.runs}
 
