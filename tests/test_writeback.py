@@ -42,24 +42,26 @@ def test_the_flush_is_counted_per_write_net_of_idle_and_added_to_the_runs_own_fi
     got = writeback.derive(_flush(), {"replica1": 0.01}, 100, {"replica1": 3.07},
                            {"replica1": RunNodeFigures(kb_written_per_write_net=10.7, pages_flushed_per_write_net=0.0)},
                            {"replica1": [0.01, 0.012, 0.008]})
-    node = got["nodes"]["replica1"]
-    assert got["seconds"] == 2.0 and got["writes"] == 100 and got["at_rest"] is True
-    assert (node["dirty_pages"], node["pages_flushed"], node["doublewrite_pages"]) == (400, 400, 400)
-    assert node["data_written_kb"] == 12800.0 and node["write_bytes"] == 12800 * 1024
-    assert (node["cpu_s"], node["cpu_s_net"]) == (0.52, 0.5)
-    assert node["pages_flushed_per_write"] == 4.0 and node["kb_written_per_write"] == 128.0
-    assert node["cpu_ms_per_write_net"] == 5.0 and node["cpu_ms_per_write_net_resolution"] > 0
-    assert (node["run_cpu_ms_per_write_net"], node["cpu_ms_per_write_net_with_writeback"]) == (30.7, 35.7)
-    assert (node["run_kb_written_per_write"], node["kb_written_per_write_with_writeback"]) == (10.7, 138.7)
-    assert node["pages_flushed_per_write_with_writeback"] == 4.0
-    assert got["nodes"]["replica2"] is None  # a node a snapshot missed
+    assert got.nodes is not None
+    node = got.nodes["replica1"]
+    assert node is not None
+    assert got.seconds == 2.0 and got.writes == 100 and got.at_rest is True
+    assert (node.dirty_pages, node.pages_flushed, node.doublewrite_pages) == (400, 400, 400)
+    assert node.data_written_kb == 12800.0 and node.write_bytes == 12800 * 1024
+    assert (node.cpu_s, node.cpu_s_net) == (0.52, 0.5)
+    assert node.pages_flushed_per_write == 4.0 and node.kb_written_per_write == 128.0
+    assert node.cpu_ms_per_write_net == 5.0 and (node.cpu_ms_per_write_net_resolution or 0) > 0
+    assert (node.run_cpu_ms_per_write_net, node.cpu_ms_per_write_net_with_writeback) == (30.7, 35.7)
+    assert (node.run_kb_written_per_write, node.kb_written_per_write_with_writeback) == (10.7, 138.7)
+    assert node.pages_flushed_per_write_with_writeback == 4.0
+    assert got.nodes["replica2"] is None  # a node a snapshot missed
 
 
 def test_a_node_not_at_rest_after_the_flush_is_said() -> None:
     flush = _flush()
     flush.rest["why"] = ["replica1: 5,000 dirty pages left after 60 s"]
     got = writeback.derive(flush, {}, 100, {}, {})
-    assert got["at_rest"] is False and got["why"] == flush.rest["why"]
+    assert got.at_rest is False and got.why == flush.rest["why"]
 
 
 def test_the_block_shows_the_write_back_and_the_run_with_it() -> None:
@@ -67,7 +69,8 @@ def test_the_block_shows_the_write_back_and_the_run_with_it() -> None:
     assert "Write-back" not in render_block(summary_of(summary), GOLDEN.resolve())  # recorded before it was
     summary["writeback"] = writeback.derive(
         _flush(), {"replica1": 0.01}, 100, {"replica1": 3.07},
-        {"replica1": RunNodeFigures(kb_written_per_write_net=10.7, pages_flushed_per_write_net=0.0)})
+        {"replica1": RunNodeFigures(kb_written_per_write_net=10.7, pages_flushed_per_write_net=0.0)},
+    ).model_dump(by_alias=True, exclude_unset=True)  # a summary's document, as experiments/run holds it
     lines = render_block(summary_of(summary), GOLDEN.resolve()).splitlines()
     flush = next(ln for ln in lines if ln.startswith("Write-back per successful write"))
     assert "2 s; forced flush: an upper bound on the steady state's pages and bytes per write, not on its CPU" in flush

@@ -9,7 +9,7 @@ state's (flushing under way costs more per write). docs/decisions/write-back.md 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
 
 from ..core import results
 from ..core.config import NET_RESOLUTION_Z
@@ -28,32 +28,41 @@ def _per(value: float | None, writes: int, scale: float = 1.0, digits: int = 3) 
     return None if value is None or not writes else round(scale * value / writes, digits)
 
 
+@dataclass(frozen=True)
+class InRun:
+    """A node's figures in the unit itself, per write (an apply-capacity drain: per applied transaction), which the
+    flush's are added to."""
+
+    cpu_ms_per_write_net: results.Num | None
+    kb_written_per_write: results.Num | None
+    pages_flushed_per_write: results.Num | None
+
+
 def derive(flush: Flush, idle_cpu_per_s: dict[str, float], writes: int, run_cpu_net: Mapping[str, results.Num | None],
            run_nodes: Mapping[str, results.NodeCounters | None],
-           idle_per_second: dict[str, list[float]] | None = None) -> dict[str, Any]:
+           idle_per_second: dict[str, list[float]] | None = None) -> results.Writeback:
     """A run's `writeback`: the flush's span and whether every node reached rest, and per node the flush's counts,
     per successful write, and the run's per-write figure beside it (`run_*`) and with it (`*_with_writeback`): net
     CPU, KB written and pages flushed. `run_cpu_net` is the run's cpu_seconds_net (over its successful writes: in a
     mix, the reads' CPU too), `run_nodes` its replication nodes (their `_net` per-write figures); the flush's CPU is
     net of the same idle window's rate, with its resolution (z standard errors of that idle cost)."""
-    nodes: dict[str, Any] = {}
+    nodes: dict[str, results.WritebackNode | None] = {}
     for name in flush.counters_before:
         run = run_nodes.get(name) or results.NodeCounters()
         nodes[name] = node_figures(flush, name, idle_cpu_per_s.get(name), writes,
-                                   {"cpu_ms_per_write_net": _per(run_cpu_net.get(name), writes, 1000),
-                                    "kb_written_per_write": run.kb_written_per_write_net,
-                                    "pages_flushed_per_write": run.pages_flushed_per_write_net},
+                                   InRun(cpu_ms_per_write_net=_per(run_cpu_net.get(name), writes, 1000),
+                                         kb_written_per_write=run.kb_written_per_write_net,
+                                         pages_flushed_per_write=run.pages_flushed_per_write_net),
                                    (idle_per_second or {}).get(name))
-    return {"method": BOUND, "seconds": round(flush.seconds, 2), "writes": writes,
-            "at_rest": not flush.rest.get("why"), "why": list(flush.rest.get("why") or []),
-            "net_resolution_z": NET_RESOLUTION_Z, "nodes": nodes}
+    return results.Writeback(method=BOUND, seconds=round(flush.seconds, 2), writes=writes,
+                             at_rest=not flush.rest.get("why"), why=list(flush.rest.get("why") or []),
+                             net_resolution_z=NET_RESOLUTION_Z, nodes=nodes)
 
 
-def node_figures(flush: Flush, name: str, idle_rate: float | None, writes: int, in_run: dict[str, float | None],
-                 idle_per_second: list[float] | None = None) -> dict[str, Any] | None:
+def node_figures(flush: Flush, name: str, idle_rate: float | None, writes: int, in_run: InRun,
+                 idle_per_second: list[float] | None = None) -> results.WritebackNode | None:
     """One node's flush: its counts, per write (an apply-capacity drain: per applied transaction), its CPU net of
-    `idle_rate` and the figures of `in_run` (cpu_ms_per_write_net, kb_written_per_write, pages_flushed_per_write)
-    with the flush's added. None for a node a snapshot missed."""
+    `idle_rate` and the figures of `in_run` with the flush's added. None for a node a snapshot missed."""
     before, after = flush.counters_before.get(name), flush.counters_after.get(name)
     if before is None or after is None:
         return None
@@ -65,24 +74,23 @@ def node_figures(flush: Flush, name: str, idle_rate: float | None, writes: int, 
     written = None if after.write_bytes is None or before.write_bytes is None else \
         max(0, after.write_bytes - before.write_bytes)
     flushed = _delta(after, before, "Innodb_buffer_pool_pages_flushed")
-    node: dict[str, Any] = {
-        "dirty_pages": ((flush.rest.get("nodes") or {}).get(name) or {}).get("dirty_pages"),
-        "pages_flushed": int(flushed), "pages_written": int(_delta(after, before, "Innodb_pages_written")),
-        "doublewrite_pages": int(_delta(after, before, "Innodb_dblwr_pages_written")),
-        "data_written_kb": round(_delta(after, before, "Innodb_data_written") / 1024, 1),
-        "redo_written_kb": round(_delta(after, before, "Innodb_os_log_written") / 1024, 1),
-        "write_bytes": written, "cpu_s": None if gross is None else round(gross, 3),
-        "cpu_s_net": None if net is None else round(net, 3),
-        "cpu_s_net_resolution": None if resolution is None else round(resolution, 4),
-        "pages_flushed_per_write": _per(flushed, writes, digits=2),
-        "kb_written_per_write": _per(written, writes, 1 / 1024, 1),
-        "cpu_ms_per_write_net": _per(net, writes, 1000),
-        "cpu_ms_per_write_net_resolution": _per(resolution, writes, 1000, 4),
-    }
-    for figure, digits in (("cpu_ms_per_write_net", 3), ("kb_written_per_write", 1), ("pages_flushed_per_write", 2)):
-        node[f"run_{figure}"] = in_run.get(figure)
-        node[f"{figure}_with_writeback"] = _sum(in_run.get(figure), node[figure], digits)
-    return node
+    cpu, kb, pages = _per(net, writes, 1000), _per(written, writes, 1 / 1024, 1), _per(flushed, writes, digits=2)
+    return results.WritebackNode(
+        dirty_pages=((flush.rest.get("nodes") or {}).get(name) or {}).get("dirty_pages"),
+        pages_flushed=int(flushed), pages_written=int(_delta(after, before, "Innodb_pages_written")),
+        doublewrite_pages=int(_delta(after, before, "Innodb_dblwr_pages_written")),
+        data_written_kb=round(_delta(after, before, "Innodb_data_written") / 1024, 1),
+        redo_written_kb=round(_delta(after, before, "Innodb_os_log_written") / 1024, 1),
+        write_bytes=written, cpu_s=None if gross is None else round(gross, 3),
+        cpu_s_net=None if net is None else round(net, 3),
+        cpu_s_net_resolution=None if resolution is None else round(resolution, 4),
+        pages_flushed_per_write=pages, kb_written_per_write=kb, cpu_ms_per_write_net=cpu,
+        cpu_ms_per_write_net_resolution=_per(resolution, writes, 1000, 4),
+        run_cpu_ms_per_write_net=in_run.cpu_ms_per_write_net, run_kb_written_per_write=in_run.kb_written_per_write,
+        run_pages_flushed_per_write=in_run.pages_flushed_per_write,
+        cpu_ms_per_write_net_with_writeback=_sum(in_run.cpu_ms_per_write_net, cpu, 3),
+        kb_written_per_write_with_writeback=_sum(in_run.kb_written_per_write, kb, 1),
+        pages_flushed_per_write_with_writeback=_sum(in_run.pages_flushed_per_write, pages, 2))
 
 
 def _sum(run: float | None, flush: float | None, digits: int) -> float | None:

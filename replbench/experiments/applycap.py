@@ -32,7 +32,6 @@ from ..core.results import (
     ApplyReplica,
     LiveCpu,
     LiveWindow,
-    WritebackNode,
     merged,
     write_record,
 )
@@ -243,13 +242,13 @@ def _window_writeback(settings: Settings, window_cpu: dict[str, LiveCpu], idle: 
             continue
         written = None if a.write_bytes is None or b.write_bytes is None else b.write_bytes - a.write_bytes
         pages = b.status.get(PAGES_FLUSHED, 0.0) - a.status.get(PAGES_FLUSHED, 0.0)
-        figures = writeback_figures.node_figures(
+        back = writeback_figures.node_figures(
             flush, name, idle.get(name), trx,
-            {"cpu_ms_per_write_net": c.cpu_ms_per_trx,
-             "kb_written_per_write": None if written is None else round(written / 1024 / trx, 1),
-             "pages_flushed_per_write": round(pages / trx, 2)})
-        if figures is not None:
-            out[name] = merged(c, LiveCpu(writeback=WritebackNode.model_validate(figures)))
+            writeback_figures.InRun(cpu_ms_per_write_net=c.cpu_ms_per_trx,
+                                    kb_written_per_write=None if written is None else round(written / 1024 / trx, 1),
+                                    pages_flushed_per_write=round(pages / trx, 2)))
+        if back is not None:
+            out[name] = merged(c, LiveCpu(writeback=back))
     return out
 
 
@@ -531,12 +530,12 @@ def _replica_entry(drains: Drains, name: str, queued: counters.NodeCounters | No
     flushed = drains.flushes.get(name)
     if flushed is not None:  # per applied transaction, with the drain's own figures beside
         written = applied["write_bytes"]
-        figures = writeback_figures.node_figures(
+        back = writeback_figures.node_figures(
             flushed, name, idle, trx,
-            {"cpu_ms_per_write_net": entry.cpu_ms_per_trx,
-             "kb_written_per_write": None if written is None or not trx else round(written / 1024 / trx, 1),
-             "pages_flushed_per_write": round(applied["pages_flushed_per_write"] / trx, 2) if trx else None})
-        back = None if figures is None else WritebackNode.model_validate(figures)
+            writeback_figures.InRun(
+                cpu_ms_per_write_net=entry.cpu_ms_per_trx,
+                kb_written_per_write=None if written is None or not trx else round(written / 1024 / trx, 1),
+                pages_flushed_per_write=round(applied["pages_flushed_per_write"] / trx, 2) if trx else None))
         entry = merged(entry, ApplyReplica(writeback=back))
     return entry
 

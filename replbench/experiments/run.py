@@ -621,10 +621,10 @@ class Run:
             client_connections_setting=s.client_connections))  # auto, N or unlimited
         if self.measured.writeback is not None and self.clock.idle is not None:
             replication = self.record.summary.replication or results.Replication()
-            self.record.add(results.RunSummary(writeback=results.Writeback.model_validate(writeback_figures.derive(
+            self.record.add(results.RunSummary(writeback=writeback_figures.derive(
                 self.measured.writeback, self.measured.idle, summary.writes_of(tl),
                 self.record.summary.cpu_seconds_net or {}, replication.nodes or {},
-                cpu.per_second_within(watch.cpu.rows, self.clock.idle, self.clock.start)))))
+                cpu.per_second_within(watch.cpu.rows, self.clock.idle, self.clock.start))))
         self.record.add(results.RunSummary(above_knee=summary.above_knee(self.record.summary, self.scenario.criteria)))
         self.record.add(results.RunSummary(limit=limits.limiting(self.record.summary,
                                                                  self.options.knobs.parallel_threads)))
