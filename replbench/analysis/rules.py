@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Generic, Literal, Protocol, TypeVar
 
 from ..core.config import HOST_SATURATED, VEGETA_SATURATED
 from ..core.records import STATUS_FAILED
@@ -38,7 +38,10 @@ def goodput(s: RunSummary) -> float | None:
     return s.goodput if s.goodput is not None else s.throughput
 
 
-def _worst_lag(s: RunSummary, figure: str) -> tuple[str, float] | None:
+Worst = tuple[str, float]  # the replica whose lag figure is the largest, and that figure (_worst_lag's)
+
+
+def _worst_lag(s: RunSummary, figure: str) -> Worst | None:
     """(replica, figure) of the replica whose lag figure is the largest; None when no replica has it."""
     got = [(name, float(v)) for name, lag in sorted((s.lag or {}).items())
            if lag is not None and (v := getattr(lag, figure)) is not None]
@@ -58,21 +61,61 @@ class Facts:
     cores: int
 
 
+T = TypeVar("T")  # the figure a rule reads: a share, a rate, the worst replica's lag figure…
+
+
 @dataclass(frozen=True)
-class Rule:
+class Rule(Generic[T]):
     """One rule: the figure it reads, its limit (a criterion's from the scenario's PassCriteria, a note's its own),
     whether the figure breaks the limit, and the sentence that says so."""
 
     name: str
     kind: Kind
-    figure: Callable[[RunSummary, Facts], Any]
-    broken: Callable[[Any, float, Facts], bool]
-    text: Callable[[Any, float, Facts], str]
+    figure: Callable[[RunSummary, Facts], T]
+    broken: Callable[[T, float, Facts], bool]
+    text: Callable[[T, float, Facts], str]
     limit: float | None = None  # a note's limit; a criterion's is the scenario's
+
+    def tripped(self, s: RunSummary, limit: float, facts: Facts) -> str | None:
+        """The sentence that says the summary broke the rule at `limit`; None where it did not."""
+        value = self.figure(s, facts)
+        return self.text(value, limit, facts) if self.broken(value, limit, facts) else None
+
+
+class Judged(Protocol):
+    """A rule as judge reads it, whatever the figure it reads (RULES holds rules of several)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def kind(self) -> Kind: ...
+
+    @property
+    def limit(self) -> float | None: ...
+
+    def tripped(self, s: RunSummary, limit: float, facts: Facts) -> str | None: ...
+
+
+def _the(worst: Worst | None) -> Worst:
+    """The worst replica's lag figure, as a lag rule's sentence says it: said only where the rule is broken, which
+    needs a replica with the figure."""
+    assert worst is not None
+    return worst
+
+
+def _lag_p99_text(v: Worst | None, lim: float, f: Facts) -> str:
+    name, ms = _the(v)
+    return f"{name}'s lag p99 {ms:g} ms > {lim * 1000:g} ms"
+
+
+def _lag_growth_text(v: Worst | None, lim: float, f: Facts) -> str:
+    name, growth = _the(v)
+    return f"{name}'s lag grew {growth:g} s per s (limit {lim:g}: falling behind)"
 
 
 # every rule, in the order a step's reasons and a run's guards list them
-RULES: tuple[Rule, ...] = (
+RULES: tuple[Judged, ...] = (
     Rule("min_success", "criterion", lambda s, f: _success(s),
          lambda v, lim, f: v is None or v < lim,
          lambda v, lim, f: f"success {_pct(v)} < {lim:.1%}"),
@@ -84,10 +127,10 @@ RULES: tuple[Rule, ...] = (
          lambda v, lim, f: f"p99 {v} ms > {lim * 1000:g} ms"),
     Rule("max_lag_p99", "criterion", lambda s, f: _worst_lag(s, "p99_ms"),
          lambda v, lim, f: v is not None and v[1] > lim * 1000,
-         lambda v, lim, f: f"{v[0]}'s lag p99 {v[1]:g} ms > {lim * 1000:g} ms"),
+         _lag_p99_text),
     Rule("max_lag_growth", "criterion", lambda s, f: _worst_lag(s, "growth_s_per_s"),
          lambda v, lim, f: v is not None and v[1] >= lim,
-         lambda v, lim, f: f"{v[0]}'s lag grew {v[1]:g} s per s (limit {lim:g}: falling behind)"),
+         _lag_growth_text),
     Rule("max_catch_up", "criterion", lambda s, f: s.catch_up_s or {},
          lambda v, lim, f: not v or any(t is None or t > lim for t in v.values()),
          lambda v, lim, f: f"replicas caught up {v or 'never measured'} (limit {lim:g} s)"),
@@ -165,9 +208,9 @@ def judge(s: RunSummary, criteria: PassCriteria, rate: int, cores: int | None = 
         limit = rule.limit if rule.kind == "note" else getattr(criteria, rule.name, None)
         if limit is None:  # a criterion recorded criteria predate
             continue
-        value = rule.figure(s, facts)
-        if rule.broken(value, limit, facts):
-            (tripped if rule.kind == "criterion" else notes).append(Tripped(rule.name, rule.text(value, limit, facts)))
+        said = rule.tripped(s, limit, facts)
+        if said is not None:
+            (tripped if rule.kind == "criterion" else notes).append(Tripped(rule.name, said))
     return Verdict(tuple(tripped), tuple(notes), s.status == STATUS_FAILED)
 
 

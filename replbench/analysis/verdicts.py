@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
-from typing import Any
 
 from ..core.records import STATUS_FAILED
-from ..core.results import RunSummary, SweepBoundary, SweepRecord, summary_of
+from ..core.results import LagOf, RunSummary, SweepBoundary, SweepRecord, merged, summary_of
 from ..core.scenario import PassCriteria
 from ..core.stats import median
 from . import limits, rules
@@ -33,11 +32,11 @@ def median_summary(summaries: list[RunSummary]) -> RunSummary:
     replicas = {r for s in runs for r in (s.catch_up_s or {})}
     med["catch_up_s"] = {r: (None if any((s.catch_up_s or {}).get(r) is None for s in runs)
                              else median([(s.catch_up_s or {})[r] for s in runs])) for r in replicas}
-    lags: dict[str, Any] = {}
+    lags: dict[str, LagOf] = {}
     for name in sorted({r for s in runs for r in (s.lag or {})}):
         mine = [lag for s in runs if (lag := (s.lag or {}).get(name)) is not None]
-        lags[name] = {**mine[len(mine) // 2].model_dump(exclude_unset=True),
-                      **{k: median([getattr(lag, k) for lag in mine]) for k in LAG_FIGURES}}
+        lags[name] = merged(mine[len(mine) // 2],
+                            LagOf.model_validate({k: median([getattr(lag, k) for lag in mine]) for k in LAG_FIGURES}))
     if lags:
         med["lag"] = lags
     med["saturation"] = sorted({n for s in runs for n in (s.saturation or [])})
