@@ -6,8 +6,8 @@ commit cost in round trips of the link, binlog volume per day at a rate. Pure fu
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from ..core.config import Word
 from ..core.results import ComparisonRow, RunSummary, StudyCell, StudyRecord
 from ..topology import links
 from ..topology.knobs import Knobs, parse_size, recorded
@@ -148,7 +148,7 @@ class CompressionEffect:
 
     group: str
     cell: str
-    knobs: dict[str, Any]  # the cell's recorded knobs
+    knobs: dict[str, Word]  # the cell's recorded knobs
     baseline: str
     min_len: int  # its threshold
     off: float  # binlog bytes per write, median
@@ -164,7 +164,7 @@ def compression_effects(data: StudyRecord) -> list[CompressionEffect]:
     threshold)."""
     cells = data.cells or []
 
-    def rest(knobs: Knobs) -> dict[str, Any]:
+    def rest(knobs: Knobs) -> dict[str, Word]:  # every knob is an int or a text (topology/knobs.Knobs)
         return {k: v for k, v in knobs.as_dict().items() if k not in COMPRESS_KNOBS}
 
     out = []

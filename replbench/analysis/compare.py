@@ -18,7 +18,6 @@ import csv
 import statistics
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from ..core.config import FINDING_MIN_REPEATS
 from ..core.nodenames import replicas_in
@@ -58,10 +57,13 @@ def _read_csv(path: Path) -> list[dict[str, str]]:
         return []
 
 
-def _num(value: Any) -> float | None:
+def _num(value: str | None) -> float | None:
+    """A CSV cell as a number; None where it is empty, absent (a short row's: csv gives None) or not a number."""
+    if value is None:
+        return None
     try:
         return float(value)
-    except (TypeError, ValueError):
+    except ValueError:
         return None
 
 
@@ -200,10 +202,11 @@ def verdict(metric: str, base: float | None, new: float | None, band: float,
     return f"{delta:+.4g}", ("–" if pct is None else f"{pct:+.1f}%"), noise_text, label
 
 
-def recorded_runs(results: Path, s: RunSummary, knobs: dict[str, Any] | None,
+def recorded_runs(results: Path, s: RunSummary, knobs: dict[str, object] | None,
                   leave_out: set[Path]) -> list[RunSummary]:
     """Finished runs under results/ of the same scenario, rate, duration and settings as `summary` (any folder:
-    sweep steps, study units, loose runs), the compared ones left out."""
+    sweep steps, study units, loose runs), the compared ones left out. `knobs`: the base run's knobs_changed, only
+    compared for equality with each run's (object: whatever meta.json holds)."""
     found = []
     for path in results.rglob("summary.json"):
         folder = path.parent.resolve()
