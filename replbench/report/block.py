@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from ..analysis import limits
 from ..analysis.judge import rows_read_per_read
@@ -209,7 +208,7 @@ def _lag_lines(summary: RunSummary) -> list[str]:
     """Each replica's lag and catch-up, and the lag's floor."""
     lines: list[str] = []
     floor = summary.lag_floor_ms
-    lags: dict[str, Any] = summary.lag or {}  # LagOf each (a null one fails as it did)
+    lags = {name: _lag_of(name, lag_of) for name, lag_of in (summary.lag or {}).items()}
     for name, lag_of in lags.items():
         catch: float | str | None = "-" if summary.catch_up_s is None else summary.catch_up_s.get(name)
         if catch == "-":
@@ -252,6 +251,13 @@ def _lag_lines(summary: RunSummary) -> list[str]:
     elif floor:
         lines.append(f"Lag floor: the heartbeat is written every {floor} ms, so an idle replica reads 0–{floor} ms")
     return lines
+
+
+def _lag_of(name: str, lag_of: LagOf | None) -> LagOf:
+    """A replica's lag as the block prints it: a null one fails, as reading a figure of it always did."""
+    if lag_of is None:
+        raise AttributeError(f"the lag of {name} is null: no figure of it to print")
+    return lag_of
 
 
 STALLS_SHOWN = 10  # a soak's stalls listed in the block; soak.json-like detail stays in summary.json's "soak"

@@ -9,7 +9,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from ..analysis.costmodel import HELD_OUT, Z95, Capacity, ParallelApply, Plan, RoleCapacity, SemiSyncWait
+from ..analysis.costmodel import HELD_OUT, Z95, Band, Capacity, ParallelApply, Plan, RoleCapacity, SemiSyncWait
 from ..analysis.profile import Largest
 from ..analysis.validation import PATHS, case_label, coverage, drained, drains_of, repeats_of
 from ..core.results import (
@@ -149,6 +149,8 @@ def coefficient_table(model: CostModel) -> list[str]:
     return lines
 
 
+# Any: Fit.rate_shape's and read_shape's own type (core/results), the shape analysis/costmodel builds as a dict; it
+# becomes a record with costmodel's typing, not here
 def _at_fastest(shape: dict[str, Any] | None) -> str:
     """' at 400/s': a shaped cost is the cost at its shape's fastest rate (the shape's line gives the others)."""
     return f" at {_num(shape['points'][-1][0])}/s" if shape else ""
@@ -182,7 +184,7 @@ def _num(v: float) -> str:
     return f"{float(f'{v:.3g}'):,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
 
 
-def _figure(value: dict[str, Any] | None) -> str:
+def _figure(value: Band | None) -> str:
     if value is None:
         return "no data (or no fit that separates rows from transactions: add write-bulk runs)"
     if value.get("low") is None:
@@ -287,7 +289,7 @@ def _role_line(role: str, got: RoleCapacity, threads: int) -> str:
     return text
 
 
-def _times(value: dict[str, float], factor: float) -> dict[str, float]:
+def _times(value: Band, factor: float) -> Band:
     return {k: v * factor for k, v in value.items()}
 
 
@@ -336,7 +338,7 @@ def render_largest(big: Largest | None) -> list[str]:
     if took is None:
         return [f"{head}: no apply time (the model has no apply fit that prices rows)"]
     seconds = took["value"] >= 1
-    shown = took if seconds else {k: v * 1e3 if v is not None else None for k, v in took.items()}
+    shown = took if seconds else _times(took, 1e3)
     unit = "s" if seconds else "ms"
     return [f"{head} takes one SQL thread {_figure(shown)} {unit} to apply (the apply fit at its size): the "
             "replica's lag grows by at least that while it applies it; parallel threads do not split it"]

@@ -5,8 +5,6 @@ to read the columns, the terms the answers use), the findings, what was measured
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..analysis.findings import MAX_FINDINGS, Compared, sentence, study_findings, untested_effects
 from ..analysis.studymetrics import REPLICA_MEANS
 from ..core.config import FINDING_ALPHA, FINDING_MIN_FACTOR, FINDING_MIN_REPEATS, LAG_FLOOR_MS
@@ -83,7 +81,7 @@ def _host(metas: list[RunMeta]) -> Host | None:
     return next((m.host for m in metas if m.host is not None), None)
 
 
-def _cpu_model(host: Host) -> Any:
+def _cpu_model(host: Host) -> str | None:
     """The host's CPU model: null where it could not be read, a placeholder where a meta.json predates the key."""
     # the key's presence, not its value: measure/cpu.describe_host writes null where the model could not be read,
     # which prints as it always has (None), apart from a meta.json older than the key
