@@ -57,6 +57,18 @@ def test_the_flush_is_counted_per_write_net_of_idle_and_added_to_the_runs_own_fi
     assert got.nodes["replica2"] is None  # a node a snapshot missed
 
 
+def test_a_flush_that_adds_nothing_leaves_the_runs_figure_as_it_is() -> None:
+    """A live window's figure carries four digits; a flush whose CPU is all idle adds 0 and must not round the sum
+    below the run's own figure."""
+    flush = _flush()
+    got = writeback.node_figures(flush, "replica1", 0.26, 1000,
+                                 writeback.InRun(cpu_ms_per_write_net=0.6572, kb_written_per_write=1.25,
+                                                 pages_flushed_per_write=0.0))
+    assert got is not None and got.cpu_ms_per_write_net == 0.0
+    assert got.cpu_ms_per_write_net_with_writeback == got.run_cpu_ms_per_write_net == 0.6572
+    assert got.kb_written_per_write_with_writeback == 14.1  # 12,800 KB over 1,000 writes added, to its digit
+
+
 def test_a_node_not_at_rest_after_the_flush_is_said() -> None:
     flush = _flush()
     flush.rest["why"] = ["replica1: 5,000 dirty pages left after 60 s"]

@@ -94,5 +94,9 @@ def node_figures(flush: Flush, name: str, idle_rate: float | None, writes: int, 
 
 
 def _sum(run: float | None, flush: float | None, digits: int) -> float | None:
-    return None if run is None or flush is None else round(run + flush, digits)
+    """The run's figure with the flush's added, at the flush's digits; a flush that adds nothing leaves the run's
+    figure as it is (rounding it to fewer digits would print it with its write-back below itself)."""
+    if run is None or flush is None:
+        return None
+    return run if flush == 0 else round(run + flush, digits)
 
