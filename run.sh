@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # replbench entry point: make sure the Python environment exists, then hand everything to the harness.
 # The environment is built once per machine and requirements.txt (REPLBENCH_VENV_CACHE, default
-# ~/.cache/replbench/venv-<its sha256>) and linked as .venv, so a fresh clone reuses it (docs/development.md).
+# ~/.cache/replbench/venv-<its sha256>) and linked as .venv, so a fresh clone reuses it; the tests keep the type
+# checker's caches there too (docs/development.md).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 venv="$root/.venv"
 stamp="$venv/.requirements.sha256"
 want="$(sha256sum "$root/requirements.txt" | cut -d' ' -f1)"
+export REPLBENCH_VENV_CACHE="${REPLBENCH_VENV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/replbench}"
 if [[ ! -x "$venv/bin/python" || "$(cat "$stamp" 2>/dev/null)" != "$want" ]]; then
-  cache="${REPLBENCH_VENV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/replbench}"
+  cache="$REPLBENCH_VENV_CACHE"
   shared="$cache/venv-$want"
   mkdir -p "$cache"
   exec 9>"$cache/venv.lock"

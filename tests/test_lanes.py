@@ -4,12 +4,14 @@ queue's order (integration before disruptive), and no two lanes' ports meet."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from replbench.cli.setup import machine_type_caches
 from replbench.core.config import MAX_TEST_LANES
 from replbench.topology import links
 
@@ -70,3 +72,23 @@ def test_no_two_lanes_ports_meet() -> None:
 def test_lanes_out_of_range_is_a_usage_error(lanes: str) -> None:
     code, _, err = run_main(["test", "--lanes", lanes])
     assert code == 2 and "--lanes" in err and "whole number from 1 to" in err
+
+
+def test_a_fresh_clone_starts_from_the_machines_type_caches_and_leaves_its_own(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """--fast from a fresh clone: mypy's caches copied from the machine's (its files' times kept, which mypy's
+    records of them expect), and the clone's left there after, for the next clone."""
+    machine, state = tmp_path / "machine", tmp_path / "clone" / ".state"
+    (machine / "mypy-cache" / "3.11").mkdir(parents=True)
+    (machine / "mypy-cache" / "3.11" / "cache.0.db").write_text("from another clone")
+    os.utime(machine / "mypy-cache" / "3.11" / "cache.0.db", (1_000_000, 1_000_000))
+    monkeypatch.setenv("REPLBENCH_VENV_CACHE", str(machine))
+    with machine_type_caches(state):
+        copied = state / "mypy-cache" / "3.11" / "cache.0.db"
+        assert copied.read_text() == "from another clone" and copied.stat().st_mtime == 1_000_000
+        assert not (state / "mypy-cache-evidence").exists()  # the machine has none yet: mypy starts cold
+        copied.write_text("this clone's")
+        (state / "mypy-cache-evidence").mkdir()
+    assert (machine / "mypy-cache" / "3.11" / "cache.0.db").read_text() == "this clone's"
+    assert (machine / "mypy-cache-evidence").is_dir()
+    assert sorted(p.name for p in machine.iterdir()) == ["mypy-cache", "mypy-cache-evidence", "type-caches.lock"]

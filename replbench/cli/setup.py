@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..core.config import LANE_STOP_S, ROOT, SCHEMAS, Settings
@@ -146,7 +149,8 @@ def cmd_test(args: argparse.Namespace) -> int:
     run pytest; --fast runs the unit tier alone, which needs none of them."""
     extra = [a for a in args.pytest_args if a != "--"]
     if args.fast:  # the unit tier shares no server: its files spread over every core (pytest-xdist), one file a worker
-        return run_tests(["-m", "unit", "-n", "auto", "--dist", "loadfile", *extra])
+        with machine_type_caches():
+            return run_tests(["-m", "unit", "-n", "auto", "--dist", "loadfile", *extra])
     ensure_mariadb()
     ensure_node_exporter()
     ensure_compose_tool()
@@ -157,9 +161,57 @@ def cmd_test(args: argparse.Namespace) -> int:
     if "-m" in extra or any((ROOT / a.split("::")[0]).exists() for a in extra if not a.startswith("-")):
         return run_tests(extra)  # the tests or the tier asked for
     # the unit tier first, over every core while no server runs (as --fast), then the rest in lanes
-    unit = run_tests(["-m", "unit", "-n", "auto", "--dist", "loadfile", *extra])
+    with machine_type_caches():
+        unit = run_tests(["-m", "unit", "-n", "auto", "--dist", "loadfile", *extra])
     rest = ["-m", "not unit", *extra]
     return (run_lanes(rest, args.lanes) if args.lanes > 1 else run_tests(rest)) or unit
+
+
+TYPE_CACHES = ("mypy-cache", "mypy-cache-evidence")  # pyproject.toml's cache_dir, tests/test_evidence.py's
+
+
+@contextlib.contextmanager
+def machine_type_caches(state: Path = ROOT / ".state") -> Iterator[None]:
+    """The unit tier's type checks start from the machine's copy of mypy's caches when this clone has none (a fresh
+    clone), and leave theirs there after: mypy re-reads a module whose path or time differs by its hash, so a copy
+    from another clone is as good as its own (docs/development.md). Kept in REPLBENCH_VENV_CACHE, which run.sh sets;
+    without it (pytest run directly) the clone keeps its own."""
+    machine = os.environ.get("REPLBENCH_VENV_CACHE")
+    if not machine:
+        yield
+        return
+    for name in TYPE_CACHES:
+        ours, shared = state / name, Path(machine) / name
+        if not ours.exists() and shared.is_dir():
+            with _machine_lock(Path(machine)):
+                shutil.copytree(shared, ours)  # copy2: its files' times kept, as mypy's records of them expect
+    try:
+        yield
+    finally:
+        for name in TYPE_CACHES:
+            if (state / name).is_dir():
+                _leave_on_machine(state / name, Path(machine) / name)
+
+
+@contextlib.contextmanager
+def _machine_lock(machine: Path) -> Iterator[None]:
+    machine.mkdir(parents=True, exist_ok=True)
+    with open(machine / "type-caches.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another clone may be copying the same caches
+        yield
+
+
+def _leave_on_machine(ours: Path, shared: Path) -> None:
+    """This clone's cache becomes the machine's: copied beside it, then swapped in by rename."""
+    with _machine_lock(shared.parent):
+        fresh, old = shared.with_name(shared.name + ".new"), shared.with_name(shared.name + ".old")
+        for leftover in (fresh, old):
+            shutil.rmtree(leftover, ignore_errors=True)
+        shutil.copytree(ours, fresh)
+        if shared.exists():
+            shared.rename(old)
+        fresh.rename(shared)
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def pytest_command(extra: list[str]) -> list[str]:
