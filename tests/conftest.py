@@ -499,4 +499,5 @@ def drained(doc: dict[str, Any]) -> Drain:
 def fitted_model(runs: list[dict[str, Any]], drains: list[dict[str, Any]] | tuple[()] = ()) -> dict[str, Any]:
     """The cost model (analysis/costmodel.fit) of a test's synthetic runs and drains, as model.json holds it (the
     keys it was given; core/results.model_of reads it back)."""
-    return costmodel.fit([observed(o) for o in runs], [drained(d) for d in drains]).model_dump(exclude_unset=True)
+    return costmodel.fit([observed(o) for o in runs], [drained(d) for d in drains]).model_dump(
+        by_alias=True, exclude_unset=True)

@@ -494,9 +494,10 @@ def test_the_rate_shape_of_the_setting_with_most_rates_prices_every_setting_betw
         assert "per_second" not in part["terms"] and min(part["coef"].values()) >= 0
     plan = costmodel.predict(model_of(model), costmodel.parse_mix("update_user=200/s"), "STATEMENT")
     assert plan.master_cpu_cores["value"] / 200 == pytest.approx(level_minimal * SHAPE[200] + B_MASTER, rel=0.05)
-    assert costmodel.shape_factor(full["rate_shape"], 100) == pytest.approx(
+    shape = model_of(model).settings["ROW-FULL bench_idx"].master_cpu_s.rate_shape
+    assert costmodel.shape_factor(shape, 100) == pytest.approx(
         factors[50] + (factors[200] - factors[50]) * 0.5, rel=1e-9)  # halfway in log rate from 50 to 200/s
-    assert costmodel.shape_factor(full["rate_shape"], 5) == factors[20]  # held at its ends beyond them
+    assert costmodel.shape_factor(shape, 5) == factors[20]  # held at its ends beyond them
 
 
 def test_a_rate_shape_point_dearer_than_a_slower_one_is_pooled_with_it() -> None:
@@ -508,7 +509,7 @@ def test_a_rate_shape_point_dearer_than_a_slower_one_is_pooled_with_it() -> None
                  "rows": rate * 60, "seconds": 60, "master_cpu_s": cost * rate * 60} for _ in range(runs)]
 
     runs = [*cell(20, 1.5e-3, 2), *cell(50, 1.2e-3, 2), *cell(200, 1.5e-3, 4), *cell(400, 1.0e-3, 2)]
-    factors = [f for _, f in costmodel.rate_shape([observed(o) for o in runs], "master_cpu_s")["points"]]
+    factors = [f for _, f in costmodel.rate_shape([observed(o) for o in runs], "master_cpu_s").points]
     pooled = (1.2 * 2 + 1.5 * 4) / 6
     assert factors == pytest.approx([1.5, pooled, pooled, 1.0], abs=1e-4)
     assert factors == sorted(factors, reverse=True)

@@ -126,7 +126,8 @@ def test_the_profile_path_prices_the_binlogs_workload_over_the_window() -> None:
             assert getattr(getattr(got, part).predicted, end) == pytest.approx(
                 getattr(getattr(direct, part).predicted, end), rel=1e-9), part
     master = fitted["master_cpu_s"]["coef"]
-    shaped = costmodel.shape_factor(fitted["master_cpu_s"].get("rate_shape"), SNIPPET_TRX / SNIPPET_SPAN)
+    shape = model_of(model).settings["ROW-FULL bench_idx"].master_cpu_s.rate_shape
+    shaped = costmodel.shape_factor(shape, SNIPPET_TRX / SNIPPET_SPAN)
     assert got.master_cpu_s.predicted.value == pytest.approx(
         master["per_trx"] * shaped * SNIPPET_TRX + master["per_row"] * SNIPPET_ROWS, rel=1e-9)
     assert got.master_cpu_s.error_pct == validation.error_pct(got.master_cpu_s.predicted.value, 0.005)

@@ -49,10 +49,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from ..core.config import (
     MIN_SUCCESS,
@@ -71,16 +71,20 @@ from ..core.records import UNIT_OK
 from ..core.results import (
     ApplyRecord,
     CostModel,
+    Domain,
     Drain,
     FinishedRun,
     Fit,
     FittedSetting,
     NodeCounters,
     NodeFigures,
+    Num,
     Observation,
+    Pooled,
     RowsChecked,
     RunMeta,
     RunSummary,
+    Shape,
     apply_of,
     finished,
     load,
@@ -89,6 +93,12 @@ from ..core.results import (
 )
 from ..core.stats import BOOTSTRAP_SEED, group_bootstrap, mean_error, pooled_variance
 from ..measure.rowcheck import MIN_CHANGED
+
+if TYPE_CHECKING:  # numpy is imported where a model is fitted, not by every command's start
+    import numpy as np
+    from numpy.typing import ArrayLike, NDArray
+
+    Floats = NDArray[np.float64]
 
 SETTINGS: dict[str, dict[str, str]] = {  # the model's settings, as the knobs a run changed from the reference
     "ROW-FULL": {},
@@ -134,7 +144,7 @@ class MixError(ValueError):
     """A mix or a setting the model cannot read; the message says what is wrong."""
 
 
-def setting_of(knobs_changed: dict[str, Any] | None) -> str | None:
+def setting_of(knobs_changed: Mapping[str, object] | None) -> str | None:
     """The model's name for a run's settings, or None when it changed anything else."""
     changed = {k: str(v) for k, v in (knobs_changed or {}).items()}
     return next((name for name, knobs in SETTINGS.items() if knobs == changed), None)
@@ -184,7 +194,17 @@ def observation(summary: RunSummary, m: RunMeta) -> Observation | None:
                        **_requests(s, m, net, b.successful_writes))
 
 
-def _requests(s: RunSummary, m: RunMeta, net: NodeFigures, writes: int) -> dict[str, Any]:
+class Requests(TypedDict):
+    """What the app and the load generator did in a run (_requests'), as Observation's fields."""
+
+    writes: int
+    reads: int
+    app_cpu_s: Num | None
+    load_cpu_s: Num | None
+    app_settings: str
+
+
+def _requests(s: RunSummary, m: RunMeta, net: NodeFigures, writes: int) -> Requests:
     """What the app and the load generator did in a run, as their fits see it (request_fit): its successful write
     and read requests (every success that was not a write: a read, wherever it was served), the app's and vegeta's
     CPU seconds net of idle, and the app's settings (its driver and worker class, which set its cost per request).
@@ -192,9 +212,9 @@ def _requests(s: RunSummary, m: RunMeta, net: NodeFigures, writes: int) -> dict[
     attacker hosts, whose CPU this machine does not see (the summary writes 0 there, not a measurement)."""
     app = m.app or {}
     vegeta = None if s.remote_attackers else net.get("vegeta")
-    return {"writes": writes, "reads": max(0, (s.successes or 0) - writes),
-            "app_cpu_s": net.get("app") or None, "load_cpu_s": vegeta or None,
-            "app_settings": f"{app.get('driver') or '?'}/{app.get('worker_class') or '?'}"}
+    return Requests(writes=writes, reads=max(0, (s.successes or 0) - writes),
+                    app_cpu_s=net.get("app") or None, load_cpu_s=vegeta or None,
+                    app_settings=f"{app.get('driver') or '?'}/{app.get('worker_class') or '?'}")
 
 
 def _resolution(s: RunSummary, replicas: list[str]) -> dict[str, float]:
@@ -383,7 +403,7 @@ def fit_part(y: Iterable[float], trx: Iterable[float], rows: Iterable[float], ce
     return part.model_copy(update={"kinds": [str(k) for k in kind_], "run_cells": list(cells or [])})
 
 
-def separates(trx: Any, rows: Any) -> bool:
+def separates(trx: ArrayLike, rows: ArrayLike) -> bool:
     """Whether runs tell rows from transactions: two transaction sizes or more, a tenth of a decade apart (as
     cell_name rounds them; a single-row cell whose count of rows changed is off by a few is still one size)."""
     import numpy as np
@@ -417,11 +437,10 @@ def split_part(joint: Fit | None, kind: str) -> Fit | None:
                   "r2": float(1 - sum(v * v for v in relative) / len(mine)), "n": len(mine),
                   "cells": len({run_cells[i] for i in mine}),
                   "relative_residuals": relative, "rows_separated": own in keep,
-                  "pooled": {"settings": list(dict.fromkeys(kinds)), "n": joint.n, "cells": joint.cells,
-                             "r2": joint.r2}})
+                  "pooled": Pooled(settings=list(dict.fromkeys(kinds)), n=joint.n, cells=joint.cells, r2=joint.r2)})
 
 
-def _tells(groups: list[list[int]], columns: list[Any]) -> bool:
+def _tells(groups: list[list[int]], columns: list[Floats]) -> bool:
     """Whether the last column can be told from the others by the cells: the cells' mean inputs (each column scaled
     to its largest) have full rank at a tolerance of 1e-3. Within a cell the columns differ only by noise (two
     20 s runs' spans, 20.1 and 20.3 s, make the seconds of two cells look independent of their transactions and
@@ -435,11 +454,12 @@ def _tells(groups: list[list[int]], columns: list[Any]) -> bool:
     return int(np.linalg.matrix_rank(means / scale, tol=1e-3)) == len(columns)
 
 
-def _nnls(x: Any, y: Any, weight: Any) -> Any:
+def _nnls(x: Floats, y: Floats, weight: Floats) -> Floats:
     """The weighted least-squares coefficients, each bounded at zero."""
+    import numpy as np
     from scipy.optimize import nnls  # imported where a model is fitted, not by every command's start
 
-    return nnls(x * weight[:, None], y * weight)[0]
+    return np.asarray(nnls(x * weight[:, None], y * weight)[0], dtype=float)
 
 
 def _groups(cells: Sequence[str]) -> list[list[int]]:
@@ -450,8 +470,9 @@ def _groups(cells: Sequence[str]) -> list[list[int]]:
     return list(out.values())
 
 
-def _intervals(x: Any, y: Any, weight: Any, coef: Any, groups: list[list[int]], trx: Any,
-               strata: list[str] | None = None, names: list[str] | None = None) -> tuple[Any, Any, Any, str]:
+def _intervals(x: Floats, y: Floats, weight: Floats, coef: Floats, groups: list[list[int]], trx: Floats,
+               strata: list[str] | None = None, names: list[str] | None = None,
+               ) -> tuple[Floats, Floats, Floats, str]:
     """The coefficients' 95 % intervals and covariance: the bounded fit over resamples of whole cells (percentiles,
     and the resamples' covariance), or with fewer than MODEL_BOOTSTRAP_MIN_CELLS cells the weighted least-squares
     covariance of the free coefficients (t interval, cut at the bound), zero for those at the bound. A fit pooled
@@ -491,7 +512,7 @@ def _intervals(x: Any, y: Any, weight: Any, coef: Any, groups: list[list[int]], 
         ")" if len(groups) < MODEL_BOOTSTRAP_MIN_CELLS else ": too few resamples kept every setting's sizes)")
 
 
-def _resampled(x: Any, y: Any, weight: Any, rows: list[int], trx: Any, own: list[int]) -> Any:
+def _resampled(x: Floats, y: Floats, weight: Floats, rows: list[int], trx: Floats, own: list[int]) -> Floats:
     """The bounded fit on a resample's rows; NaN where the resample left a setting of a pooled fit (`own`: the
     settings' per-row columns) with runs all of one size (separates): such a round has no estimate of that
     setting's cost per row, and fitted anyway its rows' cost would go into the shared terms."""
@@ -503,7 +524,8 @@ def _resampled(x: Any, y: Any, weight: Any, rows: list[int], trx: Any, own: list
     return _nnls(xs, y[rows], weight[rows])
 
 
-def _run_variance(y: Any, trx: Any, relative: Any, groups: list[list[int]], terms: int) -> tuple[float, int, str]:
+def _run_variance(y: Floats, trx: Floats, relative: Floats, groups: list[list[int]],
+                  terms: int) -> tuple[float, int, str]:
     """One run's relative variance: pooled over the repeats of each cell (each repeat's figure per transaction over
     its cell's mean: the measurement's own spread, whatever the fit says) where some cell was repeated, else the
     relative residuals' (n − terms degrees of freedom); 0 where neither has any (the interval is then the fit's
@@ -588,7 +610,7 @@ def _apply_fit(drained: list[Drain]) -> Fit | None:
     part = fit_part([d.apply_s for d in drained], [d.transactions for d in drained],
                     [d.rows for d in drained], [drain_cell(d) for d in drained],
                     squares=[squares_of(d) for d in drained])
-    by_size: dict[str, list[tuple[float, float, Any]]] = {}
+    by_size: dict[str, list[tuple[float, float, str | int]]] = {}  # (rows, seconds, backlog) per transaction
     for i, d in enumerate(drained):
         if d.transactions:
             n = d.rows / d.transactions
@@ -624,7 +646,7 @@ def apply_time(part: Fit | None, items: Iterable[tuple[float, float]]) -> dict[s
     at = [float(s[0]) for s in sizes]
     terms, coef = _terms(part), part.coef or {}
 
-    def curve(n: float) -> Any:  # the curve's inputs for one transaction of n rows
+    def curve(n: float) -> Floats:  # the curve's inputs for one transaction of n rows
         return np.array([{"per_trx": 1.0, "per_row": n, "per_row_sq": n * n}[t] for t in terms])
 
     weights = np.zeros(len(sizes))  # each drained size's share of the figure (count × interpolation weight)
@@ -663,7 +685,7 @@ def _pool(runs: list[Observation], table: str) -> tuple[str, ...]:
 
 
 def _fit_of(obs: list[Observation], part: str, reads: list[float] | None = None,
-            timed: bool = False, shape: dict[str, Any] | None = None, pooled: bool = False) -> Fit | None:
+            timed: bool = False, shape: Shape | None = None, pooled: bool = False) -> Fit | None:
     """One part's fit over the observations; `timed`: with a term per second of writing (CPU, fsyncs), or, where
     the runs give a rate shape (rate_shape), each run's transactions weighed by the shape at its rate instead;
     `pooled`: over several settings (ROW_IMAGES), a cost per row each (fit_part's `kinds`)."""
@@ -683,8 +705,8 @@ def reads_each(obs: Observation) -> float:
     return obs.replica_reads / max(1, obs.replicas or 1)
 
 
-def _replica_fit(runs: list[Observation], shape: dict[str, Any] | None = None,
-                 reads_shape: dict[str, Any] | None = None, pooled: bool = False) -> Fit | None:
+def _replica_fit(runs: list[Observation], shape: Shape | None = None,
+                 reads_shape: Shape | None = None, pooled: bool = False) -> Fit | None:
     """The replicas' CPU: with a read term where runs whose replicas served reads can price one (each run's reads
     weighed by the read shape at its read rate, where the read-only runs give one), else from the runs whose
     replicas served none (a run with reads would charge its reads to the writes), saying why."""
@@ -804,7 +826,7 @@ def _points(cells: dict[str, list[tuple[float, float]]]) -> list[tuple[float, fl
     return out
 
 
-def _shape(points: list[tuple[float, float, int]], source: str) -> dict[str, Any] | None:
+def _shape(points: list[tuple[float, float, int]], source: str) -> Shape | None:
     """The points' costs made non-increasing with the rate (a weighted isotonic regression, each point weighed by its
     runs), as factors of the fastest point's: a core woken between transactions cannot make a faster stream dearer
     per transaction, so a point dearer than a slower one is the noise of a few runs (docs/decisions/cost-model-rate.md,
@@ -815,17 +837,17 @@ def _shape(points: list[tuple[float, float, int]], source: str) -> dict[str, Any
                                 increasing=False).x
     if costs[-1] <= 0:
         return None
-    return {"from": source,
-            "points": [[round(rate, 2), round(float(cost / costs[-1]), 4)] for (rate, *_), cost in zip(points, costs)]}
+    return Shape(source=source, points=[(round(rate, 2), round(float(cost / costs[-1]), 4))
+                                        for (rate, *_), cost in zip(points, costs)])
 
 
-def rate_shape(runs: list[Observation], part: str) -> dict[str, Any] | None:
+def rate_shape(runs: list[Observation], part: str) -> Shape | None:
     """How a transaction's CPU (part: master_cpu_s or replica_cpu_s) changes with the rate, where the runs tell it:
     the single-row write runs' CPU per transaction per cell, of the setting and table whose cells cover the most
-    rates (at least MODEL_SHAPE_MIN_RATES), made non-increasing with the rate, as a factor of its fastest cell's
-    ({"from", "points": [[rate, factor], …]}); None where no setting has that many. The shape is the host's, not
-    the setting's (a core woken between transactions: docs/decisions/cost-model-rate.md), so every setting's fit
-    weighs its transactions by it and fits its own level (the row images one, pooled: ROW_IMAGES)."""
+    rates (at least MODEL_SHAPE_MIN_RATES), made non-increasing with the rate, as a factor of its fastest cell's;
+    None where no setting has that many. The shape is the host's, not the setting's (a core woken between
+    transactions: docs/decisions/cost-model-rate.md), so every setting's fit weighs its transactions by it and fits
+    its own level (the row images one, pooled: ROW_IMAGES)."""
     groups: dict[str, dict[str, list[tuple[float, float]]]] = {}
     for o in runs:
         value = o.figure(part)
@@ -841,7 +863,7 @@ def rate_shape(runs: list[Observation], part: str) -> dict[str, Any] | None:
     return _shape(best[4], best[3])
 
 
-def read_shape(runs: list[Observation]) -> dict[str, Any] | None:
+def read_shape(runs: list[Observation]) -> Shape | None:
     """How a read's CPU on a replica changes with the reads per second it serves: the read-only runs' replica CPU
     per read per cell, every setting's (a read does not depend on the binlog's settings), made non-increasing with
     the read rate as the rate shape is, as a factor of the fastest cell's; None with fewer than
@@ -857,22 +879,22 @@ def read_shape(runs: list[Observation]) -> dict[str, Any] | None:
     return _shape(points, "read-only runs")
 
 
-def shape_factor(shape: dict[str, Any] | None, rate: float) -> float:
+def shape_factor(shape: Shape | None, rate: float) -> float:
     """The shape's factor at a rate: linear in log rate between its points, its end's value beyond them (the
     domain flags such a rate: outside_domain); 1 without a shape or a rate."""
     import numpy as np
 
     if not shape or rate <= 0:
         return 1.0
-    rates, factors = zip(*shape["points"])
+    rates, factors = zip(*shape.points)
     return float(np.interp(math.log(rate), [math.log(r) for r in rates], factors))
 
 
-def domain_of(runs: list[Observation]) -> dict[str, Any] | None:
+def domain_of(runs: list[Observation]) -> Domain | None:
     """The sizes and rates the fit saw: each run's rows per transaction and transactions per second."""
     points = sorted({(float(f"{o.rows / o.transactions:.3g}"), round(o.transactions / o.seconds, 1))
                      for o in runs if o.seconds and o.transactions})
-    return {"points": [list(p) for p in points]} if points else None
+    return Domain(points=points) if points else None
 
 
 def outside_domain(fitted: FittedSetting, trx: float, rows: float) -> str | None:
@@ -881,7 +903,7 @@ def outside_domain(fitted: FittedSetting, trx: float, rows: float) -> str | None
     transactions this small or smaller, the rate shape holds its slowest point (a fit without one: a transaction's
     wake-up cost is higher than the model's); above the highest rate, group commit shares more of each commit's
     syncs (docs/decisions/cost-model-rate.md)."""
-    points = (fitted.domain or {}).get("points")
+    points = fitted.domain.points if fitted.domain else None
     if not points or trx <= 0:
         return None
     size, slack = rows / trx, MODEL_DOMAIN_SLACK
@@ -1130,19 +1152,28 @@ def predict(model: CostModel, mix: list[tuple[str, int, float]], setting: str = 
     return replace(plan, capacity=held)
 
 
-def apply_figures(rho: Band | None, trx: float) -> dict[str, Any]:
+class ApplyFigures(TypedDict):
+    """A plan's apply fields (apply_figures'), as Plan's."""
+
+    replica_apply_rho: Band | None
+    lag: str | None
+    lag_growth_s_per_s: Band | None
+    onset_transactions_per_s: Band | None
+
+
+def apply_figures(rho: Band | None, trx: float) -> ApplyFigures:
     """A plan's apply fields from one SQL thread's utilisation ρ at trx transactions/s: ρ, the lag (bounded, growing
     or at the edge, by ρ's interval), its growth and the rate at which a replica starts falling behind."""
-    return {
-        "replica_apply_rho": rho,
-        "lag": None if rho is None else (
+    return ApplyFigures(
+        replica_apply_rho=rho,
+        lag=None if rho is None else (
             "bounded (ρ < 1 with its interval)" if rho["high"] < 1 else
             f"grows by {lag_growth(rho['value']):.2f} s per s" if rho["low"] > 1 else
             "at the edge (the interval spans 1)"),
-        "lag_growth_s_per_s": None if rho is None or rho["value"] <= 1 else
+        lag_growth_s_per_s=None if rho is None or rho["value"] <= 1 else
         {"value": lag_growth(rho["value"]), "low": lag_growth(max(rho["low"], 1.0)),
          "high": lag_growth(rho["high"])},
-        "onset_transactions_per_s": _reciprocal(rho, trx)}
+        onset_transactions_per_s=_reciprocal(rho, trx))
 
 
 def per_request(part: Fit | None, requests: float, rate: float) -> dict[str, float] | None:

@@ -1418,6 +1418,34 @@ def bigtx_of(doc: dict[str, Any] | BigTxRecord) -> BigTxRecord:
 
 # --- the cost model's model.json and model validate's validate.json (analysis/costmodel.py, experiments/modelcheck.py)
 
+Point = tuple[Num, Num]  # a shape's [rate, factor], a domain's [rows per transaction, transactions/s]
+
+
+class Shape(Record):
+    """A CPU fit's rate or read shape (analysis/costmodel.rate_shape, read_shape): the cost at each rate the runs
+    covered as a factor of the cost at the fastest, slowest first, and the runs it was measured on."""
+
+    # "from" is a Python keyword: the field's own name is `source`, the file's key "from"
+    source: str = Field(validation_alias="from", serialization_alias="from")  # "ROW-FULL bench_idx", "read-only runs"
+    points: list[Point]
+
+
+class Pooled(Record):
+    """A row image's CPU fit's pool (analysis/costmodel.split_part): the settings of the one fit whose
+    per-transaction terms it shares, and that fit's runs, cells and R²."""
+
+    settings: list[str]
+    n: Num | None
+    cells: Num | None
+    r2: Num | None
+
+
+class Domain(Record):
+    """The sizes and rates a setting's fit saw (analysis/costmodel.domain_of): its runs' distinct points, sorted."""
+
+    points: list[Point]
+
+
 class Fit(Record):
     """One quantity fitted through the origin per transaction, and per row where the runs separate the two."""
 
@@ -1437,13 +1465,13 @@ class Fit(Record):
     run_variance_dof: Num | None = None
     run_variance_from: str | None = None  # "repeats" (pooled within cells), "residuals" or "none"
     reads: str | None = None  # a replica, app or load fit without a read term: why
-    # the CPU fits' rate shapes (analysis/costmodel.rate_shape, read_shape): {"from", "points": [[rate, factor]]};
-    # absent from a model fitted before them, or where the runs gave none
-    rate_shape: dict[str, Any] | None = None
-    read_shape: dict[str, Any] | None = None
-    # a row image's CPU fit, pooled over the row images (analysis/costmodel.ROW_IMAGES, split_part): {"settings",
-    # "n", "cells", "r2"} of the one fit whose per-transaction terms it shares; absent from other fits
-    pooled: dict[str, Any] | None = None
+    # the CPU fits' rate shapes (analysis/costmodel.rate_shape, read_shape); absent from a model fitted before them,
+    # or where the runs gave none
+    rate_shape: Shape | None = None
+    read_shape: Shape | None = None
+    # a row image's CPU fit, pooled over the row images (analysis/costmodel.ROW_IMAGES, split_part); absent from
+    # other fits
+    pooled: Pooled | None = None
     # the apply fit's drained sizes (analysis/costmodel._apply_fit): [[rows per transaction, mean apply seconds per
     # transaction, drains, backlogs], …], which price a size between them; absent from other fits and older models
     # (backlogs: since 28 Nov, stop 65)
@@ -1470,7 +1498,7 @@ class FittedSetting(Record):
     apply_s: Fit | None = None
     master_fsyncs: Fit | None = None
     fsyncs_per_commit: Num | None = None
-    domain: dict[str, Any] | None = None  # {"points": [[rows per transaction, transactions/s], …]} of its runs
+    domain: Domain | None = None
 
 
 class Observation(Record):

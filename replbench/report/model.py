@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
 
 from ..analysis.costmodel import HELD_OUT, Z95, Band, Capacity, ParallelApply, Plan, RoleCapacity, SemiSyncWait
 from ..analysis.profile import Largest
@@ -21,7 +20,9 @@ from ..core.results import (
     FittedSetting,
     Interval,
     Onset,
+    Point,
     ProfileCheck,
+    Shape,
     Validation,
     ValidationCase,
     Worst,
@@ -83,8 +84,8 @@ def render_fit(model: CostModel) -> str:
             lines.append(f"  {label}: {text}; R² {part.r2:.3f}, n {part.n}, residuals within "
                          f"±{100 * max(map(abs, part.relative_residuals)):.0f} %" + _noise(part))
             if part.pooled:
-                lines.append(f"    pooled: one fit over {', '.join(part.pooled['settings'])} (n {part.pooled['n']}, "
-                             f"{part.pooled['cells']} cells, R² {part.pooled['r2']:.3f}) shares every term but each "
+                lines.append(f"    pooled: one fit over {', '.join(part.pooled.settings)} (n {part.pooled.n}, "
+                             f"{part.pooled.cells} cells, R² {part.pooled.r2:.3f}) shares every term but each "
                              "image's cost per row, and one run's spread: a row image changes a row event, not a "
                              "commit (docs/cost-model.md, \"Row images\")")
             if part.reads:
@@ -98,13 +99,13 @@ def render_fit(model: CostModel) -> str:
                                          for n, t, k, *b in part.sizes))
             for name, shape in (("rate shape", part.rate_shape), ("read shape", part.read_shape)):
                 if shape:
-                    lines.append(f"    {name} (× the cost at the fastest rate, from {shape['from']}): "
-                                 + ", ".join(f"{f:.2f} at {_num(r)}/s" for r, f in shape["points"]))
+                    lines.append(f"    {name} (× the cost at the fastest rate, from {shape.source}): "
+                                 + ", ".join(f"{f:.2f} at {_num(r)}/s" for r, f in shape.points))
         if fitted.fsyncs_per_commit is not None:
             lines.append(f"  fsyncs per commit (master, InnoDB + binlog), median over the runs: "
                          f"{fitted.fsyncs_per_commit:.2f}")
-        if fitted.domain and fitted.domain.get("points"):
-            lines.append(f"  domain (rows per transaction at transactions/s): {_domain(fitted.domain['points'])}")
+        if fitted.domain and fitted.domain.points:
+            lines.append(f"  domain (rows per transaction at transactions/s): {_domain(fitted.domain.points)}")
     # a model fitted before the app's and the load generator's fits has neither key (a later fit writes both, null
     # where no run recorded them): its fit prints as it did, so the committed report pages rebuild unchanged
     lines += [_request_fit(label, part) for label, part, key in (
@@ -126,8 +127,8 @@ def _request_fit(label: str, part: Fit | None) -> str:
     return (f"{label} per request ({part.basis}): {_coef(part, 'per_trx', 1e3)} ms per write request"
             f"{_at_fastest(shape)}{reads}; R² {part.r2:.3f}, n {part.n}, residuals within "
             f"±{100 * max(map(abs, part.relative_residuals)):.0f} %" + _noise(part)
-            + ("" if not shape else f"\n    rate shape (× the cost at the fastest rate, from {shape['from']}): "
-               + ", ".join(f"{f:.2f} at {_num(r)}/s" for r, f in shape["points"])))
+            + ("" if not shape else f"\n    rate shape (× the cost at the fastest rate, from {shape.source}): "
+               + ", ".join(f"{f:.2f} at {_num(r)}/s" for r, f in shape.points)))
 
 
 def coefficient_table(model: CostModel) -> list[str]:
@@ -149,11 +150,9 @@ def coefficient_table(model: CostModel) -> list[str]:
     return lines
 
 
-# Any: Fit.rate_shape's and read_shape's own type (core/results), the shape analysis/costmodel builds as a dict; it
-# becomes a record with costmodel's typing, not here
-def _at_fastest(shape: dict[str, Any] | None) -> str:
+def _at_fastest(shape: Shape | None) -> str:
     """' at 400/s': a shaped cost is the cost at its shape's fastest rate (the shape's line gives the others)."""
-    return f" at {_num(shape['points'][-1][0])}/s" if shape else ""
+    return f" at {_num(shape.points[-1][0])}/s" if shape else ""
 
 
 def _noise(part: Fit) -> str:
@@ -168,7 +167,7 @@ def _noise(part: Fit) -> str:
             f"({spread})")
 
 
-def _domain(points: list[list[float]]) -> str:
+def _domain(points: list[Point]) -> str:
     """Each transaction size's rates, lowest to highest."""
     rates: dict[float, list[float]] = {}
     for size, rate in points:
