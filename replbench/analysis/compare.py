@@ -22,7 +22,7 @@ from pathlib import Path
 from ..core.config import FINDING_MIN_REPEATS
 from ..core.nodenames import replicas_in
 from ..core.records import STATUS_SUCCEEDED
-from ..core.results import Host, Latency, RunSummary, read_meta, read_summary, read_sweep
+from ..core.results import Host, KnobSetting, Latency, RunSummary, read_meta, read_summary, read_sweep
 from ..core.stats import below_floor, bootstrap_interval, floor_text, judgement, median, percentile, testable
 from .studymetrics import BY_KEY, lag_floor_ms
 
@@ -202,11 +202,11 @@ def verdict(metric: str, base: float | None, new: float | None, band: float,
     return f"{delta:+.4g}", ("–" if pct is None else f"{pct:+.1f}%"), noise_text, label
 
 
-def recorded_runs(results: Path, s: RunSummary, knobs: dict[str, object] | None,
+def recorded_runs(results: Path, s: RunSummary, knobs: KnobSetting | None,
                   leave_out: set[Path]) -> list[RunSummary]:
     """Finished runs under results/ of the same scenario, rate, duration and settings as `summary` (any folder:
     sweep steps, study units, loose runs), the compared ones left out. `knobs`: the base run's knobs_changed, only
-    compared for equality with each run's (object: whatever meta.json holds)."""
+    compared for equality with each run's."""
     found = []
     for path in results.rglob("summary.json"):
         folder = path.parent.resolve()

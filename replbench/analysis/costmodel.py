@@ -159,7 +159,7 @@ def node_counters(summary: RunSummary, name: str) -> NodeCounters:
 def observation(summary: RunSummary, m: RunMeta) -> Observation | None:
     """One write run as the fit sees it, or None when it cannot serve (not finished, no net CPU, rows not verified
     as changed, a setting outside the model)."""
-    setting = setting_of(m.knobs_changed)
+    setting = setting_of(None if m.knobs_changed is None else m.knobs_changed.given())
     s = finished(summary)
     if setting is None or s is None or s.success < MIN_SUCCESS:
         return None  # above the knee: queues, not the work, set the CPU

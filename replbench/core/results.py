@@ -797,6 +797,49 @@ class Dataset(Record):
     nopk_rows: int | None = None
 
 
+class KnobSetting(Record):
+    """A setting of the knobs as meta.json records it (topology/knobs.Knobs, whose defaults are the reference; a
+    knob the record was not given is absent): the whole setting under `knobs`, what differs from the reference under
+    `knobs_changed`. In the files' order (sorted), so a reader listing them lists them as the file does."""
+
+    binlog_annotate: str | None = None
+    binlog_compress: str | None = None
+    binlog_compress_min_len: int | None = None
+    binlog_format: str | None = None
+    binlog_row_image: str | None = None
+    buffer_pool: str | None = None
+    flush_log_at_trx_commit: int | None = None
+    parallel_mode: str | None = None
+    parallel_threads: int | None = None
+    semi_sync: str | None = None
+    semi_sync_timeout_ms: int | None = None
+    sync_binlog: int | None = None
+
+    def given(self) -> dict[str, Word]:
+        """The knobs recorded, by name, in the file's order (a label's "name=value" pairs)."""
+        return self.model_dump(exclude_unset=True)
+
+
+class Readback(Record):
+    """One node's knob variables as it reported them after the knobs were applied (topology/knobs.READ_BACK, by
+    their MariaDB names; the server's text, a variable the node lacks absent)."""
+
+    binlog_annotate_row_events: str | None = None
+    binlog_format: str | None = None
+    binlog_row_image: str | None = None
+    innodb_buffer_pool_size: str | None = None
+    innodb_flush_log_at_trx_commit: str | None = None
+    log_bin_compress: str | None = None
+    log_bin_compress_min_len: str | None = None
+    rpl_semi_sync_master_enabled: str | None = None
+    rpl_semi_sync_master_timeout: str | None = None
+    rpl_semi_sync_master_wait_point: str | None = None
+    rpl_semi_sync_slave_enabled: str | None = None
+    slave_parallel_mode: str | None = None
+    slave_parallel_threads: str | None = None
+    sync_binlog: str | None = None
+
+
 class RunMeta(Record):
     """A run's meta.json: what was asked and what the run was run on (experiments/run.py)."""
 
@@ -826,9 +869,9 @@ class RunMeta(Record):
     dataset: Dataset | None = None
     versions: Versions | None = None
     app: dict[str, Any] | None = None
-    knobs: dict[str, Any] | None = None
-    knobs_changed: dict[str, Any] | None = None
-    knobs_readback: dict[str, Any] | None = None
+    knobs: KnobSetting | None = None
+    knobs_changed: KnobSetting | None = None
+    knobs_readback: dict[str, Readback] | None = None  # per node
     knob_mismatches: list[Any] | None = None
     server_variables_not_default: dict[str, Any] | None = None
     buffer_pool: str | None = None

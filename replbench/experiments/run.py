@@ -605,8 +605,8 @@ class Run:
             bytes_per_beat=self.measured.bytes_per_beat, idle_cpu_per_s=self.measured.idle, seconds=a.at - b.at,
             lag_settled_s=None if self.clock.send_end is None else watch.lag.settled_after(self.clock.send_end),
             sources={"app": s.app_cpu_source, **{n.name: n.cpu_source for n in s.nodes}},
-            sync_binlog={name: int(back["sync_binlog"]) for name, back in readback.items()
-                         if str(back.get("sync_binlog", "")).isdigit()},
+            sync_binlog={name: int(sync) for name, back in readback.items()
+                         if (sync := back.sync_binlog) is not None and sync.isdigit()},
             idle_start=self.clock.idle, idle_counters_per_s=self.measured.idle_counters)
         client = self.record.summary
         assert client.requests is not None and client.successes is not None  # summary.client's, always set
@@ -729,7 +729,8 @@ class Run:
             duration_s=self.options.duration, timeout_s=self.options.timeout,
             attack_options={**self.live.attack_options.as_dict(),
                             "client_connections": f"{s.client_connections} (REPLBENCH_CLIENT_CONNECTIONS)"},
-            knobs=self.options.knobs.as_dict(), knobs_changed=self.options.knobs.changed(),
+            knobs=results.KnobSetting.model_validate(self.options.knobs.as_dict()),
+            knobs_changed=results.KnobSetting.model_validate(self.options.knobs.changed()),
             links_requested=[link.spec for link in self.options.links],
             dataset=_dataset_meta(s),
             app={"workers": s.app_workers, "driver": s.driver, "worker_class": s.worker_class,

@@ -190,7 +190,7 @@ def sweep_section(sweep_dir: Path, writer: Writer, shared: tuple[str, str] = (""
     kept = shown.kept_up
     reference = Knobs()  # a sweep rebuilt from assets without its meta: the knobs that differ from the reference
     # knobs_changed: never null in a meta.json
-    knobs = meta.knobs_changed if meta.knobs_changed is not None else {
+    knobs = meta.knobs_changed.given() if meta.knobs_changed is not None else {
         k: v for k, v in (sweep.knobs or {}).items() if getattr(reference, k, None) != v}
     lines += [
         f"- **Settings**: {', '.join(f'{k}={v}' for k, v in knobs.items()) or 'reference'}; "
