@@ -341,14 +341,14 @@ def test_a_run_whose_record_refuses_its_summary_fails_in_one_line_and_keeps_what
     <name>.refused.json, and meta.json and summary.json say FAILED (not ok, not still running)."""
     from replbench.core.config import Settings
     from replbench.core.scenario import load as scenario
-    from replbench.experiments.run import Run, RunOptions
+    from replbench.experiments.run import Outcome, Run, RunOptions
 
     run = Run(Settings.from_env(), scenario("write"), 400, RunOptions(duration=1.0), tmp_path)
-    run.record.meta = results.RunMeta(scenario="write", rate=400, status="ok", pid=1)
-    run.record.summary = results.RunSummary(scenario="write", rate=400, status="ok", goodput=399.0)
-    run._write(with_summary=True)
-    assert run.record.status == "FAILED" and "FinishedRun refused folder: Field required" in run.record.errors[-1]
-    assert "\n" not in run.record.errors[-1]  # one line
+    written = run._write(results.RunMeta(scenario="write", rate=400, status="ok", pid=1),
+                         results.RunSummary(scenario="write", rate=400, status="ok", goodput=399.0), Outcome())
+    errors = written.outcome.errors
+    assert written.outcome.status == "FAILED" and "FinishedRun refused folder: Field required" in errors[-1]
+    assert "\n" not in errors[-1] and written.kept.status == "FAILED"  # one line; the run goes on failed
     kept = json.loads((tmp_path / "summary.refused.json").read_text())
     assert kept["goodput"] == 399.0 and kept["status"] == "FAILED" and "Field required" in kept["errors"][-1]
     assert json.loads((tmp_path / "meta.refused.json").read_text())["pid"] == 1

@@ -203,10 +203,9 @@ def test_a_case_runs_under_its_setting_and_is_predicted_both_ways(tmp_path, monk
     class FakeRun:
         def __init__(self, settings, sc, rate, options, folder, progress):
             ran.update(scenario=sc.name, rate=rate, options=options)
-            self.clock = "the run's clock"
 
         def execute(self):
-            return SimpleNamespace(summary=summary_of({}))
+            return SimpleNamespace(summary=summary_of({}), clock="the run's clock")
 
     monkeypatch.setattr(modelcheck, "Run", FakeRun)
     monkeypatch.setattr(modelcheck, "read_meta", lambda folder: None)

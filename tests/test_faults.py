@@ -230,26 +230,21 @@ def test_the_catch_up_is_timed_from_the_send_s_end_not_from_vegetas(monkeypatch:
     monkeypatch.setattr(runs.nodes, "master_gtid", lambda settings: "0-1-77")
     monkeypatch.setattr(runs.nodes, "wait_caught_up", wait_caught_up)
 
-    def timed(vegeta_ended: bool) -> runs.Run:
+    def timed(vegeta_ended: bool) -> runs.CatchUp | None:
         run = object.__new__(runs.Run)  # the fields _time_catch_up reads, nothing started
         run.settings = None  # type: ignore[assignment]
         run.options = runs.RunOptions(duration=3.0, catch_up_timeout=60.0)
-        run.clock = runs.Clock(zero=1000.0, created=1000.0, started_up_s=None, start=2.0)
-        run.record = runs.Record(meta=runs.results.RunMeta(), summary=runs.results.RunSummary())
-        run.live = runs.Live(None, attack_done=Vegeta(vegeta_ended))  # type: ignore[arg-type]
-        run.measured = runs.Measured()
-        run._time_catch_up()
-        return run
+        run.handles = runs.Handles(attack_done=Vegeta(vegeta_ended))  # type: ignore[arg-type]
+        return run._time_catch_up(runs.Clock(zero=1000.0, created=1000.0, started_up_s=None, start=2.0))
 
-    run = timed(vegeta_ended=False)
-    assert run.clock.send_end == pytest.approx(5.0)  # attack start + duration, on the run's clock
-    assert waits == [(pytest.approx(1005.0), "0-1-77", 60.0)] and run.measured.catch_up_gtid == "0-1-77"
-    assert run.measured.catch_up == {"replica1": 0.01, "replica2": 0.5}
-    assert (run.record.summary.catch_up_held, run.record.summary.catch_up_unreachable) == ({}, [])
+    got = timed(vegeta_ended=False)
+    assert got is not None and got.send_end == pytest.approx(5.0)  # attack start + duration, on the run's clock
+    assert waits == [(pytest.approx(1005.0), "0-1-77", 60.0)]
+    assert got.seconds == {"replica1": 0.01, "replica2": 0.5} and got.error is None
+    assert got.part is not None and (got.part.catch_up_held, got.part.catch_up_unreachable) == ({}, [])
     waits.clear()
     clock.now = 1000.0
-    early = timed(vegeta_ended=True)  # vegeta gone 5 s before the send's end
-    assert waits == [] and early.measured.catch_up is None and early.clock.send_end is None
+    assert timed(vegeta_ended=True) is None and waits == []  # vegeta gone 5 s before the send's end: timed nothing
 
 
 def test_lag_aware_routing_takes_a_stopped_replica_out_and_back(topo: Settings) -> None:

@@ -428,10 +428,10 @@ def _recorded_run(settings: Settings, case: Case, duration: float, checksum: str
     run_folder = new_folder(settings, sc, case.rate, parent=folder)
     run = Run(settings, sc, case.rate, RunOptions(duration=duration, knobs=case.knobs, checksum=checksum),
               run_folder, progress)
-    summary = run.execute().summary
-    if costmodel.observation(summary, read_meta(run_folder)) is None:
+    result = run.execute()
+    if costmodel.observation(result.summary, read_meta(run_folder)) is None:
         return RecordedRun(run=run_folder.name)  # not usable by the model: not profiled, no profile key
-    return RecordedRun(run=run_folder.name, profile=_profiled(settings, run.clock, run_folder, progress))
+    return RecordedRun(run=run_folder.name, profile=_profiled(settings, result.clock, run_folder, progress))
 
 
 def _priced(model: CostModel, folder: Path, entry: RecordedRun, prefix: str = "") -> ValidationRun:

@@ -22,7 +22,8 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from concurrent.futures import Future
+from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeVar
@@ -83,7 +84,31 @@ class RunOptions:
     clients: int | None = None  # --clients N: a closed loop of N clients, the rate only sizing the targets
 
 
-@dataclass
+@dataclass(frozen=True)
+class Plan:
+    """What one run is asked to do, fixed before it starts: the settings it runs with (a scenario's lag-aware reads,
+    the app's nodes reached by proxy), the scenario, the rate, the options (the knobs among them as
+    topology/knobs.Knobs, whose defaults are the reference setup) and vegeta's options derived from them."""
+
+    settings: Settings
+    scenario: Scenario
+    rate: int
+    options: RunOptions
+    attack: attack.AttackOptions
+
+    @classmethod
+    def of(cls, settings: Settings, scenario: Scenario, rate: int, options: RunOptions) -> Plan:
+        # a scenario may switch lag-aware reads on for the app it runs against
+        s = settings if scenario.max_lag is None else settings.with_overrides(max_lag=scenario.max_lag)
+        if any(link.name.startswith("app-") for link in options.links):  # the app reaches those nodes by proxy
+            s = s.with_overrides(db_hosts=links.app_hosts(s, options.links))
+        return cls(s, scenario, rate, options, attack.AttackOptions(
+            rate, options.duration, options.timeout, attackers=options.attackers,
+            max_connections=attack.connection_cap(s.client_connection_cap),  # computed once
+            clients=options.clients))
+
+
+@dataclass(frozen=True)
 class Clock:
     """The run's one clock: monotonic seconds, zero set once before any sampler starts; the marks on it are the
     idle window's start, the attack's start and end, and the moment its last request was sent."""
@@ -100,325 +125,410 @@ class Clock:
         """A mark on this clock as seconds since the epoch (time.time()'s), through the monotonic clock now."""
         return time.time() - (time.monotonic() - (self.zero + mark))
 
+    def now(self) -> float:
+        """Now, as a mark on this clock."""
+        return time.monotonic() - self.zero
 
-@dataclass
-class Live:
-    """What runs while the attack does: vegeta, the samplers (lag, health, CPU on one clock), the faults, and the
-    catch-up timer."""
 
-    attack_options: attack.AttackOptions
+@dataclass(frozen=True)
+class Outcome:
+    """How the run stands: its status and the errors recorded so far, in order."""
+
+    status: str = STATUS_OK
+    errors: tuple[str, ...] = ()
+
+    def with_error(self, text: str, status: str | None = None) -> Outcome:
+        return Outcome(status or self.status, (*self.errors, text))
+
+    def with_status(self, status: str) -> Outcome:
+        return Outcome(status, self.errors)
+
+
+@dataclass(frozen=True)
+class Written:
+    """meta.json and summary.json as written (no summary before the run's finish), the meta the run goes on with
+    (refused: marked failed) and the outcome (refused: failed, the error recorded)."""
+
+    meta: results.RunMeta
+    summary: results.RunSummary | None
+    kept: results.RunMeta
+    outcome: Outcome
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What preparing set up: meta.json's record so far, vegeta, the row check's sample taken before the attack;
+    ready once every step ran (else the outcome says why not)."""
+
+    meta: results.RunMeta
+    outcome: Outcome = Outcome()
     vegeta: Path | None = None
-    samplers: samplers.Samplers | None = None
-    fault_runner: faults.FaultRunner | None = None
-    attack: attack.Attack | remote.RemoteAttack | None = None
-    hosts: list[remote.HostCheck] | None = None  # a topology file's attacker hosts, checked (None: vegeta here)
-    catch_thread: threading.Thread | None = None
-    attack_done: threading.Event = field(default_factory=threading.Event)
+    row_sample: tuple[list[int], dict[int, tuple]] | None = None
+    ready: bool = False
 
 
-@dataclass
-class Measured:
-    """What the phases measured, before the summary derives its figures from it."""
+@dataclass(frozen=True)
+class CatchUp:
+    """The replicas' catch-up, timed from the last request sent (the send's end on the run's clock): each one's
+    seconds (None: not caught up, or held by a planned fault), what the summary records of it, and the error."""
 
+    send_end: float
+    seconds: dict[str, float | None]
+    part: results.RunSummary | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Recording:
+    """What the idle window and the attack measured, as the summary derives its figures from it: the clock's marks,
+    the idle cost, the counters before and after, the catch-up, the write-back, the samplers' series (stopped) and
+    the faults carried out; meta.json's record and the summary's keys the attack itself recorded."""
+
+    clock: Clock
+    outcome: Outcome
+    meta: results.RunMeta
+    parts: results.RunSummary = results.RunSummary()  # idle_window_s, the app's admission, the attackers' parts…
     bytes_per_beat: float = 0.0  # the heartbeat's binlog bytes per beat, from the idle window
     idle: dict[str, float] = field(default_factory=dict)  # each group's CPU seconds per second before the attack
     idle_counters: dict[str, summary.IdleCounts | None] = field(default_factory=dict)  # each node's counts per second
     before: samplers.Snapshot | None = None  # every counter, before and after the attack
     after: samplers.Snapshot | None = None
-    catch_up: dict[str, float | None] | None = None
-    catch_up_gtid: str | None = None
-    row_sample: tuple[list[int], dict[int, tuple]] | None = None  # the row check's sample, before the attack
+    catch_up: CatchUp | None = None
     writeback: writeback.Flush | None = None  # the run's own dirty pages forced out after the drain, counted
-    timeline: timeline.Timeline | None = None
+    watch: samplers.Samplers | None = None
+    planned: tuple[dict[str, Any], ...] = ()  # the planned faults carried out (faults.FaultRunner.done)
+
+    def add(self, part: results.RunSummary) -> Recording:
+        return replace(self, parts=summary.joined(self.parts, part))
+
+    def describe(self, part: results.RunMeta) -> Recording:
+        return replace(self, meta=summary.joined(self.meta, part))
 
 
 @dataclass
-class Record:
-    """The run's record as it is filled: status, errors, meta.json and summary.json's records, and the printed block.
-    Each phase adds its part of them as a RunMeta or a RunSummary: a field it set (None too) is kept, one it never
-    set stays absent, as meta.json and summary.json write them."""
+class Handles:
+    """What runs in the background while the run does, stopped (or discarded) however the run ends: the samplers,
+    the planned faults, vegeta, a topology file's attacker hosts, the catch-up timer."""
 
-    meta: results.RunMeta
-    summary: results.RunSummary
-    status: str = STATUS_OK
-    errors: list[str] = field(default_factory=list)
-    block: str = ""  # the printed block, once the run has results to show (also block.txt)
-    # the catch-up timer adds its part from its own thread while the main thread adds others
-    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
-
-    def add(self, part: results.RunSummary) -> None:
-        with self.lock:
-            self.summary = summary.joined(self.summary, part)
-
-    def describe(self, part: results.RunMeta) -> None:
-        with self.lock:
-            self.meta = summary.joined(self.meta, part)
+    samplers: samplers.Samplers | None = None
+    fault_runner: faults.FaultRunner | None = None
+    attack: attack.Attack | remote.RemoteAttack | None = None
+    hosts: list[remote.HostCheck] | None = None  # a topology file's attacker hosts, checked (None: vegeta here)
+    catch_up: Future[CatchUp | None] | None = None
+    attack_done: threading.Event = field(default_factory=threading.Event)
+    interrupted: threading.Event = field(default_factory=threading.Event)
 
 
 @dataclass(frozen=True)
 class RunResult:
-    """A finished run as its callers use it: the typed summary and meta, the block, the exit code."""
+    """A finished run as its callers use it: the typed summary and meta, the block, the exit code, its clock."""
 
     folder: Path
     summary: results.RunSummary
     meta: results.RunMeta
     block: str
     exit_code: int
+    clock: Clock
 
     @property
     def status(self) -> str:
         return self.summary.status or STATUS_FAILED
 
 
+Step = Callable[[Recording], Recording]
+
+
 class Run:
-    """One run carried out in phases (prepare → idle window and attack → finish: summarize, check, judge, render);
-    execute() returns the typed RunResult, its summary and meta as written."""
+    """One run carried out in phases, each returning its value: prepare (a Prepared), idle window and attack (a
+    Recording), finish (the summary derived from the recording in one pass, checked, judged, written); execute()
+    returns the typed RunResult, its summary and meta as written. The run keeps its inputs and the background
+    handles an interrupt must stop, nothing it measured."""
 
     def __init__(self, settings: Settings, scenario: Scenario, rate: int, options: RunOptions, folder: Path,
                  progress: Progress | None = None, own_process: bool = False) -> None:
         """own_process: the run is its process's whole command (./run.sh <scenario> <rate>), so the process's
         start-up is the run's too; a sweep's, study's or campaign's runs share their process and leave it out."""
-        # a scenario may switch lag-aware reads on for the app it runs against
-        self.settings = settings if scenario.max_lag is None else settings.with_overrides(max_lag=scenario.max_lag)
-        if any(link.name.startswith("app-") for link in options.links):  # the app reaches those nodes by proxy
-            self.settings = self.settings.with_overrides(db_hosts=links.app_hosts(self.settings, options.links))
-        self.scenario = scenario
-        self.rate = rate
-        self.options = options
+        self.plan = Plan.of(settings, scenario, rate, options)
+        self.settings, self.scenario, self.rate, self.options = self.plan.settings, scenario, rate, options
         self.folder = folder
         self.progress = progress or Progress(f"{scenario.name}@{rate}")
-        self.record = Record(meta=results.RunMeta(), summary=results.RunSummary(
-            scenario=scenario.name, rate=rate, duration_s=options.duration, schema=scenario.schema, folder=folder.name,
-            schema_version=RESULTS_SCHEMA))
-        if options.clients is not None:
-            self.record.add(results.RunSummary(clients=options.clients))
-        self.live = Live(attack.AttackOptions(
-            rate, options.duration, options.timeout, attackers=options.attackers,
-            max_connections=attack.connection_cap(self.settings.client_connection_cap),  # computed once
-            clients=options.clients))
         now = time.monotonic()
         self.clock = Clock(zero=now, created=now, started_up_s=round(
             max(0.0, time.time() - psutil.Process().create_time()), 2) if own_process else None)
-        self.measured = Measured()
-        self.written: tuple[results.RunMeta, results.RunSummary | None] = (results.meta_of({}), None)
+        self.handles = Handles()
 
     @property
     def log(self) -> Path:
         return self.folder / "harness.log"
-
-    @property
-    def block(self) -> str:
-        return self.record.block
 
     # ---- phases ----
 
     def execute(self) -> RunResult:
         harnesslog.use(self.log)
         try:
-            self.record.meta = self._base_meta()
-            self._write()
+            started = self._write(self._base_meta(), None, Outcome())
+            prepared = self._prepare(Prepared(started.kept, started.outcome))
+            rec = Recording(self.clock, prepared.outcome, prepared.meta)
             try:
-                self._prepare()
-                self._attack_and_measure()
-            except KeyboardInterrupt:
-                self.record.status = STATUS_INTERRUPTED
-                if self.live.attack is not None:
-                    self.live.attack.interrupt()
-            except Exception as exc:  # noqa: BLE001 — an operational failure: keep what was measured
-                self._record_error("run", exc)
-                self.record.status = STATUS_FAILED
+                if prepared.ready:
+                    rec = self._attack_and_measure(prepared.vegeta, rec)
             finally:
-                self._stop_background()
+                rec = self._stop_background(rec, prepared.vegeta)
             try:
-                self._finish()
+                return self._finish(prepared, rec)
             except KeyboardInterrupt:
-                self.record.status = STATUS_INTERRUPTED
-                self._finish(skip_waits=True)
+                return self._finish(prepared, replace(rec, outcome=rec.outcome.with_status(STATUS_INTERRUPTED)),
+                                    skip_waits=True)
         finally:
             harnesslog.done(self.log)
-        meta, written = self.written
-        if written is None:  # no summary written: the run stopped before its finish
-            written = results.RunSummary(schema_version=RESULTS_SCHEMA, status=STATUS_FAILED, errors=self.record.errors)
-        return RunResult(self.folder, written, meta, self.record.block,
-                         exit_code(written.status or STATUS_FAILED, self.options.strict))
 
-    def _write(self, with_summary: bool = False) -> None:
+    def _write(self, meta: results.RunMeta, run: results.RunSummary | None, outcome: Outcome) -> Written:
         """meta.json (and summary.json) through their records (core/results.write_run). A summary its record refuses
         (one that says the run finished but lacks what every finished run records) is a bug of the harness: the run
         fails, the error is recorded, and the documents being written are kept beside as <name>.refused.json with
         that status and error, so what they hold is not lost."""
         try:
-            self.written = results.write_run(self.folder, self.record.meta,
-                                             self.record.summary if with_summary else None)
+            return Written(*results.write_run(self.folder, meta, run), meta, outcome)
         except ValueError as exc:
-            self._record_error("writing the results", exc)
-            self.record.status = STATUS_FAILED
-            self.record.describe(results.RunMeta(status=STATUS_FAILED,
-                                                 exit_code=exit_code(STATUS_FAILED, self.options.strict)))
-            failed = summary.joined(self.record.summary, results.RunSummary(status=STATUS_FAILED,
-                                                                            errors=self.record.errors))
-            kept = [("meta", results.document_of(self.record.meta))] + \
-                ([("summary", results.document_of(failed))] if with_summary else [])
+            outcome = outcome.with_error(self._error("writing the results", exc), STATUS_FAILED)
+            meta = summary.joined(meta, results.RunMeta(status=STATUS_FAILED,
+                                                        exit_code=exit_code(STATUS_FAILED, self.options.strict)))
+            kept = [("meta", results.document_of(meta))] + ([("summary", results.document_of(summary.joined(
+                run, results.RunSummary(status=STATUS_FAILED, errors=list(outcome.errors)))))] if run else [])
             for name, doc in kept:
                 write_refused(self.folder / f"{name}.refused.json", doc)
-            self.written = self._write_failed(with_summary)
+            return Written(*self._write_failed(run is not None, outcome), meta, outcome)
 
-    def _write_failed(self, with_summary: bool) -> tuple[results.RunMeta, results.RunSummary | None]:
+    def _write_failed(self, with_summary: bool, outcome: Outcome) -> tuple[results.RunMeta, results.RunSummary | None]:
         """What a run whose records were refused leaves as its meta.json (and summary.json): failed, with its errors,
         so no reader takes it for a finished run or one still running."""
         meta = results.RunMeta(scenario=self.scenario.name, rate=self.rate, status=STATUS_FAILED,
                                exit_code=exit_code(STATUS_FAILED))
         failed = results.RunSummary(scenario=self.scenario.name, rate=self.rate, folder=self.folder.name,
-                                    status=STATUS_FAILED, errors=self.record.errors) if with_summary else None
+                                    status=STATUS_FAILED, errors=list(outcome.errors)) if with_summary else None
         return results.write_run(self.folder, meta, failed)
 
-    def _record_error(self, phase: str, exc: BaseException) -> None:
+    def _error(self, phase: str, exc: BaseException) -> str:
+        """An error as the run records it (harness.log with its traceback, said once), returned as its text."""
         text = f"{phase}: {type(exc).__name__}: {exc}"
-        self.record.errors.append(text)
         harnesslog.write(text, exc)
         self.progress.say(f"{text} (details in {self.log.name})", final=True)
+        return text
 
-    def _safely(self, phase: str, fn: Callable[[], T], default: T | None = None) -> T | None:
+    def _safely(self, phase: str, fn: Callable[[], T], outcome: Outcome, default: T | None = None,
+                ) -> tuple[T | None, Outcome]:
         """Run one phase; an operational failure is recorded (errors, harness.log) and the run goes on."""
         try:
-            return fn()
+            return fn(), outcome
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # noqa: BLE001
-            self._record_error(phase, exc)
-            return default
+            return default, outcome.with_error(self._error(phase, exc))
 
-    def _prepare(self) -> None:
+    def _prepare(self, prepared: Prepared) -> Prepared:
+        """Every step of preparing in order, each adding to what the last left; a failure (or Ctrl-C) keeps what
+        they recorded and leaves the run not ready."""
+        try:
+            for step in (self._settings_and_data, self._probed, self._targets_and_pins, self._row_sample):
+                prepared = step(prepared)
+        except KeyboardInterrupt:
+            return replace(prepared, outcome=prepared.outcome.with_status(STATUS_INTERRUPTED))
+        except Exception as exc:  # noqa: BLE001 — an operational failure: keep what was measured
+            return replace(prepared, outcome=prepared.outcome.with_error(self._error("run", exc), STATUS_FAILED))
+        written = self._write(prepared.meta, None, prepared.outcome)
+        return replace(prepared, meta=written.kept, outcome=written.outcome, ready=True)
+
+    def _settings_and_data(self, prepared: Prepared) -> Prepared:
         s = self.settings
-        self.live.vegeta = ensure_vegeta(s)
+        prepared = replace(prepared, vegeta=ensure_vegeta(s))
         # the topology is checked once, there (ensure_topology), before anything reads the servers
-        prepared = prepare.settings_and_data(s, self.scenario, self.options.knobs, self.options.links, self.progress,
-                                             alongside=cpu.calibrate)
-        score = prepared.alongside  # the calibration's, taken while it settled
+        got = prepare.settings_and_data(s, self.scenario, self.options.knobs, self.options.links, self.progress,
+                                        alongside=cpu.calibrate)
         # the record's keys merged as a dictionary's were (a key set to None kept, one never set absent)
-        self.record.describe(results.RunMeta.model_validate(prepared.set_up.model_dump(by_alias=True,
-                                                                                       exclude_unset=True)))
-        self.record.describe(results.RunMeta(
-            host=summary.joined(self.record.meta.host or results.Host(), results.Host(calibration_score=score))))
-        self.record.describe(results.RunMeta(dataset=_dataset_meta(s)))  # read again: a first use has just built it
-        self.record.describe(results.RunMeta(versions=versions(s)))
-        self.record.describe(results.RunMeta(disk=None if s.external else  # a remote server's: not visible
-                                             self._safely("disk probe", lambda: servervars.describe_disk(s.state))))
-        self.record.describe(results.RunMeta(server_variables_not_default=self._safely(
-            "server variables", lambda: servervars.non_default(s, mariadb_binaries().get("mariadbd")))))
-        self.record.describe(results.RunMeta(targets=prepare.app_and_targets(
+        meta = summary.joined(prepared.meta, results.RunMeta.model_validate(
+            got.set_up.model_dump(by_alias=True, exclude_unset=True)))
+        meta = summary.joined(meta, results.RunMeta(host=summary.joined(
+            meta.host or results.Host(), results.Host(calibration_score=got.alongside))))  # taken while it settled
+        return replace(prepared, meta=summary.joined(meta, results.RunMeta(dataset=_dataset_meta(s))))  # just built
+
+    def _probed(self, prepared: Prepared) -> Prepared:
+        s, outcome = self.settings, prepared.outcome
+        meta = summary.joined(prepared.meta, results.RunMeta(versions=versions(s)))
+        disk, outcome = (None, outcome) if s.external else \
+            self._safely("disk probe", lambda: servervars.describe_disk(s.state), outcome)  # a remote one's: unseen
+        variables, outcome = self._safely(
+            "server variables", lambda: servervars.non_default(s, mariadb_binaries().get("mariadbd")), outcome)
+        return replace(prepared, outcome=outcome, meta=summary.joined(meta, results.RunMeta(disk=disk),
+                                                                      results.RunMeta(
+                                                                          server_variables_not_default=variables)))
+
+    def _targets_and_pins(self, prepared: Prepared) -> Prepared:
+        s = self.settings
+        meta = summary.joined(prepared.meta, results.RunMeta(targets=prepare.app_and_targets(
             s, self.scenario, self.folder / "targets.json", self.progress, rate=self.rate,
             duration=self.options.duration, catch_up_timeout=self.options.catch_up_timeout,
             nonce=self.options.nonce or None)))
         # after the app's restart: its new processes are pinned; every field written, None too, as meta.json has it
-        pinned = cpus.pin_groups(self.settings, self.options.cpus)
-        self.record.describe(results.RunMeta(cpus=results.Cpus.model_validate(pinned.model_dump())))
+        pinned = cpus.pin_groups(s, self.options.cpus)
+        meta = summary.joined(meta, results.RunMeta(cpus=results.Cpus.model_validate(pinned.model_dump())))
         if s.attacker_hosts:
+            assert prepared.vegeta is not None  # _settings_and_data's first step
             self.progress.say(f"checking {len(s.attacker_hosts)} attacker host(s) over ssh (vegeta, clock skew), "
                               "copying the targets there")
-            self.live.hosts = remote.check(s, self.live.vegeta, self.folder / "targets.json",
-                                           self.live.attack_options)
-            self.record.describe(results.RunMeta(attacker_hosts=[c.as_dict() for c in self.live.hosts]))
-        if rowcheck.checked_columns(self.scenario) and rowcheck.method(self.options.knobs) == "sample":
-            ids = rowcheck.sample_ids(self.folder / "targets.json")
-            self.measured.row_sample = (ids, rowcheck.read_values(s, self.scenario.schema,
-                                                         rowcheck.checked_columns(self.scenario), ids))
-        self._write()
+            self.handles.hosts = remote.check(s, prepared.vegeta, self.folder / "targets.json", self.plan.attack)
+            meta = summary.joined(meta, results.RunMeta(attacker_hosts=[c.as_dict() for c in self.handles.hosts]))
+        return replace(prepared, meta=meta)
 
-    def _attack_and_measure(self) -> None:
-        s = self.settings
-        self.clock.zero = time.monotonic()
-        live = self.live
-        live.samplers = watch = samplers.Samplers(s, self.folder, self.clock.zero,
-                                                  lambda: live.attack.pids if live.attack else [],
-                                                  {f.node for f in self.options.faults if f.action == "kill"},
-                                                  soak=self.options.soak_window is not None)
-        self.live.fault_runner = faults.FaultRunner(s, self.options.faults, self.clock.zero, self.scenario.schema)
-        watch.start()
+    def _row_sample(self, prepared: Prepared) -> Prepared:
+        if not (rowcheck.checked_columns(self.scenario) and rowcheck.method(self.options.knobs) == "sample"):
+            return prepared
+        ids = rowcheck.sample_ids(self.folder / "targets.json")
+        return replace(prepared, row_sample=(ids, rowcheck.read_values(
+            self.settings, self.scenario.schema, rowcheck.checked_columns(self.scenario), ids)))
+
+    def _attack_and_measure(self, vegeta: Path | None, rec: Recording) -> Recording:
+        """The idle window and the attack, step by step, each adding to the recording; a failure (or Ctrl-C) keeps
+        what the steps before it recorded."""
+        steps: tuple[Step, ...] = (self._start_samplers, self._idle_window, lambda r: self._start_attack(r, vegeta),
+                                   self._wait_attack, lambda r: self._after_attack(r, vegeta))
+        try:
+            for step in steps:
+                rec = step(rec)
+        except KeyboardInterrupt:
+            rec = replace(rec, outcome=rec.outcome.with_status(STATUS_INTERRUPTED))
+            self.handles.interrupted.set()
+            if self.handles.attack is not None:
+                self.handles.attack.interrupt()
+        except Exception as exc:  # noqa: BLE001 — an operational failure: keep what was measured
+            rec = replace(rec, outcome=rec.outcome.with_error(self._error("run", exc), STATUS_FAILED))
+        return rec
+
+    def _start_samplers(self, rec: Recording) -> Recording:
+        s, h = self.settings, self.handles
+        clock = replace(rec.clock, zero=time.monotonic())
+        h.samplers = samplers.Samplers(s, self.folder, clock.zero, lambda: h.attack.pids if h.attack else [],
+                                       {f.node for f in self.options.faults if f.action == "kill"},
+                                       soak=self.options.soak_window is not None)
+        h.fault_runner = faults.FaultRunner(s, self.options.faults, clock.zero, self.scenario.schema)
+        h.samplers.start()
+        return replace(rec, clock=clock)
+
+    def _idle_window(self, rec: Recording) -> Recording:
+        s, watch = self.settings, self.handles.samplers
+        assert watch is not None
         window = idle_window(self.rate, s.idle_window)
-        self.record.add(results.RunSummary(idle_window_s=window))
+        rec = rec.add(results.RunSummary(idle_window_s=window))
         self.progress.say(f"measuring the idle cost: heartbeat binlog bytes and each group's CPU ({window:g} s)")
-        self.clock.idle = time.monotonic() - self.clock.zero
+        rec = replace(rec, clock=replace(rec.clock, idle=rec.clock.now()))
         idle_start = samplers.snapshot(s, watch)
         time.sleep(window)
-        self.measured.before = samplers.snapshot(s, watch)
-        self.measured.idle = samplers.idle_rates(idle_start, self.measured.before)
-        self.measured.idle_counters = counters.idle_rates(idle_start.counters, self.measured.before.counters)
-        if idle_start.binlog and self.measured.before.binlog:
-            self.measured.bytes_per_beat = binlog.written_bytes(idle_start.binlog, self.measured.before.binlog) / \
-                max(1, self.measured.before.beats - idle_start.beats)
+        before = samplers.snapshot(s, watch)
+        per_beat = binlog.written_bytes(idle_start.binlog, before.binlog) / max(1, before.beats - idle_start.beats) \
+            if idle_start.binlog and before.binlog else 0.0
+        return replace(rec, before=before, idle=samplers.idle_rates(idle_start, before), bytes_per_beat=per_beat,
+                       idle_counters=counters.idle_rates(idle_start.counters, before.counters))
+
+    def _start_attack(self, rec: Recording, vegeta: Path | None) -> Recording:
+        s, h = self.settings, self.handles
         name = f"{self.scenario.name}-{self.rate}"
-        if self.live.hosts is not None:
-            self.live.attack = remote.RemoteAttack(s, self.live.hosts, self.folder, self.live.attack_options, name,
-                                                     nodeexporter.host_busy)
+        if h.hosts is not None:
+            h.attack = remote.RemoteAttack(s, h.hosts, self.folder, self.plan.attack, name, nodeexporter.host_busy)
         else:
-            assert self.live.vegeta is not None  # _prepare's first step, done before the attack
-            self.live.attack = attack.Attack(self.live.vegeta, self.folder, self.folder / "targets.json",
-                                             self.live.attack_options, name,
-                                             cpus.taskset_prefix(cpus.parse(self.options.cpus).get("vegeta")))
-        self.record.describe(results.RunMeta(started_at=_now()))
-        self.clock.start = time.monotonic() - self.clock.zero
-        self.live.attack.start()
-        if self.live.hosts is not None:  # start() returned at the agreed instant: the attack's start on our clock
-            self.clock.start = time.monotonic() - self.clock.zero
-            self.record.describe(results.RunMeta(
-                attack_start_agreed=self.live.attack.start_text() + " UTC"))  # type: ignore[union-attr]
-        self.record.describe(results.RunMeta(attack_command=self.live.attack.command))
-        self.live.fault_runner.start(self.clock.start)
-        self.live.catch_thread = threading.Thread(target=self._time_catch_up, daemon=True)
-        self.live.catch_thread.start()
+            assert vegeta is not None  # _prepare's first step, done before the attack
+            h.attack = attack.Attack(vegeta, self.folder, self.folder / "targets.json", self.plan.attack, name,
+                                     cpus.taskset_prefix(cpus.parse(self.options.cpus).get("vegeta")))
+        rec = rec.describe(results.RunMeta(started_at=_now()))
+        rec = replace(rec, clock=replace(rec.clock, start=rec.clock.now()))
+        h.attack.start()
+        if isinstance(h.attack, remote.RemoteAttack):  # start() returned at the agreed instant: the attack's start
+            rec = replace(rec, clock=replace(rec.clock, start=rec.clock.now()))
+            rec = rec.describe(results.RunMeta(attack_start_agreed=h.attack.start_text() + " UTC"))
+        rec = rec.describe(results.RunMeta(attack_command=h.attack.command))
+        assert h.fault_runner is not None and rec.clock.start is not None
+        h.fault_runner.start(rec.clock.start)
+        h.catch_up, clock = Future(), rec.clock
+        threading.Thread(target=_into, args=(h.catch_up, lambda: self._time_catch_up(clock)), daemon=True).start()
+        return rec
+
+    def _wait_attack(self, rec: Recording) -> Recording:
+        h = self.handles
+        assert h.attack is not None and rec.before is not None
         try:
-            self._show_progress()
+            self._show_progress(rec.clock, rec.before)
         except KeyboardInterrupt:
-            self.record.status = STATUS_INTERRUPTED
+            rec = replace(rec, outcome=rec.outcome.with_status(STATUS_INTERRUPTED))
+            h.interrupted.set()
             self.progress.say("interrupted: stopping vegeta, keeping the partial results", final=True)
-            self.live.attack.interrupt()
-        self.live.attack.wait()
-        self.live.attack_done.set()
-        self.clock.end = time.monotonic() - self.clock.zero
-        self.record.describe(results.RunMeta(attack_ended_at=_now()))
-        appserver.wait_published(self.settings, time.time())  # the workers' counters, once more after the attack
-        self.measured.after = samplers.snapshot(s, watch)
-        if isinstance(self.live.attack, remote.RemoteAttack):
-            self._collect_remote(self.live.attack)
-        for error in self.measured.after.errors:  # a lost master: its figures are missing, the run goes on
-            self._record_error("snapshot after the attack", RuntimeError(error))
-        after, before = self.measured.after.admission, self.measured.before.admission
-        self.record.add(results.RunSummary(app_admission=results.Admission.model_validate(
-            {**after, **{k: after[k] - before.get(k, 0) for k in ("admitted", "shed", "episodes")}})))
+            h.attack.interrupt()
+        h.attack.wait()
+        h.attack_done.set()
+        rec = replace(rec, clock=replace(rec.clock, end=rec.clock.now()))
+        return rec.describe(results.RunMeta(attack_ended_at=_now()))
+
+    def _after_attack(self, rec: Recording, vegeta: Path | None) -> Recording:
+        s, h = self.settings, self.handles
+        assert h.samplers is not None and rec.before is not None
+        appserver.wait_published(s, time.time())  # the workers' counters, once more after the attack
+        after, before = samplers.snapshot(s, h.samplers), rec.before
+        rec = replace(rec, after=after)
+        if isinstance(h.attack, remote.RemoteAttack):
+            rec = self._collect_remote(rec, h.attack, vegeta)
+        outcome = rec.outcome
+        for error in after.errors:  # a lost master: its figures are missing, the run goes on
+            outcome = outcome.with_error(self._error("snapshot after the attack", RuntimeError(error)))
+        rec = replace(rec, outcome=outcome)
+        rec = rec.add(results.RunSummary(app_admission=results.Admission.model_validate(
+            {**after.admission, **{k: after.admission[k] - before.admission.get(k, 0)
+                                   for k in ("admitted", "shed", "episodes")}})))
         # the app's final count (its workers published once more), so even an attack shorter than a tick shows it
-        self.progress.say(self._app_answers(after) + " in all", final=True)
-        if self.record.status != STATUS_INTERRUPTED:
+        self.progress.say(self._app_answers(before, after.admission) + " in all", final=True)
+        if rec.outcome.status != STATUS_INTERRUPTED:
             self.progress.say("waiting for the replicas' catch-up (timed from the last request sent)", final=True)
-            self.live.catch_thread.join()
+            assert h.catch_up is not None
+            rec = self._caught_up(rec, h.catch_up.result())
             if self.scenario.writes:  # a read run's few pages (the heartbeat's) are left to the next settle
                 self.progress.say("flushing the run's dirty pages on every node, counted as its write-back",
                                   final=True)
-                self.measured.writeback = self._safely("write-back", lambda: writeback.flush(s, watch))
+                watch = h.samplers
+                flushed, outcome = self._safely("write-back", lambda: writeback.flush(s, watch), rec.outcome)
+                rec = replace(rec, writeback=flushed, outcome=outcome)
         # the plot's imports while the reports and checks wait on vegeta and the servers (after every figure is read)
         threading.Thread(target=timeline.preload_plotting, daemon=True).start()
+        return rec
 
-    def _collect_remote(self, hosts: remote.RemoteAttack) -> None:
+    @staticmethod
+    def _caught_up(rec: Recording, got: CatchUp | None) -> Recording:
+        """The catch-up timer's result in the recording (None: the send never reached its end)."""
+        if got is None:
+            return rec
+        rec = replace(rec, catch_up=got, clock=replace(rec.clock, send_end=got.send_end))
+        if got.error is not None:
+            rec = replace(rec, outcome=rec.outcome.with_error(got.error))
+        return rec if got.part is None else rec.add(got.part)
+
+    def _collect_remote(self, rec: Recording, hosts: remote.RemoteAttack, vegeta: Path | None) -> Recording:
         """The attacker hosts' result files back here, each host's part recorded (the block's Attackers lines,
         judge's guards); their folders there removed."""
-        vegeta = self.live.vegeta
         assert vegeta is not None
         self.progress.say("copying the attacker hosts' results back", final=True)
-        parts = self._safely("attackers' results", lambda: [results.RemoteAttacker.model_validate(part)
-                                                            for part in hosts.collect(vegeta)], default=None)
-        self.live.hosts = None  # their folders are gone: nothing left to discard
+        parts, outcome = self._safely("attackers' results", lambda: [
+            results.RemoteAttacker.model_validate(part) for part in hosts.collect(vegeta)], rec.outcome, default=None)
+        self.handles.hosts = None  # their folders are gone: nothing left to discard
+        rec = replace(rec, outcome=outcome)
         if parts is not None:
-            self.record.add(results.RunSummary(remote_attackers=parts, attack_start_agreed=hosts.start_text() + " UTC"))
+            rec = rec.add(results.RunSummary(remote_attackers=parts, attack_start_agreed=hosts.start_text() + " UTC"))
+        return rec
 
-    def _show_progress(self) -> None:
-        assert self.live.attack and self.live.samplers and self.measured.before and self.clock.start is not None
-        while self.live.attack.still_running_after(PROGRESS_INTERVAL):
-            elapsed = time.monotonic() - self.clock.zero - self.clock.start
-            answers = self._app_answers()
-            latest = self.live.samplers.cpu.rows[-1] if self.live.samplers.cpu.rows else {}
+    def _show_progress(self, clock: Clock, before: samplers.Snapshot) -> None:
+        h = self.handles
+        assert h.attack and h.samplers and clock.start is not None
+        while h.attack.still_running_after(PROGRESS_INTERVAL):
+            elapsed = clock.now() - clock.start
+            answers = self._app_answers(before)
+            latest = h.samplers.cpu.rows[-1] if h.samplers.cpu.rows else {}
             # "–": nothing measures that group (a topology file's node without node_exporter)
             core = {g: f"{latest[g]:.0f}" if g in latest else "–" for g in ("app", *self.settings.node_names, "vegeta")}
-            lost = ", ".join(f["node"] + " LOST" for f in self.live.samplers.health.open_faults())
+            lost = ", ".join(f["node"] + " LOST" for f in h.samplers.health.open_faults())
             self.progress.say(
                 f"{min(elapsed, self.options.duration):5.0f}/{self.options.duration:.0f} s, {answers} | cpu app "
                 f"{core['app']} master {core['master']} "
@@ -426,121 +536,154 @@ class Run:
                 f"vegeta {core['vegeta']}" + (f" | {lost}" if lost else ""), tick=True)
         self.progress.say("attack finished", final=True)
 
-    def _app_answers(self, counted: dict[str, Any] | None = None) -> str:
+    def _app_answers(self, before: samplers.Snapshot, counted: dict[str, Any] | None = None) -> str:
         """The progress line's app part: what the app answered since the attack began, from its workers' counters
         (read now, or as given)."""
-        assert self.measured.before
         counted = appserver.admission(self.settings) if counted is None else counted
-        app = appserver.answered_since(self.measured.before.admission, counted)
+        app = appserver.answered_since(before.admission, counted)
         return (f"app answered {app['requests']:,}, {app['failed']:,} failed, app p99 ≤{app['p99_ms'] or 0:g} ms"
                 if counted["workers"] else "app counters n/a (an app not started here)")
 
-    def _time_catch_up(self) -> None:
+    def _time_catch_up(self, clock: Clock) -> CatchUp | None:
         """At the moment vegeta sends its last request (attack start + duration), take the master's GTID position
         and time each replica's MASTER_GTID_WAIT for it from that instant, in parallel. Runs beside vegeta's
-        wait for the responses still in flight, so it measures the replicas, not the load generator's tail."""
-        assert self.clock.start is not None
-        send_end = self.clock.zero + self.clock.start + self.options.duration
-        while time.monotonic() < send_end and not self.live.attack_done.is_set():
+        wait for the responses still in flight, so it measures the replicas, not the load generator's tail.
+        None: interrupted, the send never reached its end."""
+        assert clock.start is not None
+        h, s = self.handles, self.settings
+        send_end = clock.zero + clock.start + self.options.duration
+        while time.monotonic() < send_end and not h.attack_done.is_set():
             time.sleep(min(0.05, max(0.0, send_end - time.monotonic())))
-        if self.record.status == STATUS_INTERRUPTED or (self.live.attack_done.is_set()
-                                                        and time.monotonic() < send_end - 1):
-            return  # interrupted: the send never reached its end
-        self.clock.send_end = time.monotonic() - self.clock.zero
+        if h.interrupted.is_set() or (h.attack_done.is_set() and time.monotonic() < send_end - 1):
+            return None
+        sent = clock.now()
         try:
-            self.measured.catch_up_gtid = nodes.master_gtid(self.settings)
+            gtid = nodes.master_gtid(s)
         except sql.MySQLError as exc:
-            self._record_error("catch-up (master's GTID position)", exc)
-            self.measured.catch_up = {r.name: None for r in self.settings.replicas}
-            return
+            return CatchUp(sent, {r.name: None for r in s.replicas},
+                           error=self._error("catch-up (master's GTID position)", exc))
         unreachable: set[str] = set()
-        runner = self.live.fault_runner
-        held = faults.held(list(runner.done), {r.name for r in self.settings.replicas}) \
-            if runner is not None and runner.done else {}
-        waited = tuple(r for r in self.settings.replicas if r.name not in held) if held else None
-        self.measured.catch_up = {} if waited == () else nodes.wait_caught_up(
-            self.settings, self.options.catch_up_timeout, self.measured.catch_up_gtid, replicas=waited,
-            unreachable=unreachable)
-        self.measured.catch_up.update({name: None for name in held})
+        runner = h.fault_runner
+        held = faults.held(list(runner.done), {r.name for r in s.replicas}) if runner is not None and runner.done \
+            else {}
+        waited = tuple(r for r in s.replicas if r.name not in held) if held else None
+        seconds = {} if waited == () else nodes.wait_caught_up(
+            s, self.options.catch_up_timeout, gtid, replicas=waited, unreachable=unreachable)
         # unreachable: no wait took place, so not "behind"; held: stopped on purpose and not yet given back, no
         # wait either
-        self.record.add(results.RunSummary(catch_up_unreachable=sorted(unreachable), catch_up_held=held))
+        return CatchUp(sent, {**seconds, **{name: None for name in held}},
+                       results.RunSummary(catch_up_unreachable=sorted(unreachable), catch_up_held=held))
 
-    def _stop_background(self) -> None:
-        if self.live.attack is not None and self.live.attack.running():
-            self.live.attack.interrupt()
-            self.live.attack.wait()
-        if self.live.hosts is not None:  # checked, never collected (a failure before or during the attack)
-            if isinstance(self.live.attack, remote.RemoteAttack):
-                self._collect_remote(self.live.attack)
+    def _stop_background(self, rec: Recording, vegeta: Path | None) -> Recording:
+        """Everything the run started stopped (an attacker host's results collected, or its folder discarded);
+        the recording given the samplers' series and the faults carried out."""
+        h = self.handles
+        if h.attack is not None and h.attack.running():
+            h.attack.interrupt()
+            h.attack.wait()
+        if h.hosts is not None:  # checked, never collected (a failure before or during the attack)
+            if isinstance(h.attack, remote.RemoteAttack):
+                rec = self._collect_remote(rec, h.attack, vegeta)
             else:
-                remote.discard(self.settings, self.live.hosts)
-                self.live.hosts = None
-        self.live.attack_done.set()
-        if self.live.fault_runner is not None:
-            self.live.fault_runner.stop()
-        if self.live.samplers is not None:
-            self.live.samplers.stop()
+                remote.discard(self.settings, h.hosts)
+                h.hosts = None
+        h.attack_done.set()
+        if h.fault_runner is not None:
+            h.fault_runner.stop()
+        if h.samplers is not None:
+            h.samplers.stop()
+        if rec.catch_up is None and h.catch_up is not None and h.catch_up.done() and h.catch_up.exception() is None:
+            rec = self._caught_up(rec, h.catch_up.result())  # a timer that finished though nobody waited for it
+        return replace(rec, watch=h.samplers, planned=tuple(h.fault_runner.done) if h.fault_runner else ())
 
     # ---- results ----
 
-    def _finish(self, skip_waits: bool = False) -> None:
-        files = attack.result_files(self.folder)
-        vegeta = self.live.vegeta
-        if vegeta is not None and any(f.stat().st_size > 0 for f in files):
-            self._safely("vegeta reports", lambda: attack.write_reports(vegeta, self.folder))
-            if (self.folder / "report.json").exists():
-                self._safely("summary", self._summarize)
-            if (self.options.faults or (self.live.samplers and self.live.samplers.health.faults)) and not skip_waits:
-                self.progress.say("bringing every node back after the faults")
-                started = self._safely("bringing the topology back", lambda: nodes.start_all(self.settings))
-                self.record.add(results.RunSummary(restarted_after_run=started or []))
-            if self.scenario.writes and self.record.status != STATUS_INTERRUPTED and not skip_waits:
-                self._safely("consistency check", self._check_consistency)
-            if rowcheck.checked_columns(self.scenario) and not skip_waits:
-                self.progress.say("checking that the writes changed their rows")
-                self._safely("row check", self._check_rows)
-        elif self.record.status == STATUS_OK:
-            self.record.status = STATUS_FAILED
-            self.record.errors.append("vegeta produced no results")
-        self._guards()
-        tl = self.measured.timeline
+    def _finish(self, prepared: Prepared, rec: Recording, skip_waits: bool = False) -> RunResult:
+        """The summary derived from the recording, checked, judged and written with the final meta.json; the
+        block rendered from the summary as written."""
+        s, outcome, tl = self._results(prepared, rec, skip_waits)
+        guards, saturation, status = judge.judge(s, rec.meta, self._facts(rec, outcome), outcome.status)
+        s = summary.joined(s, results.RunSummary(guards=guards, saturation=saturation))
+        outcome = outcome.with_status(status)
         if tl is not None:
-            self._safely("latency plot", lambda: self._plot(tl))
-        self.record.add(results.RunSummary(harness_time_s=self._harness_time(), status=self.record.status,
-                                           errors=self.record.errors))
-        self.record.describe(results.RunMeta(finished_at=_now(), status=self.record.status,
-                                             exit_code=exit_code(self.record.status, self.options.strict)))
-        self._write(with_summary=True)
-        if (self.folder / "report.txt").exists() and self.written[1] is not None:
-            self.record.block = render_block(self.written[1], self.folder)
-            (self.folder / "block.txt").write_text(self.block)
+            _, outcome = self._safely("latency plot", lambda: self._plot(rec, tl, s, status), outcome)
+        s = summary.joined(s, results.RunSummary(harness_time_s=self._harness_time(rec.clock), status=outcome.status,
+                                                 errors=list(outcome.errors)))
+        meta = summary.joined(rec.meta, results.RunMeta(finished_at=_now(), status=outcome.status,
+                                                        exit_code=exit_code(outcome.status, self.options.strict)))
+        written = self._write(meta, s, outcome)
+        done = written.summary or results.RunSummary(schema_version=RESULTS_SCHEMA, status=STATUS_FAILED,
+                                                     errors=list(written.outcome.errors))  # none written
+        block = ""
+        if (self.folder / "report.txt").exists() and written.summary is not None:
+            block = render_block(written.summary, self.folder)
+            (self.folder / "block.txt").write_text(block)
+        return RunResult(self.folder, done, written.meta, block, exit_code(done.status or STATUS_FAILED,
+                                                                           self.options.strict), rec.clock)
 
-    def _plot(self, tl: timeline.Timeline) -> None:
+    def _results(self, prepared: Prepared, rec: Recording, skip_waits: bool,
+                 ) -> tuple[results.RunSummary, Outcome, timeline.Timeline | None]:
+        """The summary before its guards: the recording's figures, then what the checks after the run found."""
+        s, outcome, tl = summary.joined(self._base_summary(), rec.parts), rec.outcome, None
+        vegeta = prepared.vegeta
+        if vegeta is None or not any(f.stat().st_size > 0 for f in attack.result_files(self.folder)):
+            if outcome.status == STATUS_OK:
+                outcome = Outcome(STATUS_FAILED, (*outcome.errors, "vegeta produced no results"))
+            return s, outcome, tl
+        _, outcome = self._safely("vegeta reports", lambda: attack.write_reports(vegeta, self.folder), outcome)
+        if (self.folder / "report.json").exists():
+            s, tl, outcome = self._summarize(rec, s, vegeta, outcome)
+        if (self.options.faults or (rec.watch and rec.watch.health.faults)) and not skip_waits:
+            self.progress.say("bringing every node back after the faults")
+            started, outcome = self._safely("bringing the topology back", lambda: nodes.start_all(self.settings),
+                                            outcome)
+            s = summary.joined(s, results.RunSummary(restarted_after_run=started or []))
+        if self.scenario.writes and outcome.status != STATUS_INTERRUPTED and not skip_waits:
+            checked, outcome = self._safely("consistency check", lambda: self._check_consistency(rec, s), outcome)
+            if checked is not None:
+                s = summary.joined(s, results.RunSummary(consistency=checked))
+                if checked.equal is False:  # checked and different (not: not checked, a replica behind)
+                    outcome = outcome.with_status(STATUS_FAILED)
+        if rowcheck.checked_columns(self.scenario) and not skip_waits:
+            self.progress.say("checking that the writes changed their rows")
+            rows, outcome = self._safely("row check", lambda: self._check_rows(prepared, rec, s), outcome)
+            if rows is not None:
+                s = summary.joined(s, results.RunSummary(rows_checked=rows))
+        return s, outcome, tl
+
+    def _base_summary(self) -> results.RunSummary:
+        """The summary's keys every run has from its start: what was asked."""
+        base = results.RunSummary(scenario=self.scenario.name, rate=self.rate, duration_s=self.options.duration,
+                                  schema=self.scenario.schema, folder=self.folder.name, schema_version=RESULTS_SCHEMA)
+        return base if self.options.clients is None else summary.joined(base, results.RunSummary(
+            clients=self.options.clients))
+
+    def _plot(self, rec: Recording, tl: timeline.Timeline, s: results.RunSummary, status: str) -> None:
         """latency.png: latency over the run, the nodes lost and back and the planned faults marked, the lag beside."""
-        seen = self.record.summary.nodes_lost or []
-        planned = self.live.fault_runner.done if self.live.fault_runner else []
+        seen = s.nodes_lost or []
+        start = rec.clock.start or 0
         timeline.plot(
-            tl, self.folder / "latency.png",
-            f"{self.scenario.name} @ {self.rate} rps — latency over time ({self.record.status})",
-            [((f.lost_at_s or 0) - (self.clock.start or 0), f"{f.node} lost") for f in seen]
-            + [(f.back_at_s - (self.clock.start or 0), f"{f.node} back") for f in seen if f.back_at_s is not None]
-            + [(p["at_s"], p["fault"]) for p in planned if p["action"] not in ("kill", "start")],
-            lag=(*self._lag_series(), self.clock.start) if self.live.samplers and self.clock.start else None)
+            tl, self.folder / "latency.png", f"{self.scenario.name} @ {self.rate} rps — latency over time ({status})",
+            [((f.lost_at_s or 0) - start, f"{f.node} lost") for f in seen]
+            + [(f.back_at_s - start, f"{f.node} back") for f in seen if f.back_at_s is not None]
+            + [(p["at_s"], p["fault"]) for p in rec.planned if p["action"] not in ("kill", "start")],
+            lag=(*self._lag_series(rec), rec.clock.start) if rec.watch and rec.clock.start else None)
 
-    def _lag_series(self) -> tuple[dict[str, list[tuple[float, float]]], dict[str, list[tuple[float, float, float]]]]:
+    def _lag_series(self, rec: Recording,
+                    ) -> tuple[dict[str, list[tuple[float, float]]], dict[str, list[tuple[float, float, float]]]]:
         """Each replica's lag samples and its split over the attack (and its catch-up), on the run's clock."""
-        assert self.live.samplers is not None and self.clock.start is not None
-        positions = self.live.samplers.lag.positions
-        start, end = self.clock.start, time.monotonic() - self.clock.zero
+        assert rec.watch is not None and rec.clock.start is not None
+        positions = rec.watch.lag.positions
+        start, end = rec.clock.start, rec.clock.now()
         names = [r.name for r in self.settings.replicas]
         return ({n: positions.series(n, start, end) for n in names}, {n: positions.split(n, start, end) for n in names})
 
-    def _harness_time(self) -> results.HarnessTime:
+    @staticmethod
+    def _harness_time(clock: Clock) -> results.HarnessTime:
         """Wall seconds of the run's parts: the process's start-up (interpreter, imports, arguments), preparing
         (topology check, settle, settings, warm-up, app, targets), the idle window, the attack (to its last
         answer), and what follows it (catch-up, reports, checks, plot); a part the run never reached is absent."""
-        now, clock = time.monotonic(), self.clock
+        now = time.monotonic()
         start_up = results.HarnessTime() if clock.started_up_s is None else \
             results.HarnessTime(start_up=clock.started_up_s)
         if clock.idle is None:
@@ -554,127 +697,164 @@ class Run:
                                                               after_attack=round(now - (clock.zero + clock.end), 2)))
         return parts
 
-    def _summarize(self) -> None:
-        assert self.live.vegeta is not None
-        report = results.VegetaReport.model_validate(attack.read_report(self.folder))
-        done = self.live.fault_runner.done if self.live.fault_runner else []
-        tl = timeline.build(attack.decode(self.live.vegeta, attack.result_files(self.folder)),
-                            faults.windows(done, self.options.duration), faults.outages(done))
-        self.record.add(summary.client(report, tl))
-        written = self.record.meta.targets
-        if written is not None and written.count is not None:  # what vegeta was given: a guard checks it looped none
-            self.record.add(results.RunSummary(targets=written.count))
-        self.record.add(results.RunSummary(app_admission=summary.joined(
-            self.record.summary.app_admission or results.Admission(),
-            results.Admission.model_validate(appserver.admission_settings(self.settings)))))
-        # what the run was set up with, beside its figures
-        meta = self.record.meta
-        self.record.add(results.RunSummary(cpus=meta.cpus or results.Cpus(), buffer_pools=meta.buffer_pools or {},
-                                           settle=meta.settle or results.Settle(), links=meta.links or {}))
-        if done:
-            self.record.add(results.RunSummary(
+    def _summarize(self, rec: Recording, s: results.RunSummary, vegeta: Path, outcome: Outcome,
+                   ) -> tuple[results.RunSummary, timeline.Timeline | None, Outcome]:
+        """The recording's figures in the summary, in one pass: what vegeta saw, what the run was set up with, the
+        faults, and (once the attack's counters were read) the servers'; timeline.csv written on the way. A step
+        that fails keeps what the steps before it added (and the timeline, once written, for the plot)."""
+        tl: timeline.Timeline | None = None
+        try:
+            report = results.VegetaReport.model_validate(attack.read_report(self.folder))
+            built = timeline.build(attack.decode(vegeta, attack.result_files(self.folder)),
+                                   faults.windows(list(rec.planned), self.options.duration),
+                                   faults.outages(list(rec.planned)))
+            for step in self._client_steps(rec, report, built):
+                s = step(s)
+            tl = built  # plotted once the status is final
+            if rec.clock.end is None or rec.clock.start is None or rec.watch is None or rec.after is None:
+                return s, tl, outcome  # interrupted before the attack's counters were read
+            for step in self._server_steps(rec, report, built):
+                s = step(s)
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            outcome = outcome.with_error(self._error("summary", exc))
+        return s, tl, outcome
+
+    def _client_steps(self, rec: Recording, report: results.VegetaReport, tl: timeline.Timeline,
+                      ) -> list[Callable[[results.RunSummary], results.RunSummary]]:
+        """What vegeta saw, what the run was set up with and the faults, each a step adding its keys; the lag added
+        to the timeline and timeline.csv written."""
+        meta, done = rec.meta, rec.planned  # what the run was set up with, beside its figures
+        written = meta.targets
+
+        def lag(s: results.RunSummary) -> results.RunSummary:
+            if rec.watch is not None and rec.clock.start is not None:
+                timeline.add_lag(tl, *self._lag_series(rec), rec.clock.start)
+            timeline.write_csv(tl, self.folder / "timeline.csv")
+            return s
+
+        return [
+            lambda s: summary.joined(s, summary.client(report, tl)),
+            # what vegeta was given: a guard checks it looped none
+            lambda s: s if written is None or written.count is None else summary.joined(
+                s, results.RunSummary(targets=written.count)),
+            lambda s: summary.joined(s, results.RunSummary(app_admission=summary.joined(
+                s.app_admission or results.Admission(),
+                results.Admission.model_validate(appserver.admission_settings(self.settings))))),
+            lambda s: summary.joined(s, results.RunSummary(
+                cpus=meta.cpus or results.Cpus(), buffer_pools=meta.buffer_pools or {},
+                settle=meta.settle or results.Settle(), links=meta.links or {})),
+            lambda s: s if not done else summary.joined(s, results.RunSummary(
                 planned_faults=[results.PlannedFault.model_validate(fault) for fault in done],
                 fault_windows={name: results.FaultWindow.model_validate(w) for name, w in tl.windows.items()},
-                routing=[results.Routing.model_validate(outage) for outage in tl.routing]))
-        if self.live.samplers is not None and self.clock.start is not None:
-            timeline.add_lag(tl, *self._lag_series(), self.clock.start)
-        timeline.write_csv(tl, self.folder / "timeline.csv")
-        self.measured.timeline = tl  # plotted once the status is final
-        if self.clock.end is None or self.clock.start is None or self.live.samplers is None \
-                or self.measured.after is None:
-            return  # interrupted before the attack's counters were read
-        self._summarize_servers(report, tl)
+                routing=[results.Routing.model_validate(outage) for outage in tl.routing])),
+            lag]
 
-    def _summarize_servers(self, report: results.VegetaReport, tl: timeline.Timeline) -> None:
-        """The servers' figures over the attack's window, what limited the run, and a soak's windows."""
-        assert self.live.attack is not None and self.measured.before is not None and self.measured.after is not None
-        assert self.live.samplers is not None and self.clock.start is not None and self.clock.end is not None
-        s, b, a, watch = self.settings, self.measured.before, self.measured.after, self.live.samplers
-        readback = self.record.meta.knobs_readback or {}
-        window = summary.Window(
-            t_start=self.clock.start, t_end=self.clock.end, cpu_before=b.cpu, cpu_after=a.cpu,
-            attack_cpu_s=results.AttackCpu.model_validate(self.live.attack.cpu_seconds),
+    def _window(self, rec: Recording) -> summary.Window:
+        """The servers' measurements over the attack's window, as summary.servers reads them."""
+        b, a, watch, clock = rec.before, rec.after, rec.watch, rec.clock
+        assert b is not None and a is not None and watch is not None and self.handles.attack is not None
+        assert clock.start is not None and clock.end is not None
+        s, readback = self.settings, rec.meta.knobs_readback or {}
+        return summary.Window(
+            t_start=clock.start, t_end=clock.end, cpu_before=b.cpu, cpu_after=a.cpu,
+            attack_cpu_s=results.AttackCpu.model_validate(self.handles.attack.cpu_seconds),
             harness_cpu_s=a.own_cpu - b.own_cpu,
             cpu_rows=watch.cpu.rows, memory_rows=watch.cpu.memory_rows,
             lag={name: results.LagOf.model_validate(figures)
-                 for name, figures in watch.lag.summarize(self.clock.start, self.clock.end).items()},
+                 for name, figures in watch.lag.summarize(clock.start, clock.end).items()},
             not_replicating=list(watch.lag.not_replicating),
             nodes_lost=[results.Fault.model_validate(fault) for fault in watch.health.faults],
             counters_before=b.counters, counters_after=a.counters,
             heartbeats=a.beats - b.beats, binlog_before=b.binlog, binlog_after=a.binlog,
-            bytes_per_beat=self.measured.bytes_per_beat, idle_cpu_per_s=self.measured.idle, seconds=a.at - b.at,
-            lag_settled_s=None if self.clock.send_end is None else watch.lag.settled_after(self.clock.send_end),
+            bytes_per_beat=rec.bytes_per_beat, idle_cpu_per_s=rec.idle, seconds=a.at - b.at,
+            lag_settled_s=None if clock.send_end is None else watch.lag.settled_after(clock.send_end),
             sources={"app": s.app_cpu_source, **{n.name: n.cpu_source for n in s.nodes}},
             sync_binlog={name: int(sync) for name, back in readback.items()
                          if (sync := back.sync_binlog) is not None and sync.isdigit()},
-            idle_start=self.clock.idle, idle_counters_per_s=self.measured.idle_counters)
-        client = self.record.summary
-        assert client.requests is not None and client.successes is not None  # summary.client's, always set
-        self.record.add(summary.servers(
-            window, requests=client.requests, successes=client.successes,
-            writes=summary.writes_of(tl), sending_s=report.duration / 1e9 or (self.clock.end - self.clock.start),
-            databases_here=not s.external, cores=os.cpu_count()))
-        self.record.add(results.RunSummary(
-            lag_floor_ms=watch.lag.floor_ms(self.clock.start, self.clock.end), heartbeat_ms=s.heartbeat_ms,
-            catch_up_s=self.measured.catch_up, catch_up_timeout_s=self.options.catch_up_timeout,
-            client_connections=self.live.attack_options.max_connections,
-            client_connections_setting=s.client_connections))  # auto, N or unlimited
-        if self.measured.writeback is not None and self.clock.idle is not None:
-            replication = self.record.summary.replication or results.Replication()
-            self.record.add(results.RunSummary(writeback=writeback_figures.derive(
-                self.measured.writeback, self.measured.idle, summary.writes_of(tl),
-                self.record.summary.cpu_seconds_net or {}, replication.nodes or {},
-                cpu.per_second_within(watch.cpu.rows, self.clock.idle, self.clock.start))))
-        self.record.add(results.RunSummary(above_knee=summary.above_knee(self.record.summary, self.scenario.criteria)))
-        self.record.add(results.RunSummary(limit=limits.limiting(self.record.summary,
-                                                                 self.options.knobs.parallel_threads)))
-        if watch.innodb is not None and self.options.soak_window is not None:
-            lags = {r.name: watch.lag.positions.series(r.name, self.clock.start, self.clock.end) for r in s.replicas}
-            successes = self.record.summary.successes or 0
+            idle_start=clock.idle, idle_counters_per_s=rec.idle_counters)
+
+    def _server_steps(self, rec: Recording, report: results.VegetaReport, tl: timeline.Timeline,
+                      ) -> list[Callable[[results.RunSummary], results.RunSummary]]:
+        """The servers' figures over the attack's window, what limited the run, and a soak's windows, each a step
+        adding its keys to the summary so far."""
+        watch, clock, settings = rec.watch, rec.clock, self.settings
+        assert watch is not None and clock.start is not None and clock.end is not None
+        start, end, idle = clock.start, clock.end, clock.idle
+
+        def servers(s: results.RunSummary) -> results.RunSummary:
+            assert s.requests is not None and s.successes is not None  # summary.client's, always set
+            return summary.servers(self._window(rec), requests=s.requests, successes=s.successes,
+                                   writes=summary.writes_of(tl), sending_s=report.duration / 1e9 or (end - start),
+                                   databases_here=not settings.external, cores=os.cpu_count())
+
+        def flushed(s: results.RunSummary) -> results.RunSummary:
+            if rec.writeback is None or idle is None:
+                return results.RunSummary()
+            return results.RunSummary(writeback=writeback_figures.derive(
+                rec.writeback, rec.idle, summary.writes_of(tl), s.cpu_seconds_net or {},
+                (s.replication or results.Replication()).nodes or {},
+                cpu.per_second_within(watch.cpu.rows, idle, start)))
+
+        def soaked(s: results.RunSummary) -> results.RunSummary:
+            if watch.innodb is None or self.options.soak_window is None:
+                return results.RunSummary()
+            lags = {r.name: watch.lag.positions.series(r.name, start, end) for r in settings.replicas}
+            successes = s.successes or 0
             costs = soak.Costs(write_share=summary.writes_of(tl) / successes if successes else 0.0,
-                               cpu_rows=watch.cpu.rows, idle_cpu_per_s=self.measured.idle, io_rows=watch.health.rows)
-            self.record.add(results.RunSummary(soak=soak.analyse(
-                tl.seconds, lags, watch.innodb.rows, self.clock.start, self.clock.end, self.options.soak_window,
-                costs)))
+                               cpu_rows=watch.cpu.rows, idle_cpu_per_s=rec.idle, io_rows=watch.health.rows)
+            return results.RunSummary(soak=soak.analyse(tl.seconds, lags, watch.innodb.rows, start, end,
+                                                        self.options.soak_window, costs))
 
-    def _check_rows(self) -> None:
-        s = self.settings
-        if self.measured.row_sample is not None:
-            ids, before = self.measured.row_sample
-            check = rowcheck.from_sample(s, self.scenario, ids, before,
-                                         self.record.summary.requests or 0)
-        elif (m := self.measured).before and m.after and m.before.binlog and m.after.binlog:
-            done = self.live.fault_runner.done if self.live.fault_runner else []
-            planned = tuple(f["bigtx"]["value"] for f in done if (f.get("bigtx") or {}).get("value"))
-            check = rowcheck.from_binlog(s, self.scenario, m.before.binlog, m.after.binlog, planned_values=planned)
+        parts: list[Callable[[results.RunSummary], results.RunSummary]] = [
+            servers,
+            lambda s: results.RunSummary(
+                lag_floor_ms=watch.lag.floor_ms(start, end), heartbeat_ms=settings.heartbeat_ms,
+                catch_up_s=None if rec.catch_up is None else rec.catch_up.seconds,
+                catch_up_timeout_s=self.options.catch_up_timeout, client_connections=self.plan.attack.max_connections,
+                client_connections_setting=settings.client_connections),  # auto, N or unlimited
+            flushed,
+            lambda s: results.RunSummary(above_knee=summary.above_knee(s, self.scenario.criteria)),
+            lambda s: results.RunSummary(limit=limits.limiting(s, self.options.knobs.parallel_threads)),
+            soaked]
+        return [_adding(part) for part in parts]
+
+    def _check_rows(self, prepared: Prepared, rec: Recording, s: results.RunSummary) -> results.RowsChecked | None:
+        settings = self.settings
+        if prepared.row_sample is not None:
+            ids, before = prepared.row_sample
+            check = rowcheck.from_sample(settings, self.scenario, ids, before, s.requests or 0)
+        elif (b := rec.before) and (a := rec.after) and b.binlog and a.binlog:
+            planned = tuple(f["bigtx"]["value"] for f in rec.planned if (f.get("bigtx") or {}).get("value"))
+            check = rowcheck.from_binlog(settings, self.scenario, b.binlog, a.binlog, planned_values=planned)
         else:
-            return
-        self.record.add(results.RunSummary(rows_checked=results.RowsChecked.model_validate(check)))
+            return None
+        return results.RowsChecked.model_validate(check)
 
-    def _check_consistency(self) -> None:
-        s = self.settings
+    def _check_consistency(self, rec: Recording, s: results.RunSummary) -> results.Consistency:
+        settings = self.settings
         table = f"{self.scenario.schema}.accounts"
-        held = self.record.summary.catch_up_held or {}
-        behind = not_caught_up(self.measured.catch_up or {}, held)
-        missing = [n.name for n in s.nodes if not nodes.node_up(n, s)]
+        held = s.catch_up_held or {}
+        behind = not_caught_up({} if rec.catch_up is None else rec.catch_up.seconds, held)
+        missing = [n.name for n in settings.nodes if not nodes.node_up(n, settings)]
         if behind:
-            self.record.add(results.RunSummary(consistency=results.Consistency(
+            return results.Consistency(
                 table=table, checked=False, equal=None,
-                reason=f"{', '.join(behind)} did not catch up within {self.options.catch_up_timeout:g} s")))
-            return
+                reason=f"{', '.join(behind)} did not catch up within {self.options.catch_up_timeout:g} s")
         # a replica a planned fault held at the send's end was never waited for: left out, and said so
-        alive = tuple(n for n in s.nodes if n.name not in missing and n.name not in held)
+        alive = tuple(n for n in settings.nodes if n.name not in missing and n.name not in held)
         ids = self._checksum_rows(table)
         self.progress.say("waiting for the replicas, then " + ("CHECKSUM TABLE" if ids is None else
                           f"a checksum of the {len(set(ids)):,} rows written") + " on the nodes that answer")
-        waited = nodes.wait_caught_up(s, self.options.catch_up_timeout,
-                                         replicas=tuple(n for n in alive if n.role == "replica"))
+        waited = nodes.wait_caught_up(settings, self.options.catch_up_timeout,
+                                      replicas=tuple(n for n in alive if n.role == "replica"))
         sums: dict[str, int | None] = {}
 
         def checksum(node: Node) -> None:
             try:
-                sums[node.name] = sql.checksum(node, s, table) if ids is None else \
-                    sql.rows_checksum(node, s, table, ids)
+                sums[node.name] = sql.checksum(node, settings, table) if ids is None else \
+                    sql.rows_checksum(node, settings, table, ids)
             except sql.MySQLError:
                 sums[node.name] = None
                 missing.append(node.name)
@@ -690,9 +870,7 @@ class Run:
                                       missing=sorted(set(missing)), scope="table" if ids is None else "rows", held=held)
         if ids is not None:  # a rows-scope check says how many rows it compared
             checked = summary.joined(checked, results.Consistency(rows=len(set(ids))))
-        self.record.add(results.RunSummary(consistency=checked))
-        if not equal:
-            self.record.status = STATUS_FAILED
+        return checked
 
     def _checksum_rows(self, table: str) -> list[int] | None:
         """The ids a rows-scope check compares, or None for CHECKSUM TABLE: asked for, or needed when faults
@@ -711,15 +889,13 @@ class Run:
             return self.scenario.schema
         return None
 
-    def _guards(self) -> None:
-        facts = judge.RunFacts(criteria=self.scenario.criteria, rate=self.rate,
-                               catch_up_timeout=self.options.catch_up_timeout, cores=os.cpu_count() or 1,
-                               planned_nodes=frozenset(f.node for f in self.options.faults),
-                               attack_start_s=self.clock.start or 0, errors=tuple(self.record.errors),
-                               searched=self._searched())
-        rec = self.record
-        guards, saturation, rec.status = judge.judge(rec.summary, rec.meta, facts, rec.status)
-        rec.add(results.RunSummary(guards=guards, saturation=saturation))
+    def _facts(self, rec: Recording, outcome: Outcome) -> judge.RunFacts:
+        """What the one evaluator (analysis/judge) needs beside the summary and meta."""
+        return judge.RunFacts(criteria=self.scenario.criteria, rate=self.rate,
+                              catch_up_timeout=self.options.catch_up_timeout, cores=os.cpu_count() or 1,
+                              planned_nodes=frozenset(f.node for f in self.options.faults),
+                              attack_start_s=rec.clock.start or 0, errors=outcome.errors,
+                              searched=self._searched())
 
     def _base_meta(self) -> results.RunMeta:
         s = self.settings
@@ -727,7 +903,7 @@ class Run:
             schema_version=RESULTS_SCHEMA,
             scenario=self.scenario.name, scenario_file=self.scenario.source, rate=self.rate,
             duration_s=self.options.duration, timeout_s=self.options.timeout,
-            attack_options={**self.live.attack_options.as_dict(),
+            attack_options={**self.plan.attack.as_dict(),
                             "client_connections": f"{s.client_connections} (REPLBENCH_CLIENT_CONNECTIONS)"},
             knobs=results.KnobSetting.model_validate(self.options.knobs.as_dict()),
             knobs_changed=results.KnobSetting.model_validate(self.options.knobs.changed()),
@@ -749,6 +925,21 @@ class Run:
         if any(r.endpoint == "update_users" for r in self.scenario.requests):  # a bulk scenario's rows per request
             base = summary.joined(base, results.RunMeta(bulk_rows=self.scenario.bulk_rows))
         return base
+
+
+def _adding(part: Callable[[results.RunSummary], results.RunSummary],
+            ) -> Callable[[results.RunSummary], results.RunSummary]:
+    """A step that adds the keys `part` derives from the summary so far."""
+    return lambda s: summary.joined(s, part(s))
+
+
+def _into(future: Future[T], fn: Callable[[], T]) -> None:
+    """fn's result (or its exception) into the future: a background thread's value for the thread that waits."""
+    try:
+        future.set_result(fn())
+    except BaseException as exc:
+        future.set_exception(exc)
+        raise
 
 
 def _dataset_meta(settings: Settings) -> results.Dataset:
