@@ -19,8 +19,8 @@ def test_a_replica_on_a_20ms_link_replicates_and_comes_back_direct(topo: Setting
         info = links.apply(topo, links.parse_all(["replica1=20ms"]))
         assert master_port_of(topo, "replica1") == links.proxy_port(topo, "replica1")
         assert master_port_of(topo, "replica2") == topo.master.port
-        assert info["replica1"]["measured_rtt_ms"] >= 20
-        assert {t["stream"] for t in info["replica1"]["toxics"]} == {"upstream", "downstream"}
+        assert (info["replica1"].measured_rtt_ms or 0) >= 20
+        assert {t.stream for t in info["replica1"].toxics or []} == {"upstream", "downstream"}
         assert replicating(topo)
         with sql.admin(topo.master, topo) as cur:
             cur.execute("UPDATE bench_idx.accounts SET city = 'Faraway' WHERE id = 5")
@@ -44,8 +44,8 @@ def test_the_two_directions_add_up_to_the_round_trip(spec: str, downstream: tupl
 def test_a_1ms_link_adds_a_millisecond(topo: Settings) -> None:
     try:
         info = links.apply(topo, links.parse_all(["replica1=1ms"]))["replica1"]
-        assert sum(t["latency_ms"] for t in info["toxics"]) == 1, info["toxics"]  # read back from toxiproxy
-        assert info["measured_rtt_ms"] >= 1, info
+        assert sum(t.latency_ms or 0 for t in info.toxics or []) == 1, info.toxics  # read back from toxiproxy
+        assert (info.measured_rtt_ms or 0) >= 1, info
     finally:
         links.apply(topo, ())
     assert replicating(topo)

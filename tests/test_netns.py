@@ -341,7 +341,7 @@ def test_an_attacker_runs_meta_holds_no_absolute_path_of_this_machine(tmp_path: 
     attack.start_at = 1_800_000_000.0
     run = attack.commands[0]  # what runs: the real paths
     assert run[run.index("-F") + 1] == str(lab / "ssh_config") and run[run.index("-i") + 1] == str(lab / "id_ed25519")
-    meta = {"attacker_hosts": [c.as_dict() for c in checks], "attack_command": attack.command}
+    meta = {"attacker_hosts": [c.record().model_dump() for c in checks], "attack_command": attack.command}
     text = json.dumps(meta)
     assert str(tmp_path) not in text and str(ROOT) not in text and "/tmp/" not in text, text
     assert not [w for w in attack.command if ABSOLUTE_PATH.search(w)], attack.command

@@ -24,7 +24,7 @@ from replbench.core.config import (
     Settings,
 )
 from replbench.core.progress import Progress
-from replbench.core.results import Settle
+from replbench.core.results import InnodbRest, Settle
 from replbench.experiments import prepare
 from replbench.measure.poslag import PositionLag
 from replbench.topology import innodbrest, nodes
@@ -146,7 +146,7 @@ def settle_with(monkeypatch: pytest.MonkeyPatch, drains: list[list[str]], host: 
     monkeypatch.setattr(prepare, "time", clock)
     monkeypatch.setattr(prepare, "_drains", next_drains)
     monkeypatch.setattr(prepare, "_host_busy", next_host)
-    monkeypatch.setattr(prepare.innodbrest, "rest", lambda *_: {"nodes": {}, "waited_s": 0.0, "why": []})
+    monkeypatch.setattr(prepare.innodbrest, "rest", lambda *_: InnodbRest(nodes={}, waited_s=0.0, why=[]))
     settings = Settings.from_env({})
     return prepare.settle(settings, Progress("settle", stream=io.StringIO()), timeout).settle
 
@@ -180,12 +180,12 @@ def test_settle_flushes_each_nodes_dirty_pages_and_puts_its_flushing_settings_ba
         before = {n.name: sql.query_one(n, topo, "SELECT CONCAT_WS(' ', @@innodb_io_capacity, "
                                         "@@innodb_io_capacity_max, @@innodb_max_dirty_pages_pct)") for n in topo.nodes}
         rested = innodbrest.rest(topo, SETTLE_INNODB_WAIT)
-        assert rested["why"] == [], rested
+        assert rested.why == [], rested
         for node in topo.nodes:
-            started = rested["nodes"][node.name]
-            assert started["dirty_pages"] > SETTLE_DIRTY_PAGES, rested  # it had something to flush …
+            started = (rested.nodes or {})[node.name]
+            assert (started.dirty_pages or 0) > SETTLE_DIRTY_PAGES, rested  # it had something to flush …
             assert innodbrest.state(node, topo)[0] <= SETTLE_DIRTY_PAGES  # … and flushed it
-            assert innodbrest.waited(node.name, started).startswith(f"{node.name}: {started['dirty_pages']:,} dirty")
+            assert innodbrest.waited(node.name, started).startswith(f"{node.name}: {started.dirty_pages:,} dirty")
             assert sql.query_one(node, topo, "SELECT CONCAT_WS(' ', @@innodb_io_capacity, @@innodb_io_capacity_max, "
                                  "@@innodb_max_dirty_pages_pct)") == before[node.name]
     finally:

@@ -5,13 +5,14 @@ lines. A real run's flush is checked by tests/test_run.py's write run."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from replbench.analysis import writeback
+from replbench.core.results import InnodbRest, summary_of
 from replbench.core.results import NodeCounters as RunNodeFigures  # a run's per-node figures, not counters
-from replbench.core.results import summary_of
 from replbench.measure.counters import NodeCounters
 from replbench.measure.samplers import Snapshot
 from replbench.measure.writeback import Flush
@@ -34,8 +35,9 @@ def _flush() -> Flush:
     # 2 s of flushing: 400 pages, 12,800 KB written by the process, 0.52 CPU-s (0.02 of it the idle rate's)
     before, after = _snap(50.0, 10.0, 1000, 5000), _snap(52.0, 10.52, 1400, 17800)
     return Flush(before.counters, after.counters, before.cpu, after.cpu, after.at - before.at,
-                 {"nodes": {"replica1": {"dirty_pages": 400, "history_length": 0, "rest_s": 1.8}},
-                  "waited_s": 1.8, "why": []})
+                 InnodbRest.model_validate({"nodes": {"replica1": {"dirty_pages": 400, "history_length": 0,
+                                                                   "rest_s": 1.8}},
+                                            "waited_s": 1.8, "why": []}))
 
 
 def test_the_flush_is_counted_per_write_net_of_idle_and_added_to_the_runs_own_figure() -> None:
@@ -71,9 +73,9 @@ def test_a_flush_that_adds_nothing_leaves_the_runs_figure_as_it_is() -> None:
 
 def test_a_node_not_at_rest_after_the_flush_is_said() -> None:
     flush = _flush()
-    flush.rest["why"] = ["replica1: 5,000 dirty pages left after 60 s"]
+    flush = replace(flush, rest=flush.rest.model_copy(update={"why": ["replica1: 5,000 dirty pages left after 60 s"]}))
     got = writeback.derive(flush, {}, 100, {}, {})
-    assert got.at_rest is False and got.why == flush.rest["why"]
+    assert got.at_rest is False and got.why == flush.rest.why
 
 
 def test_the_block_shows_the_write_back_and_the_run_with_it() -> None:

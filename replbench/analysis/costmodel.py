@@ -70,6 +70,7 @@ from ..core.config import (
 from ..core.records import UNIT_OK
 from ..core.results import (
     ApplyRecord,
+    AppSettings,
     CostModel,
     Domain,
     Drain,
@@ -210,11 +211,11 @@ def _requests(s: RunSummary, m: RunMeta, net: NodeFigures, writes: int) -> Reque
     CPU seconds net of idle, and the app's settings (its driver and worker class, which set its cost per request).
     A figure not recorded is None: a summary from before the groups were netted, and vegeta's on a topology file's
     attacker hosts, whose CPU this machine does not see (the summary writes 0 there, not a measurement)."""
-    app = m.app or {}
+    app = m.app or AppSettings()
     vegeta = None if s.remote_attackers else net.get("vegeta")
     return Requests(writes=writes, reads=max(0, (s.successes or 0) - writes),
                     app_cpu_s=net.get("app") or None, load_cpu_s=vegeta or None,
-                    app_settings=f"{app.get('driver') or '?'}/{app.get('worker_class') or '?'}")
+                    app_settings=f"{app.driver or '?'}/{app.worker_class or '?'}")
 
 
 def _resolution(s: RunSummary, replicas: list[str]) -> dict[str, float]:

@@ -111,8 +111,8 @@ def _setup_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
         guards.append(f"setting not in effect: {mismatch}")
     master = (s.replication.nodes or {}).get(MASTER) if s.replication else None
     semi = master.semi_sync if master else None
-    if semi and semi["fell_back"]:
-        guards.append(f"semi-sync fell back to async for {semi['fell_back']:,} transactions")
+    if semi and semi.fell_back:
+        guards.append(f"semi-sync fell back to async for {semi.fell_back:,} transactions")
     return guards
 
 
@@ -190,7 +190,7 @@ def _read_guards(s: RunSummary, m: RunMeta, facts: RunFacts) -> list[str]:
     SEARCH_ROWS_GUARD rows per read did not run that plan, and its read figures are another read's."""
     if facts.searched != INDEXED_TABLE.split(".")[0]:
         return []
-    having = ((m.indexes or {}).get("nodes") or {})
+    having = (m.indexes.nodes if m.indexes else None) or {}
     return [f"{name} read {rows:,.0f} rows per read it served, above {SEARCH_ROWS_GUARD:,} (find_users' plan on "
             f"{SEARCH_INDEX} reads tens): its reads were not the designed ones"
             for name, rows in rows_read_per_read(s).items()

@@ -474,7 +474,7 @@ def _pages(runs: Sequence[RunSummary]) -> tuple[list[float | None], list[float |
 
 def _fits(runs: Sequence[RunSummary]) -> bool | None:
     """Whether every node's pool held the working set (summary.json buffer_pools `fits`), None unrecorded."""
-    got = [p.fits for s in runs for p in (s.buffer_pools or {}).values() if p is not None and p.fits is not None]
+    got = [p.fits for s in runs for p in (s.buffer_pools or {}).values() if p.fits is not None]
     return all(got) if got else None
 
 

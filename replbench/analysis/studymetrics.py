@@ -182,15 +182,15 @@ def _rows_changed_pct(summary: RunSummary) -> float | None:
 def _semi_sync_wait_us(summary: RunSummary) -> float | None:
     """MariaDB's own semi-sync wait counter on the master (counters.describe writes every key of the table)."""
     semi = node_counters(summary, "master").semi_sync
-    return semi["avg_tx_wait_us"] if semi else None
+    return semi.avg_tx_wait_us if semi else None
 
 
 def _replication_rtt_ms(summary: RunSummary) -> float | None:
     """The slowest replication link's round trip as the run measured it through its proxy (topology/links
     .measure_rtt, kept in the summary's `links`; the app's links, app-<node>, left out: a semi-sync acknowledgement
     does not cross them); None without a replication link."""
-    got = [float(v["measured_rtt_ms"]) for name, v in (summary.links or {}).items()
-           if not name.startswith("app-") and isinstance(v, dict) and v.get("measured_rtt_ms") is not None]
+    got = [float(v.measured_rtt_ms) for name, v in (summary.links or {}).items()
+           if not name.startswith("app-") and v.measured_rtt_ms is not None]
     return max(got) if got else None
 
 

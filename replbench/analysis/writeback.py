@@ -55,7 +55,7 @@ def derive(flush: Flush, idle_cpu_per_s: dict[str, float], writes: int, run_cpu_
                                          pages_flushed_per_write=run.pages_flushed_per_write_net),
                                    (idle_per_second or {}).get(name))
     return results.Writeback(method=BOUND, seconds=round(flush.seconds, 2), writes=writes,
-                             at_rest=not flush.rest.get("why"), why=list(flush.rest.get("why") or []),
+                             at_rest=not flush.rest.why, why=list(flush.rest.why or []),
                              net_resolution_z=NET_RESOLUTION_Z, nodes=nodes)
 
 
@@ -76,7 +76,7 @@ def node_figures(flush: Flush, name: str, idle_rate: float | None, writes: int, 
     flushed = _delta(after, before, "Innodb_buffer_pool_pages_flushed")
     cpu, kb, pages = _per(net, writes, 1000), _per(written, writes, 1 / 1024, 1), _per(flushed, writes, digits=2)
     return results.WritebackNode(
-        dirty_pages=((flush.rest.get("nodes") or {}).get(name) or {}).get("dirty_pages"),
+        dirty_pages=rest.dirty_pages if (rest := (flush.rest.nodes or {}).get(name)) is not None else None,
         pages_flushed=int(flushed), pages_written=int(_delta(after, before, "Innodb_pages_written")),
         doublewrite_pages=int(_delta(after, before, "Innodb_dblwr_pages_written")),
         data_written_kb=round(_delta(after, before, "Innodb_data_written") / 1024, 1),

@@ -201,7 +201,19 @@ class Binlog(Record):
     heartbeat_bytes_estimated: int | None = None
     heartbeat_bytes_per_write: Num | None = None
     dump_threads: int | None = None
-    files_opened: list[Any] | None = None
+    files_opened: list[str] | None = None
+
+
+class SemiSync(Record):
+    """The master's semi-synchronous replication over the attack (measure/counters.py): transactions a replica
+    acknowledged and those that fell back to asynchronous, the mean waits (None: none waited) and whether it was
+    still on at the end."""
+
+    acked: int | None = None
+    fell_back: int | None = None
+    avg_tx_wait_us: int | None = None
+    avg_net_wait_us: int | None = None
+    on_at_end: bool | None = None
 
 
 class NodeCounters(Record):
@@ -247,7 +259,7 @@ class NodeCounters(Record):
     pages_flushed_per_write_net: Num | None = None
     kb_read_per_write_net: Num | None = None
     kb_written_per_write_net: Num | None = None
-    semi_sync: dict[str, Any] | None = None
+    semi_sync: SemiSync | None = None
 
 
 class Replication(Record):
@@ -263,7 +275,7 @@ class Consistency(Record):
     scope: str | None = None
     table: str | None = None
     rows: int | None = None
-    checksums: dict[str, Any] | None = None
+    checksums: dict[str, int | None] | None = None  # per node (None: its checksum failed)
     caught_up_s: NodeFigures | None = None
     missing: list[str] | None = None
     held: dict[str, str] | None = None  # replicas left out: a planned fault held them when the last request was sent
@@ -289,7 +301,25 @@ class Admission(Record):
     learn_s: int | None = None
     episodes: int | None = None
     standing_s: Num | None = None
-    latency_counts: list[Any] | None = None
+    latency_counts: list[int] | None = None
+
+
+class InnodbNodeRest(Record):
+    """One node's InnoDB as topology/innodbrest.rest found it and the seconds it took to rest (absent: it did
+    not within the wait)."""
+
+    dirty_pages: int | None = None
+    history_length: int | None = None
+    rest_s: Num | None = None
+
+
+class InnodbRest(Record):
+    """Every node's InnoDB brought back to rest (topology/innodbrest.rest): per node what it started with, the
+    seconds waited, and what was not at rest when the wait ran out."""
+
+    nodes: dict[str, InnodbNodeRest] | None = None
+    waited_s: Num | None = None
+    why: list[str] | None = None
 
 
 class Settle(Record):
@@ -301,7 +331,7 @@ class Settle(Record):
     timeout_s: Num | None = None
     waited_for: list[str] | None = None
     why: list[str] | None = None
-    innodb: dict[str, Any] | None = None  # per node: dirty pages and history it started with, seconds to rest
+    innodb: InnodbRest | None = None  # per node: dirty pages and history it started with, seconds to rest
 
 
 class AboveKnee(Record):
@@ -333,13 +363,16 @@ class RowsChecked(Record):
     indexed: bool | None = None
     first_rows_only: bool | None = None
     planned_rows_left_out: int | None = None
-    columns: list[Any] | None = None
+    columns: list[str] | None = None
 
 
 class Cpus(Record):
-    requested: Any = None
-    pinned: dict[str, Any] | None = None
-    read_back: dict[str, Any] | None = None
+    """Each group's cores (load/cpus.pin_groups): --cpus as asked (None: not asked), the cores each group was
+    pinned to, and what the kernel read back per group (None: no process of it to read)."""
+
+    requested: str | None = None
+    pinned: dict[str, list[int]] | None = None
+    read_back: dict[str, list[int] | None] | None = None
 
 
 class AttackCpu(Record):
@@ -351,29 +384,55 @@ class AttackCpu(Record):
     ssh_clients: Num | None = None  # the ssh clients driving a topology file's attacker hosts (load/remote.py)
 
 
-class RemoteAttacker(Record):
-    """One attacker host of a topology file, driven over SSH (load/remote.py): its share and what it did."""
+class AttackerCheck(Record):
+    """One attacker host of a topology file as load/remote.check found it before the attack (meta.json's
+    attacker_hosts): where it is, its vegeta, its clock against the harness's and the time ssh took to answer."""
 
     index: int | None = None
     host: str | None = None
     user: str | None = None
     port: int | None = None
     vegeta: str | None = None
+    skew_ms: Num | None = None  # its clock minus the harness's
+    skew_uncertainty_ms: Num | None = None
+    connect_s: Num | None = None
+    metrics: str | None = None
+
+
+class RemoteAttacker(AttackerCheck):
+    """One attacker host of a topology file, driven over SSH (load/remote.py): its check, its share and what it
+    did."""
+
     rate: int | None = None  # its share of the run's rate
     requests: int | None = None  # in its results file
     expected_requests: int | None = None  # its rate × the duration: what it sends unless it stops early
     first_request_s: Num | None = None  # after the agreed start, on this host's clock (its skew removed)
     last_request_s: Num | None = None  # likewise
     late: bool | None = None
-    skew_ms: Num | None = None  # its clock minus the harness's
-    skew_uncertainty_ms: Num | None = None
-    connect_s: Num | None = None
     exit_code: int | None = None
     error: str | None = None
     cpu_percent: Num | None = None  # its host's busy CPU over the attack, % of one core (node_exporter)
     cpu_source: str | None = None
-    metrics: str | None = None
     results_file: str | None = None
+
+
+class Toxic(Record):
+    """One direction's latency toxic on a link, as toxiproxy reports it."""
+
+    stream: str | None = None
+    latency_ms: Num | None = None
+    jitter_ms: Num | None = None
+
+
+class LinkState(Record):
+    """One link through toxiproxy (topology/links.describe): its round trip as asked, its proxy, the toxics
+    toxiproxy reports and the round trip measured through it (None: the node did not answer there)."""
+
+    configured_rtt_ms: Num | None = None
+    jitter_ms: Num | None = None
+    proxy_port: int | None = None
+    toxics: list[Toxic] | None = None
+    measured_rtt_ms: Num | None = None
 
 
 class HarnessTime(Record):
@@ -398,6 +457,17 @@ class Memory(Record):
     max: Num | None = None
 
 
+class BigTxFault(Record):
+    """A bigtx fault's UPDATE (load/faults.big_update): its table and rows, the value it wrote, the master's
+    seconds and each replica's seconds from the commit to its having applied it (None: it did not)."""
+
+    table: str | None = None
+    rows_changed: int | None = None
+    value: str | None = None
+    master_s: Num | None = None
+    replicas_applied_after_commit_s: NodeFigures | None = None
+
+
 class PlannedFault(Record):
     """A planned fault as load/faults.FaultRunner carried it out."""
 
@@ -409,7 +479,7 @@ class PlannedFault(Record):
     planned_at_s: Num | None = None
     began_at_s: Num | None = None
     error: str | None = None
-    bigtx: dict[str, Any] | None = None
+    bigtx: BigTxFault | None = None
 
 
 class FaultWindow(Record):
@@ -665,8 +735,8 @@ class RunSummary(Record):
     nodes_lost: list[Fault] | None = None
     binlog: Binlog | None = None
     replication: Replication | None = None
-    links: dict[str, Any] | None = None
-    buffer_pools: dict[str, BufferPool | None] | None = None
+    links: dict[str, LinkState] | None = None
+    buffer_pools: dict[str, BufferPool] | None = None
     consistency: Consistency | None = None
     rows_checked: RowsChecked | None = None
     # faults
@@ -763,6 +833,27 @@ class Targets(Record):
     searches_the_app_would_refuse: int | None = None
 
 
+class IndexChange(Record):
+    """What topology/indexes.reconcile changed: the indexes dropped and created, the master's seconds and each
+    replica's to apply it."""
+
+    dropped: list[str] | None = None
+    created: list[str] | None = None
+    master_s: Num | None = None
+    replicas_s: NodeFigures | None = None
+
+
+class Indexes(Record):
+    """bench_idx.accounts' indexes per node as information_schema lists them (topology/indexes.describe): index
+    name -> its columns (a node None: it did not answer), the indexes the settings drop, what the run's preparation
+    changed (absent: nothing)."""
+
+    table: str | None = None
+    nodes: dict[str, dict[str, list[str]] | None] | None = None
+    drop_indexes: str | None = None
+    changed: IndexChange | None = None
+
+
 class SetUp(Record):
     """What a measurement was set up with (experiments/prepare.settings_and_data), under these keys in meta.json,
     apply.json and bigtx.json; each typed as those records type it (the server's and toxiproxy's own values)."""
@@ -770,10 +861,10 @@ class SetUp(Record):
     settle: Settle | None = None
     knobs_readback: dict[str, Any] | None = None
     knob_mismatches: list[str] | None = None
-    links: dict[str, Any] | None = None
-    indexes: dict[str, Any] | None = None
+    links: dict[str, LinkState] | None = None
+    indexes: Indexes | None = None
     warm_up_s: NodeFigures | None = None
-    buffer_pools: dict[str, Any] | None = None
+    buffer_pools: dict[str, BufferPool] | None = None
 
 
 class Versions(Record):
@@ -840,6 +931,75 @@ class Readback(Record):
     sync_binlog: str | None = None
 
 
+class AttackSettings(Record):
+    """vegeta's attack options as the run set them (load/attack.AttackOptions.record) and vegeta's own defaults it
+    ran with, in words."""
+
+    rate: int | None = None
+    duration: Num | None = None
+    timeout: Num | None = None
+    workers: int | None = None
+    keepalive: bool | None = None
+    max_connections: int | None = None
+    attackers: int | None = None
+    clients: int | None = None  # a closed loop's (absent before --clients)
+    max_workers: int | str | None = None  # a closed loop's clients, else vegeta's default in words
+    connections: str | None = None
+    open_files_limit: int | None = None
+    client_connections: str | None = None
+
+
+class AppSettings(Record):
+    """The app the run measured, as the settings start it (topology/appserver.app_settings); its admission as
+    the app resolves it, the fields the summary's app_admission starts from."""
+
+    workers: int | None = None
+    driver: str | None = None
+    worker_class: str | None = None
+    pool_size: int | None = None
+    statement_timeout_s: Num | None = None
+    max_inflight: int | None = None
+    max_queue_ms: int | None = None
+    admission: Admission | None = None
+    transport: str | None = None
+
+
+class Disk(Record):
+    """The filesystem under the state folder and an fsync's latency there (topology/servervars.describe_disk)."""
+
+    device: str | None = None
+    filesystem: str | None = None
+    fsync_ms_median: Num | None = None
+    fsync_ms_max: Num | None = None
+    fsync_samples: int | None = None
+
+
+class TopologyNode(Record):
+    """One node of the run's topology: where it listens, its server id, whether a topology file named it, and
+    where its CPU was read."""
+
+    port: int | None = None
+    server_id: int | None = None
+    host: str | None = None
+    external: bool | None = None
+    cpu_source: str | None = None
+
+
+class IdleWindow(Record):
+    """The idle window before the attack: the setting ("auto", or its seconds as given) and the seconds it came to."""
+
+    setting: str | Num | None = None
+    seconds: Num | None = None
+
+
+class NotDefault(Record):
+    """A server variable away from its compiled default, both as the server spells them
+    (topology/servervars.non_default)."""
+
+    value: str | None = None
+    default: str | None = None
+
+
 class RunMeta(Record):
     """A run's meta.json: what was asked and what the run was run on (experiments/run.py)."""
 
@@ -862,31 +1022,32 @@ class RunMeta(Record):
     finished_at: str | None = None
     command: list[str] | None = None
     attack_command: list[str] | None = None
-    attack_options: dict[str, Any] | None = None
+    attack_options: AttackSettings | None = None
     flavour: str | None = None
     host: Host | None = None
-    disk: dict[str, Any] | None = None
+    disk: Disk | None = None
     dataset: Dataset | None = None
     versions: Versions | None = None
-    app: dict[str, Any] | None = None
+    app: AppSettings | None = None
     knobs: KnobSetting | None = None
     knobs_changed: KnobSetting | None = None
     knobs_readback: dict[str, Readback] | None = None  # per node
-    knob_mismatches: list[Any] | None = None
-    server_variables_not_default: dict[str, Any] | None = None
+    knob_mismatches: list[str] | None = None
+    # per node, each variable away from its compiled default
+    server_variables_not_default: dict[str, dict[str, NotDefault]] | None = None
     buffer_pool: str | None = None
-    buffer_pools: dict[str, Any] | None = None
-    indexes: dict[str, Any] | None = None  # bench_idx.accounts' indexes per node, as information_schema lists them
-    topology: dict[str, Any] | None = None
+    buffer_pools: dict[str, BufferPool] | None = None
+    indexes: Indexes | None = None
+    topology: dict[str, TopologyNode] | None = None
     topology_file: str | None = None
-    links: dict[str, Any] | None = None
-    links_requested: list[Any] | None = None
+    links: dict[str, LinkState] | None = None
+    links_requested: list[str] | None = None  # --link as given
     cpus: Cpus | None = None
     targets: Targets | None = None
     settle: Settle | None = None
-    idle_window: dict[str, Any] | None = None
+    idle_window: IdleWindow | None = None
     warm_up_s: NodeFigures | None = None
-    attacker_hosts: list[dict[str, Any]] | None = None  # a topology file's attacker hosts as checked (load/remote.py)
+    attacker_hosts: list[AttackerCheck] | None = None  # a topology file's attacker hosts as checked (load/remote.py)
     attack_start_agreed: str | None = None
 
 
@@ -1389,10 +1550,10 @@ class ApplyRecord(Record):
     master: ApplyMaster | None = None
     replicas: dict[str, ApplyReplica | None] | None = None
     # what the drain was set up with, as a run's meta.json records it (experiments/prepare.settings_and_data)
-    buffer_pools: dict[str, Any] | None = None
-    indexes: dict[str, Any] | None = None
-    knob_mismatches: list[Any] | None = None
-    links: dict[str, Any] | None = None
+    buffer_pools: dict[str, BufferPool] | None = None
+    indexes: Indexes | None = None
+    knob_mismatches: list[str] | None = None
+    links: dict[str, LinkState] | None = None
     settle: Settle | None = None
     targets: Targets | None = None
     warm_up_s: NodeFigures | None = None
@@ -1447,10 +1608,10 @@ class BigTxRecord(Record):
     knobs_readback: dict[str, Any] | None = None
     transactions: list[BigTxTransaction] | None = None
     # what the unit was set up with, as apply.json records it (experiments/prepare.settings_and_data)
-    buffer_pools: dict[str, Any] | None = None
-    indexes: dict[str, Any] | None = None
-    knob_mismatches: list[Any] | None = None
-    links: dict[str, Any] | None = None
+    buffer_pools: dict[str, BufferPool] | None = None
+    indexes: Indexes | None = None
+    knob_mismatches: list[str] | None = None
+    links: dict[str, LinkState] | None = None
     settle: Settle | None = None
     warm_up_s: NodeFigures | None = None
 

@@ -68,8 +68,8 @@ def settle(settings: Settings, progress: Progress, timeout: float = SETTLE_TIMEO
         reasons = _drains(settings)
     innodb = innodbrest.rest(settings, SETTLE_INNODB_WAIT) if not reasons else None
     if innodb is not None:
-        first += [w for name, values in innodb["nodes"].items() if (w := innodbrest.waited(name, values))]
-        reasons += innodb["why"]
+        first += [w for name, values in (innodb.nodes or {}).items() if (w := innodbrest.waited(name, values))]
+        reasons += innodb.why or []
     host_since = time.monotonic()
     done: list[float] = []
     busy = _host_busy(settings.host_busy, lambda: done.append(alongside()) if alongside else None)
@@ -197,8 +197,7 @@ def settings_and_data(settings: Settings, scenario: Scenario, setting: knobs.Kno
     readback = knobs.apply(settings, setting)
     mismatched = knobs.mismatches(setting, readback, settings)
     linked = links.apply(settings, link_set)
-    described = {**indexes.describe(settings), "drop_indexes": settings.drop_indexes,
-                 **({"changed": changed} if changed["dropped"] or changed["created"] else {})}
+    described = indexes.describe(settings, changed)
     counters.enable(settings)
     warmed = dataset.warm_up(settings, scenario.schema, progress)
     return Prepared(SetUp(settle=settled.settle, knobs_readback=readback, knob_mismatches=mismatched, links=linked,

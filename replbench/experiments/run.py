@@ -376,7 +376,7 @@ class Run:
             self.progress.say(f"checking {len(s.attacker_hosts)} attacker host(s) over ssh (vegeta, clock skew), "
                               "copying the targets there")
             self.handles.hosts = remote.check(s, prepared.vegeta, self.folder / "targets.json", self.plan.attack)
-            meta = summary.joined(meta, results.RunMeta(attacker_hosts=[c.as_dict() for c in self.handles.hosts]))
+            meta = summary.joined(meta, results.RunMeta(attacker_hosts=[c.record() for c in self.handles.hosts]))
         return replace(prepared, meta=meta)
 
     def _row_sample(self, prepared: Prepared) -> Prepared:
@@ -826,7 +826,7 @@ class Run:
             ids, before = prepared.row_sample
             check = rowcheck.from_sample(settings, self.scenario, ids, before, s.requests or 0)
         elif (b := rec.before) and (a := rec.after) and b.binlog and a.binlog:
-            planned = tuple(f["bigtx"]["value"] for f in rec.planned if (f.get("bigtx") or {}).get("value"))
+            planned = tuple(f["bigtx"].value for f in rec.planned if f.get("bigtx") and f["bigtx"].value)
             check = rowcheck.from_binlog(settings, self.scenario, b.binlog, a.binlog, planned_values=planned)
         else:
             return None
@@ -903,22 +903,18 @@ class Run:
             schema_version=RESULTS_SCHEMA,
             scenario=self.scenario.name, scenario_file=self.scenario.source, rate=self.rate,
             duration_s=self.options.duration, timeout_s=self.options.timeout,
-            attack_options={**self.plan.attack.as_dict(),
-                            "client_connections": f"{s.client_connections} (REPLBENCH_CLIENT_CONNECTIONS)"},
+            attack_options=self.plan.attack.record(f"{s.client_connections} (REPLBENCH_CLIENT_CONNECTIONS)"),
             knobs=results.KnobSetting.model_validate(self.options.knobs.as_dict()),
             knobs_changed=results.KnobSetting.model_validate(self.options.knobs.changed()),
             links_requested=[link.spec for link in self.options.links],
             dataset=_dataset_meta(s),
-            app={"workers": s.app_workers, "driver": s.driver, "worker_class": s.worker_class,
-                 "pool_size": s.pool_size, "statement_timeout_s": s.statement_timeout,
-                 "max_inflight": s.max_inflight, "max_queue_ms": s.max_queue_ms,
-                 "admission": appserver.admission_settings(s),
-                 "transport": "unix socket" if s.app_socket("master") else "tcp"},
-            topology={n.name: {"port": n.port, "server_id": n.server_id, "host": n.host, "external": n.external,
-                               "cpu_source": n.cpu_source} for n in s.nodes},
+            app=appserver.app_settings(s),
+            topology={n.name: results.TopologyNode(port=n.port, server_id=n.server_id, host=n.host,
+                                                   external=n.external, cpu_source=n.cpu_source) for n in s.nodes},
             topology_file=s.topology_name if s.external else None,
             buffer_pool=s.buffer_pool, flavour=s.flavour, catch_up_timeout_s=self.options.catch_up_timeout,
-            idle_window={"setting": s.idle_window or "auto", "seconds": idle_window(self.rate, s.idle_window)},
+            idle_window=results.IdleWindow(setting=s.idle_window or "auto",
+                                           seconds=idle_window(self.rate, s.idle_window)),
             host=results.Host.model_validate({**cpu.describe_host(calibrated=False), "platform": platform.platform()}),
             created_at=_now(), command=[without_machine_paths(a) for a in sys.argv],  # no machine path
             status=STATUS_RUNNING, pid=os.getpid())

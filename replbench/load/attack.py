@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.config import OPEN_FILES_RESERVE, OPEN_FILES_WANTED, REQUEST_TIMEOUT, ReplbenchError
+from ..core.results import AttackSettings
 
 REPORT_FILES = {"report.txt": [], "report.json": ["-type=json"], "hdrplot.txt": ["-type=hdrplot"]}
 
@@ -62,10 +63,14 @@ class AttackOptions:
         return [*pace, f"-duration={_go_duration(self.duration)}", f"-timeout={_go_duration(self.timeout)}",
                 f"-keepalive={'true' if self.keepalive else 'false'}", f"-max-connections={self.max_connections}"]
 
-    def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "max_workers": "unlimited (vegeta default)" if self.clients is None else self.clients,
-                "connections": "10000 (vegeta default)",
-                "open_files_limit": resource.getrlimit(resource.RLIMIT_NOFILE)[0]}
+    def record(self, client_connections: str) -> AttackSettings:
+        """The options as meta.json records them, with vegeta's defaults they leave and the client's pool of
+        connections (`client_connections`: its setting, in words)."""
+        return AttackSettings(**asdict(self),
+                              max_workers="unlimited (vegeta default)" if self.clients is None else self.clients,
+                              connections="10000 (vegeta default)",
+                              open_files_limit=resource.getrlimit(resource.RLIMIT_NOFILE)[0],
+                              client_connections=client_connections)
 
 
 def connection_cap(pool: int | None = None) -> int:

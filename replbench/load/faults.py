@@ -25,6 +25,7 @@ from typing import Any
 from ..core import sql
 from ..core.config import CATCH_UP_TIMEOUT, Settings, parse_duration
 from ..core.nodenames import MAX_REPLICAS, node_names
+from ..core.results import BigTxFault
 from ..topology import links, nodes
 
 ACTIONS = ("kill", "start", "stop-replication", "start-replication", "stop-sql-thread", "start-sql-thread",
@@ -79,7 +80,7 @@ def parse_all(specs: list[str], duration: float) -> tuple[Fault, ...]:
     return faults
 
 
-def big_update(settings: Settings, schema: str, rows: int) -> dict[str, Any]:
+def big_update(settings: Settings, schema: str, rows: int) -> BigTxFault:
     """One UPDATE of `rows` rows of schema.accounts (the lowest ids) on the master, each row given a fresh value in
     `interests` (no index covers it: every row really changes), then wait until every replica has applied it.
     Returns what a DBA reads of it: rows changed, the master's seconds, each replica's seconds from the master's
@@ -97,13 +98,13 @@ def big_update(settings: Settings, schema: str, rows: int) -> dict[str, Any]:
     gtid = nodes.master_gtid(settings)
     called = time.monotonic()
     applied = nodes.wait_caught_up(settings, BIGTX_DRAIN_TIMEOUT, gtid)  # seconds from the call
-    return {"table": f"{schema}.accounts", "rows_changed": changed, "value": tag,
-            "master_s": round(committed - start, 3),
-            "replicas_applied_after_commit_s": {name: None if took is None else round(took + called - committed, 3)
-                                                for name, took in applied.items()}}
+    return BigTxFault(table=f"{schema}.accounts", rows_changed=changed, value=tag, master_s=round(committed - start, 3),
+                      replicas_applied_after_commit_s={name: None if took is None else
+                                                       round(took + called - committed, 3)
+                                                       for name, took in applied.items()})
 
 
-def carry_out(fault: Fault, settings: Settings, schema: str = "") -> dict[str, Any] | None:
+def carry_out(fault: Fault, settings: Settings, schema: str = "") -> BigTxFault | None:
     """Carry the fault out; a bigtx returns its figures (big_update), the others None."""
     if fault.action == "bigtx":
         if not schema:

@@ -45,6 +45,7 @@ from ..core.config import (
     Settings,
 )
 from ..core.records import without_machine_paths
+from ..core.results import AttackerCheck
 from ..core.topofile import SSH_CONFIG_BESIDE, AttackerHost
 from ..topology.install import VEGETA_VERSION
 from .attack import AttackOptions, _reap, split_targets, still_running_after
@@ -73,11 +74,12 @@ class HostCheck:
     uncertainty_s: float  # half the best probe's round trip
     connect_s: float  # from starting ssh to the host's first answer
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"index": self.index, "host": self.host.host, "user": self.host.user or None, "port": self.host.port,
-                "vegeta": self.vegeta, "skew_ms": round(1000 * self.skew_s, 3),
-                "skew_uncertainty_ms": round(1000 * self.uncertainty_s, 3), "connect_s": round(self.connect_s, 3),
-                "metrics": self.host.metrics or None}
+    def record(self) -> AttackerCheck:
+        """The check as meta.json's attacker_hosts records it (and each host's part in the summary begins)."""
+        return AttackerCheck(index=self.index, host=self.host.host, user=self.host.user or None, port=self.host.port,
+                             vegeta=self.vegeta, skew_ms=round(1000 * self.skew_s, 3),
+                             skew_uncertainty_ms=round(1000 * self.uncertainty_s, 3),
+                             connect_s=round(self.connect_s, 3), metrics=self.host.metrics or None)
 
 
 def ssh_config_file(settings: Settings) -> str:
@@ -404,7 +406,7 @@ def host_part(c: HostCheck, share: AttackOptions, start_at: float, report: dict[
         error = (f"its attack ended early: {report['requests']:,} of its {expected:,} requests sent, the last at "
                  f"{last:+.2f} s of {share.duration:g} s")
     return {
-        **c.as_dict(), "rate": share.rate, "requests": None if report is None else report["requests"],
+        **c.record().model_dump(), "rate": share.rate, "requests": None if report is None else report["requests"],
         "expected_requests": expected, "first_request_s": None if first is None else round(first, 3),
         "last_request_s": None if last is None else round(last, 3),
         "late": first is not None and first > ATTACKER_LATE_S, "exit_code": ending.code, "error": error,

@@ -23,6 +23,7 @@ import psutil
 
 from ..core import sql
 from ..core.config import HEARTBEAT_DOMAIN_ID, META_SCHEMA, Node, Settings
+from ..core.results import SemiSync
 
 # MariaDB 10.11 has no Innodb_rows_* nor Innodb_os_log_fsyncs: rows changed come from userstat's per-table figures
 # (the handler counters where userstat is off), InnoDB's fsyncs (data and redo files) from Innodb_data_fsyncs
@@ -182,14 +183,13 @@ def describe(before: dict[str, NodeCounters | None], after: dict[str, NodeCounte
         if name == "master" and semi_on:
             waits = _d(a, b, "Rpl_semi_sync_master_tx_waits")
             net_waits = _d(a, b, "Rpl_semi_sync_master_net_waits")
-            node["semi_sync"] = {
-                "acked": int(_d(a, b, "Rpl_semi_sync_master_yes_tx")),
-                "fell_back": int(_d(a, b, "Rpl_semi_sync_master_no_tx")),
-                "avg_tx_wait_us": round(_d(a, b, "Rpl_semi_sync_master_tx_wait_time") / waits) if waits else None,
-                "avg_net_wait_us": round(_d(a, b, "Rpl_semi_sync_master_net_wait_time") / net_waits)
+            node["semi_sync"] = SemiSync(
+                acked=int(_d(a, b, "Rpl_semi_sync_master_yes_tx")),
+                fell_back=int(_d(a, b, "Rpl_semi_sync_master_no_tx")),
+                avg_tx_wait_us=round(_d(a, b, "Rpl_semi_sync_master_tx_wait_time") / waits) if waits else None,
+                avg_net_wait_us=round(_d(a, b, "Rpl_semi_sync_master_net_wait_time") / net_waits)
                 if net_waits else None,
-                "on_at_end": bool(a.status.get("Rpl_semi_sync_master_status")),
-            }
+                on_at_end=bool(a.status.get("Rpl_semi_sync_master_status")))
         out["nodes"][name] = node
     master = out["nodes"].get("master")
     for name, node in out["nodes"].items():

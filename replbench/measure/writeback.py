@@ -11,9 +11,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from ..core.config import SETTLE_INNODB_WAIT, Node, Settings
+from ..core.results import InnodbRest
 from ..topology import innodbrest, nodes
 from . import counters, samplers
 
@@ -29,7 +29,7 @@ class Flush:
     cpu_before: dict[str, float]
     cpu_after: dict[str, float]
     seconds: float
-    rest: dict[str, Any]
+    rest: InnodbRest
 
 
 def flush(settings: Settings, watch: samplers.Samplers) -> Flush:

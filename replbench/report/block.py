@@ -380,9 +380,9 @@ def _server_lines(summary: RunSummary) -> list[str]:
                         if master.commits_per_group else ""))
         semi = master.semi_sync
         if semi:
-            lines.append(f"Semi-sync: {semi['acked']:,} acked, {semi['fell_back']:,} fell back to async; MariaDB's "
-                         f"own counters: avg wait {_us(semi['avg_tx_wait_us'])} (network "
-                         f"{_us(semi['avg_net_wait_us'])}), which is not what a commit pays: compare the write p50 "
+            lines.append(f"Semi-sync: {semi.acked:,} acked, {semi.fell_back:,} fell back to async; MariaDB's "
+                         f"own counters: avg wait {_us(semi.avg_tx_wait_us)} (network "
+                         f"{_us(semi.avg_net_wait_us)}), which is not what a commit pays: compare the write p50 "
                          "with a run with --semi-sync off on the same link (study semi-sync does)")
     if summary.rows_checked is not None:  # measure/rowcheck writes every key, or the run has none
         lines.append("Rows: " + rowcheck.describe(summary.rows_checked))
@@ -456,9 +456,9 @@ def _bigtx_text(summary: RunSummary) -> str | None:
     done = [f.bigtx for f in summary.planned_faults or [] if f.bigtx]
     if not done:
         return None
-    rows = ", ".join(f"{d['rows_changed']:,}" for d in done)
+    rows = ", ".join(f"{d.rows_changed:,}" for d in done)
     return (f"the planned big transaction{'s' if len(done) > 1 else ''} ({rows} rows of "
-            f"{done[0]['table']})")
+            f"{done[0].table})")
 
 
 def _app_lines(summary: RunSummary) -> list[str]:
@@ -521,9 +521,9 @@ def _check_lines(summary: RunSummary) -> list[str]:
             if p.bigtx:
                 b = p.bigtx
                 applied = ", ".join(f"{k} {'not within the timeout' if v is None else f'{v:.2f} s'}"
-                                    for k, v in b["replicas_applied_after_commit_s"].items())
-                lines.append(f"  {p.fault}: {b['rows_changed']:,} rows of {b['table']} changed in "
-                             f"{b['master_s']:.2f} s on the master; applied after its commit: {applied}")
+                                    for k, v in (b.replicas_applied_after_commit_s or {}).items())
+                lines.append(f"  {p.fault}: {b.rows_changed:,} rows of {b.table} changed in "
+                             f"{b.master_s:.2f} s on the master; applied after its commit: {applied}")
     for r in summary.routing or []:
         if r.node not in (summary.served_by or {}) and r.last_served_s is None:
             continue  # a node that serves no request of this scenario (the master of a read run)
@@ -557,15 +557,11 @@ def _planned_text(p: PlannedFault) -> str:
             + (f" (FAILED: {p.error})" if p.error else ""))
 
 
-def pool_text(pools: dict[str, BufferPool | None], schema: str) -> str:
+def pool_text(pools: dict[str, BufferPool], schema: str) -> str:
     """'Buffer pool: 128 MiB on every node, smaller than bench_idx (2.0 GiB) ...' (flush method included), from
     the summary's per-node pools."""
-    got: dict[str, BufferPool] = {}
-    for n, p in pools.items():
-        assert p is not None  # topology/dataset.py writes every node's pool
-        got[n] = p
     pool_bytes, table_bytes = {}, []
-    for n, p in got.items():
+    for n, p in pools.items():
         assert p.pool_bytes is not None and p.table_bytes is not None  # topology/dataset.py writes both
         pool_bytes[n] = p.pool_bytes
         table_bytes.append(p.table_bytes)
@@ -574,8 +570,8 @@ def pool_text(pools: dict[str, BufferPool | None], schema: str) -> str:
     where = "on every node" if len(sizes) == 1 else "(" + ", ".join(
         f"{n} {b / 2**20:,.0f} MiB" for n, b in pool_bytes.items()) + ")"
     size = f"{sizes[0] / 2**20:,.0f} MiB " if len(sizes) == 1 else ""
-    flush = ", ".join(sorted({str(p.flush_method) for p in got.values()}))
-    if all(p.fits for p in got.values()):
+    flush = ", ".join(sorted({str(p.flush_method) for p in pools.values()}))
+    if all(p.fits for p in pools.values()):
         return (f"Buffer pool: {size}{where}, holding {schema} ({table / 2**30:.1f} GiB with its indexes); "
                 f"warmed before the run; innodb_flush_method {flush}")
     return (f"Buffer pool: {size}{where}, smaller than {schema} ({table / 2**30:.1f} GiB with its indexes): not "

@@ -165,9 +165,9 @@ def on_what(metas: list[RunMeta]) -> list[str]:
         lines.append(f"- **Machine**: calibration score {score} (M iterations/s of a fixed integer loop on one core)")
     disk = next((m.disk for m in metas if m.disk), None)
     if disk:
-        lines.append(f"- **Disk** under the datadirs: {disk.get('device')} ({disk.get('filesystem')}), fsync of a "
-                     f"small write {disk.get('fsync_ms_median')} ms median ({disk.get('fsync_ms_max')} ms max of "
-                     f"{disk.get('fsync_samples')}): with sync_binlog=1 and innodb_flush_log_at_trx_commit=1 every "
+        lines.append(f"- **Disk** under the datadirs: {disk.device} ({disk.filesystem}), fsync of a "
+                     f"small write {disk.fsync_ms_median} ms median ({disk.fsync_ms_max} ms max of "
+                     f"{disk.fsync_samples}): with sync_binlog=1 and innodb_flush_log_at_trx_commit=1 every "
                      "commit waits for it")
     if version:  # its version is the header's (measured_on)
         lines.append("- **Reference settings**: ROW, FULL row image, annotate on, sync_binlog=1, "
@@ -176,7 +176,7 @@ def on_what(metas: list[RunMeta]) -> list[str]:
     if variables and variables.get("master"):
         shown = {k: v for k, v in variables["master"].items() if k in SETTINGS_THAT_MATTER}
         lines.append("- **Not at the server's compiled default** (master; every node's full list is in each run's "
-                     "meta.json): " + ", ".join(f"`{k}={v['value']}` (default {v['default']})"
+                     "meta.json): " + ", ".join(f"`{k}={v.value}` (default {v.default})"
                                               for k, v in sorted(shown.items())))
     if dataset:
         lines.append(f"- **Dataset**: {dataset.accounts or 0:,} accounts (seed {dataset.seed}); "

@@ -6,15 +6,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from ..analysis.studymetrics import BY_KEY, ran_cells, setting_value
 from ..core.nodenames import replicas_in
 from ..core.results import ComparisonRow, RunSummary, StudyPlot, StudyRecord
 from .sources import Figure, ShownStep, latency_of, step_median
 
+if TYPE_CHECKING:  # matplotlib is imported where a chart is drawn, not by every command's start
+    from matplotlib.axes import Axes
 
-def pyplot() -> Any:
+
+def pyplot() -> ModuleType:
+    """matplotlib.pyplot, headless (Agg), imported where a chart is drawn."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -146,7 +151,7 @@ def line_points(data: StudyRecord, rows: dict[str, ComparisonRow], cells: list[s
     return LinePoints(xs, lines)
 
 
-def _lines(ax: Any, points: LinePoints, plot: StudyPlot) -> None:
+def _lines(ax: Axes, points: LinePoints, plot: StudyPlot) -> None:
     for label, got in points.lines.items():
         ax.errorbar([p[0] for p in got], [p[1] for p in got], yerr=[[p[1] - p[2] for p in got],
                     [p[3] - p[1] for p in got]], marker="o", capsize=3, label=label or None)

@@ -26,7 +26,7 @@ from ..core.config import (
     Settings,
 )
 from ..core.processes import wait_gone
-from ..core.results import Admission
+from ..core.results import Admission, AppSettings
 from ..core.stats import histogram_percentile
 from .nodes import port_owner
 
@@ -102,16 +102,27 @@ def admission(settings: Settings) -> dict[str, Any]:
     return total
 
 
-def admission_settings(settings: Settings) -> dict[str, Any]:
-    """The admission the app runs with, as the app itself resolves it (app/main.py admission())."""
+def admission_settings(settings: Settings) -> Admission:
+    """The admission the app runs with, as the app itself resolves it (app/main.py admission()): the settings'
+    fields of the record its counters later join."""
     mode = settings.admission
     if mode == "none":
-        return {"mode": mode, "limit_per_worker": 0, "queue_ms": 0}
+        return Admission(mode=mode, limit_per_worker=0, queue_ms=0)
     queue_ms = settings.max_queue_ms or (CODEL_QUEUE_MS if mode == "codel" else 0)
-    out: dict[str, Any] = {"mode": mode, "limit_per_worker": settings.max_inflight, "queue_ms": queue_ms}
     if mode == "codel":
-        out.update(target_ms=settings.codel_target_ms, interval_ms=CODEL_INTERVAL_MS, learn_s=CODEL_LEARN_SECONDS)
-    return out
+        return Admission(mode=mode, limit_per_worker=settings.max_inflight, queue_ms=queue_ms,
+                         target_ms=settings.codel_target_ms, interval_ms=CODEL_INTERVAL_MS,
+                         learn_s=CODEL_LEARN_SECONDS)
+    return Admission(mode=mode, limit_per_worker=settings.max_inflight, queue_ms=queue_ms)
+
+
+def app_settings(settings: Settings) -> AppSettings:
+    """The app as the settings start it, as meta.json records it."""
+    return AppSettings(workers=settings.app_workers, driver=settings.driver, worker_class=settings.worker_class,
+                       pool_size=settings.pool_size, statement_timeout_s=settings.statement_timeout,
+                       max_inflight=settings.max_inflight, max_queue_ms=settings.max_queue_ms,
+                       admission=admission_settings(settings),
+                       transport="unix socket" if settings.app_socket("master") else "tcp")
 
 
 def bound_text(adm: Admission, taken: bool = True, pool: int | None = None, per_worker: bool = False) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 from ..core import sql
 from ..core.config import META_SCHEMA, NOPK_ACCOUNTS, SCHEMAS, Node, ReplbenchError, Settings
 from ..core.progress import Progress
+from ..core.results import BufferPool
 from . import nodes
 from .install import ensure_datagen
 
@@ -431,10 +432,10 @@ def row_counts(settings: Settings) -> dict[str, dict[str, int]]:
 
 # ---- warm-up ----------------------------------------------------------------------------------------------------
 
-def pool_fit(settings: Settings, schema: str) -> dict[str, dict[str, Any]]:
+def pool_fit(settings: Settings, schema: str) -> dict[str, BufferPool]:
     """Per node: its buffer pool, the schema's table with its indexes, the bytes of data the pool holds now, and
     whether the table fits (a pool smaller than the data is never warm under uniformly random ids)."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, BufferPool] = {}
     for node in settings.nodes:
         with sql.admin(node, settings) as cur:
             cur.execute("SELECT @@innodb_buffer_pool_size, @@innodb_flush_method, "
@@ -443,8 +444,8 @@ def pool_fit(settings: Settings, schema: str) -> dict[str, dict[str, Any]]:
             pool, flush, table = sql.one_row(cur)
             cur.execute("SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_bytes_data'")
             row = sql.fetch_one(cur)
-        out[node.name] = {"pool_bytes": int(pool), "table_bytes": int(table or 0), "flush_method": flush,
-                          "data_bytes": int(row[1]) if row else None, "fits": int(pool) >= int(table or 0)}
+        out[node.name] = BufferPool(pool_bytes=int(pool), table_bytes=int(table or 0), flush_method=flush,
+                                    data_bytes=int(row[1]) if row else None, fits=int(pool) >= int(table or 0))
     return out
 
 
@@ -458,9 +459,9 @@ def warm_up(settings: Settings, schema: str, progress: Progress | None = None) -
     except (OSError, ValueError):
         warmed = {}
     fit = pool_fit(settings, schema)
-    identity = {n.name: f"{nodes.node_identity(n, settings)}:pool={fit[n.name]['pool_bytes']}"
+    identity = {n.name: f"{nodes.node_identity(n, settings)}:pool={fit[n.name].pool_bytes}"
                 for n in settings.nodes}
-    todo = [n for n in settings.nodes if fit[n.name]["fits"] and warmed.get(f"{n.name}:{schema}") != identity[n.name]]
+    todo = [n for n in settings.nodes if fit[n.name].fits and warmed.get(f"{n.name}:{schema}") != identity[n.name]]
     if not todo:
         return {}
     if progress:

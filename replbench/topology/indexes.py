@@ -23,6 +23,7 @@ from typing import Any
 from ..core import sql
 from ..core.config import INDEXED_TABLE, Node, ReplbenchError, Settings, index_names, secondary_indexes
 from ..core.progress import Progress
+from ..core.results import IndexChange, Indexes
 from . import knobs, nodes
 
 # seconds the replicas get to apply one change: re-creating every index of an 8M table takes each replica a few
@@ -48,15 +49,19 @@ def read(node: Node, settings: Settings, table: str = INDEXED_TABLE) -> dict[str
     return out
 
 
-def describe(settings: Settings, table: str = INDEXED_TABLE) -> dict[str, Any]:
-    """What meta.json records: the table and, per node, its indexes (None for a node that does not answer)."""
+def describe(settings: Settings, changed: dict[str, Any], table: str = INDEXED_TABLE) -> Indexes:
+    """What meta.json records: the table and, per node, its indexes (None for a node that does not answer), the
+    indexes the settings drop, and what `changed` (reconcile's) changed, where it changed any."""
     per_node: dict[str, dict[str, list[str]] | None] = {}
     for node in settings.nodes:
         try:
             per_node[node.name] = read(node, settings, table)
         except sql.MySQLError:
             per_node[node.name] = None
-    return {"table": table, "nodes": per_node}
+    if changed["dropped"] or changed["created"]:
+        return Indexes(table=table, nodes=per_node, drop_indexes=settings.drop_indexes,
+                       changed=IndexChange.model_validate(changed))
+    return Indexes(table=table, nodes=per_node, drop_indexes=settings.drop_indexes)
 
 
 def changes(present: set[str] | dict[str, Any], drop: tuple[str, ...]) -> tuple[list[str], list[str]]:

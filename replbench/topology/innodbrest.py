@@ -19,6 +19,7 @@ from ..core.config import (
     Node,
     Settings,
 )
+from ..core.results import InnodbNodeRest, InnodbRest
 from .nodes import TopologyError
 
 # read in both spellings: Innodb_buffer_pool_pages_dirty is a status variable in MariaDB and MySQL 8 alike, and the
@@ -54,13 +55,13 @@ def why_not(name: str, dirty: int, history: int) -> str:
     return f"{name}: {', '.join(parts)}" if parts else ""
 
 
-def waited(name: str, values: dict[str, Any]) -> str:
+def waited(name: str, values: InnodbNodeRest) -> str:
     """What the settle waited for on one node, in words ('' if it was at rest already)."""
-    parts = _left(values["dirty_pages"], values["history_length"], done=True)
+    parts = _left(values.dirty_pages or 0, values.history_length or 0, done=True)
     return f"{name}: {' and '.join(parts)}" if parts else ""
 
 
-def rest(settings: Settings, wait: float, only: tuple[Node, ...] | None = None, purge: bool = True) -> dict[str, Any]:
+def rest(settings: Settings, wait: float, only: tuple[Node, ...] | None = None, purge: bool = True) -> InnodbRest:
     """Flush every node's dirty pages (innodb_max_dirty_pages_pct 0, its I/O capacity raised) and wait for its purge,
     at most `wait` seconds, then put its settings back. Returns, per node, the pages and history it started with and
     the seconds it took; `why`: what was not at rest when the wait ran out (or a node that did not answer). `only`:
@@ -106,7 +107,8 @@ def rest(settings: Settings, wait: float, only: tuple[Node, ...] | None = None, 
                 _restore(node, settings, saved[node.name])
     for values in nodes.values():
         values.pop("left", None)
-    return {"nodes": nodes, "waited_s": round(time.monotonic() - began, 1), "why": why}
+    return InnodbRest(nodes={name: InnodbNodeRest.model_validate(values) for name, values in nodes.items()},
+                      waited_s=round(time.monotonic() - began, 1), why=why)
 
 
 def _flush_fast(node: Node, settings: Settings, saved: dict[str, dict[str, Any]]) -> None:

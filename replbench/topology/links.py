@@ -21,6 +21,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -30,6 +31,7 @@ from ..core import sql
 from ..core.config import ReplbenchError, Settings
 from ..core.nodenames import MAX_REPLICAS, node_names, replica_names
 from ..core.processes import alive, wait_gone
+from ..core.results import LinkState, Toxic
 from ..core.schema import FieldError, FileModel, between, one_of, problem
 from .install import ensure_toxiproxy
 from .nodes import wait_replicating
@@ -197,7 +199,7 @@ def point_replica(settings: Settings, replica: str, port: int) -> None:
     wait_replicating(node, settings)
 
 
-def apply(settings: Settings, links: tuple[Link, ...]) -> dict[str, Any]:
+def apply(settings: Settings, links: tuple[Link, ...]) -> dict[str, LinkState]:
     """Put every replica on its link (or back on its direct connection) and set the toxics; returns what
     toxiproxy reports and the round trip measured through each proxy. No links: direct, toxiproxy stopped."""
     named = {link.name: link for link in links}
@@ -238,15 +240,16 @@ def apply(settings: Settings, links: tuple[Link, ...]) -> dict[str, Any]:
     return describe(settings, links)
 
 
-def describe(settings: Settings, links: tuple[Link, ...]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def describe(settings: Settings, links: tuple[Link, ...]) -> dict[str, LinkState]:
+    """Each link as toxiproxy reports it, with the round trip measured through its proxy."""
+    out: dict[str, LinkState] = {}
     for link in links:
         toxics = _api(settings, "GET", f"/proxies/{link.name}/toxics") or []
-        out[link.name] = {"configured_rtt_ms": link.latency_ms, "jitter_ms": link.jitter_ms,
-                          "proxy_port": proxy_port(settings, link.name),
-                          "toxics": [{"stream": t["stream"], "latency_ms": t["attributes"]["latency"],
-                                      "jitter_ms": t["attributes"]["jitter"]} for t in toxics],
-                          "measured_rtt_ms": measure_rtt(settings, link)}
+        out[link.name] = LinkState(configured_rtt_ms=link.latency_ms, jitter_ms=link.jitter_ms,
+                                   proxy_port=proxy_port(settings, link.name),
+                                   toxics=[Toxic(stream=t["stream"], latency_ms=t["attributes"]["latency"],
+                                                 jitter_ms=t["attributes"]["jitter"]) for t in toxics],
+                                   measured_rtt_ms=measure_rtt(settings, link))
     return out
 
 
@@ -304,10 +307,11 @@ def app_hosts(settings: Settings, links: tuple[Link, ...]) -> str:
                     for n in settings.nodes)
 
 
-def describe_text(meta_links: dict[str, Any]) -> str:
+def describe_text(meta_links: Mapping[str, LinkState]) -> str:
+    """The links in one line: each one's round trip as asked, its jitter, and as measured."""
     parts = []
     for name, info in meta_links.items():
-        jitter = f" ±{info['jitter_ms']:g} ms" if info["jitter_ms"] else ""
-        rtt = "-" if info["measured_rtt_ms"] is None else f"{info['measured_rtt_ms']:g} ms"
-        parts.append(f"{name} {info['configured_rtt_ms']:g} ms{jitter} (measured round trip {rtt})")
+        jitter = f" ±{info.jitter_ms:g} ms" if info.jitter_ms else ""
+        rtt = "-" if info.measured_rtt_ms is None else f"{info.measured_rtt_ms:g} ms"
+        parts.append(f"{name} {info.configured_rtt_ms:g} ms{jitter} (measured round trip {rtt})")
     return "; ".join(parts)

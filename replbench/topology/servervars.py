@@ -10,10 +10,10 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 from ..core import sql
 from ..core.config import Settings
+from ..core.results import Disk, NotDefault
 
 FSYNC_SAMPLES = 20
 # variables that differ on every node by construction (paths, ports, ids, sizes chosen per machine)
@@ -61,27 +61,28 @@ def _same(server: str, default: str) -> bool:
         return False
 
 
-def non_default(settings: Settings, mariadbd: str | None) -> dict[str, dict[str, Any]]:
-    """Per node: {variable: {"value": ..., "default": ...}} for every variable not at its compiled default (the
-    local mariadbd's defaults: not asked of a topology file's servers, whose version may differ)."""
+def non_default(settings: Settings, mariadbd: str | None) -> dict[str, dict[str, NotDefault]]:
+    """Per node: each variable not at its compiled default, its value and that default (the local mariadbd's
+    defaults: not asked of a topology file's servers, whose version may differ)."""
     if not mariadbd or settings.external:
         return {}
     defaults = compiled_defaults(mariadbd)
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, dict[str, NotDefault]] = {}
     for node in settings.nodes:
         try:
             with sql.admin(node, settings) as cur:
                 cur.execute("SHOW GLOBAL VARIABLES")
-                values: dict[str, Any] = dict(sql.fetch_all(cur))
+                values: dict[str, str | None] = dict(sql.fetch_all(cur))
         except sql.MySQLError:
             out[node.name] = {}
             continue
-        out[node.name] = {name: {"value": value, "default": defaults[name]} for name, value in sorted(values.items())
+        out[node.name] = {name: NotDefault(value=value, default=defaults[name])
+                          for name, value in sorted(values.items())
                           if name in defaults and name not in IGNORED and not _same(str(value), defaults[name])}
     return out
 
 
-def describe_disk(path: Path) -> dict[str, Any]:
+def describe_disk(path: Path) -> Disk:
     """The filesystem and device under path, and the median latency of an fsync of a small write there."""
     path.mkdir(parents=True, exist_ok=True)
     device, fstype = None, None
@@ -101,5 +102,5 @@ def describe_disk(path: Path) -> dict[str, Any]:
             begin = time.perf_counter()
             os.fsync(probe.fileno())
             samples.append(time.perf_counter() - begin)
-    return {"device": device, "filesystem": fstype, "fsync_ms_median": round(1000 * statistics.median(samples), 3),
-            "fsync_ms_max": round(1000 * max(samples), 3), "fsync_samples": FSYNC_SAMPLES}
+    return Disk(device=device, filesystem=fstype, fsync_ms_median=round(1000 * statistics.median(samples), 3),
+                fsync_ms_max=round(1000 * max(samples), 3), fsync_samples=FSYNC_SAMPLES)
