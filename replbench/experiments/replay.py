@@ -23,10 +23,9 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..core import harnesslog, sql
-from ..core.config import ReplbenchError, Settings
+from ..core.config import Node, ReplbenchError, Settings
 from ..core.progress import Progress
 from ..core.records import STATUS_INTERRUPTED, UNIT_FAILED, UNIT_OK
 from ..core.results import ApplyRecord, Replay, ReplayFile, merged, write_record
@@ -151,7 +150,7 @@ def measure(settings: Settings, setting: knobs.Knobs, files: list[Path], replica
     return record
 
 
-def _drain(settings: Settings, replica: Any, drains: Drains, idle: float | None) -> None:
+def _drain(settings: Settings, replica: Node, drains: Drains, idle: float | None) -> None:
     """The SQL thread started and timed to the files' last GTID, its CPU beside (as Drains.drain records a drain),
     waiting a second at a time so that a SQL thread that stops on an error (a row the replica does not hold: the
     files do not belong to its data) ends the replay with that error, not a wait of DRAIN_TIMEOUT."""
@@ -187,12 +186,12 @@ def _end_gtids(maps: list[GtidMap]) -> dict[int, tuple[int, int]]:
     return last
 
 
-def _sql(settings: Settings, replica: Any, statement: str) -> None:
+def _sql(settings: Settings, replica: Node, statement: str) -> None:
     with sql.admin(replica, settings) as cur:
         cur.execute(statement)
 
 
-def _apply_set(settings: Settings, replica: Any, setting: knobs.Knobs) -> None:
+def _apply_set(settings: Settings, replica: Node, setting: knobs.Knobs) -> None:
     """The replica's parallel apply as `setting` asks, its threads stopped (what a replay's apply reads of the
     knobs; knobs.apply would restart its threads, and the IO thread would fetch from the master)."""
     wanted = knobs.replica_variables(setting)
@@ -203,7 +202,7 @@ def _apply_set(settings: Settings, replica: Any, setting: knobs.Knobs) -> None:
                 cur.execute(statement, (knobs.mysql_value(settings.flavour, variable, wanted[variable]),))
 
 
-def _point(settings: Settings, replica: Any, maps: list[GtidMap], start: Start, basename: Path,
+def _point(settings: Settings, replica: Node, maps: list[GtidMap], start: Start, basename: Path,
            index: Path, setting: knobs.Knobs) -> None:
     """The replica's threads stopped, its apply set, the files in relay logs of its own naming, its SQL thread
     pointed at the first transaction to apply. The server reads its relay-log index only up to what it wrote
@@ -227,7 +226,7 @@ def _point(settings: Settings, replica: Any, maps: list[GtidMap], start: Start, 
                     (names[start.file], start.at))
 
 
-def _back_to_master(settings: Settings, replica: Any) -> str | None:
+def _back_to_master(settings: Settings, replica: Node) -> str | None:
     """The copies deleted with the other relay logs, the replica replicating from the master by GTID again; what
     failed, in words (None: nothing)."""
     try:
