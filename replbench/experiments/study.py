@@ -287,8 +287,9 @@ class Plan:
                 where += f"; the app reaches the nodes by {cell.app_transport}"
             if cell.replicas is not None:
                 where += f"; {cell.replicas} replica(s)"
-            if index_names(cell.drop_indexes or ""):
-                where += f"; without {', '.join(index_names(cell.drop_indexes))} on {INDEXED_TABLE}"
+            dropped = index_names(cell.drop_indexes or "")
+            if dropped:
+                where += f"; without {', '.join(dropped)} on {INDEXED_TABLE}"
             base = " (baseline)" if i == 0 else ""
             lines.append(f"  cell {i + 1}{base}: {cell.name} — {cell.knobs.describe()}{where}")
         if spec.cut:

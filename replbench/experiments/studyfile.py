@@ -49,7 +49,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Annotated, ClassVar, Generic, TypeVar
 
 from annotated_types import MinLen
 from pydantic import (
@@ -89,6 +89,7 @@ CELL_SETTINGS: dict[str, Setting] = {s.cell: s for s in SETTING_LIST if s.cell}
 OWN_KEYS = ("scenario", "link", "load", "rows", "writes", "clients")  # what a cell sets beside knobs and settings
 CELL_KEYS = (*OWN_KEYS, *CELL_SETTINGS)  # what a cell may set beside the knobs
 T = TypeVar("T")
+V = TypeVar("V")
 
 
 class StudyError(Exception):
@@ -110,12 +111,25 @@ class Cell:
     # are the environment's
     settings: tuple[tuple[str, Word], ...] = ()
 
-    def __getattr__(self, key: str) -> Any:
-        """A setting a cell may set, by its cell key (cell.max_inflight): its value, None when the cell leaves it.
-        Any, not Word: a reader takes it as its setting's type (replicas = 3 a number, drop_indexes names)."""
+    def __getattr__(self, key: str) -> Word | None:
+        """A setting a cell may set, by its cell key (cell.max_inflight): its value as the file gives it (a word or
+        a whole number; drop_indexes' names as one comma string), None when the cell leaves it."""
         if key not in CELL_SETTINGS:
             raise AttributeError(f"'Cell' object has no attribute {key!r}")
         return dict(self.settings).get(key)
+
+    @property
+    def replicas(self) -> int | None:
+        """The replica count the cell sets (its setting checked it a whole number, 3 or "3"), None where it leaves
+        the topology's."""
+        value = dict(self.settings).get("replicas")
+        return None if value is None else int(value)
+
+    @property
+    def drop_indexes(self) -> str | None:
+        """The indexes the cell runs without, as one comma string ("none": none), None where it leaves them."""
+        value = dict(self.settings).get("drop_indexes")
+        return None if value is None else str(value)
 
     def app(self) -> dict[str, Word]:
         """The settings the cell sets, by their Settings field names (for Settings.with_overrides)."""
@@ -288,7 +302,7 @@ VALUE_TYPES: dict[str, object] = {  # each cell key's type (a type form, as a fi
 DURATION = duration(parse_duration)
 
 
-class _CellKeys(FileModel):
+class _CellKeys(FileModel, Generic[V]):
     """A table of cell keys ([vary], or one of [[cells]]), keeping the file's order of its keys: a cell's name and
     the order of a [vary] grid's cells (its first is the baseline) follow it."""
 
@@ -296,26 +310,27 @@ class _CellKeys(FileModel):
                                   f"{', '.join(CELL_KEYS)}")
     # the file's table as it gives it, valid by then: a cell's values (_OneCell) or a grid's lists of them (_Grid),
     # which of the two the subclass's fields checked
-    _given: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _given: dict[str, V] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="wrap")
     @classmethod
-    def _keep_file_order(cls, data: Any, handler: ModelWrapValidatorHandler[_CellKeys]) -> _CellKeys:
+    def _keep_file_order(cls, data: object, handler: ModelWrapValidatorHandler[_CellKeys[V]]) -> _CellKeys[V]:
         table = handler(data)
-        table._given = dict(data)  # valid by now, so a table
+        assert isinstance(data, dict)  # valid by now, so a table, and its values the fields' (V)
+        table._given = dict(data)
         return table
 
-
-class _OneCell(_CellKeys):
-    def given(self) -> dict[str, FileValue]:
+    def given(self) -> dict[str, V]:
         """The keys the file sets, in its order, with their values as the file gives them."""
         return dict(self._given)
 
 
-class _Grid(_CellKeys):
-    def given(self) -> dict[str, list[FileValue]]:
-        """The keys the file sets, in its order, with their lists of values as the file gives them."""
-        return dict(self._given)
+class _OneCell(_CellKeys[FileValue]):
+    """One of [[cells]]: a value per key."""
+
+
+class _Grid(_CellKeys[list[FileValue]]):
+    """[vary]: a list of values per key."""
 
 
 # [[cells]]: one cell, its name and any cell key; [vary]: each cell key a non-empty list, the grid their product
