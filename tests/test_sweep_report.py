@@ -14,7 +14,7 @@ from app.tuning import CODEL_QUEUE_MS
 from replbench.analysis import compare, verdicts
 from replbench.core import stats
 from replbench.core.config import ROOT, Settings
-from replbench.core.results import summary_of, sweep_of
+from replbench.core.results import document_of, summary_of, sweep_of
 from replbench.core.scenario import PassCriteria, load
 from replbench.experiments import sweep
 from replbench.experiments.run import RunOptions
@@ -101,7 +101,7 @@ def test_stop_rule_goes_on_after_a_dip_and_stops_after_two_failures_in_a_row(tmp
     data = sweep.Sweep(settings, load("write"), [200, 400, 800, 1200, 1600, 2000, 2400], RunOptions(duration=1),
                        folder=tmp_path / "sw").execute()
     assert ran == [200, 400, 800, 1200, 1600, 2000]
-    assert data["max_sustainable_rate"] == 1200
+    assert data.max_sustainable_rate == 1200
 
 
 def test_stop_rule_runs_one_step_past_the_first_failure(tmp_path: Path, monkeypatch) -> None:
@@ -118,13 +118,13 @@ def test_stop_rule_runs_one_step_past_the_first_failure(tmp_path: Path, monkeypa
                     folder=tmp_path / "sw")
     data = s.execute()
     assert ran == [200, 400, 800, 1200, 1600]
-    assert data["max_sustainable_rate"] == 800
+    assert data.max_sustainable_rate == 800
     ran.clear()
     s = sweep.Sweep(settings, load("write"), [200, 400, 800, 1200, 1600], RunOptions(duration=1), refine=True,
                     folder=tmp_path / "sw2")
     data = s.execute()
     assert ran[:5] == [200, 400, 800, 1200, 1600] and ran[5:] == [1000, 1100, 1150]
-    assert data["max_sustainable_rate"] == 1100
+    assert data.max_sustainable_rate == 1100
     assert json.loads((tmp_path / "sw2" / "sweep.json").read_text())["max_sustainable_rate"] == 1100
 
 
@@ -132,7 +132,8 @@ def _confirming(tmp_path: Path, monkeypatch, outcomes: dict[int, list[str]], lad
                 confirm: int = 3) -> tuple[dict, list[int]]:
     """A sweep whose ladder steps pass up to `limit` (each step replaced), then `--confirm`'s rounds as real Run
     calls replaced by summaries judged by the one evaluator: per rate, its runs' outcomes in order ("pass": p99
-    10 ms, "fail": p99 2 s, "stop": interrupted). Returns sweep.json's data and the rates confirm ran, in order."""
+    10 ms, "fail": p99 2 s, "stop": interrupted). Returns sweep.json's document and the rates confirm ran, in
+    order."""
     ran: list[int] = []
 
     def fake_step(self, rate: int, label: str, refined: bool) -> None:
@@ -152,8 +153,8 @@ def _confirming(tmp_path: Path, monkeypatch, outcomes: dict[int, list[str]], lad
     monkeypatch.setattr(sweep.Sweep, "_step", fake_step)
     monkeypatch.setattr(sweep, "Run", FakeRun)
     settings = Settings.from_env(env_for(tmp_path))
-    data = sweep.Sweep(settings, load("write"), ladder, RunOptions(duration=1), folder=tmp_path / "sw",
-                       confirm=confirm).execute()
+    data = document_of(sweep.Sweep(settings, load("write"), ladder, RunOptions(duration=1), folder=tmp_path / "sw",
+                                   confirm=confirm).execute())
     assert json.loads((tmp_path / "sw" / "sweep.json").read_text()).get("boundary") == data.get("boundary")
     return data, ran
 

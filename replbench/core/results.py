@@ -1102,7 +1102,7 @@ class SweepRecord(Record):
     steps: list[SweepStep] | None = None
     criteria: dict[str, Num] | None = None
     criteria_text: str | None = None
-    knobs: dict[str, Any] | None = None
+    knobs: KnobSetting | None = None  # every knob of the sweep's runs, as meta.json's `knobs`
     max_sustainable_rate: int | None = None
     boundary: SweepBoundary | None = None  # `--confirm N`'s rounds at the boundary (absent before 2026-12-02)
 
@@ -1203,7 +1203,7 @@ class StudyUnit(Record):
     status: str | None = None
     folder: str | None = None
     metrics: UnitMetrics | None = None
-    knobs_readback: dict[str, Any] | None = None
+    knobs_readback: dict[str, Readback] | None = None  # per node, as the unit's file records it (null: none)
     error: str | None = None  # a unit that failed with an exception: its type and message (experiments/study.py)
 
 
@@ -1220,6 +1220,17 @@ class StudyPlot(Record):
 
     x: str | None = None
     lines: str | None = None
+
+
+class IndexesRestored(Record):
+    """What a study's end re-created of bench_idx.accounts' secondary indexes (topology/indexes.restore), or why it
+    could not."""
+
+    dropped: list[str] | None = None
+    created: list[str] | None = None
+    master_s: Num | None = None  # only where it changed something
+    replicas_s: NodeFigures | None = None  # each replica's wait for the change (None: it never applied it)
+    error: str | None = None  # the exception, where the restore failed (the next run re-creates them)
 
 
 class StudyRecord(Record):
@@ -1248,9 +1259,9 @@ class StudyRecord(Record):
     # report then names them from the study file: docs/studies.md, "Report and compare")
     cells_cut: list[str] | None = None
     units: list[StudyUnit] | None = None
-    order: list[Any] | None = None
+    order: list[str] | None = None  # the units in the order they ran: 'cell / scenario / measure / repeat n'
     comparison: Comparison | None = None
-    indexes_restored: dict[str, Any] | None = None  # what the study's end re-created (cells without some indexes)
+    indexes_restored: IndexesRestored | None = None  # what the study's end re-created (cells without some indexes)
     baselines: dict[str, str] | None = None
     meta: RunMeta | None = None
     # the cores of the host the study ran on (absent before 2026-12-02, and for a topology file's databases, whose

@@ -17,7 +17,6 @@ import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from app.tuning import QUEUE_FLOOR
 
@@ -49,11 +48,13 @@ from ..core.results import (
     ApplyRecord,
     BigTxRecord,
     ComparisonRow,
+    IndexesRestored,
     RunSummary,
     StudyRecord,
     StudyUnit,
+    UnitMetrics,
+    merged,
     read_meta,
-    study_of,
     write_record,
 )
 from ..topology import dataset, fanout, indexes, links
@@ -328,11 +329,11 @@ class Study:
         self.folder = folder or settings.results / f"study-{stamp}-{plan.spec.name}"
         self.folder.mkdir(parents=True, exist_ok=True)
         self.progress = Progress(f"study {plan.spec.name}")
-        self.units: list[dict[str, Any]] = []
+        self.units: list[StudyUnit] = []
         self.status = "running"
-        self.indexes_restored: dict[str, Any] | None = None  # what the study's end re-created (cells drop some)
+        self.indexes_restored: IndexesRestored | None = None  # what the study's end re-created (cells drop some)
 
-    def execute(self) -> dict[str, Any]:
+    def execute(self) -> StudyRecord:
         (self.folder / "command.txt").write_text(" ".join(["./run.sh", *sys.argv[1:]]) + "\n")
         (self.folder / "study.toml").write_text(self.plan.spec.source)
         harnesslog.use(self.folder / "harness.log")
@@ -354,7 +355,7 @@ class Study:
                 record = self._unit(unit, checksum="table" if self._checks_table(todo, index) else "rows")
                 self.units.append(record)
                 self._write()
-                if record["status"] == STATUS_INTERRUPTED:
+                if record.status == STATUS_INTERRUPTED:
                     raise KeyboardInterrupt
             self.status = COMPLETE
         except KeyboardInterrupt:
@@ -370,9 +371,9 @@ class Study:
         if all(c.drop_indexes is None for c in self.plan.spec.cells):
             return
         try:
-            self.indexes_restored = indexes.restore(self.settings, self.progress)
+            self.indexes_restored = IndexesRestored.model_validate(indexes.restore(self.settings, self.progress))
         except Exception as exc:  # noqa: BLE001 — the study's results are written whatever happens here
-            self.indexes_restored = {"error": f"{type(exc).__name__}: {exc}"}
+            self.indexes_restored = IndexesRestored(error=f"{type(exc).__name__}: {exc}")
             self.progress.say(f"could not re-create the indexes of {INDEXED_TABLE}: {exc} (the next run does)",
                               final=True)
 
@@ -397,7 +398,7 @@ class Study:
             u.cell != todo[i - 1].cell for i, u in enumerate(todo) if index < i <= later[0][0])
         return reset_between
 
-    def _unit(self, unit: Unit, checksum: str = "table") -> dict[str, Any]:
+    def _unit(self, unit: Unit, checksum: str = "table") -> StudyUnit:
         cell = self.plan.spec.cells[unit.cell]
         if unit.measure == "live":
             return self._live_unit(unit)
@@ -431,25 +432,24 @@ class Study:
                 status = _status(data, STATUS_FAILED)
                 readback = read_meta(folder).knobs_readback
         except KeyboardInterrupt:
-            return {**record, "status": STATUS_INTERRUPTED}
+            return merged(record, StudyUnit(status=STATUS_INTERRUPTED))
         except Exception as exc:  # noqa: BLE001 — a failed unit is recorded and the study goes on
-            harnesslog.write(f"unit {record} failed: {exc}", exc)
-            return {**record, "status": UNIT_FAILED, "error": f"{type(exc).__name__}: {exc}"}
-        record.update(folder=str(folder.relative_to(self.folder)), status=status, knobs_readback=readback,
-                      metrics=unit_metrics(unit.measure, data, sc.criteria) if status != STATUS_INTERRUPTED else {})
-        return record
+            return _failed(record, exc)
+        return merged(record, StudyUnit(folder=str(folder.relative_to(self.folder)), status=status,
+                                        knobs_readback=readback, metrics=unit_metrics(unit.measure, data, sc.criteria)
+                                        if status != STATUS_INTERRUPTED else UnitMetrics()))
 
-    def _head(self, unit: Unit) -> dict[str, Any]:
+    def _head(self, unit: Unit) -> StudyUnit:
         """What study.json records of every unit before it runs."""
-        return {"repeat": unit.repeat + 1, "cell": self.plan.spec.cells[unit.cell].name, "scenario": unit.scenario,
-                "group": self.plan.group_of(unit.cell, unit.scenario), "measure": unit.measure,
-                "rate": self.plan.rate_of(unit)}
+        return StudyUnit(repeat=unit.repeat + 1, cell=self.plan.spec.cells[unit.cell].name, scenario=unit.scenario,
+                         group=self.plan.group_of(unit.cell, unit.scenario), measure=unit.measure,
+                         rate=self.plan.rate_of(unit))
 
     def _parent(self, unit: Unit) -> Path:
         """The folder of the unit's cell, which holds its units' folders."""
         return self.folder / f"cell{unit.cell + 1}-{_slug(self.plan.spec.cells[unit.cell].name)}"
 
-    def _live_unit(self, unit: Unit) -> dict[str, Any]:
+    def _live_unit(self, unit: Unit) -> StudyUnit:
         """A live unit: its workload's tool writing at the unit's rate for the study's duration, one replica held
         and drained (experiments/applycap.measure_workload)."""
         cell = self.plan.spec.cells[unit.cell]
@@ -461,37 +461,48 @@ class Study:
             data = applycap.measure_workload(settings, cell.knobs, workload.load(unit.scenario), rate,
                                              self.plan.duration, folder)
         except KeyboardInterrupt:
-            return {**record, "status": STATUS_INTERRUPTED}
+            return merged(record, StudyUnit(status=STATUS_INTERRUPTED))
         except Exception as exc:  # noqa: BLE001 — a failed unit is recorded and the study goes on
-            harnesslog.write(f"unit {record} failed: {exc}", exc)
-            return {**record, "status": UNIT_FAILED, "error": f"{type(exc).__name__}: {exc}"}
+            return _failed(record, exc)
         status = _status(data, UNIT_FAILED)
-        record.update(folder=str(folder.relative_to(self.folder)), status=status, knobs_readback=data.knobs_readback,
-                      metrics=unit_metrics(unit.measure, data) if status != STATUS_INTERRUPTED else {})
-        return record
+        return merged(record, StudyUnit(folder=str(folder.relative_to(self.folder)), status=status,
+                                        knobs_readback=data.knobs_readback, metrics=unit_metrics(unit.measure, data)
+                                        if status != STATUS_INTERRUPTED else UnitMetrics()))
 
-    def _write(self) -> dict[str, Any]:
+    def _write(self) -> StudyRecord:
         spec = self.plan.spec
         cells = [c.name for c in spec.cells]
-        units = [StudyUnit.model_validate(u) for u in self.units]  # the units recorded so far, as study.json's
-        finished = [u for u in units if metrics_of(u) is not None]  # an interrupted unit's is {}
+        finished = [u for u in self.units if metrics_of(u) is not None]  # an interrupted unit's is {}
         study_cells = cell_records(spec.cells)
         base_of = baselines(study_cells, list(spec.baseline_per))
-        data = {
-            "name": spec.name, "description": spec.description, "status": self.status,
-            "scenarios": list(spec.scenarios), "rates": self.plan.rates, "duration_s": self.plan.duration,
-            "measures": list(spec.measures), "repeat": self.plan.repeat, "reset": spec.reset,
-            "data_state": spec.data_state, "question": spec.question, "primary": list(spec.primary),
-            "cells": study_cells, "cells_cut": list(spec.cut), "baseline_per": list(spec.baseline_per),
-            "baselines": base_of, **({"plot": spec.plot} if spec.plot is not None else {}),
-            "order": [f"{u['cell']} / {u['scenario']} / {u['measure']} / repeat {u['repeat']}" for u in self.units],
-            "units": self.units, "comparison": compare_cells(finished, cells, base_of),
-            "command": " ".join(["./run.sh", *sys.argv[1:]]),
-            "cores": None if self.settings.external else os.cpu_count(),
-            **({"indexes_restored": self.indexes_restored} if self.indexes_restored is not None else {}),
-        }
-        write_record(self.folder / "study.json", study_of(data))
-        return data
+        record = StudyRecord(
+            name=spec.name, description=spec.description, status=self.status,
+            scenarios=list(spec.scenarios), rates=self.plan.rates, duration_s=self.plan.duration,
+            measures=list(spec.measures), repeat=self.plan.repeat, reset=spec.reset,
+            data_state=spec.data_state, question=spec.question, primary=list(spec.primary),
+            cells=study_cells, cells_cut=list(spec.cut), baseline_per=list(spec.baseline_per),
+            baselines=base_of, order=[_order_text(u) for u in self.units],
+            units=list(self.units), comparison=compare_cells(finished, cells, base_of),
+            command=" ".join(["./run.sh", *sys.argv[1:]]),
+            cores=None if self.settings.external else os.cpu_count())
+        # the keys given are the keys written: these two only where the study has them
+        if spec.plot is not None:
+            record = merged(record, StudyRecord(plot=spec.plot))
+        if self.indexes_restored is not None:
+            record = merged(record, StudyRecord(indexes_restored=self.indexes_restored))
+        write_record(self.folder / "study.json", record)
+        return record
+
+
+def _order_text(unit: StudyUnit) -> str:
+    """A unit as study.json's `order` names it."""
+    return f"{unit.cell} / {unit.scenario} / {unit.measure} / repeat {unit.repeat}"
+
+
+def _failed(record: StudyUnit, exc: Exception) -> StudyUnit:
+    """A unit that failed with an exception, recorded with it (the harness log has its traceback)."""
+    harnesslog.write(f"unit {_order_text(record)} failed: {exc}", exc)
+    return merged(record, StudyUnit(status=UNIT_FAILED, error=f"{type(exc).__name__}: {exc}"))
 
 
 def _status(data: RunSummary | ApplyRecord | BigTxRecord, missing: str) -> str:

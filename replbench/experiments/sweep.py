@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from ..analysis.verdicts import step_verdict
 from ..core.config import SWEEP_CONFIRM_SHARE, Settings
 from ..core.progress import Progress
 from ..core.records import COMPLETE, new_folder
-from ..core.results import BoundaryRun, SweepBoundary, SweepRecord, write_record
+from ..core.results import BoundaryRun, KnobSetting, SweepBoundary, SweepRecord, SweepStep, write_record
 from ..core.scenario import Scenario
 from .run import STATUS_INTERRUPTED, Run, RunOptions
 
@@ -35,9 +34,10 @@ class StepResult:
     refined: bool = False
     notes: list[str] | None = None  # what qualifies a pass (PASS*): saturation, client-side errors
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"rate": self.rate, "folders": self.folders, "passed": self.passed, "reasons": self.reasons,
-                "refined": self.refined, "notes": self.notes or []}
+    def record(self) -> SweepStep:
+        """The step as sweep.json records it."""
+        return SweepStep(rate=self.rate, folders=self.folders, passed=self.passed, reasons=self.reasons,
+                         refined=self.refined, notes=self.notes or [])
 
     @property
     def verdict(self) -> str:
@@ -97,7 +97,9 @@ def boundary_of(rates: tuple[int, int | None], rounds: int, runs: list[BoundaryR
     """The boundary's record: the maximum is confirmed when it passed in needed(rounds) of its runs and the failing
     rate above it (if any) did not; an interrupted confirmation (fewer runs than planned) confirms nothing."""
     best, fail = rates
-    got = SweepBoundary(pass_rate=best, fail_rate=fail, rounds=rounds, needed=needed(rounds), runs=runs)
+    got = SweepBoundary(pass_rate=best, rounds=rounds, needed=needed(rounds), runs=runs)
+    if fail is not None:  # a ladder that ended before a step failed above the maximum: no fail_rate key, not null
+        got = got.model_copy(update={"fail_rate": fail})
     whole = len(runs) == len(rounds_order(rates, rounds))
     confirmed = whole and got.ran(best, passed=True) >= needed(rounds) and \
         (fail is None or got.ran(fail, passed=True) < needed(rounds))
@@ -122,7 +124,7 @@ class Sweep:
         self.interrupted = False
         self.progress = Progress(f"sweep {scenario.name}")
 
-    def execute(self) -> dict[str, Any]:
+    def execute(self) -> SweepRecord:
         plan = list(self.rates)
         index = 0
         while index < len(plan) and not self.interrupted:
@@ -189,15 +191,15 @@ class Sweep:
         self.progress.say(f"step {label}: {rate} rps → {last.verdict}", final=True)
         self._write()
 
-    def _write(self) -> dict[str, Any]:
-        data = {
-            "scenario": self.scenario.name, "ladder": self.rates, "repeat": self.repeat, "refine": self.refine,
-            "duration_s": self.options.duration, "knobs": self.options.knobs.as_dict(),
-            "criteria": self.scenario.criteria.__dict__, "criteria_text": self.scenario.criteria.describe(),
-            "steps": [s.as_dict() for s in sorted(self.steps, key=lambda s: s.rate)],
-            "max_sustainable_rate": max_sustainable(self.steps),
-            "status": STATUS_INTERRUPTED if self.interrupted else COMPLETE,
-            **({"boundary": self.boundary.model_dump(exclude_none=True)} if self.boundary is not None else {}),
-        }
-        write_record(self.folder / "sweep.json", SweepRecord.model_validate(data))
-        return data
+    def _write(self) -> SweepRecord:
+        record = SweepRecord(
+            scenario=self.scenario.name, ladder=self.rates, repeat=self.repeat, refine=self.refine,
+            duration_s=self.options.duration, knobs=KnobSetting.model_validate(self.options.knobs.as_dict()),
+            criteria=asdict(self.scenario.criteria), criteria_text=self.scenario.criteria.describe(),
+            steps=[s.record() for s in sorted(self.steps, key=lambda s: s.rate)],
+            max_sustainable_rate=max_sustainable(self.steps),
+            status=STATUS_INTERRUPTED if self.interrupted else COMPLETE)
+        if self.boundary is not None:  # `--confirm N`'s, once a run of it has finished
+            record = record.model_copy(update={"boundary": self.boundary})
+        write_record(self.folder / "sweep.json", record)
+        return record

@@ -127,7 +127,8 @@ def find_studies(origin: Origin) -> list[Path]:
 def sweep_key(sweep: SweepRecord) -> str:
     """A sweep's scenario, with the settings that differ from the reference: 'write', 'write [buffer_pool=128M]'."""
     reference = Knobs()
-    changed = {k: v for k, v in (sweep.knobs or {}).items() if getattr(reference, k, v) != v}
+    given = sweep.knobs.given() if sweep.knobs is not None else {}
+    changed = {k: v for k, v in given.items() if getattr(reference, k, v) != v}
     assert sweep.scenario is not None  # experiments/sweep.py writes it
     return sweep.scenario + (f" [{', '.join(f'{k}={v}' for k, v in changed.items())}]" if changed else "")
 

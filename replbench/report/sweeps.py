@@ -191,7 +191,8 @@ def sweep_section(sweep_dir: Path, writer: Writer, shared: tuple[str, str] = (""
     reference = Knobs()  # a sweep rebuilt from assets without its meta: the knobs that differ from the reference
     # knobs_changed: never null in a meta.json
     knobs = meta.knobs_changed.given() if meta.knobs_changed is not None else {
-        k: v for k, v in (sweep.knobs or {}).items() if getattr(reference, k, None) != v}
+        k: v for k, v in (sweep.knobs.given() if sweep.knobs is not None else {}).items()
+        if getattr(reference, k, None) != v}
     lines += [
         f"- **Settings**: {', '.join(f'{k}={v}' for k, v in knobs.items()) or 'reference'}; "
         f"{sweep.duration_s:g} s per step" + (f", {sweep.repeat} repeats per step (median [range])"
