@@ -78,7 +78,7 @@ def test_a_topology_file_names_the_key_it_refuses(tmp_path: Path, text: str, exp
 @pytest.mark.parametrize("text, expected", [
     (STUDY + "buffer_pol = \"1G\"\n", "s.toml:11: cells[2].buffer_pol: unknown knob or cell key; knobs:"),
     (STUDY + "pool_size = 4\n", "cells[2].pool_size: unknown knob or cell key"),  # a setting with no cell key
-    (STUDY.replace("rate = 10", "rat = 10"), "s.toml:3: rat: unknown key; keys: baseline_per, cells,"),
+    (STUDY.replace("rate = 10", "rat = 10"), "s.toml:3: rat: unknown key; keys: baseline_per, binlogs, cells,"),
     (STUDY + "buffer_pool = \"16M\"\n", "s.toml:11: cells[2].buffer_pool: --buffer-pool must be from 32M to 1T"),
     (STUDY + "sync_binlog = 1.5\n", "s.toml:11: cells[2].sync_binlog: must be a whole number or a word, got 1.5"),
     (STUDY + "max_inflight = -3\n", "s.toml:11: cells[2].max_inflight: max in-flight must be positive, got -3"),

@@ -29,7 +29,7 @@ from replbench.core.scenario import PassCriteria
 from replbench.experiments import study, studyfile
 from replbench.report import costsheet, markdown, sources
 from replbench.report.studies import STUDIES_PAGE
-from replbench.topology import knobs
+from replbench.topology import knobs, nodes
 
 from .conftest import env_for, replicating, run_cli, run_main, study_folder
 
@@ -463,6 +463,57 @@ def test_a_live_unit_drives_a_workload_files_tool_and_measures_its_window(topo: 
             cur.execute("DROP DATABASE IF EXISTS sbtiny")
 
 
+def test_a_replay_study_puts_the_replica_back_before_each_unit_and_refuses_a_replica_elsewhere(
+        topo: Settings, tmp_path: Path) -> None:
+    """A captured binlog replayed by two cells (serial; two conservative threads): the replica is kept as it stands
+    before the first and put back before the second, so each applies exactly the files' transactions; afterwards
+    it replicates from the master again and the snapshot is gone. A replica at no boundary of the files is refused
+    in one line before any unit, and leaves no folder."""
+    replica = topo.node("replica1")
+    with sql.admin(topo.master, topo) as cur:
+        cur.execute("FLUSH BINARY LOGS")
+        cur.execute("CREATE DATABASE IF NOT EXISTS replays")
+        cur.execute("CREATE TABLE IF NOT EXISTS replays.t (id INT AUTO_INCREMENT PRIMARY KEY, v INT, KEY (v))")
+    assert all(v is not None for v in nodes.wait_caught_up(topo, 60).values())
+    with sql.admin(replica, topo) as cur:
+        cur.execute(sql.stop_replica_sql(topo.flavour))
+    text = ('description = "x"\nquestion = "x"\nmeasure = ["replay"]\nbinlogs = ["{file}"]\nrepeat = 1\n'
+            '[[cells]]\nname = "serial"\n[[cells]]\nname = "two threads"\nparallel_threads = 2\n'
+            'parallel_mode = "conservative"\n')
+    try:
+        with sql.admin(topo.master, topo) as cur:
+            for i in range(120):
+                cur.execute("INSERT INTO replays.t (v) VALUES (%s), (%s)", (i, -i))
+            cur.execute("SHOW MASTER STATUS")
+            current = str(sql.one_row(cur)[0])
+        copy = tmp_path / current
+        shutil.copyfile(topo.master.datadir / current, copy)
+        proc = run_cli(["study", str(write_study(tmp_path, text.format(file=copy), "replay"))], env_for(topo.state),
+                       timeout=600)
+    finally:
+        nodes.ensure_replicating(replica, topo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    folder, data = study_folder(proc.stdout)
+    assert [(u["cell"], u["status"]) for u in data["units"]] == [("serial", "ok"), ("two threads", "ok")] or \
+        [(u["cell"], u["status"]) for u in data["units"]] == [("two threads", "ok"), ("serial", "ok")], data["units"]
+    for unit in data["units"]:
+        apply = json.loads((folder / unit["folder"] / "apply.json").read_text())
+        assert apply["replicas"]["replica1"]["transactions"] == 120 == apply["replay"]["transactions"], apply
+        assert unit["metrics"]["apply_trx_per_s"] > 0, unit["metrics"]
+    assert "putting replica1 back at" in proc.stderr and not (topo.state / "snapshots" / "replica1").exists()
+    assert all(v is not None for v in nodes.wait_caught_up(topo, 60).values()) and replicating(topo)
+    with sql.admin(replica, topo) as cur:
+        cur.execute("SELECT COUNT(*) FROM replays.t")
+        assert sql.one_row(cur)[0] == 240  # the files applied once net: put back, replayed, then the master's stream
+    studies_before = sorted(topo.results.glob("study-*"))
+    proc = run_cli(["study", str(write_study(tmp_path, text.format(file=copy), "again"))], env_for(topo.state))
+    assert proc.returncode == 1 and "replica1 has applied every transaction" in proc.stderr.strip().splitlines()[-1]
+    assert "Traceback" not in proc.stderr and sorted(topo.results.glob("study-*")) == studies_before
+    assert replicating(topo)
+    with sql.admin(topo.master, topo) as cur:
+        cur.execute("DROP DATABASE replays")
+
+
 def test_a_load_study_counts_passing_runs_and_goodput_against_the_max() -> None:
     def run(rate: int, p99: float, **more: object) -> dict:
         return {"status": "ok", "guards": [], "rate": rate, "success": 1.0, "goodput": float(rate),
@@ -638,7 +689,7 @@ def test_a_units_metrics_record_declares_every_key_the_map_is_written_with() -> 
     from replbench.core.results import UnitMetrics
 
     empty = {"run": summary_of({}), "apply-capacity": apply_of({}), "big-transaction": bigtx_of({}),  # by kind
-             "live": apply_of({})}
+             "live": apply_of({}), "replay": apply_of({})}
     written = {k for kind in studyfile.MEASURES for k in unit_metrics(kind, empty[kind]).model_fields_set}
     assert written == set(UnitMetrics.model_fields)
     # figure_of reads a metric's figure by its key: a field of its own for every metric of the registry

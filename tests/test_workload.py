@@ -1,6 +1,7 @@
 """Workload files (core/workload) and the live units of a study that drive them (measure = ["live"]): a file is
 checked whole before anything runs; a study names its workloads in place of scenarios (docs/studies.md, "Live
-units"). The live unit itself, on real servers with real sysbench: tests/test_study.py."""
+units"); a replay study names captured binlog files (measure = ["replay"]). The live and replay units themselves,
+on real servers (with real sysbench): tests/test_study.py."""
 
 from __future__ import annotations
 
@@ -80,6 +81,39 @@ def test_a_live_study_that_mixes_in_the_suites_own_load_is_refused(tmp_path: Pat
                                                                    message: str) -> None:
     with pytest.raises(studyfile.StudyError) as err:
         studyfile.load(write(tmp_path, LIVE.replace(*change), "bad"))
+    assert message in str(err.value), err.value
+
+
+REPLAY = ('description = "x"\nquestion = "x"\nmeasure = ["replay"]\nbinlogs = ["{file}"]\nrepeat = 2\n'
+          '[[cells]]\nname = "serial"\n[[cells]]\nname = "4 optimistic"\nparallel_threads = 4\n'
+          'parallel_mode = "optimistic"\n')
+
+
+def test_a_replay_study_replays_its_files_per_cell_interleaved_with_no_rate(tmp_path: Path) -> None:
+    (tmp_path / "binlog.000041").write_bytes(b"\xfebin")
+    spec = studyfile.load(write(tmp_path, REPLAY.format(file=tmp_path / "binlog.000041"), "replay"))
+    assert spec.measures == ("replay",) and spec.scenarios == (studyfile.REPLAY_NAME,) and spec.replica == "replica1"
+    assert spec.binlogs == (tmp_path / "binlog.000041",)
+    units = study.Plan.of(spec).units()
+    assert [(u.cell, u.measure) for u in units][:2] in ([(0, "replay"), (1, "replay")], [(1, "replay"), (0, "replay")])
+    assert len(units) == 4 and all(study.Plan.of(spec).unit_seconds(u) == study.REPLAY_SECONDS for u in units)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (("measure = [\"replay\"]", "measure = [\"replay\", \"run\"]"), "no other measure"),
+    (("binlogs = [", "scenarios = [\"write\"]\nbinlogs = ["), "not scenarios"),
+    (("repeat = 2", "repeat = 2\nrate = 100"), "no rate"),
+    (("binlog.000041", "binlog.000099"), "no such file"),
+    (("parallel_mode = \"optimistic\"", "parallel_mode = \"optimistic\"\nbinlog_row_image = \"MINIMAL\""),
+     "sets only the replica's parallel_threads and parallel_mode"),
+    (("name = \"serial\"", "name = \"serial\"\nload = 2"), "sets only the replica's"),
+])
+def test_a_replay_study_that_asks_what_a_replay_cannot_apply_is_refused(tmp_path: Path, change: tuple[str, str],
+                                                                       message: str) -> None:
+    (tmp_path / "binlog.000041").write_bytes(b"\xfebin")
+    text = REPLAY.format(file=tmp_path / "binlog.000041").replace(*change)
+    with pytest.raises(studyfile.StudyError) as err:
+        studyfile.load(write(tmp_path, text, "bad"))
     assert message in str(err.value), err.value
 
 

@@ -44,7 +44,8 @@ from . import rules
 from .costmodel import node_counters
 
 SOURCE_OF_MEASURE = {"run": "run", "apply-capacity": "apply", "big-transaction": "bigtx",  # a unit's data file
-                     "live": "apply"}  # a live window's apply.json: its drain, and its window's figures
+                     "live": "apply",  # a live window's apply.json: its drain, and its window's figures
+                     "replay": "apply"}  # a replay's apply.json: its one replica's drain of the files
 
 # the record a metric reads, its source's: a RunSummary (run), an ApplyRecord (apply) or a BigTxRecord (bigtx)
 D = TypeVar("D", RunSummary, ApplyRecord, BigTxRecord)

@@ -86,8 +86,9 @@ def new_folder(settings: Settings, scenario: Scenario, rate: int, parent: Path |
     return named_folder(settings, scenario.name, rate, parent)
 
 
-def named_folder(settings: Settings, name: str, rate: int, parent: Path | None = None) -> Path:
-    """A new results folder <stamp>-<name>-<rate> (a scenario's or a workload's name), numbered when taken."""
+def named_folder(settings: Settings, name: str, rate: int | str, parent: Path | None = None) -> Path:
+    """A new results folder <stamp>-<name>-<rate> (a scenario's or a workload's name; a replay's replica in place of
+    the rate), numbered when taken."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     base = parent or settings.results
     folder = base / f"{stamp}-{name}-{rate}"

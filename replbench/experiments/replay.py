@@ -85,10 +85,21 @@ def _gtids(state: dict[int, int]) -> str:
     return ",".join(f"{d}-{s}" for d, s in sorted(state.items())) or "nothing"
 
 
-def measure(settings: Settings, setting: knobs.Knobs, files: list[Path], replica_name: str,
-            folder: Path, pinning: str = "") -> ApplyRecord:
-    """The replay's apply.json, as written (whatever happens); ReplayRefused before anything ran."""
-    progress = Progress("apply-capacity --binlog")
+@dataclass(frozen=True)
+class Standing:
+    """What a replica stands at against the files: their maps, where its SQL thread starts, and the paths of its
+    relay logs (the server's own, read as it stands)."""
+
+    maps: list[GtidMap]
+    start: Start
+    slave_pos: str
+    basename: Path
+    index: Path
+
+
+def check_replica(settings: Settings, files: list[Path], replica_name: str) -> Standing:
+    """The native replica `replica_name` as it stands, against the files: ReplayRefused (one line) unless it is a
+    replica of this topology standing at one of their transaction boundaries."""
     replica = settings.node(replica_name)
     if replica.external:
         raise ReplayRefused(f"{replica_name} is a topology file's server: copy the files into its relay-log "
@@ -102,6 +113,17 @@ def measure(settings: Settings, setting: knobs.Knobs, files: list[Path], replica
         raise ReplayRefused(f"{replica_name} does not answer ({exc.args[-1] if exc.args else exc}): start it "
                             "(./run.sh up starts its replication too: hold it again with STOP SLAVE)") from None
     start = check(maps, sql.gtid_seq(str(slave_pos or "")), replica_name, int(server_id))
+    return Standing(maps, start, str(slave_pos), Path(str(basename)), Path(str(index)))
+
+
+def measure(settings: Settings, setting: knobs.Knobs, files: list[Path], replica_name: str,
+            folder: Path, pinning: str = "") -> ApplyRecord:
+    """The replay's apply.json, as written (whatever happens); ReplayRefused before anything ran."""
+    progress = Progress("apply-capacity --binlog")
+    replica = settings.node(replica_name)
+    standing = check_replica(settings, files, replica_name)
+    maps, start, slave_pos = standing.maps, standing.start, standing.slave_pos
+    basename, index = standing.basename, standing.index
     log = folder / "harness.log"
     harnesslog.use(log)
     span = None if start.first_time is None or start.last_time is None else start.last_time - start.first_time
@@ -116,7 +138,7 @@ def measure(settings: Settings, setting: knobs.Knobs, files: list[Path], replica
         progress.say(f"copying {len(files)} file(s) into {replica_name}'s relay logs; its threads stopped, its "
                      f"apply set: {setting.describe()}")
         pointed = True
-        _point(settings, replica, maps, start, Path(str(basename)), Path(str(index)), setting)
+        _point(settings, replica, maps, start, basename, index, setting)
         end = ",".join(f"{d}-{s}-{q}" for d, (s, q) in _end_gtids(maps).items())
         pid = nodes.node_pid(replica)
         queued = counters.node_snapshot(replica, settings, pid)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import os
 import re
+import shutil
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -32,7 +33,7 @@ from ..analysis.studymetrics import (
     unit_metrics,
 )
 from ..core import harnesslog, scenario, workload
-from ..core.config import INDEXED_TABLE, Settings, idle_window, index_names
+from ..core.config import INDEXED_TABLE, ReplbenchError, Settings, idle_window, index_names
 from ..core.nodenames import DEFAULT_REPLICAS  # what a study starts from when its cells change the count
 from ..core.progress import Progress
 from ..core.records import (
@@ -57,8 +58,8 @@ from ..core.results import (
     read_meta,
     write_record,
 )
-from ..topology import dataset, fanout, indexes, links
-from . import applycap, bigtx
+from ..topology import dataset, fanout, indexes, links, nodes, snapshot
+from . import applycap, bigtx, replay
 from .run import Run, RunOptions
 from .studyfile import Spec, cell_records
 
@@ -75,6 +76,7 @@ BIGTX_ROWS = 100_000  # a big-transaction cell's rows when it names none
 BIGTX_SECONDS_PER_1000_ROWS = 0.01
 BIGTX_OVERHEAD = 2.0
 RESET_SECONDS = 40.0  # a reset of the 8M set on 2 cores
+REPLAY_SECONDS = 150.0  # a replay unit: an 8M replica put back (a copy of its datadir, its pool read in) and a drain
 # a secondary index of the 8M table re-created (a cell's drop_indexes given back): on the master, then on the
 # replicas, which start once the master has committed it (both at once on the 2 cores). Measured in campaign report at
 # f9994d0 (study per-index, 128M pool, three builds): the master 21.9-25.6 s, the replicas 25.4-28.2 s after it, so
@@ -221,6 +223,8 @@ class Plan:
             return rows / 1000 * BIGTX_SECONDS_PER_1000_ROWS + BIGTX_OVERHEAD
         if unit.measure == "apply-capacity":
             return apply_seconds(self.writes_of(unit), self.rate_of(unit))
+        if unit.measure == "replay":
+            return REPLAY_SECONDS
         if unit.measure == "live":  # the window, then the held replica's drain of it, as a backlog's
             return apply_seconds(round(self.duration * self.rate_of(unit)), self.rate_of(unit))
         return run_seconds(self.duration, self.rate_of(unit), self.idle)
@@ -332,8 +336,15 @@ class Study:
         self.units: list[StudyUnit] = []
         self.status = "running"
         self.indexes_restored: IndexesRestored | None = None  # what the study's end re-created (cells drop some)
+        self.snapshot: snapshot.Snapshot | None = None  # a replay study's replica at the files' first GTID
+        self.replayed = False  # whether the replica has moved on from the snapshot since it was taken or put back
 
     def execute(self) -> StudyRecord:
+        try:
+            self._snapshot_replica()
+        except ReplbenchError:
+            shutil.rmtree(self.folder, ignore_errors=True)  # refused before anything ran: nothing to keep
+            raise
         (self.folder / "command.txt").write_text(" ".join(["./run.sh", *sys.argv[1:]]) + "\n")
         (self.folder / "study.toml").write_text(self.plan.spec.source)
         harnesslog.use(self.folder / "harness.log")
@@ -361,10 +372,34 @@ class Study:
         except KeyboardInterrupt:
             self.status = STATUS_INTERRUPTED
         finally:
+            self._drop_snapshot()
             self._restore_replicas(started_with)
             self._restore_indexes()
             harnesslog.done(self.folder / "harness.log")
         return self._write()
+
+    def _snapshot_replica(self) -> None:
+        """A replay study's replica, checked to stand at one of the files' transaction boundaries (refused in one
+        line otherwise, before anything runs), kept as it stands so that every unit replays from there."""
+        spec = self.plan.spec
+        if spec.measures != ("replay",):
+            return
+        replica = self.settings.node(spec.replica)
+        replay.check_replica(self.settings, list(spec.binlogs), spec.replica)
+        self.progress.say(f"keeping {spec.replica} as it stands (its datadir and its buffer pool's pages), to put "
+                          "it back before each replay", final=True)
+        self.snapshot = snapshot.take(self.settings, replica)
+
+    def _drop_snapshot(self) -> None:
+        """The snapshot deleted; the replica replicating from the master again (a replay leaves it so; a unit that
+        failed after putting it back may not have)."""
+        if self.snapshot is None:
+            return
+        snapshot.drop(self.snapshot)
+        try:
+            nodes.ensure_replicating(self.settings.node(self.snapshot.node), self.settings)
+        except Exception as exc:  # noqa: BLE001 — the study's results are written whatever happens here
+            self.progress.say(f"{self.snapshot.node} is not replicating: {exc} (./run.sh up starts it)", final=True)
 
     def _restore_indexes(self) -> None:
         """A study whose cells drop indexes leaves the table with every one (Ctrl-C is held off meanwhile)."""
@@ -402,6 +437,8 @@ class Study:
         cell = self.plan.spec.cells[unit.cell]
         if unit.measure == "live":
             return self._live_unit(unit)
+        if unit.measure == "replay":
+            return self._replay_unit(unit)
         sc = scenario.load(unit.scenario)
         if cell.rows is not None and unit.measure != "big-transaction":  # each update_users request's rows
             sc = replace(sc, bulk_rows=cell.rows)
@@ -467,6 +504,27 @@ class Study:
         status = _status(data, UNIT_FAILED)
         return merged(record, StudyUnit(folder=str(folder.relative_to(self.folder)), status=status,
                                         knobs_readback=data.knobs_readback, metrics=unit_metrics(unit.measure, data)
+                                        if status != STATUS_INTERRUPTED else UnitMetrics()))
+
+    def _replay_unit(self, unit: Unit) -> StudyUnit:
+        """A replay unit: the replica put back at the files' first GTID unless it stands there already, then the
+        files replayed by its SQL thread with the cell's apply settings (experiments/replay.measure)."""
+        spec, cell = self.plan.spec, self.plan.spec.cells[unit.cell]
+        record = self._head(unit)
+        try:
+            if self.replayed and self.snapshot is not None:
+                self.progress.say(f"putting {spec.replica} back at {self.snapshot.gtid}", final=True)
+                snapshot.restore(self.settings, self.snapshot)
+            self.replayed = True
+            folder = named_folder(self.settings, unit.scenario, spec.replica, parent=self._parent(unit) / "replay")
+            data = replay.measure(self.settings, cell.knobs, list(spec.binlogs), spec.replica, folder)
+        except KeyboardInterrupt:
+            return merged(record, StudyUnit(status=STATUS_INTERRUPTED))
+        except Exception as exc:  # noqa: BLE001 — a failed unit is recorded and the study goes on
+            return _failed(record, exc)
+        status = _status(data, UNIT_FAILED)
+        return merged(record, StudyUnit(folder=str(folder.relative_to(self.folder)), status=status,
+                                        metrics=unit_metrics(unit.measure, data)
                                         if status != STATUS_INTERRUPTED else UnitMetrics()))
 
     def _write(self) -> StudyRecord:

@@ -15,6 +15,10 @@ load, rows, writes).
     # measure = ["live"]: each unit a live window of `duration` (apply-capacity --live, one replica held, the
     # others following) while a workload file's tool (workloads/) writes to the master at the rate; the study
     # names its workloads in place of scenarios (workloads = ["sysbench-write-only"], rates keyed by them)
+    # measure = ["replay"]: each unit a replay of captured binlog files (binlogs = ["captured/binlog.000041", …],
+    # relative to the repository's folder) on one replica (replica = "replica1", the default) held at their first
+    # GTID; it is snapshotted before the first unit and put back before each other (topology/snapshot), so that
+    # the cells (parallel_threads, parallel_mode: the only settings a replay takes) replay the same files
     repeat = 3
     reset = "never"                         # or "each-cell": every cell starts from the pristine data
     data_state = "why the data state is comparable without a reset"
@@ -80,7 +84,9 @@ from ..core.schema import FieldError, FileModel, Loc, between, checked_by, durat
 from ..topology import links
 from ..topology.knobs import KNOB_LIST, KNOBS, Knob, Knobs
 
-MEASURES = ("run", "apply-capacity", "big-transaction", "live")
+MEASURES = ("run", "apply-capacity", "big-transaction", "live", "replay")
+REPLAY_NAME = "binlog"  # a replay study's one "scenario": the files it replays
+REPLAY_KNOBS = ("parallel_threads", "parallel_mode")  # all of the settings a replay applies (experiments/replay)
 RESETS = ("never", "each-cell")
 DEFAULT_REPEAT = 3
 MAX_RATE = 100_000
@@ -164,6 +170,8 @@ class Spec:
     baseline_per: tuple[str, ...] = ()  # each cell against the first cell with its values of these (default: the
     #                                     first cell of all), e.g. ("buffer_pool",): indexes against none per pool
     plot: StudyPlot | None = None  # its chart's axes ([plot]); None: a bar per cell
+    binlogs: tuple[Path, ...] = ()  # measure "replay": the files each unit replays, in order
+    replica: str = "replica1"  # measure "replay": the replica that replays them
     source: str = field(repr=False, default="")
     cut: tuple[str, ...] = ()  # the file's cells `only` left out, by name (study.json's cells_cut)
 
@@ -355,6 +363,8 @@ class StudyTables(FileModel):
     scenarios: list[str] = []
     scenario: str | None = None
     workloads: list[str] = []  # measure = ["live"]: the workload files its units drive, in place of scenarios
+    binlogs: list[str] = []  # measure = ["replay"]: the captured binlog files its units replay, in order
+    replica: str | None = None  # measure = ["replay"]: the replica that replays them (default replica1)
     rate: Annotated[int, between(1, MAX_RATE)] | None = None
     rates: dict[str, Annotated[int, between(1, MAX_RATE)]] | None = None
     duration: Annotated[float, DURATION] = Field("20s", validate_default=True)
@@ -389,7 +399,8 @@ class StudyTables(FileModel):
                     duration=self.duration, measures=tuple(self.measure), repeat=self.repeat, reset=self.reset,
                     data_state=self.data_state, cells=cells, writes=self.writes, source=source,
                     question=self.question, primary=tuple(self.primary), baseline_per=tuple(self.baseline_per),
-                    plot=None if self.plot is None else StudyPlot(x=self.plot.x, lines=self.plot.lines))
+                    plot=None if self.plot is None else StudyPlot(x=self.plot.x, lines=self.plot.lines),
+                    binlogs=tuple(Path(f) for f in self.binlogs), replica=self.replica or "replica1")
 
     def _cells(self) -> tuple[tuple[Cell, ...], list[Loc]]:
         """The cells, and where each is set in the file."""
@@ -421,6 +432,8 @@ class StudyTables(FileModel):
         live study's workloads."""
         if "live" in self.measure or self.workloads:
             return self._workloads(cells, locs)
+        if "replay" in self.measure or self.binlogs or self.replica is not None:
+            return self._replay(cells, locs)
         names = list(self.scenarios or ([self.scenario] if self.scenario is not None else []))
         where: dict[str, Loc] = {s: ("scenarios", i) for i, s in enumerate(self.scenarios)}
         where.update({self.scenario: ("scenario",)} if self.scenario is not None else {})
@@ -464,7 +477,35 @@ class StudyTables(FileModel):
                 raise FieldError(("workloads", i), str(exc)) from None
         return list(self.workloads)
 
+    def _replay(self, cells: tuple[Cell, ...], locs: list[Loc]) -> list[str]:
+        """A replay study's files (each existing; whether the replica stands at their first GTID is checked when
+        the study starts, experiments/replay.check): no other measure, no scenario, and cells that set only what a
+        replay applies."""
+        if self.measure != ["replay"]:
+            raise FieldError(("measure",), "binlogs are replayed by replay units, each on the same replica put back "
+                                           "between them: measure = [\"replay\"], and no other measure")
+        if self.scenarios or self.scenario is not None or self.workloads:
+            raise FieldError(("scenarios",), "a replay study names its binlog files (binlogs = [...]), not "
+                                             "scenarios or workloads")
+        if not self.binlogs:
+            raise FieldError(("binlogs",), "a replay study must name the binlog files it replays, in order")
+        for i, name in enumerate(self.binlogs):
+            if not Path(name).is_file():
+                raise FieldError(("binlogs", i), f"no such file: {name} (a path from the repository's folder, or "
+                                                 "absolute)")
+        for cell, loc in zip(cells, locs):
+            own = next((k for k in CELL_KEYS if getattr(cell, "links" if k == "link" else k)), None)
+            knob = next((k for k in cell.knobs.changed() if k not in REPLAY_KNOBS), None)
+            if own is not None or knob is not None:
+                raise FieldError((*loc, own or knob or ""), "a replay applies what the files hold: a cell sets only "
+                                                            f"the replica's {' and '.join(REPLAY_KNOBS)}")
+        return [REPLAY_NAME]
+
     def _rates(self, names: list[str]) -> dict[str, int]:
+        if names == [REPLAY_NAME] and self.binlogs:
+            if self.rate is not None or self.rates is not None:
+                raise FieldError(("rate",), "a replay applies the files as fast as the replica can: no rate")
+            return {REPLAY_NAME: 0}
         if self.rates is not None and self.rate is not None:
             raise FieldError(("rates",), "give 'rate' (one for every scenario) or a [rates] table, not both")
         if self.rates is not None:
