@@ -19,6 +19,7 @@ from replbench.core.config import ROOT
 from replbench.core.results import (
     Checked,
     Interval,
+    KnobSetting,
     Observation,
     OnsetDrain,
     OnsetRun,
@@ -53,7 +54,7 @@ def test_a_case_names_its_setting_and_runs_with_its_knobs() -> None:
     assert [c.knobs.changed() for c in cases] == [{}, {"binlog_row_image": "MINIMAL"},
                                                   {"binlog_row_image": "NOBLOB"}, {"binlog_format": "STATEMENT"}]
     # the run's knobs read back as the model's setting: the direct path prices the case under it
-    assert all(costmodel.setting_of(c.knobs.changed()) == c.setting for c in cases)
+    assert all(costmodel.setting_of(KnobSetting.model_validate(c.knobs.changed())) == c.setting for c in cases)
     assert [c.text for c in cases] == ["mixed@200", "write-mix@200:ROW-MINIMAL", "write-mix@100:ROW-NOBLOB",
                                        "write@50:STATEMENT"]
     assert modelcheck.parse_cases("write-mix@200:ROW-FULL") == (modelcheck.Case("write-mix", 200),)

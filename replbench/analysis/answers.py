@@ -78,9 +78,8 @@ def pool_index_costs(data: StudyRecord) -> list[PoolIndexCost]:
 
 def _pool(cell: StudyCell) -> str | None:
     """A cell's buffer pool as recorded (a size in words, '4G': topology/knobs holds it as text), None where the
-    cell does not record it."""
-    pool = (cell.knobs or {}).get("buffer_pool")
-    return None if pool is None else str(pool)
+    cell runs with the reference pool (it names none, or records no buffer_pool)."""
+    return recorded(cell.knobs).buffer_pool or None
 
 
 def link_rtt_ms(spec: str | None) -> float | None:

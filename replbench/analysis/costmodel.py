@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
@@ -77,6 +77,7 @@ from ..core.results import (
     FinishedRun,
     Fit,
     FittedSetting,
+    KnobSetting,
     NodeCounters,
     NodeFigures,
     Num,
@@ -101,12 +102,12 @@ if TYPE_CHECKING:  # numpy is imported where a model is fitted, not by every com
 
     Floats = NDArray[np.float64]
 
-SETTINGS: dict[str, dict[str, str]] = {  # the model's settings, as the knobs a run changed from the reference
-    "ROW-FULL": {},
-    "ROW-MINIMAL": {"binlog_row_image": "MINIMAL"},
-    "ROW-NOBLOB": {"binlog_row_image": "NOBLOB"},
-    "STATEMENT": {"binlog_format": "STATEMENT"},
-    "MIXED": {"binlog_format": "MIXED"},
+SETTINGS: dict[str, KnobSetting] = {  # the model's settings, as the knobs a run changed from the reference
+    "ROW-FULL": KnobSetting(),
+    "ROW-MINIMAL": KnobSetting(binlog_row_image="MINIMAL"),
+    "ROW-NOBLOB": KnobSetting(binlog_row_image="NOBLOB"),
+    "STATEMENT": KnobSetting(binlog_format="STATEMENT"),
+    "MIXED": KnobSetting(binlog_format="MIXED"),
 }
 # the row images: ROW's settings differ in what a row event carries, not in what a commit does, so their CPU fits
 # share the per-transaction term (and the per-second and per-read ones), each image keeping its own cost per row
@@ -145,9 +146,10 @@ class MixError(ValueError):
     """A mix or a setting the model cannot read; the message says what is wrong."""
 
 
-def setting_of(knobs_changed: Mapping[str, object] | None) -> str | None:
-    """The model's name for a run's settings, or None when it changed anything else."""
-    changed = {k: str(v) for k, v in (knobs_changed or {}).items()}
+def setting_of(knobs_changed: KnobSetting | None) -> str | None:
+    """The model's name for a run's settings (the knobs it changed from the reference), or None when it changed
+    anything else."""
+    changed = KnobSetting() if knobs_changed is None else knobs_changed
     return next((name for name, knobs in SETTINGS.items() if knobs == changed), None)
 
 
@@ -160,7 +162,7 @@ def node_counters(summary: RunSummary, name: str) -> NodeCounters:
 def observation(summary: RunSummary, m: RunMeta) -> Observation | None:
     """One write run as the fit sees it, or None when it cannot serve (not finished, no net CPU, rows not verified
     as changed, a setting outside the model)."""
-    setting = setting_of(None if m.knobs_changed is None else m.knobs_changed.given())
+    setting = setting_of(m.knobs_changed)
     s = finished(summary)
     if setting is None or s is None or s.success < MIN_SUCCESS:
         return None  # above the knee: queues, not the work, set the CPU

@@ -94,7 +94,8 @@ def fit_of(records: list[tuple[Path, ApplyRecord]]) -> OwnFit:
                                "2026-12-03 did not record them)")
         setting = costmodel.setting_of(a.knobs_changed)
         if setting is None:
-            raise OwnRunsError(f"{path}: its settings ({a.knobs_changed}) are none of the model's")
+            changed = None if a.knobs_changed is None else a.knobs_changed.given()
+            raise OwnRunsError(f"{path}: its settings ({changed}) are none of the model's")
         settings.add(setting)
         master += [(n, c) for n, c in live.cpu.items() if c.role == "master"]
         following += [(n, c) for n, c in live.cpu.items() if c.role == "following"]

@@ -794,10 +794,11 @@ def semi_sync_cost(cells: list[StudyCell], comparison: Comparison) -> list[SemiS
     out = []
     for group, per_metric in comparison.items():
         for cell in cells:
-            if _knob(cell, "semi_sync", "off") == "off":
+            semi_sync = recorded_knobs(cell.knobs).semi_sync
+            if semi_sync == "off":
                 continue
             same = _without_semi_sync(cell)
-            base = next((c for c in cells if _knob(c, "semi_sync", "off") == "off"
+            base = next((c for c in cells if recorded_knobs(c.knobs).semi_sync == "off"
                          and _without_semi_sync(c) == same), None)
             if base is None:
                 continue
@@ -811,7 +812,7 @@ def semi_sync_cost(cells: list[StudyCell], comparison: Comparison) -> list[SemiS
                     cost_ms=round(a.median - b.median, 3), with_ms=a.median, without_ms=b.median,
                     verdict=verdict(a.values or [], b.values or []))
             out.append(SemiSyncCost(group=group, cell=cell.name or "", baseline=base.name or "",
-                                    semi_sync=str(_knob(cell, "semi_sync")), link=link,
+                                    semi_sync=semi_sync, link=link,
                                     rtt_measured_ms=measured.median if measured is not None else None, costs=costs))
     return out
 
@@ -837,7 +838,7 @@ def closed_loop(cells: list[StudyCell], comparison: Comparison) -> ClosedLoop | 
             row = (per_metric.get("goodput") or {}).get(cell.name or "")
             if clients is None or row is None or row.min is None or row.max is None:
                 continue
-            got.setdefault(str(_knob(cell, "semi_sync", "off")), {})[int(clients)] = (float(row.min), float(row.max))
+            got.setdefault(recorded_knobs(cell.knobs).semi_sync, {})[int(clients)] = (float(row.min), float(row.max))
             rtt = (per_metric.get("link_rtt_ms") or {}).get(cell.name or "")
             if rtt is not None and rtt.median is not None:
                 rtts.append(float(rtt.median))
@@ -845,11 +846,6 @@ def closed_loop(cells: list[StudyCell], comparison: Comparison) -> ClosedLoop | 
         return None
     return ClosedLoop(commits_per_s={mode: dict(sorted(by.items())) for mode, by in got.items()},
                       rtt_ms=statistics.median(rtts) if rtts else None)
-
-
-def _knob(cell: StudyCell, name: str, default: Word | None = None) -> Word | None:
-    """A cell's value of one knob (a settings table, not a result: every knob is there in a recorded cell)."""
-    return (cell.knobs or {}).get(name, default)
 
 
 def _without_semi_sync(cell: StudyCell) -> dict[str, Word]:

@@ -859,7 +859,7 @@ class SetUp(Record):
     apply.json and bigtx.json; each typed as those records type it (the server's and toxiproxy's own values)."""
 
     settle: Settle | None = None
-    knobs_readback: dict[str, Any] | None = None
+    knobs_readback: dict[str, Readback] | None = None  # per node
     knob_mismatches: list[str] | None = None
     links: dict[str, LinkState] | None = None
     indexes: Indexes | None = None
@@ -1550,8 +1550,8 @@ class ApplyRecord(Record):
     writes_asked: int | None = None
     rate: int | None = None
     topology: str | None = None
-    knobs: dict[str, Any] | None = None
-    knobs_changed: dict[str, Any] | None = None
+    knobs: KnobSetting | None = None
+    knobs_changed: KnobSetting | None = None
     knobs_readback: dict[str, Any] | None = None
     cpu_sources: dict[str, str] | None = None
     requests: int | None = None
@@ -1614,9 +1614,9 @@ class BigTxRecord(Record):
     rows_asked: list[int] | None = None
     repeat: int | None = None
     nonce: str | None = None
-    knobs: dict[str, Any] | None = None
-    knobs_changed: dict[str, Any] | None = None
-    knobs_readback: dict[str, Any] | None = None
+    knobs: KnobSetting | None = None
+    knobs_changed: KnobSetting | None = None
+    knobs_readback: dict[str, Readback] | None = None  # per node
     transactions: list[BigTxTransaction] | None = None
     # what the unit was set up with, as apply.json records it (experiments/prepare.settings_and_data)
     buffer_pools: dict[str, BufferPool] | None = None

@@ -30,6 +30,7 @@ from ..core.results import (
     ApplyMaster,
     ApplyRecord,
     ApplyReplica,
+    KnobSetting,
     LiveCpu,
     LiveWindow,
     merged,
@@ -262,7 +263,8 @@ class MasterUnread(Exception):
 
 def _common(settings: Settings, setting: knobs.Knobs, method: str) -> ApplyRecord:
     """What every apply.json records before anything runs: the settings, the method, the topology and its cores."""
-    return ApplyRecord(knobs=setting.as_dict(), knobs_changed=setting.changed(), status="running",
+    return ApplyRecord(knobs=KnobSetting.model_validate(setting.as_dict()),
+                       knobs_changed=KnobSetting.model_validate(setting.changed()), status="running",
                        topology=settings.topology_name, method=method,
                        cpu_sources={n.name: n.cpu_source for n in settings.nodes},
                        cores=None if settings.external else os.cpu_count())
@@ -571,7 +573,8 @@ def _idle_cpu(node: Node) -> float | None:
 
 
 def render(a: ApplyRecord) -> str:
-    setting = ", ".join(f"{k}={v}" for k, v in (a.knobs_changed or {}).items()) or "reference settings"
+    changed = a.knobs_changed.given() if a.knobs_changed is not None else {}
+    setting = ", ".join(f"{k}={v}" for k, v in changed.items()) or "reference settings"
     how = ("every replica at once (--together: on a shared host they share its cores)"
            if a.method == "together" else "one replica, from the files" if a.method == "binlog"
            else "each replica alone, the others' SQL threads held")
@@ -585,7 +588,7 @@ def render(a: ApplyRecord) -> str:
         lines.append("Pinned during the drains (--cpus): " + "; ".join(
             f"{group} on core(s) {','.join(str(c) for c in cores)}" for group, cores in pinned.items())
             + "; every other group on every core")
-    threads = int((a.knobs or {}).get("parallel_threads") or 0)
+    threads = (a.knobs.parallel_threads if a.knobs is not None else None) or 0
     own = [len(pinned[r]) for r in a.replicas or {} if r in pinned]  # a pinned replica's cores are its own
     if own and threads >= min(own):
         lines.append(f"Core ceiling: {threads} applier threads on a replica's {min(own)} pinned core(s): a parallel "

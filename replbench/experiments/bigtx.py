@@ -23,7 +23,7 @@ from ..core import harnesslog, sql
 from ..core.config import Settings
 from ..core.progress import Progress
 from ..core.records import STATUS_INTERRUPTED, UNIT_FAILED, UNIT_OK
-from ..core.results import BigTxRecord, BigTxReplica, BigTxTransaction, merged, write_record
+from ..core.results import BigTxRecord, BigTxReplica, BigTxTransaction, KnobSetting, merged, write_record
 from ..core.scenario import Scenario
 from ..measure import binlog
 from ..measure.poslag import PositionLag
@@ -107,8 +107,10 @@ def measure(settings: Settings, table: str, rows: tuple[int, ...], setting: knob
     log = folder / "harness.log"
     harnesslog.use(log)
     schema = TABLES[table]
-    data = BigTxRecord(table=schema, rows_asked=list(rows), repeat=repeat, knobs=setting.as_dict(),
-                       knobs_changed=setting.changed(), status="running", transactions=[], nonce=secrets.token_hex(4))
+    data = BigTxRecord(table=schema, rows_asked=list(rows), repeat=repeat,
+                       knobs=KnobSetting.model_validate(setting.as_dict()),
+                       knobs_changed=KnobSetting.model_validate(setting.changed()), status="running", transactions=[],
+                       nonce=secrets.token_hex(4))
     sampler: PositionLag | None = None
     try:
         set_up = prepare.settings_and_data(settings, scenario, setting, (), progress).set_up
@@ -152,7 +154,8 @@ def measure(settings: Settings, table: str, rows: tuple[int, ...], setting: knob
 def render(b: BigTxRecord) -> str:
     """The table a DBA reads: per transaction, rows × binlog, master, each replica, lag and the cache spill."""
     transactions = b.transactions or []
-    setting = ", ".join(f"{k}={v}" for k, v in (b.knobs_changed or {}).items()) or "reference settings"
+    changed = b.knobs_changed.given() if b.knobs_changed is not None else {}
+    setting = ", ".join(f"{k}={v}" for k, v in changed.items()) or "reference settings"
     lines = [f"Big transactions — {b.table} ({setting}); status {b.status}"]
     if b.error:
         lines.append(f"Error: {b.error}")

@@ -109,7 +109,7 @@ class Case:
 
     @property
     def knobs(self) -> knobs.Knobs:
-        return knobs.Knobs.from_values(costmodel.SETTINGS[self.setting])
+        return knobs.Knobs.from_values(costmodel.SETTINGS[self.setting].given())
 
 
 CASE_FORMAT = "scenario@rate[:SETTING], e.g. write-mix@200:ROW-MINIMAL"

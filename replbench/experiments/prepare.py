@@ -25,7 +25,7 @@ from ..core.config import (
     Settings,
 )
 from ..core.progress import Progress
-from ..core.results import Settle, SetUp, Targets
+from ..core.results import Readback, Settle, SetUp, Targets
 from ..core.scenario import Scenario
 from ..load import targets
 from ..measure import counters
@@ -200,7 +200,8 @@ def settings_and_data(settings: Settings, scenario: Scenario, setting: knobs.Kno
     described = indexes.describe(settings, changed)
     counters.enable(settings)
     warmed = dataset.warm_up(settings, scenario.schema, progress)
-    return Prepared(SetUp(settle=settled.settle, knobs_readback=readback, knob_mismatches=mismatched, links=linked,
+    return Prepared(SetUp(settle=settled.settle, knob_mismatches=mismatched, links=linked,
+                          knobs_readback={name: Readback.model_validate(back) for name, back in readback.items()},
                           indexes=described, warm_up_s=dict(warmed),
                           buffer_pools=dataset.pool_fit(settings, scenario.schema)), settled.alongside)
 
