@@ -927,7 +927,8 @@ class Readback(Record):
     rpl_semi_sync_master_wait_point: str | None = None
     rpl_semi_sync_slave_enabled: str | None = None
     slave_parallel_mode: str | None = None
-    slave_parallel_threads: str | None = None
+    # an int in a binlog replay's apply.json: it records the value it set, not the server's (experiments/replay)
+    slave_parallel_threads: str | int | None = None
     sync_binlog: str | None = None
 
 
@@ -1552,7 +1553,7 @@ class ApplyRecord(Record):
     topology: str | None = None
     knobs: KnobSetting | None = None
     knobs_changed: KnobSetting | None = None
-    knobs_readback: dict[str, Any] | None = None
+    knobs_readback: dict[str, Readback] | None = None  # per node (method binlog: what the replay set, see Readback)
     cpu_sources: dict[str, str] | None = None
     requests: int | None = None
     success: Num | None = None

@@ -33,6 +33,7 @@ from ..core.results import (
     KnobSetting,
     LiveCpu,
     LiveWindow,
+    Readback,
     merged,
     write_record,
 )
@@ -148,7 +149,8 @@ def measure_live(settings: Settings, setting: knobs.Knobs, window: float, folder
                 nodes.check_reachable(node, settings)
         progress.say(f"applying settings: {setting.describe()}")
         readback = knobs.apply(settings, setting, None if only is None else (settings.master, *chosen))
-        state.add(ApplyRecord(knobs_readback=readback, knob_mismatches=knobs.mismatches(setting, readback, settings)))
+        state.add(ApplyRecord(knobs_readback={name: Readback.model_validate(back) for name, back in readback.items()},
+                              knob_mismatches=knobs.mismatches(setting, readback, settings)))
         counters.enable(settings)
         progress.say("holding the replicas' SQL threads; their dirty pages forced out first, so that what each "
                      "flushes after its drain is the window's own")

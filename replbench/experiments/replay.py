@@ -28,7 +28,7 @@ from ..core import harnesslog, sql
 from ..core.config import Node, ReplbenchError, Settings
 from ..core.progress import Progress
 from ..core.records import STATUS_INTERRUPTED, UNIT_FAILED, UNIT_OK
-from ..core.results import ApplyRecord, Replay, ReplayFile, merged, write_record
+from ..core.results import ApplyRecord, Readback, Replay, ReplayFile, merged, write_record
 from ..load import cpus
 from ..measure import counters, writeback
 from ..measure.binlogfile import GtidMap, gtid_map
@@ -128,7 +128,7 @@ def measure(settings: Settings, setting: knobs.Knobs, files: list[Path], replica
     harnesslog.use(log)
     span = None if start.first_time is None or start.last_time is None else start.last_time - start.first_time
     record = merged(_common(settings, setting, "binlog"), ApplyRecord(
-        scenario=None, knobs_readback={replica_name: knobs.replica_variables(setting)},
+        scenario=None, knobs_readback={replica_name: Readback.model_validate(knobs.replica_variables(setting))},
         replay=Replay(files=[ReplayFile(name=m.path.name, bytes=m.size) for m in maps], replica=replica_name,
                       start=str(slave_pos), end=_gtids(maps[-1].end()), transactions=start.transactions,
                       span_s=span)))
