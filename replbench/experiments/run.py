@@ -26,7 +26,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import psutil
 
@@ -196,7 +196,7 @@ class Recording:
     catch_up: CatchUp | None = None
     writeback: writeback.Flush | None = None  # the run's own dirty pages forced out after the drain, counted
     watch: samplers.Samplers | None = None
-    planned: tuple[dict[str, Any], ...] = ()  # the planned faults carried out (faults.FaultRunner.done)
+    planned: tuple[faults.CarriedOut, ...] = ()  # the planned faults carried out (faults.FaultRunner.done)
 
     def add(self, part: results.RunSummary) -> Recording:
         return replace(self, parts=summary.joined(self.parts, part))
@@ -477,9 +477,10 @@ class Run:
         for error in after.errors:  # a lost master: its figures are missing, the run goes on
             outcome = outcome.with_error(self._error("snapshot after the attack", RuntimeError(error)))
         rec = replace(rec, outcome=outcome)
+        now, then = after.admission, before.admission  # admitted, shed and episodes: those of the attack's span
         rec = rec.add(results.RunSummary(app_admission=results.Admission.model_validate(
-            {**after.admission, **{k: after.admission[k] - before.admission.get(k, 0)
-                                   for k in ("admitted", "shed", "episodes")}})))
+            {**now, "admitted": now["admitted"] - then["admitted"], "shed": now["shed"] - then["shed"],
+             "episodes": now["episodes"] - then["episodes"]})))
         # the app's final count (its workers published once more), so even an attack shorter than a tick shows it
         self.progress.say(self._app_answers(before, after.admission) + " in all", final=True)
         if rec.outcome.status != STATUS_INTERRUPTED:
@@ -536,7 +537,7 @@ class Run:
                 f"vegeta {core['vegeta']}" + (f" | {lost}" if lost else ""), tick=True)
         self.progress.say("attack finished", final=True)
 
-    def _app_answers(self, before: samplers.Snapshot, counted: dict[str, Any] | None = None) -> str:
+    def _app_answers(self, before: samplers.Snapshot, counted: appserver.AppCounters | None = None) -> str:
         """The progress line's app part: what the app answered since the attack began, from its workers' counters
         (read now, or as given)."""
         counted = appserver.admission(self.settings) if counted is None else counted
@@ -564,7 +565,7 @@ class Run:
                            error=self._error("catch-up (master's GTID position)", exc))
         unreachable: set[str] = set()
         runner = h.fault_runner
-        held = faults.held(list(runner.done), {r.name for r in s.replicas}) if runner is not None and runner.done \
+        held = faults.held(tuple(runner.done), {r.name for r in s.replicas}) if runner is not None and runner.done \
             else {}
         waited = tuple(r for r in s.replicas if r.name not in held) if held else None
         seconds = {} if waited == () else nodes.wait_caught_up(
@@ -666,7 +667,7 @@ class Run:
             tl, self.folder / "latency.png", f"{self.scenario.name} @ {self.rate} rps — latency over time ({status})",
             [((f.lost_at_s or 0) - start, f"{f.node} lost") for f in seen]
             + [(f.back_at_s - start, f"{f.node} back") for f in seen if f.back_at_s is not None]
-            + [(p["at_s"], p["fault"]) for p in rec.planned if p["action"] not in ("kill", "start")],
+            + [(p.at_s, p.fault.spec) for p in rec.planned if p.action not in ("kill", "start")],
             lag=(*self._lag_series(rec), rec.clock.start) if rec.watch and rec.clock.start else None)
 
     def _lag_series(self, rec: Recording,
@@ -706,8 +707,8 @@ class Run:
         try:
             report = results.VegetaReport.model_validate(attack.read_report(self.folder))
             built = timeline.build(attack.decode(vegeta, attack.result_files(self.folder)),
-                                   faults.windows(list(rec.planned), self.options.duration),
-                                   faults.outages(list(rec.planned)))
+                                   faults.windows(rec.planned, self.options.duration),
+                                   faults.outages(rec.planned))
             for step in self._client_steps(rec, report, built):
                 s = step(s)
             tl = built  # plotted once the status is final
@@ -746,7 +747,7 @@ class Run:
                 cpus=meta.cpus or results.Cpus(), buffer_pools=meta.buffer_pools or {},
                 settle=meta.settle or results.Settle(), links=meta.links or {})),
             lambda s: s if not done else summary.joined(s, results.RunSummary(
-                planned_faults=[results.PlannedFault.model_validate(fault) for fault in done],
+                planned_faults=[fault.record() for fault in done],
                 fault_windows={name: results.FaultWindow.model_validate(w) for name, w in tl.windows.items()},
                 routing=[results.Routing.model_validate(outage) for outage in tl.routing])),
             lag]
@@ -826,7 +827,7 @@ class Run:
             ids, before = prepared.row_sample
             check = rowcheck.from_sample(settings, self.scenario, ids, before, s.requests or 0)
         elif (b := rec.before) and (a := rec.after) and b.binlog and a.binlog:
-            planned = tuple(f["bigtx"].value for f in rec.planned if f.get("bigtx") and f["bigtx"].value)
+            planned = tuple(f.bigtx.value for f in rec.planned if f.bigtx is not None and f.bigtx.value)
             check = rowcheck.from_binlog(settings, self.scenario, b.binlog, a.binlog, planned_values=planned)
         else:
             return None

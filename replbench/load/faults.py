@@ -19,13 +19,13 @@ import re
 import signal
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ..core import sql
 from ..core.config import CATCH_UP_TIMEOUT, Settings, parse_duration
 from ..core.nodenames import MAX_REPLICAS, node_names
-from ..core.results import BigTxFault
+from ..core.results import BigTxFault, PlannedFault
 from ..topology import links, nodes
 
 ACTIONS = ("kill", "start", "stop-replication", "start-replication", "stop-sql-thread", "start-sql-thread",
@@ -48,6 +48,35 @@ class Fault:
     def spec(self) -> str:
         size = f"={self.rows}" if self.rows else ""
         return f"{self.action}{size}:{self.node}@{self.at:g}s"
+
+
+@dataclass(frozen=True)
+class CarriedOut:
+    """A planned fault as the runner carried it out: when it began and when it was done (seconds from the attack's
+    start; a start is done once its node is ready), the error that stopped it, a bigtx fault's figures."""
+
+    fault: Fault
+    began_at_s: float
+    at_s: float
+    error: str | None = None
+    bigtx: BigTxFault | None = None
+
+    @property
+    def node(self) -> str:
+        return self.fault.node
+
+    @property
+    def action(self) -> str:
+        return self.fault.action
+
+    def record(self) -> PlannedFault:
+        """As summary.json's planned_faults hold it: rows only for a bigtx fault, bigtx only once it has figures,
+        error always (null: carried out)."""
+        f = self.fault
+        return PlannedFault.model_validate({
+            "fault": f.spec, "action": f.action, "node": f.node, "planned_at_s": f.at,
+            **({"rows": f.rows} if f.rows else {}), "began_at_s": self.began_at_s,
+            **({"bigtx": self.bigtx} if self.bigtx is not None else {}), "error": self.error, "at_s": self.at_s})
 
 
 def parse(spec: str) -> Fault:
@@ -140,7 +169,7 @@ class FaultRunner:
         self.schema = schema  # the scenario's: the table a bigtx fault updates
         self.faults = faults
         self.zero = clock_zero
-        self.done: list[dict[str, Any]] = []
+        self.done: list[CarriedOut] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -154,19 +183,15 @@ class FaultRunner:
             due = self.zero + attack_start + fault.at
             if self._stop.wait(max(0.0, due - time.monotonic())):
                 return
-            record: dict[str, Any] = {"fault": fault.spec, "action": fault.action, "node": fault.node,
-                                      "planned_at_s": fault.at, **({"rows": fault.rows} if fault.rows else {}),
-                                      "began_at_s": round(time.monotonic() - self.zero - attack_start, 3)}
+            began = round(time.monotonic() - self.zero - attack_start, 3)
+            figures, error = None, None
             try:
                 figures = carry_out(fault, self.settings, self.schema)
-                if figures:
-                    record["bigtx"] = figures
-                record["error"] = None
             except Exception as exc:  # noqa: BLE001 — a fault that could not be carried out is recorded
-                record["error"] = f"{type(exc).__name__}: {exc}"
-            record["at_s"] = round(time.monotonic() - self.zero - attack_start, 3)  # done (a start waits for
-            # the node to be ready: crash recovery of a killed 8M node takes seconds)
-            self.done.append(record)
+                error = f"{type(exc).__name__}: {exc}"
+            # done: a start waits for the node to be ready (crash recovery of a killed 8M node takes seconds)
+            self.done.append(CarriedOut(fault, began, round(time.monotonic() - self.zero - attack_start, 3), error,
+                                        figures))
 
     def stop(self) -> None:
         self._stop.set()
@@ -174,50 +199,50 @@ class FaultRunner:
             self._thread.join(timeout=BIGTX_DRAIN_TIMEOUT if any(f.rows for f in self.faults) else 30)
 
 
-def outages(done: list[dict[str, Any]]) -> list[tuple[str, float, float | None]]:
+def outages(done: Sequence[CarriedOut]) -> list[tuple[str, float, float | None]]:
     """(node, down at, back at or None) for every kill (or stop-replication) and its restore."""
     out: list[tuple[str, float, float | None]] = []
     for record in done:
-        if record["action"] not in RESTORES:
+        if record.action not in RESTORES:
             continue
-        restore = next((r for r in done if r["node"] == record["node"] and r["action"] == RESTORES[record["action"]]
-                        and r["at_s"] >= record["at_s"]), None)
-        out.append((record["node"], record["at_s"], restore["at_s"] if restore else None))
+        restore = next((r for r in done if r.node == record.node and r.action == RESTORES[record.action]
+                        and r.at_s >= record.at_s), None)
+        out.append((record.node, record.at_s, restore.at_s if restore else None))
     return out
 
 
-def held(done: list[dict[str, Any]], replicas: set[str]) -> dict[str, str]:
+def held(done: Sequence[CarriedOut], replicas: set[str]) -> dict[str, str]:
     """Replicas a planned fault has stopped (killed, replication or a thread stopped, link cut) and no restore has
     given back yet: replica -> the fault's spec. A catch-up wait on them could only run out its timeout."""
     out: dict[str, str] = {}
     for record in done:
-        if record["node"] in replicas and record["action"] in RESTORES and record.get("error") is None:
-            back = any(r["node"] == record["node"] and r["action"] == RESTORES[record["action"]]
-                       and r["at_s"] >= record["at_s"] for r in done)
+        if record.node in replicas and record.action in RESTORES and record.error is None:
+            back = any(r.node == record.node and r.action == RESTORES[record.action]
+                       and r.at_s >= record.at_s for r in done)
             if not back:
-                out[record["node"]] = record["fault"]
+                out[record.node] = record.fault.spec
     return out
 
 
-def windows(done: list[dict[str, Any]], duration: float) -> list[tuple[str, float, float]]:
+def windows(done: Sequence[CarriedOut], duration: float) -> list[tuple[str, float, float]]:
     """(name, start s, end s) for before / during / after each fault and its restore (times from the attack's
     start); a fault never restored is 'during' until the end."""
     out: list[tuple[str, float, float]] = []
     for record in done:
-        if record["action"] == "bigtx":  # during: from the UPDATE's start until every replica has applied it
-            label = f"bigtx {record['rows']:,} rows"
-            began, end = record["began_at_s"], max(record["at_s"], record["began_at_s"])
+        if record.action == "bigtx":  # during: from the UPDATE's start until every replica has applied it
+            label = f"bigtx {record.fault.rows:,} rows"
+            began, end = record.began_at_s, max(record.at_s, record.began_at_s)
             out += [(f"{label}: before", 0.0, began), (f"{label}: during", began, end)]
             if end < duration:
                 out.append((f"{label}: after", end, duration))
             continue
-        if record["action"] not in RESTORES:
+        if record.action not in RESTORES:
             continue
-        restore = next((r for r in done if r["node"] == record["node"] and r["action"] == RESTORES[record["action"]]
-                        and r["at_s"] >= record["at_s"]), None)
-        end = restore["at_s"] if restore else duration
-        label = f"{record['action']} {record['node']}"
-        out += [(f"{label}: before", 0.0, record["at_s"]), (f"{label}: during", record["at_s"], end)]
+        restore = next((r for r in done if r.node == record.node and r.action == RESTORES[record.action]
+                        and r.at_s >= record.at_s), None)
+        end = restore.at_s if restore else duration
+        label = f"{record.action} {record.node}"
+        out += [(f"{label}: before", 0.0, record.at_s), (f"{label}: during", record.at_s, end)]
         if restore:
             out.append((f"{label}: after", end, duration))
     return out

@@ -70,7 +70,7 @@ class Snapshot:
     cpu: dict[str, float]
     own_cpu: float
     beats: int
-    admission: dict[str, Any]
+    admission: appserver.AppCounters
     at: float = 0.0  # monotonic time it was taken
     errors: list[str] = field(default_factory=list)  # what could not be read (a lost master: no binlog figures)
 

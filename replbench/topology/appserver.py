@@ -12,7 +12,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from typing import Any
+from typing import Literal, NotRequired, TypedDict
 
 import psutil
 
@@ -73,14 +73,44 @@ def app_processes(settings: Settings) -> list[psutil.Process]:
     return [master, *master.children(recursive=True)]
 
 
-def admission(settings: Settings) -> dict[str, Any]:
+class AppCounters(TypedDict):
+    """The app workers' counters summed (admission()); the keys summary.json's app_admission takes from them."""
+
+    admitted: int
+    shed: int
+    peak_in_flight: int
+    answered: int
+    failed: int
+    workers: int  # 0: none published (an app not started here, or not yet)
+    latency_counts: list[int]  # per APP_LATENCY_BOUNDS_MS bucket, the last one open
+    limit_low: int | None  # an adaptive bound's range since the workers started; None: none set
+    limit_high: int | None
+    episodes: int
+    standing_s: float
+    mode: NotRequired[str]  # the admission a worker published, when one did
+
+
+class Answered(TypedDict):
+    """What the app answered between two admission() readings (answered_since)."""
+
+    requests: int
+    failed: int
+    p99_ms: float | None  # None: nothing answered
+
+
+# the counters admission() adds up over the workers
+SUMMED: tuple[Literal["admitted", "shed", "peak_in_flight", "answered", "failed", "episodes"], ...] = (
+    "admitted", "shed", "peak_in_flight", "answered", "failed", "episodes")
+
+
+def admission(settings: Settings) -> AppCounters:
     """The app workers' counters summed, as each worker last published them (app/main.py, every ADMISSION_PUBLISH):
     requests admitted and shed, the sum of their peaks in flight, answers, failed answers (5xx, shed included)
     and the app's latency histogram (counts per APP_LATENCY_BOUNDS_MS bucket); with an adaptive bound
     (REPLBENCH_MAX_QUEUE_MS) also the lowest and highest bound any worker set since it started."""
-    total: dict[str, Any] = {"admitted": 0, "shed": 0, "peak_in_flight": 0, "answered": 0, "failed": 0,
-                             "workers": 0, "latency_counts": [0] * (len(APP_LATENCY_BOUNDS_MS) + 1),
-                             "limit_low": None, "limit_high": None, "episodes": 0, "standing_s": 0.0}
+    total: AppCounters = {"admitted": 0, "shed": 0, "peak_in_flight": 0, "answered": 0, "failed": 0, "workers": 0,
+                          "latency_counts": [0] * (len(APP_LATENCY_BOUNDS_MS) + 1), "limit_low": None,
+                          "limit_high": None, "episodes": 0, "standing_s": 0.0}
     if settings.app_url:  # an app not started here publishes nothing we can read
         return total
     for path in settings.app_dir.glob("admission-*.json"):
@@ -89,17 +119,23 @@ def admission(settings: Settings) -> dict[str, Any]:
         except (OSError, ValueError):
             continue
         total["workers"] += 1
-        for key in ("admitted", "shed", "peak_in_flight", "answered", "failed", "episodes"):
+        for key in SUMMED:
             total[key] += int(data.get(key, 0))
         total["standing_s"] = max(total["standing_s"], float(data.get("standing_s", 0.0)))  # the longest worker's
         if data.get("mode"):
             total["mode"] = data["mode"]
         for i, count in enumerate(data.get("latency_counts", [])[:len(total["latency_counts"])]):
             total["latency_counts"][i] += int(count)
-        for key, pick in (("limit_low", min), ("limit_high", max)):
-            if data.get(key) is not None:
-                total[key] = int(data[key]) if total[key] is None else pick(total[key], int(data[key]))
+        total["limit_low"] = _bound(total["limit_low"], data.get("limit_low"), min)
+        total["limit_high"] = _bound(total["limit_high"], data.get("limit_high"), max)
     return total
+
+
+def _bound(held: int | None, published: int | None, pick: Callable[[int, int], int]) -> int | None:
+    """A worker's published bound (None: it set none) folded into the range the workers before it gave."""
+    if published is None:
+        return held
+    return int(published) if held is None else pick(held, int(published))
 
 
 def admission_settings(settings: Settings) -> Admission:
@@ -152,7 +188,7 @@ def bound_text(adm: Admission, taken: bool = True, pool: int | None = None, per_
     return text
 
 
-def answered_since(before: dict[str, Any], now: dict[str, Any]) -> dict[str, Any]:
+def answered_since(before: AppCounters, now: AppCounters) -> Answered:
     """What the app answered between two admission() snapshots: requests, failed ones, and the app-side p99 (ms)."""
     counts = [b - a for a, b in zip(before.get("latency_counts", []), now.get("latency_counts", []))]
     return {"requests": now.get("answered", 0) - before.get("answered", 0),
