@@ -365,15 +365,21 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 # what every finished run's summary records (core/results.FinishedRun), neutral: a synthetic summary a test gives
 # its own figures on top of (one with a write among its outcomes needs its consistency too)
-FINISHED_RUN = {"folder": "20000101-000000-run", "cores": 2, "duration_s": 30, "errors": [], "guards": [],
-                "requests": 0, "latency_ms": {}, "status_codes": {}, "outcomes": {}, "cpu_seconds": {},
-                "cpu_mean_percent": {}, "cpu_ms_per_request": {}, "lag": {}, "catch_up_s": {}, "binlog": {},
-                "replicas_not_replicating": []}
+FINISHED_RUN: dict[str, Any] = {
+    "folder": "20000101-000000-run", "cores": 2, "duration_s": 30, "errors": [], "guards": [], "requests": 0,
+    "latency_ms": dict.fromkeys(("min", "mean", "p50", "p90", "p95", "p99", "max"), 0), "status_codes": {},
+    "outcomes": {}, "cpu_seconds": {}, "cpu_mean_percent": {}, "cpu_ms_per_request": {}, "lag": {}, "catch_up_s": {},
+    "binlog": {"master_binlog_bytes": 0, "replica_received_bytes": {}, "successful_writes": 0, "master_com_insert": 0,
+               "master_com_update": 0, "heartbeat_writes": 0, "heartbeat_bytes_estimated": 0,
+               "heartbeat_bytes_per_write": 0},
+    "replicas_not_replicating": []}
 
 
 def finished_run(doc: dict[str, Any]) -> dict[str, Any]:
-    """A synthetic finished run's summary: FINISHED_RUN's fields under the test's own."""
-    return {**FINISHED_RUN, **doc}
+    """A synthetic finished run's summary: FINISHED_RUN's fields under the test's own (its latency_ms and binlog
+    figures over FINISHED_RUN's)."""
+    return {**FINISHED_RUN, **doc, **{part: {**FINISHED_RUN[part], **doc[part]} for part in ("latency_ms", "binlog")
+                                      if part in doc}}
 
 
 UNUSED_PORT_BASE = "9"  # discard, daytime...: nothing of ours listens there, so a slip fails at once

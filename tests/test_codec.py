@@ -222,9 +222,12 @@ def test_a_finished_run_holds_what_every_finished_run_records_or_is_refused_wher
     _, got = results.write_run(tmp_path, {"scenario": "read"}, {k: v for k, v in read.items()})
     assert type(got) is results.FinishedRun and got.consistency is None
     (tmp_path / "summary.json").unlink()
-    for lacking in ("consistency", "binlog", "latency_ms"):
+    for lacking in ("consistency", "binlog", "latency_ms", "binlog.successful_writes", "consistency.table"):
+        part, _, name = lacking.partition(".")
+        given = {**write, part: {k: v for k, v in write[part].items() if k != name}} if name else \
+            {k: v for k, v in write.items() if k != lacking}
         with pytest.raises(results.RecordRefused, match=f"^FinishedWriteRun refused {lacking}: Field required"):
-            results.write_run(tmp_path, {"scenario": "write"}, {k: v for k, v in write.items() if k != lacking})
+            results.write_run(tmp_path, {"scenario": "write"}, given)
         assert not (tmp_path / "summary.json").exists()
     _, got = results.write_run(tmp_path, {"scenario": "write"}, {"status": "FAILED", "errors": ["vegeta died"]})
     assert type(got) is results.RunSummary and results.finished(got) is None

@@ -3,7 +3,8 @@ invocations as the scripts' file names allow: two of one name are checked in two
 replbench modules that exist. Every one that reads only committed files is re-run here against them, in-process, and
 prints its committed text exactly (EVIDENCE). Every other one says in its first line (after any shebang) what the
 unit tier does not have (NOT_RERUN): a running topology, or raw data only live runs leave ("# needs servers: ..."),
-or replbench as it was at a past commit ("# needs past code: ..."). A new script must be one or the other."""
+or replbench as it was at a past commit ("# needs past code: ..."). A new script must be one or the other. The audit
+of tools/required_fields.py is re-run so too, against its committed output beside it."""
 
 from __future__ import annotations
 
@@ -179,16 +180,31 @@ def as_a_script(cwd: Path, argv: list[str]) -> Iterator[None]:
                 del sys.modules[name]
 
 
-def printed(run: Run) -> str:
-    script = ASSETS / run.script
+def output_of(script: Path, args: tuple[str, ...], cwd: Path) -> str:
+    """What the script prints run as `python SCRIPT ARGS` from cwd, in-process; the test fails where it exits with
+    an error."""
     out, err = io.StringIO(), io.StringIO()
-    with as_a_script(ASSETS / run.cwd if run.cwd else ROOT, [str(script), *run.args]):
+    with as_a_script(cwd, [str(script), *args]):
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
                 runpy.run_path(str(script), run_name="__main__")
             except SystemExit as exc:
-                pytest.fail(f"{run.script} exited ({exc.code}): {err.getvalue()}")
-    return ("" if run.header is None else run.header + "\n") + out.getvalue()
+                if exc.code not in (0, None):
+                    pytest.fail(f"{script.relative_to(ROOT)} exited ({exc.code}): {err.getvalue()}")
+    return out.getvalue()
+
+
+def printed(run: Run) -> str:
+    return ("" if run.header is None else run.header + "\n") + output_of(
+        ASSETS / run.script, run.args, ASSETS / run.cwd if run.cwd else ROOT)
+
+
+def same_text(committed_name: str, expected: str, got: str, by: str) -> None:
+    """Fails, with the difference, where `by` printed otherwise than the committed text (drift applied) expects."""
+    if got != expected:
+        diff = "".join(difflib.unified_diff(expected.splitlines(keepends=True), got.splitlines(keepends=True),
+                                            f"{committed_name} (committed)", "printed now"))
+        pytest.fail(f"{by} no longer prints {committed_name}:\n{diff}")
 
 
 # the three that refit the cost model many times (about 14 s of the unit tier's 60): re-run in the whole suite, not in
@@ -204,11 +220,16 @@ def test_evidence_is_printed_again(evidence: Evidence) -> None:
     for then, now in evidence.drift:
         assert committed.count(then + "\n") == 1, f"{evidence.text} no longer holds {then!r}: drop it from the drift"
         expected = expected.replace(then + "\n", now + "\n")
-    got = "".join(printed(run) for run in evidence.runs)
-    diff = "".join(difflib.unified_diff(expected.splitlines(keepends=True), got.splitlines(keepends=True),
-                                        f"{evidence.text} (committed)", "printed now"))
-    if got != expected:
-        pytest.fail(f"{' then '.join(run.script for run in evidence.runs)} no longer prints {evidence.text}:\n{diff}")
+    same_text(evidence.text, expected, "".join(printed(run) for run in evidence.runs),
+              " then ".join(run.script for run in evidence.runs))
+
+
+def test_the_required_fields_audit_is_printed_again() -> None:
+    """tools/required_fields.py, which counts the fields of the committed finished runs that core/results.FinishedRun
+    requires (and says why the others every one holds are not), prints its committed output from the files at hand."""
+    tools = ROOT / "tools"
+    same_text("tools/required_fields.txt", (tools / "required_fields.txt").read_text(),
+              output_of(tools / "required_fields.py", (), ROOT), "tools/required_fields.py")
 
 
 def _batches(scripts: list[str]) -> list[list[str]]:

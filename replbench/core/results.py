@@ -755,12 +755,47 @@ STATUS_WARNING = "ok-with-warnings"
 STATUS_SUCCEEDED = (STATUS_OK, STATUS_WARNING)  # a run that measured what it set out to
 
 
+class FinishedLatency(Latency):
+    """A finished run's latency: vegeta reports every percentile (analysis/summary.client takes each)."""
+
+    min: Num
+    mean: Num
+    p50: Num
+    p90: Num
+    p95: Num
+    p99: Num
+    max: Num
+
+
+class FinishedBinlog(Binlog):
+    """A finished run's binlog figures: what measure/binlog.describe counts whatever the run wrote (a figure per
+    write or per row is None where there was none, and some were added after the first files)."""
+
+    master_binlog_bytes: int
+    replica_received_bytes: NodeFigures
+    successful_writes: int
+    master_com_insert: int
+    master_com_update: int
+    heartbeat_writes: int
+    heartbeat_bytes_estimated: int
+    heartbeat_bytes_per_write: Num
+
+
+class FinishedConsistency(Consistency):
+    """A finished write run's consistency check: the table it checks is named whether or not it was checked (a
+    replica behind: not checked, no checksums, equal None)."""
+
+    table: str
+
+
 class FinishedRun(RunSummary):
     """A run that measured what it set out to (STATUS_SUCCEEDED): what every such run records is required, so a
     reader needs no None check for it and a run that leaves one out fails where it writes its summary (write_run),
     not where a reader meets "n/a". The fields are those every committed finished run holds, back to the first
-    files (tests/test_codec.py reads each committed one so); a field added since stays optional."""
+    files, and the current code fills for every such run (tools/required_fields.py counts them; tests/test_codec.py
+    reads each committed one so); a field added since stays optional."""
 
+    schema_version: int
     status: str
     scenario: str
     rate: int
@@ -772,7 +807,7 @@ class FinishedRun(RunSummary):
     guards: list[str]
     requests: int
     success: Num
-    latency_ms: Latency
+    latency_ms: FinishedLatency
     status_codes: dict[str, int]
     outcomes: dict[str, dict[str, int]]
     cpu_seconds: NodeFigures
@@ -780,7 +815,7 @@ class FinishedRun(RunSummary):
     cpu_ms_per_request: NodeFigures
     lag: dict[str, LagOf | None]
     catch_up_s: NodeFigures
-    binlog: Binlog
+    binlog: FinishedBinlog
     replicas_not_replicating: list[str]
 
 
@@ -788,7 +823,7 @@ class FinishedWriteRun(FinishedRun):
     """A finished run that wrote (a write endpoint among its outcomes): its replicas' consistency was checked,
     or the summary says why not."""
 
-    consistency: Consistency
+    consistency: FinishedConsistency
 
 
 def finished(summary: RunSummary) -> FinishedRun | None:
