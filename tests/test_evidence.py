@@ -141,6 +141,11 @@ EVIDENCE = (
         Run("own-fit-20261203/compare.py", cwd="own-fit-20261203"),)),
     Evidence("own-workload-20261203/summary.txt", (
         Run("own-workload-20261203/summary.py", cwd="own-workload-20261203"),)),
+    Evidence("replay-study-20261203/check.txt", (
+        Run("replay-study-20261203/check.py", cwd="replay-study-20261203"),)),
+    Evidence("soak-noindex-20261203/cycles.txt", (
+        Run("soak-noindex-20261203/cycles.py",
+            ("results/readme-assets/soak-noindex-20261203/soak-write-noindex-800",)),)),
 )
 RERUN = {run.script for evidence in EVIDENCE for run in evidence.runs}
 
