@@ -97,6 +97,9 @@ def test_a_replay_study_replays_its_files_per_cell_interleaved_with_no_rate(tmp_
     units = study.Plan.of(spec).units()
     assert [(u.cell, u.measure) for u in units][:2] in ([(0, "replay"), (1, "replay")], [(1, "replay"), (0, "replay")])
     assert len(units) == 4 and all(study.Plan.of(spec).unit_seconds(u) == study.REPLAY_SECONDS for u in units)
+    described = study.Plan.of(spec).describe()
+    assert "2 cells × replays of binlog.000041 on replica1, 2 repeats\n" in described and "/s" not in described
+    assert "replica1 put back where the files start" in described
 
 
 @pytest.mark.parametrize(("change", "message"), [

@@ -76,7 +76,9 @@ BIGTX_ROWS = 100_000  # a big-transaction cell's rows when it names none
 BIGTX_SECONDS_PER_1000_ROWS = 0.01
 BIGTX_OVERHEAD = 2.0
 RESET_SECONDS = 40.0  # a reset of the 8M set on 2 cores
-REPLAY_SECONDS = 150.0  # a replay unit: an 8M replica put back (a copy of its datadir, its pool read in) and a drain
+# a replay unit: an 8M replica put back (its datadir copied, its pool read in) and a drain; 27-30 s a unit measured
+# (results/readme-assets/replay-study-20261203), the copy read from the page cache: a colder one takes longer
+REPLAY_SECONDS = 60.0
 # a secondary index of the 8M table re-created (a cell's drop_indexes given back): on the master, then on the
 # replicas, which start once the master has committed it (both at once on the 2 cores). Measured in campaign report at
 # f9994d0 (study per-index, 128M pool, three builds): the master 21.9-25.6 s, the replicas 25.4-28.2 s after it, so
@@ -262,12 +264,20 @@ class Plan:
             replicas, made = wanted, max(made, wanted)
         return total + max(0, DEFAULT_REPLICAS - replicas) * REPLICA_RESUME_SECONDS
 
+    def _data_state(self) -> str:
+        if self.spec.measures == ("replay",):
+            return f"{self.spec.replica} put back where the files start before every unit but the first"
+        return "reset before every cell" if self.spec.reset == "each-cell" else self.spec.data_state
+
     def describe(self) -> str:
         spec = self.spec
+        what = f"replays of {', '.join(f.name for f in spec.binlogs)} on {spec.replica}" \
+            if spec.measures == ("replay",) else \
+            f"{', '.join(f'{s} @ {self.rates[s]}/s' for s in spec.scenarios)} × {', '.join(spec.measures)}"
+        each = "" if spec.measures == ("replay",) else f", {self.duration:g} s per run"
         lines = [f"study {spec.name}: {spec.description}",
-                 f"  {len(spec.cells)} cells × {', '.join(f'{s} @ {self.rates[s]}/s' for s in spec.scenarios)} × "
-                 f"{', '.join(spec.measures)}, {self.repeat} repeats, {self.duration:g} s per run",
-                 f"  data state: {'reset before every cell' if spec.reset == 'each-cell' else spec.data_state}"]
+                 f"  {len(spec.cells)} cells × {what}, {self.repeat} repeats{each}",
+                 f"  data state: {self._data_state()}"]
         for i, cell in enumerate(spec.cells):
             where = f"; links {', '.join(cell.links)}" if cell.links else ""
             if cell.max_queue_ms:
