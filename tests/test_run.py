@@ -82,7 +82,10 @@ def test_a_run_of_each_scenario_leaves_every_file(scenario_run, scenario: str) -
     assert "\nMysql cpu: " in proc.stdout and " + 2 * " in proc.stdout and "\nvegeta cpu: " in proc.stdout
     assert (folder / "report.txt").read_text().rstrip("\n") in proc.stdout
     summary = json.loads((folder / "summary.json").read_text())
-    assert summary["requests"] == 80 and summary["status"] in ("ok", "ok-with-warnings")
+    # what vegeta sent, by its own report: 80 asked (40/s for 2 s); a slow scenario (write-nopk's scans) on a busy
+    # host may leave vegeta without a free worker for a tick, so fewer, never more
+    sent = json.loads((folder / "report.json").read_text())["requests"]
+    assert summary["requests"] == sent and 0 < sent <= 80 and summary["status"] in ("ok", "ok-with-warnings"), sent
     assert summary["memory_mb"]["harness"]["max"] > 0 and summary["memory_mb"]["master"]["max"] > 0
     meta = json.loads((folder / "meta.json").read_text())
     assert meta["status"] == summary["status"] and meta["exit_code"] == 0

@@ -1,5 +1,5 @@
 """The code type-checks (mypy, configured in pyproject.toml: every module at mypy's default strictness, the results
-records strict). mypy runs in-process, so this is a unit test."""
+records, the run's pipeline and the cost model strict). mypy runs in-process, so this is a unit test."""
 
 from __future__ import annotations
 

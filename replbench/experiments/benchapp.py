@@ -11,13 +11,13 @@ from pathlib import Path
 
 from ..core.config import FIND_USERS_SHAPES, Settings
 from ..core.nodenames import nodes_in
-from ..core.records import new_folder
+from ..core.records import STATUS_INTERRUPTED, new_folder
 from ..core.results import AttackCpu, BenchAppRecord, FindUsersRecord, Latency, read_summary, write_record
 from ..core.scenario import load
 from ..core.stats import ratio, spread
 from ..load import attack
 from ..topology.install import ensure_vegeta
-from .run import STATUS_INTERRUPTED, Run, RunOptions
+from .run import Run, RunOptions
 
 SCENARIOS = ("floor", "get", "read", "write")  # the floor first: every endpoint is read against it
 Figures = dict[str, list[float | None]]

@@ -163,7 +163,7 @@ class Prepared:
     meta: results.RunMeta
     outcome: Outcome = Outcome()
     vegeta: Path | None = None
-    row_sample: tuple[list[int], dict[int, tuple]] | None = None
+    row_sample: tuple[list[int], dict[int, tuple[object, ...]]] | None = None
     ready: bool = False
 
 

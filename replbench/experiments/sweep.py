@@ -16,10 +16,10 @@ from pathlib import Path
 from ..analysis.verdicts import step_verdict
 from ..core.config import SWEEP_CONFIRM_SHARE, Settings
 from ..core.progress import Progress
-from ..core.records import COMPLETE, new_folder
+from ..core.records import COMPLETE, STATUS_INTERRUPTED, new_folder
 from ..core.results import BoundaryRun, KnobSetting, SweepBoundary, SweepRecord, SweepStep, write_record
 from ..core.scenario import Scenario
-from .run import STATUS_INTERRUPTED, Run, RunOptions
+from .run import Run, RunOptions
 
 REFINE_STEPS = 6  # extra steps --refine may add (bisection, or halving when even the first step failed)
 REFINE_RESOLUTION = 0.05  # stop refining when the gap is below this share of the passing rate

@@ -61,7 +61,8 @@ def main() -> None:
               + ", ".join(f"{k} {mean_of(before, node, k):.3f}" for k in keys))
         for a, b in zip(bursts, bursts[1:]):
             cycle = windows[a[-1] + 1:b[-1] + 1]
-            print(f"  cycle {windows[a[-1] + 1].from_s:g}–{(windows[b[-1]].from_s or 0) + 60:g} s ({len(cycle)} windows): "
+            end = (windows[b[-1]].from_s or 0) + 60
+            print(f"  cycle {windows[a[-1] + 1].from_s:g}–{end:g} s ({len(cycle)} windows): "
                   + ", ".join(f"{k} {mean_of(cycle, node, k):.3f}" for k in keys))
         if len(bursts) > 2:
             whole = windows[bursts[0][-1] + 1:bursts[-1][-1] + 1]
