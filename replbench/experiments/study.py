@@ -16,6 +16,7 @@ import re
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -501,41 +502,45 @@ class Study:
         and drained (experiments/applycap.measure_workload)."""
         cell = self.plan.spec.cells[unit.cell]
         rate = self.plan.rate_of(unit)
-        record = self._head(unit)
         settings = self.settings.with_overrides(**cell.app())
-        try:
+
+        def window() -> tuple[Path, ApplyRecord]:
             folder = named_folder(settings, unit.scenario, rate, parent=self._parent(unit) / "live")
-            data = applycap.measure_workload(settings, cell.knobs, workload.load(unit.scenario), rate,
-                                             self.plan.duration, folder)
-        except KeyboardInterrupt:
-            return merged(record, StudyUnit(status=STATUS_INTERRUPTED))
-        except Exception as exc:  # noqa: BLE001 — a failed unit is recorded and the study goes on
-            return _failed(record, exc)
-        status = _status(data, UNIT_FAILED)
-        return merged(record, StudyUnit(folder=str(folder.relative_to(self.folder)), status=status,
-                                        knobs_readback=data.knobs_readback, metrics=unit_metrics(unit.measure, data)
-                                        if status != STATUS_INTERRUPTED else UnitMetrics()))
+            return folder, applycap.measure_workload(settings, cell.knobs, workload.load(unit.scenario), rate,
+                                                     self.plan.duration, folder)
+        return self._apply_unit(unit, window, keep_readback=True)
 
     def _replay_unit(self, unit: Unit) -> StudyUnit:
         """A replay unit: the replica put back at the files' first GTID unless it stands there already, then the
-        files replayed by its SQL thread with the cell's apply settings (experiments/replay.measure)."""
+        files replayed by its SQL thread with the cell's apply settings (experiments/replay.measure). Its apply.json
+        records the settings asked, not read back: the unit records none."""
         spec, cell = self.plan.spec, self.plan.spec.cells[unit.cell]
-        record = self._head(unit)
-        try:
+
+        def replayed() -> tuple[Path, ApplyRecord]:
             if self.replayed and self.snapshot is not None:
                 self.progress.say(f"putting {spec.replica} back at {self.snapshot.gtid}", final=True)
                 snapshot.restore(self.settings, self.snapshot)
             self.replayed = True
             folder = named_folder(self.settings, unit.scenario, spec.replica, parent=self._parent(unit) / "replay")
-            data = replay.measure(self.settings, cell.knobs, list(spec.binlogs), spec.replica, folder)
+            return folder, replay.measure(self.settings, cell.knobs, list(spec.binlogs), spec.replica, folder)
+        return self._apply_unit(unit, replayed, keep_readback=False)
+
+    def _apply_unit(self, unit: Unit, measure: Callable[[], tuple[Path, ApplyRecord]],
+                    keep_readback: bool) -> StudyUnit:
+        """A unit whose measure writes an apply.json (live, replay): its head, then its folder, status, metrics (and
+        the nodes' readback); an interrupted or failed one recorded as such, the study going on."""
+        record = self._head(unit)
+        try:
+            folder, data = measure()
         except KeyboardInterrupt:
             return merged(record, StudyUnit(status=STATUS_INTERRUPTED))
         except Exception as exc:  # noqa: BLE001 — a failed unit is recorded and the study goes on
             return _failed(record, exc)
         status = _status(data, UNIT_FAILED)
-        return merged(record, StudyUnit(folder=str(folder.relative_to(self.folder)), status=status,
-                                        metrics=unit_metrics(unit.measure, data)
-                                        if status != STATUS_INTERRUPTED else UnitMetrics()))
+        record = merged(record, StudyUnit(folder=str(folder.relative_to(self.folder)), status=status,
+                                          metrics=unit_metrics(unit.measure, data)
+                                          if status != STATUS_INTERRUPTED else UnitMetrics()))
+        return merged(record, StudyUnit(knobs_readback=data.knobs_readback)) if keep_readback else record
 
     def _write(self) -> StudyRecord:
         spec = self.plan.spec
