@@ -4,12 +4,14 @@ with the counters around them (analysis/soak.py)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from replbench.analysis import soak
 from replbench.core.config import STALL_P99_FACTOR, Settings
-from replbench.core.results import StallCounter
+from replbench.core.results import RunSummary, Soak, SoakWindow, StallCounter
+from replbench.report import block
 
 from .conftest import env_for, run_cli, run_folder, run_main
 
@@ -97,6 +99,37 @@ def test_each_soak_window_prices_a_write_and_the_steady_state_begins_where_innod
     never = soak.equilibrium(soak.cost_windows(seconds, 1.0, *_flushing(600, 240, 600)[:1], {},
                                                *_flushing(600, 240, 600)[1:], 0.0, 600.0, 60.0))
     assert not never.reached and never.moving == ["replica1 flushed no page in the window from 420 s"], never
+
+
+def _window(start: int, pages: float, writes: int = 1000) -> SoakWindow:
+    return SoakWindow(from_s=start, writes=writes, nodes={"replica1": {
+        "cpu_ms_per_write_net": 0.3 if pages else 0.2, "pages_flushed_per_write": pages,
+        "kb_written_per_write": 10.0 + 100 * pages, "checkpoint_age_mb": 100.0, "dirty_pages": 1000.0}})
+
+
+def test_a_soak_that_writes_back_in_bursts_is_priced_over_whole_cycles(tmp_path: Path) -> None:
+    # bursts at windows 3-4 (its tail spilling into 4), 8 and 12 (under way at the end); a stray page at 6
+    pages = {3: 5.0, 4: 0.2, 6: 0.04, 8: 4.0, 12: 6.0}
+    windows = [_window(60 * i, pages.get(i, 0.0)) for i in range(13)]
+    assert [(r.start, r.stop) for r in soak.bursts(windows, "replica1")] == [(3, 5), (8, 9), (12, 13)]
+    out = soak.cycles(windows)["replica1"]
+    # one whole cycle, windows 5-8: the last burst, in the soak's last window, may not be whole and ends none
+    assert (out.bursts_from_s, out.period_s, out.cycles, out.windows) == ([180, 480, 720], 270, 1, 4)
+    # over it, weighted by writes: pages (0 + 0.04 + 0 + 4) / 4; CPU (0.2 + 0.3 + 0.2 + 0.3) / 4 (a window that
+    # flushed spent 0.3); KB (10 + 14 + 10 + 410) / 4
+    assert out.per_write == {"cpu_ms_per_write_net": 0.25, "pages_flushed_per_write": 1.01,
+                             "kb_written_per_write": 111.0}
+    assert (out.before_windows, out.before) == (3, {"cpu_ms_per_write_net": 0.2, "pages_flushed_per_write": 0.0,
+                                                    "kb_written_per_write": 10.0})
+    # a node flushing in every window is one burst and no cycle (the equilibrium prices it)
+    steady = soak.cycles([_window(60 * i, 1.0) for i in range(6)])["replica1"]
+    assert (steady.cycles, steady.per_write, steady.before) == (0, None, None)
+    # the block says so when no flat equilibrium is reached and every node cycles
+    summary = RunSummary(soak=Soak(windows=windows, equilibrium=soak.equilibrium(windows), cycles=soak.cycles(windows)))
+    (tmp_path / "report.txt").write_text("")  # vegeta's text report, which the block prints verbatim
+    text = block.render_block(summary, tmp_path)
+    assert "Soak steady state: cycles (InnoDB writes back in bursts, never flat)" in text, text
+    assert "replica1 bursts every 4 min from 180, 480, 720 s; over 1 whole cycle (4 windows) 0.250 CPU-ms" in text
 
 
 def test_a_short_soak_lists_its_windows_and_the_counters_of_every_node(topo: Settings) -> None:

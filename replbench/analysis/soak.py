@@ -5,7 +5,8 @@ when InnoDB reached its equilibrium: from the first window after which every nod
 stay flat (the slope of their window means has a 95 % interval that holds 0). At equilibrium the page cleaner
 writes what the writes dirty, so those windows' per-write figures are the steady state's cost, write-back
 included, which a short run's forced flush bounds from above in pages and bytes (docs/decisions/write-back.md).
-docs/runs.md, "Soak"."""
+An InnoDB that writes back in bursts (nothing until the checkpoint age nears its maximum, then most dirty pages at
+once) is never flat: its steady state is the cycle, priced over whole cycles (`cycles`). docs/runs.md, "Soak"."""
 
 from __future__ import annotations
 
@@ -16,7 +17,18 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from ..core.config import STALL_CONTEXT_S, STALL_LAG_MS, STALL_P99_FACTOR
-from ..core.results import Equilibrium, NodeFigures, Num, Soak, SoakGrowth, SoakWindow, Stall, StallCounter, StallNode
+from ..core.results import (
+    Equilibrium,
+    NodeFigures,
+    Num,
+    Soak,
+    SoakCycles,
+    SoakGrowth,
+    SoakWindow,
+    Stall,
+    StallCounter,
+    StallNode,
+)
 from ..measure.lag import growth
 
 # A soak's growth is printed in ms of lag per minute: a steady replica's slope is far below what s/s at 4 decimals
@@ -25,6 +37,10 @@ MS_PER_MIN = 60_000.0
 COUNTERS = ("checkpoint_age_mb", "dirty_pages", "history_length", "pages_flushed_per_s")  # StallNode's counters
 FLAT = {"checkpoint_age_mb": "checkpoint age (MB)", "dirty_pages": "dirty pages"}  # flat: InnoDB's equilibrium
 FLAT_WINDOWS = 3  # windows the equilibrium must hold over (their slope needs at least three means)
+# A run of flushing windows is a burst when one of them flushed at least this share of the busiest window's pages
+# per write: between bursts InnoDB may still write a page now and then (an LRU eviction), which is no burst.
+BURST_SHARE = 0.1
+PER_WRITE = ("cpu_ms_per_write_net", "pages_flushed_per_write", "kb_written_per_write")  # a window's cost figures
 
 # A row as measure/ keeps it (timeline's seconds, innodb.csv's and io.csv's rows): figures (ints stay ints), a
 # node's name, and "" or None for a figure not read.
@@ -171,7 +187,7 @@ def analyse(seconds: Sequence[Row], lag_points: dict[str, list[tuple[float, floa
     windows = cost_windows(seconds, costs.write_share, costs.cpu_rows, costs.idle_cpu_per_s, innodb_rows,
                            costs.io_rows, t0, t1, window)
     return Soak(growth=growths, usual_p99_ms=usual_p99, stalls=stalls, windows=windows,
-                equilibrium=equilibrium(windows) if windows else None)
+                equilibrium=equilibrium(windows) if windows else None, cycles=cycles(windows) if windows else None)
 
 
 def _within(rows: Sequence[RowT], lo: float, hi: float) -> list[RowT]:
@@ -256,10 +272,60 @@ def equilibrium(windows: list[SoakWindow]) -> Equilibrium:
             per_node: dict[str, NodeFigures] = {}
             for node in steady[0].nodes or {}:
                 per_node[node] = {}
-                for key in ("cpu_ms_per_write_net", "pages_flushed_per_write", "kb_written_per_write"):
+                for key in PER_WRITE:
                     got = [v for w in steady if (v := _of(w, node, key)) is not None]
                     per_node[node][key] = round(statistics.fmean(got), 3) if got else None
             return Equilibrium(reached=True, from_s=steady[0].from_s, windows=len(steady), per_write=per_node)
     last = windows[-FLAT_WINDOWS:] if len(windows) >= FLAT_WINDOWS else []
     return Equilibrium(reached=False, from_s=None, windows=0, per_write=None,
                        moving=flat(last) if last else [f"fewer than {FLAT_WINDOWS} windows"])
+
+
+def _weighted(windows: Sequence[SoakWindow], node: str) -> NodeFigures:
+    """A node's per-write figures over windows: each window's weighted by its writes (a window without the figure
+    left out of that figure's mean)."""
+    out: NodeFigures = {}
+    for key in PER_WRITE:
+        got = [(float(v), w.writes or 0) for w in windows if (v := _of(w, node, key)) is not None]
+        writes = sum(n for _, n in got)
+        out[key] = round(sum(v * n for v, n in got) / writes, 3) if writes else None
+    return out
+
+
+def bursts(windows: Sequence[SoakWindow], node: str) -> list[range]:
+    """A node's flushing bursts, as index ranges into `windows`: runs of consecutive windows that flushed pages, one
+    of which flushed at least BURST_SHARE of its busiest window's pages per write (a burst's tail, spilling into the
+    next window, stays in it; a stray page written between bursts makes none)."""
+    flushed = [float(_of(w, node, "pages_flushed_per_write") or 0.0) for w in windows]
+    runs: list[range] = []
+    for i, pages in enumerate(flushed):
+        if pages <= 0:
+            continue
+        if runs and runs[-1].stop == i:
+            runs[-1] = range(runs[-1].start, i + 1)
+        else:
+            runs.append(range(i, i + 1))
+    top = max(flushed, default=0.0)
+    return [r for r in runs if max(flushed[i] for i in r) >= BURST_SHARE * top]
+
+
+def cycles(windows: Sequence[SoakWindow]) -> dict[str, SoakCycles]:
+    """Per node, its flushing bursts and the cycles between them: a cycle runs from the window after one burst to
+    the last window of the next, so it holds the writes that dirtied the pages and the burst that wrote them back.
+    A burst still under way in the soak's last window may not be whole and ends no cycle. The per-write figures over
+    every whole cycle, weighted by writes, are such a node's steady state (a node flushing in every window is one
+    burst, no cycle: the equilibrium prices it); those before the first burst hold no write-back."""
+    out: dict[str, SoakCycles] = {}
+    for node in (windows[0].nodes or {}) if windows else {}:
+        found = bursts(windows, node)
+        whole = [b for b in found if b.stop < len(windows)]
+        starts: list[Num] = [windows[b.start].from_s or 0 for b in found]
+        spans = [windows[a.stop:b.stop] for a, b in zip(whole, whole[1:])]
+        over = windows[whole[0].stop:whole[-1].stop] if len(whole) >= 2 else []
+        before = windows[:found[0].start] if found else windows
+        out[node] = SoakCycles(
+            bursts_from_s=starts,
+            period_s=round((starts[-1] - starts[0]) / (len(starts) - 1)) if len(starts) >= 2 else None,
+            cycles=len(spans), windows=len(over), per_write=_weighted(over, node) if over else None,
+            before_windows=len(before), before=_weighted(before, node) if before else None)
+    return out

@@ -28,7 +28,8 @@ version):
   version stays): summary `writeback` (2026-12-02: the run's own dirty pages flushed after it, counted),
   `limit` (2026-12-02: what limited the run), `clients` (2026-12-02: a closed loop, `--clients N`), `soak.windows`
   and `soak.equilibrium` (2026-12-02: a soak's cost per write per window and InnoDB's equilibrium), `targets`
-  (2026-12-03: the targets written, which a closed loop sends again once past them).
+  (2026-12-03: the targets written, which a closed loop sends again once past them), `soak.cycles` (2026-12-03:
+  each node's flushing bursts and the per-write figures over whole cycles).
 - sweep.json, study.json, campaign.json, apply.json, bigtx.json, model.json, validate.json, recording.json,
   bench-app.json (each kind its own number; the same history so far):
   0: the files written before any of these had a version.
@@ -571,12 +572,27 @@ class Equilibrium(Record):
     moving: list[str] | None = None
 
 
+class SoakCycles(Record):
+    """One node's flushing cycles over a soak (analysis/soak.cycles): InnoDB that writes back in bursts (nothing
+    until the checkpoint age nears its maximum, then most dirty pages at once) reaches no flat equilibrium; its steady
+    state is the cycle, priced over whole cycles."""
+
+    bursts_from_s: list[Num] | None = None  # each burst's first window
+    period_s: Num | None = None  # the mean time from one burst's start to the next's (None: fewer than two)
+    cycles: int | None = None  # whole cycles: from the window after a burst to the last window of the next
+    windows: int | None = None  # the windows those cycles span
+    per_write: dict[str, Num | None] | None = None  # over the whole cycles, weighted by writes (None: no whole cycle)
+    before_windows: int | None = None  # the windows before the first burst
+    before: dict[str, Num | None] | None = None  # the per-write figures over them
+
+
 class Soak(Record):
     growth: dict[str, SoakGrowth] | None = None
     usual_p99_ms: Num | None = None
     stalls: list[Stall] | None = None
     windows: list[SoakWindow] | None = None  # absent in soaks recorded before 2026-12-02
     equilibrium: Equilibrium | None = None
+    cycles: dict[str, SoakCycles] | None = None  # per node; absent in soaks recorded before 2026-12-03
 
 
 class WritebackNode(Record):

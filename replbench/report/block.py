@@ -20,10 +20,12 @@ from ..core.results import (
     LagOf,
     NodeCounters,
     NodeFigures,
+    Num,
     PlannedFault,
     RunSummary,
     Settle,
     Soak,
+    SoakCycles,
     SoakWindow,
     Stall,
 )
@@ -302,15 +304,37 @@ def _steady_lines(soak: Soak) -> list[str]:
         f"{w.from_s:g} s {_worse(w, 'cpu_ms_per_write_net', 3)} CPU-ms, {_worse(w, 'pages_flushed_per_write', 2)} "
         f"pages flushed, {_worse(w, 'kb_written_per_write', 1)} KB" for w in windows)]
     if not eq.reached:
+        cycling = {node: c for node, c in (soak.cycles or {}).items() if c.per_write}
+        if cycling and set(cycling) == set(windows[0].nodes or {}):
+            return lines + [_cycles_line(cycling)]
         return lines + ["Soak steady state: NOT reached (InnoDB's checkpoint age and dirty pages still moving over "
                         f"the last windows: {'; '.join(eq.moving or [])}); the per-write figures above include "
-                        "write-back only as far as flushing had begun"]
+                        "write-back only as far as flushing had begun"] + ([_cycles_line(cycling)] if cycling else [])
     per = eq.per_write or {}
     return lines + [f"Soak steady state, from {eq.from_s:g} s ({eq.windows} windows with InnoDB's checkpoint age and "
                     "dirty pages flat): per successful write, write-back included, " + "; ".join(
-                        f"{node} {_fig(f.get('cpu_ms_per_write_net'), 3)} CPU-ms net of idle, "
-                        f"{_fig(f.get('pages_flushed_per_write'), 2)} pages flushed, "
-                        f"{_fig(f.get('kb_written_per_write'), 1)} KB written" for node, f in per.items())]
+                        f"{node} {_per_write(f)}" for node, f in per.items())]
+
+
+def _per_write(f: dict[str, Num | None]) -> str:
+    """A node's steady-state figures per write (a soak's equilibrium or cycles)."""
+    return (f"{_fig(f.get('cpu_ms_per_write_net'), 3)} CPU-ms net of idle, "
+            f"{_fig(f.get('pages_flushed_per_write'), 2)} pages flushed, {_fig(f.get('kb_written_per_write'), 1)} "
+            "KB written")
+
+
+def _cycles_line(cycling: dict[str, SoakCycles]) -> str:
+    """The nodes whose InnoDB wrote back in bursts: their bursts and the per-write figures over whole cycles against
+    those before the first burst (analysis/soak.cycles)."""
+    parts = []
+    for node, c in cycling.items():
+        period = f"every {c.period_s / 60:.0f} min" if c.period_s is not None else ""
+        before = f" (before the first burst: {_per_write(c.before)})" if c.before else ""
+        parts.append(f"{node} bursts {period} from {', '.join(f'{s:g}' for s in c.bursts_from_s or [])} s; over "
+                     f"{c.cycles} whole cycle{'s' if c.cycles != 1 else ''} ({c.windows} windows) "
+                     f"{_per_write(c.per_write or {})}{before}")
+    return ("Soak steady state: cycles (InnoDB writes back in bursts, never flat); per successful write over whole "
+            "cycles, write-back included: " + "; ".join(parts))
 
 
 def _worse(window: SoakWindow, figure: str, digits: int) -> str:
