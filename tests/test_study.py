@@ -16,6 +16,7 @@ from replbench.core import sql
 from replbench.core.config import ROOT, STUDY_DIR, Settings
 from replbench.core.results import (
     ComparisonRow,
+    KnobSetting,
     StudyCell,
     StudyRecord,
     StudyUnit,
@@ -608,7 +609,7 @@ def test_the_report_picks_a_finished_campaign_or_says_why_not(tmp_path: Path) ->
 
 def test_the_cost_sheet_names_each_setting_and_keeps_studies_apart() -> None:
     def setting(**recorded: object) -> str:
-        return costsheet.setting(knobs.recorded(recorded))
+        return costsheet.setting(knobs.recorded(KnobSetting.model_validate(recorded)))
 
     assert setting(binlog_format="ROW", binlog_row_image="MINIMAL") == "ROW MINIMAL"
     assert setting(binlog_format="STATEMENT", binlog_row_image="FULL") == "STATEMENT"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.config import Word
-from ..core.results import ComparisonRow, RunSummary, StudyCell, StudyRecord
+from ..core.results import ComparisonRow, KnobSetting, RunSummary, StudyCell, StudyRecord
 from ..topology import links
 from ..topology.knobs import Knobs, parse_size, recorded
 from . import limits
@@ -147,7 +147,7 @@ class CompressionEffect:
 
     group: str
     cell: str
-    knobs: dict[str, Word]  # the cell's recorded knobs
+    knobs: KnobSetting | None  # the cell's recorded knobs
     baseline: str
     min_len: int  # its threshold
     off: float  # binlog bytes per write, median
@@ -179,7 +179,7 @@ def compression_effects(data: StudyRecord) -> list[CompressionEffect]:
             if not on or not off or not on.median or not off.median:
                 continue
             assert base is not None  # off is its row
-            out.append(CompressionEffect(group=group, cell=cell.name or "", knobs=dict(cell.knobs or {}),
+            out.append(CompressionEffect(group=group, cell=cell.name or "", knobs=cell.knobs,
                                          baseline=base.name or "", min_len=knobs.binlog_compress_min_len,
                                          off=off.median, on=on.median,
                                          compressed=on.median < COMPRESSED_BELOW * off.median))

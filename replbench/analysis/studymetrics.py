@@ -447,7 +447,7 @@ def _net_of_idle(record: RunSummary | ApplyRecord | BigTxRecord) -> bool:
 
 def setting_value(cell: StudyCell, key: str) -> Word:
     """A recorded cell's value of a knob or a cell key ("" where the cell leaves it at the reference)."""
-    knobs = cell.knobs or {}
+    knobs = cell.knobs.given() if cell.knobs is not None else {}  # a study file names a knob by its name
     if key in knobs:
         return knobs[key]
     if key == "scenario":
@@ -547,8 +547,8 @@ def cell_factors(cells: list[StudyCell]) -> tuple[dict[str, list[str]], dict[str
             return cell.scenario or DEFAULT
         if key in (cell.changed or {}):
             return str((cell.changed or {})[key])
-        if key in (cell.knobs or {}):
-            return str((cell.knobs or {})[key])
+        if key in (knobs := cell.knobs.given() if cell.knobs is not None else {}):
+            return str(knobs[key])
         return NO_LINK if key == LINK else DEFAULT
 
     values = {k: list(dict.fromkeys(value(c, k) for c in cells)) for k in keys}

@@ -1262,7 +1262,7 @@ class StudyUnit(Record):
 class StudyCell(Record):
     name: str | None = None
     scenario: str | None = None
-    knobs: dict[str, Word] | None = None  # every knob, as it is typed (sync_binlog 0, not '0')
+    knobs: KnobSetting | None = None  # every knob, as it is typed (sync_binlog 0, not '0')
     changed: dict[str, Word] | None = None  # what the cell sets beside the reference (experiments/studyfile Cell)
 
 

@@ -79,7 +79,7 @@ from ..core.config import (
     Word,
     parse_duration,
 )
-from ..core.results import StudyCell, StudyPlot
+from ..core.results import KnobSetting, StudyCell, StudyPlot
 from ..core.schema import FieldError, FileModel, Loc, between, checked_by, duration, one_of, shown, validate
 from ..topology import links
 from ..topology.knobs import KNOB_LIST, KNOBS, Knob, Knobs
@@ -200,7 +200,8 @@ def load(name: str) -> Spec:
 def cell_records(cells: tuple[Cell, ...]) -> list[StudyCell]:
     """The cells as study.json records them, and as its reader gets them: name, every knob, own scenario (None for
     none: every field is set, so each is written), what they change."""
-    return [StudyCell(name=c.name, knobs=c.knobs.as_dict(), scenario=c.scenario, changed=c.changed()) for c in cells]
+    return [StudyCell(name=c.name, knobs=KnobSetting.model_validate(c.knobs.as_dict()), scenario=c.scenario,
+                      changed=c.changed()) for c in cells]
 
 
 def cell_value(cell: Cell, key: str) -> str:

@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from ..core import sql
 from ..core.config import Node, ReplbenchError, Settings
+from ..core.results import KnobSetting
 from .nodes import wait_replicating
 
 BINLOG_FORMATS = ("ROW", "STATEMENT", "MIXED")
@@ -157,11 +157,11 @@ class Knobs:
         return ", ".join(f"{k}={v}" for k, v in self.changed().items()) or "reference settings"
 
 
-def recorded(values: Mapping[str, Any] | None) -> Knobs:
+def recorded(setting: KnobSetting | None) -> Knobs:
     """A setting as a results file recorded it (a study cell's, a sweep's, a run's meta.json) as the Knobs it was,
     each knob read by its name and a knob it does not record at the reference's value (this class's defaults, the
     one place they are written). Every recorded setting parses (1,525 committed ones, checked 1 Dec 2026)."""
-    return Knobs.from_values(dict(values or {}))
+    return Knobs.from_values(setting.given() if setting is not None else {})
 
 
 def _flag(name: str) -> str:
