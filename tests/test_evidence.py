@@ -146,6 +146,10 @@ EVIDENCE = (
     Evidence("soak-noindex-20261203/cycles.txt", (
         Run("soak-noindex-20261203/cycles.py",
             ("results/readme-assets/soak-noindex-20261203/soak-write-noindex-800",)),)),
+    Evidence("soak-128m-20261203/steady-write-noindex.txt", (
+        Run("write-back-20261202/steady.py", ("results/readme-assets/soak-128m-20261203/soak-write-noindex-400",)),)),
+    Evidence("soak-128m-20261203/steady-write.txt", (
+        Run("write-back-20261202/steady.py", ("results/readme-assets/soak-128m-20261203/soak-write-100",)),)),
 )
 RERUN = {run.script for evidence in EVIDENCE for run in evidence.runs}
 
