@@ -150,6 +150,8 @@ EVIDENCE = (
         Run("write-back-20261202/steady.py", ("results/readme-assets/soak-128m-20261203/soak-write-noindex-400",)),)),
     Evidence("soak-128m-20261203/steady-write.txt", (
         Run("write-back-20261202/steady.py", ("results/readme-assets/soak-128m-20261203/soak-write-100",)),)),
+    Evidence("shapes-interval-20261203/compare.txt", (
+        Run("shapes-interval-20261203/compare.py", cwd="shapes-interval-20261203"),)),
 )
 RERUN = {run.script for evidence in EVIDENCE for run in evidence.runs}
 

@@ -5,6 +5,8 @@ window's apply.json given the CPU figures a window records (docs/profile.md, "Yo
 from __future__ import annotations
 
 import json
+import math
+import re
 from pathlib import Path
 
 import pytest
@@ -137,27 +139,63 @@ def test_own_runs_that_are_no_live_window_with_cpu_figures_are_refused_in_one_li
         assert needle in lines[-1] and lines[-1].startswith("./run.sh: error:"), err
 
 
-def test_the_foreign_table_note_states_the_committed_evidences_ratios() -> None:
-    """FOREIGN_CPU_PRICED is what compare.txt measured (the lowest and highest of three shapes, per role)."""
-    from replbench.core.config import FOREIGN_CPU_PRICED
+def test_the_foreign_tables_ratios_are_the_committed_evidences_and_each_shape_left_out_is_held_alike() -> None:
+    """FOREIGN_CPU_RATIOS is what shapes-interval-20261203/compare.txt measured (the model's price ÷ the measured,
+    per shape and role, three decimals), and analysis/shapes holds each shape left out where the script, by hand,
+    found it held."""
+    from replbench.analysis import shapes
+    from replbench.core.config import FOREIGN_CPU_RATIOS, FOREIGN_SHAPES
 
-    text = (ROOT / "results" / "readme-assets" / "own-fit-20261203" / "compare.txt").read_text()
-    section = text.split("model's price / measured", 1)[1].split("\n\n", 1)[0].strip().splitlines()[1:]
+    text = (ROOT / "results" / "readme-assets" / "shapes-interval-20261203" / "compare.txt").read_text()
+    table = text.split("\n\n", 1)[0].splitlines()[1:]
     ratios: dict[str, list[float]] = {}
-    for line in section:
-        _, role, ratio = line.split()
+    order: list[str] = []
+    for line in table:
+        shape, _, role, *_, ratio = line.split()
         ratios.setdefault(role, []).append(float(ratio))
-    assert {role: (min(r), max(r)) for role, r in ratios.items()} == FOREIGN_CPU_PRICED
-    assert all(len(r) == 3 for r in ratios.values())
+        order += [shape] if shape not in order else []
+    assert tuple(order) == FOREIGN_SHAPES
+    assert {role: tuple(r) for role, r in ratios.items()} == FOREIGN_CPU_RATIOS
+    left = text.split("each shape left out", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+    held: dict[str, list[bool]] = {}
+    for line in left:
+        held.setdefault(line.split()[0], []).append(line.rstrip().endswith(": held"))
+    assert {role: shapes.left_out(r) for role, r in FOREIGN_CPU_RATIOS.items()} == held
 
 
 def test_a_foreign_tables_sheet_says_how_far_the_models_price_was_from_the_measured(tmp_path: Path) -> None:
     env = env_for(tmp_path / "state", REPLBENCH_RESULTS=str(ROOT / "results"), REPLBENCH_PORT_BASE="9")
     code, text, err = run_main(["model", "predict", "--profile", str(PROFILE), "--setting", "ROW-FULL"], env)
     assert code == 0, err
-    assert ("CPU and apply priced by the model on the suite's table, not yours: on sysbench's three shapes it came "
-            "to 1.05–1.92× the measured on the master, 1.51–2.15× the measured on the replica") in text, text
+    # the note and the line from FOREIGN_CPU_RATIOS (analysis/shapes): master 1.14× [0.37–3.53], replica 1.47×
+    assert ("CPU and apply priced by the model on the suite's table, not yours: on 6 sysbench shapes the model's price "
+            "was 1.14× the measured on the master and 1.47× the measured on the replica (geometric means); for a new "
+            "shape, 0.37–3.53× and 0.66–3.24× (95 % prediction intervals, 9.6× and 4.9× wide") in text, text
+    master = re.search(r"Master CPU: ([\d.]+) ", text)
+    line = re.search(r"CPU for a table of another shape .*: master ([\d.]+) \[([\d.]+)–([\d.]+)\] cores", text)
+    assert master is not None and line is not None, text
+    price, (value, low, high) = float(master.group(1)), (float(g) for g in line.groups())
+    assert (value, low, high) == pytest.approx((price / 1.138, price / 3.526, price / 0.367), rel=0.01)
     code, text, err = run_main(["model", "predict", "--profile", str(ROOT / "samples" / "write-mix.profile.json"),
                                 "--setting", "ROW-FULL"], env)
     assert code == 0, err
     assert "CPU and apply" not in text, text  # the suite's own table: the model's own ground
+
+
+def test_a_new_shapes_interval_comes_from_the_others_and_holds_them_each_left_out() -> None:
+    from replbench.analysis import shapes
+
+    # ratios e^0.1, e^0.3, e^0.5: log mean 0.3, sd 0.2; t(0.975, 2) = 4.303, × √(4/3): half-width 0.9937
+    out = shapes.spread([math.exp(0.1), math.exp(0.3), math.exp(0.5)])
+    assert out is not None and out.shapes == 3
+    assert out.mean_ratio == pytest.approx(math.exp(0.3))
+    assert (math.log(out.low), math.log(out.high)) == pytest.approx((-0.3 - 0.9937, -0.3 + 0.9937), abs=1e-4)
+    assert out.width == pytest.approx(math.exp(2 * 0.9937), rel=1e-4)
+    # a price of 2 cores: 2 ÷ e^0.3 within 2 × [low, high]
+    band = shapes.corrected({"value": 2.0, "low": 1.5, "high": 2.5}, out)
+    assert band == pytest.approx({"value": 2 / math.exp(0.3), "low": 2 * out.low, "high": 2 * out.high})
+    assert shapes.spread([1.5]) is None and shapes.corrected(None, out) is None
+    # left out in turn: three close shapes hold each other; a fourth far off is held by none of the others' spread
+    assert shapes.left_out([1.0, 1.1, 1.2]) == [True, True, True]
+    assert shapes.left_out([1.0, 1.01, 1.02, 3.0])[-1] is False
+    assert shapes.left_out([1.0, 2.0]) == [None, None]

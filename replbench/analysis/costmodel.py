@@ -1100,6 +1100,8 @@ class Plan:
     # a profile's plan priced with the workload's own runs (analysis/ownfit.own_cpu): where its CPU comes from
     cpu_basis: str | None = None
     cpu_note: str | None = None
+    # a profile's plan on a table the model does not know (analysis/shapes): the CPU a table of another shape gets
+    shape_cpu_cores: dict[str, Band] | None = None
 
 
 def predict(model: CostModel, mix: list[tuple[str, int, float]], setting: str = "ROW-FULL",

@@ -2,7 +2,7 @@
 replicas that followed it, their CPU over the window net of idle, and the held replicas' drains): what
 `model predict --profile P --own-runs apply.json[,…]` prices the workload's CPU and apply with, in place of the
 model's fit on this suite's accounts table (a foreign table is priced as bench_idx, which on sysbench's shapes
-came to 1.05–2.15× the measured CPU: core/config.FOREIGN_CPU_PRICED, docs/profile.md, "Your own runs").
+came to 1.05–2.15× the measured CPU: core/config.FOREIGN_CPU_RATIOS, analysis/shapes, docs/profile.md).
 
 A fit on one rate: the CPU per transaction measured at the windows' rate is held at any other rate (cores =
 rate × CPU-ms per transaction), its interval the windows' whole minutes' (each minute a repeat: Student's t over

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..core import results
 from ..core.config import (
-    FOREIGN_CPU_PRICED,
+    FOREIGN_CPU_RATIOS,
     HEARTBEAT_DOMAIN_ID,
     META_SCHEMA,
     MODEL_REPLICA_CORES,
@@ -51,7 +51,7 @@ from ..measure.binlogfile import (
     stream,
     value_size,
 )
-from . import costmodel
+from . import costmodel, shapes
 from .costmodel import Band, Plan
 from .ownfit import OwnFit, own_cpu
 
@@ -921,10 +921,23 @@ class Sheet:
     error: str | None = None
 
 
-FOREIGN_NOTE = ("priced by the model on the suite's table, not yours: on sysbench's three shapes it came to "
-                + ", ".join(f"{lo:g}–{hi:g}× the measured on the {role}"
-                            for role, (lo, hi) in FOREIGN_CPU_PRICED.items())
-                + " (docs/profile.md); measure yours with apply-capacity --live and price it with --own-runs")
+def foreign(plan: Plan) -> Plan:
+    """A plan on a table the model does not know: its CPU the model's price on bench_idx, said so, and beside it the
+    CPU a table of another shape gets from the spread of the model's price over the shapes measured
+    (analysis/shapes): the master's and the replica's, with that spread's width."""
+    spreads = {role: shapes.spread(ratios) for role, ratios in FOREIGN_CPU_RATIOS.items()}
+    bands = {"master": shapes.corrected(plan.master_cpu_cores, spreads["master"]),
+             "replica": shapes.corrected(plan.replica_cpu_cores, spreads["replica"])}
+    got = {role: s for role, s in spreads.items() if s is not None}
+    n = max((s.shapes for s in got.values()), default=0)
+    note = (f"priced by the model on the suite's table, not yours: on {n} sysbench shapes the model's price was "
+            + " and ".join(f"{s.mean_ratio:.2f}× the measured on the {role}" for role, s in got.items())
+            + " (geometric means); for a new shape, "
+            + " and ".join(f"{1 / s.high:.2f}–{1 / s.low:.2f}×" for s in got.values())
+            + " (95 % prediction intervals, " + " and ".join(f"{s.width:.1f}×" for s in got.values())
+            + " wide; docs/profile.md); measure yours with apply-capacity --live and price it with --own-runs")
+    return replace(plan, cpu_basis="model", cpu_note=note,
+                   shape_cpu_cores={role: band for role, band in bands.items() if band is not None})
 
 
 def price(model: CostModel, profile: Profile, mixes: dict[str, Mix], mapped: dict[str, list[Line]],
@@ -954,7 +967,7 @@ def price(model: CostModel, profile: Profile, mixes: dict[str, Mix], mapped: dic
         if own is not None:  # the workload's own runs price its CPU and apply (analysis/ownfit)
             plan = own_cpu(plan, own, costmodel.no_data_of(model))
         elif any(ln.schema_name not in MODEL_TABLES or ln.table != "accounts" for ln in mapped[table]):
-            plan = replace(plan, cpu_basis="model", cpu_note=FOREIGN_NOTE)
+            plan = foreign(plan)
         sheets.append(Sheet(setting, table, plan=plan if model_binlog else own_binlog(plan, profile, mapped[table]),
                             largest=largest_on(model, profile, mapped[table], setting, table)))
     plans = [sheet.plan for sheet in sheets if sheet.plan is not None]

@@ -337,11 +337,14 @@ LIVE_BUSIEST_SPAN_S = 60.0
 # windows' rate is priced at their rate; further away, the note says the cost per transaction was held across a step
 # its interval does not cover
 OWN_RATE_NEAR = 0.10
-# The model's CPU price of a table the suite did not write (priced as bench_idx's rows) against the measured, the
-# lowest and highest over sysbench's three shapes at 300/s (oltp_write_only, oltp_update_non_index,
-# oltp_update_index; results/readme-assets/own-fit-20261203/compare.txt, tests/test_ownfit checks them against it):
-# printed with such a sheet, never applied to it (three shapes are no interval)
-FOREIGN_CPU_PRICED = {"master": (1.05, 1.92), "replica": (1.51, 2.15)}
+# The model's CPU price of a table the suite did not write (priced as bench_idx's rows) ÷ the measured, per role, one
+# per sysbench shape at 300/s, the shapes in FOREIGN_SHAPES' order, those measured in another session scaled to the
+# first's host by a control (results/readme-assets/shapes-interval-20261203/compare.txt, which tests/test_ownfit checks
+# them against): the spread a table of another shape is priced with (analysis/shapes; docs/profile.md, "A table the
+# model does not know")
+FOREIGN_SHAPES = ("write_only", "update_non_index", "update_index", "multi_update", "insert", "nopk_write_only")
+FOREIGN_CPU_RATIOS = {"master": (1.049, 1.917, 1.773, 0.763, 1.088, 0.734),
+                      "replica": (1.513, 2.152, 1.81, 1.131, 1.492, 1.0)}
 # report.md's "Your own workload" (analysis/ownworkload, report/ownworkload): how far profile, model predict
 # --profile [--own-runs] and apply-capacity --live and --binlog held on a workload the suite did not write
 # (sysbench), read from the committed evidence under these repository-relative folders (each README says how it was

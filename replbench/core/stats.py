@@ -1,9 +1,9 @@
 """The statistics every reader of results shares (sweep, study, report, compare, the app's histogram, the cost
 model): percentiles, medians and ranges of repeats, whether two sets of repeats are told apart, a bootstrap noise
-interval, a mean's t interval, the pooled run-to-run variance of repeats and a bootstrap that resamples whole
-groups; and the one rule by which two sets of repeats are compared and worded (`judgement`: docs/metrics.md,
-"Comparing two figures"), with Welch's test and Holm's correction it calls for. Pure functions: no I/O; the one
-project import is core/config's thresholds."""
+interval, a mean's t interval and a new value's (prediction), the pooled run-to-run variance of repeats and a
+bootstrap that resamples whole groups; and the one rule by which two sets of repeats are compared and worded
+(`judgement`: docs/metrics.md, "Comparing two figures"), with Welch's test and Holm's correction it calls for. Pure
+functions: no I/O; the one project import is core/config's thresholds."""
 
 from __future__ import annotations
 
@@ -125,6 +125,18 @@ def mean_error(values: Sequence[float], confidence: float = 0.95) -> tuple[float
         return None
     se = statistics.stdev(values) / len(values) ** 0.5
     return se, float(t.ppf(0.5 + confidence / 2, len(values) - 1)) * se
+
+
+def prediction_half_width(values: Sequence[float], confidence: float = 0.95) -> float | None:
+    """The half-width of the two-sided Student t interval at `confidence` for one more value drawn as these were:
+    t(n − 1) × their standard deviation × √(1 + 1/n) (a new value's own spread and their mean's); None with fewer
+    than two values."""
+    from scipy.stats import t
+
+    if len(values) < 2:
+        return None
+    n = len(values)
+    return float(t.ppf(0.5 + confidence / 2, n - 1)) * statistics.stdev(values) * math.sqrt(1 + 1 / n)
 
 
 def group_bootstrap(n_groups: int, rounds: int, seed: int = BOOTSTRAP_SEED) -> list[list[int]]:

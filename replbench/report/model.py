@@ -191,6 +191,12 @@ def _figure(value: Band | None) -> str:
     return f"{_num(value['value'])} [{_num(value['low'])}–{_num(value['high'])}]"
 
 
+def _shape_line(bands: dict[str, Band]) -> str:
+    """The CPU a table of another shape than the model's gets (analysis/shapes.corrected)."""
+    return ("CPU for a table of another shape (the model's price ÷ its mean ratio to the measured, with the shapes' "
+            "95 % prediction interval): " + ", ".join(f"{role} {_figure(band)} cores" for role, band in bands.items()))
+
+
 def render_plan(plan: Plan, replicas: int | None = None) -> str:
     """costmodel.predict's plan as text; with `replicas`, the bytes out of the master to that many. A profile's plan
     says where its binlog figures come from (analysis/profile.own_binlog's binlog_note)."""
@@ -205,6 +211,7 @@ def render_plan(plan: Plan, replicas: int | None = None) -> str:
         f"Replica CPU: {_figure(plan.replica_cpu_cores)} cores, {_figure(plan.replica_cpu_utilisation)} of "
         f"its {plan.replica_cores:g} core(s)",
         *([f"CPU and apply {plan.cpu_note}"] if plan.cpu_note else []),  # --own-runs: measured, not the model's
+        *([_shape_line(plan.shape_cpu_cores)] if plan.shape_cpu_cores else []),  # a table the model does not know
         f"Replica apply utilisation ρ (one SQL thread): {_figure(plan.replica_apply_rho)}; lag "
         f"{plan.lag or 'unknown (no apply data)'}"
         + (f" ({_figure(plan.lag_growth_s_per_s)} s per s)" if plan.lag_growth_s_per_s else ""),
