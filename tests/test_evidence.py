@@ -144,8 +144,8 @@ EVIDENCE = (
     Evidence("replay-study-20261203/check.txt", (
         Run("replay-study-20261203/check.py", cwd="replay-study-20261203"),)),
     Evidence("soak-noindex-20261203/cycles.txt", (
-        Run("soak-noindex-20261203/cycles.py",
-            ("results/readme-assets/soak-noindex-20261203/soak-write-noindex-800",)),)),
+        Run("write-back-20261202/steady.py",
+            ("results/readme-assets/soak-noindex-20261203/soak-write-noindex-800", "--cycles")),)),
     Evidence("soak-128m-20261203/steady-write-noindex.txt", (
         Run("write-back-20261202/steady.py", ("results/readme-assets/soak-128m-20261203/soak-write-noindex-400",)),)),
     Evidence("soak-128m-20261203/steady-write.txt", (

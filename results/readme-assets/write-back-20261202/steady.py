@@ -1,7 +1,8 @@
 """A soak's windows and steady state, derived again by the code at hand (analysis/soak) from the files the soak
 recorded beside its summary: timeline.csv (successes per second), cpu.csv, innodb.csv and io.csv, and the idle rates,
 the attack's span and the share of writes from its summary.json. Run from the repository's root:
-python results/readme-assets/write-back-20261202/steady.py FOLDER (a soak's folder, e.g. the soak-write-400 beside)."""
+python results/readme-assets/write-back-20261202/steady.py FOLDER [--cycles] (a soak's folder, e.g. the soak-write-400
+beside; --cycles: each node's flushing bursts and whole cycles too, analysis/soak.cycles)."""
 
 import csv
 import json
@@ -38,6 +39,9 @@ def main() -> None:
             f"{f['dirty_pages']:,.0f} {f['checkpoint_age_mb']}" for n, f in (w.nodes or {}).items()))
     eq = soak.equilibrium(windows)
     print(f"equilibrium: {json.dumps(eq.model_dump(exclude_unset=True), sort_keys=True)}")
+    if len(sys.argv) > 2 and sys.argv[2] == "--cycles":  # a soak that writes back in bursts: its whole cycles
+        for node, c in soak.cycles(windows).items():
+            print(f"cycles {node}: {json.dumps(c.model_dump(exclude_unset=True), sort_keys=True)}")
 
 
 if __name__ == "__main__":
