@@ -148,6 +148,8 @@ EVIDENCE = (
             ("results/readme-assets/soak-noindex-20261203/soak-write-noindex-800", "--cycles")),)),
     Evidence("soak-128m-20261203/steady-write-noindex.txt", (
         Run("write-back-20261202/steady.py", ("results/readme-assets/soak-128m-20261203/soak-write-noindex-400",)),)),
+    Evidence("soak-128m-20261203/by_hand.txt", (
+        Run("soak-128m-20261203/by_hand.py", cwd="soak-128m-20261203"),)),
     Evidence("soak-128m-20261203/steady-write.txt", (
         Run("write-back-20261202/steady.py", ("results/readme-assets/soak-128m-20261203/soak-write-100",)),)),
     Evidence("shapes-interval-20261203/compare.txt", (
