@@ -41,6 +41,15 @@ def test_a_windows_cpu_per_transaction_is_net_of_idle_per_whole_minute_with_its_
     assert "replica1" not in got  # not read as the window opened: no figure rather than a part of one
 
 
+def test_a_node_that_spent_no_more_than_its_idle_over_a_window_gets_no_figure_not_a_cost_of_0() -> None:
+    samples = [(float(i), 40 * i) for i in range(7)]  # a 6 s window of 40 transactions a second
+    cpu = [{"master": i * 0.05, "replica1": i * 0.004} for i in range(7)]  # the follower at 4 ms/s, its idle at 5
+    got = cpu_of(samples, cpu, {"master": 0.005, "replica1": 0.005}, {"master": "master", "replica1": "following"})
+    assert got["master"].cpu_ms_per_trx == pytest.approx(1.125) and not got["master"].below_idle
+    follower = got["replica1"]
+    assert follower.cpu_ms_per_trx is None and follower.below_idle and follower.cpu_s == pytest.approx(0.024)
+
+
 def _window(tmp_path: Path, name: str, master_ms: float = 0.35, follower_ms: float = 0.45,
             knobs_changed: dict[str, str] | None = None, cpu: bool = True, window_s: float | None = None,
             flush_ms: float | None = None) -> Path:

@@ -446,10 +446,16 @@ def test_a_live_unit_drives_a_workload_files_tool_and_measures_its_window(topo: 
         for c in apply["live"]["cpu"].values():
             back = c["writeback"]
             assert back["dirty_pages"] > 0 and back["pages_flushed"] > 0 and back["write_bytes"] > 0, back
-            assert back["cpu_ms_per_write_net_with_writeback"] >= back["run_cpu_ms_per_write_net"] == \
-                c["cpu_ms_per_trx"], back
+            assert c["cpu_s"] > 0, c
+            # a follower's few ms over 6 s can sit under its idle on a busy host: then no figure, never 0.0
+            assert (c["cpu_ms_per_trx"] is None) == bool(c.get("below_idle")), c
+            if c["cpu_ms_per_trx"] is not None:
+                assert back["cpu_ms_per_write_net_with_writeback"] >= back["run_cpu_ms_per_write_net"] == \
+                    c["cpu_ms_per_trx"] > 0, back
         metrics = unit["metrics"]
-        assert metrics["live_master_ms_per_trx"] > 0 and metrics["live_following_ms_per_trx"] > 0, metrics
+        assert metrics["live_master_ms_per_trx"] > 0, metrics
+        following = next(c for c in apply["live"]["cpu"].values() if c["role"] == "following")
+        assert metrics.get("live_following_ms_per_trx") == following["cpu_ms_per_trx"], (metrics, following)
         assert metrics["live_master_kb_written_per_trx_with_writeback"] > 0, metrics
         # the binlog the window wrote, by the server's count: within what the binlog files grew by over the whole
         # study, and at least a GTID, a table map and a row event a transaction

@@ -55,10 +55,12 @@ def cpu_of(samples: Sequence[tuple[float, int]], cpu: Sequence[dict[str, float |
             continue
         rest = idle.get(node)
 
-        def per_trx(a: tuple[int, float], b: tuple[int, float], rest: float | None = rest) -> float | None:
+        def used(a: tuple[int, float], b: tuple[int, float], rest: float | None = rest) -> float:
+            return b[1] - a[1] - (rest or 0.0) * (t[b[0]] - t[a[0]])
+
+        def per_trx(a: tuple[int, float], b: tuple[int, float]) -> float | None:
             trx = n[b[0]] - n[a[0]]
-            used = b[1] - a[1] - (rest or 0.0) * (t[b[0]] - t[a[0]])
-            return round(1000 * max(0.0, used) / trx, 4) if trx > 0 else None
+            return round(1000 * max(0.0, used(a, b)) / trx, 4) if trx > 0 else None
 
         minutes: list[float] = []
         start = got[0]
@@ -68,9 +70,13 @@ def cpu_of(samples: Sequence[tuple[float, int]], cpu: Sequence[dict[str, float |
                     minutes.append(value)
                 start = read
         error = mean_error(minutes)
+        # a node that spent no more over the window than its idle would have: its work is below what the idle
+        # subtraction can resolve, so it gets no per-transaction figure (never a cost of 0); docs/apply-capacity.md
+        below = rest is not None and used(got[0], got[-1]) <= 0
         mean = sum(minutes) / len(minutes) if minutes else 0.0
         out[node] = LiveCpu(role=role, cpu_s=round(got[-1][1] - got[0][1], 3), seconds=round(t[-1] - t[0], 3),
-                            transactions=n[-1] - n[0], idle_cpu_per_s=rest, cpu_ms_per_trx=per_trx(got[0], got[-1]),
+                            transactions=n[-1] - n[0], idle_cpu_per_s=rest,
+                            cpu_ms_per_trx=None if below else per_trx(got[0], got[-1]), below_idle=below or None,
                             net=rest is not None, minutes_ms_per_trx=minutes,
                             ci95_ms_per_trx=None if error is None else
                             [round(mean - error[1], 4), round(mean + error[1], 4)])

@@ -36,7 +36,8 @@ version):
   1: `schema_version` written; keys as in 0. Added since: apply.json's replicas' `writeback` and its `cores`
   (2026-12-02); apply.json's `live` and its replicas' `busiest_minute_ratio` (2026-12-02: `apply-capacity --live`),
   its `replay` (2026-12-02: `apply-capacity --binlog`), its live window's `cpu` and `idle_trx` (2026-12-03: each
-  node's CPU per transaction over the window, the workload's own fit for `model predict --own-runs`);
+  node's CPU per transaction over the window, the workload's own fit for `model predict --own-runs`), its nodes'
+  `below_idle` (2026-12-03: a node's window CPU did not exceed its idle, so no figure where 0.0 was written);
   model.json's `app_cpu_s` and `load_cpu_s`, and their fits' `basis` (2026-12-02: `model predict --cores`);
   study.json's `cells_cut` (2026-12-02: the study file's cells `--only` left out), `cores` (2026-12-02: the
   host's, for the core ceiling) and its units' metric `link_rtt_ms` (2026-12-02: the replication link's measured
@@ -1540,6 +1541,9 @@ class LiveCpu(Record):
     idle_cpu_per_s: Num | None = None
     cpu_ms_per_trx: Num | None = None
     net: bool | None = None  # cpu_ms_per_trx is net of idle_cpu_per_s
+    # the window's CPU did not exceed its idle (a tiny window on a busy host): no per-transaction figure, not a cost
+    # of 0 (absent before 2026-12-03: such a node read 0.0)
+    below_idle: bool | None = None
     minutes_ms_per_trx: list[Num] | None = None
     ci95_ms_per_trx: list[Num] | None = None
     # after a window a workload file's tool wrote: the node's dirty pages forced out, per window transaction, with the

@@ -674,9 +674,14 @@ def _live_cpu_lines(live: LiveWindow) -> list[str]:
     --profile --own-runs` prices it with (docs/apply-capacity.md, "Live")."""
     lines = []
     for name, c in (live.cpu or {}).items():
+        who = "the master" if c.role == "master" else f"{name} (following it, its SQL thread not held)"
+        if c.below_idle:
+            spent = _figure(c.cpu_s, ".3f")
+            lines.append(f"CPU over the window, {who}: no more than its idle would have spent ({spent} s in all): "
+                         "below what the idle subtraction resolves, so no CPU per transaction")
+            continue
         if c.cpu_ms_per_trx is None:
             continue
-        who = "the master" if c.role == "master" else f"{name} (following it, its SQL thread not held)"
         spread = (f" [{c.ci95_ms_per_trx[0]:.3f}–{c.ci95_ms_per_trx[1]:.3f}, the 95 % interval over its "
                   f"{len(c.minutes_ms_per_trx or [])} whole minutes]" if c.ci95_ms_per_trx else
                   " (under two whole minutes: no interval)")
