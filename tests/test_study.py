@@ -472,25 +472,32 @@ def test_a_live_unit_drives_a_workload_files_tool_and_measures_its_window(topo: 
 
 def test_a_replay_study_puts_the_replica_back_before_each_unit_and_refuses_a_replica_elsewhere(
         topo: Settings, tmp_path: Path) -> None:
-    """A captured binlog replayed by two cells (serial; two conservative threads): the replica is kept as it stands
-    before the first and put back before the second, so each applies exactly the files' transactions; afterwards
-    it replicates from the master again and the snapshot is gone. A replica at no boundary of the files is refused
-    in one line before any unit, and leaves no folder."""
+    """A captured binlog replayed by three cells (serial; two conservative threads; MINIMAL, re-logged by the
+    replica and then replayed): the replica is kept as it stands before the first and put back before each other
+    (and between the re-log and its replay), so each applies exactly the files' transactions; the re-logged files
+    are the same transactions in fewer bytes. Afterwards it replicates from the master again, without re-logging,
+    and the snapshot is gone. A replica at no boundary of the files is refused in one line before any unit, and
+    leaves no folder."""
     replica = topo.node("replica1")
     with sql.admin(topo.master, topo) as cur:
         cur.execute("FLUSH BINARY LOGS")
         cur.execute("CREATE DATABASE IF NOT EXISTS replays")
-        cur.execute("CREATE TABLE IF NOT EXISTS replays.t (id INT AUTO_INCREMENT PRIMARY KEY, v INT, KEY (v))")
+        cur.execute("CREATE TABLE IF NOT EXISTS replays.t (id INT AUTO_INCREMENT PRIMARY KEY, v INT, "
+                    "pad CHAR(100) NOT NULL DEFAULT 'x', KEY (v))")
     assert all(v is not None for v in nodes.wait_caught_up(topo, 60).values())
     with sql.admin(replica, topo) as cur:
         cur.execute(sql.stop_replica_sql(topo.flavour))
     text = ('description = "x"\nquestion = "x"\nmeasure = ["replay"]\nbinlogs = ["{file}"]\nrepeat = 1\n'
             '[[cells]]\nname = "serial"\n[[cells]]\nname = "two threads"\nparallel_threads = 2\n'
-            'parallel_mode = "conservative"\n')
+            'parallel_mode = "conservative"\n[[cells]]\nname = "minimal"\nbinlog_row_image = "MINIMAL"\n')
     try:
         with sql.admin(topo.master, topo) as cur:
-            for i in range(120):
+            for i in range(60):  # 60 transactions of two inserts, then 60 single-row updates
                 cur.execute("INSERT INTO replays.t (v) VALUES (%s), (%s)", (i, -i))
+            cur.execute("SELECT MIN(id) FROM replays.t")
+            first = int(sql.one_row(cur)[0])
+            for i in range(60):
+                cur.execute("UPDATE replays.t SET v = v + 1000 WHERE id = %s", (first + i,))
             cur.execute("SHOW MASTER STATUS")
             current = str(sql.one_row(cur)[0])
         copy = tmp_path / current
@@ -501,17 +508,34 @@ def test_a_replay_study_puts_the_replica_back_before_each_unit_and_refuses_a_rep
         nodes.ensure_replicating(replica, topo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     folder, data = study_folder(proc.stdout)
-    assert [(u["cell"], u["status"]) for u in data["units"]] == [("serial", "ok"), ("two threads", "ok")] or \
-        [(u["cell"], u["status"]) for u in data["units"]] == [("two threads", "ok"), ("serial", "ok")], data["units"]
+    assert sorted((u["cell"], u["status"]) for u in data["units"]) == [
+        ("minimal", "ok"), ("serial", "ok"), ("two threads", "ok")], data["units"]
+    per_trx = {}
     for unit in data["units"]:
         apply = json.loads((folder / unit["folder"] / "apply.json").read_text())
         assert apply["replicas"]["replica1"]["transactions"] == 120 == apply["replay"]["transactions"], apply
         assert unit["metrics"]["apply_trx_per_s"] > 0, unit["metrics"]
-    assert "putting replica1 back at" in proc.stderr and not (topo.state / "snapshots" / "replica1").exists()
-    assert all(v is not None for v in nodes.wait_caught_up(topo, 60).values()) and replicating(topo)
+        per_trx[unit["cell"]] = unit["metrics"]["replay_binlog_bytes_per_trx"]
+        relog = apply["replay"].get("relog")
+        assert (relog is not None) == (unit["cell"] == "minimal"), apply["replay"]
+        if relog is not None:  # the replayed files are the replica's re-log, kept in the unit's folder
+            assert relog["row_image"] == "MINIMAL" and relog["source_transactions"] == 120, relog
+            kept = [folder / unit["folder"] / "relogged" / f["name"] for f in apply["replay"]["files"]]
+            assert all(k.is_file() for k in kept) and relog["source_events_bytes"] > apply["replay"]["events_bytes"]
+    # the same 120 transactions: the serial and parallel cells replay the files themselves, the MINIMAL one fewer bytes
+    assert per_trx["serial"] == per_trx["two threads"] > per_trx["minimal"] > 0, per_trx
+    assert proc.stderr.count("putting replica1 back at") == 3, proc.stderr
+    assert not (topo.state / "snapshots" / "replica1").exists()
     with sql.admin(replica, topo) as cur:
-        cur.execute("SELECT COUNT(*) FROM replays.t")
-        assert sql.one_row(cur)[0] == 240  # the files applied once net: put back, replayed, then the master's stream
+        cur.execute("SELECT @@log_slave_updates, @@binlog_row_image")
+        assert sql.one_row(cur) == (0, "FULL")  # restarted without the re-log's settings
+    assert all(v is not None for v in nodes.wait_caught_up(topo, 60).values()) and replicating(topo)
+    rows = []
+    for node in (replica, topo.master):  # the files applied once net: put back, replayed, then the master's stream
+        with sql.admin(node, topo) as cur:
+            cur.execute("SELECT COUNT(*), SUM(v), SUM(v >= 1000) FROM replays.t")
+            rows.append(sql.one_row(cur))
+    assert rows[0] == rows[1] and rows[0][0] == 120 and rows[0][2] > 0, rows
     studies_before = sorted(topo.results.glob("study-*"))
     proc = run_cli(["study", str(write_study(tmp_path, text.format(file=copy), "again"))], env_for(topo.state))
     assert proc.returncode == 1 and "replica1 has applied every transaction" in proc.stderr.strip().splitlines()[-1]

@@ -107,8 +107,8 @@ def test_a_replay_study_replays_its_files_per_cell_interleaved_with_no_rate(tmp_
     (("binlogs = [", "scenarios = [\"write\"]\nbinlogs = ["), "not scenarios"),
     (("repeat = 2", "repeat = 2\nrate = 100"), "no rate"),
     (("binlog.000041", "binlog.000099"), "no such file"),
-    (("parallel_mode = \"optimistic\"", "parallel_mode = \"optimistic\"\nbinlog_row_image = \"MINIMAL\""),
-     "sets only the replica's parallel_threads and parallel_mode"),
+    (("parallel_mode = \"optimistic\"", "parallel_mode = \"optimistic\"\nbinlog_format = \"STATEMENT\""),
+     "sets only the replica's parallel_threads, parallel_mode and binlog_row_image"),
     (("name = \"serial\"", "name = \"serial\"\nload = 2"), "sets only the replica's"),
 ])
 def test_a_replay_study_that_asks_what_a_replay_cannot_apply_is_refused(tmp_path: Path, change: tuple[str, str],

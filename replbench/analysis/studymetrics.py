@@ -204,6 +204,10 @@ def _apply(data: ApplyRecord, figure: Callable[[ApplyReplica], Num | None], cost
     return (max(got) if cost else min(got)) if got else None
 
 
+def _per(total: Num | None, count: Num | None) -> float | None:
+    return None if total is None or not count else round(total / count, 1)
+
+
 def _live_cpu(data: ApplyRecord, role: str) -> float | None:
     """A live window's CPU per transaction of the nodes in a role (master, following), the larger of them (net of
     idle where the idle sample saw no transaction: LiveCpu.net)."""
@@ -304,6 +308,9 @@ APPLY_METRICS: tuple[Metric[ApplyRecord], ...] = (
            lower_is_better=False, source="apply"),
     Metric("apply_ms_per_trx", "replica CPU-ms/trx (apply)", "ms",
            lambda d: _apply(d, lambda r: r.cpu_ms_per_trx, cost=True), source="apply"),
+    Metric("replay_binlog_bytes_per_trx", "binlog bytes/trx (the files replayed)", "B",
+           lambda d: _per(d.replay.events_bytes, d.replay.transactions) if d.replay else None, source="apply",
+           count=BYTES_VARY),
     Metric("live_trx_per_s", "window trx/s (the workload's)", "/s",
            lambda d: d.live.mean_trx_per_s if d.live else None, lower_is_better=False, source="apply"),
     Metric("live_binlog_bytes_per_trx", "binlog bytes/trx (window)", "B",

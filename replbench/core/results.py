@@ -37,7 +37,9 @@ version):
   (2026-12-02); apply.json's `live` and its replicas' `busiest_minute_ratio` (2026-12-02: `apply-capacity --live`),
   its `replay` (2026-12-02: `apply-capacity --binlog`), its live window's `cpu` and `idle_trx` (2026-12-03: each
   node's CPU per transaction over the window, the workload's own fit for `model predict --own-runs`), its nodes'
-  `below_idle` (2026-12-03: a node's window CPU did not exceed its idle, so no figure where 0.0 was written);
+  `below_idle` (2026-12-03: a node's window CPU did not exceed its idle, so no figure where 0.0 was written),
+  its `replay.events_bytes` and `replay.relog` (2026-12-03: a replay's bytes from its first transaction; files
+  re-logged under another row image);
   model.json's `app_cpu_s` and `load_cpu_s`, and their fits' `basis` (2026-12-02: `model predict --cores`);
   study.json's `cells_cut` (2026-12-02: the study file's cells `--only` left out), `cores` (2026-12-02: the
   host's, for the core ceiling) and its units' metric `link_rtt_ms` (2026-12-02: the replication link's measured
@@ -1205,6 +1207,7 @@ class UnitMetrics(Record):
     # a live unit's window, from its apply.json (2026-12-03)
     live_trx_per_s: Num | None = None
     live_binlog_bytes_per_trx: Num | None = None
+    replay_binlog_bytes_per_trx: Num | None = None  # a replay unit's files (re-logged: the row image asked)
     live_master_ms_per_trx: Num | None = None
     live_following_ms_per_trx: Num | None = None
     live_master_ms_per_trx_with_writeback: Num | None = None  # a workload file's windows: their write-back forced out
@@ -1581,6 +1584,20 @@ class ReplayFile(Record):
     bytes: int | None = None
 
 
+class Relog(Record):
+    """A replay study's cell that asks another row image: the captured files re-logged by the replica under it
+    (log_slave_updates and that binlog_row_image), the files it wrote kept in the unit's folder and replayed in
+    turn (experiments/replay.relog). `image` says how far the re-logged files are the row image asked: "partial"
+    where the replica writes images of its own only in part (docs/apply-capacity.md, "Other row images")."""
+
+    row_image: str | None = None
+    image: str | None = None  # "partial": before images as the row image writes them, after images as the files'
+    source_files: list[ReplayFile] | None = None
+    source_transactions: int | None = None
+    source_events_bytes: int | None = None  # the source files' bytes from the first transaction applied to the end
+    relog_s: Num | None = None  # the re-logging replica's own apply of the source files (it wrote a binlog too)
+
+
 class Replay(Record):
     """`apply-capacity --binlog`: the files replayed as one replica's relay logs (experiments/replay), the
     replica's GTID position before (a transaction boundary of the files) and after, the application transactions
@@ -1592,6 +1609,9 @@ class Replay(Record):
     end: str | None = None
     transactions: int | None = None
     span_s: int | None = None
+    # the files' bytes from the first transaction applied to their end (absent before 2026-12-03)
+    events_bytes: int | None = None
+    relog: Relog | None = None  # the files replayed were re-logged from others under another row image
 
 
 class ApplyRecord(Record):

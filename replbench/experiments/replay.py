@@ -28,11 +28,11 @@ from ..core import harnesslog, sql
 from ..core.config import Node, ReplbenchError, Settings
 from ..core.progress import Progress
 from ..core.records import STATUS_INTERRUPTED, UNIT_FAILED, UNIT_OK
-from ..core.results import ApplyRecord, Readback, Replay, ReplayFile, merged, write_record
+from ..core.results import ApplyRecord, Readback, Relog, Replay, ReplayFile, merged, write_record
 from ..load import cpus
 from ..measure import counters, writeback
 from ..measure.binlogfile import GtidMap, gtid_map
-from ..topology import knobs, nodes
+from ..topology import knobs, nodes, snapshot
 from .applycap import DRAIN_TIMEOUT, Committed, Drains, _common, _cpu, _idle_cpu, _replica_entry, unpin
 
 
@@ -116,9 +116,20 @@ def check_replica(settings: Settings, files: list[Path], replica_name: str) -> S
     return Standing(maps, start, str(slave_pos), Path(str(basename)), Path(str(index)))
 
 
+def events_bytes(maps: list[GtidMap], start: Start) -> int:
+    """The files' bytes from the first transaction applied to their end: each file's headers (its format
+    description and Gtid list) left out, so files of another writer (a re-logging replica's) compare byte for byte."""
+    total = 0
+    for i, m in enumerate(maps[start.file:], start.file):
+        first = start.at if i == start.file else (m.groups[0].at if m.groups else m.size)
+        total += max(0, m.size - first)
+    return total
+
+
 def measure(settings: Settings, setting: knobs.Knobs, files: list[Path], replica_name: str,
-            folder: Path, pinning: str = "") -> ApplyRecord:
-    """The replay's apply.json, as written (whatever happens); ReplayRefused before anything ran."""
+            folder: Path, pinning: str = "", relogged: Relog | None = None) -> ApplyRecord:
+    """The replay's apply.json, as written (whatever happens); ReplayRefused before anything ran. `relogged`: the
+    files are a re-logging replica's (relog), recorded with them."""
     progress = Progress("apply-capacity --binlog")
     replica = settings.node(replica_name)
     standing = check_replica(settings, files, replica_name)
@@ -131,7 +142,7 @@ def measure(settings: Settings, setting: knobs.Knobs, files: list[Path], replica
         scenario=None, knobs_readback={replica_name: Readback.model_validate(knobs.replica_variables(setting))},
         replay=Replay(files=[ReplayFile(name=m.path.name, bytes=m.size) for m in maps], replica=replica_name,
                       start=str(slave_pos), end=_gtids(maps[-1].end()), transactions=start.transactions,
-                      span_s=span)))
+                      span_s=span, events_bytes=events_bytes(maps, start), relog=relogged)))
     pointed = False
     try:
         counters.enable(settings)
@@ -262,3 +273,45 @@ def _back_to_master(settings: Settings, replica: Node) -> str | None:
         return f"{replica.name} not replicating from the master afterwards: {exc}"
     return None
 
+
+
+RELOG_IMAGES = ("MINIMAL", "NOBLOB")  # what a re-logging replica writes smaller than the FULL files it applies
+
+
+def relog(settings: Settings, files: list[Path], replica_name: str, image: str,
+          folder: Path) -> tuple[list[Path], Relog]:
+    """The files re-logged under `image` by the replica (which must stand at one of their transaction boundaries,
+    as a replay's): restarted with log_slave_updates (not dynamic in 10.11) and that binlog_row_image, its binlog
+    emptied and started at its GTID position (RESET MASTER, gtid_binlog_state: the re-logged files then begin where
+    the source files' transactions do), the files applied as relay logs by its SQL thread, its binlog closed and the
+    files it wrote copied into `folder`. The replica is left at the files' end with its threads stopped, still
+    re-logging: put it back (snapshot.restore, which restarts it without) before replaying what it wrote.
+    docs/apply-capacity.md, "Other row images"."""
+    replica = settings.node(replica_name)
+    standing = check_replica(settings, files, replica_name)
+    snapshot.restart(settings, replica, {"log_slave_updates": "ON", "binlog_row_image": image})
+    with sql.admin(replica, settings) as cur:
+        cur.execute("RESET MASTER")
+        cur.execute("SET GLOBAL gtid_binlog_state = %s", (standing.slave_pos,))
+        cur.execute("SELECT @@log_bin_basename")
+        base = Path(str(sql.one_row(cur)[0]))
+    _point(settings, replica, standing.maps, standing.start, standing.basename, standing.index, knobs.Knobs())
+    drains = Drains(settings, ",".join(f"{d}-{s}-{q}" for d, (s, q) in _end_gtids(standing.maps).items()))
+    _drain(settings, replica, drains, None)
+    took = drains.finished.get(replica_name, (None, None, None))[0]
+    if took is None:
+        raise ReplbenchError(f"{replica_name} did not re-log the files within {DRAIN_TIMEOUT:.0f} s")
+    with sql.admin(replica, settings) as cur:
+        cur.execute("STOP SLAVE SQL_THREAD")
+        cur.execute("FLUSH BINARY LOGS")
+        cur.execute("SHOW BINARY LOGS")
+        names = [str(row[0]) for row in sql.fetch_all(cur)][:-1]  # the last is the one just opened, empty
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for name in names:
+        shutil.copyfile(base.parent / name, folder / name)
+        out.append(folder / name)
+    return out, Relog(row_image=image, image="partial",
+                      source_files=[ReplayFile(name=m.path.name, bytes=m.size) for m in standing.maps],
+                      source_transactions=standing.start.transactions,
+                      source_events_bytes=events_bytes(standing.maps, standing.start), relog_s=took)

@@ -59,7 +59,7 @@ from ..core.results import (
     read_meta,
     write_record,
 )
-from ..topology import dataset, fanout, indexes, links, nodes, snapshot
+from ..topology import dataset, fanout, indexes, knobs, links, nodes, snapshot
 from . import applycap, bigtx, replay
 from .run import Run, RunOptions
 from .studyfile import Spec, cell_records
@@ -516,13 +516,23 @@ class Study:
         records the settings asked, not read back: the unit records none."""
         spec, cell = self.plan.spec, self.plan.spec.cells[unit.cell]
 
-        def replayed() -> tuple[Path, ApplyRecord]:
+        def put_back() -> None:
             if self.replayed and self.snapshot is not None:
                 self.progress.say(f"putting {spec.replica} back at {self.snapshot.gtid}", final=True)
                 snapshot.restore(self.settings, self.snapshot)
             self.replayed = True
+
+        def replayed() -> tuple[Path, ApplyRecord]:
+            put_back()
             folder = named_folder(self.settings, unit.scenario, spec.replica, parent=self._parent(unit) / "replay")
-            return folder, replay.measure(self.settings, cell.knobs, list(spec.binlogs), spec.replica, folder)
+            files, relogged = list(spec.binlogs), None
+            image = cell.knobs.binlog_row_image
+            if image != knobs.Knobs().binlog_row_image:  # the files re-logged under it, then those replayed
+                self.progress.say(f"{spec.replica} re-logs the files under binlog_row_image={image}", final=True)
+                files, relogged = replay.relog(self.settings, files, spec.replica, image, folder / "relogged")
+                self.replayed = True
+                put_back()
+            return folder, replay.measure(self.settings, cell.knobs, files, spec.replica, folder, relogged=relogged)
         return self._apply_unit(unit, replayed, keep_readback=False)
 
     def _apply_unit(self, unit: Unit, measure: Callable[[], tuple[Path, ApplyRecord]],

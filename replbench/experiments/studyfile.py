@@ -18,7 +18,8 @@ load, rows, writes).
     # measure = ["replay"]: each unit a replay of captured binlog files (binlogs = ["captured/binlog.000041", …],
     # relative to the repository's folder) on one replica (replica = "replica1", the default) held at their first
     # GTID; it is snapshotted before the first unit and put back before each other (topology/snapshot), so that
-    # the cells (parallel_threads, parallel_mode: the only settings a replay takes) replay the same files
+    # the cells (parallel_threads, parallel_mode, binlog_row_image: the only settings a replay takes) replay the
+    # same files; a cell's MINIMAL or NOBLOB has the replica re-log them under it first and replays what it wrote
     repeat = 3
     reset = "never"                         # or "each-cell": every cell starts from the pristine data
     data_state = "why the data state is comparable without a reset"
@@ -86,7 +87,8 @@ from ..topology.knobs import KNOB_LIST, KNOBS, Knob, Knobs
 
 MEASURES = ("run", "apply-capacity", "big-transaction", "live", "replay")
 REPLAY_NAME = "binlog"  # a replay study's one "scenario": the files it replays
-REPLAY_KNOBS = ("parallel_threads", "parallel_mode")  # all of the settings a replay applies (experiments/replay)
+# all of the settings a replay applies (experiments/replay); a row image other than the files' FULL re-logs them
+REPLAY_KNOBS = ("parallel_threads", "parallel_mode", "binlog_row_image")
 RESETS = ("never", "each-cell")
 DEFAULT_REPEAT = 3
 MAX_RATE = 100_000
@@ -499,7 +501,7 @@ class StudyTables(FileModel):
             knob = next((k for k in cell.knobs.changed() if k not in REPLAY_KNOBS), None)
             if own is not None or knob is not None:
                 raise FieldError((*loc, own or knob or ""), "a replay applies what the files hold: a cell sets only "
-                                                            f"the replica's {' and '.join(REPLAY_KNOBS)}")
+                                                            f"the replica's {', '.join(REPLAY_KNOBS[:-1])} and {REPLAY_KNOBS[-1]}")
         return [REPLAY_NAME]
 
     def _rates(self, names: list[str]) -> dict[str, int]:

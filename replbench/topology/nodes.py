@@ -43,9 +43,11 @@ class TopologyError(ReplbenchError):
 
 # ---- files ----------------------------------------------------------------------------------------------------
 
-def write_cnf(node: Node, settings: Settings) -> Path:
-    """The node's my.cnf: shared files from mysql/ plus this node's identity and paths."""
-    return write_node_cnf(node, node.role, settings.buffer_pool, {"secure_file_priv": str(settings.dataset_dir)})
+def write_cnf(node: Node, settings: Settings, extra: dict[str, str] | None = None) -> Path:
+    """The node's my.cnf: shared files from mysql/ plus this node's identity and paths (and `extra`: a start's own
+    settings, such as a re-logging replica's, experiments/replay.relog)."""
+    return write_node_cnf(node, node.role, settings.buffer_pool,
+                          {"secure_file_priv": str(settings.dataset_dir), **(extra or {})})
 
 
 def write_node_cnf(node: Node, role: str, buffer_pool: str, extra: dict[str, str]) -> Path:
@@ -131,8 +133,9 @@ def port_owner(port: int) -> str | None:
     return None
 
 
-def start_node(node: Node, settings: Settings) -> int:
-    """Start the node's mariadbd unless it runs already; returns its pid."""
+def start_node(node: Node, settings: Settings, extra: dict[str, str] | None = None) -> int:
+    """Start the node's mariadbd unless it runs already, with `extra` settings for this start only (the next start
+    writes its my.cnf without them); returns its pid."""
     pid = node_pid(node)
     if pid:
         return pid
@@ -143,7 +146,7 @@ def start_node(node: Node, settings: Settings) -> int:
         raise TopologyError(f"port {node.port} (for {node.name}) is already in use by {owner}; stop it or set "
                             f"REPLBENCH_PORT_BASE to another port")
     node.pid_file.unlink(missing_ok=True)  # stale pid file after a crash
-    write_cnf(node, settings)
+    write_cnf(node, settings, extra)
     binaries = ensure_mariadb()
     with open(node.home / "mariadbd.out", "ab") as out:
         proc = subprocess.Popen([binaries["mariadbd"], f"--defaults-file={node.cnf}", f"--user={getpass.getuser()}"],

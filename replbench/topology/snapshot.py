@@ -82,6 +82,18 @@ def restore(settings: Settings, snap: Snapshot) -> None:
         raise SnapshotError(f"{snap.node} restored at {gtid or 'nothing'}, not at the snapshot's {snap.gtid}")
 
 
+def restart(settings: Settings, node: Node, extra: dict[str, str] | None = None) -> None:
+    """The replica restarted with its buffer pool read back in (its page list written at shutdown, as `take` does),
+    with `extra` settings for this start only (a setting that is not dynamic: a re-logging replica's
+    log_slave_updates, experiments/replay.relog); its replication threads stay stopped (skip_slave_start) and its
+    relay logs are discarded (relay_log_recovery): whoever restarts it puts replication back."""
+    with sql.admin(node, settings) as cur:
+        cur.execute("SET GLOBAL innodb_buffer_pool_dump_pct = 100")
+    nodes.stop_node(node)
+    nodes.start_node(node, settings, extra)
+    wait_pool_loaded(node, settings)
+
+
 def drop(snap: Snapshot) -> None:
     shutil.rmtree(snap.folder, ignore_errors=True)
 
