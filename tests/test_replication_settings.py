@@ -329,6 +329,7 @@ def test_a_captured_binlog_is_replayed_as_a_held_replicas_relay_logs_and_a_wrong
     line = next(line for line in proc.stderr.splitlines() if "→" in line)
     data = json.loads((topo.results / "apply-capacity" / line.rsplit("/", 1)[-1].strip() / "apply.json").read_text())
     assert data["method"] == "binlog" and data["replay"]["transactions"] == 150, data["replay"]
+    assert data["replay"]["relog"] is None and data["replay"]["events_bytes"] > 0, data["replay"]  # the files as given
     entry = data["replicas"]["replica1"]
     assert entry["transactions"] == 150 and entry["apply_rate_trx_per_s"] > 0 and entry["cpu_ms_per_trx"] is not None
     assert "replica1: applied 150 trx" in proc.stdout and "Files: " in proc.stdout

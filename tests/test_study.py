@@ -516,15 +516,17 @@ def test_a_replay_study_puts_the_replica_back_before_each_unit_and_refuses_a_rep
         assert apply["replicas"]["replica1"]["transactions"] == 120 == apply["replay"]["transactions"], apply
         assert unit["metrics"]["apply_trx_per_s"] > 0, unit["metrics"]
         per_trx[unit["cell"]] = unit["metrics"]["replay_binlog_bytes_per_trx"]
-        relog = apply["replay"].get("relog")
-        assert (relog is not None) == (unit["cell"] == "minimal"), apply["replay"]
-        if relog is not None:  # the replayed files are the replica's re-log, kept in the unit's folder
-            assert relog["row_image"] == "MINIMAL" and relog["source_transactions"] == 120, relog
-            kept = [folder / unit["folder"] / "relogged" / f["name"] for f in apply["replay"]["files"]]
-            assert all(k.is_file() for k in kept) and relog["source_events_bytes"] > apply["replay"]["events_bytes"]
-    # the same 120 transactions: the serial and parallel cells replay the files themselves, the MINIMAL one fewer bytes
+        # a cell asks for a row image: every cell's files re-logged under its own, kept in the unit's folder
+        relog = apply["replay"]["relog"]
+        assert relog["row_image"] == ("MINIMAL" if unit["cell"] == "minimal" else "FULL"), relog
+        assert relog["source_transactions"] == 120 and relog["image"] == (
+            "partial" if unit["cell"] == "minimal" else "measured"), relog
+        kept = [folder / unit["folder"] / "relogged" / f["name"] for f in apply["replay"]["files"]]
+        assert all(k.is_file() for k in kept), kept
+    # the same 120 transactions: re-logged under FULL as many bytes in each, under MINIMAL fewer
     assert per_trx["serial"] == per_trx["two threads"] > per_trx["minimal"] > 0, per_trx
-    assert proc.stderr.count("putting replica1 back at") == 3, proc.stderr
+    assert proc.stderr.count("putting replica1 back at") == 5, proc.stderr  # before each unit but the first, and
+    # between each re-log and its replay
     assert not (topo.state / "snapshots" / "replica1").exists()
     with sql.admin(replica, topo) as cur:
         cur.execute("SELECT @@log_slave_updates, @@binlog_row_image")

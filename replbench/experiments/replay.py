@@ -275,7 +275,10 @@ def _back_to_master(settings: Settings, replica: Node) -> str | None:
 
 
 
-RELOG_IMAGES = ("MINIMAL", "NOBLOB")  # what a re-logging replica writes smaller than the FULL files it applies
+# how far a re-logging replica writes the row image asked (analysis of its files: relog-20261203/by_hand.txt): a
+# FULL re-log of FULL files is FULL; under MINIMAL and NOBLOB its before images are the image's, but its after images
+# carry every column the files' did (a master under MINIMAL writes only the changed ones)
+RELOG_IMAGE = {"FULL": "measured", "MINIMAL": "partial", "NOBLOB": "partial"}
 
 
 def relog(settings: Settings, files: list[Path], replica_name: str, image: str,
@@ -311,7 +314,7 @@ def relog(settings: Settings, files: list[Path], replica_name: str, image: str,
     for name in names:
         shutil.copyfile(base.parent / name, folder / name)
         out.append(folder / name)
-    return out, Relog(row_image=image, image="partial",
+    return out, Relog(row_image=image, image=RELOG_IMAGE.get(image, "partial"),
                       source_files=[ReplayFile(name=m.path.name, bytes=m.size) for m in standing.maps],
                       source_transactions=standing.start.transactions,
                       source_events_bytes=events_bytes(standing.maps, standing.start), relog_s=took)

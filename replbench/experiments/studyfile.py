@@ -500,8 +500,9 @@ class StudyTables(FileModel):
             own = next((k for k in CELL_KEYS if getattr(cell, "links" if k == "link" else k)), None)
             knob = next((k for k in cell.knobs.changed() if k not in REPLAY_KNOBS), None)
             if own is not None or knob is not None:
+                sets = f"{', '.join(REPLAY_KNOBS[:-1])} and {REPLAY_KNOBS[-1]}"
                 raise FieldError((*loc, own or knob or ""), "a replay applies what the files hold: a cell sets only "
-                                                            f"the replica's {', '.join(REPLAY_KNOBS[:-1])} and {REPLAY_KNOBS[-1]}")
+                                                            f"the replica's {sets}")
         return [REPLAY_NAME]
 
     def _rates(self, names: list[str]) -> dict[str, int]:

@@ -8,11 +8,11 @@ count() {  # the files given, in order, decoded as one stream
   local bytes=0 first size
   for f in "$@"; do
     size=$(stat -c %s "$f")
-    first=$(mariadb-binlog "$f" 2>/dev/null | awk '/^# at /{at=$3} /GTID [0-9]+-[0-9]+-[0-9]+/{print at; exit}')
+    first=$(mariadb-binlog "$f" 2>/dev/null | awk '/^# at /{at=$3} /GTID [0-9]+-[0-9]+-[0-9]+/{print at; exit}' || true)
     bytes=$((bytes + size - ${first:-$size}))
   done
   mariadb-binlog --base64-output=decode-rows -vv "$@" 2>/dev/null | awk -v bytes="$bytes" '
-    / GTID 0-[0-9]+-[0-9]+/ {trx++}
+    /[[:space:]]GTID 0-[0-9]+-[0-9]+/ {trx++}
     /^### (UPDATE|DELETE FROM|INSERT INTO) / {kind = $2; n[kind]++; part = ""}
     /^### (WHERE|SET)$/ {part = $2}
     /^###   @[0-9]+=/ {cols[kind " " part]++}
@@ -25,8 +25,8 @@ count() {  # the files given, in order, decoded as one stream
       }
     }'
 }
-relogged() { dirname "$(grep -l "\"row_image\": \"$1\"" "$folder"/*/replay/*/apply.json | head -1)"; }
-first_update() { mariadb-binlog --base64-output=decode-rows -vv "$1" 2>/dev/null | awk '/^### UPDATE /{on = 1} on {print; if (++k >= 12) exit}'; }
+relogged() { grep -l "\"row_image\": \"$1\"" "$folder"/*/replay/*/apply.json | sort | sed -n '1s|/apply.json$||p'; }
+first_update() { mariadb-binlog --base64-output=decode-rows -vv "$1" 2>/dev/null | awk '/^### UPDATE /{on = 1} on {print; if (++k >= 12) exit}' || true; }
 echo "captured (ROW FULL, as the master wrote it): $(ls captured | paste -sd' ')"
 count captured/*
 for image in MINIMAL NOBLOB; do

@@ -2,8 +2,8 @@
 # One captured FULL window, its other row images measured by a re-logging replica (docs/apply-capacity.md, "Other
 # row images"): replica1 held at the window's first GTID (STOP SLAVE), sysbench oltp_write_only (4 threads, 150
 # transactions/s, 120 s) against the master, the window's binlog copied aside (captured/, not committed), then
-# `./run.sh study` of three cells (the files as captured, FULL; re-logged under MINIMAL; under NOBLOB), serial
-# apply, two repeats each, interleaved. by_hand.sh then decodes the files with mariadb-binlog alone.
+# `./run.sh study` of three cells, the files re-logged by replica1 under FULL, MINIMAL and NOBLOB and then replayed
+# (serial apply), three repeats each, interleaved. by_hand.sh then decodes the files with mariadb-binlog alone.
 set -euo pipefail
 STATE=${REPLBENCH_STATE:-.state}; S=$STATE/master/mariadbd.sock; OUT=results/readme-assets/relog-20261203
 q() { mariadb -S "$1" -uroot -N -e "$2"; }
@@ -30,9 +30,10 @@ question = "What would MINIMAL and NOBLOB write for this window, and what would 
 primary = ["replay_binlog_bytes_per_trx", "apply_trx_per_s", "apply_ms_per_trx"]
 measure = ["replay"]
 binlogs = [$files]
-repeat = 2
+repeat = 3
 [[cells]]
-name = "FULL (as captured)"
+name = "FULL (re-logged)"
+binlog_row_image = "FULL"
 [[cells]]
 name = "MINIMAL (re-logged)"
 binlog_row_image = "MINIMAL"
