@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from replbench.analysis import ownworkload
-from replbench.core.config import OWN_WORKLOAD_FIT, OWN_WORKLOAD_LIVE, OWN_WORKLOAD_SYSBENCH, ROOT
+from replbench.core.config import OWN_WORKLOAD_FIT, OWN_WORKLOAD_LIVE, OWN_WORKLOAD_RELOG, OWN_WORKLOAD_SYSBENCH, ROOT
 from replbench.report import ownworkload as section
 
 from .test_docs import broken
@@ -40,6 +40,13 @@ def test_the_evidence_reads_as_its_readmes_say() -> None:
     means = ownworkload.live_means(rounds)
     assert means["live_per_s"] / means["hand_per_s"] - 1 == pytest.approx(0.058, abs=0.001)  # agree.txt
     assert means["live_cpu_ms"] / means["hand_cpu_ms"] - 1 == pytest.approx(-0.024, abs=0.001)
+    # the re-log study: each row image's bytes per transaction are what mariadb-binlog alone counted (by_hand.txt)
+    images = {i.image: i for i in ownworkload.relog_held(ROOT / OWN_WORKLOAD_RELOG / "study")}
+    assert list(images) == ["FULL", "MINIMAL", "NOBLOB"] and images["FULL"].label == "measured"
+    assert images["MINIMAL"].label == images["NOBLOB"].label == "partial"
+    by_hand = re.findall(r"([\d.]+) bytes per transaction", (ROOT / OWN_WORKLOAD_RELOG / "by_hand.txt").read_text())
+    assert [images[i].bytes_per_trx for i in images] == [float(b) for b in by_hand[:3]], by_hand
+    assert images["MINIMAL"].bytes_per_trx < images["FULL"].bytes_per_trx
 
 
 def test_the_section_names_each_command_what_it_needs_and_how_far_it_held() -> None:
@@ -56,12 +63,15 @@ def test_the_section_names_each_command_what_it_needs_and_how_far_it_held() -> N
                    "the model alone +4.9 % to +121.8 %", "29,968 + 38 during the drains = sysbench's 30,006",
                    "(means, +5.8 %)", "CPU per transaction −2.4 %"):
         assert figure in text, figure
-    # the replay: the same windows live and replayed from their binlog (replay-20261202/agree.txt)
+    # the replay: the same windows live and replayed from their binlog (replay-20261202/agree.txt); the other row
+    # images as a re-logging replica wrote them (relog-20261203)
     assert "5,436 transactions/s replayed against 5,399 live (means, +0.7 %; rounds +5.8 %, −4.5 %)" in bullets[3]
+    assert "Other row images, from a FULL capture" in bullets[3] and "MINIMAL " in bullets[3] and \
+        "partial" in bullets[3], bullets[3]
     # every link resolves from report.md, beside which the section is written
     links = re.findall(r"\]\(([^)]+)\)", text)
     assert {"docs/profile.md", f"{OWN_WORKLOAD_SYSBENCH}/README.md", f"{OWN_WORKLOAD_LIVE}/README.md",
-            f"{OWN_WORKLOAD_FIT}/README.md"} <= set(links)
+            f"{OWN_WORKLOAD_FIT}/README.md", f"{OWN_WORKLOAD_RELOG}/README.md"} <= set(links)
     assert [link for link in links if broken(ROOT / "report.md", link)] == []
 
 

@@ -21,6 +21,7 @@ from replbench.core.config import ROOT
 from replbench.report import ownworkload, reference
 from replbench.report.answers import the_answers
 from replbench.report.studies import STUDIES_PAGE
+from replbench.report.sweeps import SWEEPS_PAGE
 
 from .conftest import run_main
 from .test_docs import anchors
@@ -30,7 +31,7 @@ pytestmark = pytest.mark.unit
 ANSWERS = the_answers({}, [], {})[0]  # the heading that opens a report.md rendered by this code
 
 
-PAGES = ("report-archive.md", "report-app-tier.md", "report-model.md", STUDIES_PAGE)  # beside report.md: it links them
+PAGES = ("report-archive.md", "report-app-tier.md", "report-model.md", STUDIES_PAGE, SWEEPS_PAGE)  # beside report.md
 MAX_BYTES = 45_000  # report.md's cap (issue 73: a page a DBA reads); the studies and the model's fit on their pages
 # the DBA's sections first, in this order (issue 73; docs/studies.md, "Report and compare"); the rest after them
 DBA_ORDER = (ANSWERS, f"## {ownworkload.HEADING}", "## How to read the columns",
@@ -121,6 +122,11 @@ def test_report_md_puts_the_dbas_sections_first_and_the_studies_on_their_own_pag
     assert len(studies) >= 10 and "## Study " not in text
     listed = re.findall(rf"^- \[`([^`]+)`\]\({re.escape(STUDIES_PAGE)}#study-[^)]+\): \S", text, re.M)
     assert listed == [name for name, _ in studies]
+    # each sweep: a line in report.md (its maximum, how far the replicas kept up) linked to its section on its page
+    sweeps = re.findall(r"^## Sweep `([^`]+)` — `([^`]+)`$", (rendered / SWEEPS_PAGE).read_text(), re.M)
+    assert len(sweeps) >= 3 and "Sweep `" not in text
+    assert re.findall(rf"^- \[`([^`]+)`\]\({re.escape(SWEEPS_PAGE)}#sweep-[^)]+\): \*\*max sustainable rate", text,
+                      re.M) == [key for key, _ in sweeps]
     # every anchor report.md links resolves: its own headings, its side pages' (as rendered), the manual's
     for target in re.findall(r"\]\(([^)]*#[^)]+)\)", text):
         where, _, anchor = target.partition("#")

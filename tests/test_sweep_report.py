@@ -19,6 +19,7 @@ from replbench.core.scenario import PassCriteria, load
 from replbench.experiments import sweep
 from replbench.experiments.run import RunOptions
 from replbench.report import markdown, sources
+from replbench.report.sweeps import SWEEPS_PAGE
 
 from .conftest import env_for, run_cli, run_main
 
@@ -236,22 +237,27 @@ def test_a_small_real_sweep_and_its_report(topo: Settings, tmp_path: Path) -> No
     proc = run_cli(["report", "--output", str(output)], env)
     assert proc.returncode == 0, proc.stderr
     text = output.read_text()
+    sweeps_page = (output.parent / SWEEPS_PAGE).read_text()  # each sweep's section, beside report.md
     for section in ("# replbench report", "## What was measured", "## How to read the columns",
-                    "## Paired sweeps", "### `write` vs `write-noindex`", "### Sweep `write`",
-                    "### Sweep `write-noindex`", "max sustainable rate: ≥ 60 rps (no step failed: the ladder ended",
+                    "## Paired sweeps", "### `write` vs `write-noindex`", f"- [`write`]({SWEEPS_PAGE}#sweep-write--",
+                    f"- [`write-noindex`]({SWEEPS_PAGE}#sweep-write-noindex--",
+                    "max sustainable rate ≥ 60 rps (no step failed: the ladder ended",
                     "master CPU-ms/ok", "binlog bytes/write",
                     "`results/report-assets/committed-earlier`",
                     # the earlier sweep first, as it found (the host decides whether its 2 s step passed)
                     "(the newest sweep; earlier sweeps of it in results/ found "
                     + verdicts.describe_max(earlier_sweep)):
         assert section in text, section
+    for section in ("## Sweep `write`", "## Sweep `write-noindex`",
+                    "max sustainable rate: ≥ 60 rps (no step failed: the ladder ended"):
+        assert section in sweeps_page, section
     assert (topo.results / "report-assets" / "committed-earlier").is_dir()  # never deleted
-    links = [line.split("](")[1].rstrip(")") for line in text.splitlines() if line.startswith("![")]
-    assert len(links) >= 4  # report.md shows 2 plots of each sweep (PLOTS_SHOWN); its page has every one
+    links = [line.split("](")[1].rstrip(")") for line in sweeps_page.splitlines() if line.startswith("![")]
+    assert len(links) >= 4  # the page shows 2 plots of each sweep (PLOTS_SHOWN); each step's page has every one
     for link in links:
         png = output.parent / link
         assert png.read_bytes()[:8] == PNG_MAGIC, link
-    blocks = [line for line in text.splitlines() if "blocks.md" in line]
+    blocks = [line for line in sweeps_page.splitlines() if "blocks.md" in line]
     assert len(blocks) == 2
     block_file = output.parent / blocks[0].split("](")[1].rstrip(")")
     page = block_file.read_text()
@@ -286,6 +292,11 @@ def test_a_small_real_sweep_and_its_report(topo: Settings, tmp_path: Path) -> No
 
     assert sweeps_part(rebuilt) == sweeps_part(first).replace(
         os.path.relpath(topo.results, tmp_path), os.path.relpath(clone, rebuilt_output.parent))
+    def page_part(text: str) -> str:  # the clone holds no older sweep to name
+        return "\n".join(line for line in text.splitlines() if line.strip() and not line.startswith("Older sweeps"))
+
+    assert page_part((rebuilt_output.parent / SWEEPS_PAGE).read_text()) == page_part(sweeps_page.replace(
+        os.path.relpath(topo.results, tmp_path), os.path.relpath(clone, rebuilt_output.parent)))
     assert "section(s) were rebuilt" not in rebuilt  # said on the terminal: the file is the same either way
     assert {p.relative_to(clone): p.read_bytes() for p in clone.rglob("*") if p.is_file()} == committed
 

@@ -6,7 +6,9 @@ committed evidence alone (core/config.OWN_WORKLOAD_*; report/ownworkload words i
   the workload's live window at another (and the model's own price without it) against what that rate's window
   measured (own-fit-20261203: compare.py reads the same files by hand);
 - `apply-capacity --live`: the window's count against sysbench's, and a replica's apply rate and CPU per
-  transaction against the same replica timed by hand, round by round.
+  transaction against the same replica timed by hand, round by round;
+- a replay study's other row images: the bytes per transaction a re-logging replica wrote under each, and the apply
+  rate of what it wrote (relog-20261203: by_hand.sh decodes the same files with mariadb-binlog alone).
 
 Each reader returns None (or nothing) where a file is missing or does not say what it should: the report then
 states no figure for that command, never one filled in.
@@ -19,7 +21,8 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.results import apply_of, load
+from ..core.results import apply_of, load, read_study
+from .findings import judged, words_of
 from .profile import read as read_profile
 
 WORKLOAD_DOMAIN = "0"  # the application's GTID domain (the harness's heartbeat writes in its own: docs/profile.md)
@@ -241,3 +244,51 @@ def replay_rounds(folder: Path) -> list[ReplayRound]:
         rounds.append(ReplayRound(float(live.live.asked_s), float(a.apply_rate_trx_per_s), float(a.cpu_ms_per_trx),
                                   float(b.apply_rate_trx_per_s), float(b.cpu_ms_per_trx)))
     return rounds
+
+
+@dataclass(frozen=True)
+class RelogImage:
+    """One row image of a replay study whose files were re-logged under each (measured or partial, as the replica
+    wrote it): its bytes per transaction and apply rate, medians of its repeats, with the rate's range."""
+
+    image: str
+    label: str
+    bytes_per_trx: float
+    apply_per_s: float
+    apply_low: float
+    apply_high: float
+    repeats: int
+    apply_words: str  # the study's rule on its apply rate against FULL's (analysis/findings: "within noise", …)
+
+
+def relog_held(folder: Path) -> list[RelogImage]:
+    """The row images of the committed re-log study (its study.json and a unit's apply.json per cell), FULL first;
+    nothing where a file is missing or a cell lacks a figure."""
+    try:
+        study = read_study(folder)
+    except (OSError, ValueError):
+        return []
+    rows = (study.comparison or {}).get("binlog") or {}
+    every = judged(study, list(study.primary or []))
+    full = next((c.name for c in study.cells or [] if c.knobs is not None and c.knobs.binlog_row_image == "FULL"),
+                None)
+    out = []
+    for cell in study.cells or []:
+        if cell.name is None:
+            return []
+        unit = next((u for u in study.units or [] if u.cell == cell.name and u.folder), None)
+        got, rate = (rows.get("replay_binlog_bytes_per_trx") or {}).get(cell.name), \
+            (rows.get("apply_trx_per_s") or {}).get(cell.name)
+        try:
+            relog = apply_of(load(folder / unit.folder / "apply.json")).replay if unit and unit.folder else None
+        except (OSError, ValueError):
+            relog = None
+        r = relog.relog if relog else None
+        if r is None or r.row_image is None or got is None or got.median is None or rate is None or \
+                rate.median is None or rate.min is None or rate.max is None:
+            return []
+        words = "baseline" if cell.name == full or full is None else \
+            words_of(every, study, "binlog", "apply_trx_per_s", cell.name, full)[1]
+        out.append(RelogImage(r.row_image, r.image or "partial", float(got.median), float(rate.median),
+                              float(rate.min), float(rate.max), int(rate.n or 0), words))
+    return sorted(out, key=lambda i: i.image != "FULL")

@@ -353,6 +353,7 @@ OWN_WORKLOAD_SYSBENCH = "results/readme-assets/sysbench-20261202"
 OWN_WORKLOAD_LIVE = "results/readme-assets/live-apply-20261202"
 OWN_WORKLOAD_REPLAY = "results/readme-assets/replay-20261202"
 OWN_WORKLOAD_FIT = "results/readme-assets/own-fit-20261203"
+OWN_WORKLOAD_RELOG = "results/readme-assets/relog-20261203"  # its study/ (a replay study re-logging each row image)
 # the semi-sync check by hand (docs/decisions/semi-sync-by-hand.md): each link's round trip as measured through its
 # proxy, and the commits/s 1, 4 and 8 clients made on the 20 ms link, read by analysis/byhand for report.md's answer
 SEMI_SYNC_BY_HAND = "results/readme-assets/semi-sync-by-hand-20261127"

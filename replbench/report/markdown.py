@@ -45,7 +45,7 @@ from .sources import (
     sweep_key,
 )
 from .studies import APP_TIER_PAGE, APP_TIER_STUDIES, STUDIES_PAGE, index_cost, study_line, study_section
-from .sweeps import ShownSweep, comparison, shared_criteria, sweep_section
+from .sweeps import SWEEPS_PAGE, ShownSweep, comparison, shared_criteria, sweep_line, sweep_section
 
 STUDIES_INTRO = ("Each study: its question, its cells, how it ran, its largest findings and its chart; its CPU is net "
                  "of idle and each of its write runs was verified to change its rows unless its section says "
@@ -69,6 +69,26 @@ def _side_pages(output: Path, app_text: list[str], studies_text: list[str]) -> P
                                        *(studies_text or ["No study in results/ yet: `./run.sh study <name>`."])
                                        ]).rstrip("\n") + "\n")
     return app_page
+
+
+def _sweeps(output: Path, sweeps_text: list[str], shown: list[ShownSweep], criteria: tuple[str, str],
+            superseded: list[str]) -> list[str]:
+    """report.md's sweeps: a line each (its maximum, how far the replicas kept up), its section (settings, charts,
+    rows changed) written on SWEEPS_PAGE beside it and its steps on its blocks.md page (issue 73: report.md a page a
+    DBA reads); *replica* is the definitions'."""
+    said = [*([f"Every sweep's pass criteria: {criteria[0]}."] if criteria[0] and sweeps_text else []),
+            *([f"The replicas kept up at a step when, from its own lag: {criteria[1]}.", ""] if criteria[1]
+              and sweeps_text else [""] if criteria[0] and sweeps_text else [])]
+    older = ["Older sweeps (superseded by the newest of their scenario): "
+             + ", ".join(f"`{name}`" for name in superseded), ""] if superseded else []
+    (output.parent / SWEEPS_PAGE).write_text("\n".join(
+        ["# replbench: the sweeps", "", f"The newest sweep of each scenario behind [{output.name}]({output.name}), "
+         "a section each: its settings, maximum, how far the replicas kept up, whether its rows changed, its charts, "
+         "and a link to every step's table and blocks.", "", *said, *sweeps_text, *older]).rstrip("\n") + "\n")
+    return ["## Sweeps: where each setup breaks", "", *said] + (
+        [f"Each sweep's section (settings, charts, every step) is on [{SWEEPS_PAGE}]({SWEEPS_PAGE}).", "",
+         *(sweep_line(s) for s in shown), ""] if sweeps_text else
+        ["No sweep found in results/: run `./run.sh sweep <scenario>` first.", ""])
 
 
 def generate(settings: Settings, output: Path | None = None, origin: Origin | None = None) -> tuple[Path, list[str]]:
@@ -102,10 +122,12 @@ def generate(settings: Settings, output: Path | None = None, origin: Origin | No
     shown = newest_per_scenario(sweeps)
     sweeps_text: list[str] = []
     latest: dict[str, ShownSweep] = {}
+    order: list[str] = []  # the sweeps' keys as their sections follow each other
     criteria = shared_criteria(list(shown.values()))
     for sweep_dir in sorted(shown.values()):
         lines, info = sweep_section(sweep_dir, writer, criteria)
         sweeps_text += lines
+        order.append(info.key)
         if info.steps:
             latest[info.key] = info
     superseded = [p for p in sweeps if p not in shown.values()]
@@ -132,15 +154,8 @@ def generate(settings: Settings, output: Path | None = None, origin: Origin | No
     text += model_text
     if faults_text:
         text += ["## Faults: before, during and after", ""] + faults_text
-    # the sweeps' sections hold no table (their steps are on their blocks.md pages): *replica* is the definitions'
-    text += ["## Sweeps: where each setup breaks", "",
-             *([f"Every sweep's pass criteria: {criteria[0]}."] if criteria[0] and sweeps_text else []),
-             *([f"The replicas kept up at a step when, from its own lag: {criteria[1]}.", ""] if criteria[1]
-               and sweeps_text else [""] if criteria[0] and sweeps_text else [])] + (
-        sweeps_text or ["No sweep found in results/: run `./run.sh sweep <scenario>` first.", ""])
-    if superseded:
-        text += ["Older sweeps (superseded by the newest of their scenario): "
-                 + ", ".join(f"`{p.name}`" for p in superseded), ""]
+    text += _sweeps(output, sweeps_text, [latest[k] for k in order if k in latest], criteria,
+                    [p.name for p in superseded])
     text += comparison(latest)
     text += [*measured(), *on_what(metas_of(latest, studies))]
     if archive:

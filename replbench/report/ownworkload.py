@@ -12,17 +12,20 @@ from ..analysis.ownworkload import (
     Client,
     LiveRound,
     OwnFitHeld,
+    RelogImage,
     ReplayRound,
     live_means,
     live_rounds,
     own_fit_held,
     profile_held,
+    relog_held,
     replay_rounds,
 )
 from ..core.config import (
     LIVE_MIN_WINDOW_S,
     OWN_WORKLOAD_FIT,
     OWN_WORKLOAD_LIVE,
+    OWN_WORKLOAD_RELOG,
     OWN_WORKLOAD_REPLAY,
     OWN_WORKLOAD_SYSBENCH,
     ROOT,
@@ -33,6 +36,7 @@ PROFILE_DOC = "docs/profile.md"
 OWN_RUNS_DOC = "docs/profile.md#your-own-runs---own-runs"
 LIVE_DOC = "docs/apply-capacity.md#your-own-workload-live---live-window"
 BINLOG_DOC = "docs/apply-capacity.md#your-own-workload-from-a-captured-binlog---binlog-file"
+RELOG_DOC = "docs/apply-capacity.md#other-row-images-a-re-logging-replica"
 NOT_CHECKED = "not yet checked on a workload the suite did not write"
 
 
@@ -98,7 +102,8 @@ def section(root: Path = ROOT) -> list[str]:
              "replica's SQL thread, timed. Needs the files in order and a replica of the native topology at their "
              "first GTID (stopped before the capture) "
              f"([apply-capacity.md]({BINLOG_DOC})). " + _replay_text(replay_rounds(root / OWN_WORKLOAD_REPLAY),
-                                                                      first, unchecked)]
+                                                                      first, unchecked)
+             + _relog_text(relog_held(root / OWN_WORKLOAD_RELOG / "study"))]
     return [f"## {HEADING}", "",
             "Four commands measure or price yours; beside each, how far it held on a workload the suite did not "
             "write.", "", *lines, ""]
@@ -126,3 +131,22 @@ def _replay_text(rounds: list[ReplayRound], first: Client | None, unchecked: str
             f"{replayed:,.0f} transactions/s replayed against {live:,.0f} live (means, {_pct(replayed / live - 1)}; "
             "rounds " + ", ".join(_pct(r.replay_per_s / r.live_per_s - 1) for r in rounds)
             + f") ({_evidence(OWN_WORKLOAD_REPLAY)}).")
+
+
+def _relog_text(images: list[RelogImage]) -> str:
+    """The other row images, as a replay study's re-logging replica measured them (nothing where not yet)."""
+    full = next((i for i in images if i.image == "FULL"), None)
+    others = [i for i in images if i.image != "FULL"]
+    if full is None or not others:
+        return ""
+    each = "; ".join(f"{i.image} {i.bytes_per_trx:,.0f} ({_pct(i.bytes_per_trx / full.bytes_per_trx - 1)}, "
+                     f"{i.label}), applied at {i.apply_per_s:,.0f} [{i.apply_low:,.0f}–{i.apply_high:,.0f}], "
+                     f"{i.apply_words}"
+                     for i in others)
+    return (f" Other row images, from a FULL capture ([how]({RELOG_DOC})): a study's cells set `binlog_row_image`, "
+            "the replica re-logs the files under each and replays what it wrote. On sysbench `oltp_write_only`, "
+            f"bytes per transaction and apply rate (trx/s, median [range] of {full.repeats}): FULL "
+            f"{full.bytes_per_trx:,.0f}, applied at {full.apply_per_s:,.0f} [{full.apply_low:,.0f}–"
+            f"{full.apply_high:,.0f}]; {each}. Partial: the before images are the row image's, the after images "
+            "every column the capture's were (a master under MINIMAL writes only the changed ones; `profile` "
+            f"estimates those) ({_evidence(OWN_WORKLOAD_RELOG)}).")

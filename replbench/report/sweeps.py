@@ -49,6 +49,7 @@ TABLE_HEADER = ("| rate asked | sent/s | goodput/s | p50 ms | p99 ms | max ms | 
                 "each replica's % | app CPU-ms/ok | master CPU-ms/ok | replica CPU-ms/ok | db share | "
                 "lag p99 ms | catch-up s | binlog B/write | shed / peak in flight (bound) | verdict |\n"
                 + "|" + "---|" * 19)
+SWEEPS_PAGE = "report-sweeps.md"  # beside report.md: every shown sweep's section, which report.md lists a line each
 PLOTS_SHOWN = ("latency", "lag")  # the charts report.md shows of a sweep; its page has every one
 
 
@@ -176,7 +177,7 @@ def sweep_section(sweep_dir: Path, writer: Writer, shared: tuple[str, str] = (""
     shown = shown_sweep(sweep_dir, sweep, steps)
     name = shown.scenario
     assert sweep.repeat is not None  # experiments/sweep.py writes it
-    lines = [f"### Sweep `{sweep_key(sweep)}` — `{sweep_dir.name}`", ""]
+    lines = [f"## {sweep_heading(sweep_key(sweep), sweep_dir.name)}", ""]
     if not steps or shown.kept_up is None:
         return lines + ["No completed step.", ""], shown
     assets = writer.folder(sweep_dir)
@@ -325,3 +326,21 @@ def lag_text(step: ShownStep, form: Callable[[float | None], str]) -> str:
     never a value the positions cannot resolve."""
     lag, floor = lag_p99(step), lag_floor_ms([r.summary for r in step.repeats])
     return floor_text(floor) if below_floor(lag, floor) else form(lag)
+
+
+def heading_anchor(heading: str) -> str:
+    """GitHub's anchor for a markdown heading: lowercased, punctuation but - and _ dropped, spaces to -."""
+    return "".join(ch for ch in heading.replace("`", "").strip().lower() if ch.isalnum() or ch in " -_").replace(
+        " ", "-")
+
+
+def sweep_heading(key: str, folder: str) -> str:
+    return f"Sweep `{key}` — `{folder}`"
+
+
+def sweep_line(shown: ShownSweep) -> str:
+    """A sweep's line in report.md: its maximum and how far the replicas kept up, linked to its section on
+    SWEEPS_PAGE."""
+    link = f"{SWEEPS_PAGE}#{heading_anchor(sweep_heading(shown.key, shown.folder))}"
+    kept = kept_text(shown.kept_up) if shown.kept_up is not None else "no completed step"
+    return f"- [`{shown.key}`]({link}): **max sustainable rate {shown.max_text}**; the replicas kept up: {kept}"
