@@ -709,6 +709,29 @@ def test_a_row_of_another_study_is_scaled_by_its_own_studys_row_full() -> None:
     assert "| ROW FULL, compressed from 256 B | 200 | – | 0.9 |" in "\n".join(costsheet.cost_sheet([formats, alone]))
 
 
+def test_the_cost_sheet_shows_each_replica_cost_with_its_write_back_where_the_runs_recorded_it() -> None:
+    """A run's replica CPU and KB written per write with the dirty pages it left forced out after it (a bound on the
+    pages and bytes, not on the CPU), beside the run's own; a sheet of runs that did not record it has no such
+    column (the report campaigns before write-back was measured)."""
+    full = {"binlog_format": "ROW", "binlog_row_image": "FULL"}
+
+    def formats(with_back: bool) -> StudyRecord:
+        metrics = [{"bytes_per_write": 559, "replica_ms_per_write": ms,
+                    **({"replica_ms_per_write_with_writeback": ms + 0.06,
+                        "replica_kb_written_per_write_with_writeback": kb} if with_back else {})}
+                   for ms, kb in ((0.30, 120.5), (0.32, 121.5))]
+        return study_of({"name": "binlog-format", "cells": [{"name": "ROW FULL", "knobs": full, "changed": {}}],
+                         "units": [{"cell": "ROW FULL", "scenario": "write", "measure": "run", "metrics": m}
+                                   for m in metrics]})
+
+    text = "\n".join(costsheet.cost_sheet([formats(True)]))
+    assert "| replica CPU-ms/write with write-back | replica KB written/write with write-back (a bound) |" in text
+    assert "| ROW FULL | 559 | – | – | 0.31 [0.3–0.32] | 0.37 [0.36–0.38] | 121 [120–122] |" in text, text
+    assert "*with write-back*: the run's figure with its own dirty pages forced out" in text
+    before = "\n".join(costsheet.cost_sheet([formats(False)]))
+    assert "with write-back" not in before and "| ROW FULL | 559 | – | – | 0.31 [0.3–0.32] | – |" in before, before
+
+
 def test_a_failed_unit_counts_as_not_measured() -> None:
     # what study.json keeps of a run that failed in its preparation
     kept = {"bytes_per_write": None, "cpu_net_of_idle": False}

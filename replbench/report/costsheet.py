@@ -69,11 +69,22 @@ COLUMNS: tuple[tuple[str, str | None, Callable[[Metrics], float | None]], ...] =
     ("master CPU-ms/write", "master_ms_per_write", lambda m: m.master_ms_per_write),
     ("replica CPU-ms/applied write", "replica_ms_per_write", lambda m: m.replica_ms_per_write),
 )
+# each replica figure with the write it defers: the run's own dirty pages forced out after it, per write (analysis/
+# writeback); shown where any run of the sheet recorded it (runs before 2026-12-02 did not). A forced flush writes
+# each dirty page once: an upper bound on the pages and bytes a page cleaner writes at steady state, not on its CPU
+# (docs/decisions/write-back.md)
+WRITEBACK_COLUMNS: tuple[tuple[str, str | None, Callable[[Metrics], float | None]], ...] = (
+    ("replica CPU-ms/write with write-back", "replica_ms_per_write_with_writeback",
+     lambda m: m.replica_ms_per_write_with_writeback),
+    ("replica KB written/write with write-back (a bound)", "replica_kb_written_per_write_with_writeback",
+     lambda m: m.replica_kb_written_per_write_with_writeback),
+)
 LATENCY = ("write p50 ms", lambda m: m.commit_p50_ms)
 CONTROL = "ROW FULL"  # the setting every study of the sheet runs beside its others: a row's scale (scales)
 # the columns a row of another study is scaled on (time and CPU follow the host's speed that round; bytes do not)
 SCALED: dict[str, Callable[[Metrics], float | None]] = {
     "master_ms_per_write": lambda m: m.master_ms_per_write, "replica_ms_per_write": lambda m: m.replica_ms_per_write,
+    "replica_ms_per_write_with_writeback": lambda m: m.replica_ms_per_write_with_writeback,
     "commit_p50_ms": LATENCY[1]}
 # the large transactions' columns, after the transaction's name
 BIG_COLUMNS: tuple[Callable[[Metrics], float | None], ...] = (
@@ -202,6 +213,9 @@ def cost_sheet(studies: Studies) -> list[str]:
                 "No binlog-format, annotate, compression or nopk study here yet: `./run.sh campaign report` "
                 "runs them all.", ""]
     applied, scaled = apply_rates(studies), scales(studies, rows)
+    backed = any(get(m) is not None for settings in rows.values() for _, _, runs in settings for m in runs
+                 for _, _, get in WRITEBACK_COLUMNS)
+    columns = COLUMNS + (WRITEBACK_COLUMNS if backed else ())
     lines = ["## What each replication setting costs", "",
              "Per workload, a row per setting; each figure is the median [min–max] over one study's interleaved "
              "repeats. A row *scaled* came from another study than ROW FULL's: its CPU and p50 are scaled by its "
@@ -209,20 +223,22 @@ def cost_sheet(studies: Studies) -> list[str]:
              "of each node's idle; *replica* as defined above. *apply alone*: transactions/s one "
              "replica applies from a queued backlog, the others stopped (serial, and 4 threads in MariaDB's default "
              "optimistic mode); ROW FULL only. *write p50*: a write request's median latency (app, commit, "
-             "fsyncs).", ""]
+             "fsyncs)." + (" *with write-back*: the run's figure with its own dirty pages forced out after it, per "
+                           "write: an upper bound on the pages and bytes written at steady state, not on the CPU "
+                           "([decisions/write-back.md](docs/decisions/write-back.md))." if backed else ""), ""]
     for workload, settings in rows.items():
         try:
             title = scenarios.load(workload).description
         except (OSError, ValueError):
             title = workload
         lines += [f"### `{workload}`: {title}", "",
-                  "| setting | " + " | ".join(c for c, _, _ in COLUMNS)
+                  "| setting | " + " | ".join(c for c, _, _ in columns)
                   + " | apply alone trx/s | apply alone, 4 threads | " + LATENCY[0] + " | study |",
-                  "|---|" + "---|" * (len(COLUMNS) + 4)]
+                  "|---|" + "---|" * (len(columns) + 4)]
         for label, study, runs in settings:
             factors = scaled.get((workload, study), {})
             cells = [_figure([get(m) for m in runs], runs, key, factors.get(key or "", 1.0))
-                     for _, key, get in COLUMNS]
+                     for _, key, get in columns]
             found = [applied.get((workload, label, column)) for column in ("serial", "4 threads")]
             cells += [_figure(f[1]) if f else "–" for f in found]
             cells.append(_figure([LATENCY[1](m) for m in runs], scale=factors.get("commit_p50_ms", 1.0)))
