@@ -134,7 +134,21 @@ def test_a_dirty_tree_is_told_apart(tmp_path: Path) -> None:
     git("add", "a")
     git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "a")
     assert campaign.git_state(tmp_path)[1] is False
+    # what a measurement writes under results/ (an evidence folder's first files) leaves the code the commit's
+    (tmp_path / "results" / "readme-assets" / "x").mkdir(parents=True)
+    (tmp_path / "results" / "readme-assets" / "x" / "positions.txt").write_text("held at 0-1-5")
+    assert campaign.git_state(tmp_path)[1] is False
+    (tmp_path / "new.py").write_text("")  # a module not yet added is measured too
+    assert campaign.git_state(tmp_path)[1] is True
+    (tmp_path / "new.py").unlink()
     (tmp_path / "a").write_text("b")
+    assert campaign.git_state(tmp_path)[1] is True
+    git("add", "a")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "b")
+    (tmp_path / "results" / "kept").write_text("a")  # a tracked results file changed: no longer the commit's
+    git("add", "results/kept")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "c")
+    (tmp_path / "results" / "kept").write_text("b")
     assert campaign.git_state(tmp_path)[1] is True
 
 

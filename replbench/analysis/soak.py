@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from ..core.config import STALL_CONTEXT_S, STALL_LAG_MS, STALL_P99_FACTOR
+from ..core.nodenames import replicas_in
 from ..core.results import (
     Equilibrium,
     NodeFigures,
@@ -329,3 +330,35 @@ def cycles(windows: Sequence[SoakWindow]) -> dict[str, SoakCycles]:
             cycles=len(spans), windows=len(over), per_write=_weighted(over, node) if over else None,
             before_windows=len(before), before=_weighted(before, node) if before else None)
     return out
+
+
+@dataclass(frozen=True)
+class SteadyState:
+    """A soak's steady state as report.md states it (report/soaks): when InnoDB settled ("equilibrium", from
+    `from_s`), or that it writes back in bursts ("cycles", priced over whole cycles), or "not reached" (with what
+    still moved); per write, write-back included, the worse replica's figures (the larger CPU) and the master's."""
+
+    scenario: str
+    rate: int
+    seconds: float
+    how: str
+    from_s: float | None
+    replica: dict[str, Num | None] | None
+    master: dict[str, Num | None] | None
+    moving: tuple[str, ...]
+
+
+def steady_state(soak: Soak, scenario: str, rate: int, seconds: float) -> SteadyState | None:
+    """The steady state a soak's summary records (None: a soak recorded before its windows were)."""
+    eq = soak.equilibrium
+    if eq is None or not soak.windows:
+        return None
+    if eq.reached:
+        per, how, from_s = eq.per_write or {}, "equilibrium", eq.from_s
+    else:
+        cycling = {node: c.per_write for node, c in (soak.cycles or {}).items() if c.per_write}
+        per, how, from_s = cycling, ("cycles" if cycling else "not reached"), None
+    worse = max(replicas_in(per), key=lambda n: per[n].get("cpu_ms_per_write_net") or 0.0, default=None)
+    return SteadyState(scenario, rate, seconds, how, None if from_s is None else float(from_s),
+                       per[worse] if worse is not None else None, per.get("master"),
+                       tuple(eq.moving or ()) if how == "not reached" else ())

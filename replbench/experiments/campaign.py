@@ -35,7 +35,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
-from ..core import named
+from ..core import named, processes
 from ..core import scenario as scenarios
 from ..core.config import IDLE_WINDOW_MAX, ROOT, SETTING_LIST, Settings, parse_duration
 from ..core.progress import Progress
@@ -222,11 +222,9 @@ def load(name: str) -> Campaign:
 
 
 def git_state(root: Path = ROOT) -> tuple[str, bool]:
-    """(commit, dirty) of the checkout."""
-    def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True).stdout.strip()
-
-    return git("rev-parse", "--short", "HEAD") or "unknown", bool(git("status", "--porcelain"))
+    """(short commit, dirty) of the checkout (core/processes.git_state: results/'s own files leave it clean)."""
+    commit, dirty = processes.git_state(root)
+    return (commit[:7] if commit else "unknown"), dirty
 
 
 def _unfinished(results: Path, name: str, commit: str | None) -> Path | None:

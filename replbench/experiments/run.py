@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import platform
-import subprocess
 import sys
 import threading
 import time
@@ -32,7 +31,7 @@ import psutil
 
 from ..analysis import judge, limits, soak, summary
 from ..analysis import writeback as writeback_figures
-from ..core import harnesslog, results, sql
+from ..core import harnesslog, processes, results, sql
 from ..core.config import (
     CATCH_UP_TIMEOUT,
     PROGRESS_INTERVAL,
@@ -962,12 +961,8 @@ def versions(settings: Settings) -> results.Versions:
     except sql.MySQLError:  # the master may not be up
         mariadb = None
     wanted = ("aiohttp", "aiomysql", "asyncmy", "gunicorn", "uvloop", "orjson", "PyMySQL", "psutil", "matplotlib")
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True).stdout
-        git_commit: str | None = commit + ("-dirty" if dirty.strip() else "")
-    except OSError:
-        git_commit = None
+    commit, dirty = processes.git_state(ROOT)
+    git_commit = None if commit is None else commit + ("-dirty" if dirty else "")
     return results.Versions(vegeta=VEGETA_VERSION, python=platform.python_version(), mariadb=mariadb,
                             packages={name: _pkg_version(name) for name in wanted}, git_commit=git_commit)
 
