@@ -374,10 +374,11 @@ def test_report_md_says_which_settings_have_no_apply_fit_and_the_study_that_give
     minimal = [dict(r, setting="ROW-MINIMAL") for r in runs]  # live runs under MINIMAL, no drain of it
     write_record((tmp_path / "model" / "model.json"), model_of(fitted_model(runs + minimal, drains)))
     text = "\n".join(model_section(Writer(tmp_path, tmp_path / "report.md")))
-    assert "| ROW-MINIMAL bench_idx |" in text and "no data" in text
-    # report.md says it in a line; the model's page beside it which settings, and the study that fills them
-    assert "*no data* under one replica's apply alone: no backlog was drained" in text and "(report-model.md)" in text
+    # the coefficients on the model's page beside report.md, which links them; there, which settings have no
+    # apply fit, and the study that fills them
     page = (tmp_path / "report-model.md").read_text()
+    assert "| ROW-MINIMAL bench_idx |" in page and "no data" in page and "| ROW-MINIMAL bench_idx |" not in text
+    assert "(report-model.md#per-transaction-and-per-row-by-setting)" in text
     assert "alone (ROW-MINIMAL bench_idx): these runs drained no backlog" in page
     assert "`./run.sh study apply-settings`" in page and "apply-settings" not in text
 
@@ -403,9 +404,9 @@ def test_report_md_shows_the_coefficients_and_the_newest_validation(tmp_path) ->
     shutil.rmtree(tmp_path / "model")
     assert "\n".join(model_section(Writer(tmp_path, tmp_path / "report.md"))) == text
     assert (tmp_path / "report-assets" / "model" / "validate-20261125-000000" / "validate.json").exists()
-    assert "## The cost model" in text and "| ROW-FULL bench_idx |" in text and "ms/row" in text
     page = (tmp_path / "report-model.md").read_text()  # the whole fit, beside report.md, which links it
-    assert "(report-model.md)" in text and "Cost model from" in page and "Cost model from" not in text
+    assert "## The cost model" in text and "| ROW-FULL bench_idx |" in page and "ms/row" in page
+    assert "(report-model.md#" in text and "Cost model from" in page and "Cost model from" not in text
     # the validation case by case and the lag onset on that page; report.md keeps the coverage against the bounds
     assert "(report-model.md#checked-on-runs-it-was-not-fitted-on)" in text and "- lag onset: " in text
     assert "\n## Checked on runs it was not fitted on\n" in page and "Live onset" not in text

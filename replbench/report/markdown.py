@@ -27,7 +27,7 @@ from pathlib import Path
 from ..analysis.verdicts import describe_max
 from ..core.config import ROOT, Settings
 from ..core.results import StudyRecord, read_sweep
-from . import ownworkload, reference
+from . import ownworkload, reference, soaks
 from .answers import falling_behind
 from .archive import archive_page
 from .assets import Writer
@@ -141,7 +141,8 @@ def generate(settings: Settings, output: Path | None = None, origin: Origin | No
     # the DBA's page first (issue 73): the answers, their own workload, the definitions, the cost sheet, when the
     # replicas fall behind, the reference write-up's conclusions; then the rest
     text = [*opening(latest, studies, writer, links), *ownworkload.section(), *definitions(), *cost_sheet(studies),
-            *big_transactions(studies), *falling_behind(studies, latest, writer), *reference.section(latest, studies),
+            *big_transactions(studies), *soaks.section(), *falling_behind(studies, latest, writer),
+            *reference.section(latest, studies),
             *index_cost(studies), *findings(latest, studies)]
     text += ["## Studies", "", f"Each study's question and headline; its section (cells, how it ran, findings, "
              f"chart) on [{STUDIES_PAGE}]({STUDIES_PAGE}).", ""]

@@ -1,0 +1,68 @@
+"""report.md's "Write-back at steady state" (under the cost sheet): what a write costs once InnoDB's flushing has
+settled, from soaks (long runs whose per-write cost is read window by window: analysis/soak), beside the cost
+sheet's short runs, whose write-back is forced out after them (an upper bound on pages and bytes written, not on
+CPU). Every figure is read from the committed soak runs core/config.SOAK_RUNS names; none there, no section."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..analysis.soak import SteadyState, steady_state
+from ..analysis.studymetrics import REPLICA_MEANS
+from ..core.config import ROOT, SOAK_RUNS
+from ..core.results import Num, read_meta, read_summary
+
+HEADING = "Write-back at steady state"
+DOC = "docs/runs.md#soaks"
+
+
+def _one(value: Num | None, digits: int) -> str:
+    return "–" if value is None else f"{value:,.{digits}f}"
+
+
+def _per_write(figures: dict[str, Num | None] | None) -> str:
+    if not figures:
+        return "–"
+    return (f"{_one(figures.get('cpu_ms_per_write_net'), 3)} CPU-ms, "
+            f"{_one(figures.get('pages_flushed_per_write'), 2)} pages flushed, "
+            f"{_one(figures.get('kb_written_per_write'), 1)} KB written")
+
+
+def _how(s: SteadyState) -> str:
+    if s.how == "equilibrium":
+        return f"reached from {s.from_s:g} s (checkpoint age and dirty pages flat)"
+    if s.how == "cycles":
+        return "write-back in bursts, never flat: over whole cycles"
+    return "not reached: " + "; ".join(s.moving) if s.moving else "not reached"
+
+
+def section(root: Path = ROOT) -> list[str]:
+    """The section (root: where the committed soak runs are read from, the repository's by default)."""
+    rows = []
+    for folder, page in SOAK_RUNS:
+        try:
+            summary, meta = read_summary(root / folder), read_meta(root / folder)
+        except (OSError, ValueError):
+            continue
+        if summary.soak is None or summary.scenario is None or summary.rate is None:
+            continue
+        steady = steady_state(summary.soak, summary.scenario, int(summary.rate), float(summary.duration_s or 0))
+        if steady is None:
+            continue
+        pools = {b.pool_bytes for b in (meta.buffer_pools or {}).values() if b.pool_bytes}
+        pool = f"{min(pools) / 2**20:,.0f} MB" if pools else "–"
+        commit = ((meta.versions.git_commit if meta.versions else None) or "–")[:7]
+        replica = _per_write(steady.replica) if steady.how != "not reached" else "–"
+        master = _per_write(steady.master) if steady.how != "not reached" else "–"
+        rows.append(f"| `{steady.scenario}` {steady.rate}/s, {steady.seconds / 60:g} min | {pool} | {_how(steady)} | "
+                    f"{replica} | {master} | `{commit}` | [evidence]({page}) |")
+    if not rows:
+        return []
+    return [f"### {HEADING}", "",
+            "A short run's write-back is forced out after it, which writes each dirty page once: an upper bound on the "
+            "pages and bytes a write costs, not on its CPU (the cost sheet's *with write-back*). A soak runs long "
+            "enough for InnoDB's page cleaner to write back as it goes; once its checkpoint age and dirty pages are "
+            f"flat, each window's cost per write is the steady state's, write-back included ([runs.md]({DOC})). "
+            f"Per successful write, CPU net of idle; *replica*: {REPLICA_MEANS}.", "",
+            "| soak | buffer pool | steady state | replica per write | master per write | commit | |",
+            "|---|---|---|---|---|---|---|", *rows, ""]
