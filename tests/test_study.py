@@ -27,7 +27,7 @@ from replbench.core.results import (
     summary_of,
 )
 from replbench.core.scenario import PassCriteria
-from replbench.experiments import study, studyfile
+from replbench.experiments import replay, study, studyfile
 from replbench.report import costsheet, markdown, sources
 from replbench.report.studies import STUDIES_PAGE
 from replbench.topology import knobs, nodes
@@ -545,6 +545,44 @@ def test_a_replay_study_puts_the_replica_back_before_each_unit_and_refuses_a_rep
     assert replicating(topo)
     with sql.admin(topo.master, topo) as cur:
         cur.execute("DROP DATABASE replays")
+
+
+def test_a_relog_that_fails_leaves_the_replica_without_the_relogs_settings(
+        topo: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A re-log restarts the replica with log_slave_updates and the row image asked; one that fails after that
+    restarts it without them, so no later command inherits a re-logging replica."""
+    replica = topo.node("replica1")
+    assert all(v is not None for v in nodes.wait_caught_up(topo, 60).values())
+    with sql.admin(topo.master, topo) as cur:
+        cur.execute("FLUSH BINARY LOGS")
+        cur.execute("SHOW MASTER STATUS")
+        current = str(sql.one_row(cur)[0])
+    assert all(v is not None for v in nodes.wait_caught_up(topo, 60).values())
+    with sql.admin(replica, topo) as cur:
+        cur.execute("STOP SLAVE")
+    try:
+        with sql.admin(topo.master, topo) as cur:
+            cur.execute("CREATE DATABASE IF NOT EXISTS relogs")
+        copy = tmp_path / current
+        shutil.copyfile(topo.master.datadir / current, copy)
+
+        def failing(*_: object) -> None:
+            with sql.admin(replica, topo) as cur:  # the re-log's settings were in force when it failed
+                cur.execute("SELECT @@log_slave_updates, @@binlog_row_image")
+                assert sql.one_row(cur) == (1, "MINIMAL")
+            raise RuntimeError("the re-log failed")
+
+        monkeypatch.setattr(replay, "_relogged", failing)
+        with pytest.raises(RuntimeError, match="the re-log failed"):
+            replay.relog(topo, [copy], "replica1", "MINIMAL", tmp_path / "relogged")
+        with sql.admin(replica, topo) as cur:
+            cur.execute("SELECT @@log_slave_updates, @@binlog_row_image")
+            assert sql.one_row(cur) == (0, "FULL")
+    finally:
+        nodes.ensure_replicating(replica, topo)
+        with sql.admin(topo.master, topo) as cur:
+            cur.execute("DROP DATABASE IF EXISTS relogs")
+    assert replicating(topo)
 
 
 def test_a_load_study_counts_passing_runs_and_goodput_against_the_max() -> None:

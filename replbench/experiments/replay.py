@@ -293,6 +293,18 @@ def relog(settings: Settings, files: list[Path], replica_name: str, image: str,
     replica = settings.node(replica_name)
     standing = check_replica(settings, files, replica_name)
     snapshot.restart(settings, replica, {"log_slave_updates": "ON", "binlog_row_image": image})
+    try:
+        return _relogged(settings, replica, standing, image, folder)
+    except BaseException:  # a failed or interrupted re-log leaves no later command a re-logging replica
+        snapshot.restart(settings, replica)
+        raise
+
+
+def _relogged(settings: Settings, replica: Node, standing: Standing, image: str,
+              folder: Path) -> tuple[list[Path], Relog]:
+    """relog's steps once the replica re-logs: its binlog started at its position, the files applied, what it wrote
+    copied out."""
+    replica_name = replica.name
     with sql.admin(replica, settings) as cur:
         cur.execute("RESET MASTER")
         cur.execute("SET GLOBAL gtid_binlog_state = %s", (standing.slave_pos,))
