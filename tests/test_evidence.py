@@ -154,6 +154,9 @@ EVIDENCE = (
         Run("write-back-20261202/steady.py", ("results/readme-assets/soak-128m-20261203/soak-write-100",)),)),
     Evidence("shapes-interval-20261203/compare.txt", (
         Run("shapes-interval-20261203/compare.py", cwd="shapes-interval-20261203"),)),
+    *(Evidence(f"soak-20261203/steady-{name}.txt", (
+        Run("write-back-20261202/steady.py", (f"results/readme-assets/soak-20261203/{name}",)),))
+      for name in ("soak-write-400", "soak-write-noindex-400-128m", "soak-write-100-128m")),
 )
 RERUN = {run.script for evidence in EVIDENCE for run in evidence.runs}
 

@@ -355,13 +355,11 @@ OWN_WORKLOAD_REPLAY = "results/readme-assets/replay-20261202"
 OWN_WORKLOAD_FIT = "results/readme-assets/own-fit-20261203"
 OWN_WORKLOAD_RELOG = "results/readme-assets/relog-20261203"  # its study/ (a replay study re-logging each row image)
 # report.md's "Write-back at steady state" (analysis/soak.steady_state, report/soaks): the soak runs it states, each a
-# run folder with its summary.json and meta.json and the page that says how it was measured: write at 4G, at 128M,
-# and write-noindex at 128M; re-measure them at the commit of the report's campaign (each page's drive script)
-SOAK_RUNS = (("results/readme-assets/write-back-20261202/soak-write-400", "docs/decisions/write-back.md"),
-             ("results/readme-assets/soak-128m-20261203/soak-write-100",
-              "results/readme-assets/soak-128m-20261203/README.md"),
-             ("results/readme-assets/soak-128m-20261203/soak-write-noindex-400",
-              "results/readme-assets/soak-128m-20261203/README.md"))
+# run folder with its summary.json and meta.json and the page that says how it was measured: write at 4G, write and
+# write-noindex at 128M, one commit (soak-20261203/drive.sh; re-run it at a later campaign's commit)
+SOAK = "results/readme-assets/soak-20261203"
+SOAK_RUNS = tuple((f"{SOAK}/{name}", f"{SOAK}/README.md")
+                  for name in ("soak-write-400", "soak-write-100-128m", "soak-write-noindex-400-128m"))
 # the semi-sync check by hand (docs/decisions/semi-sync-by-hand.md): each link's round trip as measured through its
 # proxy, and the commits/s 1, 4 and 8 clients made on the 20 ms link, read by analysis/byhand for report.md's answer
 SEMI_SYNC_BY_HAND = "results/readme-assets/semi-sync-by-hand-20261127"

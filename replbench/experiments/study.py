@@ -528,7 +528,7 @@ class Study:
             files, relogged = list(spec.binlogs), None
             image = cell.knobs.binlog_row_image
             # where a cell asks for a row image, every cell's files are re-logged under its own (FULL included), so
-            # that the cells differ only in what they set: a re-logged file replays faster than the captured one
+            # that the cells differ only in what they set: at 8M a re-logged file replayed faster than the capture
             # it was re-logged from (docs/apply-capacity.md, "Other row images")
             if any(c.knobs.binlog_row_image != knobs.Knobs().binlog_row_image for c in spec.cells):
                 self.progress.say(f"{spec.replica} re-logs the files under binlog_row_image={image}", final=True)

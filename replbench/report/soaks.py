@@ -60,7 +60,8 @@ def section(root: Path = ROOT) -> list[str]:
         return []
     return [f"### {HEADING}", "",
             "A short run's write-back is forced out after it, which writes each dirty page once: an upper bound on the "
-            "pages and bytes a write costs, not on its CPU (the cost sheet's *with write-back*). A soak runs long "
+            "pages and bytes a write costs, not on its CPU (the cost sheet's *with write-back*, where its runs "
+            "recorded it). A soak runs long "
             "enough for InnoDB's page cleaner to write back as it goes; once its checkpoint age and dirty pages are "
             f"flat, each window's cost per write is the steady state's, write-back included ([runs.md]({DOC})). "
             f"Per successful write, CPU net of idle; *replica*: {REPLICA_MEANS}.", "",
