@@ -588,6 +588,10 @@ def model_section(writer: Writer) -> list[str]:
                                f"## {COEFFICIENTS}", "",
                                "Per transaction and per row, 95 % intervals in brackets; CPU per transaction at the "
                                "fastest rate fitted.", "", *coefficient_table(model), "",
+                               "A setting's level comes from the occasions its runs ran on (the host's speed that "
+                               "hour): compare two settings' terms here only as report.md's cost sheet does, within "
+                               "one study that ran both, interleaved ([docs/cost-model.md](docs/cost-model.md#fit), "
+                               "the STATEMENT and ROW FULL terms).", "",
                                "## The fit as `./run.sh model fit` prints it", "",
                                "```", render_fit(model), "```", "", *_no_apply(model),
                                *([f"## {CHECKED}", "", "`./run.sh model validate`:", "",
