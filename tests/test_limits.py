@@ -85,11 +85,41 @@ def test_a_sweep_says_the_replicas_kept_up_only_up_to_a_step_every_lower_one_pas
     # and at 800 the host was saturated (96 % of its 200 %), the replica at 31 % of its one core: the box's limit
     assert kept.host_first == HostFirst(rate=800, resource="host CPU", share=0.96, replica_share=0.31,
                                         replica_saturated=False)
-    assert kept_text(kept, why=False) == "to 800 rps, not at 1200; this box saturated first, at 800 rps (host CPU " \
-        "96%, replica 31%)"
+    # so no rate the replicas "kept up to" is said: the box's limit is named, with the replica's share of its core
+    assert kept_text(kept, why=False) == "this box saturated first, at 800 rps (host CPU 96%, replica 31% of a " \
+        "core), before the replicas: their own limit is not measured here; they fell behind at 1200 rps, on the " \
+        "saturated box"
+    # every step kept up, the host saturated from 800: the lag met the criteria, no rate said (the read sweep's case)
+    every = kept_up_to([(400, [_step(80.0, 20.0)]), (800, [_step(192.0, 31.0)]), (1200, [_step(199.0, 35.0)])],
+                       PassCriteria())
+    assert every.every_step and every.host_first is not None and every.host_first.rate == 800
+    assert kept_text(every).endswith("their own limit is not measured here; their lag met the criteria at every "
+                                     "step it ran") and "kept up" not in kept_text(every)
     # a replica at its one core with the host below its limit: the replicas' own limit, nothing else to name
     own = kept_up_to([(400, [_step(80.0, 20.0)]), (800, [_step(150.0, 98.0, growth=0.05)])], PassCriteria())
     assert (own.rate, own.host_first) == (400, None)
+    assert kept_text(own, why=False) == "the replicas kept up to 400 rps, not at 800"
+    # the host and a replica saturated at once: how far they kept up, and the box beside it
+    both = kept_up_to([(400, [_step(80.0, 20.0)]), (800, [_step(195.0, 99.0, growth=0.05)])], PassCriteria())
+    assert both.host_first is not None and both.host_first.replica_saturated
+    assert kept_text(both, why=False).startswith("the replicas kept up to 400 rps, not at 800; this box saturated "
+                                                 "first, at 800 rps (host CPU 98%, replica 99% of a core)")
+
+
+def test_a_sweeps_step_table_names_each_steps_limit() -> None:
+    from replbench.report.sweeps import TABLE_HEADER, _limited
+
+    def recorded(step: RunSummary) -> RunSummary:
+        return step.model_copy(update={"limit": limits.limiting(step)})
+
+    assert _limited([recorded(_step(194.0, 31.0))]) == "host CPU 97%"
+    behind = _limited([recorded(_step(80.0, 20.0, growth=0.05))])
+    assert behind.startswith("none saturated (closest: host CPU 40%)") and behind.endswith("; replica1 falling behind")
+    # the middle repeat by share, and a run recorded before limits were: no figure made up
+    assert _limited([recorded(_step(s, 20.0)) for s in (80.0, 194.0, 120.0)]).endswith("host CPU 60%)")
+    assert _limited([_step(194.0, 31.0)]) == "–"
+    head, rule = TABLE_HEADER.splitlines()
+    assert head.endswith("| verdict | limited by |") and head.count("|") - 1 == rule.count("---|")
 
 
 def test_apply_capacity_says_when_its_applier_threads_outnumber_the_hosts_cores() -> None:

@@ -54,7 +54,8 @@ def _missing(what: str) -> str:
 
 
 def kept_up_rate(latest: dict[str, ShownSweep]) -> int | None:
-    """The highest rate of the write sweep at which the replicas kept up."""
+    """The highest rate of the write sweep up to which every step met the replica criteria (a rate measured on this
+    box, not the replicas' limit where the box saturated first: report/sweeps.kept_text)."""
     sweep = latest.get("write")
     return sweep.kept_up.rate if sweep is not None and sweep.kept_up is not None else None
 
@@ -84,8 +85,8 @@ def bytes_answer(facts: Facts) -> str:
     if rate and single.get("ROW FULL"):
         per_day = [f"{label.replace('ROW ', '')} {gb_per_day(single[label], rate):.0f}" for label in
                    ("ROW FULL", *ALTERNATIVES[:1], "STATEMENT") if single.get(label)]
-        text += (f". At {rate} single-row updates/s, the write sweep's highest rate with the replicas keeping up, "
-                 f"that is {', '.join(per_day)} GB of binlog a day, and as much relay log on each replica")
+        text += (f". At {rate} single-row updates/s, the write sweep's highest rate whose steps all met the replica "
+                 f"criteria, that is {', '.join(per_day)} GB of binlog a day, and as much relay log on each replica")
     else:
         text += ". GB per day: " + _missing("no write sweep whose replicas kept up")
     return text + "."
@@ -149,20 +150,31 @@ def falling_behind_answer(facts: Facts) -> str:
         return head + _missing("no write sweep") + "."
     kept = sweep.kept_up
     by_rate = {s.rate: s for s in sweep.steps}
-    if kept.rate is None:
-        text = head + "they fell behind at every step of the sweep"
-        step = by_rate[min(r for r in by_rate if r is not None)]
-    else:
-        step = by_rate[kept.rate]
-        text = head + f"they kept up to {kept.rate}/s (lag p99 {lag_text(step, fmt)} ms, not growing)"
-        if kept.first_behind:
-            text += f"; at {kept.first_behind}/s {'; '.join(kept.why)}"
-        elif kept.every_step:
-            text += ", the highest step the sweep ran: the limit is above it"
     cores = next((m.host.cores for info in latest.values() if (m := info.meta or RunMeta()).host
                   and m.host.cores), None)
-    if cores:
-        text += _saturated(step, by_rate.get(kept.first_behind) if kept.first_behind else None, cores)
+    behind = by_rate.get(kept.first_behind) if kept.first_behind else None
+    first = kept.host_first
+    if first is not None and not first.replica_saturated:  # this box's limit, not the replicas' (sweeps.kept_text)
+        at = by_rate[first.rate]
+        text = head + "not on this box, whose own limit came first" + (
+            _saturated(at, None, cores) if cores else f": {first.resource} saturated at {first.rate}/s")
+        if kept.first_behind:
+            text += f"; at {kept.first_behind}/s, on the saturated box, {'; '.join(kept.why)}"
+        if kept.rate is not None and kept.rate < first.rate:  # a step below the saturated one
+            text += f"; at {kept.rate}/s their lag p99 was {lag_text(by_rate[kept.rate], fmt)} ms, not growing"
+    else:
+        if kept.rate is None:
+            text = head + "they fell behind at every step of the sweep"
+            step = by_rate[min(r for r in by_rate if r is not None)]
+        else:
+            step = by_rate[kept.rate]
+            text = head + f"they kept up to {kept.rate}/s (lag p99 {lag_text(step, fmt)} ms, not growing)"
+            if kept.first_behind:
+                text += f"; at {kept.first_behind}/s {'; '.join(kept.why)}"
+            elif kept.every_step:
+                text += ", the highest step the sweep ran: the limit is above it"
+        if cores:
+            text += _saturated(step, behind, cores)
     applied = apply_rates(studies).get(("write", "ROW FULL", "serial"))
     if applied and spread(applied[1])["median"]:
         text += f"; one replica alone applies {_text(applied[1], ' trx/s')} serially"

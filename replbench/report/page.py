@@ -51,8 +51,9 @@ COLUMN_GUIDE = (
     "**unit**: one run, drain or big transaction of a study or campaign; **repeats**: a cell's units, interleaved "
     "with the other cells'.",
     "**kept up**: the replicas' lag stayed under the sweep's limit, not growing, and they caught up soon after "
-    "([Sweeps](#sweeps-where-each-setup-breaks) states the limits); **max sustainable rate**: a sweep's highest step "
-    "that met every pass criterion.",
+    "([Sweeps](#sweeps-where-each-setup-breaks) states the limits), said only where no other resource saturated "
+    "first (else the box's limit is named: [metrics.md](docs/metrics.md#limited-by)); **max sustainable rate**: a "
+    "sweep's highest step that met every pass criterion.",
     "**goodput/s**: successful responses per second (vegeta's throughput), beside *sent/s* on a sweep's page.",
     "**CPU-ms/ok**: a process group's CPU milliseconds per *successful* request (failed ones cost CPU but are "
     "not the work asked for).",
@@ -201,7 +202,7 @@ def findings(latest: dict[str, ShownSweep], studies: list[StudyRecord]) -> list[
         others = info.earlier_max
         kept = info.kept_up
         limits.append(f"- `{info.key}`: max sustainable rate {info.max_text} here"
-                      + (f", the replicas kept up {kept_text(kept, why=False)}" if kept is not None else "")
+                      + (f"; {kept_text(kept, why=False)}" if kept is not None else "")
                       + (f" (the newest sweep; earlier sweeps of it in results/ found {', '.join(others)}: one "
                          "sweep is not a measurement of the limit on a noisy machine)" if others else "") + ".")
     # each sweep's limit is a finding too: together at most MAX_FINDINGS lines

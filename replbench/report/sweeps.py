@@ -47,8 +47,8 @@ def verdict_of(step: SweepStep) -> str:
 # and charts and links it: docs/studies.md, "Report and compare")
 TABLE_HEADER = ("| rate asked | sent/s | goodput/s | p50 ms | p99 ms | max ms | success | app % | master % | "
                 "each replica's % | app CPU-ms/ok | master CPU-ms/ok | replica CPU-ms/ok | db share | "
-                "lag p99 ms | catch-up s | binlog B/write | shed / peak in flight (bound) | verdict |\n"
-                + "|" + "---|" * 19)
+                "lag p99 ms | catch-up s | binlog B/write | shed / peak in flight (bound) | verdict | limited by |\n"
+                + "|" + "---|" * 20)
 SWEEPS_PAGE = "report-sweeps.md"  # beside report.md: every shown sweep's section, which report.md lists a line each
 PLOTS_SHOWN = ("latency", "lag")  # the charts report.md shows of a sweep; its page has every one
 
@@ -100,8 +100,22 @@ def step_cells(step: ShownStep) -> list[str]:
         fig(each(lambda s: (s.binlog or Binlog()).bytes_per_write), "{:.0f}"),
         _shed(sums),
         verdict_of(step),
+        _limited(sums),
     ]
     return cells
+
+
+def _limited(sums: list[RunSummary]) -> str:
+    """What limited the step, as each run recorded it (analysis/limits.limiting), from its middle repeat by share:
+    the saturated resource and its share of its capacity, or the closest one when none saturated, and what else held
+    it back; '–' for runs recorded before it was (docs/metrics.md, "Limited by")."""
+    got = sorted((s.limit for s in sums if s.limit is not None), key=lambda limit: limit.share)
+    if not got:
+        return "–"
+    limit = got[len(got) // 2]
+    head = (f"{limit.resource} {limit.share:.0%}" if limit.saturated
+            else f"none saturated (closest: {limit.resource} {limit.share:.0%})")
+    return head + "".join(f"; {also}" for also in limit.also)
 
 
 def busier(per_node: NodeFigures, replicas: tuple[str, ...] | list[str]) -> float | None:
@@ -202,7 +216,7 @@ def sweep_section(sweep_dir: Path, writer: Writer, shared: tuple[str, str] = (""
         f"- **Status**: {sweep.status}; **max sustainable rate: {describe_max(sweep)}**" + (
             "" if "max_lag_p99" in (sweep.criteria or {}) else " (judged by the criteria above: the replicas' lag "
             "during a step was not one of them)"),
-        "- **The replicas kept up**" + (f" ({kept_rule(sweep)})" if kept_rule(sweep) != shared[1] else "")
+        "- **How far the replicas kept up**" + (f" ({kept_rule(sweep)})" if kept_rule(sweep) != shared[1] else "")
         + f": {kept_text(kept)}",
         rows_verified([None if (share := (r.summary.rows_checked or RowsChecked()).share) is None
                        else round(100 * share, 2) for s in steps for r in s.repeats], scenarios_write(name)),
@@ -215,7 +229,9 @@ def sweep_section(sweep_dir: Path, writer: Writer, shared: tuple[str, str] = (""
     blocks = [f"# Per-step blocks of `{sweep_dir.name}`", "",
               f"Every figure of each step, median [range] of its repeats; *replica*: {REPLICA_MEANS}; *each "
               "replica's %* lists every one. *sent/s*: the rate vegeta sent requests at. *shed / peak in flight "
-              "(bound)*: " + SHED_GUIDE, "",
+              "(bound)*: " + SHED_GUIDE + " *limited by*: the resource that saturated, with its share of its "
+              "capacity, or the closest when none did, and what else held the step back (docs/metrics.md, "
+              "\"Limited by\").", "",
               TABLE_HEADER, *(step_row(s) for s in steps), "", *(f"![{name} {f[:-4]}]({f})" for f in plots), ""]
     for step in steps:
         for r in step.repeats:
@@ -240,10 +256,15 @@ def _rate(step: SweepStep) -> int:
 
 
 def kept_text(kept: KeptUp, why: bool = True) -> str:
-    """'to 1200 rps (at 1600 rps: replica2's lag grew 0.14 s per s …)', 'at every step it ran, to …', 'at no
-    step'; without why, only where they fell behind ('to 1200 rps, not at 1600'). Where another resource saturated
-    first (analysis/verdicts.kept_up_to's host_first), it says so: the limit there is this box's."""
-    return _kept(kept, why) + _host_first(kept.host_first)
+    """How far the replicas kept up, as a clause: 'the replicas kept up to 1200 rps (at 1600 rps: replica2's lag grew
+    0.14 s per s …)', '… at every step it ran, to …', '… at no step'; without why, only where they fell behind ('to
+    1200 rps, not at 1600'). Where another resource saturated first (analysis/verdicts.kept_up_to's host_first) and
+    no replica did, the limit was this box's: the clause names it and the replica's share of its core, and says no
+    rate the replicas kept up to (docs/metrics.md, "Limited by")."""
+    first = kept.host_first
+    if first is not None and not first.replica_saturated:
+        return _box_first(kept, first, why)
+    return "the replicas kept up " + _kept(kept, why) + _host_first(first)
 
 
 def _kept(kept: KeptUp, why: bool) -> str:
@@ -258,11 +279,21 @@ def _kept(kept: KeptUp, why: bool) -> str:
                                      else f", not at {kept.first_behind}")
 
 
+def _saturated_at(first: HostFirst) -> str:
+    replica = "" if first.replica_share is None else f", replica {first.replica_share:.0%} of a core"
+    return f"this box saturated first, at {first.rate} rps ({first.resource} {first.share:.0%}{replica})"
+
+
 def _host_first(first: HostFirst | None) -> str:
-    if first is None:
-        return ""
-    replica = "" if first.replica_share is None else f", replica {first.replica_share:.0%}"
-    return f"; this box saturated first, at {first.rate} rps ({first.resource} {first.share:.0%}{replica})"
+    return "" if first is None else "; " + _saturated_at(first)
+
+
+def _box_first(kept: KeptUp, first: HostFirst, why: bool) -> str:
+    text = _saturated_at(first) + ", before the replicas: their own limit is not measured here"
+    if kept.first_behind is not None:
+        reasons = f" ({'; '.join(kept.why)})" if why and kept.why else ""
+        return text + f"; they fell behind at {kept.first_behind} rps{reasons}, on the saturated box"
+    return text + ("; their lag met the criteria at every step it ran" if kept.every_step else "")
 
 
 def comparison(latest: dict[str, ShownSweep]) -> list[str]:
@@ -342,5 +373,5 @@ def sweep_line(shown: ShownSweep) -> str:
     """A sweep's line in report.md: its maximum and how far the replicas kept up, linked to its section on
     SWEEPS_PAGE."""
     link = f"{SWEEPS_PAGE}#{heading_anchor(sweep_heading(shown.key, shown.folder))}"
-    kept = kept_text(shown.kept_up) if shown.kept_up is not None else "no completed step"
-    return f"- [`{shown.key}`]({link}): **max sustainable rate {shown.max_text}**; the replicas kept up: {kept}"
+    kept = kept_text(shown.kept_up) if shown.kept_up is not None else "the replicas: no completed step"
+    return f"- [`{shown.key}`]({link}): **max sustainable rate {shown.max_text}**; {kept}"
