@@ -13,7 +13,7 @@ import pytest
 
 from replbench.analysis import answers as derived
 from replbench.analysis import verdicts
-from replbench.analysis.findings import BOUND, COUNT, TESTED, sentence, study_findings
+from replbench.analysis.findings import BOUND, COUNT, TESTED, judged, sentence, study_findings
 from replbench.analysis.studymetrics import compare_cells, figure_text, row_of, unit_metrics
 from replbench.core.config import ROOT
 from replbench.core.results import (
@@ -70,7 +70,8 @@ def test_a_step_whose_replica_fell_behind_all_along_fails_though_it_caught_up_in
                                 (1600, [summary_of(step_summary(growth=0.142))])],
                                verdicts.criteria_of(sweep_of({"criteria": {"max_catch_up": 30.0}})))
     assert (kept.rate, kept.first_behind, kept.every_step) == (1200, 1600, False)
-    assert sweeps.kept_text(kept).startswith("to 1200 rps (at 1600 rps: replica1's lag grew 0.142 s per s")
+    assert sweeps.kept_text(kept).startswith("the replicas kept up to 1200 rps (at 1600 rps: replica1's lag grew "
+                                             "0.142 s per s")
 
 
 def test_the_committed_write_sweep_passed_to_1200_where_the_host_saturated_first() -> None:
@@ -151,8 +152,12 @@ def test_a_figure_below_its_resolution_is_never_printed_as_a_cost() -> None:
     # its master figure, 0.805 [0.14–1.47], has no repeat at 0 and no recorded resolution: nothing to claim
     assert "| ROW FULL | 2,632 [2,630–2,634] | 2,632 [2,630–2,634] | 0.805 [0.14–1.47] | not resolved (≤ 0.68) |" \
         in sheet
-    found = [f for f in study_findings(nopk, ["replica_ms_per_write"]) if f.cell == "no PK ROW"]
+    found = [f for f in judged(nopk, ["replica_ms_per_write"]) if f.cell == "no PK ROW"
+             and f.metric == "replica_ms_per_write"]
     assert found[0].kind == BOUND and round(found[0].factor) == 234  # 159 ms over ≤ 0.68, not 468×
+    # a measured quantity from 2 repeats a side: a lower bound, described, not a finding (docs/metrics.md)
+    assert (found[0].holds, found[0].words) == (False, "a lower bound, n = 2, not tested")
+    assert not [f for f in study_findings(nopk, ["replica_ms_per_write"]) if f.cell == "no PK ROW"]
 
 
 def test_the_answers_open_the_report_and_say_what_is_missing() -> None:

@@ -7,7 +7,8 @@ is judged and worded is the one rule set, core/stats.judgement (docs/metrics.md,
 - a count (studymetrics.Metric.count: bytes, rows, pages, syncs, threads) is compared exactly with its spread and
   never tested: it holds when the two sides' ranges are disjoint; a side whose repeats differ says why they can;
 - a net-of-idle figure, or a lag, against a baseline below its resolution or floor: a lower bound (the figure over
-  the resolution, "≥ 40×") when every repeat is above it;
+  the resolution, "≥ 40×") when every repeat is above it, a finding only from FINDING_MIN_REPEATS repeats a side
+  (a measured quantity: with fewer, "a lower bound, n = 2, not tested");
 - a measured quantity with FINDING_MIN_REPEATS repeats on each side: Welch's t-test on the logarithms of the repeats
   (core/stats.welch_log_p), over the whole study at once Holm's step-down correction, family-wise error
   FINDING_ALPHA;
@@ -150,8 +151,10 @@ def judged(study: StudyRecord, primary: list[str]) -> list[Compared]:
     for c in everything:
         effect = round(max(c.factor, 1 / c.factor), 3) if c.factor else 0.0
         big = effect >= FINDING_MIN_FACTOR
-        if c.kind == BOUND:
-            out.append(replace(c, effect=effect, holds=big, words=BOUND))
+        if c.kind == BOUND:  # a lag or CPU figure: measured, so a finding only from FINDING_MIN_REPEATS a side
+            enough = min(c.n) >= FINDING_MIN_REPEATS
+            out.append(replace(c, effect=effect, holds=big and enough,
+                               words=BOUND if enough else f"a {BOUND}, n = {min(c.n)}, not tested"))
             continue
         if c.kind == TESTED:
             rejected, p_holm = corrected[id(c)]
@@ -174,8 +177,9 @@ def study_findings(data: StudyRecord, primary: list[str]) -> list[Compared]:
 def untested_effects(data: StudyRecord, primary: list[str]) -> list[Compared]:
     """The measured comparisons left untested (fewer than FINDING_MIN_REPEATS repeats a side) whose ranges are
     disjoint and whose effect is at least 10 %: no finding, but not nothing either. Largest first."""
-    return sorted((c for c in judged(data, primary) if c.kind == UNTESTED and c.effect >= FINDING_MIN_FACTOR
-                   and c.words.startswith("disjoint")), key=lambda f: -f.effect)
+    return sorted((c for c in judged(data, primary) if c.effect >= FINDING_MIN_FACTOR and (
+        (c.kind == UNTESTED and c.words.startswith("disjoint")) or (c.kind == BOUND and not c.holds))),
+        key=lambda f: -f.effect)
 
 
 def nothing_held(data: StudyRecord, primary: list[str]) -> str:
@@ -226,7 +230,8 @@ def brief(finding: Compared) -> str:
 def headline(finding: Compared) -> str:
     """A finding (or an untested effect) as a study's one line in report.md words it, its figures on the study's
     page: what differs, by how much, and how the rule judged it."""
-    how = {COUNT: "counts, compared exactly", BOUND: "a lower bound"}.get(finding.kind) or (
+    how = {COUNT: "counts, compared exactly", BOUND: "a lower bound" if finding.holds else finding.words}.get(
+        finding.kind) or (
         f"p = {finding.p_holm:.3g}, Holm" if finding.kind == TESTED else finding.words)
     return (f"{BY_KEY[finding.metric].label} of `{finding.cell}` {_factor(finding)} `{finding.baseline}`'s "
             f"on `{finding.group}` ({how})")

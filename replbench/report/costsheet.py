@@ -76,10 +76,11 @@ COLUMNS: tuple[tuple[str, str | None, Callable[[Metrics], float | None]], ...] =
 WRITEBACK_COLUMNS: tuple[tuple[str, str | None, Callable[[Metrics], float | None]], ...] = (
     ("replica CPU-ms/write with write-back", "replica_ms_per_write_with_writeback",
      lambda m: m.replica_ms_per_write_with_writeback),
-    ("replica KB written/write with write-back (a bound)", "replica_kb_written_per_write_with_writeback",
+    ("replica KB written/write with write-back", "replica_kb_written_per_write_with_writeback",
      lambda m: m.replica_kb_written_per_write_with_writeback),
 )
 LATENCY = ("write p50 ms", lambda m: m.commit_p50_ms)
+APPLY_HEADS = {"serial": "apply alone trx/s", "4 threads": "apply alone, 4 threads"}
 CONTROL = "ROW FULL"  # the setting every study of the sheet runs beside its others: a row's scale (scales)
 # the columns a row of another study is scaled on (time and CPU follow the host's speed that round; bytes do not)
 SCALED: dict[str, Callable[[Metrics], float | None]] = {
@@ -224,22 +225,25 @@ def cost_sheet(studies: Studies) -> list[str]:
              "replica applies from a queued backlog, the others stopped (serial, and 4 threads in MariaDB's default "
              "optimistic mode); ROW FULL only. *write p50*: a write request's median latency (app, commit, "
              "fsyncs)." + (" *with write-back*: the run's figure with its own dirty pages forced out after it, per "
-                           "write: an upper bound on the pages and bytes written at steady state, not on the CPU "
-                           "([decisions/write-back.md](docs/decisions/write-back.md))." if backed else ""), ""]
+                           "write the master took: an upper bound on the pages and bytes written at steady state, "
+                           "not on the CPU ([decisions/write-back.md](docs/decisions/write-back.md))."
+                           if backed else ""), ""]
     for workload, settings in rows.items():
         try:
             title = scenarios.load(workload).description
         except (OSError, ValueError):
             title = workload
+        # the apply-alone columns only where a drain of this workload ran (a study of the same campaign)
+        drains = [c for c in APPLY_HEADS if any((workload, label, c) in applied for label, _, _ in settings)]
         lines += [f"### `{workload}`: {title}", "",
                   "| setting | " + " | ".join(c for c, _, _ in columns)
-                  + " | apply alone trx/s | apply alone, 4 threads | " + LATENCY[0] + " | study |",
-                  "|---|" + "---|" * (len(columns) + 4)]
+                  + "".join(f" | {APPLY_HEADS[c]}" for c in drains) + " | " + LATENCY[0] + " | study |",
+                  "|---|" + "---|" * (len(columns) + len(drains) + 2)]
         for label, study, runs in settings:
             factors = scaled.get((workload, study), {})
             cells = [_figure([get(m) for m in runs], runs, key, factors.get(key or "", 1.0))
                      for _, key, get in columns]
-            found = [applied.get((workload, label, column)) for column in ("serial", "4 threads")]
+            found = [applied.get((workload, label, column)) for column in drains]
             cells += [_figure(f[1]) if f else "–" for f in found]
             cells.append(_figure([LATENCY[1](m) for m in runs], scale=factors.get("commit_p50_ms", 1.0)))
             sources = sorted({f[0] for f in found if f})

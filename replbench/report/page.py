@@ -13,7 +13,7 @@ from .answers import DEFINITIONS, the_answers
 from .assets import SETTINGS_THAT_MATTER, Writer
 from .provenance import server_text, verified
 from .studies import STUDIES_PAGE, primary_of
-from .sweeps import ShownSweep, kept_text
+from .sweeps import ShownSweep, brief_max, kept_text
 
 # the statements behind each endpoint (tests check every fragment still stands in app/handlers.py)
 ENDPOINT_SQL = {
@@ -65,8 +65,6 @@ COLUMN_GUIDE = (
     "position at that moment (timed in parallel).",
     "**after_sync** / **after_commit**: semi-sync's wait points: the master waits for a replica's acknowledgement "
     "before committing in InnoDB / after, before answering the client.",
-    "**PASS\\***: the step met every criterion but the host or the load generator was saturated (the reason is "
-    "given): the figure describes this box, not only the databases.",
     "**ratio**, and **the one rule** by which two sets of repeats are compared "
     "([metrics.md](docs/metrics.md#comparing-two-figures)): a cell's median ÷ the baseline cell's; a count (bytes, "
     "rows, pages, syncs) compared exactly with its range, never tested (*compared exactly, no test*), holding when "
@@ -192,19 +190,13 @@ def findings(latest: dict[str, ShownSweep], studies: list[StudyRecord]) -> list[
              "Only from each study's declared primary metrics (its file's `primary`), only between two cells that "
              f"differ in one setting, only an effect of at least {FINDING_MIN_FACTOR - 1:.0%}, holding by the one "
              f"rule (under [How to read the columns]({DEFINITIONS})). The largest effect of each study, "
-             f"table and metric, largest first, then each sweep's limit, at most {MAX_FINDINGS} in all; the rest are "
+             f"table and metric, largest first, then the sweeps' limits, at most {MAX_FINDINGS} lines; the rest are "
              f"in each study's section on [{STUDIES_PAGE}]({STUDIES_PAGE}).", ""]
     found = sorted(((_name(data), f) for data in studies if verified(data)
                     for f in study_findings(data, primary_of(data))), key=lambda item: -item[1].effect)
     found = _largest_each(found)
-    limits = []
-    for info in latest.values():
-        others = info.earlier_max
-        kept = info.kept_up
-        limits.append(f"- `{info.key}`: max sustainable rate {info.max_text} here"
-                      + (f"; {kept_text(kept, why=False)}" if kept is not None else "")
-                      + (f" (the newest sweep; earlier sweeps of it in results/ found {', '.join(others)}: one "
-                         "sweep is not a measurement of the limit on a noisy machine)" if others else "") + ".")
+    limits = ["- Each sweep's max sustainable rate (what limited it: [Sweeps](#sweeps-where-each-setup-breaks)): "
+              + "; ".join(_limit_words(info) for info in latest.values()) + "."] if latest else []
     # each sweep's limit is a finding too: together at most MAX_FINDINGS lines
     said = [f"- {sentence(name, f)}." for name, f in found[:max(MAX_FINDINGS - len(limits), 0)]]
     untested = sum(len(untested_effects(data, primary_of(data))) for data in studies if verified(data))
@@ -218,6 +210,17 @@ def findings(latest: dict[str, ShownSweep], studies: list[StudyRecord]) -> list[
                     "each write run was checked to change its rows (see each section), they wait for a rerun.")
     said += limits
     return lines + (said or ["- No study or sweep in results/ yet."]) + [""]
+
+
+def _limit_words(info: ShownSweep) -> str:
+    """A sweep's maximum in a few words, and the box's limit where it came before the replicas' (sweeps.kept_text
+    says the rest in the sweep's own line)."""
+    kept, first = info.kept_up, info.kept_up.host_first if info.kept_up else None
+    said = (f"this box saturated first, at {first.rate} rps" if first is not None and not first.replica_saturated
+            else kept_text(kept, why=False) if kept is not None else "")
+    return (f"`{info.key}` {brief_max(info.max_text)}" + (f" ({said})" if said else "")
+            + (f" (the newest sweep; earlier sweeps of it in results/ found {', '.join(info.earlier_max)}: one "
+               "sweep is not a measurement of the limit on a noisy machine)" if info.earlier_max else ""))
 
 
 def _name(data: StudyRecord) -> str:

@@ -75,8 +75,13 @@ def verified(data: StudyRecord) -> bool:
     if not any(scenarios_write(s) for s in data.scenarios or []):
         return True
     units = [u for u in _units(data) if _measured(u)]
-    return bool(units) and all(_changed_pct(u) is not None for u in units
-                               if _measure(u) == "run")
+    return bool(units) and all(_changed_pct(u) is not None for u in _write_runs(units))
+
+
+def _write_runs(units: list[StudyUnit]) -> list[StudyUnit]:
+    """The run units but those of a scenario that does not write: a read run has no rows to check (cost-model-rates'
+    reads); a unit that names no scenario is taken to write, as its study's scenarios do."""
+    return [u for u in units if _measure(u) == "run" and (u.scenario is None or scenarios_write(u.scenario))]
 
 
 def study_rows(data: StudyRecord) -> str:
@@ -85,8 +90,9 @@ def study_rows(data: StudyRecord) -> str:
     every row of its range holds the new value), apply-capacity drains not checked row by row."""
     units = [u for u in _units(data) if _measured(u)]
     writes = any(scenarios_write(s) for s in data.scenarios or [])
-    runs = [u for u in units if _measure(u) == "run"]
-    if not writes or len(runs) == len(units):
+    runs = _write_runs(units)
+    reads = [u for u in units if _measure(u) == "run" and u not in runs]
+    if not writes or len(runs) + len(reads) == len(units):
         return rows_verified([_changed_pct(u) for u in runs], writes)
     parts = []
     if runs:

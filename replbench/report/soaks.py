@@ -30,7 +30,7 @@ def _per_write(figures: dict[str, Num | None] | None) -> str:
 
 def _how(s: SteadyState) -> str:
     if s.how == "equilibrium":
-        return f"reached from {s.from_s:g} s (checkpoint age and dirty pages flat)"
+        return f"reached from {s.from_s:g} s"  # the section's text says what 'reached' means
     if s.how == "cycles":
         return "write-back in bursts, never flat: over whole cycles"
     return "not reached: " + "; ".join(s.moving) if s.moving else "not reached"

@@ -27,6 +27,7 @@ from ..analysis.studymetrics import (
     CUT,
     FAILED,
     NOT_REACHED,
+    PAGES_VARY,
     REPLICA_MEANS,
     IndexCost,
     baseline_words,
@@ -387,7 +388,7 @@ def study_line(data: StudyRecord, link: str) -> str:
         said = "; ".join(headline(f) for f in found[:SECTION_FINDINGS]) + (f"; {more} more" if more > 0 else "")
     elif untested := untested_effects(data, primary):
         fewest = min(min(c.n) for c in untested)
-        said = (f"no finding from {fewest} repeat{'' if fewest == 1 else 's'} a side; its largest effect: "
+        said = (f"no finding ({fewest} repeat{'' if fewest == 1 else 's'} a side); largest effect: "
                 + headline(untested[0]))
     else:
         said = "no finding: " + nothing_held(data, primary)
@@ -489,24 +490,27 @@ def index_cost(studies: list[StudyRecord]) -> list[str]:
              f"the same three columns at {', '.join(f'{r}/s' for r in sorted(set(data.rates.values())))}, "
              f"{data.repeat} repeats interleaved; the worse replica's figures, median [min–max], each pair judged by "
              "the one rule ([metrics.md](docs/metrics.md#comparing-two-figures)); CPU "
-             f"{'net of idle' if 'net of idle' in cpu_kind(data) else 'gross'}.", ""]
+             f"{'net of idle' if 'net of idle' in cpu_kind(data) else 'gross'}; pages read and KB written are counts, "
+             f"compared exactly with their ranges and never tested (their repeats differ: {PAGES_VARY}).", ""]
 
     def row(key: str, cell: str | None) -> ComparisonRow | None:
         return (per_metric.get(key) or {}).get(cell) if cell else None
 
-    def both(key: str, indexed: str, bare: str, unit: str = "") -> str:
+    def both(key: str, indexed: str, bare: str, unit: str = "", count: bool = False) -> str:
         a, b = row(key, indexed), row(key, bare)
         if a is None or b is None or a.median is None or b.median is None:
             return "–"
-        return (f"{figure_text(a, key)}{unit} against {figure_text(b, key)}{unit} "
-                f"({words_of(every, data, group, key, indexed, bare)[1]})")
+        said = f"{figure_text(a, key)}{unit} against {figure_text(b, key)}{unit}"
+        # a count's rule is said once, above
+        return said if count else f"{said} ({words_of(every, data, group, key, indexed, bare)[1]})"
 
     for cost in pool_index_costs(data):
         indexed, bare = cost.indexed, cost.bare
         lines.append(
             f"- **{cost.pool or 'reference'} pool**: the indexes cost the replica {cost.ratio:.1f}× the "
             f"CPU per applied write ({both('replica_ms_per_write', indexed, bare, ' ms')}), "
-            f"{both('replica_disk_reads_per_write', indexed, bare)} pages read from disk and "
-            f"{both('replica_kb_written_per_write', indexed, bare, ' KB')} written per write; replica lag p99 "
+            f"{both('replica_disk_reads_per_write', indexed, bare, count=True)} pages read from disk and "
+            f"{both('replica_kb_written_per_write', indexed, bare, ' KB', count=True)} written per write; "
+            f"replica lag p99 "
             f"{both('lag_p99_ms', indexed, bare, ' ms')}; client p99 {both('p99_ms', indexed, bare, ' ms')}.")
     return lines + [""]

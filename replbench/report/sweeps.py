@@ -5,6 +5,7 @@ report/reference).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -231,7 +232,8 @@ def sweep_section(sweep_dir: Path, writer: Writer, shared: tuple[str, str] = (""
               "replica's %* lists every one. *sent/s*: the rate vegeta sent requests at. *shed / peak in flight "
               "(bound)*: " + SHED_GUIDE + " *limited by*: the resource that saturated, with its share of its "
               "capacity, or the closest when none did, and what else held the step back (docs/metrics.md, "
-              "\"Limited by\").", "",
+              "\"Limited by\"). *PASS\\**: the step met every criterion but the host or the load generator was "
+              "saturated (the reason is given): the figure describes this box, not only the databases.", "",
               TABLE_HEADER, *(step_row(s) for s in steps), "", *(f"![{name} {f[:-4]}]({f})" for f in plots), ""]
     for step in steps:
         for r in step.repeats:
@@ -279,6 +281,12 @@ def _kept(kept: KeptUp, why: bool) -> str:
                                      else f", not at {kept.first_behind}")
 
 
+def brief_max(text: str) -> str:
+    """A maximum as analysis/verdicts.describe_max says it, without its closing parenthesis ('1600 rps, confirmed',
+    'below 1200 rps'): for a line that points at the sweep's own section, which says the rest."""
+    return re.sub(r" \([^()]*\)$", "", text)
+
+
 def _saturated_at(first: HostFirst) -> str:
     replica = "" if first.replica_share is None else f", replica {first.replica_share:.0%} of a core"
     return f"this box saturated first, at {first.rate} rps ({first.resource} {first.share:.0%}{replica})"
@@ -289,6 +297,9 @@ def _host_first(first: HostFirst | None) -> str:
 
 
 def _box_first(kept: KeptUp, first: HostFirst, why: bool) -> str:
+    if not why:  # the short form, where the sweep's own section says the rest (report/page.findings)
+        return _saturated_at(first) + ", before the replicas" + (
+            f"; they fell behind at {kept.first_behind} rps" if kept.first_behind is not None else "")
     text = _saturated_at(first) + ", before the replicas: their own limit is not measured here"
     if kept.first_behind is not None:
         reasons = f" ({'; '.join(kept.why)})" if why and kept.why else ""
@@ -305,7 +316,7 @@ def comparison(latest: dict[str, ShownSweep]) -> list[str]:
         if not lines:
             lines += ["## Paired sweeps: what the indexes (and the primary key) cost", ""]
         lines += [f"### `{indexed}` vs `{plain}`", "", "| | " + f"`{indexed}` | `{plain}` |", "|---|---|---|",
-                  f"| max sustainable rate | {a.max_text} | {b.max_text} |"]
+                  f"| max sustainable rate | {brief_max(a.max_text)} | {brief_max(b.max_text)} |"]
         common = sorted({_rate(s) for s in a.steps} & {_rate(s) for s in b.steps})
         if common:
             lines += ["", f"Per successful request at the rates both sweeps ran, `{indexed}` / `{plain}` (ratio), "
