@@ -52,7 +52,9 @@ BIGTX: dict[str, Any] = {
 
 def _committed() -> list[tuple[Path, str]]:
     out = []
-    for path in sorted((ROOT / "results").rglob("*.json")):
+    # the committed folders only: a campaign's raw results beside them are ignored (.gitignore) and not examples
+    for path in sorted(p for folder in ("readme-assets", "report-assets") for p in (ROOT / "results" / folder).rglob(
+            "*.json")):
         kind = results.kind_of(path.name)
         if kind is not None:
             out.append((path, kind))
