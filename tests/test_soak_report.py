@@ -54,3 +54,20 @@ def test_the_section_states_each_committed_soak_as_its_summary_records_it() -> N
 
 def test_without_its_soaks_the_section_is_left_out(tmp_path: Path) -> None:
     assert soaks.section(tmp_path) == []
+
+
+def test_a_soak_stands_beside_the_short_runs_bound_at_its_scenario_rate_and_pool() -> None:
+    """Study working-set's runs of a soak's scenario, rate and pool, with write-back: the bound the soak is read
+    against (the median of their repeats); none where the study ran no such cell."""
+    from replbench.core.results import load, study_of
+
+    folder = ROOT / "results" / "report-assets" / "campaign-report-20261203-182727"
+    study = study_of(load(next(folder.glob("study-*-working-set")) / "study.json"))
+    runs = [u.metrics for u in study.units or [] if u.cell == "scenario=write buffer_pool=4G" and u.metrics]
+    cpu = sorted(m.replica_ms_per_write_with_writeback for m in runs if m.replica_ms_per_write_with_writeback)
+    assert len(cpu) == 2  # two repeats: their median is their mean
+    assert soaks._bound(study, "write", 400, 4 * 2**30).startswith(f"{sum(cpu) / 2:.3f} CPU-ms, ")
+    assert soaks._bound(study, "write", 100, 4 * 2**30) == "–"  # the study ran 400/s
+    assert soaks._bound(study, "write", 400, 3 * 2**30) == "–"  # and no 3G pool
+    rows = [line for line in soaks.section(studies=[study]) if line.startswith("| `write` 400/s")]
+    assert rows and soaks._bound(study, "write", 400, 4 * 2**30) in rows[0]

@@ -141,7 +141,7 @@ def generate(settings: Settings, output: Path | None = None, origin: Origin | No
     # the DBA's page first (issue 73): the answers, their own workload, the definitions, the cost sheet, when the
     # replicas fall behind, the reference write-up's conclusions; then the rest
     text = [*opening(latest, studies, writer, links), *ownworkload.section(), *definitions(), *cost_sheet(studies),
-            *big_transactions(studies), *soaks.section(), *falling_behind(studies, latest, writer),
+            *big_transactions(studies), *soaks.section(studies=studies), *falling_behind(studies, latest, writer),
             *reference.section(latest, studies),
             *index_cost(studies), *findings(latest, studies)]
     text += ["## Studies", "", f"Each study's question and headline; its section (cells, how it ran, findings, "

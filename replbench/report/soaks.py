@@ -5,12 +5,14 @@ CPU). Every figure is read from the committed soak runs core/config.SOAK_RUNS na
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 
 from ..analysis.soak import SteadyState, steady_state
 from ..analysis.studymetrics import REPLICA_MEANS
 from ..core.config import ROOT, SOAK_RUNS
-from ..core.results import Num, read_meta, read_summary
+from ..core.results import Num, StudyRecord, read_meta, read_summary
+from ..topology.knobs import parse_size
 
 HEADING = "Write-back at steady state"
 DOC = "docs/runs.md#soaks"
@@ -33,11 +35,34 @@ def _how(s: SteadyState) -> str:
         return f"reached from {s.from_s:g} s"  # the section's text says what 'reached' means
     if s.how == "cycles":
         return "write-back in bursts, never flat: over whole cycles"
-    return "not reached: " + "; ".join(s.moving) if s.moving else "not reached"
+    if not s.moving:
+        return "not reached"
+    return "not reached: " + s.moving[0] + (f" (and {len(s.moving) - 1} more)" if len(s.moving) > 1 else "")
 
 
-def section(root: Path = ROOT) -> list[str]:
-    """The section (root: where the committed soak runs are read from, the repository's by default)."""
+def _bound(study: StudyRecord | None, scenario: str, rate: int, pool: int | None) -> str:
+    """The same scenario, rate and pool's short runs with their write-back forced out (study working-set's cell, in
+    report.md's campaign): the replica's per-write figures, median of the repeats; '–' where it has none."""
+    cell = next((c.name for c in (study.cells if study else None) or [] if c.scenario == scenario and c.knobs
+                 and c.knobs.buffer_pool and parse_size(c.knobs.buffer_pool) == pool), None)
+    if study is None or cell is None or (study.rates or {}).get(scenario) != rate:
+        return "–"
+    runs = [u.metrics for u in study.units or [] if u.cell == cell and u.metrics is not None]
+
+    def median(values: list[float | None]) -> float | None:
+        got = [v for v in values if v is not None]
+        return statistics.median(got) if got else None
+
+    return _per_write({"cpu_ms_per_write_net": median([m.replica_ms_per_write_with_writeback for m in runs]),
+                       "pages_flushed_per_write": median([m.replica_pages_flushed_per_write_with_writeback
+                                                          for m in runs]),
+                       "kb_written_per_write": median([m.replica_kb_written_per_write_with_writeback for m in runs])})
+
+
+def section(root: Path = ROOT, studies: list[StudyRecord] | None = None) -> list[str]:
+    """The section (root: where the committed soak runs are read from, the repository's by default), each soak beside
+    the short runs' bound at its scenario, rate and pool where study working-set of `studies` ran them."""
+    bounds = next((d for d in studies or [] if d.name == "working-set"), None)
     rows = []
     for folder, page in SOAK_RUNS:
         try:
@@ -51,11 +76,12 @@ def section(root: Path = ROOT) -> list[str]:
             continue
         pools = {b.pool_bytes for b in (meta.buffer_pools or {}).values() if b.pool_bytes}
         pool = f"{min(pools) / 2**20:,.0f} MB" if pools else "–"
+        bound = _bound(bounds, steady.scenario, steady.rate, min(pools) if pools else None)
         commit = ((meta.versions.git_commit if meta.versions else None) or "–")[:7]
         replica = _per_write(steady.replica) if steady.how != "not reached" else "–"
         master = _per_write(steady.master) if steady.how != "not reached" else "–"
         rows.append(f"| `{steady.scenario}` {steady.rate}/s, {steady.seconds / 60:g} min | {pool} | {_how(steady)} | "
-                    f"{replica} | {master} | `{commit}` | [evidence]({page}) |")
+                    f"{replica} | {bound} | {master} | `{commit}` | [evidence]({page}) |")
     if not rows:
         return []
     return [f"### {HEADING}", "",
@@ -64,6 +90,7 @@ def section(root: Path = ROOT) -> list[str]:
             "recorded it). A soak runs long "
             "enough for InnoDB's page cleaner to write back as it goes; once its checkpoint age and dirty pages are "
             f"flat, each window's cost per write is the steady state's, write-back included ([runs.md]({DOC})). "
-            f"Per successful write, CPU net of idle; *replica*: {REPLICA_MEANS}.", "",
-            "| soak | buffer pool | steady state | replica per write | master per write | commit | |",
-            "|---|---|---|---|---|---|---|", *rows, ""]
+            f"Per successful write, CPU net of idle; *replica*: {REPLICA_MEANS}; *30 s runs' bound*: study "
+            "working-set's runs of that scenario, rate and pool, with write-back.", "",
+            "| soak | buffer pool | steady state | replica per write | replica, 30 s runs' bound | master per write | "
+            "commit | |", "|---|---|---|---|---|---|---|---|", *rows, ""]
