@@ -723,8 +723,9 @@ def test_the_cost_sheet_names_each_setting_and_keeps_studies_apart() -> None:
 
 
 def test_a_row_of_another_study_is_scaled_by_its_own_studys_row_full() -> None:
-    """compression's rows were not measured beside binlog-format's: each CPU and latency figure of theirs is put on
-    the ROW FULL row's footing by compression's own ROW FULL (its control, same rounds); bytes stay as counted."""
+    """compression's rows were not measured beside binlog-format's: every figure of theirs is put on the ROW FULL
+    row's footing by compression's own ROW FULL (its control, same rounds): CPU and latency follow the round's host
+    speed, bytes the data each study's runs wrote (issue 73)."""
     full = {"binlog_format": "ROW", "binlog_row_image": "FULL"}
 
     def study(name: str, cells: dict[str, dict], values: dict[str, list[tuple[float, float]]]) -> StudyRecord:
@@ -738,10 +739,12 @@ def test_a_row_of_another_study_is_scaled_by_its_own_studys_row_full() -> None:
     compression = study("compression", {"off": full, "on": {**full, "binlog_compress": "on"}},
                         {"off": [(900, 1.0), (900, 1.2)], "on": [(200, 0.9), (200, 1.08)]})
     assert costsheet.scales([formats, compression], costsheet.sheet_rows([formats, compression])) == {
-        ("write", "compression"): {"master_ms_per_write": pytest.approx(0.55 / 1.1)}}
+        ("write", "compression"): {"master_ms_per_write": pytest.approx(0.55 / 1.1),
+                                   "bytes_per_write": pytest.approx(500 / 900)}}
     text = "\n".join(costsheet.cost_sheet([formats, compression]))
     assert "| ROW FULL | 500 | – | 0.55 [0.5–0.6] |" in text
-    assert "| ROW FULL, compressed from 256 B | 200 | – | 0.495 [0.45–0.54] |" in text  # −10 % of ROW FULL's
+    # −10 % of ROW FULL's CPU, and 200 of its own ROW FULL's 900 B on binlog-format's 500
+    assert "| ROW FULL, compressed from 256 B | 111 | – | 0.495 [0.45–0.54] |" in text
     assert text.count(", scaled |") == 1
     # without its own ROW FULL cell a row stays as measured, unscaled
     alone = study("compression", {"on": {**full, "binlog_compress": "on"}}, {"on": [(200, 0.9)]})
@@ -797,7 +800,7 @@ def test_a_units_metrics_record_declares_every_key_the_map_is_written_with() -> 
 
 
 def test_each_study_says_what_its_own_kind_of_unit_measured_and_verified() -> None:
-    from replbench.report.provenance import cpu_kind, net_of_idle, study_rows
+    from replbench.report.provenance import cpu_kind, net_of_idle, study_rows, verified
 
     def unit(measure: str, metrics: dict, cell: str = "a") -> dict:
         return {"cell": cell, "measure": measure, "status": "ok", "metrics": {"bytes_per_row": 1.0, **metrics}}
@@ -821,6 +824,13 @@ def test_each_study_says_what_its_own_kind_of_unit_measured_and_verified() -> No
     assert study_rows(mixed).startswith("- **Rows changed**: verified in 1 of 1 run units; 1 apply-capacity")
     old = study(unit("run", {"cpu_net_of_idle": False}), scenario="write")
     assert "gross (measured before runs had an idle window" in cpu_kind(old) and "not verified" in study_rows(old)
+    # a read run has no rows to check: beside verified write runs it leaves the study verified (cost-model-rates)
+    reads = study_of({"name": "s", "scenarios": ["write", "read"], "units": [
+        {**unit("run", {"rows_changed_pct": 100.0}), "scenario": "write"},
+        {**unit("run", {}, cell="r"), "scenario": "read"}]})
+    assert verified(reads) and "not verified" not in study_rows(reads)
+    assert not verified(study_of({"name": "s", "scenarios": ["write"], "units": [
+        {**unit("run", {}), "scenario": "write"}]}))
 
 
 def test_the_big_transaction_table_follows_the_study_files_order() -> None:

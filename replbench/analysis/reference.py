@@ -93,6 +93,9 @@ HOLDS = "holds"
 DIFFERENT_SIZE = "holds here with a different size"
 NOT_SEEN = "not seen here"
 NOT_MEASURED = "not measured here"
+# what pages read from a pool short of the working set can say of the disk, which no run here varied: the
+# conclusion's direction, never its test
+CONSISTENT = "consistent here, the disk not varied"
 
 
 @dataclass(frozen=True)
@@ -511,9 +514,9 @@ def disk(sweeps: Sweeps) -> Disk:
         slower = large.max_rate is not None and (small.max_rate is None
                                                  or large.max_rate >= FINDING_MIN_FACTOR * small.max_rate)
         verdicts.append(reads_more and slower)
-    verdict = NOT_MEASURED if not verdicts else HOLDS if any(verdicts) else NOT_SEEN
+    verdict = NOT_MEASURED if not verdicts else CONSISTENT if any(verdicts) else NOT_SEEN
     return Disk(key, conclusion(key), verdict,
-                "from pages read per write and a pool short of the working set; no disk changed", ours=ours)
+                "from pages read per write and a pool short of the working set", ours=ours)
 
 
 def index_speed(sweeps: Sweeps) -> IndexSpeed:

@@ -212,7 +212,8 @@ def judgement(a: Sequence[float | None], b: Sequence[float | None], count: str =
     - a measured quantity with its test's result (`test`: the corrected p-value and whether it holds, only ever
       computed with FINDING_MIN_REPEATS a side): 'p = 0.013', or 'not shown (p = 0.21)';
     - a measured quantity otherwise: 'disjoint ranges, n = 2, not tested' or 'not tested (n = 2)' — a test without
-      power says nothing, so its "not shown" is never printed."""
+      power says nothing, so its "not shown" is never printed; 'one run a side, not tested' where neither side has
+      two (a single value has no range)."""
     disjoint = separated(a, b)
     if count:
         said = COUNTED if disjoint else COUNTS_OVERLAP
@@ -223,6 +224,8 @@ def judgement(a: Sequence[float | None], b: Sequence[float | None], count: str =
         p, holds = test
         return Judgement("tested", disjoint, f"p = {p:.3g}" if holds else f"not shown (p = {p:.3g})")
     n = repeats_text(a, b)
+    if max(len([v for v in a if v is not None]), len([v for v in b if v is not None])) <= 1:
+        return Judgement("untested", disjoint, "one run a side, not tested")  # one value has no range to be apart
     return Judgement("untested", disjoint, f"disjoint ranges, {n}, not tested" if disjoint else f"not tested ({n})")
 
 

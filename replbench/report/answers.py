@@ -11,14 +11,14 @@ from dataclasses import dataclass
 from ..analysis.answers import gb_per_day, pool_index_costs, round_trips, saturation
 from ..analysis.byhand import SemiSyncByHand, semi_sync_by_hand
 from ..analysis.findings import judged, words_of
-from ..analysis.studymetrics import BY_KEY, REPLICA_MEANS, closed_loop, figure_text, fmt, row_of, semi_sync_cost
+from ..analysis.studymetrics import BY_KEY, closed_loop, figure_text, fmt, row_of, semi_sync_cost
 from ..core.config import ROOT, SEMI_SYNC_BY_HAND
 from ..core.results import RunMeta, StudyRecord
 from ..core.stats import count_differs, judgement, spread
 from ..topology.knobs import recorded
 from . import reference
 from .assets import Writer
-from .costsheet import BIG_TRANSACTIONS, apply_rates, setting, sheet_rows
+from .costsheet import BIG_TRANSACTIONS, DEFINITIONS, apply_rates, setting, sheet_rows
 from .sources import ShownStep
 from .studies import SEMI_SYNC_DECISION, commits_words, primary_of, rtt_words
 from .sweeps import ShownSweep, lag_text
@@ -28,7 +28,6 @@ COST_SHEET = "#what-each-replication-setting-costs"
 FALLING_BEHIND = "#when-do-the-replicas-fall-behind"
 INDEXES = "#what-indexes-cost-the-replicas-under-row-based-replication"
 BIG = "#large-transactions-one-update-of-many-rows"
-DEFINITIONS = "#how-to-read-the-columns"  # report/page.definitions' heading: every term the answers use
 
 Studies = list[StudyRecord]
 
@@ -223,7 +222,8 @@ def semi_sync_answer(facts: Facts) -> str:
             + _said_once([(f"{c.semi_sync} +{c.cost_ms:.1f} ms",
                            words_of(every, data, c.group, "commit_p50_ms", c.cell, c.baseline)[1])
                           for c in costs if c.nominal_ms == widest.nominal_ms])
-            + f"; over {rtt_words(widest)}; write p50 against semi-sync off)" + _throughput(facts, hand) + ".")
+            + f"; over {rtt_words(widest)}; the ms: write p50 over semi-sync off's, gross)" + _throughput(facts, hand)
+            + ".")
 
 
 def _throughput(facts: Facts, hand: SemiSyncByHand | None) -> str:
@@ -236,7 +236,7 @@ def _throughput(facts: Facts, hand: SemiSyncByHand | None) -> str:
     over = f" over a {loop.rtt_ms:.1f} ms measured round trip" if loop.rtt_ms is not None else ""
     return (f"; in a closed loop ([semi-sync-clients]({facts.links.get('semi-sync-clients', '')})){over}, "
             f"{commits_words(loop.commits_per_s)} (no wait on the link)"
-            + (f"; checked [by hand]({SEMI_SYNC_DECISION})" if hand else ""))
+            + (f"; [by hand]({SEMI_SYNC_DECISION}), {commits_words(hand.commits_per_s)}" if hand else ""))
 
 
 def _said_once(items: list[tuple[str, str]]) -> str:
@@ -274,8 +274,8 @@ def the_answers(latest: dict[str, ShownSweep], studies: Studies, links: dict[str
     section, by name)."""
     facts = Facts(latest, list(studies), links)
     return ["## The answers", "",
-            f"Medians [min–max] over repeats; *replica*, here and in every table, is {REPLICA_MEANS}; every other "
-            f"term under [How to read the columns]({DEFINITIONS}).", "",
+            "Medians [min–max] over repeats; *replica*, here and in every table, is the worse replica's figure (the "
+            f"larger CPU or lag); every other term under [How to read the columns]({DEFINITIONS}).", "",
             *(f"- {answer(facts)}" for answer in ANSWERS), ""]
 
 

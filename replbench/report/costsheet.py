@@ -61,11 +61,13 @@ def _received(m: Metrics) -> float | None:
     return sent / threads if sent is not None and threads else None
 
 
+DEFINITIONS = "#how-to-read-the-columns"  # report/page.definitions' heading: every term the tables use
+RECEIVED = "received_per_write"  # no metric of studymetrics: the sheet's own key, for its scale
 # (header, the metric's key where it has one, the figure): a net-of-idle CPU figure below its resolution is printed
 # as that, never as a cost
 COLUMNS: tuple[tuple[str, str | None, Callable[[Metrics], float | None]], ...] = (
     ("binlog B/write", "bytes_per_write", lambda m: m.bytes_per_write),
-    ("B each replica received/write", None, _received),
+    ("B each replica received/write", RECEIVED, _received),
     ("master CPU-ms/write", "master_ms_per_write", lambda m: m.master_ms_per_write),
     ("replica CPU-ms/applied write", "replica_ms_per_write", lambda m: m.replica_ms_per_write),
 )
@@ -82,10 +84,13 @@ WRITEBACK_COLUMNS: tuple[tuple[str, str | None, Callable[[Metrics], float | None
 LATENCY = ("write p50 ms", lambda m: m.commit_p50_ms)
 APPLY_HEADS = {"serial": "apply alone trx/s", "4 threads": "apply alone, 4 threads"}
 CONTROL = "ROW FULL"  # the setting every study of the sheet runs beside its others: a row's scale (scales)
-# the columns a row of another study is scaled on (time and CPU follow the host's speed that round; bytes do not)
+# the columns a row of another study is scaled on: every one (time and CPU follow the host's speed that round, bytes
+# the data each study's runs wrote: write-bulk's row images drift with it; issue 73)
 SCALED: dict[str, Callable[[Metrics], float | None]] = {
+    "bytes_per_write": lambda m: m.bytes_per_write, RECEIVED: _received,
     "master_ms_per_write": lambda m: m.master_ms_per_write, "replica_ms_per_write": lambda m: m.replica_ms_per_write,
     "replica_ms_per_write_with_writeback": lambda m: m.replica_ms_per_write_with_writeback,
+    "replica_kb_written_per_write_with_writeback": lambda m: m.replica_kb_written_per_write_with_writeback,
     "commit_p50_ms": LATENCY[1]}
 # the large transactions' columns, after the transaction's name
 BIG_COLUMNS: tuple[Callable[[Metrics], float | None], ...] = (
@@ -219,7 +224,7 @@ def cost_sheet(studies: Studies) -> list[str]:
     columns = COLUMNS + (WRITEBACK_COLUMNS if backed else ())
     lines = ["## What each replication setting costs", "",
              "Per workload, a row per setting; each figure is the median [min–max] over one study's interleaved "
-             "repeats. A row *scaled* came from another study than ROW FULL's: its CPU and p50 are scaled by its "
+             "repeats. A row *scaled* came from another study than ROW FULL's: every figure is scaled by its "
              "study's own ROW FULL, run in the same rounds. CPU is net "
              "of each node's idle; *replica* as defined above. *apply alone*: transactions/s one "
              "replica applies from a queued backlog, the others stopped (serial, and 4 threads in MariaDB's default "

@@ -187,11 +187,10 @@ def on_what(metas: list[RunMeta]) -> list[str]:
 
 def findings(latest: dict[str, ShownSweep], studies: list[StudyRecord]) -> list[str]:
     lines = ["## Findings", "",
-             "Only from each study's declared primary metrics (its file's `primary`), only between two cells that "
-             f"differ in one setting, only an effect of at least {FINDING_MIN_FACTOR - 1:.0%}, holding by the one "
-             f"rule (under [How to read the columns]({DEFINITIONS})). The largest effect of each study, "
-             f"table and metric, largest first, then the sweeps' limits, at most {MAX_FINDINGS} lines; the rest are "
-             f"in each study's section on [{STUDIES_PAGE}]({STUDIES_PAGE}).", ""]
+             "From a study's primary metrics only, between two cells that differ in one setting, an effect of at "
+             f"least {FINDING_MIN_FACTOR - 1:.0%} holding by [the one rule]({DEFINITIONS}): the largest of each "
+             f"study, table and metric, then the sweeps' limits, at most {MAX_FINDINGS} lines; the rest on "
+             f"[{STUDIES_PAGE}]({STUDIES_PAGE}).", ""]
     found = sorted(((_name(data), f) for data in studies if verified(data)
                     for f in study_findings(data, primary_of(data))), key=lambda item: -item[1].effect)
     found = _largest_each(found)

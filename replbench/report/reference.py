@@ -236,7 +236,7 @@ def read_cores_text(cores: ref.ReadCores | None) -> str:
 
 
 # what an inferred verdict rests on, in the answers' one sentence (the table says it whole)
-INFERRED_SHORT = {"disk": "inferred from the pool short of the working set; no disk varied"}
+INFERRED_SHORT = {"disk": "inferred from the pool short of the working set"}
 
 
 def _repeats_words(sweeps: dict[tuple[str, str], ref.Swept]) -> str:
@@ -267,8 +267,8 @@ def section(latest: dict[str, ShownSweep], studies: list[StudyRecord]) -> list[s
             read_cores_text(ref.read_cores(sweeps.get(("read", "")))), "",
             "Why a size may differ: its 16 vCPU against our 2 cores for every role, MySQL "
             f"against MariaDB{' ' + ', '.join(versions) if versions else ''}, its disk (not stated) and its pool "
-            "(not stated; the working-set study in the last row measures the replicas' ratio growing as the pool "
-            "shrinks).", ""]
+            "(not stated; in the working-set study of the last row the replicas' ratio grows as the pool shrinks: "
+            "n = 2 a side, not tested).", ""]
 
 
 def answer(latest: dict[str, ShownSweep], studies: list[StudyRecord]) -> str:

@@ -9,7 +9,6 @@ import statistics
 from pathlib import Path
 
 from ..analysis.soak import SteadyState, steady_state
-from ..analysis.studymetrics import REPLICA_MEANS
 from ..core.config import ROOT, SOAK_RUNS
 from ..core.results import Num, StudyRecord, read_meta, read_summary
 from ..topology.knobs import parse_size
@@ -59,6 +58,10 @@ def _bound(study: StudyRecord | None, scenario: str, rate: int, pool: int | None
                        "kb_written_per_write": median([m.replica_kb_written_per_write_with_writeback for m in runs])})
 
 
+def _each(study: StudyRecord | None) -> str:
+    return f" ({study.duration_s:g} s each)" if study is not None and study.duration_s else ""
+
+
 def section(root: Path = ROOT, studies: list[StudyRecord] | None = None) -> list[str]:
     """The section (root: where the committed soak runs are read from, the repository's by default), each soak beside
     the short runs' bound at its scenario, rate and pool where study working-set of `studies` ran them."""
@@ -90,7 +93,7 @@ def section(root: Path = ROOT, studies: list[StudyRecord] | None = None) -> list
             "recorded it). A soak runs long "
             "enough for InnoDB's page cleaner to write back as it goes; once its checkpoint age and dirty pages are "
             f"flat, each window's cost per write is the steady state's, write-back included ([runs.md]({DOC})). "
-            f"Per successful write, CPU net of idle; *replica*: {REPLICA_MEANS}; *30 s runs' bound*: study "
-            "working-set's runs of that scenario, rate and pool, with write-back.", "",
-            "| soak | buffer pool | steady state | replica per write | replica, 30 s runs' bound | master per write | "
-            "commit | |", "|---|---|---|---|---|---|---|---|", *rows, ""]
+            "Per successful write, CPU net of idle; *short runs' bound*: study "
+            f"working-set's runs of that scenario, rate and pool{_each(bounds)}, with write-back.", "",
+            "| soak | buffer pool | steady state | worse replica per write | its short runs' bound | master per "
+            "write | commit | |", "|---|---|---|---|---|---|---|---|", *rows, ""]

@@ -57,7 +57,7 @@ from ..core.results import (
     write_record,
 )
 from .assets import Writer
-from .costsheet import compressed_text
+from .costsheet import DEFINITIONS, compressed_text
 from .plots import plot_study
 from .provenance import cpu_kind, net_of_idle, study_rows, verified
 
@@ -413,15 +413,15 @@ def rtt_words(cost: RoundTrips) -> str:
 def commits_words(commits: dict[str, dict[int, tuple[float, float]]]) -> str:
     """Commits per second with 1, 4 and 8 concurrent clients under each wait point and with semi-sync off, each
     (min, max) over its rounds ('1/4/8 clients commit 43–44/106–109/188–195/s after_sync, … after_commit,
-    831–1,627 off'): as checked by hand (SemiSyncByHand) or measured in a closed loop (studymetrics.ClosedLoop)."""
+    831/1,040/1,627 off'): as checked by hand (SemiSyncByHand) or measured in a closed loop
+    (studymetrics.ClosedLoop)."""
     def each(mode: str) -> str:
         got = commits.get(mode) or {}
         return "/".join(f"{lo:,.0f}" if round(lo) == round(hi) else f"{lo:,.0f}–{hi:,.0f}" for lo, hi in got.values())
 
     clients = "/".join(str(c) for c in (commits.get("after_sync") or {}))
-    off = [v for lo_hi in (commits.get("off") or {}).values() for v in lo_hi]
     return (f"{clients} clients commit {each('after_sync')}/s after_sync, {each('after_commit')} after_commit"
-            + (f", {min(off):,.0f}–{max(off):,.0f} off" if off else ""))
+            + (f", {each('off')} off" if commits.get("off") else ""))
 
 
 def by_hand_words(hand: SemiSyncByHand) -> str:
@@ -489,7 +489,7 @@ def index_cost(studies: list[StudyRecord]) -> list[str]:
              f"Study `working-set`: `write` (four secondary indexes) against `write-noindex`, the same update of "
              f"the same three columns at {', '.join(f'{r}/s' for r in sorted(set(data.rates.values())))}, "
              f"{data.repeat} repeats interleaved; the worse replica's figures, median [min–max], each pair judged by "
-             "the one rule ([metrics.md](docs/metrics.md#comparing-two-figures)); CPU "
+             f"[the one rule]({DEFINITIONS}); CPU "
              f"{'net of idle' if 'net of idle' in cpu_kind(data) else 'gross'}; pages read and KB written are counts, "
              f"compared exactly with their ranges and never tested (their repeats differ: {PAGES_VARY}).", ""]
 

@@ -319,8 +319,10 @@ def comparison(latest: dict[str, ShownSweep]) -> list[str]:
                   f"| max sustainable rate | {brief_max(a.max_text)} | {brief_max(b.max_text)} |"]
         common = sorted({_rate(s) for s in a.steps} & {_rate(s) for s in b.steps})
         if common:
+            runs = max(len(s.repeats) for s in (*a.steps, *b.steps))
             lines += ["", f"Per successful request at the rates both sweeps ran, `{indexed}` / `{plain}` (ratio), "
-                      f"median of repeats; *replica*: {REPLICA_MEANS}:", "",
+                      + ("median of repeats" if runs > 1 else "one run a step, not tested")
+                      + "; CPU net of idle:", "",
                       "| rate | " + " | ".join(label for label, _ in PAIRED) + " |", "|---|" + "---|" * len(PAIRED)]
             by_a = {s.rate: s for s in a.steps}
             by_b = {s.rate: s for s in b.steps}
@@ -329,7 +331,9 @@ def comparison(latest: dict[str, ShownSweep]) -> list[str]:
                 for _, figure in PAIRED:
                     va, vb = figure(by_a[rate]), figure(by_b[rate])
                     said.append(f"{num(va)} / {num(vb)}" + (f" ({va / vb:.2f}×)" if va and vb else ""))
-                lines.append(f"| {rate} | " + " | ".join(said) + " |")
+                failed = [f"`{k}`" for k, step in ((indexed, by_a[rate]), (plain, by_b[rate])) if not step.passed]
+                lines.append(f"| {rate}" + (f" (failed: {', '.join(failed)})" if failed else "") + " | "
+                             + " | ".join(said) + " |")
         lines.append("")
     return lines
 
@@ -338,13 +342,13 @@ REPLICA = "replica"  # a node that means the busier replica
 
 
 def step_per_ok(step: ShownStep, node: str) -> float | None:
-    """A step's CPU-ms per successful request of one node, the median of its repeats; REPLICA takes each repeat's
-    busier replica."""
+    """A step's CPU-ms per successful request of one node, net of idle, the median of its repeats; REPLICA takes each
+    repeat's busier replica."""
     if node != REPLICA:
-        return step_median(step, lambda s: (s.cpu_ms_per_success or {}).get(node))
+        return step_median(step, lambda s: (s.cpu_ms_per_success_net or s.cpu_ms_per_success or {}).get(node))
     values = []
-    for r in step.repeats:
-        per_node = r.summary.cpu_ms_per_success or {}
+    for r in step.repeats:  # net of idle where the run recorded it (every run since net figures were)
+        per_node = r.summary.cpu_ms_per_success_net or r.summary.cpu_ms_per_success or {}
         values.append(busier(per_node, replicas_in(per_node)))
     return median(values)
 
@@ -352,7 +356,7 @@ def step_per_ok(step: ShownStep, node: str) -> float | None:
 # the paired sweeps' columns: (label, a step's figure; "replica": the worse replica, as REPLICA means)
 PAIRED: tuple[tuple[str, Callable[[ShownStep], float | None]], ...] = (
     ("master CPU-ms/ok", lambda step: step_per_ok(step, "master")),
-    ("replica CPU-ms/ok", lambda step: step_per_ok(step, REPLICA)),
+    ("worse replica CPU-ms/ok", lambda step: step_per_ok(step, REPLICA)),
     ("binlog bytes/write", lambda step: step_median(step, lambda s: (s.binlog or Binlog()).bytes_per_write)),
     ("p99 latency ms", lambda step: step_median(step, lambda s: latency_of(s).p99)))
 
