@@ -182,3 +182,17 @@ def test_a_replay_starts_at_the_replicas_boundary_in_the_files_and_refuses_any_o
         check([second, first], {0: 12, 99: 6}, "replica1", 2)
     with pytest.raises(ReplayRefused, match="server_id 1, replica1's own"):
         check([first, second], {0: 10, 99: 5}, "replica1", 1)
+
+
+def test_a_sweep_names_where_its_rounds_at_the_boundary_saw_the_replicas_fall_behind_first() -> None:
+    """The ladder's write-noindex steps kept up to 2800 (first behind at 3200), but two of the three rounds at 2400
+    saw a replica's lag grow: the sweep's line says so beside the ladder's (report/sweeps.boundary_behind)."""
+    from replbench.core.config import ROOT
+    from replbench.core.results import read_sweep
+    from replbench.report.sweeps import boundary_behind
+
+    folder = ROOT / "results/report-assets/campaign-report-20261203-182727/sweep-20261203-193921-write-noindex"
+    boundary = read_sweep(folder).boundary
+    assert boundary_behind(boundary, 3200) == "; in the rounds at the boundary they fell behind at 2400 rps in 2 of 3"
+    assert boundary_behind(boundary, 2400) == ""  # not below the ladder's own first step behind
+    assert boundary_behind(None, 3200) == ""

@@ -19,6 +19,7 @@ from ..core.results import (
     RowsChecked,
     RunMeta,
     RunSummary,
+    SweepBoundary,
     SweepRecord,
     SweepStep,
     read_sweep,
@@ -169,6 +170,21 @@ class ShownSweep:
     folder: str
     meta: RunMeta | None  # its first step's (sources.load_steps: an empty record where not kept)
     earlier_max: tuple[str, ...] = ()  # what the other sweeps of its key found (report/markdown)
+    behind_at_boundary: str = ""  # boundary_behind: where the rounds at the boundary saw the replicas fall behind
+
+
+def boundary_behind(boundary: SweepBoundary | None, first_behind: int | None) -> str:
+    """Where `--confirm`'s rounds at the boundary saw a replica fall behind below the ladder's first such step (the
+    kept-up criteria's reasons: a lag, or no catch-up), as a clause; '' where they did not."""
+    runs = (boundary.runs or []) if boundary else []
+    behind = sorted({r.rate for r in runs if r.rate is not None and any("'s lag " in why or "catch" in why
+                                                                          for why in r.reasons or [])})
+    below = [rate for rate in behind if first_behind is None or rate < first_behind]
+    if boundary is None or not below:
+        return ""
+    rate = below[0]
+    late = sum(1 for r in runs if r.rate == rate and any("'s lag " in w or "catch" in w for w in r.reasons or []))
+    return f"; in the rounds at the boundary they fell behind at {rate} rps in {late} of {boundary.ran(rate)}"
 
 
 def shown_sweep(sweep_dir: Path, sweep: SweepRecord, steps: list[ShownStep]) -> ShownSweep:
@@ -180,7 +196,8 @@ def shown_sweep(sweep_dir: Path, sweep: SweepRecord, steps: list[ShownStep]) -> 
                       meta.host.cores if meta is not None and meta.host else None) if steps else None
     return ShownSweep(scenario=sweep.scenario, key=sweep_key(sweep), max=sweep.max_sustainable_rate,
                       max_text=describe_max(sweep) if steps else "–", kept_up=kept, steps=steps,
-                      folder=sweep_dir.name, meta=meta)
+                      folder=sweep_dir.name, meta=meta,
+                      behind_at_boundary=boundary_behind(sweep.boundary, kept.first_behind if kept else None))
 
 
 def sweep_section(sweep_dir: Path, writer: Writer, shared: tuple[str, str] = ("", "")) -> tuple[list[str],
@@ -389,4 +406,4 @@ def sweep_line(shown: ShownSweep) -> str:
     SWEEPS_PAGE."""
     link = f"{SWEEPS_PAGE}#{heading_anchor(sweep_heading(shown.key, shown.folder))}"
     kept = kept_text(shown.kept_up) if shown.kept_up is not None else "the replicas: no completed step"
-    return f"- [`{shown.key}`]({link}): **max sustainable rate {shown.max_text}**; {kept}"
+    return f"- [`{shown.key}`]({link}): **max sustainable rate {shown.max_text}**; {kept}{shown.behind_at_boundary}"
