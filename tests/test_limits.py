@@ -196,3 +196,16 @@ def test_a_sweep_names_where_its_rounds_at_the_boundary_saw_the_replicas_fall_be
     assert boundary_behind(boundary, 3200) == "; in the rounds at the boundary they fell behind at 2400 rps in 2 of 3"
     assert boundary_behind(boundary, 2400) == ""  # not below the ladder's own first step behind
     assert boundary_behind(None, 3200) == ""
+
+
+def test_a_sweeps_maximum_has_a_brief_form_without_its_why() -> None:
+    """The lines that point at a sweep's section say its maximum and whether the rounds confirmed it, no more."""
+    from replbench.analysis.verdicts import describe_max
+    from replbench.core.config import ROOT
+    from replbench.core.results import read_sweep
+
+    folder = ROOT / "results/report-assets/campaign-report-20261203-182727"
+    noindex = read_sweep(folder / "sweep-20261203-193921-write-noindex")
+    assert describe_max(noindex).startswith("2400 rps, not confirmed (2400 rps passed 1 of 3")
+    assert describe_max(noindex, brief=True) == "2400 rps, not confirmed"
+    assert describe_max(read_sweep(folder / "sweep-20261203-195211-write-noindex"), brief=True) == "below 1200 rps"

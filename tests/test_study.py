@@ -306,7 +306,8 @@ def test_page_one_states_at_most_max_findings_sweep_limits_included() -> None:
     # one study per finding: page one keeps the largest of each study, table and metric
     datas = [study(f"s{i}", {"A": [100.0, 101.0, 102.0], "C": [100.0 * (2 + i), 101.0 * (2 + i), 102.0 * (2 + i)]})
              for i in range(MAX_FINDINGS)]
-    latest = {k: ShownSweep(scenario=k, key=k, max=500, max_text="500 rps", kept_up=None, steps=[], folder=k, meta=None)
+    latest = {k: ShownSweep(scenario=k, key=k, max=500, max_text="500 rps", max_brief="500 rps", kept_up=None, steps=[],
+                            folder=k, meta=None)
               for k in ("read", "write", "write-noindex")}
     bullets = [line for line in findings(latest, datas) if line.startswith("- ")]
     assert len(bullets) == MAX_FINDINGS and "`s14`" in bullets[0]

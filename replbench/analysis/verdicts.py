@@ -52,24 +52,29 @@ def step_verdict(summaries: list[RunSummary], criteria: PassCriteria,
     return rules.judge(median_summary(summaries), criteria, rate)
 
 
-def describe_max(sweep: SweepRecord) -> str:
+def describe_max(sweep: SweepRecord, brief: bool = False) -> str:
     """The max sustainable rate of a sweep.json as a reader should take it: exact, a lower bound when no step
-    failed (the ladder ended first), or an upper bound when no step passed."""
+    failed (the ladder ended first), or an upper bound when no step passed; `brief`, without the why in
+    parentheses ('1600 rps, confirmed'), for a line that points at the sweep's own section."""
     steps = sweep.steps or []
     if not steps:
         return "–"
     best = sweep.max_sustainable_rate
     if best is None:
-        return f"below {min(s.rate or 0 for s in steps)} rps (no step passed)"
+        return f"below {min(s.rate or 0 for s in steps)} rps" + ("" if brief else " (no step passed)")
     if all(s.passed for s in steps):
-        return f"≥ {best} rps (no step failed: the ladder ended first)" + confirmation_text(sweep.boundary)
-    return f"{best} rps" + confirmation_text(sweep.boundary)
+        return (f"≥ {best} rps" + ("" if brief else " (no step failed: the ladder ended first)")
+                + confirmation_text(sweep.boundary, brief))
+    return f"{best} rps" + confirmation_text(sweep.boundary, brief)
 
 
-def confirmation_text(b: SweepBoundary | None) -> str:
-    """What `--confirm`'s interleaved rounds at the boundary say of the maximum ("" where none ran)."""
+def confirmation_text(b: SweepBoundary | None, brief: bool = False) -> str:
+    """What `--confirm`'s interleaved rounds at the boundary say of the maximum ("" where none ran; `brief`: only
+    whether they confirmed it)."""
     if b is None or not b.runs or b.pass_rate is None:
         return ""
+    if brief:
+        return ", confirmed" if b.confirmed else ", not confirmed"
     rates = [rate for rate in (b.pass_rate, b.fail_rate) if rate is not None]
     said = f"{b.pass_rate} rps passed {b.ran(b.pass_rate, passed=True)} of {b.ran(b.pass_rate)}"
     if b.fail_rate is not None:

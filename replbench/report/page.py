@@ -13,7 +13,7 @@ from .answers import DEFINITIONS, the_answers
 from .assets import SETTINGS_THAT_MATTER, Writer
 from .provenance import server_text, verified
 from .studies import STUDIES_PAGE, primary_of
-from .sweeps import ShownSweep, brief_max, kept_text
+from .sweeps import ShownSweep, kept_text
 
 # the statements behind each endpoint (tests check every fragment still stands in app/handlers.py)
 ENDPOINT_SQL = {
@@ -217,7 +217,7 @@ def _limit_words(info: ShownSweep) -> str:
     kept, first = info.kept_up, info.kept_up.host_first if info.kept_up else None
     said = (f"this box saturated first, at {first.rate} rps" if first is not None and not first.replica_saturated
             else kept_text(kept, why=False) if kept is not None else "")
-    return (f"`{info.key}` {brief_max(info.max_text)}" + (f" ({said})" if said else "")
+    return (f"`{info.key}` {info.max_brief}" + (f" ({said})" if said else "")
             + (f" (the newest sweep; earlier sweeps of it in results/ found {', '.join(info.earlier_max)}: one "
                "sweep is not a measurement of the limit on a noisy machine)" if info.earlier_max else ""))
 

@@ -5,12 +5,12 @@ CPU). Every figure is read from the committed soak runs core/config.SOAK_RUNS na
 
 from __future__ import annotations
 
-import statistics
 from pathlib import Path
 
 from ..analysis.soak import SteadyState, steady_state
 from ..core.config import ROOT, SOAK_RUNS
 from ..core.results import Num, StudyRecord, read_meta, read_summary
+from ..core.stats import median
 from ..topology.knobs import parse_size
 
 HEADING = "Write-back at steady state"
@@ -47,11 +47,6 @@ def _bound(study: StudyRecord | None, scenario: str, rate: int, pool: int | None
     if study is None or cell is None or (study.rates or {}).get(scenario) != rate:
         return "–"
     runs = [u.metrics for u in study.units or [] if u.cell == cell and u.metrics is not None]
-
-    def median(values: list[float | None]) -> float | None:
-        got = [v for v in values if v is not None]
-        return statistics.median(got) if got else None
-
     return _per_write({"cpu_ms_per_write_net": median([m.replica_ms_per_write_with_writeback for m in runs]),
                        "pages_flushed_per_write": median([m.replica_pages_flushed_per_write_with_writeback
                                                           for m in runs]),

@@ -5,7 +5,6 @@ report/reference).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -165,6 +164,7 @@ class ShownSweep:
     key: str  # sources.sweep_key: its scenario and the settings that set it apart
     max: int | None  # sweep.json's max_sustainable_rate
     max_text: str  # verdicts.describe_max: the maximum with its confirmation
+    max_brief: str  # the same without its why, for lines that point at the sweep's section
     kept_up: KeptUp | None  # None: no completed step
     steps: list[ShownStep]
     folder: str
@@ -176,15 +176,14 @@ class ShownSweep:
 def boundary_behind(boundary: SweepBoundary | None, first_behind: int | None) -> str:
     """Where `--confirm`'s rounds at the boundary saw a replica fall behind below the ladder's first such step (the
     kept-up criteria's reasons: a lag, or no catch-up), as a clause; '' where they did not."""
-    runs = (boundary.runs or []) if boundary else []
-    behind = sorted({r.rate for r in runs if r.rate is not None and any("'s lag " in why or "catch" in why
-                                                                          for why in r.reasons or [])})
-    below = [rate for rate in behind if first_behind is None or rate < first_behind]
+    # a boundary run records only its reasons' words (rules' texts): the kept-up rules' name a lag or a catch-up
+    late = [r.rate for r in (boundary.runs or [] if boundary else [])
+            if r.rate is not None and any("'s lag " in why or "catch" in why for why in r.reasons or [])]
+    below = sorted(rate for rate in set(late) if first_behind is None or rate < first_behind)
     if boundary is None or not below:
         return ""
-    rate = below[0]
-    late = sum(1 for r in runs if r.rate == rate and any("'s lag " in w or "catch" in w for w in r.reasons or []))
-    return f"; in the rounds at the boundary they fell behind at {rate} rps in {late} of {boundary.ran(rate)}"
+    return (f"; in the rounds at the boundary they fell behind at {below[0]} rps in {late.count(below[0])} of "
+            f"{boundary.ran(below[0])}")
 
 
 def shown_sweep(sweep_dir: Path, sweep: SweepRecord, steps: list[ShownStep]) -> ShownSweep:
@@ -195,7 +194,8 @@ def shown_sweep(sweep_dir: Path, sweep: SweepRecord, steps: list[ShownStep]) -> 
     kept = kept_up_to([(_rate(s), [r.summary for r in s.repeats]) for s in steps], criteria_of(sweep),
                       meta.host.cores if meta is not None and meta.host else None) if steps else None
     return ShownSweep(scenario=sweep.scenario, key=sweep_key(sweep), max=sweep.max_sustainable_rate,
-                      max_text=describe_max(sweep) if steps else "–", kept_up=kept, steps=steps,
+                      max_text=describe_max(sweep) if steps else "–",
+                      max_brief=describe_max(sweep, brief=True) if steps else "–", kept_up=kept, steps=steps,
                       folder=sweep_dir.name, meta=meta,
                       behind_at_boundary=boundary_behind(sweep.boundary, kept.first_behind if kept else None))
 
@@ -298,12 +298,6 @@ def _kept(kept: KeptUp, why: bool) -> str:
                                      else f", not at {kept.first_behind}")
 
 
-def brief_max(text: str) -> str:
-    """A maximum as analysis/verdicts.describe_max says it, without its closing parenthesis ('1600 rps, confirmed',
-    'below 1200 rps'): for a line that points at the sweep's own section, which says the rest."""
-    return re.sub(r" \([^()]*\)$", "", text)
-
-
 def _saturated_at(first: HostFirst) -> str:
     replica = "" if first.replica_share is None else f", replica {first.replica_share:.0%} of a core"
     return f"this box saturated first, at {first.rate} rps ({first.resource} {first.share:.0%}{replica})"
@@ -333,7 +327,7 @@ def comparison(latest: dict[str, ShownSweep]) -> list[str]:
         if not lines:
             lines += ["## Paired sweeps: what the indexes (and the primary key) cost", ""]
         lines += [f"### `{indexed}` vs `{plain}`", "", "| | " + f"`{indexed}` | `{plain}` |", "|---|---|---|",
-                  f"| max sustainable rate | {brief_max(a.max_text)} | {brief_max(b.max_text)} |"]
+                  f"| max sustainable rate | {a.max_brief} | {b.max_brief} |"]
         common = sorted({_rate(s) for s in a.steps} & {_rate(s) for s in b.steps})
         if common:
             runs = max(len(s.repeats) for s in (*a.steps, *b.steps))
